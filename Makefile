@@ -1,0 +1,37 @@
+# Two entry points for a fresh machine: `make demo` and `make test`.
+# Each builds .venv from nothing on first use (torch 2.13.0, CPU build, before
+# sentence-transformers so that no CUDA build of torch is pulled in).
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[text,distributed,dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/osustat analyze examples/records.csv --treatment osu-mem --baseline flat-vector \
+		--metric hit@2,recall --budget 256 --out demo-output
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) demo-output

@@ -1,0 +1,60 @@
+"""osustat: the statistics core of a cell-conditional evaluation of agent-memory retrieval.
+
+Arrays in, frozen dataclass results out; randomness only through a keyword ``rng``
+(SPEC 7). See ``docs/statistics.md`` for the methods and their measured calibration.
+"""
+
+from .bootstrap import BootstrapCI, bootstrap_ci
+from .breakeven import (
+    BreakEvenResult,
+    OracleCeiling,
+    break_even,
+    break_even_bootstrap,
+    cell_effects,
+    oracle_ceiling,
+)
+from .cells import CELLS, Cell, SharingRates, label_cell, sharing_rates
+from .combine import CombinedResult, SeedDependence, fisher_combine, seed_dependence, stouffer_combine
+from .interaction import INTERACTION_METHODS, InteractionResult, interaction_test
+from .multitest import AdjustedPValues, adjust_pvalues, stars
+from .power import minimum_detectable_effect, power
+from .records import PairedRecords, paired, validate_records
+from .signflip import ConfidenceInterval, SignFlipResult, paired_signflip_test, signflip_tests
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CELLS",
+    "INTERACTION_METHODS",
+    "AdjustedPValues",
+    "BootstrapCI",
+    "BreakEvenResult",
+    "Cell",
+    "CombinedResult",
+    "ConfidenceInterval",
+    "InteractionResult",
+    "OracleCeiling",
+    "PairedRecords",
+    "SeedDependence",
+    "SharingRates",
+    "SignFlipResult",
+    "adjust_pvalues",
+    "bootstrap_ci",
+    "break_even",
+    "break_even_bootstrap",
+    "cell_effects",
+    "fisher_combine",
+    "interaction_test",
+    "label_cell",
+    "minimum_detectable_effect",
+    "oracle_ceiling",
+    "paired",
+    "paired_signflip_test",
+    "power",
+    "seed_dependence",
+    "sharing_rates",
+    "signflip_tests",
+    "stars",
+    "stouffer_combine",
+    "validate_records",
+]

@@ -1,0 +1,369 @@
+"""Break-even cell fractions (Appendix I) and the oracle-routing ceiling (Section 7).
+
+Given per-cell effects ``Delta_c`` (treatment minus baseline) and cell fractions ``f_c``, the
+aggregate effect of a query population is ``Delta_agg(f) = sum_c f_c Delta_c``. Appendix I
+moves along a one-parameter family in which the favorable cell has fraction ``p`` and the
+other cells keep their relative proportions ``g_c = f_c / sum_{c' != fav} f_c'``:
+
+    f(p) = (p, g_2 (1 - p), g_3 (1 - p), g_4 (1 - p)),
+
+so ``Delta_agg(p) = p Delta_fav + (1 - p) Delta_nf`` with ``Delta_nf = sum_c g_c Delta_c``,
+and the break-even ``p*`` solves ``Delta_agg(p*) = 0``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._validation import as_float_vector, check_level, check_positive_int
+from .cells import CELLS, Cell, as_cells
+
+__all__ = [
+    "BreakEvenResult",
+    "OracleCeiling",
+    "break_even",
+    "break_even_bootstrap",
+    "cell_effects",
+    "oracle_ceiling",
+]
+
+
+def _per_cell(values: Any, name: str) -> dict[Cell, float]:
+    """A mapping cell -> number, from a mapping or a length-4 sequence in table order."""
+    if isinstance(values, Mapping):
+        out = {}
+        for key, v in values.items():
+            try:
+                cell = Cell.parse(key)
+            except ValueError:
+                raise ValueError(
+                    f"`{name}` has an unknown cell key {key!r}; expected keys among "
+                    f"{[c.value for c in CELLS]}."
+                ) from None
+            out[cell] = float(v)
+    else:
+        arr = np.asarray(values, dtype=np.float64)
+        if arr.shape != (4,):
+            raise ValueError(
+                f"`{name}` must be a mapping cell -> value or 4 values in the order "
+                f"{[c.value for c in CELLS]}; got shape {arr.shape}."
+            )
+        out = dict(zip(CELLS, arr.tolist(), strict=True))
+    bad = [str(c) for c, v in out.items() if not math.isfinite(v)]
+    if bad:
+        raise ValueError(f"`{name}` must be finite; NaN or infinite for cells {bad}.")
+    return out
+
+
+def cell_effects(differences: Any, cells: Any) -> tuple[dict[Cell, float], dict[Cell, int]]:
+    """Mean paired difference and count per cell present, in table order.
+
+    >>> from osustat import cell_effects
+    >>> eff, n = cell_effects([1, 0, -1, 1], ["T+E+", "T+E+", "T-E-", "T-E-"])
+    >>> {str(c): v for c, v in eff.items()}, {str(c): k for c, k in n.items()}
+    ({'T+E+': 0.5, 'T-E-': 0.0}, {'T+E+': 2, 'T-E-': 2})
+    """
+    d = as_float_vector(differences, "differences")
+    labels = as_cells(cells)
+    if labels.size != d.size:
+        raise ValueError(
+            f"`differences` and `cells` must have equal lengths; got {d.size} and {labels.size}."
+        )
+    effects, counts = {}, {}
+    for c in CELLS:
+        mask = np.fromiter((lab is c for lab in labels), dtype=bool, count=labels.size)
+        if mask.any():
+            effects[c] = float(d[mask].mean())
+            counts[c] = int(mask.sum())
+    return effects, counts
+
+
+@dataclass(frozen=True)
+class BreakEvenResult:
+    """Break-even point of the Appendix I one-parameter family.
+
+    Attributes
+    ----------
+    p_star : float
+        Break-even fraction of the favorable cell: 0 when `never_negative` (the paper's †),
+        NaN when `never_positive`.
+    pi_tool : float
+        ``pi_T+* = f_T+E+ + f_T+E-`` at ``p*`` (tool-sharing marginal).
+    pi_any : float
+        ``pi_any+* = 1 - f_T-E-`` at ``p*`` (any-binding marginal).
+    never_negative : bool
+        The non-favorable mixture's effect is already >= 0: any ``p`` gives a non-negative
+        aggregate (the paper's †).
+    never_positive : bool
+        Both ``Delta_fav <= 0`` and ``Delta_nf < 0``: no ``p`` makes the aggregate positive.
+    favorable : Cell
+    effect_favorable : float
+        ``Delta_fav``.
+    effect_nonfavorable : float
+        ``Delta_nf = sum_c g_c Delta_c`` over the non-favorable cells.
+    conditional_fractions : dict of Cell to float
+        ``g_c``, the non-favorable cells' relative proportions.
+    ci : tuple of float or None
+        Bootstrap interval for ``p*`` (:func:`break_even_bootstrap`), else None.
+    pi_tool_ci, pi_any_ci : tuple of float or None
+        The same interval mapped to the two marginals (monotone maps).
+    """
+
+    p_star: float
+    pi_tool: float
+    pi_any: float
+    never_negative: bool
+    never_positive: bool
+    favorable: Cell
+    effect_favorable: float
+    effect_nonfavorable: float
+    conditional_fractions: dict[Cell, float]
+    ci: tuple[float, float] | None = None
+    pi_tool_ci: tuple[float, float] | None = None
+    pi_any_ci: tuple[float, float] | None = None
+    level: float | None = field(default=None)
+
+    def aggregate_at(self, p: float) -> float:
+        """``Delta_agg(p) = p Delta_fav + (1 - p) Delta_nf``."""
+        p = float(p)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"`p` must be a fraction in [0, 1]; got {p}.")
+        return p * self.effect_favorable + (1.0 - p) * self.effect_nonfavorable
+
+    def fractions_at(self, p: float) -> dict[Cell, float]:
+        """The cell fractions ``f(p)`` of the family."""
+        out = {self.favorable: float(p)}
+        for c, g in self.conditional_fractions.items():
+            out[c] = g * (1.0 - float(p))
+        return {c: out.get(c, 0.0) for c in CELLS}
+
+    def pi_tool_at(self, p: float) -> float:
+        f = self.fractions_at(p)
+        return f[Cell.TE] + f[Cell.T_ONLY]
+
+    def pi_any_at(self, p: float) -> float:
+        return 1.0 - self.fractions_at(p)[Cell.NEITHER]
+
+
+def break_even(effects: Any, fractions: Any, *, favorable: Any = "T+E+") -> BreakEvenResult:
+    r"""Break-even fraction of the favorable cell at which the aggregate effect is zero.
+
+    Parameters
+    ----------
+    effects : mapping or sequence of 4
+        Per-cell effect ``Delta_c`` (treatment minus baseline), keyed by cell or in table
+        order T+E+, T+E-, T-E+, T-E-.
+    fractions : mapping or sequence of 4
+        Cell fractions or counts (normalized here); only the non-favorable cells' relative
+        proportions matter.
+    favorable : Cell or str
+        The cell whose fraction is the family's parameter.
+
+    Returns
+    -------
+    BreakEvenResult
+
+    Notes
+    -----
+    ``p* = -Delta_nf / (Delta_fav - Delta_nf)`` when ``Delta_nf < 0 < Delta_fav``;
+    ``p* = 0`` (†) when ``Delta_nf >= 0``; NaN when ``Delta_fav <= 0`` and ``Delta_nf < 0``.
+    Then ``pi_T+* = p* [fav is T+] + (1 - p*) sum_{c != fav, c in T+} g_c`` and
+    ``pi_any+* = p* [fav != T-E-] + (1 - p*) sum_{c != fav, c != T-E-} g_c``.
+
+    Examples
+    --------
+    The paper's Table 17 at B = 256 (Table 4's Hit@2 gaps, τ-bench counts 56/96/44/132):
+
+    >>> from osustat import break_even
+    >>> r = break_even([0.179, -0.031, 0.159, -0.129], [56, 96, 44, 132])
+    >>> round(100 * r.p_star, 1), round(100 * r.pi_tool, 1), round(100 * r.pi_any)
+    (21.1, 49.0, 62)
+    """
+    eff = _per_cell(effects, "effects")
+    frac = _per_cell(fractions, "fractions")
+    fav = Cell.parse(favorable)
+    negative = [str(c) for c, v in frac.items() if v < 0]
+    if negative:
+        raise ValueError(f"`fractions` must be non-negative; negative for cells {negative}.")
+    others = {c: v for c, v in frac.items() if c is not fav and v > 0}
+    if not others:
+        raise ValueError("`fractions` must give a positive fraction to some non-favorable cell.")
+    missing = [str(c) for c in others if c not in eff] + ([str(fav)] if fav not in eff else [])
+    if missing:
+        raise ValueError(f"`effects` has no value for cells {missing}, which have a fraction.")
+    total = sum(others.values())
+    g = {c: v / total for c, v in others.items()}
+    d_fav = eff[fav]
+    d_nf = sum(g[c] * eff[c] for c in g)
+    never_negative = d_nf >= 0
+    never_positive = d_nf < 0 and d_fav <= 0
+    if never_negative:
+        p_star = 0.0
+    elif never_positive:
+        p_star = math.nan
+    else:
+        p_star = -d_nf / (d_fav - d_nf)
+    result = BreakEvenResult(p_star, math.nan, math.nan, never_negative, never_positive, fav,
+                             d_fav, d_nf, g)
+    if math.isnan(p_star):
+        return result
+    return _with(result, pi_tool=result.pi_tool_at(p_star), pi_any=result.pi_any_at(p_star))
+
+
+def _with(result: BreakEvenResult, **changes: Any) -> BreakEvenResult:
+    from dataclasses import replace
+
+    return replace(result, **changes)
+
+
+def break_even_bootstrap(
+    differences: Any,
+    cells: Any,
+    *,
+    favorable: Any = "T+E+",
+    fractions: Any = None,
+    level: float = 0.90,
+    n_resamples: int = 2000,
+    rng: Any = None,
+) -> BreakEvenResult:
+    """Break-even from per-query data, with a stratified bootstrap interval for ``p*``.
+
+    Parameters
+    ----------
+    differences, cells : array_like
+        Per-query paired differences and their cells.
+    favorable : Cell or str
+    fractions : mapping or sequence of 4, optional
+        Cell fractions defining the family; defaults to the observed cell counts.
+    level : float
+        Level of the interval (the paper's "safety bands": above the upper end the
+        aggregate is net-positive, below the lower end net-negative, at this confidence).
+    n_resamples : int
+    rng : {None, int, numpy.random.Generator}
+
+    Returns
+    -------
+    BreakEvenResult
+        With ``ci``, ``pi_tool_ci`` and ``pi_any_ci`` set.
+
+    Notes
+    -----
+    Queries are resampled with replacement within each cell (cell sizes fixed), the cell
+    effects recomputed and ``p*`` solved again; the interval is the percentile interval of
+    the ``p*`` draws. Draws with ``never_negative`` count as ``p* = 0`` and draws with
+    ``never_positive`` as ``p* = 1``, so the interval is reported on ``[0, 1]``.
+    """
+    d = as_float_vector(differences, "differences", min_size=2)
+    level = check_level(level)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=2)
+    effects, counts = cell_effects(d, cells)
+    frac = fractions if fractions is not None else counts
+    point = break_even(effects, frac, favorable=favorable)
+    labels = as_cells(cells)
+    gen = np.random.default_rng(rng)
+    draws: dict[Cell, NDArray[np.float64]] = {}
+    for c in effects:
+        x = d[np.fromiter((lab is c for lab in labels), dtype=bool, count=labels.size)]
+        idx = gen.integers(0, x.size, size=(n_resamples, x.size))
+        draws[c] = x[idx].mean(axis=1)
+    p = np.empty(n_resamples)
+    for b in range(n_resamples):
+        r = break_even({c: float(v[b]) for c, v in draws.items()}, frac, favorable=favorable)
+        p[b] = 1.0 if r.never_positive else r.p_star
+    alpha = 1.0 - level
+    lo, hi = (float(q) for q in np.quantile(p, [alpha / 2, 1 - alpha / 2]))
+    return _with(
+        point,
+        ci=(lo, hi),
+        pi_tool_ci=(point.pi_tool_at(lo), point.pi_tool_at(hi)),
+        pi_any_ci=(point.pi_any_at(lo), point.pi_any_at(hi)),
+        level=level,
+    )
+
+
+@dataclass(frozen=True)
+class OracleCeiling:
+    """In-sample oracle-routing ceiling (Section 7): never a deployable gain.
+
+    Attributes
+    ----------
+    gain_over_baseline : float
+        Aggregate effect of routing the `routed_cells` to the treatment and the rest to the
+        baseline, relative to the baseline everywhere: ``sum_{c routed} n_c Delta_c / N``.
+    gain_over_treatment : float
+        The same routing relative to the treatment everywhere:
+        ``gain_over_baseline - aggregate``.
+    aggregate : float
+        Treatment minus baseline over all queries, ``sum_c n_c Delta_c / N``.
+    routed_cells : tuple of Cell
+        Cells routed to the treatment.
+    n : int
+        Total count ``N``.
+    label : str
+        Always ``'in-sample upper bound (oracle cell labels)'``.
+    """
+
+    gain_over_baseline: float
+    gain_over_treatment: float
+    aggregate: float
+    routed_cells: tuple[Cell, ...]
+    n: int
+    label: str = "in-sample upper bound (oracle cell labels)"
+
+
+def oracle_ceiling(effects: Any, counts: Any, *, route: Any = None) -> OracleCeiling:
+    """Route each cell to the better method and size the gain hidden by the aggregate.
+
+    Parameters
+    ----------
+    effects : mapping or sequence of 4
+        Per-cell effect (treatment minus baseline).
+    counts : mapping or sequence of 4
+        Number of queries per cell.
+    route : iterable of Cell or str, optional
+        Cells routed to the treatment; default: the cells with a positive effect.
+
+    Returns
+    -------
+    OracleCeiling
+
+    Notes
+    -----
+    It uses ground-truth cell labels of the same queries it is evaluated on, so it is an
+    in-sample upper bound that sizes the cell-mixture structure, not an estimate of what a
+    deployable router would gain.
+
+    Examples
+    --------
+    The paper's Section 7 figure from Table 4 (Hit@2, B = 256):
+
+    >>> from osustat import oracle_ceiling
+    >>> o = oracle_ceiling([0.179, -0.031, 0.159, -0.129], [56, 96, 44, 132])
+    >>> round(100 * o.gain_over_baseline, 1), [str(c) for c in o.routed_cells]
+    (5.2, ['T+E+', 'T-E+'])
+    """
+    eff = _per_cell(effects, "effects")
+    cnt = _per_cell(counts, "counts")
+    bad = [str(c) for c, v in cnt.items() if v < 0]
+    if bad:
+        raise ValueError(f"`counts` must be non-negative; negative for cells {bad}.")
+    missing = [str(c) for c, v in cnt.items() if v > 0 and c not in eff]
+    if missing:
+        raise ValueError(f"`effects` has no value for cells {missing}, which have queries.")
+    total = sum(cnt.values())
+    if total <= 0:
+        raise ValueError("`counts` must have a positive total.")
+    if route is None:
+        routed = tuple(c for c in CELLS if cnt.get(c, 0) > 0 and eff.get(c, 0.0) > 0)
+    else:
+        routed_set = {Cell.parse(c) for c in route}
+        routed = tuple(c for c in CELLS if c in routed_set)
+    aggregate = sum(cnt[c] * eff[c] for c in cnt if cnt[c] > 0) / total
+    gain = sum(cnt.get(c, 0.0) * eff.get(c, 0.0) for c in routed) / total
+    return OracleCeiling(gain, gain - aggregate, aggregate, routed, int(round(total)))

@@ -1,0 +1,238 @@
+"""Method x cell interaction tests: is the paired effect the same in every cell?
+
+The paper (Section 6.3) tests heterogeneity of the per-query difference ``d_i`` (treatment
+minus baseline) across the evidence cells with sign flips of within-cell-centered
+differences and the between-cell spread of cell means as statistic. Its calibration under the
+null is measured, not assumed: see ``docs/statistics.md`` for the type-I error of every method
+here under unequal cell sizes and unequal within-cell variances
+(``benchmarks/interaction_type1.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._validation import as_float_vector, check_positive_int
+from .cells import CELLS, Cell, as_cells
+from .signflip import _null_sums
+
+__all__ = ["INTERACTION_METHODS", "InteractionResult", "interaction_test"]
+
+INTERACTION_METHODS = ("studentized-signflip", "centered-signflip", "label-permutation", "ols")
+
+#: Rows of permuted labels generated at once, times n.
+_CHUNK_ELEMENTS = 2_000_000
+
+
+@dataclass(frozen=True)
+class InteractionResult:
+    """Result of a method x cell interaction test.
+
+    Attributes
+    ----------
+    statistic : float
+        Observed statistic (its definition depends on `method`, see
+        :func:`interaction_test`).
+    pvalue : float
+        p-value in ``(0, 1]``.
+    cell_means : dict of Cell to float
+        Mean paired difference per cell present, in table order.
+    cell_n : dict of Cell to int
+        Number of units per cell present.
+    method : str
+        The method used.
+    n_resamples : int
+        Resamples drawn (0 for ``'ols'``).
+    """
+
+    statistic: float
+    pvalue: float
+    cell_means: dict[Cell, float]
+    cell_n: dict[Cell, int]
+    method: str
+    n_resamples: int
+
+
+def interaction_test(
+    differences: Any,
+    cells: Any,
+    *,
+    method: str = "studentized-signflip",
+    n_resamples: int = 10_000,
+    rng: Any = None,
+) -> InteractionResult:
+    r"""Test whether the mean paired difference is equal across evidence cells.
+
+    Parameters
+    ----------
+    differences : array_like
+        Per-unit paired differences ``d_i`` (treatment minus baseline), finite.
+    cells : array_like
+        The cell of each unit (:class:`Cell` or labels such as ``'T+E+'``); at least two
+        distinct cells must be present.
+    method : {'studentized-signflip', 'centered-signflip', 'label-permutation', 'ols'}
+        ``'centered-signflip'`` is the paper's test (kept for reproduction);
+        ``'studentized-signflip'`` (default) uses the same sign flips with a Welch-type
+        statistic, which stays calibrated when cells differ in size and variance;
+        ``'label-permutation'`` permutes the cell labels; ``'ols'`` is the classical one-way
+        ANOVA F-test of ``d ~ cell`` (statsmodels OLS), i.e. the method x cell interaction
+        in the paired design.
+    n_resamples : int
+        Random sign vectors or label permutations (ignored by ``'ols'``).
+    rng : {None, int, numpy.random.Generator}
+        Seed or generator (SPEC 7).
+
+    Returns
+    -------
+    InteractionResult
+
+    Notes
+    -----
+    Null hypothesis: ``E[d_i] = mu`` for every cell (no method x cell interaction).
+
+    With ``n_c`` units and mean ``dbar_c`` in cell ``c``, residuals ``r_i = d_i - dbar_c``
+    remove the between-cell signal; their random sign flips ``s_i r_i`` generate the null
+    distribution while each cell keeps its own spread.
+
+    - ``'centered-signflip'``: ``T = sum_c n_c (dbar_c - dbar)^2`` with ``dbar`` the grand
+      mean, recomputed on the flipped residuals.
+    - ``'studentized-signflip'``: ``W = sum_c w_c (dbar_c - dbar_w)^2`` with
+      ``w_c = n_c / v_c``, ``dbar_w`` the ``w``-weighted mean and
+      ``v_c = ((n_c - 1) s_c^2 + s_pool^2) / n_c`` the cell variance shrunk by one pseudo
+      degree of freedom toward the pooled within-cell variance (so cells with constant 0/1
+      differences keep a finite weight). Variances are recomputed for every resample. When
+      every residual is zero the null is degenerate: ``T`` is used and ``p`` is
+      ``1/(B+1)`` if the cell means differ, else 1.
+    - ``'label-permutation'``: ``T`` under random permutations of the cell labels; valid
+      when the differences are exchangeable across cells (equal distributions), not only
+      equal means.
+    - ``'ols'``: ``F = [SS_between / (C - 1)] / [SS_within / (n - C)]`` against
+      ``F(C - 1, n - C)``; assumes equal within-cell variances.
+
+    Monte Carlo p-values are ``(b + 1) / (B + 1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from osustat import Cell, interaction_test
+    >>> rng = np.random.default_rng(0)
+    >>> cells = np.repeat(["T+E+", "T+E-", "T-E+", "T-E-"], 50)
+    >>> d = rng.normal(0, 1, 200) + np.repeat([0.8, 0.0, 0.0, -0.5], 50)
+    >>> res = interaction_test(d, cells, rng=1)
+    >>> res.method, res.pvalue < 0.001, res.cell_n[Cell.TE]
+    ('studentized-signflip', True, 50)
+    """
+    d, codes, present = _interaction_iv(differences, cells, method)
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_c = np.bincount(codes, minlength=len(present)).astype(np.float64)
+    sums = np.bincount(codes, weights=d, minlength=len(present))
+    means = sums / n_c
+    cell_means = {c: float(m) for c, m in zip(present, means, strict=True)}
+    cell_n = {c: int(k) for c, k in zip(present, n_c, strict=True)}
+
+    if method == "ols":
+        stat, pvalue = _ols_f(d, codes, len(present))
+        return InteractionResult(stat, pvalue, cell_means, cell_n, method, 0)
+
+    gen = np.random.default_rng(rng)
+    onehot = np.zeros((d.size, len(present)))
+    onehot[np.arange(d.size), codes] = 1.0
+    if method == "label-permutation":
+        observed = _spread(means[None, :], n_c)[0]
+        null = _label_permutation_null(d, onehot, n_c, n_resamples, gen)
+    else:
+        resid = d - means[codes]
+        seed = int(gen.integers(2**63 - 1))
+        null_sums = _null_sums(seed, n_resamples, d.size, onehot * resid[:, None])
+        null_means = null_sums / n_c
+        ss = np.bincount(codes, weights=resid**2, minlength=len(present))
+        if method == "centered-signflip" or ss.sum() <= 1e-24 * max(1.0, float(d @ d)):
+            observed = _spread(means[None, :], n_c)[0]
+            null = _spread(null_means, n_c)
+        else:
+            observed = _welch(means[None, :], ss[None, :], n_c)[0]
+            null_ss = ss[None, :] - n_c * null_means**2
+            null = _welch(null_means, null_ss, n_c)
+    tol = 1e-9 * max(abs(observed), float(np.max(np.abs(null), initial=0.0)), 1e-300)
+    b = int(np.count_nonzero(null >= observed - tol))
+    pvalue = (b + 1) / (n_resamples + 1)
+    return InteractionResult(float(observed), float(pvalue), cell_means, cell_n, method,
+                             n_resamples)
+
+
+def _interaction_iv(
+    differences: Any, cells: Any, method: str
+) -> tuple[NDArray[np.float64], NDArray[np.int64], list[Cell]]:
+    if method not in INTERACTION_METHODS:
+        raise ValueError(f"`method` must be one of {set(INTERACTION_METHODS)}; got {method!r}.")
+    d = as_float_vector(differences, "differences", min_size=2)
+    labels = as_cells(cells)
+    if labels.size != d.size:
+        raise ValueError(
+            f"`differences` and `cells` must have equal lengths; got {d.size} and {labels.size}."
+        )
+    present = [c for c in CELLS if any(lab is c for lab in labels)]
+    if len(present) < 2:
+        raise ValueError(
+            f"`cells` must contain at least two distinct cells; got only {[str(c) for c in present]}."
+        )
+    index = {c: k for k, c in enumerate(present)}
+    codes = np.fromiter((index[c] for c in labels), dtype=np.int64, count=labels.size)
+    return d, codes, present
+
+
+def _spread(means: NDArray[np.float64], n_c: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``sum_c n_c (m_c - m)^2`` per row, ``m`` the n-weighted grand mean."""
+    grand = (means @ n_c) / n_c.sum()
+    return ((means - grand[:, None]) ** 2) @ n_c
+
+
+def _welch(
+    means: NDArray[np.float64], ss: NDArray[np.float64], n_c: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Welch-type ``sum_c w_c (m_c - m_w)^2`` per row with shrunk cell variances."""
+    ss = np.maximum(ss, 0.0)  # rounding can push resampled sums of squares just below 0
+    df = n_c - 1.0
+    pooled = ss.sum(axis=1, keepdims=True) / max(df.sum(), 1.0)
+    var = (ss + pooled) / n_c  # ((n_c - 1) s_c^2 + s_pool^2) / n_c
+    var = np.maximum(var, 1e-300)
+    w = n_c / var
+    grand = (means * w).sum(axis=1, keepdims=True) / w.sum(axis=1, keepdims=True)
+    return (w * (means - grand) ** 2).sum(axis=1)
+
+
+def _label_permutation_null(
+    d: NDArray[np.float64],
+    onehot: NDArray[np.float64],
+    n_c: NDArray[np.float64],
+    n_resamples: int,
+    gen: np.random.Generator,
+) -> NDArray[np.float64]:
+    rows = max(1, _CHUNK_ELEMENTS // d.size)
+    out = np.empty(n_resamples)
+    for start in range(0, n_resamples, rows):
+        stop = min(start + rows, n_resamples)
+        perm = gen.permuted(np.broadcast_to(d, (stop - start, d.size)), axis=1)
+        out[start:stop] = _spread((perm @ onehot) / n_c, n_c)
+    return out
+
+
+def _ols_f(d: NDArray[np.float64], codes: NDArray[np.int64], k: int) -> tuple[float, float]:
+    import statsmodels.api as sm
+
+    design = np.zeros((d.size, k))
+    design[:, 0] = 1.0
+    for j in range(1, k):
+        design[:, j] = codes == j
+    if d.size <= k:
+        raise ValueError(
+            f"`method='ols'` needs more units than cells; got {d.size} units in {k} cells."
+        )
+    fit = sm.OLS(d, design).fit()
+    restriction = np.eye(k)[1:]
+    test = fit.f_test(restriction)
+    return float(np.squeeze(test.fvalue)), float(np.squeeze(test.pvalue))

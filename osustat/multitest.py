@@ -1,0 +1,93 @@
+"""Multiple-testing correction and the paper's significance stars."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._validation import check_level, list_some
+
+__all__ = ["CORRECTIONS", "AdjustedPValues", "adjust_pvalues", "stars"]
+
+#: statsmodels' names, which we pass through unchanged.
+CORRECTIONS = ("holm", "bonferroni", "sidak", "holm-sidak", "hommel", "fdr_bh", "fdr_by")
+
+
+@dataclass(frozen=True)
+class AdjustedPValues:
+    """Result of a multiple-testing correction.
+
+    Attributes
+    ----------
+    reject : numpy.ndarray of bool
+        ``pvalues_adjusted <= alpha``.
+    pvalues_adjusted : numpy.ndarray
+        Adjusted p-values (in input order), capped at 1.
+    method : str
+    alpha : float
+    """
+
+    reject: NDArray[np.bool_]
+    pvalues_adjusted: NDArray[np.float64]
+    method: str
+    alpha: float
+
+
+def adjust_pvalues(pvalues: Any, *, method: str = "holm", alpha: float = 0.05) -> AdjustedPValues:
+    """Adjust a family of p-values for multiple testing (wraps statsmodels' ``multipletests``).
+
+    Parameters
+    ----------
+    pvalues : array_like
+        The family's p-values in ``[0, 1]``.
+    method : str
+        One of ``'holm'`` (default; valid under any dependence), ``'bonferroni'``,
+        ``'sidak'``, ``'holm-sidak'``, ``'hommel'``, ``'fdr_bh'``, ``'fdr_by'``.
+    alpha : float
+        Family-wise error rate (or FDR level for the ``fdr_*`` methods).
+
+    Returns
+    -------
+    AdjustedPValues
+
+    Examples
+    --------
+    >>> from osustat import adjust_pvalues
+    >>> adj = adjust_pvalues([0.01, 0.04, 0.03])
+    >>> adj.pvalues_adjusted.round(4).tolist(), adj.reject.tolist()
+    ([0.03, 0.06, 0.06], [True, False, False])
+    """
+    from statsmodels.stats.multitest import multipletests
+
+    if method not in CORRECTIONS:
+        raise ValueError(f"`method` must be one of {set(CORRECTIONS)}; got {method!r}.")
+    alpha = check_level(alpha, "alpha")
+    p = np.asarray(pvalues, dtype=np.float64)
+    if p.ndim != 1 or p.size == 0:
+        raise ValueError(f"`pvalues` must be a non-empty 1-D array; got shape {p.shape}.")
+    bad = np.flatnonzero(~np.isfinite(p) | (p < 0) | (p > 1))
+    if bad.size:
+        raise ValueError(f"`pvalues` must lie in [0, 1]; bad values at positions {list_some(bad)}.")
+    _, adjusted, _, _ = multipletests(p, alpha=alpha, method=method)
+    adjusted = np.minimum(np.asarray(adjusted, dtype=np.float64), 1.0)
+    # Decide from the adjusted values themselves so that reject == (p_adj <= alpha) exactly.
+    return AdjustedPValues(adjusted <= alpha, adjusted, method, alpha)
+
+
+def stars(p: float) -> str:
+    """The paper's significance marks: ``.`` p < .10, ``*`` < .05, ``**`` < .01, ``***`` < .001.
+
+    >>> from osustat import stars
+    >>> [stars(p) for p in (0.2, 0.07, 0.03, 0.005, 0.0004)]
+    ['', '.', '*', '**', '***']
+    """
+    p = float(p)
+    if not np.isfinite(p) or p < 0 or p > 1:
+        raise ValueError(f"`p` must be a p-value in [0, 1]; got {p}.")
+    for threshold, mark in ((0.001, "***"), (0.01, "**"), (0.05, "*"), (0.10, ".")):
+        if p < threshold:
+            return mark
+    return ""

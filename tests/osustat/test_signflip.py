@@ -1,0 +1,276 @@
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from scipy import stats
+
+from osustat import paired_signflip_test, signflip_tests
+from tests.reference.exact_signflip import exact_signflip_pvalue
+
+# Rational data on a small grid (recall-like values k/6): exact ties are common.
+rational = st.integers(min_value=-6, max_value=6).map(lambda k: Fraction(k, 6))
+
+
+def scipy_exact_p(d, alternative="two-sided"):
+    res = stats.permutation_test(
+        (d, np.zeros_like(d)),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=np.inf,
+        alternative=alternative,
+    )
+    return res.pvalue
+
+
+class TestPairedSignflipTest:
+    # -- Input validation --
+    def test_unequal_lengths(self):
+        with pytest.raises(ValueError, match="`a` and `b` must have equal lengths"):
+            paired_signflip_test([1, 2, 3], [1, 2])
+
+    def test_nan(self):
+        with pytest.raises(ValueError, match=r"`a` must be finite; NaN or infinite values at "
+                                             r"positions 1"):
+            paired_signflip_test([1, np.nan, 3], [1, 2, 3])
+
+    def test_inf(self):
+        with pytest.raises(ValueError, match=r"`b` must be finite.*positions 2"):
+            paired_signflip_test([1, 2, 3], [1, 2, np.inf])
+
+    def test_too_few(self):
+        with pytest.raises(ValueError, match="`a` must have at least 2 observations"):
+            paired_signflip_test([1], [0])
+
+    def test_alternative(self):
+        with pytest.raises(ValueError, match="`alternative` must be one of"):
+            paired_signflip_test([1, 2], [0, 0], alternative="bigger")
+
+    def test_n_resamples(self):
+        with pytest.raises(ValueError, match="`n_resamples` must be at least 1"):
+            paired_signflip_test([1, 2], [0, 0], n_resamples=0)
+        with pytest.raises(TypeError, match="`n_resamples` must be an integer"):
+            paired_signflip_test([1, 2], [0, 0], n_resamples=1.5)
+
+    def test_non_numeric(self):
+        with pytest.raises(TypeError, match="`a` must be array-like of real numbers"):
+            paired_signflip_test(["x", "y"], [0, 0])
+
+    def test_two_dimensional(self):
+        with pytest.raises(ValueError, match="`a` must be one-dimensional"):
+            paired_signflip_test([[1, 2]], [[0, 0]])
+
+    # -- Reference values --
+    @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+    @given(data=st.lists(rational, min_size=2, max_size=10))
+    def test_exact_equals_rational_enumeration(self, data, alternative):
+        d = np.array([float(x) for x in data])
+        res = paired_signflip_test(d, np.zeros_like(d), alternative=alternative)
+        nonzero = [x for x in data if x != 0]
+        expected = exact_signflip_pvalue(nonzero, alternative) if nonzero else Fraction(1)
+        assert res.exact
+        assert abs(res.pvalue - float(expected)) <= 1e-12
+
+    def test_exact_with_ties_against_rationals_of_a_minus_b(self):
+        # a - b is computed in floats (0.3 - 0.1 != 0.2 in binary); ties must survive.
+        a = np.array([0.3, 0.2, 0.7, 0.1, 0.5, 0.4])
+        b = np.array([0.1, 0.0, 0.5, 0.3, 0.2, 0.2])
+        exact = [Fraction(x).limit_denominator(10) - Fraction(y).limit_denominator(10)
+                 for x, y in zip(a, b, strict=True)]
+        for alternative in ("two-sided", "greater", "less"):
+            res = paired_signflip_test(a, b, alternative=alternative)
+            assert res.method == "exact-enumeration"
+            assert res.pvalue == pytest.approx(float(exact_signflip_pvalue(exact, alternative)),
+                                               abs=1e-12)
+
+    @given(data=st.lists(st.floats(-1, 1, allow_nan=False).filter(lambda x: abs(x) > 1e-3),
+                         min_size=2, max_size=11))
+    def test_agrees_with_scipy_exact(self, data):
+        d = np.array(data)
+        assume(len(set(np.round(np.abs(d), 9))) > 1)  # not the binomial path
+        for alternative in ("two-sided", "greater", "less"):
+            ours = paired_signflip_test(d, np.zeros_like(d), alternative=alternative)
+            assert ours.method == "exact-enumeration"
+            assert ours.pvalue == pytest.approx(scipy_exact_p(d, alternative), abs=1e-12)
+
+    @pytest.mark.parametrize(
+        ("tenths", "alternative", "scipy_p"),
+        [([-2, 5, -3, -5, 6, 7, -8], "two-sided", 0.984375), ([2, 9, -7, -4], "greater", 0.5)],
+    )
+    def test_scipy_misses_the_observed_tie_near_zero(self, tenths, alternative, scipy_p):
+        # The exact sum of these differences is 0 but in floats it is ~1e-17. scipy's tie
+        # tolerance is relative to |statistic| (~1e-33 here) and misses the patterns whose
+        # sum is also exactly 0 in rationals; ours is relative to sum(|d|).
+        data = [Fraction(k, 10) for k in tenths]
+        d = np.array([float(x) for x in data])
+        assert d.sum() != 0  # the float sum really is off zero
+        expected = float(exact_signflip_pvalue(data, alternative))
+        ours = paired_signflip_test(d, np.zeros_like(d), alternative=alternative)
+        assert ours.pvalue == pytest.approx(expected, abs=1e-12)
+        assert scipy_exact_p(d, alternative) == pytest.approx(scipy_p, abs=1e-12)
+        assert scipy_p < expected
+
+    def test_binomial_reference(self):
+        # 0/1 metric: 9 wins, 2 losses, 5 ties -> two-sided exact binomial test on 11 trials.
+        a = np.array([1] * 9 + [0] * 2 + [1] * 3 + [0] * 2)
+        b = np.array([0] * 9 + [1] * 2 + [1] * 3 + [0] * 2)
+        res = paired_signflip_test(a, b)
+        assert res.method == "exact-binomial" and res.exact and res.n_nonzero == 11
+        assert res.pvalue == pytest.approx(stats.binomtest(9, 11).pvalue, abs=1e-12)
+        greater = paired_signflip_test(a, b, alternative="greater")
+        assert greater.pvalue == pytest.approx(
+            stats.binomtest(9, 11, alternative="greater").pvalue, abs=1e-12)
+
+    def test_binomial_large_n_uses_scipy_tail(self):
+        rng = np.random.default_rng(3)
+        a = rng.integers(0, 2, 5000)
+        b = rng.integers(0, 2, 5000)
+        res = paired_signflip_test(a, b)
+        wins = int(np.sum(a > b))
+        assert res.pvalue == pytest.approx(stats.binomtest(wins, int(np.sum(a != b))).pvalue,
+                                           rel=1e-9)
+
+    def test_monte_carlo_within_three_standard_errors_of_exact(self):
+        rng = np.random.default_rng(11)
+        d = np.round(rng.normal(0.25, 1.0, 14), 3)
+        exact = paired_signflip_test(d, np.zeros(14), n_resamples=2**14)
+        assert exact.exact
+        for seed in range(5):
+            mc = paired_signflip_test(d, np.zeros(14), n_resamples=4000, rng=seed)
+            assert not mc.exact and mc.method == "monte-carlo"
+            se = np.sqrt(exact.pvalue * (1 - exact.pvalue) / 4000)
+            assert abs(mc.pvalue - exact.pvalue) <= 3 * se + 1 / 4001
+
+    def test_all_zero_differences(self):
+        res = paired_signflip_test([0.5, 0.5, 0.5], [0.5, 0.5, 0.5])
+        assert res.pvalue == 1.0 and res.n_nonzero == 0 and res.statistic == 0.0
+
+    def test_deterministic_for_seed(self):
+        d = np.random.default_rng(0).normal(size=40)
+        r1 = paired_signflip_test(d, np.zeros(40), rng=7)
+        r2 = paired_signflip_test(d, np.zeros(40), rng=7)
+        assert r1.pvalue == r2.pvalue
+        assert r1.confidence_interval() == r2.confidence_interval()
+
+    # -- Properties --
+    @given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=2, max_size=30),
+           st.integers(0, 2**32 - 1))
+    def test_pvalue_in_unit_interval(self, data, seed):
+        d = np.array(data)
+        res = paired_signflip_test(d, np.zeros_like(d), n_resamples=500, rng=seed)
+        assert 0 < res.pvalue <= 1
+        if not res.exact:
+            assert res.pvalue >= 1 / 501
+        assert res.pvalue >= res.min_pvalue - 1e-15
+
+    @given(st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=20),
+           st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=20))
+    def test_swapping_negates_statistic(self, a, b):
+        n = min(len(a), len(b))
+        ab = paired_signflip_test(a[:n], b[:n], n_resamples=200, rng=1)
+        ba = paired_signflip_test(b[:n], a[:n], n_resamples=200, rng=1)
+        assert ab.statistic == pytest.approx(-ba.statistic, abs=1e-15)
+        assert ab.pvalue == pytest.approx(ba.pvalue, abs=1e-12)
+        less = paired_signflip_test(b[:n], a[:n], n_resamples=200, rng=1, alternative="less")
+        greater = paired_signflip_test(a[:n], b[:n], n_resamples=200, rng=1,
+                                       alternative="greater")
+        assert less.pvalue == pytest.approx(greater.pvalue, abs=1e-12)
+
+    @given(st.lists(rational, min_size=2, max_size=12))
+    def test_exact_p_times_two_to_the_n_is_integral(self, data):
+        d = np.array([float(x) for x in data])
+        res = paired_signflip_test(d, np.zeros_like(d))
+        assert res.exact
+        scaled = res.pvalue * 2**res.n_nonzero
+        assert scaled == pytest.approx(round(scaled), abs=1e-9)
+
+    def test_confidence_interval_covers_and_shrinks(self):
+        rng = np.random.default_rng(2)
+        d = rng.normal(0.3, 1, 200)
+        ci = paired_signflip_test(d, np.zeros(200), rng=1).confidence_interval(0.95)
+        half = 1.96 * d.std(ddof=1) / np.sqrt(200)
+        # The sign-flip interval and the t interval agree to a few percent at this n.
+        assert ci.low == pytest.approx(d.mean() - half, abs=0.1 * half)
+        assert ci.high == pytest.approx(d.mean() + half, abs=0.1 * half)
+        narrow = paired_signflip_test(d, np.zeros(200), rng=1).confidence_interval(0.5)
+        assert ci.low < narrow.low < narrow.high < ci.high
+
+    def test_confidence_interval_small_n_is_unbounded(self):
+        ci = paired_signflip_test([0.1, 0.4, 0.2], [0, 0, 0]).confidence_interval(0.95)
+        assert ci.low == -np.inf and ci.high == np.inf
+
+    @pytest.mark.slow
+    def test_confidence_interval_coverage(self):
+        rng = np.random.default_rng(5)
+        covered = 0
+        reps = 300
+        for _ in range(reps):
+            d = rng.exponential(1.0, 30) - 1.0 + 0.2  # skewed, true mean 0.2
+            ci = paired_signflip_test(d, np.zeros(30), n_resamples=999,
+                                      rng=rng).confidence_interval(0.9)
+            covered += ci.low <= 0.2 <= ci.high
+        # binomial 99% interval around 0.9 for 300 reps: [0.855, 0.945]; skewness costs a bit
+        assert 0.82 <= covered / reps <= 0.95
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize("kind", ["continuous", "binary"])
+    def test_type_one_error(self, kind):
+        rng = np.random.default_rng(2024)
+        reps, alpha = 2000, 0.05
+        rejections = 0
+        for _ in range(reps):
+            if kind == "continuous":
+                d = rng.standard_t(3, 60)
+            else:
+                d = rng.integers(0, 2, 60).astype(float) - rng.integers(0, 2, 60)
+            rejections += paired_signflip_test(d, np.zeros(60), n_resamples=999,
+                                               rng=rng).pvalue <= alpha
+        rate = rejections / reps
+        lo, hi = stats.binom.ppf([0.005, 0.995], reps, alpha) / reps
+        # binary data are discrete: the exact test's size is at most alpha
+        lo = 0.0 if kind == "binary" else lo
+        assert lo <= rate <= hi
+
+
+class TestSignflipTests:
+    # -- Input validation --
+    def test_bad_container(self):
+        with pytest.raises(TypeError, match="`differences` must be a 2-D array"):
+            signflip_tests(3.0)
+
+    def test_flat_list_rejected(self):
+        with pytest.raises(ValueError, match="for a single comparison use"):
+            signflip_tests([0.1, 0.2, 0.3])
+
+    def test_nan_in_column_named(self):
+        with pytest.raises(ValueError, match=r"`differences\[1\]` must be finite.*positions 2"):
+            signflip_tests([[0.1, 0.2, 0.3], [0.1, 0.2, np.nan]])
+
+    def test_empty(self):
+        with pytest.raises(ValueError, match="at least one comparison"):
+            signflip_tests([])
+
+    # -- Properties --
+    def test_matches_single_tests(self):
+        rng = np.random.default_rng(1)
+        d = rng.normal(0.1, 1, size=(80, 5))
+        many = signflip_tests(d, rng=9)
+        for j in range(5):
+            one = paired_signflip_test(d[:, j], np.zeros(80), rng=9)
+            # the shared sign matrix has the same width (80) as the single test's
+            assert many[j].pvalue == one.pvalue
+            assert many[j].statistic == pytest.approx(one.statistic)
+
+    def test_ragged_columns(self):
+        rng = np.random.default_rng(1)
+        cols = [rng.normal(0.5, 1, 30), rng.normal(0, 1, 100), np.array([1.0, 0.0, 1.0])]
+        res = signflip_tests(cols, rng=3)
+        assert [r.n for r in res] == [30, 100, 3]
+        assert res[2].method == "exact-binomial"
+        assert res[0].pvalue < 0.05
+        # each column's Monte Carlo p is within 3 SE of a fresh independent run
+        ref = paired_signflip_test(cols[1], np.zeros(100), n_resamples=10_000, rng=99)
+        se = np.sqrt(ref.pvalue * (1 - ref.pvalue) / 10_000)
+        assert abs(res[1].pvalue - ref.pvalue) <= 4 * se + 2e-4
