@@ -18,10 +18,10 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 _MAX_LISTED = 10
 
 
-def list_some(items: Iterable[Any], limit: int = _MAX_LISTED) -> str:
+def list_some(items: Iterable[Any], limit: int = _MAX_LISTED, *, quote: bool = True) -> str:
     """Render up to `limit` items for an error message, saying how many were left out."""
     items = list(items)
-    shown = ", ".join(repr(x) if isinstance(x, str) else str(x) for x in items[:limit])
+    shown = ", ".join(repr(x) if quote and isinstance(x, str) else str(x) for x in items[:limit])
     if len(items) > limit:
         shown += f", ... and {len(items) - limit} more"
     return shown

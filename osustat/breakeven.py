@@ -183,7 +183,9 @@ def break_even(effects: Any, fractions: Any, *, favorable: Any = "T+E+") -> Brea
     >>> from osustat import break_even
     >>> r = break_even([0.179, -0.031, 0.159, -0.129], [56, 96, 44, 132])
     >>> round(100 * r.p_star, 1), round(100 * r.pi_tool, 1), round(100 * r.pi_any)
-    (21.1, 49.0, 62)
+    (21.1, 48.9, 62)
+
+    (The paper prints pi_T+* = 49.0%, from p* and the fractions rounded before mapping.)
     """
     eff = _per_cell(effects, "effects")
     frac = _per_cell(fractions, "fractions")

@@ -86,7 +86,7 @@ def as_cells(cells: Any, name: str = "cells") -> NDArray[np.object_]:
         except ValueError:
             bad.append(i)
     if bad:
-        shown = list_some(f"{i} ({values[i]!r})" for i in bad)
+        shown = list_some((f"{i} ({values[i]!r})" for i in bad), quote=False)
         raise ValueError(
             f"`{name}` has unknown cell labels at positions {shown}; expected one of "
             f"{[c.value for c in Cell]}."
@@ -144,7 +144,7 @@ def label_cell(
     --------
     >>> from osustat import label_cell
     >>> label_cell(["search(q)", "book(id)", "search(q)"], [{"NYC"}, {"LAX"}, set()])
-    <Cell.T_ONLY: 'T+E->
+    <Cell.T_ONLY: 'T+E-'>
     >>> label_cell([None, None], [{"u1", "f9"}, {"f9"}])
     <Cell.E_ONLY: 'T-E+'>
     """

@@ -96,7 +96,7 @@ def interaction_test(
 
     With ``n_c`` units and mean ``dbar_c`` in cell ``c``, residuals ``r_i = d_i - dbar_c``
     remove the between-cell signal; their random sign flips ``s_i r_i`` generate the null
-    distribution while each cell keeps its own spread.
+    distribution while each cell keeps its own spread (the paper's procedure).
 
     - ``'centered-signflip'``: ``T = sum_c n_c (dbar_c - dbar)^2`` with ``dbar`` the grand
       mean, recomputed on the flipped residuals.
@@ -104,9 +104,10 @@ def interaction_test(
       ``w_c = n_c / v_c``, ``dbar_w`` the ``w``-weighted mean and
       ``v_c = ((n_c - 1) s_c^2 + s_pool^2) / n_c`` the cell variance shrunk by one pseudo
       degree of freedom toward the pooled within-cell variance (so cells with constant 0/1
-      differences keep a finite weight). Variances are recomputed for every resample. When
-      every residual is zero the null is degenerate: ``T`` is used and ``p`` is
-      ``1/(B+1)`` if the cell means differ, else 1.
+      differences keep a finite weight). The sign flips act on the null model's residuals
+      ``d_i - dbar_w`` (the estimated common mean), and ``W`` -- cell variances included --
+      is recomputed for every resample. When every within-cell residual is zero the null is
+      degenerate: ``T`` is used and ``p`` is ``1/(B+1)`` if the cell means differ, else 1.
     - ``'label-permutation'``: ``T`` under random permutations of the cell labels; valid
       when the differences are exchangeable across cells (equal distributions), not only
       equal means.
@@ -146,17 +147,23 @@ def interaction_test(
         null = _label_permutation_null(d, onehot, n_c, n_resamples, gen)
     else:
         resid = d - means[codes]
-        seed = int(gen.integers(2**63 - 1))
-        null_sums = _null_sums(seed, n_resamples, d.size, onehot * resid[:, None])
-        null_means = null_sums / n_c
         ss = np.bincount(codes, weights=resid**2, minlength=len(present))
+        seed = int(gen.integers(2**63 - 1))
         if method == "centered-signflip" or ss.sum() <= 1e-24 * max(1.0, float(d @ d)):
             observed = _spread(means[None, :], n_c)[0]
-            null = _spread(null_means, n_c)
+            null_sums = _null_sums(seed, n_resamples, d.size, onehot * resid[:, None])
+            null = _spread(null_sums / n_c, n_c)
         else:
-            observed = _welch(means[None, :], ss[None, :], n_c)[0]
-            null_ss = ss[None, :] - n_c * null_means**2
-            null = _welch(null_means, null_ss, n_c)
+            observed_row, common = _welch(means[None, :], ss[None, :], n_c, with_mean=True)
+            observed = observed_row[0]
+            # Flip the null model's residuals (d minus the estimated common mean), not the
+            # within-cell-centered ones: the latter lose a degree of freedom per cell and were
+            # anti-conservative for cells of 5 in the type-I study (docs/statistics.md).
+            null_resid = d - common[0]
+            null_sums = _null_sums(seed, n_resamples, d.size, onehot * null_resid[:, None])
+            null_means = null_sums / n_c
+            sq = np.bincount(codes, weights=null_resid**2, minlength=len(present))
+            null = _welch(null_means, sq[None, :] - n_c * null_means**2, n_c)
     tol = 1e-9 * max(abs(observed), float(np.max(np.abs(null), initial=0.0)), 1e-300)
     b = int(np.count_nonzero(null >= observed - tol))
     pvalue = (b + 1) / (n_resamples + 1)
@@ -192,9 +199,17 @@ def _spread(means: NDArray[np.float64], n_c: NDArray[np.float64]) -> NDArray[np.
 
 
 def _welch(
-    means: NDArray[np.float64], ss: NDArray[np.float64], n_c: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """Welch-type ``sum_c w_c (m_c - m_w)^2`` per row with shrunk cell variances."""
+    means: NDArray[np.float64],
+    ss: NDArray[np.float64],
+    n_c: NDArray[np.float64],
+    *,
+    with_mean: bool = False,
+) -> Any:
+    """Welch-type ``sum_c w_c (m_c - m_w)^2`` per row with shrunk cell variances.
+
+    `ss` holds each cell's sum of squared deviations from its own mean. With `with_mean`,
+    also return the ``w``-weighted common mean ``m_w`` of each row.
+    """
     ss = np.maximum(ss, 0.0)  # rounding can push resampled sums of squares just below 0
     df = n_c - 1.0
     pooled = ss.sum(axis=1, keepdims=True) / max(df.sum(), 1.0)
@@ -202,7 +217,8 @@ def _welch(
     var = np.maximum(var, 1e-300)
     w = n_c / var
     grand = (means * w).sum(axis=1, keepdims=True) / w.sum(axis=1, keepdims=True)
-    return (w * (means - grand) ** 2).sum(axis=1)
+    stat = (w * (means - grand) ** 2).sum(axis=1)
+    return (stat, grand[:, 0]) if with_mean else stat
 
 
 def _label_permutation_null(

@@ -62,7 +62,7 @@ def minimum_detectable_effect(
     --------
     >>> from osustat import minimum_detectable_effect
     >>> round(minimum_detectable_effect(0.5, 56), 3)
-    0.19
+    0.191
     """
     from statsmodels.stats.power import TTestPower
 
@@ -88,7 +88,7 @@ def power(
     Examples
     --------
     >>> from osustat import power
-    >>> round(power(0.19, 0.5, 56), 2)
+    >>> round(power(0.191, 0.5, 56), 2)
     0.8
     """
     from statsmodels.stats.power import TTestPower

@@ -86,8 +86,8 @@ def validate_records(records: pd.DataFrame) -> pd.DataFrame:
     >>> from osustat.records import validate_records
     >>> df = pd.DataFrame({"episode_id": ["e1"], "query_id": ["q1"], "method": ["osu"],
     ...                    "budget": [256], "metric": ["Hit@2"], "value": [1]})
-    >>> validate_records(df).loc[0, ["metric", "seed", "benchmark"]].tolist()
-    ['hit@2', 0, 'default']
+    >>> validate_records(df).loc[0, ["metric", "seed", "benchmark"]].astype(str).tolist()
+    ['hit@2', '0', 'default']
     """
     if not isinstance(records, pd.DataFrame):
         raise TypeError(f"`records` must be a pandas DataFrame; got {type(records).__name__}.")

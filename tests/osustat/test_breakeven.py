@@ -1,0 +1,124 @@
+import math
+
+import numpy as np
+import pytest
+
+from osustat import Cell, break_even, break_even_bootstrap, cell_effects, oracle_ceiling
+
+# The paper's τ-bench cross-tab: cell counts (Table 4) and OSU-Mem - Flat Vector per-cell
+# gaps at B = 64, 128, 256, 512 (Table 5 Hit@2; Table 4 Recall at B = 256).
+COUNTS = [56, 96, 44, 132]
+HIT2 = {
+    64: [0.161, 0.094, 0.045, 0.008],
+    128: [0.232, 0.125, 0.114, -0.023],
+    256: [0.179, -0.031, 0.159, -0.129],
+    512: [0.161, -0.146, 0.227, -0.364],
+}
+RECALL_256 = [0.080, -0.047, 0.000, -0.157]
+
+
+class TestBreakEven:
+    # -- Input validation --
+    def test_unknown_cell(self):
+        with pytest.raises(ValueError, match=r"`effects` has an unknown cell key 'T\?'"):
+            break_even({"T?": 0.1}, COUNTS)
+
+    def test_wrong_length(self):
+        with pytest.raises(ValueError, match="`fractions` must be a mapping cell -> value or 4"):
+            break_even(HIT2[256], [1, 2, 3])
+
+    def test_negative_fraction(self):
+        with pytest.raises(ValueError, match="`fractions` must be non-negative"):
+            break_even(HIT2[256], [56, -96, 44, 132])
+
+    def test_missing_effect(self):
+        with pytest.raises(ValueError, match=r"`effects` has no value for cells \['T-E-'\]"):
+            break_even({"T+E+": 0.1, "T+E-": 0.0, "T-E+": 0.0}, COUNTS)
+
+    def test_nan_effect(self):
+        with pytest.raises(ValueError, match="`effects` must be finite"):
+            break_even([0.1, np.nan, 0, 0], COUNTS)
+
+    # -- Reference values: the paper's Table 17 and Appendix I --
+    def test_table_17(self):
+        b256 = break_even(HIT2[256], COUNTS)
+        b512 = break_even(HIT2[512], COUNTS)
+        assert round(100 * b256.p_star, 1) == 21.1
+        assert round(100 * b512.p_star, 1) == 54.3
+        # 48.94% from the exact count fractions; the paper's 49.0% is p* and g rounded first
+        # (.211 + .353 * .789 = .4895).
+        assert b256.pi_tool == pytest.approx(0.490, abs=0.0015)
+        assert 0.211 + 0.353 * (1 - 0.211) == pytest.approx(0.490, abs=0.0006)
+        assert round(100 * b512.pi_tool, 1) == 70.4
+        for budget in (64, 128):
+            r = break_even(HIT2[budget], COUNTS)
+            assert r.never_negative and r.p_star == 0.0  # the paper's dagger
+
+    def test_appendix_i_marginals(self):
+        hit = break_even(HIT2[256], COUNTS)
+        assert hit.pi_any == pytest.approx(0.62, abs=0.005)
+        recall = break_even(RECALL_256, COUNTS)
+        assert recall.pi_tool == pytest.approx(0.70, abs=0.005)
+        # the family's conditional fractions: .353 / .162 / .485
+        g = hit.conditional_fractions
+        assert [round(g[c], 3) for c in (Cell.T_ONLY, Cell.E_ONLY, Cell.NEITHER)] == [
+            0.353, 0.162, 0.485]
+
+    def test_aggregate_at_break_even_is_zero(self):
+        r = break_even(HIT2[256], COUNTS)
+        assert r.aggregate_at(r.p_star) == pytest.approx(0.0, abs=1e-15)
+        assert r.aggregate_at(0.5) > 0 > r.aggregate_at(0.1)
+        with pytest.raises(ValueError, match="`p` must be a fraction"):
+            r.aggregate_at(1.5)
+
+    def test_never_positive(self):
+        r = break_even([-0.1, -0.2, -0.1, -0.3], COUNTS)
+        assert r.never_positive and math.isnan(r.p_star)
+
+    def test_other_favorable_cell(self):
+        r = break_even(HIT2[256], COUNTS, favorable="T-E+")
+        assert r.favorable is Cell.E_ONLY
+        assert r.aggregate_at(r.p_star) == pytest.approx(0.0, abs=1e-15)
+        f = r.fractions_at(r.p_star)
+        assert sum(f.values()) == pytest.approx(1.0)
+        assert r.pi_any == pytest.approx(1 - f[Cell.NEITHER])
+
+    # -- Per-query data --
+    def test_bootstrap_interval(self):
+        rng = np.random.default_rng(0)
+        cells = np.repeat(["T+E+", "T+E-", "T-E+", "T-E-"], COUNTS)
+        means = np.repeat(HIT2[256], COUNTS)
+        # 0/1 differences with the paper's cell means: P(+1) - P(-1) = mean, P(nonzero) = .5
+        u = rng.random(means.size)
+        d = np.where(u < (0.5 + means) / 2, 1.0, np.where(u < 0.5, -1.0, 0.0))
+        r = break_even_bootstrap(d, cells, rng=1, n_resamples=500)
+        assert r.ci is not None and r.ci[0] <= r.p_star <= r.ci[1]
+        assert r.pi_tool_ci[0] <= r.pi_tool <= r.pi_tool_ci[1]
+        effects, counts = cell_effects(d, cells)
+        assert r.p_star == break_even(effects, counts).p_star
+
+
+class TestOracleCeiling:
+    def test_section_7_figures(self):
+        hit = oracle_ceiling(HIT2[256], COUNTS)
+        assert round(100 * hit.gain_over_baseline, 1) == 5.2
+        assert hit.routed_cells == (Cell.TE, Cell.E_ONLY)
+        assert "in-sample" in hit.label
+        # The paper rounds the aggregate to -1.0 pp and reports ≈ +6.2 pp over OSU-Mem; from the
+        # rounded cell gaps the aggregate is -0.91 pp, which gives +6.10 pp.
+        assert round(100 * hit.aggregate, 2) == -0.91
+        assert hit.gain_over_treatment == pytest.approx(0.062, abs=0.0015)
+        recall = oracle_ceiling(RECALL_256, COUNTS)
+        assert round(100 * recall.aggregate, 1) == -6.3
+        assert round(100 * recall.gain_over_baseline, 1) == 1.4
+
+    def test_explicit_route(self):
+        o = oracle_ceiling(HIT2[256], COUNTS, route=["T+E+"])
+        assert o.routed_cells == (Cell.TE,)
+        assert o.gain_over_baseline == pytest.approx(0.179 * 56 / 328)
+
+    def test_validation(self):
+        with pytest.raises(ValueError, match="`counts` must be non-negative"):
+            oracle_ceiling(HIT2[256], [1, -1, 1, 1])
+        with pytest.raises(ValueError, match="positive total"):
+            oracle_ceiling(HIT2[256], [0, 0, 0, 0])

@@ -1,0 +1,64 @@
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from osustat import adjust_pvalues, stars
+
+
+def holm_by_hand(p):
+    p = np.asarray(p, dtype=float)
+    order = np.argsort(p)
+    m = p.size
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, (m - rank) * p[i])
+        adjusted[i] = min(1.0, running)
+    return adjusted
+
+
+class TestAdjustPValues:
+    # -- Input validation --
+    def test_unknown_method(self):
+        with pytest.raises(ValueError, match="`method` must be one of"):
+            adjust_pvalues([0.1], method="tukey")
+
+    def test_out_of_range(self):
+        with pytest.raises(ValueError, match=r"must lie in \[0, 1\]; bad values at positions 1"):
+            adjust_pvalues([0.1, 1.2])
+
+    def test_alpha(self):
+        with pytest.raises(ValueError, match=r"`alpha` must be in \(0, 1\)"):
+            adjust_pvalues([0.1], alpha=0)
+
+    # -- Reference values --
+    def test_holm_by_hand(self):
+        p = [0.01, 0.04, 0.03, 0.005, 0.5]
+        assert adjust_pvalues(p).pvalues_adjusted == pytest.approx(holm_by_hand(p), abs=1e-15)
+
+    def test_bonferroni(self):
+        adj = adjust_pvalues([0.01, 0.2, 0.6], method="bonferroni")
+        assert adj.pvalues_adjusted.tolist() == pytest.approx([0.03, 0.6, 1.0])
+
+    # -- Properties --
+    @given(st.lists(st.floats(0, 1), min_size=1, max_size=30),
+           st.sampled_from(["holm", "bonferroni", "fdr_bh", "hommel"]),
+           st.sampled_from([0.01, 0.05, 0.1]))
+    def test_reject_iff_adjusted_below_alpha(self, p, method, alpha):
+        adj = adjust_pvalues(p, method=method, alpha=alpha)
+        assert np.array_equal(adj.reject, adj.pvalues_adjusted <= alpha)
+        assert np.all(adj.pvalues_adjusted >= np.asarray(p) - 1e-15)
+        assert np.all(adj.pvalues_adjusted <= 1)
+
+
+class TestStars:
+    @pytest.mark.parametrize(("p", "mark"), [(0.5, ""), (0.10, ""), (0.0999, "."), (0.05, "."),
+                                             (0.049, "*"), (0.01, "*"), (0.0099, "**"),
+                                             (0.001, "**"), (0.0009, "***")])
+    def test_thresholds(self, p, mark):
+        assert stars(p) == mark
+
+    def test_bad(self):
+        with pytest.raises(ValueError, match="`p` must be a p-value"):
+            stars(1.5)
