@@ -84,7 +84,8 @@ def main() -> None:
             flag = "" if lo <= rate <= hi else (" (anti-conservative)" if rate > hi
                                                 else " (conservative)")
             cells_txt.append(f"{rate:.4f}{flag}")
-        print(f"| {name} | " + " | ".join(cells_txt) + f" |  <!-- {time.perf_counter() - start:.0f}s -->")
+        seconds = time.perf_counter() - start
+        print(f"| {name} | " + " | ".join(cells_txt) + f" |  <!-- {seconds:.0f}s -->")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,13 @@ from .breakeven import (
     oracle_ceiling,
 )
 from .cells import CELLS, Cell, SharingRates, label_cell, sharing_rates
-from .combine import CombinedResult, SeedDependence, fisher_combine, seed_dependence, stouffer_combine
+from .combine import (
+    CombinedResult,
+    SeedDependence,
+    fisher_combine,
+    seed_dependence,
+    stouffer_combine,
+)
 from .interaction import INTERACTION_METHODS, InteractionResult, interaction_test
 from .multitest import AdjustedPValues, adjust_pvalues, stars
 from .power import minimum_detectable_effect, power

@@ -114,7 +114,7 @@ def bootstrap_ci(
         if missing:
             raise ValueError(f"`clusters` has missing ids at positions {list_some(missing)}.")
         _, codes = np.unique(labels.astype(str), return_inverse=True)
-        sums = np.bincount(codes, weights=d)
+        sums = np.bincount(codes, weights=d).astype(np.float64)
         sizes = np.bincount(codes).astype(np.float64)
     k = sums.size
     if k < 2:

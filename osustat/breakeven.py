@@ -368,4 +368,4 @@ def oracle_ceiling(effects: Any, counts: Any, *, route: Any = None) -> OracleCei
         routed = tuple(c for c in CELLS if c in routed_set)
     aggregate = sum(cnt[c] * eff[c] for c in cnt if cnt[c] > 0) / total
     gain = sum(cnt.get(c, 0.0) * eff.get(c, 0.0) for c in routed) / total
-    return OracleCeiling(gain, gain - aggregate, aggregate, routed, int(round(total)))
+    return OracleCeiling(gain, gain - aggregate, aggregate, routed, round(total))

@@ -101,11 +101,11 @@ def _evidence_iv(
         raise TypeError("`tools` must be a sequence with one tool signature (or None) per step.")
     tools = list(tools)
     if entities is None:
-        ents = [frozenset() for _ in tools]
+        ents: list[frozenset[str]] = [frozenset() for _ in tools]
     else:
         if isinstance(entities, str) or not isinstance(entities, Sequence | np.ndarray):
             raise TypeError("`entities` must be a sequence with one set of strings per step.")
-        ents = []
+        ents = []  # filled below
         for i, e in enumerate(entities):
             if isinstance(e, str):
                 raise TypeError(

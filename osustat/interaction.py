@@ -147,7 +147,7 @@ def interaction_test(
         null = _label_permutation_null(d, onehot, n_c, n_resamples, gen)
     else:
         resid = d - means[codes]
-        ss = np.bincount(codes, weights=resid**2, minlength=len(present))
+        ss = np.bincount(codes, weights=resid**2, minlength=len(present)).astype(np.float64)
         seed = int(gen.integers(2**63 - 1))
         if method == "centered-signflip" or ss.sum() <= 1e-24 * max(1.0, float(d @ d)):
             observed = _spread(means[None, :], n_c)[0]
@@ -185,7 +185,8 @@ def _interaction_iv(
     present = [c for c in CELLS if any(lab is c for lab in labels)]
     if len(present) < 2:
         raise ValueError(
-            f"`cells` must contain at least two distinct cells; got only {[str(c) for c in present]}."
+            "`cells` must contain at least two distinct cells; got only "
+            f"{[str(c) for c in present]}."
         )
     index = {c: k for k, c in enumerate(present)}
     codes = np.fromiter((index[c] for c in labels), dtype=np.int64, count=labels.size)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ._validation import check_alternative, check_level
 
 __all__ = ["minimum_detectable_effect", "power"]
@@ -72,7 +74,7 @@ def minimum_detectable_effect(
         return 0.0
     es = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=target,
                                   alternative=alt)
-    return float(abs(float(es)) * sd)
+    return float(abs(float(np.squeeze(es))) * sd)
 
 
 def power(
@@ -99,5 +101,5 @@ def power(
         raise ValueError(f"`effect` must be finite; got {effect}.")
     if sd == 0:
         return 1.0 if effect != 0 else alpha
-    return float(TTestPower().power(effect_size=effect / sd, nobs=n, alpha=alpha,
-                                    alternative=alt))
+    return float(np.squeeze(TTestPower().power(effect_size=effect / sd, nobs=n, alpha=alpha,
+                                               alternative=alt)))

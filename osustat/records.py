@@ -106,7 +106,9 @@ def validate_records(records: pd.DataFrame) -> pd.DataFrame:
         numeric = pd.to_numeric(df[col], errors="coerce")
         bad = numeric.isna() & df[col].notna()
         if bad.any():
-            raise TypeError(f"`{col}` must be numeric; non-numeric values in rows {_rows(df, bad)}.")
+            raise TypeError(
+                f"`{col}` must be numeric; non-numeric values in rows {_rows(df, bad)}."
+            )
         df[col] = numeric
     nonfinite = ~np.isfinite(df["value"].to_numpy(dtype=float))
     if nonfinite.any():

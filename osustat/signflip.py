@@ -403,7 +403,7 @@ def _binomial_pvalue(k: int, m: int, alternative: str) -> float:
 def _all_sign_patterns(m: int) -> NDArray[np.float64]:
     """All ``2**m`` sign vectors as rows (row 0 is all +1, the observed pattern)."""
     bits = (np.arange(2**m)[:, None] >> np.arange(m)[None, :]) & 1
-    return 1.0 - 2.0 * bits
+    return (1.0 - 2.0 * bits).astype(np.float64)
 
 
 def _null_sums(

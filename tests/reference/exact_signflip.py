@@ -15,7 +15,7 @@ def exact_signflip_pvalue(diffs: list[Fraction], alternative: str = "two-sided")
     hits = 0
     total = 0
     for signs in itertools.product((1, -1), repeat=len(diffs)):
-        t = sum((s * d for s, d in zip(signs, diffs)), Fraction(0))
+        t = sum((s * d for s, d in zip(signs, diffs, strict=False)), Fraction(0))
         total += 1
         if alternative == "two-sided":
             hits += abs(t) >= abs(observed)

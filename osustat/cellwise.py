@@ -1,0 +1,158 @@
+"""The cell-conditional analysis of one paired comparison (Sections 6.2-6.3, 7, Appendix I).
+
+:func:`cell_conditional` runs, on one :class:`~osustat.records.PairedRecords`, everything the
+paper reports about a treatment-vs-baseline comparison: the aggregate and per-cell paired
+sign-flip tests, bootstrap intervals, the method x cell interaction test, the mixture
+decomposition of the aggregate, break-even thresholds, the oracle ceiling and the minimum
+detectable effect per cell. Reports render the result; nothing here formats text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .bootstrap import BootstrapCI, bootstrap_ci
+from .breakeven import BreakEvenResult, OracleCeiling, break_even_bootstrap, oracle_ceiling
+from .cells import CELLS, Cell
+from .interaction import InteractionResult, interaction_test
+from .power import minimum_detectable_effect
+from .records import PairedRecords
+from .signflip import SignFlipResult, signflip_tests
+
+__all__ = ["CellConditionalResult", "CellEffect", "cell_conditional", "verdict"]
+
+
+@dataclass(frozen=True)
+class CellEffect:
+    """One row of the cross-tab: a cell (or the aggregate) of one comparison.
+
+    Attributes
+    ----------
+    cell : Cell or None
+        None for the aggregate over all units.
+    n : int
+    fraction : float
+        ``n / N``.
+    treatment_mean, baseline_mean, effect : float
+        Means of the two methods and of their paired difference.
+    contribution : float
+        ``fraction * effect``; contributions add up to the aggregate effect.
+    test : SignFlipResult
+    ci : BootstrapCI
+    mde : float
+        Minimum detectable effect (alpha .05, power .8) at this n and the observed sd of
+        the differences.
+    """
+
+    cell: Cell | None
+    n: int
+    fraction: float
+    treatment_mean: float
+    baseline_mean: float
+    effect: float
+    contribution: float
+    test: SignFlipResult
+    ci: BootstrapCI
+    mde: float
+
+
+@dataclass(frozen=True)
+class CellConditionalResult:
+    """Everything :func:`cell_conditional` computes for one comparison."""
+
+    paired: PairedRecords
+    aggregate: CellEffect
+    cells: tuple[CellEffect, ...]
+    interaction: InteractionResult | None
+    break_even: BreakEvenResult | None
+    oracle: OracleCeiling | None
+    n_resamples: int
+
+
+def verdict(pvalue_adjusted: float, effect: float, mde: float, *, alpha: float = 0.05) -> str:
+    """Plain-language verdict for one cell.
+
+    ``'helps'`` / ``'hurts'`` when the corrected p is at most `alpha`; otherwise
+    ``'no evidence either way at this n'``, with the MDE appended when the observed effect
+    is smaller than what this n could detect.
+
+    >>> from osustat.cellwise import verdict
+    >>> verdict(0.01, 0.2, 0.1), verdict(0.3, -0.02, 0.15)
+    ('helps', 'no evidence either way at this n (MDE 0.150)')
+    """
+    if pvalue_adjusted <= alpha:
+        return "helps" if effect > 0 else "hurts"
+    if abs(effect) < mde:
+        return f"no evidence either way at this n (MDE {mde:.3f})"
+    return "no evidence either way at this n"
+
+
+def cell_conditional(
+    data: PairedRecords,
+    *,
+    n_resamples: int = 10_000,
+    bootstrap_resamples: int = 2_000,
+    level: float = 0.95,
+    rng: Any = None,
+) -> CellConditionalResult:
+    """Run the cell-conditional analysis of one paired comparison.
+
+    Parameters
+    ----------
+    data : PairedRecords
+        From :func:`osustat.paired`. Per-cell results need ``data.cells`` (query unit);
+        with episodes only the aggregate is computed.
+    n_resamples : int
+        Sign vectors for the tests (shared across the cells' tests; see
+        :func:`osustat.signflip_tests`).
+    bootstrap_resamples : int
+        Resamples for the bootstrap intervals (clustered by episode at the query unit).
+    level : float
+        Confidence level of the intervals.
+    rng : {None, int, numpy.random.Generator}
+
+    Returns
+    -------
+    CellConditionalResult
+    """
+    gen = np.random.default_rng(rng)
+    d = data.differences
+    groups: list[tuple[Cell | None, np.ndarray]] = [(None, np.ones(d.size, dtype=bool))]
+    if data.cells is not None:
+        for c in CELLS:
+            mask = np.fromiter((x is c for x in data.cells), dtype=bool, count=d.size)
+            if mask.sum() >= 2:
+                groups.append((c, mask))
+    tests = signflip_tests([d[m] for _, m in groups], n_resamples=n_resamples, rng=gen)
+    rows = []
+    for (cell, mask), test in zip(groups, tests, strict=True):
+        clusters = data.episode_ids[mask] if data.unit == "query" else None
+        if clusters is not None and np.unique(clusters).size < 2:
+            clusters = None
+        ci = bootstrap_ci(d[mask], level=level, clusters=clusters,
+                          n_resamples=bootstrap_resamples, rng=gen)
+        sd = float(d[mask].std(ddof=1))
+        n = int(mask.sum())
+        effect = float(d[mask].mean())
+        rows.append(CellEffect(
+            cell=cell, n=n, fraction=n / d.size,
+            treatment_mean=float(data.treatment[mask].mean()),
+            baseline_mean=float(data.baseline[mask].mean()),
+            effect=effect, contribution=n / d.size * effect, test=test, ci=ci,
+            mde=minimum_detectable_effect(sd, n),
+        ))
+    aggregate, per_cell = rows[0], tuple(rows[1:])
+    interaction = be = oracle = None
+    if data.cells is not None and len(per_cell) >= 2:
+        cells_arr = np.array([c.value for c in data.cells])
+        interaction = interaction_test(d, cells_arr, n_resamples=n_resamples, rng=gen)
+        effects = {r.cell: r.effect for r in per_cell}
+        counts = {r.cell: r.n for r in per_cell}
+        oracle = oracle_ceiling(effects, counts)
+        if Cell.TE in effects:
+            be = break_even_bootstrap(d, cells_arr, level=0.90,
+                                      n_resamples=bootstrap_resamples, rng=gen)
+    return CellConditionalResult(data, aggregate, per_cell, interaction, be, oracle, n_resamples)
