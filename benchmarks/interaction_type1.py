@@ -45,13 +45,16 @@ def binary(sizes, p_nonzero):
 
 DESIGNS = {
     "equal n=100, equal sd": continuous((100, 100, 100, 100), (1, 1, 1, 1)),
-    "n 5/40/150/500, sd 2/1/.7/.3 (small cell noisy)": continuous((5, 40, 150, 500),
-                                                                  (2.0, 1.0, 0.7, 0.3)),
-    "n 5/40/150/500, sd .3/.7/1/2 (small cell quiet)": continuous((5, 40, 150, 500),
-                                                                  (0.3, 0.7, 1.0, 2.0)),
+    "n 5/40/150/500, sd 2/1/.7/.3 (small cell noisy)": continuous(
+        (5, 40, 150, 500), (2.0, 1.0, 0.7, 0.3)
+    ),
+    "n 5/40/150/500, sd .3/.7/1/2 (small cell quiet)": continuous(
+        (5, 40, 150, 500), (0.3, 0.7, 1.0, 2.0)
+    ),
     "binary, n 5/40/150/500, P(d!=0) .9/.5/.2/.1": binary((5, 40, 150, 500), (0.9, 0.5, 0.2, 0.1)),
-    "binary, tau-bench n 56/96/44/132, P(d!=0) .6/.3/.5/.15": binary((56, 96, 44, 132),
-                                                                    (0.6, 0.3, 0.5, 0.15)),
+    "binary, tau-bench n 56/96/44/132, P(d!=0) .6/.3/.5/.15": binary(
+        (56, 96, 44, 132), (0.6, 0.3, 0.5, 0.15)
+    ),
 }
 
 
@@ -63,8 +66,10 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.05)
     args = parser.parse_args()
     lo, hi = stats.binom.ppf([0.005, 0.995], args.reps, args.alpha) / args.reps
-    print(f"reps={args.reps} resamples={args.resamples} alpha={args.alpha} "
-          f"binomial 99% interval [{lo:.4f}, {hi:.4f}]\n")
+    print(
+        f"reps={args.reps} resamples={args.resamples} alpha={args.alpha} "
+        f"binomial 99% interval [{lo:.4f}, {hi:.4f}]\n"
+    )
     print("| design | " + " | ".join(INTERACTION_METHODS) + " |")
     print("|---|" + "---|" * len(INTERACTION_METHODS))
     seeds = np.random.SeedSequence(args.seed).spawn(len(DESIGNS))
@@ -75,14 +80,16 @@ def main() -> None:
         for _ in range(args.reps):
             d, cells = draw(rng)
             for method in INTERACTION_METHODS:
-                res = interaction_test(d, cells, method=method, n_resamples=args.resamples,
-                                       rng=rng)
+                res = interaction_test(d, cells, method=method, n_resamples=args.resamples, rng=rng)
                 rejections[method] += res.pvalue <= args.alpha
         cells_txt = []
         for method in INTERACTION_METHODS:
             rate = rejections[method] / args.reps
-            flag = "" if lo <= rate <= hi else (" (anti-conservative)" if rate > hi
-                                                else " (conservative)")
+            flag = (
+                ""
+                if lo <= rate <= hi
+                else (" (anti-conservative)" if rate > hi else " (conservative)")
+            )
             cells_txt.append(f"{rate:.4f}{flag}")
         seconds = time.perf_counter() - start
         print(f"| {name} | " + " | ".join(cells_txt) + f" |  <!-- {seconds:.0f}s -->")

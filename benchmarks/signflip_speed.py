@@ -46,9 +46,14 @@ def main() -> None:
     start = time.perf_counter()
     ref = []
     for j in range(args.tests):
-        res = stats.permutation_test((d[:, j], np.zeros(args.n)), mean_diff,
-                                     permutation_type="samples", vectorized=True,
-                                     n_resamples=args.resamples, rng=np.random.default_rng(j))
+        res = stats.permutation_test(
+            (d[:, j], np.zeros(args.n)),
+            mean_diff,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=args.resamples,
+            rng=np.random.default_rng(j),
+        )
         ref.append(res.pvalue)
     t_scipy = time.perf_counter() - start
 
@@ -70,15 +75,18 @@ def main() -> None:
     print(f"osustat.signflip_tests : {t_ours:8.3f} s")
     print(f"scipy permutation_test : {t_scipy:8.3f} s  (loop)")
     print(f"speed-up               : {t_scipy / t_ours:8.1f} x")
-    print(f"max |p_ours - p_scipy| : {np.max(np.abs(p_ours - p_ref)):.4f}; "
-          f"within 3 SE of the difference for {np.mean(np.abs(p_ours - p_ref) <= 3 * se):.1%} "
-          "of tests")
-    print(f"tests whose mean difference is exactly 0: {int(exact_zero.sum())}; there ours gives "
-          f"p = {sorted(set(p_ours[exact_zero].round(6)))}, scipy "
-          f"{sorted(set(p_ref[exact_zero].round(4)))}")
+    print(
+        f"max |p_ours - p_scipy| : {np.max(np.abs(p_ours - p_ref)):.4f}; "
+        f"within 3 SE of the difference for {np.mean(np.abs(p_ours - p_ref) <= 3 * se):.1%} "
+        "of tests"
+    )
+    print(
+        f"tests whose mean difference is exactly 0: {int(exact_zero.sum())}; there ours gives "
+        f"p = {sorted(set(p_ours[exact_zero].round(6)))}, scipy "
+        f"{sorted(set(p_ref[exact_zero].round(4)))}"
+    )
     outside = (np.abs(p_ours - p_ref) > 3 * se) & ~exact_zero
-    print(f"tests outside 3 SE excluding those: {int(outside.sum())} of "
-          f"{int((~exact_zero).sum())}")
+    print(f"tests outside 3 SE excluding those: {int(outside.sum())} of {int((~exact_zero).sum())}")
     print(f"p-values differing from an exact integer recount on the same signs: {mismatches}")
 
 

@@ -30,9 +30,15 @@ def main(seed: int = 20261202) -> pd.DataFrame:
             for budget in (128, 256):
                 p = min(1.0, probs[cell] * (1.2 if budget == 256 else 1.0))
                 got = int((rng.random(k) < p).sum())
-                base = {"benchmark": "example", "episode_id": f"ep{ep:03d}",
-                        "query_id": f"q{i:03d}", "method": method, "budget": budget,
-                        "seed": 0, "cell": cell}
+                base = {
+                    "benchmark": "example",
+                    "episode_id": f"ep{ep:03d}",
+                    "query_id": f"q{i:03d}",
+                    "method": method,
+                    "budget": budget,
+                    "seed": 0,
+                    "cell": cell,
+                }
                 rows.append({**base, "metric": "hit@2", "value": float(got >= 2)})
                 rows.append({**base, "metric": "recall", "value": got / k})
     return pd.DataFrame(rows)

@@ -41,9 +41,7 @@ def as_float_vector(x: Any, name: str, *, min_size: int = 1) -> NDArray[np.float
             f"`{name}` must be finite; NaN or infinite values at positions {list_some(bad)}."
         )
     if arr.size < min_size:
-        raise ValueError(
-            f"`{name}` must have at least {min_size} observations; got {arr.size}."
-        )
+        raise ValueError(f"`{name}` must have at least {min_size} observations; got {arr.size}.")
     return arr
 
 
@@ -77,4 +75,3 @@ def check_same_length(arrays: Sequence[tuple[str, Sized]]) -> None:
     if len(set(lengths.values())) > 1:
         described = ", ".join(f"`{k}` has {v}" for k, v in lengths.items())
         raise ValueError(f"Arguments must have equal lengths: {described}.")
-

@@ -109,8 +109,9 @@ def bootstrap_ci(
             raise ValueError(
                 f"`clusters` must give one id per unit; got {labels.size} ids for {d.size} units."
             )
-        missing = [i for i, v in enumerate(labels) if v is None or (isinstance(v, float) and
-                                                                   np.isnan(v))]
+        missing = [
+            i for i, v in enumerate(labels) if v is None or (isinstance(v, float) and np.isnan(v))
+        ]
         if missing:
             raise ValueError(f"`clusters` has missing ids at positions {list_some(missing)}.")
         _, codes = np.unique(labels.astype(str), return_inverse=True)

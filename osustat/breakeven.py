@@ -211,8 +211,9 @@ def break_even(effects: Any, fractions: Any, *, favorable: Any = "T+E+") -> Brea
         p_star = math.nan
     else:
         p_star = -d_nf / (d_fav - d_nf)
-    result = BreakEvenResult(p_star, math.nan, math.nan, never_negative, never_positive, fav,
-                             d_fav, d_nf, g)
+    result = BreakEvenResult(
+        p_star, math.nan, math.nan, never_negative, never_positive, fav, d_fav, d_nf, g
+    )
     if math.isnan(p_star):
         return result
     return _with(result, pi_tool=result.pi_tool_at(p_star), pi_any=result.pi_any_at(p_star))
@@ -260,6 +261,17 @@ def break_even_bootstrap(
     effects recomputed and ``p*`` solved again; the interval is the percentile interval of
     the ``p*`` draws. Draws with ``never_negative`` count as ``p* = 0`` and draws with
     ``never_positive`` as ``p* = 1``, so the interval is reported on ``[0, 1]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from osustat import break_even_bootstrap
+    >>> rng = np.random.default_rng(0)
+    >>> cells = np.repeat(["T+E+", "T+E-", "T-E+", "T-E-"], [56, 96, 44, 132])
+    >>> d = rng.normal(np.repeat([0.18, -0.03, 0.16, -0.13], [56, 96, 44, 132]), 0.5)
+    >>> r = break_even_bootstrap(d, cells, n_resamples=500, rng=1)
+    >>> bool(r.ci[0] <= r.p_star <= r.ci[1]), r.level
+    (True, 0.9)
     """
     d = as_float_vector(differences, "differences", min_size=2)
     level = check_level(level)

@@ -51,9 +51,7 @@ class Cell(enum.Enum):
             for cell in cls:
                 if cell.value == key:
                     return cell
-        raise ValueError(
-            f"Unknown cell label {value!r}; expected one of {[c.value for c in cls]}."
-        )
+        raise ValueError(f"Unknown cell label {value!r}; expected one of {[c.value for c in cls]}.")
 
     @classmethod
     def from_flags(cls, tool: bool, entity: bool) -> Cell:
@@ -121,9 +119,7 @@ def _evidence_iv(
     return tools, ents
 
 
-def label_cell(
-    tools: Sequence[Any], entities: Sequence[Collection[str]] | None = None
-) -> Cell:
+def label_cell(tools: Sequence[Any], entities: Sequence[Collection[str]] | None = None) -> Cell:
     """Label a query's evidence with its cell (Definition 2).
 
     Parameters

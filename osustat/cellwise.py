@@ -117,6 +117,24 @@ def cell_conditional(
     Returns
     -------
     CellConditionalResult
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from osustat import paired
+    >>> from osustat.cellwise import cell_conditional
+    >>> df = pd.DataFrame({
+    ...     "episode_id": [f"e{i % 6}" for i in range(24)] * 2,
+    ...     "query_id": [f"q{i}" for i in range(24)] * 2,
+    ...     "method": ["osu"] * 24 + ["flat"] * 24, "budget": 256, "metric": "hit@2",
+    ...     "value": [1, 1, 0, 1, 1, 0] * 4 + [0, 1, 0, 1, 0, 0] * 4,
+    ...     "cell": ["T+E+", "T-E-"] * 24})
+    >>> res = cell_conditional(paired(df, "osu", "flat", metric="hit@2", budget=256),
+    ...                        n_resamples=999, bootstrap_resamples=200, rng=0)
+    >>> [(str(r.cell), r.n, round(r.effect, 3)) for r in res.cells]
+    [('T+E+', 12, 0.667), ('T-E-', 12, 0.0)]
+    >>> round(res.aggregate.effect, 3), res.oracle.label
+    (0.333, 'in-sample upper bound (oracle cell labels)')
     """
     gen = np.random.default_rng(rng)
     d = data.differences
@@ -132,18 +150,26 @@ def cell_conditional(
         clusters = data.episode_ids[mask] if data.unit == "query" else None
         if clusters is not None and np.unique(clusters).size < 2:
             clusters = None
-        ci = bootstrap_ci(d[mask], level=level, clusters=clusters,
-                          n_resamples=bootstrap_resamples, rng=gen)
+        ci = bootstrap_ci(
+            d[mask], level=level, clusters=clusters, n_resamples=bootstrap_resamples, rng=gen
+        )
         sd = float(d[mask].std(ddof=1))
         n = int(mask.sum())
         effect = float(d[mask].mean())
-        rows.append(CellEffect(
-            cell=cell, n=n, fraction=n / d.size,
-            treatment_mean=float(data.treatment[mask].mean()),
-            baseline_mean=float(data.baseline[mask].mean()),
-            effect=effect, contribution=n / d.size * effect, test=test, ci=ci,
-            mde=minimum_detectable_effect(sd, n),
-        ))
+        rows.append(
+            CellEffect(
+                cell=cell,
+                n=n,
+                fraction=n / d.size,
+                treatment_mean=float(data.treatment[mask].mean()),
+                baseline_mean=float(data.baseline[mask].mean()),
+                effect=effect,
+                contribution=n / d.size * effect,
+                test=test,
+                ci=ci,
+                mde=minimum_detectable_effect(sd, n),
+            )
+        )
     aggregate, per_cell = rows[0], tuple(rows[1:])
     interaction = be = oracle = None
     if data.cells is not None and len(per_cell) >= 2:
@@ -153,6 +179,7 @@ def cell_conditional(
         counts = {r.cell: r.n for r in per_cell}
         oracle = oracle_ceiling(effects, counts)
         if Cell.TE in effects:
-            be = break_even_bootstrap(d, cells_arr, level=0.90,
-                                      n_resamples=bootstrap_resamples, rng=gen)
+            be = break_even_bootstrap(
+                d, cells_arr, level=0.90, n_resamples=bootstrap_resamples, rng=gen
+            )
     return CellConditionalResult(data, aggregate, per_cell, interaction, be, oracle, n_resamples)

@@ -45,23 +45,35 @@ def _analyze(args: argparse.Namespace) -> int:
     path = Path(args.records)
     records = validate_records(read_records(path))
     metrics = _split(args.metric)
-    budgets = [int(b) for b in _split(args.budget)] if args.budget else sorted(
-        records["budget"].unique().tolist())
+    budgets = (
+        [int(b) for b in _split(args.budget)]
+        if args.budget
+        else sorted(records["budget"].unique().tolist())
+    )
     seeds = np.random.SeedSequence(args.seed).spawn(len(metrics) * len(budgets))
     results = []
     for k, (metric, budget) in enumerate((m, b) for m in metrics for b in budgets):
-        data = paired(records, args.treatment, args.baseline, metric=metric, budget=budget,
-                      unit=args.unit, benchmark=args.benchmark)
-        res = cell_conditional(data, n_resamples=args.resamples,
-                               rng=np.random.default_rng(seeds[k]))
+        data = paired(
+            records,
+            args.treatment,
+            args.baseline,
+            metric=metric,
+            budget=budget,
+            unit=args.unit,
+            benchmark=args.benchmark,
+        )
+        res = cell_conditional(
+            data, n_resamples=args.resamples, rng=np.random.default_rng(seeds[k])
+        )
         results.append((f"{metric} at B = {budget}", res))
 
     # One family: every per-cell test of this run (the aggregates are reported raw).
     family = [row for _, res in results for row in res.cells]
     adjusted: dict[int, float] = {}
     if family:
-        adj = adjust_pvalues([r.test.pvalue for r in family], method=args.correction,
-                             alpha=args.alpha)
+        adj = adjust_pvalues(
+            [r.test.pvalue for r in family], method=args.correction, alpha=args.alpha
+        )
         adjusted = {id(r): float(p) for r, p in zip(family, adj.pvalues_adjusted, strict=True)}
     for _, res in results:
         adjusted.setdefault(id(res.aggregate), res.aggregate.test.pvalue)
@@ -82,18 +94,24 @@ def _analyze(args: argparse.Namespace) -> int:
         for heading, res in results:
             if res.cells:
                 name = f"forest-{res.paired.metric.replace('@', '')}-B{res.paired.budget}.png"
-                forest_plot(res, out / name, title=f"{args.treatment} − {args.baseline}, "
-                                                  f"{heading}")
+                forest_plot(res, out / name, title=f"{args.treatment} − {args.baseline}, {heading}")
                 figures[heading] = name
-    text = render_markdown(results, adjusted, title=f"Cell-conditional analysis: "
-                           f"{args.treatment} vs {args.baseline}", preamble=preamble,
-                           correction=args.correction, alpha=args.alpha, figures=figures)
+    text = render_markdown(
+        results,
+        adjusted,
+        title=f"Cell-conditional analysis: {args.treatment} vs {args.baseline}",
+        preamble=preamble,
+        correction=args.correction,
+        alpha=args.alpha,
+        figures=figures,
+    )
     if out is not None:
         (out / "report.md").write_text(text + "\n", encoding="utf-8")
         if args.json:
             (out / "results.json").write_text(
                 json.dumps(to_json(results, adjusted), indent=2, default=float) + "\n",
-                encoding="utf-8")
+                encoding="utf-8",
+            )
         print(f"wrote {out / 'report.md'}", file=sys.stderr)
     if args.json and out is None:
         print(json.dumps(to_json(results, adjusted), indent=2, default=float))
@@ -112,8 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("records", help="records file (.csv, .jsonl or .parquet; long schema)")
     an.add_argument("--treatment", required=True)
     an.add_argument("--baseline", required=True)
-    an.add_argument("--metric", default="hit@2,recall", help="comma-separated (default "
-                    "hit@2,recall)")
+    an.add_argument(
+        "--metric", default="hit@2,recall", help="comma-separated (default hit@2,recall)"
+    )
     an.add_argument("--budget", default=None, help="comma-separated budgets (default: all)")
     an.add_argument("--benchmark", default=None, help="needed when records hold several")
     an.add_argument("--unit", choices=("query", "episode"), default="query")
@@ -135,8 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, FileNotFoundError) as exc:
         if os.environ.get("OSUSTAT_DEBUG"):
             raise
-        print(f"osustat {args.command}: error: {exc}\n(set OSUSTAT_DEBUG=1 for a traceback)",
-              file=sys.stderr)
+        print(
+            f"osustat {args.command}: error: {exc}\n(set OSUSTAT_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
         return 2
 
 

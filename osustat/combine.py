@@ -185,8 +185,7 @@ def seed_dependence(per_seed_differences: Any, *, threshold: float = 0.3) -> See
     x = np.asarray(per_seed_differences, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] < 2 or x.shape[0] < 3:
         raise ValueError(
-            "`per_seed_differences` must have shape (n_queries >= 3, n_seeds >= 2); got "
-            f"{x.shape}."
+            f"`per_seed_differences` must have shape (n_queries >= 3, n_seeds >= 2); got {x.shape}."
         )
     bad = np.flatnonzero(~np.isfinite(x).all(axis=1))
     if bad.size:
@@ -208,5 +207,4 @@ def seed_dependence(per_seed_differences: Any, *, threshold: float = 0.3) -> See
             corr[i, j] = corr[j, i] = r
     rho = float(corr[np.triu_indices(k, 1)].mean())
     eff = float(k / (1.0 + (k - 1) * max(rho, 0.0)))
-    return SeedDependence(corr, rho, float(np.mean(dup)), max(eff, 1.0), rho > threshold,
-                          threshold)
+    return SeedDependence(corr, rho, float(np.mean(dup)), max(eff, 1.0), rho > threshold, threshold)

@@ -167,8 +167,9 @@ def interaction_test(
     tol = 1e-9 * max(abs(observed), float(np.max(np.abs(null), initial=0.0)), 1e-300)
     b = int(np.count_nonzero(null >= observed - tol))
     pvalue = (b + 1) / (n_resamples + 1)
-    return InteractionResult(float(observed), float(pvalue), cell_means, cell_n, method,
-                             n_resamples)
+    return InteractionResult(
+        float(observed), float(pvalue), cell_means, cell_n, method, n_resamples
+    )
 
 
 def _interaction_iv(

@@ -21,8 +21,9 @@ __all__ = ["minimum_detectable_effect", "power"]
 _SM_ALTERNATIVE = {"two-sided": "two-sided", "greater": "larger", "less": "smaller"}
 
 
-def _common_iv(differences_sd: Any, n: Any, alpha: Any, alternative: str) -> tuple[float, int,
-                                                                                  float, str]:
+def _common_iv(
+    differences_sd: Any, n: Any, alpha: Any, alternative: str
+) -> tuple[float, int, float, str]:
     try:
         sd = float(differences_sd)
     except (TypeError, ValueError):
@@ -72,8 +73,9 @@ def minimum_detectable_effect(
     target = check_level(power, "power")
     if sd == 0:
         return 0.0
-    es = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=target,
-                                  alternative=alt)
+    es = TTestPower().solve_power(
+        effect_size=None, nobs=n, alpha=alpha, power=target, alternative=alt
+    )
     return float(abs(float(np.squeeze(es))) * sd)
 
 
@@ -101,5 +103,8 @@ def power(
         raise ValueError(f"`effect` must be finite; got {effect}.")
     if sd == 0:
         return 1.0 if effect != 0 else alpha
-    return float(np.squeeze(TTestPower().power(effect_size=effect / sd, nobs=n, alpha=alpha,
-                                               alternative=alt)))
+    return float(
+        np.squeeze(
+            TTestPower().power(effect_size=effect / sd, nobs=n, alpha=alpha, alternative=alt)
+        )
+    )

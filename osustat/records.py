@@ -167,8 +167,9 @@ def _normalize_cells(df: pd.DataFrame) -> pd.Series:
         )
     cells = pd.Series(labels, index=df.index, dtype=object)
     if present.any():
-        keyed = pd.DataFrame({"b": df["benchmark"], "e": df["episode_id"], "q": df["query_id"],
-                              "c": cells})[present.to_numpy()]
+        keyed = pd.DataFrame(
+            {"b": df["benchmark"], "e": df["episode_id"], "q": df["query_id"], "c": cells}
+        )[present.to_numpy()]
         counts = keyed.groupby(["b", "e", "q"])["c"].nunique()
         conflicting = counts[counts > 1]
         if len(conflicting):
@@ -294,8 +295,9 @@ def paired(
     methods = sorted(df["method"].unique().tolist())
     for name, m in (("treatment", treatment), ("baseline", baseline)):
         if m not in methods:
-            raise ValueError(f"`{name}` method {m!r} is not in the records; known methods: "
-                             f"{methods}.")
+            raise ValueError(
+                f"`{name}` method {m!r} is not in the records; known methods: {methods}."
+            )
     if treatment == baseline:
         raise ValueError("`treatment` and `baseline` must be different methods.")
     df = _choose(df, "metric", str(metric).strip().lower(), "metric")
@@ -309,8 +311,9 @@ def paired(
     for name, m in (("treatment", treatment), ("baseline", baseline)):
         part = df[df["method"] == m]
         if part.empty:
-            raise ValueError(f"`{name}` method {m!r} has no records for metric {metric!r} at "
-                             f"budget {budget}.")
+            raise ValueError(
+                f"`{name}` method {m!r} has no records for metric {metric!r} at budget {budget}."
+            )
         sides[name] = part.groupby(["episode_id", "query_id"], sort=True).agg(
             value=("value", "mean"), n_seeds=("seed", "nunique"), cell=("cell", "first")
         )
@@ -320,11 +323,13 @@ def paired(
     if len(only_t) or len(only_b):
         parts = []
         if len(only_t):
-            parts.append(f"only {treatment!r} has {len(only_t)}: "
-                         f"{list_some(f'{e}/{q}' for e, q in only_t)}")
+            parts.append(
+                f"only {treatment!r} has {len(only_t)}: {list_some(f'{e}/{q}' for e, q in only_t)}"
+            )
         if len(only_b):
-            parts.append(f"only {baseline!r} has {len(only_b)}: "
-                         f"{list_some(f'{e}/{q}' for e, q in only_b)}")
+            parts.append(
+                f"only {baseline!r} has {len(only_b)}: {list_some(f'{e}/{q}' for e, q in only_b)}"
+            )
         raise ValueError("unpaired queries (never silently dropped); " + "; ".join(parts) + ".")
     b = b.loc[t.index]
     n_seeds = int(max(t["n_seeds"].max(), b["n_seeds"].max()))
@@ -343,11 +348,22 @@ def paired(
             cells = None
         elif cell_labels.isna().any():
             lacking = [f"{e}/{q}" for (e, q), v in cell_labels.items() if v is None or v != v]
-            raise ValueError(f"`cell` is missing for queries {list_some(lacking)} while other "
-                             "queries have one.")
+            raise ValueError(
+                f"`cell` is missing for queries {list_some(lacking)} while other queries have one."
+            )
         else:
             cells = np.array([Cell.parse(c) for c in cell_labels], dtype=object)
     tv_arr = tv.to_numpy(dtype=np.float64)
     bv_arr = bv.to_numpy(dtype=np.float64)
-    return PairedRecords(tv_arr, bv_arr, tv_arr - bv_arr, ids, episodes, cells, unit,
-                         str(metric).strip().lower(), int(budget), n_seeds)
+    return PairedRecords(
+        tv_arr,
+        bv_arr,
+        tv_arr - bv_arr,
+        ids,
+        episodes,
+        cells,
+        unit,
+        str(metric).strip().lower(),
+        int(budget),
+        n_seeds,
+    )

@@ -122,8 +122,12 @@ class SignFlipResult:
             sums, counts = signs @ d, signs.sum(axis=1)
             plus_one = 0
         else:
-            out = _null_sums(self._sign_seed, self._ci_resamples, self._sign_width,
-                             np.column_stack([d, np.ones(n)]))
+            out = _null_sums(
+                self._sign_seed,
+                self._ci_resamples,
+                self._sign_width,
+                np.column_stack([d, np.ones(n)]),
+            )
             sums, counts = out[:, 0], out[:, 1]
             plus_one = 1
         total = float(d.sum())
@@ -220,8 +224,7 @@ def paired_signflip_test(
     b_arr = as_float_vector(b, "b", min_size=2)
     if a_arr.size != b_arr.size:
         raise ValueError(
-            f"`a` and `b` must have equal lengths (paired data); got {a_arr.size} and "
-            f"{b_arr.size}."
+            f"`a` and `b` must have equal lengths (paired data); got {a_arr.size} and {b_arr.size}."
         )
     return signflip_tests(
         [a_arr - b_arr], alternative=alternative, n_resamples=n_resamples, rng=rng

@@ -95,16 +95,20 @@ def render_markdown(
         if res.break_even is not None:
             be = res.break_even
             if be.never_negative:
-                out.append("- Break-even: the non-favorable mixture's effect is ≥ 0, so any "
-                           "T+E+ share gives a non-negative aggregate (p* = 0%†).")
+                out.append(
+                    "- Break-even: the non-favorable mixture's effect is ≥ 0, so any "
+                    "T+E+ share gives a non-negative aggregate (p* = 0%†)."
+                )
             elif be.never_positive:
                 out.append("- Break-even: no T+E+ share makes the aggregate positive.")
             else:
                 band = ""
-                if be.ci is not None and be.level is not None:
-                    band = (f" ({be.level:.0%} bootstrap band for p*: [{be.ci[0]:.1%}, "
-                            f"{be.ci[1]:.1%}]; π_T+ [{be.pi_tool_ci[0]:.1%}, "  # type: ignore[index]
-                            f"{be.pi_tool_ci[1]:.1%}])")  # type: ignore[index]
+                if be.ci is not None and be.pi_tool_ci is not None and be.level is not None:
+                    band = (
+                        f" ({be.level:.0%} bootstrap band for p*: [{be.ci[0]:.1%}, "
+                        f"{be.ci[1]:.1%}]; π_T+ [{be.pi_tool_ci[0]:.1%}, "
+                        f"{be.pi_tool_ci[1]:.1%}])"
+                    )
                 out.append(
                     f"- Break-even (Appendix I family): p* = {be.p_star:.1%} T+E+, "
                     f"π_T+* = {be.pi_tool:.1%}, π_any+* = {be.pi_any:.1%}{band}."
@@ -124,39 +128,62 @@ def render_markdown(
     return "\n".join(out)
 
 
-def to_json(results: Sequence[tuple[str, CellConditionalResult]],
-            adjusted: dict[int, float]) -> list[dict[str, Any]]:
+def to_json(
+    results: Sequence[tuple[str, CellConditionalResult]], adjusted: dict[int, float]
+) -> list[dict[str, Any]]:
     """The same numbers as the markdown, as plain JSON-serializable dicts."""
     payload = []
     for heading, res in results:
         rows = []
         for row in (*res.cells, res.aggregate):
-            rows.append({
-                "cell": _label(row), "n": row.n, "fraction": row.fraction,
-                "treatment_mean": row.treatment_mean, "baseline_mean": row.baseline_mean,
-                "effect": row.effect, "ci": [row.ci.low, row.ci.high], "ci_level": row.ci.level,
-                "pvalue": row.test.pvalue, "pvalue_adjusted": adjusted.get(id(row)),
-                "pvalue_method": row.test.method, "contribution": row.contribution,
-                "mde": row.mde,
-            })
-        item: dict[str, Any] = {"comparison": heading, "unit": res.paired.unit,
-                                "metric": res.paired.metric, "budget": res.paired.budget,
-                                "rows": rows}
+            rows.append(
+                {
+                    "cell": _label(row),
+                    "n": row.n,
+                    "fraction": row.fraction,
+                    "treatment_mean": row.treatment_mean,
+                    "baseline_mean": row.baseline_mean,
+                    "effect": row.effect,
+                    "ci": [row.ci.low, row.ci.high],
+                    "ci_level": row.ci.level,
+                    "pvalue": row.test.pvalue,
+                    "pvalue_adjusted": adjusted.get(id(row)),
+                    "pvalue_method": row.test.method,
+                    "contribution": row.contribution,
+                    "mde": row.mde,
+                }
+            )
+        item: dict[str, Any] = {
+            "comparison": heading,
+            "unit": res.paired.unit,
+            "metric": res.paired.metric,
+            "budget": res.paired.budget,
+            "rows": rows,
+        }
         if res.interaction is not None:
-            item["interaction"] = {"method": res.interaction.method,
-                                   "statistic": res.interaction.statistic,
-                                   "pvalue": res.interaction.pvalue}
+            item["interaction"] = {
+                "method": res.interaction.method,
+                "statistic": res.interaction.statistic,
+                "pvalue": res.interaction.pvalue,
+            }
         if res.break_even is not None:
             be = res.break_even
-            item["break_even"] = {"p_star": be.p_star, "pi_tool": be.pi_tool,
-                                  "pi_any": be.pi_any, "never_negative": be.never_negative,
-                                  "never_positive": be.never_positive, "p_star_ci": be.ci}
+            item["break_even"] = {
+                "p_star": be.p_star,
+                "pi_tool": be.pi_tool,
+                "pi_any": be.pi_any,
+                "never_negative": be.never_negative,
+                "never_positive": be.never_positive,
+                "p_star_ci": be.ci,
+            }
         if res.oracle is not None:
             o = res.oracle
-            item["oracle_ceiling"] = {"label": o.label,
-                                      "gain_over_baseline": o.gain_over_baseline,
-                                      "gain_over_treatment": o.gain_over_treatment,
-                                      "routed_cells": [c.value for c in o.routed_cells]}
+            item["oracle_ceiling"] = {
+                "label": o.label,
+                "gain_over_baseline": o.gain_over_baseline,
+                "gain_over_treatment": o.gain_over_treatment,
+                "routed_cells": [c.value for c in o.routed_cells],
+            }
         payload.append(item)
     return payload
 
@@ -173,8 +200,14 @@ def forest_plot(res: CellConditionalResult, path: Path, *, title: str) -> Path:
     ys = list(range(len(rows)))[::-1]
     for y, row in zip(ys, rows, strict=True):
         color = "black" if row.cell is None else "tab:blue"
-        ax.errorbar(row.effect, y, xerr=[[row.effect - row.ci.low], [row.ci.high - row.effect]],
-                    fmt="o", color=color, capsize=3)
+        ax.errorbar(
+            row.effect,
+            y,
+            xerr=[[row.effect - row.ci.low], [row.ci.high - row.effect]],
+            fmt="o",
+            color=color,
+            capsize=3,
+        )
     ax.axvline(0, color="grey", lw=0.8, ls="--")
     ax.set_yticks(ys, [f"{_label(r)} (n={r.n})" for r in rows])
     ax.set_xlabel(f"Δ {res.paired.metric} (treatment − baseline)")

@@ -2,6 +2,7 @@
 
 from hypothesis import settings
 
-settings.register_profile("deterministic", derandomize=True, database=None, deadline=None,
-                          max_examples=60)
+settings.register_profile(
+    "deterministic", derandomize=True, database=None, deadline=None, max_examples=60
+)
 settings.load_profile("deterministic")

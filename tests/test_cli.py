@@ -26,16 +26,40 @@ class TestAnalyze:
     @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
     def test_formats(self, tmp_path, fmt, capsys):
         path = small_records(tmp_path, fmt)
-        assert main(["analyze", str(path), "--treatment", "osu-mem", "--baseline",
-                     "flat-vector", "--metric", "hit@2", "--resamples", "999"]) == 0
+        assert (
+            main(
+                [
+                    "analyze",
+                    str(path),
+                    "--treatment",
+                    "osu-mem",
+                    "--baseline",
+                    "flat-vector",
+                    "--metric",
+                    "hit@2",
+                    "--resamples",
+                    "999",
+                ]
+            )
+            == 0
+        )
         out = capsys.readouterr().out
         assert "## hit@2 at B = 256" in out and "| T+E+ | 56 |" in out
         assert "n (queries)" in out and "in-sample upper bound" in out
 
     def test_report_files_and_determinism(self, tmp_path):
         path = small_records(tmp_path)
-        args = ["analyze", str(path), "--treatment", "osu-mem", "--baseline", "flat-vector",
-                "--resamples", "999", "--json"]
+        args = [
+            "analyze",
+            str(path),
+            "--treatment",
+            "osu-mem",
+            "--baseline",
+            "flat-vector",
+            "--resamples",
+            "999",
+            "--json",
+        ]
         assert main([*args, "--out", str(tmp_path / "a")]) == 0
         assert main([*args, "--out", str(tmp_path / "b")]) == 0
         a = (tmp_path / "a" / "report.md").read_text()
@@ -51,9 +75,25 @@ class TestAnalyze:
 
     def test_episode_unit(self, tmp_path, capsys):
         path = small_records(tmp_path)
-        assert main(["analyze", str(path), "--treatment", "osu-mem", "--baseline",
-                     "flat-vector", "--metric", "recall", "--unit", "episode",
-                     "--resamples", "999"]) == 0
+        assert (
+            main(
+                [
+                    "analyze",
+                    str(path),
+                    "--treatment",
+                    "osu-mem",
+                    "--baseline",
+                    "flat-vector",
+                    "--metric",
+                    "recall",
+                    "--unit",
+                    "episode",
+                    "--resamples",
+                    "999",
+                ]
+            )
+            == 0
+        )
         assert "n (episodes)" in capsys.readouterr().out
 
     def test_unknown_method_is_an_error(self, tmp_path, capsys):
@@ -64,8 +104,10 @@ class TestAnalyze:
         assert "known methods: ['flat-vector', 'osu-mem']" in err
 
     def test_missing_file(self, tmp_path, capsys):
-        assert main(["analyze", str(tmp_path / "nope.csv"), "--treatment", "a",
-                     "--baseline", "b"]) == 2
+        assert (
+            main(["analyze", str(tmp_path / "nope.csv"), "--treatment", "a", "--baseline", "b"])
+            == 2
+        )
         assert "does not exist" in capsys.readouterr().err
 
     def test_bad_extension(self, tmp_path, capsys):

@@ -12,8 +12,9 @@ class TestBootstrapCI:
             bootstrap_ci([1.0, 2.0], method="basic")
 
     def test_cluster_length(self):
-        with pytest.raises(ValueError, match="`clusters` must give one id per unit; got 2 ids "
-                                             "for 3 units"):
+        with pytest.raises(
+            ValueError, match="`clusters` must give one id per unit; got 2 ids for 3 units"
+        ):
             bootstrap_ci([1.0, 2.0, 3.0], clusters=["a", "b"])
 
     def test_single_cluster(self):
@@ -33,8 +34,13 @@ class TestBootstrapCI:
     def test_agrees_with_scipy(self, method):
         d = np.random.default_rng(0).exponential(1.0, 80)
         ours = bootstrap_ci(d, method=method, n_resamples=20_000, rng=1)
-        ref = stats.bootstrap((d,), np.mean, method="BCa" if method == "bca" else "percentile",
-                              n_resamples=20_000, rng=np.random.default_rng(2)).confidence_interval
+        ref = stats.bootstrap(
+            (d,),
+            np.mean,
+            method="BCa" if method == "bca" else "percentile",
+            n_resamples=20_000,
+            rng=np.random.default_rng(2),
+        ).confidence_interval
         # Two independent Monte Carlo runs: agree to within resampling noise.
         assert ours.low == pytest.approx(ref.low, abs=0.02)
         assert ours.high == pytest.approx(ref.high, abs=0.02)

@@ -62,7 +62,10 @@ class TestBreakEven:
         # the family's conditional fractions: .353 / .162 / .485
         g = hit.conditional_fractions
         assert [round(g[c], 3) for c in (Cell.T_ONLY, Cell.E_ONLY, Cell.NEITHER)] == [
-            0.353, 0.162, 0.485]
+            0.353,
+            0.162,
+            0.485,
+        ]
 
     def test_aggregate_at_break_even_is_zero(self):
         r = break_even(HIT2[256], COUNTS)

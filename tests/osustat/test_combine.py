@@ -12,8 +12,11 @@ pvalue = st.floats(min_value=1e-12, max_value=1.0)
 class TestFisherCombine:
     # -- Input validation --
     def test_zero_pvalue(self):
-        with pytest.raises(ValueError, match=r"`pvalues` must lie in \(0, 1\]; bad values at "
-                                             r"positions 1"):
+        with pytest.raises(
+            ValueError,
+            match=r"`pvalues` must lie in \(0, 1\]; bad values at "
+            r"positions 1",
+        ):
             fisher_combine([0.5, 0.0])
 
     def test_empty(self):
@@ -64,8 +67,10 @@ def simulate_fisher(rho, reps, rng, n=40, k=5):
     for _ in range(reps):
         common = rng.standard_normal((n, 1))
         x = np.sqrt(rho) * common + np.sqrt(1 - rho) * rng.standard_normal((n, k))
-        ps = [paired_signflip_test(x[:, j], np.zeros(n), n_resamples=99, rng=rng).pvalue
-              for j in range(k)]
+        ps = [
+            paired_signflip_test(x[:, j], np.zeros(n), n_resamples=99, rng=rng).pvalue
+            for j in range(k)
+        ]
         rejections += fisher_combine(ps).pvalue <= 0.05
         flagged += seed_dependence(x).too_dependent
     return rejections / reps, flagged / reps

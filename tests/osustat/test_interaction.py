@@ -23,8 +23,9 @@ def rejection_rate(method, draw, reps, rng, resamples=199):
     hits = 0
     for _ in range(reps):
         d, cells = draw(rng)
-        hits += interaction_test(d, cells, method=method, n_resamples=resamples,
-                                 rng=rng).pvalue <= 0.05
+        hits += (
+            interaction_test(d, cells, method=method, n_resamples=resamples, rng=rng).pvalue <= 0.05
+        )
     return hits / reps
 
 
@@ -39,8 +40,11 @@ class TestInteractionTest:
             interaction_test([1, 2, 3, 4], LABELS, method="anova")
 
     def test_unknown_cell_label(self):
-        with pytest.raises(ValueError, match=r"`cells` has unknown cell labels at positions "
-                                             r"2 \('TE\?'\)"):
+        with pytest.raises(
+            ValueError,
+            match=r"`cells` has unknown cell labels at positions "
+            r"2 \('TE\?'\)",
+        ):
             interaction_test([1, 2, 3], ["T+E+", "T-E-", "TE?"])
 
     def test_length_mismatch(self):
@@ -69,8 +73,9 @@ class TestInteractionTest:
         assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-8)
 
     def test_cell_means_and_counts(self):
-        res = interaction_test([1, 0, 1, -1, 0.5], ["T+E+", "T+E+", "T-E-", "T-E-", "T-E+"],
-                               rng=0, n_resamples=99)
+        res = interaction_test(
+            [1, 0, 1, -1, 0.5], ["T+E+", "T+E+", "T-E-", "T-E-", "T-E+"], rng=0, n_resamples=99
+        )
         assert res.cell_n == {Cell.TE: 2, Cell.E_ONLY: 1, Cell.NEITHER: 2}
         assert res.cell_means == {Cell.TE: 0.5, Cell.E_ONLY: 0.5, Cell.NEITHER: 0.0}
 
@@ -112,8 +117,9 @@ class TestInteractionTest:
         rng = np.random.default_rng(5)
         d, cells = draw_binary(rng, (56, 96, 44, 132), (0.6, 0.3, 0.5, 0.15))
         for method in INTERACTION_METHODS:
-            assert (interaction_test(d, cells, method=method, rng=8)
-                    == interaction_test(d, cells, method=method, rng=8))
+            assert interaction_test(d, cells, method=method, rng=8) == interaction_test(
+                d, cells, method=method, rng=8
+            )
 
     # -- Type-I error under the null (slow) --
     @pytest.mark.slow
@@ -146,6 +152,6 @@ class TestInteractionTest:
         rng = np.random.default_rng(12)
         _, hi = binomial_99(600)
         rate = rejection_rate(
-            method, lambda r: draw_continuous(r, (5, 40, 150, 500), (2.0, 1.0, 0.7, 0.3)),
-            600, rng)
+            method, lambda r: draw_continuous(r, (5, 40, 150, 500), (2.0, 1.0, 0.7, 0.3)), 600, rng
+        )
         assert rate > hi

@@ -42,9 +42,11 @@ class TestAdjustPValues:
         assert adj.pvalues_adjusted.tolist() == pytest.approx([0.03, 0.6, 1.0])
 
     # -- Properties --
-    @given(st.lists(st.floats(0, 1), min_size=1, max_size=30),
-           st.sampled_from(["holm", "bonferroni", "fdr_bh", "hommel"]),
-           st.sampled_from([0.01, 0.05, 0.1]))
+    @given(
+        st.lists(st.floats(0, 1), min_size=1, max_size=30),
+        st.sampled_from(["holm", "bonferroni", "fdr_bh", "hommel"]),
+        st.sampled_from([0.01, 0.05, 0.1]),
+    )
     def test_reject_iff_adjusted_below_alpha(self, p, method, alpha):
         adj = adjust_pvalues(p, method=method, alpha=alpha)
         assert np.array_equal(adj.reject, adj.pvalues_adjusted <= alpha)
@@ -53,9 +55,20 @@ class TestAdjustPValues:
 
 
 class TestStars:
-    @pytest.mark.parametrize(("p", "mark"), [(0.5, ""), (0.10, ""), (0.0999, "."), (0.05, "."),
-                                             (0.049, "*"), (0.01, "*"), (0.0099, "**"),
-                                             (0.001, "**"), (0.0009, "***")])
+    @pytest.mark.parametrize(
+        ("p", "mark"),
+        [
+            (0.5, ""),
+            (0.10, ""),
+            (0.0999, "."),
+            (0.05, "."),
+            (0.049, "*"),
+            (0.01, "*"),
+            (0.0099, "**"),
+            (0.001, "**"),
+            (0.0009, "***"),
+        ],
+    )
     def test_thresholds(self, p, mark):
         assert stars(p) == mark
 

@@ -45,8 +45,10 @@ class TestPower:
         mde = minimum_detectable_effect(sd, n)
         reps = 500
         hits = sum(
-            paired_signflip_test(rng.normal(mde, sd, n), np.zeros(n), n_resamples=499,
-                                 rng=rng).pvalue <= 0.05
+            paired_signflip_test(
+                rng.normal(mde, sd, n), np.zeros(n), n_resamples=499, rng=rng
+            ).pvalue
+            <= 0.05
             for _ in range(reps)
         )
         lo, hi = stats.binom.ppf([0.005, 0.995], reps, 0.8) / reps

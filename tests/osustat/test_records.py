@@ -12,12 +12,23 @@ def make_records(n_queries=6, methods=("osu", "flat"), budgets=(256,), seeds=(0,
             for m in methods:
                 for b in budgets:
                     for s in seeds:
-                        for metric, value in (("hit@2", float((q + e + (m == "osu")) % 2)),
-                                              ("recall", 0.5)):
-                            rows.append({"benchmark": "syn", "episode_id": f"e{e}",
-                                         "query_id": f"q{q}", "method": m, "budget": b,
-                                         "seed": s, "metric": metric, "value": value,
-                                         "cell": ["T+E+", "T-E-", "T+E-"][q % 3]})
+                        for metric, value in (
+                            ("hit@2", float((q + e + (m == "osu")) % 2)),
+                            ("recall", 0.5),
+                        ):
+                            rows.append(
+                                {
+                                    "benchmark": "syn",
+                                    "episode_id": f"e{e}",
+                                    "query_id": f"q{q}",
+                                    "method": m,
+                                    "budget": b,
+                                    "seed": s,
+                                    "metric": metric,
+                                    "value": value,
+                                    "cell": ["T+E+", "T-E-", "T+E-"][q % 3],
+                                }
+                            )
     return pd.DataFrame(rows)
 
 
@@ -28,8 +39,11 @@ class TestValidateRecords:
 
     def test_missing_columns_lists_missing_and_found(self):
         df = make_records().drop(columns=["value", "method"])
-        with pytest.raises(ValueError, match=r"missing required columns \['method', 'value'\]; "
-                                             r"found columns \['benchmark', 'episode_id'"):
+        with pytest.raises(
+            ValueError,
+            match=r"missing required columns \['method', 'value'\]; "
+            r"found columns \['benchmark', 'episode_id'",
+        ):
             validate_records(df)
 
     def test_nan_value_names_row(self):
@@ -42,8 +56,11 @@ class TestValidateRecords:
         df = make_records()
         df["value"] = df["value"].astype(object)
         df.loc[5, "value"] = "high"
-        with pytest.raises(TypeError, match=r"`value` must be numeric; non-numeric values in "
-                                            r"rows 5"):
+        with pytest.raises(
+            TypeError,
+            match=r"`value` must be numeric; non-numeric values in "
+            r"rows 5",
+        ):
             validate_records(df)
 
     def test_non_binary_hit(self):
@@ -109,8 +126,9 @@ class TestPaired:
 
     def test_seeds_averaged_per_query(self):
         df = make_records(seeds=(0, 1))
-        df.loc[(df["seed"] == 1) & (df["metric"] == "recall") & (df["method"] == "osu"),
-               "value"] = 1.0
+        df.loc[
+            (df["seed"] == 1) & (df["metric"] == "recall") & (df["method"] == "osu"), "value"
+        ] = 1.0
         p = paired(df, "osu", "flat", metric="recall", budget=256)
         assert p.n == 6 and p.n_seeds == 2
         assert p.treatment.tolist() == [0.75] * 6
@@ -124,18 +142,27 @@ class TestPaired:
             paired(df, "osu", "flat", metric="hit@2", budget=256)
 
     def test_unknown_method_lists_known(self):
-        with pytest.raises(ValueError, match=r"`treatment` method 'tree' is not in the records; "
-                                             r"known methods: \['flat', 'osu'\]"):
+        with pytest.raises(
+            ValueError,
+            match=r"`treatment` method 'tree' is not in the records; "
+            r"known methods: \['flat', 'osu'\]",
+        ):
             paired(make_records(), "tree", "flat", metric="hit@2", budget=256)
 
     def test_unknown_budget_lists_known(self):
-        with pytest.raises(ValueError, match=r"budget 512 is not in the records; known budgets: "
-                                             r"\[128, 256\]"):
+        with pytest.raises(
+            ValueError,
+            match=r"budget 512 is not in the records; known budgets: "
+            r"\[128, 256\]",
+        ):
             paired(make_records(budgets=(128, 256)), "osu", "flat", metric="hit@2", budget=512)
 
     def test_unknown_metric_lists_known(self):
-        with pytest.raises(ValueError, match=r"metric 'ndcg' is not in the records; known "
-                                             r"metrics: \['hit@2', 'recall'\]"):
+        with pytest.raises(
+            ValueError,
+            match=r"metric 'ndcg' is not in the records; known "
+            r"metrics: \['hit@2', 'recall'\]",
+        ):
             paired(make_records(), "osu", "flat", metric="ndcg", budget=256)
 
     def test_same_method(self):

@@ -32,8 +32,11 @@ class TestPairedSignflipTest:
             paired_signflip_test([1, 2, 3], [1, 2])
 
     def test_nan(self):
-        with pytest.raises(ValueError, match=r"`a` must be finite; NaN or infinite values at "
-                                             r"positions 1"):
+        with pytest.raises(
+            ValueError,
+            match=r"`a` must be finite; NaN or infinite values at "
+            r"positions 1",
+        ):
             paired_signflip_test([1, np.nan, 3], [1, 2, 3])
 
     def test_inf(self):
@@ -77,16 +80,24 @@ class TestPairedSignflipTest:
         # a - b is computed in floats (0.3 - 0.1 != 0.2 in binary); ties must survive.
         a = np.array([0.3, 0.2, 0.7, 0.1, 0.5, 0.4])
         b = np.array([0.1, 0.0, 0.5, 0.3, 0.2, 0.2])
-        exact = [Fraction(x).limit_denominator(10) - Fraction(y).limit_denominator(10)
-                 for x, y in zip(a, b, strict=True)]
+        exact = [
+            Fraction(x).limit_denominator(10) - Fraction(y).limit_denominator(10)
+            for x, y in zip(a, b, strict=True)
+        ]
         for alternative in ("two-sided", "greater", "less"):
             res = paired_signflip_test(a, b, alternative=alternative)
             assert res.method == "exact-enumeration"
-            assert res.pvalue == pytest.approx(float(exact_signflip_pvalue(exact, alternative)),
-                                               abs=1e-12)
+            assert res.pvalue == pytest.approx(
+                float(exact_signflip_pvalue(exact, alternative)), abs=1e-12
+            )
 
-    @given(data=st.lists(st.floats(-1, 1, allow_nan=False).filter(lambda x: abs(x) > 1e-3),
-                         min_size=2, max_size=11))
+    @given(
+        data=st.lists(
+            st.floats(-1, 1, allow_nan=False).filter(lambda x: abs(x) > 1e-3),
+            min_size=2,
+            max_size=11,
+        )
+    )
     def test_agrees_with_scipy_exact(self, data):
         d = np.array(data)
         assume(len(set(np.round(np.abs(d), 9))) > 1)  # not the binomial path
@@ -121,7 +132,8 @@ class TestPairedSignflipTest:
         assert res.pvalue == pytest.approx(stats.binomtest(9, 11).pvalue, abs=1e-12)
         greater = paired_signflip_test(a, b, alternative="greater")
         assert greater.pvalue == pytest.approx(
-            stats.binomtest(9, 11, alternative="greater").pvalue, abs=1e-12)
+            stats.binomtest(9, 11, alternative="greater").pvalue, abs=1e-12
+        )
 
     def test_binomial_large_n_uses_scipy_tail(self):
         rng = np.random.default_rng(3)
@@ -129,8 +141,9 @@ class TestPairedSignflipTest:
         b = rng.integers(0, 2, 5000)
         res = paired_signflip_test(a, b)
         wins = int(np.sum(a > b))
-        assert res.pvalue == pytest.approx(stats.binomtest(wins, int(np.sum(a != b))).pvalue,
-                                           rel=1e-9)
+        assert res.pvalue == pytest.approx(
+            stats.binomtest(wins, int(np.sum(a != b))).pvalue, rel=1e-9
+        )
 
     def test_monte_carlo_within_three_standard_errors_of_exact(self):
         rng = np.random.default_rng(11)
@@ -155,8 +168,10 @@ class TestPairedSignflipTest:
         assert r1.confidence_interval() == r2.confidence_interval()
 
     # -- Properties --
-    @given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=2, max_size=30),
-           st.integers(0, 2**32 - 1))
+    @given(
+        st.lists(st.floats(-1, 1, allow_nan=False), min_size=2, max_size=30),
+        st.integers(0, 2**32 - 1),
+    )
     def test_pvalue_in_unit_interval(self, data, seed):
         d = np.array(data)
         res = paired_signflip_test(d, np.zeros_like(d), n_resamples=500, rng=seed)
@@ -165,8 +180,10 @@ class TestPairedSignflipTest:
             assert res.pvalue >= 1 / 501
         assert res.pvalue >= res.min_pvalue - 1e-15
 
-    @given(st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=20),
-           st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=20))
+    @given(
+        st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=20),
+        st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=20),
+    )
     def test_swapping_negates_statistic(self, a, b):
         n = min(len(a), len(b))
         ab = paired_signflip_test(a[:n], b[:n], n_resamples=200, rng=1)
@@ -174,8 +191,7 @@ class TestPairedSignflipTest:
         assert ab.statistic == pytest.approx(-ba.statistic, abs=1e-15)
         assert ab.pvalue == pytest.approx(ba.pvalue, abs=1e-12)
         less = paired_signflip_test(b[:n], a[:n], n_resamples=200, rng=1, alternative="less")
-        greater = paired_signflip_test(a[:n], b[:n], n_resamples=200, rng=1,
-                                       alternative="greater")
+        greater = paired_signflip_test(a[:n], b[:n], n_resamples=200, rng=1, alternative="greater")
         assert less.pvalue == pytest.approx(greater.pvalue, abs=1e-12)
 
     @given(st.lists(rational, min_size=2, max_size=12))
@@ -208,11 +224,23 @@ class TestPairedSignflipTest:
         reps = 300
         for _ in range(reps):
             d = rng.exponential(1.0, 30) - 1.0 + 0.2  # skewed, true mean 0.2
-            ci = paired_signflip_test(d, np.zeros(30), n_resamples=999,
-                                      rng=rng).confidence_interval(0.9)
+            ci = paired_signflip_test(
+                d, np.zeros(30), n_resamples=999, rng=rng
+            ).confidence_interval(0.9)
             covered += ci.low <= 0.2 <= ci.high
         # binomial 99% interval around 0.9 for 300 reps: [0.855, 0.945]; skewness costs a bit
         assert 0.82 <= covered / reps <= 0.95
+
+    @pytest.mark.slow
+    def test_pvalues_uniform_under_the_null(self):
+        rng = np.random.default_rng(99)
+        ps = [
+            paired_signflip_test(
+                rng.normal(size=50), np.zeros(50), n_resamples=1999, rng=rng
+            ).pvalue
+            for _ in range(500)
+        ]
+        assert stats.kstest(ps, "uniform").pvalue > 0.01
 
     @pytest.mark.slow
     @pytest.mark.parametrize("kind", ["continuous", "binary"])
@@ -225,8 +253,9 @@ class TestPairedSignflipTest:
                 d = rng.standard_t(3, 60)
             else:
                 d = rng.integers(0, 2, 60).astype(float) - rng.integers(0, 2, 60)
-            rejections += paired_signflip_test(d, np.zeros(60), n_resamples=999,
-                                               rng=rng).pvalue <= alpha
+            rejections += (
+                paired_signflip_test(d, np.zeros(60), n_resamples=999, rng=rng).pvalue <= alpha
+            )
         rate = rejections / reps
         lo, hi = stats.binom.ppf([0.005, 0.995], reps, alpha) / reps
         # binary data are discrete: the exact test's size is at most alpha
