@@ -1,7 +1,66 @@
 """Retrievers over agent trajectories: OSU-Mem, its variants and the paper's baselines.
 
-Not built yet (tracked in the retrieval issue); the package exists so that the layout of
-docs/architecture.md is in place. Nothing here is imported by `osustat`.
+Numpy only; nothing here imports `osustat`, `analyses` or `reports`. The text encoder
+(sentence-transformers) is confined to ``retrieval.encoder``.
 """
 
-__all__: list[str] = []
+from .base import BaseRetriever, RetrievalResult, Retriever, pack
+from .baselines import (
+    BASELINES,
+    BudgetTruncatedReplay,
+    CoverageAware,
+    DisjointHierarchy,
+    FlatMMR,
+    FlatVector,
+    NoLTMemory,
+    PeriodicSummary,
+    SlidingWindow,
+    TreeAbstraction,
+)
+from .metrics import (
+    NEAR_WINDOW,
+    QueryOutcome,
+    hit_at_k,
+    near_far_recall,
+    outcomes_to_records,
+    recall,
+)
+from .osu import VIEWS, OSUConfig, OSUPool, build_osus, evidence_membership
+from .osumem import CohesionOSU, CoverageGuidedOSU, OSUMem, OSUMemGF, adaptive_k, variant
+from .trajectory import Query, Trajectory
+
+__all__ = [
+    "BASELINES",
+    "NEAR_WINDOW",
+    "VIEWS",
+    "BaseRetriever",
+    "BudgetTruncatedReplay",
+    "CohesionOSU",
+    "CoverageAware",
+    "CoverageGuidedOSU",
+    "DisjointHierarchy",
+    "FlatMMR",
+    "FlatVector",
+    "NoLTMemory",
+    "OSUConfig",
+    "OSUMem",
+    "OSUMemGF",
+    "OSUPool",
+    "PeriodicSummary",
+    "Query",
+    "QueryOutcome",
+    "RetrievalResult",
+    "Retriever",
+    "SlidingWindow",
+    "Trajectory",
+    "TreeAbstraction",
+    "adaptive_k",
+    "build_osus",
+    "evidence_membership",
+    "hit_at_k",
+    "near_far_recall",
+    "outcomes_to_records",
+    "pack",
+    "recall",
+    "variant",
+]

@@ -1,0 +1,171 @@
+"""The retriever protocol, its lifecycle, and the packing policy every retriever shares.
+
+Lifecycle (scikit-learn style): ``__init__`` stores keyword-only hyperparameters and nothing
+else; :meth:`BaseRetriever.build` indexes one trajectory and sets trailing-underscore state;
+:meth:`BaseRetriever.retrieve` answers a query under a token budget. Retrieving from an unbuilt
+retriever is an error. Only oracle retrievers (``oracle = True``) accept the evidence.
+
+Packing policy (shared, Section 5.3 "same token-cost estimation and packing policy"): a
+retriever produces a priority order of steps; steps are taken in that order and a step whose
+cost does not fit in the remaining budget is skipped (later, cheaper steps may still fit).
+Summaries (Periodic Summary, Tree Abstraction) spend budget but are never evidence.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .trajectory import Trajectory
+
+__all__ = ["BaseRetriever", "RetrievalResult", "Retriever", "pack"]
+
+
+@dataclass(frozen=True, eq=False)
+class RetrievalResult:
+    """What a retriever returns for one query.
+
+    Attributes
+    ----------
+    steps : ndarray of int
+        Retrieved step indices in packing order (no duplicates).
+    tokens : float
+        Tokens used, steps plus summaries; never above the budget.
+    summary_tokens : float
+        Tokens spent on summaries (they are not steps and never count as evidence).
+    n_summaries : int
+    """
+
+    steps: NDArray[np.int64]
+    tokens: float
+    summary_tokens: float = 0.0
+    n_summaries: int = 0
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """What every retriever implements."""
+
+    name: ClassVar[str]
+    oracle: ClassVar[bool]
+
+    def build(self, trajectory: Trajectory) -> Retriever: ...
+
+    def retrieve(
+        self,
+        query: Any,
+        budget: float,
+        *,
+        time: int | None = None,
+        evidence: Any = None,
+    ) -> RetrievalResult: ...
+
+
+def pack(
+    order: Any, costs: NDArray[np.float64], budget: float, used: float = 0.0
+) -> tuple[list[int], float]:
+    """Take steps in `order`, skipping any that do not fit in ``budget - used``.
+
+    >>> import numpy as np
+    >>> from retrieval.base import pack
+    >>> pack([2, 0, 1], np.array([10.0, 30.0, 25.0]), budget=40)
+    ([2, 0], 35.0)
+    """
+    chosen = []
+    for i in order:
+        c = float(costs[i])
+        if used + c <= budget:
+            chosen.append(int(i))
+            used += c
+    return chosen, used
+
+
+class BaseRetriever(ABC):
+    """Shared lifecycle: validation, empty trajectories, zero budgets, future-step masking."""
+
+    name: ClassVar[str] = "base"
+    oracle: ClassVar[bool] = False
+
+    trajectory_: Trajectory
+
+    def build(self, trajectory: Trajectory) -> BaseRetriever:
+        """Index one trajectory (OSU-Mem rebuilds per episode: Table 8's R = full batch)."""
+        if not isinstance(trajectory, Trajectory):
+            raise TypeError(f"`trajectory` must be a Trajectory; got {type(trajectory).__name__}.")
+        self.trajectory_ = trajectory
+        self._build(trajectory)
+        return self
+
+    def _build(self, trajectory: Trajectory) -> None:  # noqa: B027 - optional hook
+        """Subclasses that need an index build it here; the default keeps only the data."""
+
+    def retrieve(
+        self,
+        query: Any,
+        budget: float,
+        *,
+        time: int | None = None,
+        evidence: Any = None,
+    ) -> RetrievalResult:
+        """Retrieve steps for `query` (an embedding) within `budget` tokens.
+
+        Parameters
+        ----------
+        query : array_like, shape (d,)
+            Query embedding (normalized here).
+        budget : float
+            Token budget B >= 0.
+        time : int, optional
+            Query time: only steps ``< time`` are retrievable (default: all steps).
+        evidence : array_like, optional
+            Ground-truth evidence steps; accepted only by oracle retrievers.
+        """
+        if not hasattr(self, "trajectory_"):
+            raise RuntimeError(f"{type(self).__name__} is not built; call .build(trajectory).")
+        traj = self.trajectory_
+        budget = float(budget)
+        if not np.isfinite(budget) or budget < 0:
+            raise ValueError(f"`budget` must be a finite number >= 0; got {budget}.")
+        q = np.asarray(query, dtype=np.float64)
+        if q.shape != (traj.dim,):
+            raise ValueError(f"`query` must have shape ({traj.dim},); got {q.shape}.")
+        norm = float(np.linalg.norm(q))
+        q = q / norm if norm > 0 else q
+        end = traj.n_steps if time is None else int(time)
+        if not 0 <= end <= traj.n_steps:
+            raise ValueError(f"`time` must be in [0, {traj.n_steps}]; got {time}.")
+        if evidence is not None and not self.oracle:
+            raise TypeError(
+                f"{type(self).__name__} is not an oracle retriever and must not see evidence."
+            )
+        if self.oracle and evidence is None:
+            raise TypeError(f"{type(self).__name__} is an oracle: pass `evidence=`.")
+        if end == 0 or budget <= 0:
+            return RetrievalResult(np.zeros(0, dtype=np.int64), 0.0)
+        ev = None if evidence is None else np.asarray(evidence, dtype=np.int64)
+        return self._retrieve(q, budget, end, ev)
+
+    @abstractmethod
+    def _retrieve(
+        self, q: NDArray[np.float64], budget: float, end: int, evidence: NDArray[np.int64] | None
+    ) -> RetrievalResult:
+        """Retrieve among steps ``< end`` with validated inputs (``budget > 0``, ``end > 0``)."""
+
+    def _result(
+        self, steps: list[int], used: float, summary_tokens: float = 0.0, n_summaries: int = 0
+    ) -> RetrievalResult:
+        return RetrievalResult(
+            np.array(steps, dtype=np.int64), float(used), float(summary_tokens), int(n_summaries)
+        )
+
+    def __repr__(self) -> str:
+        params = ", ".join(
+            f"{k}={v!r}"
+            for k, v in vars(self).items()
+            if not k.endswith("_") and not k.startswith("_")
+        )
+        return f"{type(self).__name__}({params})"

@@ -1,0 +1,142 @@
+"""Per-query retrieval metrics and their conversion to records (osustat's long schema).
+
+**Hit@k** here means *at least k evidence steps retrieved* -- the paper's Hit@2 -- and is
+NOT TREC Success@k ("at least one relevant item in the top k"; ir_measures' ``Success@k``).
+With multi-step evidence, Hit@1 is satisfied by a single step; Hit@2 asks whether enough of
+the cross-bound evidence came back to support a decision (Section 5.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "NEAR_WINDOW",
+    "QueryOutcome",
+    "hit_at_k",
+    "near_far_recall",
+    "outcomes_to_records",
+    "recall",
+]
+
+#: Evidence within this many steps of the query time is "near" (Figure 2).
+NEAR_WINDOW = 50
+
+
+def _overlap(retrieved: Any, evidence: Any) -> tuple[int, int]:
+    ev = np.unique(np.asarray(evidence, dtype=np.int64))
+    got = np.isin(ev, np.asarray(retrieved, dtype=np.int64))
+    return int(got.sum()), int(ev.size)
+
+
+def hit_at_k(retrieved: Any, evidence: Any, k: int = 2) -> float:
+    """1.0 if at least `k` distinct evidence steps were retrieved, else 0.0.
+
+    >>> from retrieval import hit_at_k
+    >>> hit_at_k([4, 9, 11], [9, 11, 30]), hit_at_k([4, 9], [9, 11, 30])
+    (1.0, 0.0)
+    """
+    if k < 1:
+        raise ValueError(f"`k` must be >= 1; got {k}.")
+    found, n = _overlap(retrieved, evidence)
+    if n == 0:
+        raise ValueError("`evidence` is empty: Hit@k is undefined for a query with no evidence.")
+    return float(found >= k)
+
+
+def recall(retrieved: Any, evidence: Any) -> float:
+    """Fraction of evidence steps retrieved.
+
+    >>> from retrieval import recall
+    >>> recall([4, 9, 11], [9, 11, 30])
+    0.6666666666666666
+    """
+    found, n = _overlap(retrieved, evidence)
+    if n == 0:
+        raise ValueError("`evidence` is empty: recall is undefined for a query with no evidence.")
+    return found / n
+
+
+def near_far_recall(
+    retrieved: Any, evidence: Any, time: int, window: int = NEAR_WINDOW
+) -> tuple[float, float]:
+    """Recall over near evidence (``time - e <= window``) and over far evidence.
+
+    Either is NaN when the query has no evidence in that range.
+
+    >>> from retrieval import near_far_recall
+    >>> near_far_recall([190, 20], [190, 195, 20, 10], time=200)
+    (0.5, 0.5)
+    """
+    ev = np.unique(np.asarray(evidence, dtype=np.int64))
+    near = ev[time - ev <= window]
+    far = ev[time - ev > window]
+    got = np.asarray(retrieved, dtype=np.int64)
+    return (
+        float(np.isin(near, got).mean()) if near.size else float("nan"),
+        float(np.isin(far, got).mean()) if far.size else float("nan"),
+    )
+
+
+@dataclass(frozen=True)
+class QueryOutcome:
+    """One retrieval of one query by one method at one budget (the unit of a record)."""
+
+    benchmark: str
+    episode_id: str
+    query_id: str
+    method: str
+    budget: int
+    seed: int
+    retrieved: tuple[int, ...]
+    evidence: tuple[int, ...]
+    time: int
+    tokens: float
+    cell: str | None = None
+
+
+def outcomes_to_records(
+    outcomes: Iterable[QueryOutcome], *, ks: tuple[int, ...] = (2,), near_far: bool = True
+) -> list[dict[str, Any]]:
+    """Turn retrievals into rows of the record schema (``osustat.records``).
+
+    Each outcome gives ``hit@k`` for every k in `ks` and ``recall``; with `near_far`, also
+    ``recall_near`` and ``recall_far`` -- only when the query has evidence in that range
+    (a row is omitted otherwise, since records hold no NaN; count them with
+    ``metric == 'recall_near'``).
+
+    Examples
+    --------
+    >>> from retrieval.metrics import QueryOutcome, outcomes_to_records
+    >>> o = QueryOutcome("syn", "e1", "q1", "OSU-Mem", 256, 0, (3, 7), (3, 7, 100), 120, 30.0,
+    ...                  "T+E+")
+    >>> [(r["metric"], r["value"]) for r in outcomes_to_records([o])]
+    [('hit@2', 1.0), ('recall', 0.6666666666666666), ('recall_near', 0.0), ('recall_far', 1.0)]
+    """
+    rows: list[dict[str, Any]] = []
+    for o in outcomes:
+        base = {
+            "benchmark": o.benchmark,
+            "episode_id": o.episode_id,
+            "query_id": o.query_id,
+            "method": o.method,
+            "budget": o.budget,
+            "seed": o.seed,
+            "cell": o.cell,
+        }
+        for k in ks:
+            rows.append(
+                {**base, "metric": f"hit@{k}", "value": hit_at_k(o.retrieved, o.evidence, k)}
+            )
+        rows.append({**base, "metric": "recall", "value": recall(o.retrieved, o.evidence)})
+        if near_far:
+            near, far = near_far_recall(o.retrieved, o.evidence, o.time)
+            if near == near:
+                rows.append({**base, "metric": "recall_near", "value": near})
+            if far == far:
+                rows.append({**base, "metric": "recall_far", "value": far})
+    return rows

@@ -1,0 +1,296 @@
+"""Overlapping semantic units (OSUs): construction from four views (paper Sections 3.3-3.5).
+
+Construction, with the paper's Table 8 defaults (none tuned here):
+
+1. **Candidates per view.** Entity view: one group per entity string, tool view: one per
+   non-boilerplate tool signature, subgoal view: one per subgoal id; each group's steps (in
+   time order) are split wherever consecutive occurrences are more than the view's gap apart
+   (``Delta_ent = max(60, 8 Delta_gap) = 64``, ``Delta_tool = max(12, 2 Delta_gap) = 16``,
+   ``Delta_sg = max(8, Delta_gap) = 8``), and each segment is cut into consecutive chunks of at
+   most ``S_max = 20`` steps. Similarity view: connected components of the mutual k-nearest-
+   neighbour graph of the step embeddings (cosine, ``k = 5``; an edge when each step is among
+   the other's k nearest), each cut into time-ordered chunks of at most ``S_max`` steps.
+   Candidates with fewer than ``f_min = 2`` steps are dropped.
+2. **Membership cap.** Each step keeps at most ``M_max = 5`` memberships, by view priority
+   entity > tool > similarity > subgoal; within a view, larger candidates first, then earlier
+   ones. ``M_max = 1`` is the disjoint construction: each step keeps only its highest-priority
+   membership.
+3. **Minimum size again.** OSUs left with fewer than ``f_min`` steps are dropped, which can
+   evict steps from every OSU (the paper's 13.2% evicted evidence under disjoint on ToolBench).
+4. **Centroid** ``z_k = mean(h_i, i in u_k) / ||mean||``.
+
+Boilerplate tools (excluded from the tool view) are those in
+``OSUConfig.boilerplate_tools`` (conversation turns and control actions such as
+``respond``/``think``/``finish``) and any tool signature used by more than
+``boilerplate_max_fraction`` (50%) of the trajectory's steps: a signature on most steps binds
+nothing specific.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .trajectory import Trajectory
+
+__all__ = ["VIEWS", "OSUConfig", "OSUPool", "build_osus", "evidence_membership"]
+
+#: Views in priority order (Section 3.4).
+VIEWS = ("entity", "tool", "similarity", "subgoal")
+
+_DEFAULT_BOILERPLATE = frozenset(
+    {"respond", "think", "finish", "final_answer", "Finish", "transfer_to_human_agents"}
+)
+
+
+@dataclass(frozen=True)
+class OSUConfig:
+    """OSU construction hyperparameters (paper Table 8; defaults fixed, not tuned)."""
+
+    delta_gap: int = 8
+    s_max: int = 20
+    f_min: int = 2
+    m_max: int = 5
+    views: tuple[str, ...] = VIEWS
+    knn_k: int = 5
+    boilerplate_tools: frozenset[str] = field(default=_DEFAULT_BOILERPLATE)
+    boilerplate_max_fraction: float = 0.5
+
+    def __post_init__(self) -> None:
+        unknown = [v for v in self.views if v not in VIEWS]
+        if unknown:
+            raise ValueError(f"`views` has unknown views {unknown}; known: {list(VIEWS)}.")
+        for name in ("delta_gap", "s_max", "f_min", "m_max", "knn_k"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"`{name}` must be >= 1; got {getattr(self, name)}.")
+
+    @property
+    def delta_entity(self) -> int:
+        return max(60, 8 * self.delta_gap)
+
+    @property
+    def delta_tool(self) -> int:
+        return max(12, 2 * self.delta_gap)
+
+    @property
+    def delta_subgoal(self) -> int:
+        return max(8, self.delta_gap)
+
+
+@dataclass(frozen=True, eq=False)
+class OSUPool:
+    """The OSUs of one trajectory.
+
+    Attributes
+    ----------
+    members : tuple of ndarray
+        Step indices of each OSU (sorted).
+    views : tuple of str
+        The view each OSU came from.
+    keys : tuple of str
+        What the OSU is keyed on (entity string, tool signature, subgoal id, component).
+    centroids : ndarray, shape (n_osus, d)
+    step_osus : tuple of ndarray
+        For each step, the OSUs it belongs to (empty when evicted or never grouped).
+    """
+
+    members: tuple[NDArray[np.int64], ...]
+    views: tuple[str, ...]
+    keys: tuple[str, ...]
+    centroids: NDArray[np.float64]
+    step_osus: tuple[NDArray[np.int64], ...]
+
+    @property
+    def n_osus(self) -> int:
+        return len(self.members)
+
+    def covered_steps(self) -> NDArray[np.int64]:
+        """Steps that belong to at least one OSU."""
+        return np.array([i for i, k in enumerate(self.step_osus) if k.size], dtype=np.int64)
+
+    def membership_counts(self) -> NDArray[np.int64]:
+        return np.array([k.size for k in self.step_osus], dtype=np.int64)
+
+
+def _split(steps: list[int], gap: int, s_max: int) -> list[list[int]]:
+    """Split time-ordered steps at gaps > `gap`, then chunk each segment to <= `s_max`."""
+    segments: list[list[int]] = []
+    for s in steps:
+        if segments and s - segments[-1][-1] <= gap:
+            segments[-1].append(s)
+        else:
+            segments.append([s])
+    return [seg[i : i + s_max] for seg in segments for i in range(0, len(seg), s_max)]
+
+
+def _boilerplate(traj: Trajectory, cfg: OSUConfig) -> set[int]:
+    counts = np.bincount(traj.tool_ids[traj.tool_ids >= 0], minlength=len(traj.tool_vocab))
+    out = set()
+    for k, name in enumerate(traj.tool_vocab):
+        base = name.split("(")[0].strip()
+        if name in cfg.boilerplate_tools or base in cfg.boilerplate_tools:
+            out.add(k)
+        elif traj.n_steps and counts[k] > cfg.boilerplate_max_fraction * traj.n_steps:
+            out.add(k)
+    return out
+
+
+def _similarity_components(emb: NDArray[np.float64], k: int) -> list[list[int]]:
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    t = emb.shape[0]
+    if t < 2:
+        return []
+    k = min(k, t - 1)
+    sim = emb @ emb.T
+    np.fill_diagonal(sim, -np.inf)
+    nn = np.argpartition(-sim, k - 1, axis=1)[:, :k]  # the k nearest (unordered) per step
+    adj = np.zeros((t, t), dtype=bool)
+    adj[np.repeat(np.arange(t), k), nn.ravel()] = True
+    rows, cols = np.nonzero(adj & adj.T)  # mutual edges
+    graph = coo_matrix((np.ones(rows.size), (rows, cols)), shape=(t, t))
+    _, labels = connected_components(graph, directed=False)
+    order = np.argsort(labels, kind="stable")  # steps grouped by component, in time order
+    bounds = np.flatnonzero(np.diff(labels[order])) + 1
+    return [c.tolist() for c in np.split(order, bounds) if c.size >= 2]
+
+
+def _candidates(traj: Trajectory, cfg: OSUConfig) -> list[tuple[str, str, list[int]]]:
+    """(view, key, steps) for every candidate OSU, views in priority order."""
+    out: list[tuple[str, str, list[int]]] = []
+    t = traj.n_steps
+    for view in cfg.views:
+        groups: list[tuple[str, list[int], int]] = []
+        if view == "entity":
+            by_key: dict[int, list[int]] = {}
+            for i in range(t):
+                for e in sorted(traj.entities_of(i)):
+                    by_key.setdefault(e, []).append(i)
+            groups = [(traj.entity_vocab[e], s, cfg.delta_entity) for e, s in by_key.items()]
+        elif view == "tool":
+            skip = _boilerplate(traj, cfg)
+            by_key = {}
+            for i in range(t):
+                k = int(traj.tool_ids[i])
+                if k >= 0 and k not in skip:
+                    by_key.setdefault(k, []).append(i)
+            groups = [(traj.tool_vocab[k], s, cfg.delta_tool) for k, s in by_key.items()]
+        elif view == "subgoal":
+            by_key = {}
+            for i in range(t):
+                g = int(traj.subgoal_ids[i])
+                if g >= 0:
+                    by_key.setdefault(g, []).append(i)
+            groups = [(f"subgoal:{g}", s, cfg.delta_subgoal) for g, s in by_key.items()]
+        else:  # similarity
+            comps = _similarity_components(traj.embeddings, cfg.knn_k)
+            groups = [(f"component:{j}", c, t + 1) for j, c in enumerate(comps)]
+        for key, steps, gap in groups:
+            for part in _split(steps, gap, cfg.s_max):
+                if len(part) >= cfg.f_min:
+                    out.append((view, key, part))
+    return out
+
+
+def build_osus(traj: Trajectory, config: OSUConfig | None = None) -> OSUPool:
+    """Build the OSU pool of a trajectory (see the module docstring for the procedure).
+
+    Parameters
+    ----------
+    traj : Trajectory
+    config : OSUConfig, optional
+        Defaults to the paper's Table 8 values (overlap, ``m_max = 5``).
+
+    Returns
+    -------
+    OSUPool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from retrieval import Trajectory, OSUConfig, build_osus
+    >>> tr = Trajectory.from_steps(np.eye(4), [10] * 4, tools=["a", "a", "b", "b"],
+    ...                            entities=[{"x"}, {"x"}, {"x"}, set()])
+    >>> pool = build_osus(tr, OSUConfig(views=("entity", "tool")))
+    >>> [(v, k, m.tolist()) for v, k, m in zip(pool.views, pool.keys, pool.members)]
+    [('entity', 'x', [0, 1, 2]), ('tool', 'a', [0, 1]), ('tool', 'b', [2, 3])]
+    >>> disjoint = build_osus(tr, OSUConfig(views=("entity", "tool"), m_max=1))
+    >>> [m.tolist() for m in disjoint.members], disjoint.step_osus[3].tolist()
+    ([[0, 1, 2]], [])
+    """
+    cfg = config or OSUConfig()
+    t = traj.n_steps
+    cands = _candidates(traj, cfg)
+    priority = {v: r for r, v in enumerate(VIEWS)}
+    # order in which a step claims its memberships: view priority, larger first, then earlier
+    order = sorted(range(len(cands)), key=lambda j: (priority[cands[j][0]], -len(cands[j][2]), j))
+    rank = np.empty(len(cands), dtype=np.int64)
+    rank[order] = np.arange(len(cands))
+    per_step: list[list[int]] = [[] for _ in range(t)]
+    for j in order:
+        for s in cands[j][2]:
+            per_step[s].append(j)
+    kept: list[set[int]] = [set() for _ in cands]
+    for s in range(t):
+        for j in per_step[s][: cfg.m_max]:
+            kept[j].add(s)
+    final = [j for j in range(len(cands)) if len(kept[j]) >= cfg.f_min]
+    final.sort(key=lambda j: rank[j])
+    members = tuple(np.array(sorted(kept[j]), dtype=np.int64) for j in final)
+    step_lists: list[list[int]] = [[] for _ in range(t)]
+    for k, m in enumerate(members):
+        for s in m.tolist():
+            step_lists[s].append(k)
+    if members:
+        centroids = np.stack([traj.embeddings[m].mean(axis=0) for m in members])
+        norms = np.linalg.norm(centroids, axis=1, keepdims=True)
+        centroids = centroids / np.where(norms > 0, norms, 1.0)
+    else:
+        centroids = np.zeros((0, traj.dim))
+    return OSUPool(
+        members=members,
+        views=tuple(cands[j][0] for j in final),
+        keys=tuple(cands[j][1] for j in final),
+        centroids=centroids,
+        step_osus=tuple(np.array(x, dtype=np.int64) for x in step_lists),
+    )
+
+
+def evidence_membership(pool: OSUPool, evidence: Any) -> dict[str, float]:
+    """Evidence-OSU membership statistics (Sections 4.1-4.2, 6.1).
+
+    Returns
+    -------
+    dict
+        ``mean_osus_per_evidence``, ``median_osus_per_evidence`` and
+        ``fraction_evidence_in_no_osu`` over the given evidence steps (NaN when empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from retrieval import Trajectory, OSUConfig, build_osus, evidence_membership
+    >>> tr = Trajectory.from_steps(np.eye(4), [10] * 4, tools=["a", "a", "b", "b"],
+    ...                            entities=[{"x"}, {"x"}, {"x"}, set()])
+    >>> pool = build_osus(tr, OSUConfig(views=("entity", "tool")))
+    >>> evidence_membership(pool, [0, 3])  # doctest: +NORMALIZE_WHITESPACE
+    {'mean_osus_per_evidence': 1.5, 'median_osus_per_evidence': 1.5, \
+'fraction_evidence_in_no_osu': 0.0}
+    """
+    ev = np.asarray(evidence, dtype=np.int64)
+    if ev.size == 0:
+        nan = float("nan")
+        return {
+            "mean_osus_per_evidence": nan,
+            "median_osus_per_evidence": nan,
+            "fraction_evidence_in_no_osu": nan,
+        }
+    counts = pool.membership_counts()[ev]
+    return {
+        "mean_osus_per_evidence": float(counts.mean()),
+        "median_osus_per_evidence": float(np.median(counts)),
+        "fraction_evidence_in_no_osu": float(np.mean(counts == 0)),
+    }

@@ -1,0 +1,348 @@
+"""OSU-Mem (Algorithm 1, Section 3.6) and its variants.
+
+- :class:`OSUMem`: coarse-to-fine retrieval over the OSU pool (Table 8 defaults).
+- :class:`OSUMemGF`: the same with oracle OSU selection given the evidence (**oracle**).
+- ``OSUMem(osu_config=OSUConfig(m_max=1))``: disjoint; ``OSUConfig(views=("similarity",))``:
+  sim-only; ``OSUMem(lambda_nov=0)``: no novelty (see :func:`variant`).
+- :class:`CoverageGuidedOSU`: the coverage-guided greedy variant of Section 5.2.
+- :class:`CohesionOSU`: the cohesion variant of Appendix G.5.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .base import BaseRetriever, RetrievalResult
+from .osu import OSUConfig, OSUPool, build_osus
+from .trajectory import Trajectory
+
+__all__ = ["CohesionOSU", "CoverageGuidedOSU", "OSUMem", "OSUMemGF", "adaptive_k", "variant"]
+
+_EPS = 1e-6
+
+
+def adaptive_k(n_osus: int, budget: float) -> int:
+    """``K = min(|U|, max(8, |U| / 10, B / 30))`` (Section 3.6), floored to an integer."""
+    return int(min(n_osus, max(8, n_osus // 10, int(budget // 30))))
+
+
+class _OSUIndexed(BaseRetriever):
+    """Shared state of the retrievers that read an OSU pool."""
+
+    def __init__(self, *, osu_config: OSUConfig | None = None) -> None:
+        self.osu_config = osu_config
+
+    pool_: OSUPool
+
+    def _build(self, trajectory: Trajectory) -> None:
+        self.pool_ = build_osus(trajectory, self.osu_config)
+        t = trajectory.n_steps
+        # CSR of step -> OSUs, and of step -> entities, for vectorized novelty/coverage terms
+        counts = np.array([k.size for k in self.pool_.step_osus], dtype=np.int64)
+        self._step_osu_rows = np.repeat(np.arange(t), counts)
+        self._step_osu_ids = (
+            np.concatenate(self.pool_.step_osus) if t else np.zeros(0, dtype=np.int64)
+        ).astype(np.int64)
+        self._entity_rows = np.repeat(np.arange(t), np.diff(trajectory.entity_ptr))
+        self._first_member = np.array([m[0] for m in self.pool_.members], dtype=np.int64)
+
+
+class OSUMem(_OSUIndexed):
+    """OSU-Mem: score OSU centroids, keep the top-K, expand greedily by cost-normalized value.
+
+    Parameters
+    ----------
+    osu_config : OSUConfig, optional
+        OSU construction (Table 8 defaults: overlap with ``m_max = 5``, all four views).
+    lambda_nov : float
+        Novelty scale (.3); 0 disables novelty (the "no novelty" ablation).
+    novelty_budget : float
+        Novelty is active only when ``B >= novelty_budget`` (192).
+    alpha : float
+        Blend of embedding and structural novelty (.4).
+    top_c : int
+        Candidates per OSU whose cost and novelty enter the score (C = 8).
+
+    Notes
+    -----
+    Algorithm 1: ``r_k = z_k . q`` for every OSU with a step before the query time; keep the
+    top ``K = min(|U|, max(8, |U|/10, B/30))``. Repeatedly pick, among the remaining top-K
+    OSUs, the one maximizing ``(r_k + lambda_nov nu_k) / (c_k + eps)`` where ``c_k`` is the
+    token cost of its ``C`` most query-similar not-yet-selected steps and ``nu_k`` their mean
+    blended novelty ``(1 - alpha) EmbNov + alpha StructNov`` against the selected set
+    (Appendix A): ``EmbNov = 1 - max_j cos(h_i, h_j)`` (1 when nothing is selected),
+    ``StructNov = min(1, .6 |Ent(i) \\ Ent(S)| + .4 [Tool(i) not in Tool(S)])`` (a step
+    without a tool contributes 0 to the tool term). The chosen OSU is expanded: its steps are
+    added in descending step-query similarity, skipping already selected steps at zero cost
+    and steps that no longer fit. It stops when the top-K is exhausted or nothing more fits.
+    The selected steps are returned in descending step-query similarity (the packing order).
+    Choices the paper leaves open: K is floored; an OSU whose steps are all selected or in the
+    future is dropped; OSU-Mem returns no summaries (the paper's summaries are < 1% of
+    tokens and never evidence).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from retrieval import OSUMem, Trajectory
+    >>> rng = np.random.default_rng(0)
+    >>> tr = Trajectory.from_steps(rng.normal(size=(40, 8)), np.full(40, 15.0),
+    ...                            tools=[f"t{i % 4}" for i in range(40)],
+    ...                            entities=[{f"e{i % 5}"} for i in range(40)])
+    >>> res = OSUMem().build(tr).retrieve(tr.embeddings[3], budget=64)
+    >>> res.tokens <= 64, len(set(res.steps.tolist())) == res.steps.size
+    (True, True)
+    """
+
+    name: ClassVar[str] = "OSU-Mem"
+
+    def __init__(
+        self,
+        *,
+        osu_config: OSUConfig | None = None,
+        lambda_nov: float = 0.3,
+        novelty_budget: float = 192.0,
+        alpha: float = 0.4,
+        top_c: int = 8,
+    ) -> None:
+        super().__init__(osu_config=osu_config)
+        self.lambda_nov = lambda_nov
+        self.novelty_budget = novelty_budget
+        self.alpha = alpha
+        self.top_c = top_c
+
+    def _coarse(
+        self,
+        r: NDArray[np.float64],
+        live: NDArray[np.bool_],
+        budget: float,
+        evidence: NDArray[np.int64] | None,
+    ) -> list[int]:
+        ids = np.flatnonzero(live)
+        order = ids[np.argsort(-r[ids], kind="stable")]
+        return order[: adaptive_k(ids.size, budget)].tolist()
+
+    def _retrieve(
+        self, q: NDArray[np.float64], budget: float, end: int, evidence: NDArray[np.int64] | None
+    ) -> RetrievalResult:
+        traj, pool = self.trajectory_, self.pool_
+        if pool.n_osus == 0:
+            return self._result([], 0.0)
+        emb = traj.embeddings[:end]
+        sims = emb @ q
+        costs = traj.costs[:end]
+        r = pool.centroids @ q
+        live = self._first_member < end  # members are sorted: live if the first is in the past
+        top = self._coarse(r, live, budget, evidence)
+        # the top-K OSUs' steps before the query time, most query-similar first, as a padded
+        # (K, width) matrix so that every greedy iteration scores all OSUs at once
+        rows = []
+        for k in top:
+            m = pool.members[k]
+            m = m[m < end]
+            rows.append(m[np.argsort(-sims[m], kind="stable")])
+        width = max(len(m) for m in rows)
+        mat = np.zeros((len(rows), width), dtype=np.int64)
+        valid = np.zeros((len(rows), width), dtype=bool)
+        for j, m in enumerate(rows):
+            mat[j, : m.size] = m
+            valid[j, : m.size] = True
+        step_cost = costs[mat]
+        r_top = r[top]
+        remaining = np.ones(len(rows), dtype=bool)
+        novelty = self.lambda_nov > 0 and budget >= self.novelty_budget
+        selected = np.zeros(end, dtype=bool)
+        chosen: list[int] = []
+        used = 0.0
+        if novelty:
+            # novelty is only ever needed for steps of the top-K OSUs: work on that union U
+            union = np.unique(mat[valid])
+            pos = np.full(end, -1, dtype=np.int64)
+            pos[union] = np.arange(union.size)
+            mat_u = pos[mat]
+            emb_u = emb[union]
+            emb_nov = np.ones(union.size)
+            ent_seen = np.zeros(len(traj.entity_vocab), dtype=bool)
+            tool_seen = np.zeros(len(traj.tool_vocab) + 1, dtype=bool)
+            tools_u = traj.tool_ids[union]
+            row_pos = pos[np.minimum(self._entity_rows, end - 1)]
+            keep = (self._entity_rows < end) & (row_pos >= 0)
+            ent_rows = row_pos[keep]
+            ent_ids = traj.entity_ids[keep]
+        dirty = True  # scores change only when steps were added
+        while used < budget:
+            if dirty:
+                avail = valid & ~selected[mat]
+                cand = avail & (np.cumsum(avail, axis=1) <= self.top_c)  # top-C unselected
+                n_cand = cand.sum(axis=1)
+                remaining &= n_cand > 0  # an OSU with nothing left to add is dropped
+                value = r_top
+                if novelty:
+                    new_ents = np.bincount(
+                        ent_rows, weights=~ent_seen[ent_ids], minlength=union.size
+                    )
+                    new_tool = (tools_u >= 0) & ~tool_seen[tools_u]
+                    struct = np.minimum(1.0, 0.6 * new_ents + 0.4 * new_tool)
+                    nov = (1 - self.alpha) * emb_nov + self.alpha * struct
+                    mean_nov = (nov[mat_u] * cand).sum(axis=1) / np.maximum(n_cand, 1)
+                    value = r_top + self.lambda_nov * mean_nov
+                score = value / ((step_cost * cand).sum(axis=1) + _EPS)
+            if not remaining.any():
+                break
+            best = int(np.argmax(np.where(remaining, score, -np.inf)))
+            remaining[best] = False
+            added = []
+            for s in rows[best].tolist():
+                if selected[s]:
+                    continue  # reached through an earlier OSU: skipped at zero cost
+                c = float(costs[s])
+                if used + c <= budget:
+                    selected[s] = True
+                    added.append(s)
+                    used += c
+            chosen.extend(added)
+            dirty = bool(added)
+            if novelty and added:
+                # EmbNov = 1 - max cosine to the selected set (1 while it is empty)
+                np.minimum(emb_nov, 1.0 - (emb_u @ emb[added].T).max(axis=1), out=emb_nov)
+                for a in added:
+                    ent_seen[traj.entity_ids[traj.entity_ptr[a] : traj.entity_ptr[a + 1]]] = True
+                    if traj.tool_ids[a] >= 0:
+                        tool_seen[traj.tool_ids[a]] = True
+        chosen.sort(key=lambda s: (-sims[s], s))
+        return self._result(chosen, used)
+
+
+class OSUMemGF(OSUMem):
+    """OSU-Mem + GF: **oracle** OSU selection given the ground-truth evidence.
+
+    Not a deployable method: the coarse stage keeps the OSUs that hold the most evidence
+    steps (ties by centroid score), up to the same K, padded with the best-scoring other
+    OSUs; expansion is OSU-Mem's. It bounds what better coarse routing could give.
+    """
+
+    name: ClassVar[str] = "OSU-Mem + GF"
+    oracle: ClassVar[bool] = True
+
+    def _coarse(
+        self,
+        r: NDArray[np.float64],
+        live: NDArray[np.bool_],
+        budget: float,
+        evidence: NDArray[np.int64] | None,
+    ) -> list[int]:
+        assert evidence is not None  # guaranteed by BaseRetriever.retrieve for oracles
+        ids = np.flatnonzero(live)
+        hits = np.array([np.isin(self.pool_.members[k], evidence).sum() for k in ids])
+        order = ids[np.lexsort((-r[ids], -hits))]
+        return order[: adaptive_k(ids.size, budget)].tolist()
+
+
+class _StepGreedy(_OSUIndexed):
+    """Greedy step selection restricted to steps that belong to some OSU."""
+
+    def _scores(self, sims: NDArray[np.float64], state: dict[str, Any]) -> NDArray[np.float64]:
+        return sims
+
+    def _update(self, s: int, state: dict[str, Any]) -> None:
+        """Record that step `s` was selected."""
+
+    def _retrieve(
+        self, q: NDArray[np.float64], budget: float, end: int, evidence: NDArray[np.int64] | None
+    ) -> RetrievalResult:
+        traj = self.trajectory_
+        sims = traj.embeddings[:end] @ q
+        open_ = np.array([self.pool_.step_osus[i].size > 0 for i in range(end)], dtype=bool)
+        costs = traj.costs[:end]
+        state: dict[str, Any] = {
+            "end": end,
+            "used_osus": np.zeros(self.pool_.n_osus, bool),
+            "max_sim": np.full(end, -np.inf),
+        }
+        chosen: list[int] = []
+        used = 0.0
+        while True:
+            open_ &= used + costs <= budget
+            if not open_.any():
+                break
+            scores = np.where(open_, self._scores(sims, state), -np.inf)
+            s = int(np.argmax(scores))
+            chosen.append(s)
+            used += float(costs[s])
+            open_[s] = False
+            self._update(s, state)
+        return self._result(chosen, used)
+
+
+class CoverageGuidedOSU(_StepGreedy):
+    """Coverage-guided greedy over an OSU pool (Section 5.2; the ToolBench algorithm).
+
+    Each iteration takes the not-yet-selected step that fits and maximizes
+    ``s_i + beta * [i belongs to an OSU not used so far]``, with ``s_i`` the step-query
+    cosine; the step's OSUs are then marked used. Only steps in some OSU are reachable, so
+    overlap vs disjoint differ only through the pool. ``beta = .12`` (Table 8).
+    """
+
+    name: ClassVar[str] = "OSU-Mem (coverage-guided)"
+
+    def __init__(self, *, osu_config: OSUConfig | None = None, beta: float = 0.12) -> None:
+        super().__init__(osu_config=osu_config)
+        self.beta = beta
+
+    def _scores(self, sims: NDArray[np.float64], state: dict[str, Any]) -> NDArray[np.float64]:
+        end = state["end"]
+        mask = self._step_osu_rows < end
+        unused = np.bincount(
+            self._step_osu_rows[mask],
+            weights=~state["used_osus"][self._step_osu_ids[mask]],
+            minlength=end,
+        )
+        return sims + self.beta * (unused > 0)
+
+    def _update(self, s: int, state: dict[str, Any]) -> None:
+        state["used_osus"][self.pool_.step_osus[s]] = True
+
+
+class CohesionOSU(_StepGreedy):
+    """Cohesion-style greedy (Appendix G.5): ``s_i - alpha * max_{j in S} cos(h_i, h_j)``.
+
+    Only steps in some OSU are reachable. ``alpha = .01`` by default, the middle of the
+    paper's sweep {0, .005, .01, .02, .04} (the paper reports no default; it found no
+    overlap advantage at any alpha).
+    """
+
+    name: ClassVar[str] = "OSU-Mem (cohesion)"
+
+    def __init__(self, *, osu_config: OSUConfig | None = None, alpha: float = 0.01) -> None:
+        super().__init__(osu_config=osu_config)
+        self.alpha = alpha
+
+    def _scores(self, sims: NDArray[np.float64], state: dict[str, Any]) -> NDArray[np.float64]:
+        ms = state["max_sim"]
+        return sims - self.alpha * np.where(np.isfinite(ms), ms, 0.0)
+
+    def _update(self, s: int, state: dict[str, Any]) -> None:
+        emb = self.trajectory_.embeddings[: state["end"]]
+        np.maximum(state["max_sim"], emb @ emb[s], out=state["max_sim"])
+
+
+def variant(name: str) -> BaseRetriever:
+    """The paper's Table 9 OSU-Mem rows by name.
+
+    >>> from retrieval.osumem import variant
+    >>> variant("OSU-Mem (disjoint)").osu_config.m_max
+    1
+    """
+    table: dict[str, Any] = {
+        "OSU-Mem": lambda: OSUMem(),
+        "OSU-Mem + GF": lambda: OSUMemGF(),
+        "OSU-Mem (disjoint)": lambda: OSUMem(osu_config=OSUConfig(m_max=1)),
+        "OSU-Mem (sim only)": lambda: OSUMem(osu_config=OSUConfig(views=("similarity",))),
+        "OSU-Mem (no novelty)": lambda: OSUMem(lambda_nov=0.0),
+    }
+    if name not in table:
+        raise ValueError(f"unknown OSU-Mem variant {name!r}; known: {sorted(table)}.")
+    retriever: BaseRetriever = table[name]()
+    return retriever
