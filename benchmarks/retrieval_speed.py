@@ -21,12 +21,12 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import time  # noqa: E402
+import argparse
+import time
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from retrieval import FlatVector, OSUMem, Trajectory, TreeAbstraction  # noqa: E402
+from retrieval import FlatVector, OSUMem, Trajectory, TreeAbstraction
 
 PAPER = {  # Appendix B.3 (64-d) and Appendix E / Section 7 (384-d), B = 256
     ("OSU-Mem", 64): "8.3 ms amortized, 209 KB",
@@ -38,21 +38,35 @@ QUERIES_PER_EPISODE = 907 / 197
 
 
 def make_trajectory(rng: np.random.Generator, n: int, dim: int) -> Trajectory:
-    tools = [None if rng.random() < 0.15 else f"tool{rng.integers(12)}(arg{rng.integers(3)})"
-             for _ in range(n)]
-    entities = [{f"ent{e}" for e in rng.choice(40, size=int(rng.integers(0, 3)), replace=False)}
-                for _ in range(n)]
+    tools = [
+        None if rng.random() < 0.15 else f"tool{rng.integers(12)}(arg{rng.integers(3)})"
+        for _ in range(n)
+    ]
+    entities = [
+        {f"ent{e}" for e in rng.choice(40, size=int(rng.integers(0, 3)), replace=False)}
+        for _ in range(n)
+    ]
     subgoals = np.sort(rng.integers(0, max(1, n // 12), n)).tolist()
     costs = np.clip(rng.normal(15, 3, n), 5, None)
-    return Trajectory.from_steps(rng.normal(size=(n, dim)), costs, tools=tools,
-                                 entities=entities, subgoals=subgoals)
+    return Trajectory.from_steps(
+        rng.normal(size=(n, dim)), costs, tools=tools, entities=entities, subgoals=subgoals
+    )
 
 
 def storage_bytes(retriever) -> int:
     """Bytes of the trajectory arrays plus the retriever's own index arrays."""
     traj = retriever.trajectory_
-    total = sum(a.nbytes for a in (traj.embeddings, traj.costs, traj.tool_ids, traj.entity_ptr,
-                                   traj.entity_ids, traj.subgoal_ids))
+    total = sum(
+        a.nbytes
+        for a in (
+            traj.embeddings,
+            traj.costs,
+            traj.tool_ids,
+            traj.entity_ptr,
+            traj.entity_ids,
+            traj.subgoal_ids,
+        )
+    )
     if hasattr(retriever, "pool_"):
         pool = retriever.pool_
         total += pool.centroids.nbytes + sum(m.nbytes for m in pool.members)
@@ -85,19 +99,28 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     print(f"B = {args.budget}, {args.episodes} episodes x {args.queries} queries; medians")
-    print("| method | dim | steps | build ms | retrieve ms | amortized ms | storage KB "
-          "(float64) | paper |")
+    print(
+        "| method | dim | steps | build ms | retrieve ms | amortized ms | storage KB "
+        "(float64) | paper |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for dim, n in ((64, 220), (384, 300)):
         rng = np.random.default_rng(args.seed)
         trajs = [make_trajectory(rng, n, dim) for _ in range(args.episodes)]
-        queries = [[t.embeddings[rng.choice(n, 3)].mean(axis=0) + 0.2 * rng.normal(size=dim)
-                    for _ in range(args.queries)] for t in trajs]
+        queries = [
+            [
+                t.embeddings[rng.choice(n, 3)].mean(axis=0) + 0.2 * rng.normal(size=dim)
+                for _ in range(args.queries)
+            ]
+            for t in trajs
+        ]
         for cls in (OSUMem, FlatVector, TreeAbstraction):
             b, q, amort, kb = measure(cls, trajs, queries, args.budget)
             paper = PAPER.get((cls.name, dim), "")
-            print(f"| {cls.name} | {dim} | {n} | {b:.2f} | {q:.3f} | {amort:.2f} | {kb:.0f} | "
-                  f"{paper} |")
+            print(
+                f"| {cls.name} | {dim} | {n} | {b:.2f} | {q:.3f} | {amort:.2f} | {kb:.0f} | "
+                f"{paper} |"
+            )
 
 
 if __name__ == "__main__":

@@ -151,21 +151,24 @@ def validate_records(records: pd.DataFrame) -> pd.DataFrame:
 def _normalize_cells(df: pd.DataFrame) -> pd.Series:
     raw = df["cell"]
     present = raw.notna()
-    labels: list[str | None] = [None] * len(df)
-    bad = np.zeros(len(df), dtype=bool)
-    for pos, (ok, value) in enumerate(zip(present, raw, strict=True)):
-        if not ok:
-            continue
+    # parse each distinct label once (records repeat a query's cell on every row)
+    canonical: dict[Any, str | None] = {}
+    for value in pd.unique(raw[present]):
         try:
-            labels[pos] = Cell.parse(value).value
+            canonical[value] = Cell.parse(value).value
         except ValueError:
-            bad[pos] = True
+            canonical[value] = None
+    parsed = raw[present].map(canonical)
+    bad = np.zeros(len(df), dtype=bool)
+    bad[np.flatnonzero(present.to_numpy())[parsed.isna().to_numpy()]] = True
     if bad.any():
         raise ValueError(
             f"`cell` has unknown labels in rows {_rows(df, bad)}; expected one of "
             f"{[c.value for c in Cell]}."
         )
-    cells = pd.Series(labels, index=df.index, dtype=object)
+    labels = pd.Series(None, index=df.index, dtype=object)
+    labels[present] = parsed
+    cells = labels
     if present.any():
         keyed = pd.DataFrame(
             {"b": df["benchmark"], "e": df["episode_id"], "q": df["query_id"], "c": cells}

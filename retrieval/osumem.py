@@ -48,6 +48,11 @@ class _OSUIndexed(BaseRetriever):
         ).astype(np.int64)
         self._entity_rows = np.repeat(np.arange(t), np.diff(trajectory.entity_ptr))
         self._first_member = np.array([m[0] for m in self.pool_.members], dtype=np.int64)
+        sizes = np.array([m.size for m in self.pool_.members], dtype=np.int64)
+        self._member_osu = np.repeat(np.arange(self.pool_.n_osus), sizes)
+        self._member_step = (
+            np.concatenate(self.pool_.members) if self.pool_.n_osus else np.zeros(0, dtype=np.int64)
+        )
 
 
 class OSUMem(_OSUIndexed):
@@ -235,7 +240,11 @@ class OSUMemGF(OSUMem):
     ) -> list[int]:
         assert evidence is not None  # guaranteed by BaseRetriever.retrieve for oracles
         ids = np.flatnonzero(live)
-        hits = np.array([np.isin(self.pool_.members[k], evidence).sum() for k in ids])
+        is_evidence = np.zeros(self.trajectory_.n_steps, dtype=bool)
+        is_evidence[evidence] = True
+        hits = np.bincount(
+            self._member_osu, weights=is_evidence[self._member_step], minlength=self.pool_.n_osus
+        )[ids]
         order = ids[np.lexsort((-r[ids], -hits))]
         return order[: adaptive_k(ids.size, budget)].tolist()
 

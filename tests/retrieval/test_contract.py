@@ -43,15 +43,24 @@ class TestRetrieverContract:
         assert isinstance(FACTORIES[name](), Retriever)
 
     @settings(max_examples=25)
-    @given(traj=trajectories(min_steps=1), budget=st.sampled_from([0, 7, 64, 128, 256, 512]),
-           seed=st.integers(0, 1000))
+    @given(
+        traj=trajectories(min_steps=1),
+        budget=st.sampled_from([0, 7, 64, 128, 256, 512]),
+        seed=st.integers(0, 1000),
+    )
     def test_budget_duplicates_indices(self, name, traj, budget, seed):
         rng = np.random.default_rng(seed)
         query = random_query(rng, traj)
         time = int(rng.integers(0, traj.n_steps + 1))
         retriever = FACTORIES[name]().build(traj)
-        res = run(retriever, traj, query.embedding, budget, time=time,
-                  evidence=query.evidence[query.evidence < time])
+        res = run(
+            retriever,
+            traj,
+            query.embedding,
+            budget,
+            time=time,
+            evidence=query.evidence[query.evidence < time],
+        )
         steps = res.steps
         assert res.tokens <= budget + 1e-9
         assert traj.costs[steps].sum() + res.summary_tokens == pytest.approx(res.tokens)
@@ -61,10 +70,8 @@ class TestRetrieverContract:
     def test_deterministic(self, name):
         traj = random_trajectory(np.random.default_rng(1), n=120)
         query = random_query(np.random.default_rng(2), traj)
-        a = run(FACTORIES[name]().build(traj), traj, query.embedding, 256,
-                evidence=query.evidence)
-        b = run(FACTORIES[name]().build(traj), traj, query.embedding, 256,
-                evidence=query.evidence)
+        a = run(FACTORIES[name]().build(traj), traj, query.embedding, 256, evidence=query.evidence)
+        b = run(FACTORIES[name]().build(traj), traj, query.embedding, 256, evidence=query.evidence)
         assert np.array_equal(a.steps, b.steps) and a.tokens == b.tokens
 
     def test_empty_trajectory_and_zero_budget(self, name):

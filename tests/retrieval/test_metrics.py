@@ -33,7 +33,8 @@ class TestMetrics:
     def test_records_validate(self):
         outcomes = [
             QueryOutcome("syn", "e1", f"q{i}", m, 256, 0, (1, 2), (1, 2, 180), 200, 30.0, "T+E+")
-            for i in range(3) for m in ("a", "b")
+            for i in range(3)
+            for m in ("a", "b")
         ]
         df = validate_records(pd.DataFrame(outcomes_to_records(outcomes)))
         assert set(df["metric"]) == {"hit@2", "recall", "recall_near", "recall_far"}

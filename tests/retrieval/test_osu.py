@@ -7,8 +7,9 @@ from retrieval.osu import _split
 
 def traj_with(n, tools=None, entities=None, subgoals=None, emb=None):
     emb = np.eye(n) if emb is None else emb
-    return Trajectory.from_steps(emb, np.full(n, 10.0), tools=tools, entities=entities,
-                                 subgoals=subgoals)
+    return Trajectory.from_steps(
+        emb, np.full(n, 10.0), tools=tools, entities=entities, subgoals=subgoals
+    )
 
 
 class TestConstruction:
@@ -50,8 +51,9 @@ class TestConstruction:
         assert set(pool.keys) == {"book"}
 
     def test_subgoal_view_splits_at_8(self):
-        pool = build_osus(traj_with(30, subgoals=[0] * 3 + [1] * 10 + [0] * 17),
-                          OSUConfig(views=("subgoal",)))
+        pool = build_osus(
+            traj_with(30, subgoals=[0] * 3 + [1] * 10 + [0] * 17), OSUConfig(views=("subgoal",))
+        )
         sizes = sorted(m.size for m in pool.members)
         assert sizes == [3, 10, 17]
 
@@ -64,8 +66,9 @@ class TestConstruction:
     def test_membership_cap_prefers_entity_then_larger(self):
         ents = [{"a", "b"}, {"a", "b"}, {"a"}]
         tools = ["t", "t", "t"]
-        pool = build_osus(traj_with(3, tools=tools, entities=ents),
-                          OSUConfig(views=("entity", "tool"), m_max=1))
+        pool = build_osus(
+            traj_with(3, tools=tools, entities=ents), OSUConfig(views=("entity", "tool"), m_max=1)
+        )
         # every step keeps its highest-priority membership: the larger entity OSU "a"
         assert [(v, k) for v, k in zip(pool.views, pool.keys, strict=True)] == [("entity", "a")]
 

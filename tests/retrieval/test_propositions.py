@@ -3,7 +3,6 @@
 from fractions import Fraction
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -75,8 +74,13 @@ def t_plus_e_plus(draw):
         entities[evidence[j]] = entities[evidence[j]] | {"SHARED_ENTITY"}
     for j in pt:
         tools[evidence[j]] = "SHARED_TOOL(x)"
-    traj = Trajectory.from_steps(rng.normal(size=(n, 8)), np.full(n, 15.0), tools=tools,
-                                 entities=entities, subgoals=[i // 10 for i in range(n)])
+    traj = Trajectory.from_steps(
+        rng.normal(size=(n, 8)),
+        np.full(n, 15.0),
+        tools=tools,
+        entities=entities,
+        subgoals=[i // 10 for i in range(n)],
+    )
     return traj, evidence
 
 
@@ -90,10 +94,12 @@ class TestProposition2:
         def evidence_in(pool, k):
             return set(np.intersect1d(pool.members[k], evidence).tolist())
 
-        ent = [k for k, v in enumerate(over.views) if v == "entity"
-               and len(evidence_in(over, k)) >= 2]
-        tool = [k for k, v in enumerate(over.views) if v == "tool"
-                and len(evidence_in(over, k)) >= 2]
+        ent = [
+            k for k, v in enumerate(over.views) if v == "entity" and len(evidence_in(over, k)) >= 2
+        ]
+        tool = [
+            k for k, v in enumerate(over.views) if v == "tool" and len(evidence_in(over, k)) >= 2
+        ]
         assert ent and tool
         # fix the entity OSU keyed on the shared entity, as in the proposition
         u_ent = next(k for k in ent if over.keys[k] == "SHARED_ENTITY")
@@ -101,8 +107,11 @@ class TestProposition2:
         combined = len(evidence_in(over, u_ent) | evidence_in(over, best_tool)) / n
         assert combined >= 2 / n
         disj = build_osus(traj, DISJOINT)
-        disj_ent = [k for k, key in enumerate(disj.keys)
-                    if disj.views[k] == "entity" and key == "SHARED_ENTITY"]
+        disj_ent = [
+            k
+            for k, key in enumerate(disj.keys)
+            if disj.views[k] == "entity" and key == "SHARED_ENTITY"
+        ]
         cr_disj = len(evidence_in(disj, disj_ent[0])) / n if disj_ent else 0.0
         assert combined >= cr_disj
 
