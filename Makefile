@@ -18,8 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/osustat analyze examples/records.csv --treatment osu-mem --baseline flat-vector \
-		--metric hit@2,recall --budget 256 --out demo-output
+	$(BIN)/osustat reproduce synthetic --out demo-output --jobs 2
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,7 +1,11 @@
-"""Benchmark pipelines (synthetic, tau-bench, ToolBench) that run retrievers and emit records.
+"""Benchmark pipelines that build trajectories, run retrievers and emit records.
 
-Not built yet (tracked in the synthetic-benchmark issue); the package exists so that the
-layout of docs/architecture.md is in place.
+- ``analyses.synthetic`` / ``synthetic_run`` / ``synthetic_analysis`` / ``reproduce``: the
+  synthetic benchmark end to end (``osustat reproduce synthetic``; docs/synthetic.md).
+- ``analyses.evidence_selection`` (+ ``evidence_selectors``, ``evidence_selection_stats``): the
+  LLM-mediated evidence-selection scoring of Section 6.6 (docs/evidence_selection.md).
+
+Submodules are imported explicitly; importing ``analyses`` itself loads nothing heavy.
 """
 
 __all__: list[str] = []

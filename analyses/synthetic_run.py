@@ -9,6 +9,7 @@ depend on the number of jobs.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -86,12 +87,8 @@ def _episode_task(
         if not ep.queries:
             return [], structure, []
         methods = dict(MAIN_METHODS)
-        methods.update(
-            {
-                name: (lambda m=m: OSUMem(osu_config=OSUConfig(m_max=m)))
-                for m, name in MMAX_SWEEP.items()
-            }
-        )
+        for m, name in MMAX_SWEEP.items():
+            methods[name] = functools.partial(OSUMem, osu_config=OSUConfig(m_max=m))
         outcomes = []
         for name, factory in methods.items():
             retriever = factory().build(ep.trajectory)

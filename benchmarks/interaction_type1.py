@@ -30,6 +30,31 @@ def continuous(sizes, sds):
     return draw
 
 
+def skewed(sizes, sds):
+    """Centred exponential differences (mean 0, right-skewed) with cell-specific sd."""
+
+    def draw(rng):
+        d = np.concatenate(
+            [s * (rng.exponential(1.0, n) - 1.0) for n, s in zip(sizes, sds, strict=True)]
+        )
+        return d, np.repeat(CELLS, sizes)
+
+    return draw
+
+
+def binary_shifted(sizes, p_nonzero, mean):
+    """0/1-metric differences with the same nonzero mean in every cell (asymmetric)."""
+
+    def draw(rng):
+        parts = []
+        for n, p in zip(sizes, p_nonzero, strict=True):
+            u = rng.random(n)
+            parts.append(np.where(u < (p + mean) / 2, 1.0, np.where(u < p, -1.0, 0.0)))
+        return np.concatenate(parts), np.repeat(CELLS, sizes)
+
+    return draw
+
+
 def binary(sizes, p_nonzero):
     """Differences of two 0/1 metrics: -1, 0, +1 with mean 0 and cell-specific variance."""
 
@@ -54,6 +79,15 @@ DESIGNS = {
     "binary, n 5/40/150/500, P(d!=0) .9/.5/.2/.1": binary((5, 40, 150, 500), (0.9, 0.5, 0.2, 0.1)),
     "binary, tau-bench n 56/96/44/132, P(d!=0) .6/.3/.5/.15": binary(
         (56, 96, 44, 132), (0.6, 0.3, 0.5, 0.15)
+    ),
+    "skewed (centred exponential), tau-bench n, sd 2/1/.7/.3": skewed(
+        (56, 96, 44, 132), (2.0, 1.0, 0.7, 0.3)
+    ),
+    "skewed (centred exponential), n 5/40/150/500, sd 2/1/.7/.3": skewed(
+        (5, 40, 150, 500), (2.0, 1.0, 0.7, 0.3)
+    ),
+    "binary, common mean .3, n 5/40/150/500, P(d!=0) .9/.6/.45/.35": binary_shifted(
+        (5, 40, 150, 500), (0.9, 0.6, 0.45, 0.35), 0.3
     ),
 }
 

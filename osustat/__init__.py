@@ -4,6 +4,8 @@ Arrays in, frozen dataclass results out; randomness only through a keyword ``rng
 (SPEC 7). See ``docs/statistics.md`` for the methods and their measured calibration.
 """
 
+from .audit import AuditResult, ClaimCheck
+from .audit import audit as audit_claims
 from .bootstrap import BootstrapCI, bootstrap_ci
 from .breakeven import (
     BreakEvenResult,
@@ -14,6 +16,7 @@ from .breakeven import (
     oracle_ceiling,
 )
 from .cells import CELLS, Cell, SharingRates, label_cell, sharing_rates
+from .claims import Claim, ClaimsFile, load_claims, parse_claims
 from .combine import (
     CombinedResult,
     SeedDependence,
@@ -21,6 +24,7 @@ from .combine import (
     seed_dependence,
     stouffer_combine,
 )
+from .inputs import read_evidence, records_from_retrievals, records_from_trec
 from .interaction import INTERACTION_METHODS, InteractionResult, interaction_test
 from .multitest import AdjustedPValues, adjust_pvalues, stars
 from .power import minimum_detectable_effect, power
@@ -33,9 +37,13 @@ __all__ = [
     "CELLS",
     "INTERACTION_METHODS",
     "AdjustedPValues",
+    "AuditResult",
     "BootstrapCI",
     "BreakEvenResult",
     "Cell",
+    "Claim",
+    "ClaimCheck",
+    "ClaimsFile",
     "CombinedResult",
     "ConfidenceInterval",
     "InteractionResult",
@@ -45,6 +53,7 @@ __all__ = [
     "SharingRates",
     "SignFlipResult",
     "adjust_pvalues",
+    "audit_claims",
     "bootstrap_ci",
     "break_even",
     "break_even_bootstrap",
@@ -52,11 +61,16 @@ __all__ = [
     "fisher_combine",
     "interaction_test",
     "label_cell",
+    "load_claims",
     "minimum_detectable_effect",
     "oracle_ceiling",
     "paired",
     "paired_signflip_test",
+    "parse_claims",
     "power",
+    "read_evidence",
+    "records_from_retrievals",
+    "records_from_trec",
     "seed_dependence",
     "sharing_rates",
     "signflip_tests",

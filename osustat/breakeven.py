@@ -98,11 +98,15 @@ class BreakEvenResult:
     pi_any : float
         ``pi_any+* = 1 - f_T-E-`` at ``p*`` (any-binding marginal).
     never_negative : bool
-        The non-favorable mixture's effect is already >= 0: any ``p`` gives a non-negative
-        aggregate (the paper's †).
+        Both ``Delta_fav >= 0`` and ``Delta_nf >= 0``: any ``p`` gives a non-negative
+        aggregate (the paper's †, ``p* = 0``).
     never_positive : bool
         Both ``Delta_fav <= 0`` and ``Delta_nf < 0``: no ``p`` makes the aggregate positive.
     favorable : Cell
+    positive_above : bool
+        True (the usual case, ``Delta_nf < 0 < Delta_fav``): the aggregate is positive for
+        ``p > p*``. False when ``Delta_fav < 0 <= Delta_nf``: the "favorable" cell hurts and
+        the aggregate is positive only for ``p < p*``.
     effect_favorable : float
         ``Delta_fav``.
     effect_nonfavorable : float
@@ -124,6 +128,7 @@ class BreakEvenResult:
     effect_favorable: float
     effect_nonfavorable: float
     conditional_fractions: dict[Cell, float]
+    positive_above: bool = True
     ci: tuple[float, float] | None = None
     pi_tool_ci: tuple[float, float] | None = None
     pi_any_ci: tuple[float, float] | None = None
@@ -203,20 +208,38 @@ def break_even(effects: Any, fractions: Any, *, favorable: Any = "T+E+") -> Brea
     g = {c: v / total for c, v in others.items()}
     d_fav = eff[fav]
     d_nf = sum(g[c] * eff[c] for c in g)
-    never_negative = d_nf >= 0
+    never_negative = d_nf >= 0 and d_fav >= 0
     never_positive = d_nf < 0 and d_fav <= 0
+    positive_above = True
     if never_negative:
         p_star = 0.0
     elif never_positive:
         p_star = math.nan
-    else:
+    elif d_fav > 0:  # d_nf < 0 < d_fav: positive above p*
         p_star = -d_nf / (d_fav - d_nf)
+    else:  # d_fav < 0 <= d_nf: the "favorable" cell hurts; positive only below p*
+        p_star = d_nf / (d_nf - d_fav)
+        positive_above = False
     result = BreakEvenResult(
-        p_star, math.nan, math.nan, never_negative, never_positive, fav, d_fav, d_nf, g
+        p_star,
+        math.nan,
+        math.nan,
+        never_negative,
+        never_positive,
+        fav,
+        d_fav,
+        d_nf,
+        g,
+        positive_above=positive_above,
     )
     if math.isnan(p_star):
         return result
     return _with(result, pi_tool=result.pi_tool_at(p_star), pi_any=result.pi_any_at(p_star))
+
+
+def _ordered(a: float, b: float) -> tuple[float, float]:
+    """The marginals can decrease in p (e.g. favorable T-E+ for pi_T+): sort the ends."""
+    return (min(a, b), max(a, b))
 
 
 def _with(result: BreakEvenResult, **changes: Any) -> BreakEvenResult:
@@ -295,8 +318,8 @@ def break_even_bootstrap(
     return _with(
         point,
         ci=(lo, hi),
-        pi_tool_ci=(point.pi_tool_at(lo), point.pi_tool_at(hi)),
-        pi_any_ci=(point.pi_any_at(lo), point.pi_any_at(hi)),
+        pi_tool_ci=_ordered(point.pi_tool_at(lo), point.pi_tool_at(hi)),
+        pi_any_ci=_ordered(point.pi_any_at(lo), point.pi_any_at(hi)),
         level=level,
     )
 
@@ -318,7 +341,7 @@ class OracleCeiling:
     routed_cells : tuple of Cell
         Cells routed to the treatment.
     n : int
-        Total count ``N``.
+        Total count ``N`` (-1 when `counts` were fractions rather than counts).
     label : str
         Always ``'in-sample upper bound (oracle cell labels)'``.
     """
@@ -376,8 +399,18 @@ def oracle_ceiling(effects: Any, counts: Any, *, route: Any = None) -> OracleCei
     if route is None:
         routed = tuple(c for c in CELLS if cnt.get(c, 0) > 0 and eff.get(c, 0.0) > 0)
     else:
-        routed_set = {Cell.parse(c) for c in route}
+        routed_set = set()
+        for c in route:
+            try:
+                routed_set.add(Cell.parse(c))
+            except ValueError:
+                raise ValueError(
+                    f"`route` has an unknown cell {c!r}; expected cells among "
+                    f"{[x.value for x in CELLS]}."
+                ) from None
         routed = tuple(c for c in CELLS if c in routed_set)
     aggregate = sum(cnt[c] * eff[c] for c in cnt if cnt[c] > 0) / total
     gain = sum(cnt.get(c, 0.0) * eff.get(c, 0.0) for c in routed) / total
-    return OracleCeiling(gain, gain - aggregate, aggregate, routed, round(total))
+    counts_given = all(float(v).is_integer() for v in cnt.values())
+    n = int(total) if counts_given else -1  # fractions given: there is no count
+    return OracleCeiling(gain, gain - aggregate, aggregate, routed, n)

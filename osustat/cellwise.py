@@ -9,7 +9,7 @@ detectable effect per cell. Reports render the result; nothing here formats text
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -70,6 +70,7 @@ class CellConditionalResult:
     break_even: BreakEvenResult | None
     oracle: OracleCeiling | None
     n_resamples: int
+    excluded_cells: dict[Cell, int] = field(default_factory=dict)
 
 
 def verdict(pvalue_adjusted: float, effect: float, mde: float, *, alpha: float = 0.05) -> str:
@@ -104,7 +105,9 @@ def cell_conditional(
     ----------
     data : PairedRecords
         From :func:`osustat.paired`. Per-cell results need ``data.cells`` (query unit);
-        with episodes only the aggregate is computed.
+        with episodes only the aggregate is computed. Cells with a single query get no
+        per-cell row, interaction or break-even role; they are listed in
+        ``excluded_cells`` (and stay in the aggregate).
     n_resamples : int
         Sign vectors for the tests (shared across the cells' tests; see
         :func:`osustat.signflip_tests`).
@@ -172,14 +175,24 @@ def cell_conditional(
         )
     aggregate, per_cell = rows[0], tuple(rows[1:])
     interaction = be = oracle = None
+    excluded: dict[Cell, int] = {}
+    if data.cells is not None:
+        kept_cells = {r.cell for r in per_cell}
+        for c in CELLS:
+            k = sum(1 for x in data.cells if x is c)
+            if k and c not in kept_cells:
+                excluded[c] = k  # a cell of one query: no test, no interaction, no break-even
     if data.cells is not None and len(per_cell) >= 2:
-        cells_arr = np.array([c.value for c in data.cells])
-        interaction = interaction_test(d, cells_arr, n_resamples=n_resamples, rng=gen)
+        keep = np.fromiter((x not in excluded for x in data.cells), dtype=bool, count=d.size)
+        cells_arr = np.array([c.value for c in data.cells])[keep]
+        interaction = interaction_test(d[keep], cells_arr, n_resamples=n_resamples, rng=gen)
         effects = {r.cell: r.effect for r in per_cell}
         counts = {r.cell: r.n for r in per_cell}
         oracle = oracle_ceiling(effects, counts)
         if Cell.TE in effects:
             be = break_even_bootstrap(
-                d, cells_arr, level=0.90, n_resamples=bootstrap_resamples, rng=gen
+                d[keep], cells_arr, level=0.90, n_resamples=bootstrap_resamples, rng=gen
             )
-    return CellConditionalResult(data, aggregate, per_cell, interaction, be, oracle, n_resamples)
+    return CellConditionalResult(
+        data, aggregate, per_cell, interaction, be, oracle, n_resamples, excluded
+    )

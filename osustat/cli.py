@@ -31,6 +31,58 @@ def read_records(path: Path) -> pd.DataFrame:
     )
 
 
+def _read_input(path: Path, args: argparse.Namespace) -> tuple[pd.DataFrame, list[str]]:
+    """Records from a records file, raw retrievals + evidence, or a TREC run + qrels."""
+    from osustat.inputs import records_from_retrievals, records_from_trec
+
+    hit_k = _ints(args.hit_k, "--hit-k")
+    if args.qrels:
+        if not args.depth:
+            raise ValueError("a TREC run needs `--depth` (comma-separated cut-offs, e.g. 5,10).")
+        loaded = records_from_trec(
+            path,
+            args.qrels,
+            depths=_ints(args.depth, "--depth"),
+            evidence=args.evidence,
+            qid_separator=args.qid_sep,
+            hit_k=hit_k,
+        )
+    elif args.evidence:
+        loaded = records_from_retrievals(path, args.evidence, hit_k=hit_k)
+    else:
+        df = read_records(path)
+        return df, [f"- Records: `{path}` ({len(df):,} rows; nothing excluded)."]
+    lines = [f"- Input: {loaded.description} → {len(loaded.records):,} record rows."]
+    if loaded.exclusions:
+        lines += [f"- Excluded (not silently): {e}." for e in loaded.exclusions]
+    else:
+        lines.append("- Nothing excluded.")
+    return loaded.records, lines
+
+
+def _ints(values: str, option: str) -> list[int]:
+    try:
+        return [int(v) for v in _split(values)]
+    except ValueError:
+        raise ValueError(f"`{option}` must be comma-separated integers; got {values!r}.") from None
+
+
+def _input_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("other inputs (docs/inputs.md)")
+    group.add_argument(
+        "--evidence",
+        default=None,
+        help="evidence file: the input is raw retrievals (or, with --qrels, the cells' "
+        "annotations)",
+    )
+    group.add_argument("--qrels", default=None, help="qrels file: the input is a TREC run")
+    group.add_argument("--depth", default=None, help="TREC cut-offs, comma-separated")
+    group.add_argument("--qid-sep", default="/", help="TREC qid = EPISODE<sep>QUERY")
+    group.add_argument(
+        "--hit-k", default="2", help="k of the computed hit@k metrics (default 2: Hit@2)"
+    )
+
+
 def _split(values: str) -> list[str]:
     return [v.strip() for v in values.split(",") if v.strip()]
 
@@ -43,13 +95,10 @@ def _analyze(args: argparse.Namespace) -> int:
     from reports.cellwise import forest_plot, render_markdown, to_json
 
     path = Path(args.records)
-    records = validate_records(read_records(path))
+    raw, input_lines = _read_input(path, args)
+    records = validate_records(raw)
     metrics = _split(args.metric)
-    budgets = (
-        [int(b) for b in _split(args.budget)]
-        if args.budget
-        else sorted(records["budget"].unique().tolist())
-    )
+    budgets = _budgets(args.budget) if args.budget else sorted(records["budget"].unique().tolist())
     seeds = np.random.SeedSequence(args.seed).spawn(len(metrics) * len(budgets))
     results = []
     for k, (metric, budget) in enumerate((m, b) for m in metrics for b in budgets):
@@ -80,7 +129,7 @@ def _analyze(args: argparse.Namespace) -> int:
 
     n_seeds = results[0][1].paired.n_seeds
     preamble = [
-        f"- Records: `{path}` ({len(records):,} rows; nothing excluded).",
+        *input_lines,
         f"- Treatment `{args.treatment}` vs baseline `{args.baseline}`; unit of analysis: "
         f"{args.unit}; seeds averaged per unit: {n_seeds}.",
         f"- Correction family: the {len(family)} per-cell tests of this report "
@@ -120,6 +169,107 @@ def _analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _aliases(pairs: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        old, sep, new = pair.partition("=")
+        if not sep or not old.strip() or not new.strip():
+            raise ValueError(f"`--alias` must look like RECORDS_NAME=CLAIMS_NAME; got {pair!r}.")
+        out[old.strip()] = new.strip()
+    return out
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from osustat import validate_records
+    from osustat.audit import audit
+    from osustat.claims import load_claims
+    from reports.audit import render_markdown, to_json
+
+    claims = load_claims(args.claims)
+    path = Path(args.records)
+    raw, input_lines = _read_input(path, args)
+    aliases = _aliases(args.alias)
+    if aliases:
+        raw = raw.copy()
+        for col in ("method", "benchmark"):
+            if col in raw.columns:
+                raw[col] = raw[col].replace(aliases)
+    records = validate_records(raw)
+    result = audit(
+        claims,
+        records,
+        n_resamples=args.resamples,
+        bootstrap_resamples=args.bootstrap_resamples,
+        level=args.level,
+        rng=args.seed,
+    )
+    unchecked = result.counts()["not checkable"]
+    preamble = [
+        f"- Claims file: `{args.claims}`.",
+        *input_lines,
+        f"- Records hold methods {sorted(records['method'].unique().tolist())}, benchmarks "
+        f"{sorted(records['benchmark'].unique().tolist())}.",
+        f"- Excluded claims: {unchecked} not checkable against these records (listed below "
+        "with the reason); they are left out of their family's correction.",
+        f"- Master seed {args.seed}: the same seed, claims and records give the same report.",
+    ]
+    if aliases:
+        preamble.append(
+            "- Aliases applied to the records: "
+            + ", ".join(f"`{a}` → `{b}`" for a, b in aliases.items())
+            + "."
+        )
+    text = render_markdown(result, preamble=preamble)
+    payload = to_json(result)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.md").write_text(text + "\n", encoding="utf-8")
+        if args.json:
+            (out / "audit.json").write_text(
+                json.dumps(payload, indent=2, default=float) + "\n", encoding="utf-8"
+            )
+        print(f"wrote {out / 'report.md'}", file=sys.stderr)
+        print(text)
+    elif args.json:
+        print(json.dumps(payload, indent=2, default=float))
+    else:
+        print(text)
+    return 0
+
+
+def _budgets(text: str) -> list[int]:
+    out = []
+    for item in _split(text):
+        try:
+            out.append(int(item))
+        except ValueError:
+            raise ValueError(
+                f"`--budget` takes comma-separated integers; {item!r} is not one."
+            ) from None
+    return out
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from analyses.reproduce import reproduce_synthetic
+
+    if args.episodes < 1 or args.jobs < 1 or args.resamples < 1:
+        raise ValueError("`--episodes`, `--jobs` and `--resamples` must be positive integers.")
+    result = reproduce_synthetic(
+        Path(args.out),
+        episodes=args.episodes,
+        seed=args.seed,
+        jobs=args.jobs,
+        resamples=args.resamples,
+        progress=not args.no_progress,
+    )
+    print(
+        f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="osustat",
@@ -127,7 +277,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     an = sub.add_parser("analyze", help="cell-conditional report of treatment vs baseline")
-    an.add_argument("records", help="records file (.csv, .jsonl or .parquet; long schema)")
+    an.add_argument(
+        "records",
+        help="records file (.csv, .jsonl or .parquet; long schema), or raw retrievals "
+        "(with --evidence), or a TREC run (with --qrels)",
+    )
     an.add_argument("--treatment", required=True)
     an.add_argument("--baseline", required=True)
     an.add_argument(
@@ -142,7 +296,37 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--seed", type=int, default=0)
     an.add_argument("--out", default=None, help="directory for report.md and figures")
     an.add_argument("--json", action="store_true", help="also emit results as JSON")
+    _input_options(an)
     an.set_defaults(func=_analyze)
+
+    au = sub.add_parser("audit", help="check significance claims (TOML) against records")
+    au.add_argument("claims", help="claims file (TOML; see docs/audit.md)")
+    au.add_argument("--records", required=True, help="records file (.csv, .jsonl or .parquet)")
+    au.add_argument("--resamples", type=int, default=10_000, help="sign flips per test")
+    au.add_argument("--bootstrap-resamples", type=int, default=2_000)
+    au.add_argument("--level", type=float, default=0.95, help="confidence level of the CIs")
+    au.add_argument("--seed", type=int, default=0)
+    au.add_argument(
+        "--alias",
+        action="append",
+        default=[],
+        metavar="RECORDS_NAME=CLAIMS_NAME",
+        help="rename a method or benchmark of the records to the claims' name (repeatable)",
+    )
+    au.add_argument("--out", default=None, help="directory for report.md (and audit.json)")
+    au.add_argument("--json", action="store_true", help="also emit the audit as JSON")
+    _input_options(au)
+    au.set_defaults(func=_audit)
+
+    rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
+    rp.add_argument("benchmark", choices=("synthetic",), help="which pipeline")
+    rp.add_argument("--out", required=True, help="directory for records, report and figures")
+    rp.add_argument("--episodes", type=int, default=200)
+    rp.add_argument("--seed", type=int, default=0)
+    rp.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
+    rp.add_argument("--resamples", type=int, default=10_000, help="sign-flip resamples")
+    rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rp.set_defaults(func=_reproduce)
     return parser
 
 

@@ -106,8 +106,9 @@ def interaction_test(
       degree of freedom toward the pooled within-cell variance (so cells with constant 0/1
       differences keep a finite weight). The sign flips act on the null model's residuals
       ``d_i - dbar_w`` (the estimated common mean), and ``W`` -- cell variances included --
-      is recomputed for every resample. When every within-cell residual is zero the null is
-      degenerate: ``T`` is used and ``p`` is ``1/(B+1)`` if the cell means differ, else 1.
+      is recomputed for every resample. When every within-cell residual is zero the sign-flip
+      nulls are degenerate, and both sign-flip methods fall back to ``'label-permutation'``
+      (the result's `method` says so).
     - ``'label-permutation'``: ``T`` under random permutations of the cell labels; valid
       when the differences are exchangeable across cells (equal distributions), not only
       equal means.
@@ -142,14 +143,18 @@ def interaction_test(
     gen = np.random.default_rng(rng)
     onehot = np.zeros((d.size, len(present)))
     onehot[np.arange(d.size), codes] = 1.0
-    if method == "label-permutation":
+    resid = d - means[codes]
+    ss = np.bincount(codes, weights=resid**2, minlength=len(present)).astype(np.float64)
+    degenerate = ss.sum() <= 1e-24 * max(1.0, float(d @ d))
+    if method == "label-permutation" or degenerate:
+        # With no within-cell variation the sign-flip nulls are point masses (every flipped
+        # residual is 0) and carry no information; permuting labels still tests whether the
+        # differences are exchangeable across cells.
         observed = _spread(means[None, :], n_c)[0]
         null = _label_permutation_null(d, onehot, n_c, n_resamples, gen)
     else:
-        resid = d - means[codes]
-        ss = np.bincount(codes, weights=resid**2, minlength=len(present)).astype(np.float64)
         seed = int(gen.integers(2**63 - 1))
-        if method == "centered-signflip" or ss.sum() <= 1e-24 * max(1.0, float(d @ d)):
+        if method == "centered-signflip":
             observed = _spread(means[None, :], n_c)[0]
             null_sums = _null_sums(seed, n_resamples, d.size, onehot * resid[:, None])
             null = _spread(null_sums / n_c, n_c)
@@ -157,8 +162,8 @@ def interaction_test(
             observed_row, common = _welch(means[None, :], ss[None, :], n_c, with_mean=True)
             observed = observed_row[0]
             # Flip the null model's residuals (d minus the estimated common mean), not the
-            # within-cell-centered ones: the latter lose a degree of freedom per cell and were
-            # anti-conservative for cells of 5 in the type-I study (docs/statistics.md).
+            # within-cell-centered ones: the latter lose a degree of freedom per cell, which
+            # made them anti-conservative for cells of 5 (benchmarks/interaction_type1.py).
             null_resid = d - common[0]
             null_sums = _null_sums(seed, n_resamples, d.size, onehot * null_resid[:, None])
             null_means = null_sums / n_c
@@ -167,9 +172,8 @@ def interaction_test(
     tol = 1e-9 * max(abs(observed), float(np.max(np.abs(null), initial=0.0)), 1e-300)
     b = int(np.count_nonzero(null >= observed - tol))
     pvalue = (b + 1) / (n_resamples + 1)
-    return InteractionResult(
-        float(observed), float(pvalue), cell_means, cell_n, method, n_resamples
-    )
+    used = "label-permutation" if degenerate and method != "ols" else method
+    return InteractionResult(float(observed), float(pvalue), cell_means, cell_n, used, n_resamples)
 
 
 def _interaction_iv(
@@ -191,6 +195,13 @@ def _interaction_iv(
         )
     index = {c: k for k, c in enumerate(present)}
     codes = np.fromiter((index[c] for c in labels), dtype=np.int64, count=labels.size)
+    sizes = np.bincount(codes, minlength=len(present))
+    small = [f"{c} (n={int(k)})" for c, k in zip(present, sizes, strict=True) if k < 2]
+    if small:
+        raise ValueError(
+            f"every cell needs at least 2 units for an interaction test; too small: {small}. "
+            "Drop or merge those cells (and report it)."
+        )
     return d, codes, present
 
 
@@ -246,10 +257,6 @@ def _ols_f(d: NDArray[np.float64], codes: NDArray[np.int64], k: int) -> tuple[fl
     design[:, 0] = 1.0
     for j in range(1, k):
         design[:, j] = codes == j
-    if d.size <= k:
-        raise ValueError(
-            f"`method='ols'` needs more units than cells; got {d.size} units in {k} cells."
-        )
     fit = sm.OLS(d, design).fit()
     restriction = np.eye(k)[1:]
     test = fit.f_test(restriction)

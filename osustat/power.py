@@ -21,6 +21,12 @@ __all__ = ["minimum_detectable_effect", "power"]
 _SM_ALTERNATIVE = {"two-sided": "two-sided", "greater": "larger", "less": "smaller"}
 
 
+def _attainable(n: int, alpha: float, alt: str) -> bool:
+    """Whether the sign-flip test's smallest p-value (2^(1-n) two-sided) is <= alpha."""
+    smallest = 2.0 ** (1 - n) if alt == "two-sided" else 2.0**-n
+    return smallest <= alpha
+
+
 def _common_iv(
     differences_sd: Any, n: Any, alpha: Any, alternative: str
 ) -> tuple[float, int, float, str]:
@@ -59,7 +65,10 @@ def minimum_detectable_effect(
     Returns
     -------
     float
-        The MDE in the units of the differences (0 when `differences_sd` is 0).
+        The MDE in the units of the differences (0 when `differences_sd` is 0; infinite when
+        ``n`` is so small that the sign-flip test can never reach `alpha`: two-sided needs
+        ``2^(1-n) <= alpha``, i.e. n >= 6 at .05). For 0/1 metrics, pass the number of
+        pairs that differ if it is known: ties carry no information for the test.
 
     Examples
     --------
@@ -71,6 +80,8 @@ def minimum_detectable_effect(
 
     sd, n, alpha, alt = _common_iv(differences_sd, n, alpha, alternative)
     target = check_level(power, "power")
+    if not _attainable(n, alpha, alt):
+        return math.inf  # the sign-flip test cannot reject at all with so few pairs
     if sd == 0:
         return 0.0
     es = TTestPower().solve_power(
@@ -101,8 +112,14 @@ def power(
     effect = float(effect)
     if not math.isfinite(effect):
         raise ValueError(f"`effect` must be finite; got {effect}.")
-    if sd == 0:
-        return 1.0 if effect != 0 else alpha
+    if not _attainable(n, alpha, alt):
+        return 0.0
+    if sd == 0:  # every difference equals `effect`
+        if alt == "larger":
+            return 1.0 if effect > 0 else 0.0
+        if alt == "smaller":
+            return 1.0 if effect < 0 else 0.0
+        return 1.0 if effect != 0 else 0.0
     return float(
         np.squeeze(
             TTestPower().power(effect_size=effect / sd, nobs=n, alpha=alpha, alternative=alt)

@@ -124,7 +124,7 @@ def validate_records(records: pd.DataFrame) -> pd.DataFrame:
         if empty.any():
             raise ValueError(f"`{col}` has missing values in rows {_rows(df, empty)}.")
         df[col] = df[col].astype(str)
-    df["metric"] = df["metric"].str.strip().str.lower()
+    df["metric"] = df["metric"].str.replace(r"\s+", "", regex=True).str.lower()
 
     hits = df["metric"].str.match(_HIT.pattern).to_numpy()
     bad = hits & ~df["value"].isin([0.0, 1.0]).to_numpy()
@@ -303,9 +303,12 @@ def paired(
             )
     if treatment == baseline:
         raise ValueError("`treatment` and `baseline` must be different methods.")
-    df = _choose(df, "metric", str(metric).strip().lower(), "metric")
-    if budget is None:
-        raise ValueError(f"`budget` is required; known budgets: {sorted(df['budget'].unique())}.")
+    df = _choose(df, "metric", "".join(str(metric).split()).lower(), "metric")
+    if budget is None or not float(budget).is_integer():
+        raise ValueError(
+            f"`budget` must be an integer budget of the records; got {budget!r}; known budgets: "
+            f"{sorted(df['budget'].unique().tolist())}."
+        )
     df = _choose(df, "budget", int(budget), "budget")
     if seed is not None:
         df = _choose(df, "seed", int(seed), "seed")
@@ -318,7 +321,10 @@ def paired(
                 f"`{name}` method {m!r} has no records for metric {metric!r} at budget {budget}."
             )
         sides[name] = part.groupby(["episode_id", "query_id"], sort=True).agg(
-            value=("value", "mean"), n_seeds=("seed", "nunique"), cell=("cell", "first")
+            value=("value", "mean"),
+            n_seeds=("seed", "nunique"),
+            seeds=("seed", lambda s: tuple(sorted(s))),
+            cell=("cell", "first"),
         )
     t, b = sides["treatment"], sides["baseline"]
     only_t = t.index.difference(b.index)
@@ -335,7 +341,21 @@ def paired(
             )
         raise ValueError("unpaired queries (never silently dropped); " + "; ".join(parts) + ".")
     b = b.loc[t.index]
-    n_seeds = int(max(t["n_seeds"].max(), b["n_seeds"].max()))
+    mismatch = t.index[(t["seeds"] != b["seeds"]).to_numpy()]
+    if len(mismatch):
+        shown = list_some(
+            (
+                f"{e}/{q} ({list(t.loc[(e, q), 'seeds'])} vs {list(b.loc[(e, q), 'seeds'])})"
+                for e, q in mismatch
+            ),
+            quote=False,
+        )
+        raise ValueError(
+            "the two methods were run with different seeds for some queries, so their "
+            f"seed averages are not comparable; {len(mismatch)} queries: {shown}. Pass `seed=` "
+            "or complete the runs."
+        )
+    n_seeds = int(t["n_seeds"].max())
     if unit == "episode":
         tv = t["value"].groupby(level="episode_id").mean()
         bv = b["value"].groupby(level="episode_id").mean().loc[tv.index]

@@ -27,11 +27,12 @@ __all__ = [
     "signflip_tests",
 ]
 
-#: Ties are detected relative to ``sum(|d|)``, the largest magnitude any resampled sum can
-#: take, not relative to the observed statistic (scipy's choice), which collapses to zero
-#: when the statistic is near zero and then misses the statistic's own tie. Rounding error
-#: of a float sum of ``n`` terms is below ``n * 2.2e-16 * sum(|d|)``, far under this.
-_TIE_RTOL = 1e-9
+#: Ties are detected within ``8 n eps sum(|d|)``: relative to ``sum(|d|)``, the largest
+#: magnitude any resampled sum can take, not to the observed statistic (scipy's choice),
+#: which collapses to zero when the statistic is near zero and then misses the statistic's
+#: own tie. The rounding error of a float sum of ``n`` terms is below ``n eps sum(|d|)``, so
+#: rounding never splits a tie, and sums that differ by more than the bound stay distinct.
+_EPS = float(np.finfo(np.float64).eps)
 
 #: Rows of the sign matrix generated at once, times its width; bounds memory.
 _CHUNK_ELEMENTS = 2_000_000
@@ -118,8 +119,8 @@ class SignFlipResult:
         d = self._differences
         n = d.size
         if 2.0**n <= self._ci_resamples:
-            signs = _all_sign_patterns(n)
-            sums, counts = signs @ d, signs.sum(axis=1)
+            sums = _enumerated_sums(d)
+            counts = _enumerated_sums(np.ones(n))
             plus_one = 0
         else:
             out = _null_sums(
@@ -135,7 +136,7 @@ class SignFlipResult:
 
         def pvalue(mu0: float) -> float:
             shifted = d - mu0
-            tol = _TIE_RTOL * float(np.abs(shifted).sum())
+            tol = _scale(shifted)
             obs = abs(total - n * mu0)
             hits = int(np.count_nonzero(np.abs(sums - mu0 * counts) >= obs - tol))
             return (hits + plus_one) / (sums.size + plus_one)
@@ -252,8 +253,10 @@ def signflip_tests(
     Returns
     -------
     list of SignFlipResult
-        One result per comparison, in input order. Each equals what
-        :func:`paired_signflip_test` returns for that column alone with the same `rng`.
+        One result per comparison, in input order. When all columns have the same length,
+        each equals what :func:`paired_signflip_test` returns for that column alone with the
+        same `rng`; with ragged columns the sign matrix is as wide as the longest column, so a
+        shorter column's Monte Carlo draws differ from its solo run (same distribution).
 
     Notes
     -----
@@ -297,7 +300,7 @@ def signflip_tests(
             pvalue = _binomial_pvalue(int(np.count_nonzero(nz > 0)), m, alternative)
             size: int = 2**m
         elif plan == "exact-enumeration":
-            sums = _all_sign_patterns(m) @ nz
+            sums = _enumerated_sums(nz)
             pvalue = _count_extreme(sums, float(nz.sum()), _scale(nz), alternative) / sums.size
             size = sums.size
         else:
@@ -360,12 +363,12 @@ def _differences_iv(differences: Any) -> list[NDArray[np.float64]]:
 
 
 def _scale(d: NDArray[np.float64]) -> float:
-    return _TIE_RTOL * float(np.abs(d).sum())
+    return 8.0 * max(d.size, 1) * _EPS * float(np.abs(d).sum())
 
 
 def _plan(d: NDArray[np.float64], n_resamples: int) -> str:
     nz = np.abs(d[d != 0])
-    if nz.size == 0 or np.all(np.abs(nz - nz[0]) <= _TIE_RTOL * nz[0]):
+    if nz.size == 0 or np.all(np.abs(nz - nz[0]) <= 64 * _EPS * nz[0]):
         return "exact-binomial"
     if nz.size < 63 and 2**nz.size <= n_resamples:
         return "exact-enumeration"
@@ -397,16 +400,34 @@ def _binomial_pvalue(k: int, m: int, alternative: str) -> float:
     if m <= _INTEGER_BINOMIAL_MAX:
         count = sum(math.comb(m, i) for lo, hi in ranges for i in range(lo, hi + 1))
         return min(1.0, count / 2**m)
+    # Each range is an upper tail (hi == m) or a lower tail (lo == 0): take it with sf or
+    # cdf directly, never as a difference of cdfs, which cancels to 0 for tiny tails.
     total = 0.0
     for lo, hi in ranges:
-        total += float(stats.binom.cdf(hi, m, 0.5) - stats.binom.cdf(lo - 1, m, 0.5))
+        if hi == m:
+            total += float(stats.binom.sf(lo - 1, m, 0.5))
+        else:
+            total += float(stats.binom.cdf(hi, m, 0.5))
     return min(1.0, total)
 
 
-def _all_sign_patterns(m: int) -> NDArray[np.float64]:
-    """All ``2**m`` sign vectors as rows (row 0 is all +1, the observed pattern)."""
-    bits = (np.arange(2**m)[:, None] >> np.arange(m)[None, :]) & 1
-    return (1.0 - 2.0 * bits).astype(np.float64)
+def _enumerated_sums(d: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``s @ d`` for all ``2**m`` sign vectors ``s``, without the ``2**m x m`` sign matrix.
+
+    The low and high halves of the sign bits are enumerated separately and added as an outer
+    sum, so memory is one float per pattern. Entry 0 is the all-plus (observed) pattern.
+    """
+    m = d.size
+    low = min(m, 16)
+
+    def half(values: NDArray[np.float64]) -> NDArray[np.float64]:
+        k = values.size
+        bits = (np.arange(2**k)[:, None] >> np.arange(k)[None, :]) & 1
+        return ((1.0 - 2.0 * bits) @ values).astype(np.float64)
+
+    low_sums = half(d[:low])
+    high_sums = half(d[low:])
+    return (high_sums[:, None] + low_sums[None, :]).ravel()
 
 
 def _null_sums(

@@ -86,6 +86,13 @@ def render_markdown(
         out += [f"## {heading}", ""]
         out += _table(res, adjusted, alpha)
         out.append("")
+        if res.excluded_cells:
+            listed = ", ".join(f"{c.value} (n={k})" for c, k in res.excluded_cells.items())
+            out.append(
+                f"- Left out of the per-cell rows, the interaction test and the break-even "
+                f"(fewer than 2 {res.paired.unit} units): {listed}. They remain in the "
+                "aggregate, so the f·Δ column sums to the aggregate minus their share."
+            )
         if res.interaction is not None:
             it = res.interaction
             out.append(

@@ -17,6 +17,16 @@ from .baselines import (
     SlidingWindow,
     TreeAbstraction,
 )
+from .encoder import (
+    MINILM_DIM,
+    MINILM_NAME,
+    CachedEncoder,
+    CacheInfo,
+    HashingBagOfWordsEncoder,
+    SentenceTransformerEncoder,
+    TextEncoder,
+    text_key,
+)
 from .metrics import (
     NEAR_WINDOW,
     QueryOutcome,
@@ -31,16 +41,21 @@ from .trajectory import Query, Trajectory
 
 __all__ = [
     "BASELINES",
+    "MINILM_DIM",
+    "MINILM_NAME",
     "NEAR_WINDOW",
     "VIEWS",
     "BaseRetriever",
     "BudgetTruncatedReplay",
+    "CacheInfo",
+    "CachedEncoder",
     "CohesionOSU",
     "CoverageAware",
     "CoverageGuidedOSU",
     "DisjointHierarchy",
     "FlatMMR",
     "FlatVector",
+    "HashingBagOfWordsEncoder",
     "NoLTMemory",
     "OSUConfig",
     "OSUMem",
@@ -51,7 +66,9 @@ __all__ = [
     "QueryOutcome",
     "RetrievalResult",
     "Retriever",
+    "SentenceTransformerEncoder",
     "SlidingWindow",
+    "TextEncoder",
     "Trajectory",
     "TreeAbstraction",
     "adaptive_k",
@@ -62,5 +79,6 @@ __all__ = [
     "outcomes_to_records",
     "pack",
     "recall",
+    "text_key",
     "variant",
 ]

@@ -167,7 +167,6 @@ class OSUMem(_OSUIndexed):
             pos = np.full(end, -1, dtype=np.int64)
             pos[union] = np.arange(union.size)
             mat_u = pos[mat]
-            emb_u = emb[union]
             emb_nov = np.ones(union.size)
             ent_seen = np.zeros(len(traj.entity_vocab), dtype=bool)
             tool_seen = np.zeros(len(traj.tool_vocab) + 1, dtype=bool)
@@ -211,7 +210,7 @@ class OSUMem(_OSUIndexed):
             dirty = bool(added)
             if novelty and added:
                 # EmbNov = 1 - max cosine to the selected set (1 while it is empty)
-                np.minimum(emb_nov, 1.0 - (emb_u @ emb[added].T).max(axis=1), out=emb_nov)
+                np.minimum(emb_nov, 1.0 - (emb @ emb[added].T).max(axis=1)[union], out=emb_nov)
                 for a in added:
                     ent_seen[traj.entity_ids[traj.entity_ptr[a] : traj.entity_ptr[a + 1]]] = True
                     if traj.tool_ids[a] >= 0:

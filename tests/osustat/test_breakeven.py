@@ -74,6 +74,20 @@ class TestBreakEven:
         with pytest.raises(ValueError, match="`p` must be a fraction"):
             r.aggregate_at(1.5)
 
+    def test_favorable_cell_that_hurts(self):
+        r = break_even([-0.10, 0.05, 0.05, 0.05], COUNTS)
+        assert not r.never_negative and not r.positive_above
+        assert r.p_star == pytest.approx(1 / 3)
+        assert r.aggregate_at(r.p_star) == pytest.approx(0.0, abs=1e-15)
+        assert r.aggregate_at(0.2) > 0 > r.aggregate_at(0.5)
+
+    def test_marginal_band_is_ordered(self):
+        rng = np.random.default_rng(2)
+        cells = np.repeat(["T+E+", "T+E-", "T-E+", "T-E-"], COUNTS)
+        d = rng.normal(np.repeat([0.0, -0.1, 0.3, -0.1], COUNTS), 0.5)
+        r = break_even_bootstrap(d, cells, favorable="T-E+", rng=1, n_resamples=300)
+        assert r.pi_tool_ci[0] <= r.pi_tool_ci[1] and r.pi_any_ci[0] <= r.pi_any_ci[1]
+
     def test_never_positive(self):
         r = break_even([-0.1, -0.2, -0.1, -0.3], COUNTS)
         assert r.never_positive and math.isnan(r.p_star)
@@ -121,6 +135,9 @@ class TestOracleCeiling:
         assert o.gain_over_baseline == pytest.approx(0.179 * 56 / 328)
 
     def test_validation(self):
+        with pytest.raises(ValueError, match="`route` has an unknown cell 'T'"):
+            oracle_ceiling(HIT2[256], COUNTS, route=["T"])
+        assert oracle_ceiling(HIT2[256], [0.2, 0.3, 0.1, 0.4]).n == -1
         with pytest.raises(ValueError, match="`counts` must be non-negative"):
             oracle_ceiling(HIT2[256], [1, -1, 1, 1])
         with pytest.raises(ValueError, match="positive total"):

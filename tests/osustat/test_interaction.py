@@ -51,17 +51,13 @@ class TestInteractionTest:
         with pytest.raises(ValueError, match="equal lengths; got 3 and 2"):
             interaction_test([1, 2, 3], ["T+E+", "T-E-"])
 
-    def test_single_cell(self):
+    def test_single_cell_label(self):
         with pytest.raises(ValueError, match="at least two distinct cells"):
             interaction_test([1, 2, 3], ["T+E+"] * 3)
 
     def test_nan(self):
         with pytest.raises(ValueError, match="`differences` must be finite"):
             interaction_test([1, np.nan, 3, 4], LABELS)
-
-    def test_ols_needs_more_units_than_cells(self):
-        with pytest.raises(ValueError, match="more units than cells"):
-            interaction_test([1.0, 2.0], ["T+E+", "T-E-"], method="ols")
 
     # -- Reference values --
     def test_ols_equals_one_way_anova(self):
@@ -74,9 +70,12 @@ class TestInteractionTest:
 
     def test_cell_means_and_counts(self):
         res = interaction_test(
-            [1, 0, 1, -1, 0.5], ["T+E+", "T+E+", "T-E-", "T-E-", "T-E+"], rng=0, n_resamples=99
+            [1, 0, 1, -1, 0.5, 0.5],
+            ["T+E+", "T+E+", "T-E-", "T-E-", "T-E+", "T-E+"],
+            rng=0,
+            n_resamples=99,
         )
-        assert res.cell_n == {Cell.TE: 2, Cell.E_ONLY: 1, Cell.NEITHER: 2}
+        assert res.cell_n == {Cell.TE: 2, Cell.E_ONLY: 2, Cell.NEITHER: 2}
         assert res.cell_means == {Cell.TE: 0.5, Cell.E_ONLY: 0.5, Cell.NEITHER: 0.0}
 
     def test_paper_statistic_is_between_cell_sum_of_squares(self):
@@ -89,12 +88,20 @@ class TestInteractionTest:
         perm = interaction_test(d, cells, method="label-permutation", rng=2, n_resamples=99)
         assert perm.statistic == pytest.approx(expected, rel=1e-12)
 
-    def test_degenerate_constant_within_cells(self):
-        cells = np.repeat(["T+E+", "T-E-"], 10)
-        differing = interaction_test(np.repeat([1.0, 0.0], 10), cells, rng=0, n_resamples=99)
-        assert differing.pvalue == pytest.approx(1 / 100)
-        same = interaction_test(np.zeros(20), cells, rng=0, n_resamples=99)
+    def test_degenerate_constant_within_cells_falls_back_to_label_permutation(self):
+        cells = np.repeat(["T+E+", "T-E-"], 3)
+        d = np.repeat([1.0, 0.0], 3)
+        for method in ("studentized-signflip", "centered-signflip"):
+            res = interaction_test(d, cells, method=method, rng=0, n_resamples=4999)
+            assert res.method == "label-permutation"
+            # exact label-permutation p: 2 of the C(6, 3) = 20 splits are as extreme
+            assert res.pvalue == pytest.approx(0.1, abs=0.015)
+        same = interaction_test(np.zeros(6), cells, rng=0, n_resamples=99)
         assert same.pvalue == 1.0
+
+    def test_cells_need_two_units(self):
+        with pytest.raises(ValueError, match=r"too small: \['T-E- \(n=1\)'\]"):
+            interaction_test([0.1, 0.2, 0.3], ["T+E+", "T+E+", "T-E-"])
 
     # -- Properties --
     @pytest.mark.parametrize("method", INTERACTION_METHODS)

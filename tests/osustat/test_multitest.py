@@ -48,8 +48,12 @@ class TestAdjustPValues:
         st.sampled_from([0.01, 0.05, 0.1]),
     )
     def test_reject_iff_adjusted_below_alpha(self, p, method, alpha):
+        from statsmodels.stats.multitest import multipletests
+
         adj = adjust_pvalues(p, method=method, alpha=alpha)
         assert np.array_equal(adj.reject, adj.pvalues_adjusted <= alpha)
+        # and it agrees with statsmodels' own decision
+        assert np.array_equal(adj.reject, multipletests(p, alpha=alpha, method=method)[0])
         assert np.all(adj.pvalues_adjusted >= np.asarray(p) - 1e-15)
         assert np.all(adj.pvalues_adjusted <= 1)
 

@@ -32,6 +32,14 @@ class TestPower:
 
     def test_zero_sd(self):
         assert minimum_detectable_effect(0.0, 10) == 0.0
+        assert power(0.2, 0.0, 10, alternative="less") == 0.0
+        assert power(-0.2, 0.0, 10, alternative="less") == 1.0
+
+    def test_unattainable_significance(self):
+        # n = 5 two-sided: the smallest sign-flip p is 2/32 > .05, so nothing is detectable
+        assert power(3.0, 1.0, 5) == 0.0
+        assert minimum_detectable_effect(1.0, 5) == np.inf
+        assert power(3.0, 1.0, 5, alternative="greater") > 0.9  # one-sided: 1/32 <= .05
 
     # -- Properties --
     def test_monotone_in_n_and_effect(self):

@@ -135,6 +135,26 @@ class TestPaired:
         one = paired(df, "osu", "flat", metric="recall", budget=256, seed=1)
         assert one.treatment.tolist() == [1.0] * 6 and one.n_seeds == 1
 
+    def test_different_seed_sets_are_an_error(self):
+        df = make_records(seeds=(0, 1))
+        df = df[~((df["method"] == "flat") & (df["seed"] == 1) & (df["query_id"] == "q0"))]
+        with pytest.raises(
+            ValueError,
+            match=r"different seeds for some queries.*2 queries: "
+            r"e0/q0 \(\[0, 1\] vs \[0\]\)",
+        ):
+            paired(df, "osu", "flat", metric="hit@2", budget=256)
+
+    def test_fractional_budget(self):
+        with pytest.raises(ValueError, match=r"`budget` must be an integer budget"):
+            paired(make_records(), "osu", "flat", metric="hit@2", budget=256.7)
+
+    def test_metric_spelling(self):
+        df = make_records()
+        df["metric"] = df["metric"].replace({"hit@2": "Hit@ 2"})
+        assert set(validate_records(df)["metric"]) == {"hit@2", "recall"}
+        assert paired(df, "osu", "flat", metric="HIT@2", budget=256).n == 6
+
     def test_unpaired_queries_listed(self):
         df = make_records()
         df = df[~((df["method"] == "flat") & (df["query_id"] == "q2") & (df["episode_id"] == "e1"))]

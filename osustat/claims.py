@@ -1,0 +1,457 @@
+"""Significance claims to audit: the TOML claims file (docs/audit.md) and its validation.
+
+A claims file lists published (or planned) claims about paired comparisons -- "method A beats
+method B on metric M at budget B in cell C, by at least t, with p = ..." -- grouped into
+correction families. :func:`parse_claims` turns it into frozen :class:`Claim` objects and
+rejects unknown keys and impossible claims with an error that names the file, the claim's
+position, id and line, and the offending value; :func:`osustat.audit.audit` checks the
+claims against records.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .cells import Cell
+from .multitest import CORRECTIONS
+
+__all__ = [
+    "CLAIM_KEYS",
+    "DIRECTIONS",
+    "SEED_HANDLING",
+    "Claim",
+    "ClaimsFile",
+    "Family",
+    "ReportedP",
+    "load_claims",
+    "parse_claims",
+]
+
+#: Claimed direction of ``treatment - baseline`` relative to ``threshold``.
+DIRECTIONS = ("greater", "less")
+#: How the claim's own p-value treated several seeds: ``'average'`` (per-query average
+#: across seeds, then one paired test; Appendix F), ``'pooled'`` (each (query, seed) pair
+#: counted as an independent unit) or ``'fisher'`` (per-seed p-values Fisher-combined).
+SEED_HANDLING = ("average", "pooled", "fisher")
+UNITS = ("query", "episode")
+
+#: key -> (required, description); the order is the order of docs/audit.md.
+CLAIM_KEYS: dict[str, tuple[bool, str]] = {
+    "id": (True, "unique name of the claim"),
+    "family": (True, "correction family the claim belongs to"),
+    "treatment": (True, "method name in the records"),
+    "baseline": (True, "method name in the records"),
+    "metric": (True, "metric name, e.g. 'hit@2' or 'recall'"),
+    "budget": (True, "token budget (positive integer)"),
+    "cell": (True, "'T+E+', 'T+E-', 'T-E+', 'T-E-' or 'aggregate'"),
+    "direction": (True, "'greater' or 'less': the claimed sign of treatment - baseline"),
+    "threshold": (False, "claimed bound on the effect (default 0)"),
+    "unit": (False, "'query' (default) or 'episode'"),
+    "benchmark": (False, "benchmark name in the records"),
+    "reported_effect": (False, "the effect as printed (metric units)"),
+    "reported_means": (False, "[treatment mean, baseline mean] as printed"),
+    "reported_p": (False, "p as printed: a number or '<.001', '<=.002', '>=.05', ..."),
+    "reported_ci": (False, "[low, high] as printed"),
+    "reported_n": (False, "number of units as printed"),
+    "reported_resamples": (False, "sign flips / permutations the claim's test used"),
+    "seeds": (False, "how the claim's p treated seeds: 'average' (default), 'pooled', 'fisher'"),
+    "source": (False, "where the claim is printed (table, row)"),
+    "note": (False, "free text"),
+}
+_FAMILY_KEYS = ("correction", "alpha", "description")
+_TOP_KEYS = ("title", "description", "defaults", "family", "claim")
+_HIT = re.compile(r"^hit@\d+$")
+_P_TEXT = re.compile(r"^\s*(<=|>=|<|>|=)?\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*$")
+
+
+@dataclass(frozen=True)
+class ReportedP:
+    """A p-value as printed: ``relation`` is one of ``'='``, ``'<'``, ``'<='``, ``'>'``, ``'>='``.
+
+    >>> from osustat.claims import ReportedP
+    >>> ReportedP.parse("<.001"), ReportedP.parse(0.022).text
+    (ReportedP(relation='<', value=0.001, text='<.001'), '0.022')
+    """
+
+    relation: str
+    value: float
+    text: str
+
+    @classmethod
+    def parse(cls, raw: Any) -> ReportedP:
+        if isinstance(raw, bool):
+            raise TypeError(f"a p-value must be a number or a string like '<.001'; got {raw!r}.")
+        if isinstance(raw, int | float):
+            value, relation, text = float(raw), "=", f"{float(raw):g}"
+        elif isinstance(raw, str):
+            m = _P_TEXT.match(raw)
+            if m is None:
+                raise ValueError(
+                    f"cannot read p-value {raw!r}; write a number or a bound such as "
+                    "'<.001', '<=.002', '=.022' or '>=.05'."
+                )
+            relation, value, text = m.group(1) or "=", float(m.group(2)), raw.strip()
+        else:
+            raise TypeError(
+                f"a p-value must be a number or a string like '<.001'; got {type(raw).__name__}."
+            )
+        if not (0.0 < value <= 1.0):
+            raise ValueError(f"a p-value must lie in (0, 1]; got {raw!r}.")
+        return cls(relation, value, text)
+
+    @property
+    def upper(self) -> float:
+        """The largest p the printed value allows (1 for ``'>'``/``'>='`` bounds)."""
+        return 1.0 if self.relation in (">", ">=") else self.value
+
+    def __str__(self) -> str:
+        """``'p = 0.022'`` or ``'p <.001'``."""
+        return f"p = {self.text}" if self.text[:1] not in "<>=" else f"p {self.text}"
+
+
+@dataclass(frozen=True)
+class Family:
+    """A correction family: the claims whose p-values are corrected together."""
+
+    name: str
+    correction: str = "holm"
+    alpha: float = 0.05
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim about ``treatment - baseline`` (see :data:`CLAIM_KEYS` for the fields).
+
+    ``cell`` is None for the aggregate. ``claimed_effect`` is the magnitude the claim stands
+    for: the reported effect, else the difference of the reported means, else a nonzero
+    threshold, else None.
+    """
+
+    id: str
+    family: str
+    treatment: str
+    baseline: str
+    metric: str
+    budget: int
+    cell: Cell | None
+    direction: str
+    threshold: float = 0.0
+    unit: str = "query"
+    benchmark: str | None = None
+    reported_effect: float | None = None
+    reported_means: tuple[float, float] | None = None
+    reported_p: ReportedP | None = None
+    reported_ci: tuple[float, float] | None = None
+    reported_n: int | None = None
+    reported_resamples: int | None = None
+    seeds: str = "average"
+    source: str = ""
+    note: str = ""
+    line: int | None = None
+
+    @property
+    def cell_label(self) -> str:
+        return "aggregate" if self.cell is None else self.cell.value
+
+    @property
+    def claimed_effect(self) -> float | None:
+        if self.reported_effect is not None:
+            return self.reported_effect
+        if self.reported_means is not None:
+            return self.reported_means[0] - self.reported_means[1]
+        return self.threshold if self.threshold != 0 else None
+
+    def describe(self) -> str:
+        """One-line statement of the claim, e.g. ``'osu-mem − flat > 0 on hit@2, B=256, T+E+'``."""
+        sign = ">" if self.direction == "greater" else "<"
+        bench = f"{self.benchmark}, " if self.benchmark else ""
+        return (
+            f"{self.treatment} − {self.baseline} {sign} {self.threshold:g} on {self.metric}, "
+            f"{bench}B={self.budget}, {self.cell_label} ({self.unit})"
+        )
+
+
+@dataclass(frozen=True)
+class ClaimsFile:
+    """A parsed claims file: its claims in file order and their families."""
+
+    claims: tuple[Claim, ...]
+    families: dict[str, Family]
+    title: str
+    source: str
+
+
+def load_claims(path: str | Path) -> ClaimsFile:
+    """Read and validate a claims TOML file (see :func:`parse_claims`)."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"claims file {str(p)!r} does not exist.")
+    return parse_claims(p.read_text(encoding="utf-8"), source=str(p))
+
+
+def _claim_lines(text: str) -> list[int]:
+    return [i for i, line in enumerate(text.splitlines(), 1) if line.strip() == "[[claim]]"]
+
+
+def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
+    """Parse and validate the text of a claims file.
+
+    Parameters
+    ----------
+    text : str
+        TOML with optional ``title``/``description``, an optional ``[defaults]`` table (any
+        claim key but ``id``), optional ``[family.NAME]`` tables (``correction``, ``alpha``,
+        ``description``) and one ``[[claim]]`` table per claim (keys in :data:`CLAIM_KEYS`).
+    source : str
+        File name used in error messages.
+
+    Returns
+    -------
+    ClaimsFile
+
+    Raises
+    ------
+    ValueError
+        Invalid TOML; unknown keys (listing the allowed ones); missing required keys;
+        duplicate ids; unknown cells, directions, units, seed handling or corrections; a cell
+        with ``unit = 'episode'``; thresholds, effects, means or intervals outside [-1, 1]
+        (or [0, 1] for means) for hit@k metrics and metrics named ``*recall*``; a reported
+        effect on the wrong side of the threshold; a p-value outside (0, 1]; a declared
+        family no claim uses.
+    TypeError
+        A key of the wrong type (e.g. a budget given as a string).
+
+    Examples
+    --------
+    >>> from osustat.claims import parse_claims
+    >>> cf = parse_claims('''
+    ... [defaults]
+    ... family = "t4"
+    ... treatment = "osu-mem"
+    ... baseline = "flat-vector"
+    ... budget = 256
+    ... [[claim]]
+    ... id = "te-hit"
+    ... metric = "hit@2"
+    ... cell = "T+E+"
+    ... direction = "greater"
+    ... reported_effect = 0.179
+    ... reported_p = 0.022
+    ... ''')
+    >>> c = cf.claims[0]
+    >>> c.describe(), c.reported_p.text, cf.families["t4"].correction
+    ('osu-mem − flat-vector > 0 on hit@2, B=256, T+E+ (query)', '0.022', 'holm')
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"claims file {source!r} is not valid TOML: {exc}.") from None
+    unknown = sorted(set(data) - set(_TOP_KEYS))
+    if unknown:
+        raise ValueError(
+            f"claims file {source!r}: unknown top-level keys {unknown}; allowed: {list(_TOP_KEYS)}."
+        )
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise TypeError(f"claims file {source!r}: `defaults` must be a table.")
+    bad = sorted(set(defaults) - set(CLAIM_KEYS) | ({"id"} & set(defaults)))
+    if bad:
+        raise ValueError(
+            f"claims file {source!r}: unknown keys in [defaults]: {bad}; allowed: "
+            f"{[k for k in CLAIM_KEYS if k != 'id']}."
+        )
+    families = _families(data.get("family", {}), source)
+    raw_claims = data.get("claim", [])
+    if not isinstance(raw_claims, list) or not raw_claims:
+        raise ValueError(
+            f"claims file {source!r} has no claims; add one [[claim]] table per claim."
+        )
+    lines = _claim_lines(text)
+    claims: list[Claim] = []
+    seen: dict[str, int] = {}
+    for pos, raw in enumerate(raw_claims, 1):
+        line = lines[pos - 1] if len(lines) == len(raw_claims) else None
+        where = f"claims file {source!r}, claim {pos}" + (f" (line {line})" if line else "")
+        claim = _claim({**defaults, **raw}, where, line)
+        if claim.id in seen:
+            raise ValueError(
+                f"{where}: duplicate id {claim.id!r} (first used by claim {seen[claim.id]})."
+            )
+        seen[claim.id] = pos
+        claims.append(claim)
+    unused = sorted(set(families) - {c.family for c in claims})
+    if unused:
+        raise ValueError(
+            f"claims file {source!r}: families {unused} are declared but no claim uses them "
+            "(a misspelt `family` key?)."
+        )
+    for c in claims:
+        families.setdefault(c.family, Family(c.family))
+    return ClaimsFile(tuple(claims), families, str(data.get("title", "")), source)
+
+
+def _families(raw: Any, source: str) -> dict[str, Family]:
+    if not isinstance(raw, dict):
+        raise TypeError(f"claims file {source!r}: `family` must hold [family.NAME] tables.")
+    out = {}
+    for name, spec in raw.items():
+        where = f"claims file {source!r}, [family.{name}]"
+        if not isinstance(spec, dict):
+            raise TypeError(f"{where} must be a table.")
+        unknown = sorted(set(spec) - set(_FAMILY_KEYS))
+        if unknown:
+            raise ValueError(f"{where}: unknown keys {unknown}; allowed: {list(_FAMILY_KEYS)}.")
+        correction = spec.get("correction", "holm")
+        if correction not in CORRECTIONS:
+            raise ValueError(
+                f"{where}: `correction` must be one of {list(CORRECTIONS)}; got {correction!r}."
+            )
+        alpha = _number(spec.get("alpha", 0.05), "alpha", where)
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"{where}: `alpha` must be in (0, 1); got {alpha}.")
+        out[name] = Family(name, correction, alpha, str(spec.get("description", "")))
+    return out
+
+
+def _number(value: Any, key: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{where}: `{key}` must be a number; got {value!r}.")
+    if not math.isfinite(value):
+        raise ValueError(f"{where}: `{key}` must be finite; got {value!r}.")
+    return float(value)
+
+
+def _integer(value: Any, key: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where}: `{key}` must be an integer; got {value!r}.")
+    if value < 1:
+        raise ValueError(f"{where}: `{key}` must be a positive integer; got {value}.")
+    return value
+
+
+def _string(value: Any, key: str, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise TypeError(f"{where}: `{key}` must be a non-empty string; got {value!r}.")
+    return value.strip()
+
+
+def _pair(value: Any, key: str, where: str) -> tuple[float, float]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise TypeError(f"{where}: `{key}` must be a list of two numbers; got {value!r}.")
+    return _number(value[0], key, where), _number(value[1], key, where)
+
+
+def _choice(value: Any, key: str, allowed: tuple[str, ...], where: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{where}: `{key}` must be one of {list(allowed)}; got {value!r}.")
+    return str(value)
+
+
+def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
+    unknown = sorted(set(raw) - set(CLAIM_KEYS))
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {unknown}; allowed: {list(CLAIM_KEYS)}.")
+    missing = [k for k, (required, _) in CLAIM_KEYS.items() if required and k not in raw]
+    if missing:
+        raise ValueError(f"{where}: missing required keys {missing}.")
+    cid = _string(raw["id"], "id", where)
+    where = f"{where} (id {cid!r})"
+    metric = _string(raw["metric"], "metric", where).lower()
+    bounded = bool(_HIT.match(metric)) or "recall" in metric
+    cell_raw = raw["cell"]
+    if isinstance(cell_raw, str) and cell_raw.strip().lower() == "aggregate":
+        cell = None
+    else:
+        try:
+            cell = Cell.parse(cell_raw)
+        except ValueError:
+            raise ValueError(
+                f"{where}: unknown cell {cell_raw!r}; expected 'aggregate' or one of "
+                f"{[c.value for c in Cell]}."
+            ) from None
+    unit = _choice(raw.get("unit", "query"), "unit", UNITS, where)
+    if unit == "episode" and cell is not None:
+        raise ValueError(
+            f"{where}: cell {cell.value!r} with unit 'episode' is impossible: an episode mixes "
+            "queries of several cells; use unit = 'query' or cell = 'aggregate'."
+        )
+    direction = _choice(raw["direction"], "direction", DIRECTIONS, where)
+    threshold = _number(raw.get("threshold", 0.0), "threshold", where)
+
+    def in_range(x: float, key: str, low: float = -1.0) -> None:
+        if bounded and not low <= x <= 1.0:
+            raise ValueError(
+                f"{where}: `{key}` = {x} is impossible for metric {metric!r}, whose values "
+                f"lie in [0, 1] (so differences lie in [-1, 1]); effects are in metric units, "
+                "not percentage points."
+            )
+
+    in_range(threshold, "threshold")
+    effect = None
+    if "reported_effect" in raw:
+        effect = _number(raw["reported_effect"], "reported_effect", where)
+        in_range(effect, "reported_effect")
+    means = None
+    if "reported_means" in raw:
+        means = _pair(raw["reported_means"], "reported_means", where)
+        for m in means:
+            in_range(m, "reported_means", low=0.0)
+    claimed = effect if effect is not None else (means[0] - means[1] if means else None)
+    if claimed is not None and (
+        (direction == "greater" and claimed < threshold)
+        or (direction == "less" and claimed > threshold)
+    ):
+        raise ValueError(
+            f"{where}: the reported effect {claimed:+g} contradicts the claim itself "
+            f"(direction {direction!r}, threshold {threshold:g})."
+        )
+    ci = None
+    if "reported_ci" in raw:
+        ci = _pair(raw["reported_ci"], "reported_ci", where)
+        if ci[0] > ci[1]:
+            raise ValueError(f"{where}: `reported_ci` must be [low, high]; got {list(ci)}.")
+        for x in ci:
+            in_range(x, "reported_ci")
+    p = None
+    if "reported_p" in raw:
+        try:
+            p = ReportedP.parse(raw["reported_p"])
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{where}: `reported_p`: {exc}") from None
+    treatment = _string(raw["treatment"], "treatment", where)
+    baseline = _string(raw["baseline"], "baseline", where)
+    if treatment == baseline:
+        raise ValueError(f"{where}: `treatment` and `baseline` are both {treatment!r}.")
+    return Claim(
+        id=cid,
+        family=_string(raw["family"], "family", where),
+        treatment=treatment,
+        baseline=baseline,
+        metric=metric,
+        budget=_integer(raw["budget"], "budget", where),
+        cell=cell,
+        direction=direction,
+        threshold=threshold,
+        unit=unit,
+        benchmark=_string(raw["benchmark"], "benchmark", where) if "benchmark" in raw else None,
+        reported_effect=effect,
+        reported_means=means,
+        reported_p=p,
+        reported_ci=ci,
+        reported_n=_integer(raw["reported_n"], "reported_n", where)
+        if "reported_n" in raw
+        else None,
+        reported_resamples=_integer(raw["reported_resamples"], "reported_resamples", where)
+        if "reported_resamples" in raw
+        else None,
+        seeds=_choice(raw.get("seeds", "average"), "seeds", SEED_HANDLING, where),
+        source=str(raw.get("source", "")),
+        note=str(raw.get("note", "")),
+        line=line,
+    )

@@ -1,0 +1,359 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from osustat import adjust_pvalues, fisher_combine, paired, paired_signflip_test
+from osustat.audit import VERDICTS, audit
+from osustat.claims import ClaimsFile, Family, parse_claims
+
+FAST = {"n_resamples": 999, "bootstrap_resamples": 200}
+
+
+def records(t, b, *, metric="recall", budget=256, cells=None, seeds=None, benchmark="bench"):
+    """Long records for methods 'new' (values `t`) and 'old' (values `b`).
+
+    `t` and `b` are 1-D (one seed) or 2-D (units x seeds).
+    """
+    t, b = np.atleast_2d(np.asarray(t, float).T).T, np.atleast_2d(np.asarray(b, float).T).T
+    n, k = t.shape
+    rows = []
+    for i in range(n):
+        for s in range(k):
+            for m, v in (("new", t[i, s]), ("old", b[i, s])):
+                row = {
+                    "benchmark": benchmark,
+                    "episode_id": f"e{i % 10}",
+                    "query_id": f"q{i}",
+                    "method": m,
+                    "budget": budget,
+                    "seed": s if seeds is None else seeds[s],
+                    "metric": metric,
+                    "value": v,
+                }
+                if cells is not None:
+                    row["cell"] = cells[i]
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def from_differences(d, **kw):
+    d = np.asarray(d, float)
+    return records(0.5 + d / 2, 0.5 - d / 2, **kw)
+
+
+def claim(id="c", *, family="f", **kw):
+    spec = {
+        "family": family,
+        "treatment": "new",
+        "baseline": "old",
+        "metric": "recall",
+        "budget": 256,
+        "cell": "aggregate",
+        "direction": "greater",
+        **kw,
+    }
+    lines = ["[[claim]]", f'id = "{id}"']
+    for k, v in spec.items():
+        lines.append(f"{k} = {v!r}".replace("'", '"') if not isinstance(v, list) else f"{k} = {v}")
+    return "\n".join(lines) + "\n"
+
+
+def run(*claims, data, **kw):
+    return audit(parse_claims("".join(claims)), data, **{**FAST, "rng": 0, **kw})
+
+
+# Differences with mean exactly 0 up to one unit, sd about .3 over 100 units (MDE about .085).
+BALANCED = np.array([0.3, -0.3] * 50)
+
+
+class TestAudit:
+    # -- Input validation --
+    def test_claims_type(self):
+        with pytest.raises(TypeError, match="`claims` must be a ClaimsFile"):
+            audit("claims.toml", from_differences(BALANCED))
+
+    def test_resamples(self):
+        with pytest.raises(ValueError, match="`n_resamples` must be at least 1"):
+            audit(parse_claims(claim()), from_differences(BALANCED), n_resamples=0)
+
+    def test_invalid_records_raise(self):
+        bad = from_differences(BALANCED).drop(columns="value")
+        with pytest.raises(ValueError, match="missing required columns"):
+            run(claim(), data=bad)
+
+    def test_hand_made_claims_file_without_families(self):
+        cf = parse_claims(claim())
+        bare = ClaimsFile(cf.claims, {}, "", "")
+        res = audit(bare, from_differences(BALANCED), **FAST, rng=0)
+        assert res.families["f"] == Family("f") and res.checks[0].family_size == 1
+
+    # -- Verdicts --
+    def test_reproduced(self):
+        res = run(
+            claim(metric="hit@2"), data=records([1] * 30 + [0] * 10, [0] * 40, metric="hit@2")
+        )
+        check = res.checks[0]
+        assert check.verdict == "reproduced"
+        assert check.n == 40 and check.effect == pytest.approx(0.75)
+        assert check.test.method == "exact-binomial"
+        assert check.pvalue_adjusted == check.test.pvalue <= 0.05
+
+    def test_contradicted_when_significant_the_other_way(self):
+        res = run(
+            claim(metric="hit@2", direction="less"),
+            data=records([1] * 30 + [0] * 10, [0] * 40, metric="hit@2"),
+        )
+        assert res.checks[0].verdict == "contradicted"
+        assert "significantly above 0" in res.checks[0].reason
+
+    def test_threshold_is_the_null(self):
+        d = np.r_[np.full(60, 0.1), np.full(40, 0.15)]
+        res = run(claim(threshold=0.3), data=from_differences(d))
+        check = res.checks[0]
+        assert check.test.statistic == pytest.approx(check.effect - 0.3)
+        assert check.verdict == "contradicted" and "significantly below 0.3" in check.reason
+
+    def test_contradicted_wrong_sign_with_power(self):
+        d = BALANCED.copy()
+        d[0] = 0.1  # mean -0.002
+        res = run(claim(reported_effect=0.2), data=from_differences(d))
+        check = res.checks[0]
+        assert check.mde < 0.2 and check.pvalue_adjusted > 0.05
+        assert check.verdict == "contradicted" and "not significant" in check.reason
+
+    def test_underpowered(self):
+        d = [0.3, -0.1, 0.2, -0.2, 0.1, 0.05]
+        res = run(claim(reported_effect=0.05), data=from_differences(d))
+        check = res.checks[0]
+        assert check.verdict == "underpowered" and check.mde > 0.05
+        assert f"MDE {check.mde:.3f} at n = 6" in check.reason
+
+    def test_direction_only(self):
+        d = BALANCED.copy()
+        d[1] = -0.1  # mean +0.002, no claimed magnitude: power cannot be judged
+        res = run(claim(), data=from_differences(d))
+        assert res.checks[0].verdict == "direction only"
+
+    @pytest.mark.parametrize(
+        ("kw", "reason"),
+        [
+            ({"budget": 64}, "budget 64 is not in the records; known budgets: [256]"),
+            ({"treatment": "tree"}, "method 'tree' is not in the records"),
+            ({"benchmark": "other"}, "benchmark 'other' is not in the records"),
+            ({"metric": "hit@2"}, "metric 'hit@2' is not in the records"),
+            ({"cell": "T+E+"}, "the records carry no `cell` column"),
+        ],
+    )
+    def test_not_checkable(self, kw, reason):
+        res = run(claim(**kw), data=from_differences(BALANCED))
+        check = res.checks[0]
+        assert check.verdict == "not checkable" and reason in check.reason
+        assert check.test is None and check.family_size == 0
+
+    @pytest.mark.parametrize(
+        "kw",
+        [
+            {"budget": 64},
+            {"budget": 128},  # only 'new' has B = 128
+            {"treatment": "tree"},
+            {"baseline": "tree"},
+            {"benchmark": "other"},
+            {"metric": "hit@2"},
+            {},  # two benchmarks, none named
+        ],
+    )
+    def test_reasons_are_the_words_of_paired(self, kw):
+        data = from_differences(BALANCED)
+        extra = data[data["method"] == "new"].assign(budget=128)
+        second = from_differences(BALANCED, benchmark="b2") if not kw else data.iloc[:0]
+        data = pd.concat([data, extra, second], ignore_index=True)
+        res = run(claim(**kw), data=data)
+        c = res.checks[0].claim
+        with pytest.raises(ValueError) as exc:
+            paired(data, c.treatment, c.baseline, metric=c.metric, budget=c.budget,
+                   benchmark=c.benchmark)  # fmt: skip
+        assert res.checks[0].verdict == "not checkable"
+        assert res.checks[0].reason == str(exc.value)
+
+    def test_cell_with_one_unit_is_not_checkable(self):
+        cells = ["T+E+"] + ["T-E-"] * 99
+        res = run(
+            claim(cell="T+E+"),
+            claim("d", cell="T-E-"),
+            data=from_differences(BALANCED, cells=cells),
+        )
+        assert res.checks[0].verdict == "not checkable"
+        assert "cell T+E+ has 1 query(s) in the records; 2 are needed" in res.checks[0].reason
+        assert res.checks[1].n == 99
+
+    def test_unpaired_queries_are_not_checkable_and_listed(self):
+        data = from_differences(BALANCED)
+        data = data[~((data["method"] == "old") & (data["query_id"] == "q7"))]
+        res = run(claim(), data=data)
+        assert "only 'new' has 1: 'e7/q7'" in res.checks[0].reason
+
+    def test_counts(self):
+        res = run(claim(), claim("x", budget=1), data=from_differences(BALANCED))
+        counts = res.counts()
+        assert list(counts) == list(VERDICTS) and sum(counts.values()) == 2
+        assert counts["not checkable"] == 1
+
+    # -- Families --
+    def test_correction_within_family_only(self):
+        cells = ["T+E+", "T-E-"] * 50
+        d = np.where(np.arange(100) % 2 == 0, 0.2, 0.05) + np.tile([0.01, -0.01, 0.0, 0.02], 25)
+        data = from_differences(d, cells=cells)
+        text = (
+            claim("a", cell="T+E+")
+            + claim("b", cell="T-E-")
+            + claim("c", family="g", cell="aggregate")
+            + claim("z", budget=8)
+        )
+        res = run(text, data=data)
+        raw = [res.checks[i].test.pvalue for i in (0, 1)]
+        expected = adjust_pvalues(raw, method="holm").pvalues_adjusted
+        assert [res.checks[i].pvalue_adjusted for i in (0, 1)] == pytest.approx(expected)
+        assert res.checks[0].family_size == 2  # the not-checkable claim is left out
+        assert res.checks[2].pvalue_adjusted == res.checks[2].test.pvalue
+        assert res.checks[2].family_size == 1
+
+    def test_family_correction_and_alpha_are_used(self):
+        head = '[family.f]\ncorrection = "bonferroni"\nalpha = 0.01\n'
+        d = np.linspace(-0.1, 0.3, 40)
+        res = audit(
+            parse_claims(head + claim("a") + claim("b", metric="recall", threshold=0.05)),
+            from_differences(d),
+            **FAST,
+            rng=0,
+        )
+        for c in res.checks:
+            assert c.pvalue_adjusted == pytest.approx(min(1.0, 2 * c.test.pvalue))
+
+    # -- Flags --
+    def test_p_below_minimum(self):
+        data = records([1] * 8 + [0] * 4, [0] * 12, metric="hit@2")
+        res = run(
+            claim("a", metric="hit@2", reported_p=0.001),
+            claim("b", metric="hit@2", reported_p=0.01),
+            claim("c", metric="hit@2", reported_p="<.005"),
+            data=data,
+        )
+        floor = 2.0 ** (1 - 8)  # exact two-sided minimum with 8 nonzero differences
+        assert res.checks[0].min_attainable_p == pytest.approx(floor)
+        assert [f.code for f in res.checks[0].flags] == ["p-below-minimum"]
+        assert not res.checks[1].flags
+        assert [f.code for f in res.checks[2].flags] == ["p-below-minimum"]
+
+    def test_p_below_minimum_resamples(self):
+        d = np.linspace(0.05, 0.3, 60)
+        res = run(
+            claim("a", reported_p="<.0001", reported_resamples=9999),
+            claim("b", reported_p="<.001", reported_resamples=9999),
+            data=from_differences(d),
+        )
+        assert res.checks[0].min_attainable_p == pytest.approx(1e-4)
+        assert [f.code for f in res.checks[0].flags] == ["p-below-minimum"]
+        assert not res.checks[1].flags
+
+    def test_effect_outside_ci(self):
+        d = np.linspace(0.0, 0.2, 50)
+        res = run(
+            claim("a", reported_effect=0.9),
+            claim("b", reported_effect=0.1),
+            data=from_differences(d),
+        )
+        assert [f.code for f in res.checks[0].flags] == ["effect-outside-ci"]
+        assert "+0.900 lies outside" in res.checks[0].flags[0].message
+        assert not res.checks[1].flags
+
+    def test_reported_means_gap_outside_ci(self):
+        d = np.linspace(0.0, 0.2, 50)
+        res = run(claim(reported_means=[0.9, 0.1]), data=from_differences(d))
+        assert "reported means' gap +0.800" in res.checks[0].flags[0].message
+
+    def test_n_mismatch(self):
+        res = run(claim(reported_n=56), data=from_differences(BALANCED))
+        assert [f.code for f in res.checks[0].flags] == ["n-mismatch"]
+        assert "reported n = 56, the records hold n = 100" in res.checks[0].flags[0].message
+
+
+class TestSeeds:
+    def near_duplicate_seeds(self, k=3, n=60, rho_noise=0.01):
+        rng = np.random.default_rng(5)
+        base = rng.normal(0.0, 0.2, size=(n, 1))
+        base += 0.045 - base.mean()  # t about 1.7: a moderate p that Fisher would shrink
+        d = base + rho_noise * rng.normal(size=(n, k))
+        return from_differences(np.clip(d, -1, 1))
+
+    def test_seeds_are_averaged_per_query(self):
+        data = self.near_duplicate_seeds()
+        res = run(claim(), data=data)
+        check = res.checks[0]
+        assert check.n == 60 and check.n_seeds == 3
+        avg = data.groupby(["query_id", "method"])["value"].mean().unstack()
+        d = (avg["new"] - avg["old"]).to_numpy()
+        assert check.effect == pytest.approx(d.mean())
+        assert check.seed_dependence.too_dependent
+
+    def test_pooled_seeds_flagged(self):
+        res = run(
+            claim("a", seeds="pooled"),
+            claim("b"),
+            claim("c", reported_n=180),
+            data=self.near_duplicate_seeds(),
+        )
+        a, b, c = res.checks
+        assert [f.code for f in a.flags] == ["seeds-pooled"]
+        assert "near-duplicates" in a.flags[0].message
+        assert not b.flags  # averaged per query: nothing to flag
+        assert [f.code for f in c.flags] == ["seeds-pooled"]  # n = 60 queries x 3 seeds
+        # pooling near-duplicates is anti-conservative: the pooled p is smaller
+        assert a.pooled_pvalue < a.test.pvalue
+
+    def test_fisher_over_dependent_seeds_flagged(self):
+        res = run(claim(seeds="fisher"), data=self.near_duplicate_seeds())
+        check = res.checks[0]
+        assert [f.code for f in check.flags] == ["fisher-dependent-seeds"]
+        assert check.fisher_pvalue is not None and check.fisher_pvalue < check.test.pvalue
+
+    def test_fisher_floor_uses_the_number_of_seeds(self):
+        data = records(np.ones((8, 3)), np.zeros((8, 3)), metric="hit@2")
+        res = run(claim(metric="hit@2", seeds="fisher", reported_p="<.00001"), data=data)
+        expected = fisher_combine([2.0 ** (1 - 8)] * 3).pvalue
+        assert res.checks[0].min_attainable_p == pytest.approx(expected)
+        assert "p-below-minimum" in [f.code for f in res.checks[0].flags]
+
+    def test_independent_seeds_not_flagged(self):
+        rng = np.random.default_rng(1)
+        d = np.clip(rng.normal(0.0, 0.2, size=(60, 3)), -1, 1)
+        res = run(claim(seeds="fisher"), claim("p", seeds="pooled"), data=from_differences(d))
+        assert not res.checks[0].seed_dependence.too_dependent
+        assert not res.checks[0].flags and not res.checks[1].flags
+
+    def test_one_seed_pooled_claim_noted(self):
+        res = run(claim(seeds="pooled"), data=from_differences(BALANCED))
+        assert "these records hold one seed" in res.checks[0].notes[0]
+
+
+class TestDeterminism:
+    def test_same_seed_same_audit(self):
+        d = np.linspace(-0.2, 0.35, 70)
+        text = claim("a") + claim("b", threshold=0.01)
+        one = run(text, data=from_differences(d), rng=3)
+        two = run(text, data=from_differences(d), rng=3)
+        other = run(text, data=from_differences(d), rng=4)
+        assert one.checks[0].test.method == "monte-carlo"
+        for x, y in zip(one.checks, two.checks, strict=True):
+            assert (x.test.pvalue, x.ci.low, x.ci.high) == (y.test.pvalue, y.ci.low, y.ci.high)
+        assert (one.checks[0].ci.low, one.checks[0].ci.high) != (
+            other.checks[0].ci.low,
+            other.checks[0].ci.high,
+        )
+
+    def test_matches_a_direct_test(self):
+        d = np.linspace(-0.2, 0.35, 9)  # 2**9 <= 999: exact enumeration, no randomness
+        res = run(claim(), data=from_differences(d))
+        direct = paired_signflip_test(0.5 + d / 2, 0.5 - d / 2, n_resamples=999)
+        assert res.checks[0].test.exact and res.checks[0].test.pvalue == pytest.approx(
+            direct.pvalue
+        )

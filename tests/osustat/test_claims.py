@@ -1,0 +1,324 @@
+import re
+from pathlib import Path
+
+import pytest
+
+from osustat import Cell
+from osustat.claims import CLAIM_KEYS, ReportedP, load_claims, parse_claims
+
+ROOT = Path(__file__).resolve().parents[2]
+PAPER_TOML = ROOT / "claims" / "paper.toml"
+PAPER_MD = ROOT.parent / "shared" / "paper" / "osu-mem-paper.md"
+
+BASE = """
+[[claim]]
+id = "c1"
+family = "f"
+treatment = "new"
+baseline = "old"
+metric = "hit@2"
+budget = 256
+cell = "T+E+"
+direction = "greater"
+"""
+
+
+def claims_with(extra: str = "", *, replace: tuple[str, str] | None = None, head: str = "") -> str:
+    text = BASE + extra
+    if replace is not None:
+        assert replace[0] in text
+        text = text.replace(*replace)
+    return head + text
+
+
+class TestParseClaims:
+    # -- Input validation --
+    def test_invalid_toml(self):
+        with pytest.raises(ValueError, match=r"claims file 'x.toml' is not valid TOML: .*line 2"):
+            parse_claims("[[claim]]\nid = \n", source="x.toml")
+
+    def test_unknown_top_level_key(self):
+        with pytest.raises(ValueError, match=r"unknown top-level keys \['claims'\]"):
+            parse_claims(claims_with(head="claims = 1\n"))
+
+    def test_no_claims(self):
+        with pytest.raises(ValueError, match="has no claims; add one"):
+            parse_claims('title = "empty"\n')
+
+    def test_unknown_claim_key_names_claim_line_and_allowed_keys(self):
+        with pytest.raises(
+            ValueError,
+            match=r"claims file 'c.toml', claim 1 \(line 2\): unknown keys \['treatmnt'\]; "
+            r"allowed: \['id', 'family'",
+        ):
+            parse_claims(claims_with('treatmnt = "x"\n'), source="c.toml")
+
+    def test_unknown_defaults_key(self):
+        with pytest.raises(ValueError, match=r"unknown keys in \[defaults\]: \['id'\]"):
+            parse_claims(claims_with(head='[defaults]\nid = "x"\n'))
+
+    def test_missing_required(self):
+        with pytest.raises(ValueError, match=r"missing required keys \['direction'\]"):
+            parse_claims(claims_with(replace=('direction = "greater"\n', "")))
+
+    def test_duplicate_id(self):
+        with pytest.raises(
+            ValueError, match=r"claim 2 \(line 12\): duplicate id 'c1' \(first used by claim 1\)"
+        ):
+            parse_claims(BASE + BASE)
+
+    def test_unknown_cell(self):
+        with pytest.raises(ValueError, match=r"\(id 'c1'\): unknown cell 'T\+X\+'; expected"):
+            parse_claims(claims_with(replace=('"T+E+"', '"T+X+"')))
+
+    def test_cell_with_episode_unit_is_impossible(self):
+        with pytest.raises(ValueError, match="with unit 'episode' is impossible"):
+            parse_claims(claims_with('unit = "episode"\n'))
+
+    def test_unknown_direction(self):
+        with pytest.raises(ValueError, match=r"`direction` must be one of \['greater', 'less'\]"):
+            parse_claims(claims_with(replace=('"greater"', '"up"')))
+
+    def test_unknown_seeds(self):
+        with pytest.raises(ValueError, match=r"`seeds` must be one of \['average', 'pooled'"):
+            parse_claims(claims_with('seeds = "stacked"\n'))
+
+    def test_threshold_outside_unit_interval_for_hit(self):
+        with pytest.raises(ValueError, match=r"`threshold` = 5.0 is impossible for metric 'hit@2'"):
+            parse_claims(claims_with("threshold = 5.0\n"))
+
+    def test_threshold_outside_unit_interval_for_named_recall(self):
+        with pytest.raises(ValueError, match=r"`threshold` = 2.0 is impossible for metric 'hard_"):
+            parse_claims(claims_with("threshold = 2.0\n", replace=('"hit@2"', '"hard_recall@0.5"')))
+
+    def test_threshold_unbounded_metric_is_allowed(self):
+        cf = parse_claims(claims_with("threshold = 5.0\n", replace=('"hit@2"', '"latency-ms"')))
+        assert cf.claims[0].threshold == 5.0
+
+    def test_reported_effect_in_pp_is_impossible(self):
+        with pytest.raises(ValueError, match=r"`reported_effect` = 17.9 is impossible"):
+            parse_claims(claims_with("reported_effect = 17.9\n"))
+
+    def test_reported_means_outside_unit_interval(self):
+        with pytest.raises(ValueError, match=r"`reported_means` = -0.1 is impossible"):
+            parse_claims(claims_with("reported_means = [0.2, -0.1]\n"))
+
+    def test_reported_effect_contradicting_direction(self):
+        with pytest.raises(ValueError, match=r"reported effect -0.1 contradicts the claim itself"):
+            parse_claims(claims_with("reported_effect = -0.1\n"))
+
+    def test_reported_ci_order(self):
+        with pytest.raises(ValueError, match=r"`reported_ci` must be \[low, high\]"):
+            parse_claims(claims_with("reported_ci = [0.2, 0.1]\n"))
+
+    def test_reported_p_out_of_range(self):
+        with pytest.raises(ValueError, match=r"`reported_p`: a p-value must lie in \(0, 1\]"):
+            parse_claims(claims_with("reported_p = 1.5\n"))
+
+    def test_reported_p_unreadable(self):
+        with pytest.raises(ValueError, match=r"cannot read p-value 'small'"):
+            parse_claims(claims_with('reported_p = "small"\n'))
+
+    def test_budget_type(self):
+        with pytest.raises(TypeError, match=r"`budget` must be an integer; got '256'"):
+            parse_claims(claims_with(replace=("budget = 256", 'budget = "256"')))
+
+    def test_budget_positive(self):
+        with pytest.raises(ValueError, match=r"`budget` must be a positive integer; got 0"):
+            parse_claims(claims_with(replace=("budget = 256", "budget = 0")))
+
+    def test_same_methods(self):
+        with pytest.raises(ValueError, match="`treatment` and `baseline` are both 'old'"):
+            parse_claims(claims_with(replace=('"new"', '"old"')))
+
+    def test_unused_family(self):
+        with pytest.raises(ValueError, match=r"families \['g'\] are declared but no claim uses"):
+            parse_claims(claims_with(head="[family.g]\n"))
+
+    def test_unknown_family_key(self):
+        with pytest.raises(ValueError, match=r"\[family.f\]: unknown keys \['method'\]"):
+            parse_claims(claims_with(head='[family.f]\nmethod = "holm"\n'))
+
+    def test_unknown_correction(self):
+        with pytest.raises(ValueError, match=r"`correction` must be one of \['holm'"):
+            parse_claims(claims_with(head='[family.f]\ncorrection = "tukey"\n'))
+
+    def test_family_alpha(self):
+        with pytest.raises(ValueError, match=r"`alpha` must be in \(0, 1\); got 5.0"):
+            parse_claims(claims_with(head="[family.f]\nalpha = 5\n"))
+
+    def test_missing_file(self, tmp_path):
+        with pytest.raises(FileNotFoundError, match="does not exist"):
+            load_claims(tmp_path / "nope.toml")
+
+    # -- Parsing --
+    def test_defaults_apply_and_claims_override(self):
+        cf = parse_claims(
+            claims_with('budget = 128\nbenchmark = "b"\n', replace=("budget = 256\n", "")),
+            source="s",
+        )
+        cf2 = parse_claims(
+            '[defaults]\nbudget = 64\nbenchmark = "z"\n' + BASE.replace("budget = 256\n", "")
+        )
+        assert cf.claims[0].budget == 128 and cf.claims[0].benchmark == "b"
+        assert cf2.claims[0].budget == 64 and cf2.claims[0].benchmark == "z"
+
+    def test_fields(self):
+        cf = parse_claims(
+            claims_with(
+                'reported_means = [0.3, 0.1]\nreported_p = "<.01"\nseeds = "fisher"\n',
+                head='[family.f]\ncorrection = "bonferroni"\nalpha = 0.1\n',
+            )
+        )
+        c = cf.claims[0]
+        assert c.cell is Cell.TE and c.unit == "query" and c.seeds == "fisher"
+        assert c.claimed_effect == pytest.approx(0.2)
+        assert c.reported_p == ReportedP("<", 0.01, "<.01") and c.reported_p.upper == 0.01
+        assert cf.families["f"].correction == "bonferroni" and cf.families["f"].alpha == 0.1
+        assert c.line == 5  # three [family.f] lines and the blank line before [[claim]]
+
+    def test_aggregate_and_episode(self):
+        cf = parse_claims(claims_with('unit = "episode"\n', replace=('"T+E+"', '"Aggregate"')))
+        assert cf.claims[0].cell is None and cf.claims[0].cell_label == "aggregate"
+
+    @pytest.mark.parametrize(
+        ("raw", "relation", "value", "upper"),
+        [
+            (0.022, "=", 0.022, 0.022),
+            ("<.001", "<", 0.001, 0.001),
+            ("<=.002", "<=", 0.002, 0.002),
+            (">=.05", ">=", 0.05, 1.0),
+            ("=.65", "=", 0.65, 0.65),
+        ],
+    )
+    def test_reported_p(self, raw, relation, value, upper):
+        p = ReportedP.parse(raw)
+        assert (p.relation, p.value, p.upper) == (relation, value, upper)
+
+    def test_every_key_is_documented(self):
+        doc = (ROOT / "docs" / "audit.md").read_text(encoding="utf-8")
+        assert all(f"`{k}`" in doc for k in CLAIM_KEYS)
+
+
+# -- claims/paper.toml against the paper's own tables --------------------------------------
+
+
+def _paper_rows(table_caption: str) -> list[list[str]]:
+    text = PAPER_MD.read_text(encoding="utf-8")
+    start = text.index(table_caption)
+    block = text[start:].split("\n\n")[1]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in block.splitlines()[2:]]
+
+
+def _num(cell: str) -> float:
+    m = re.search(r"([+\-−]?)\.(\d+)", cell.replace("$", ""))
+    assert m is not None, cell
+    return (-1.0 if m.group(1) in ("-", "−") else 1.0) * float("0." + m.group(2))
+
+
+needs_paper = pytest.mark.skipif(not PAPER_MD.exists(), reason="paper not in ../shared")
+
+
+class TestPaperClaims:
+    def test_loads(self):
+        cf = load_claims(PAPER_TOML)
+        tables = {c.source.split(",")[0] for c in cf.claims}
+        assert tables == {f"Table {t}" for t in (2, 4, 5, 6, 7, 12)}
+        assert all(c.source for c in cf.claims)
+
+    @needs_paper
+    def test_table12_matches_the_paper(self):
+        cf = {c.id: c for c in load_claims(PAPER_TOML).claims}
+        names = {
+            "Flat Vector": "flat-vector",
+            "Flat $+$ MMR": "flat-mmr",
+            "Coverage-Aware": "coverage-aware",
+            "Disjoint Hierarchy": "disjoint-hierarchy",
+            "Tree Abstraction": "tree-abstraction",
+            "(disjoint)": "osu-mem-disjoint",
+        }
+        rows = _paper_rows("Table 12: Hit@2 effect sizes")
+        assert len(rows) == 6
+        for row in rows:
+            key = names[row[0].removeprefix("OSU-Mem vs. ")]
+            for b, cell in zip((64, 128, 256, 512), row[1:], strict=True):
+                c = cf[f"T12-{key}-B{b}"]
+                effect, rel, p = re.match(r"\$\+(\.\d+)\\ \(p\{(=|<)\}(\.\d+)", cell).groups()
+                assert c.reported_effect == float(effect)
+                assert c.reported_p.value == float(p)
+                assert c.reported_p.relation == rel
+                assert c.unit == "episode" and c.reported_n == 125
+
+    @needs_paper
+    def test_table5_matches_the_paper(self):
+        cf = {c.id: c for c in load_claims(PAPER_TOML).claims}
+        rows = _paper_rows("Table 5: τ\\tau-bench: OSU-Mem")
+        assert len(rows) == 4
+        marks = {"": ">=.10", ".": "<.10", "*": "<.05", "**": "<.01", "***": "<.001"}
+        for row in rows:
+            cell = Cell.parse(row[0].split("(")[0].replace("$", "").strip())
+            n = int(re.search(r"n\{=\}(\d+)", row[0]).group(1))
+            for b, printed in zip((64, 128, 256, 512), row[1:], strict=True):
+                tag = cell.value.replace("+", "p").replace("-", "m")
+                c = cf[f"T5-{tag}-B{b}"]
+                star = re.search(r"\^\{(\S*?)\}", printed)
+                mark = star.group(1).replace("\\ast", "*").replace("{}", "") if star else ""
+                assert c.reported_effect == pytest.approx(_num(printed))
+                assert c.cell is cell and c.reported_n == n
+                if c.reported_p.relation != "=" and c.reported_p.text != "<.001":
+                    assert c.reported_p.text == marks[mark], (c.id, printed)
+                assert c.direction == ("greater" if c.reported_effect > 0 else "less")
+
+    @needs_paper
+    def test_table2_matches_the_paper(self):
+        cf = load_claims(PAPER_TOML).claims
+        rows = {r[0]: [float(x) for x in r[1:]] for r in _paper_rows("Table 2: Synthetic")[1:]}
+        osu = rows.pop("OSU-Mem")
+        t2 = [c for c in cf if c.family == "table2"]
+        assert len(t2) == 4 * len(rows)
+        for c in t2:
+            printed_row = c.source.split(" vs ")[1].split(",")[0].replace("+", "$+$")
+            j = {(128, "hit@2"): 0, (128, "recall"): 1, (256, "hit@2"): 2, (256, "recall"): 3}[
+                (c.budget, c.metric)
+            ]
+            assert c.reported_means == (osu[j], rows[printed_row][j])
+
+    @needs_paper
+    def test_table4_matches_the_paper(self):
+        cf = {c.id: c for c in load_claims(PAPER_TOML).claims}
+        rows = _paper_rows("Table 4: τ\\tau-bench 2×22{\\times}2")
+        assert len(rows) == 5
+        marks = {"": ">=.10", ".": "<.10", "*": "<.05", "**": "<.01", "***": "<.001"}
+        exact = {("T+E+", "hit2"): "0.022", ("T-E-", "hit2"): "0.007", ("T-E-", "recall"): "<.001"}
+        for row in rows:
+            label = row[0].split("(")[0].replace("$", "").strip()
+            tag = "agg" if label == "Aggregate" else label.replace("+", "p").replace("-", "m")
+            for col, printed in zip(("hit2", "recall", "odhit2"), row[2:], strict=True):
+                cid = f"T4-{tag}-{col}"
+                if _num(printed) == 0:
+                    assert cid not in cf  # '+.000' has no direction: left out
+                    continue
+                c = cf[cid]
+                star = re.search(r"\^\{(\S*?)\}", printed)
+                mark = star.group(1) if star else ""
+                assert c.reported_effect == pytest.approx(_num(printed))
+                assert c.reported_n == int(row[1])
+                expected = exact.get((label, col), marks[mark])
+                assert c.reported_p.text == expected, (cid, printed)
+                assert c.baseline == ("OSU-Mem (disjoint)" if col == "odhit2" else "Flat Vector")
+
+    @needs_paper
+    def test_table6_matches_the_paper(self):
+        cf = {c.id: c for c in load_claims(PAPER_TOML).claims}
+        rows = _paper_rows("Table 6: ToolBench")
+        assert len(rows) == 5
+        marks = {"": ">=.05", "*": "<.05", "**": "<.01", "***": "<.001"}
+        for row in rows:
+            beta = format(float(re.search(r"\.\d+", row[0]).group()), ".2f")
+            for b, printed in zip((200, 400, 800, 1600), row[1:], strict=True):
+                c = cf[f"T6-beta{beta}-B{b}"]
+                pp = float(re.search(r"\+(\d*\.\d+)", printed).group(1))
+                star = re.search(r"\^\{(\*+)\}", printed)
+                assert c.reported_effect == pytest.approx(pp / 100)  # printed in pp
+                assert c.reported_p.text == marks[star.group(1) if star else ""]
+                assert c.seeds == "fisher" and c.metric == "recall"

@@ -1,0 +1,98 @@
+import json
+
+import numpy as np
+
+from osustat.audit import VERDICTS, audit
+from osustat.claims import parse_claims
+from reports.audit import render_markdown, to_json
+from tests.osustat.test_audit import FAST, claim, from_differences, records
+
+HEAD = """title = "Demo audit"
+[family.g]
+correction = "bonferroni"
+description = "second family"
+"""
+
+
+def demo():
+    cells = ["T+E+", "T-E-"] * 30
+    d = np.where(np.arange(60) % 2 == 0, 0.25, -0.02) + np.tile([0.05, -0.05, 0.0], 20)
+    data = from_differences(d, cells=cells)
+    text = (
+        HEAD
+        + claim("strong", cell="T+E+", reported_effect=0.9, reported_p=0.2)
+        + claim("weak", cell="T-E-", direction="less")
+        + claim("missing", budget=64)
+        + claim("other", family="g", reported_n=7)
+    )
+    return audit(parse_claims(text, source="demo.toml"), data, **FAST, rng=0)
+
+
+class TestRenderMarkdown:
+    def test_content(self):
+        res = demo()
+        text = render_markdown(res, preamble=["- Records: `demo.csv`."])
+        assert text.startswith("# Demo audit\n\n- Records: `demo.csv`.")
+        assert "## Family `f`" in text and "## Family `g`: second family" in text
+        assert "holm correction over the 2 checkable of 3 claims, α = 0.05." in text
+        assert "bonferroni correction over the 1 checkable of 1 claims" in text
+        strong = res.checks[0]
+        row = next(line for line in text.splitlines() if line.startswith("| strong |"))
+        assert f"| {strong.n} queries |" in row and "Δ +0.900, p = 0.2" in row
+        assert f"**{strong.verdict}**" in row and row.endswith("| effect-outside-ci |")
+        assert f"{strong.effect:+.3f} [{strong.ci.low:+.3f}, {strong.ci.high:+.3f}]" in row
+        assert "## Flags" in text and "- **strong** `effect-outside-ci`:" in text
+        assert "- **other** `n-mismatch`: reported n = 7, the records hold n = 60." in text
+        assert "## Not checkable" in text
+        assert "- **missing** (new − old > 0 on recall, B=64, aggregate (query)): budget 64" in text
+        counts = res.counts()
+        summary = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
+        assert f"- Claims: 4 ({summary})." in text
+        for c in res.checks:
+            if c.verdict != "not checkable":
+                assert f"- **{c.claim.id}**: {c.verdict} — {c.reason}." in text
+
+    def test_seed_contrasts_are_shown(self):
+        rng = np.random.default_rng(2)
+        base = rng.normal(0.05, 0.2, size=(40, 1))
+        data = from_differences(np.clip(base + 0.001 * rng.normal(size=(40, 3)), -1, 1))
+        res = audit(parse_claims(claim(seeds="pooled")), data, **FAST, rng=0)
+        text = render_markdown(res)
+        assert "Seeds: 3, mean between-seed correlation 1.00" in text
+        assert "`seeds-pooled`" in text and "(anti-conservative contrasts" in text
+
+    def test_same_seed_same_report(self):
+        assert render_markdown(demo()) == render_markdown(demo())
+
+
+class TestToJson:
+    def test_same_numbers_as_the_checks(self):
+        res = demo()
+        payload = json.loads(json.dumps(to_json(res)))
+        assert payload["title"] == "Demo audit" and payload["claims_file"] == "demo.toml"
+        assert list(payload["counts"]) == list(VERDICTS)
+        assert sum(payload["counts"].values()) == len(payload["claims"]) == 4
+        for item, check in zip(payload["claims"], res.checks, strict=True):
+            assert item["id"] == check.claim.id and item["verdict"] == check.verdict
+            assert [f["code"] for f in item["flags"]] == [f.code for f in check.flags]
+            if check.test is None:
+                assert "recomputed" not in item
+            else:
+                rec = item["recomputed"]
+                assert rec["pvalue"] == check.test.pvalue
+                assert rec["pvalue_adjusted"] == check.pvalue_adjusted
+                assert rec["ci"] == [check.ci.low, check.ci.high] and rec["n"] == check.n
+        assert payload["families"]["g"]["correction"] == "bonferroni"
+        assert payload["claims"][0]["reported"]["p"] == {
+            "relation": "=",
+            "value": 0.2,
+            "text": "0.2",
+        }
+        assert payload["claims"][1]["reported"]["p"] is None
+
+    def test_hit_records(self):
+        data = records([1] * 20 + [0] * 20, [0] * 40, metric="hit@2")
+        res = audit(parse_claims(claim(metric="hit@2")), data, **FAST, rng=0)
+        item = to_json(res)["claims"][0]
+        assert item["recomputed"]["pvalue_method"] == "exact-binomial"
+        assert item["verdict"] == "reproduced"

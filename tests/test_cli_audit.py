@@ -1,0 +1,153 @@
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from osustat.claims import load_claims
+from osustat.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "records.csv"
+PAPER = ROOT / "claims" / "paper.toml"
+
+CLAIMS = """title = "Two claims"
+[defaults]
+family = "t4"
+treatment = "osu-mem"
+baseline = "flat-vector"
+benchmark = "example"
+budget = 256
+
+[[claim]]
+id = "te-hit"
+metric = "hit@2"
+cell = "T+E+"
+direction = "greater"
+reported_effect = 0.179
+reported_p = 0.022
+
+[[claim]]
+id = "nn-recall"
+metric = "recall"
+cell = "T-E-"
+direction = "less"
+"""
+
+
+@pytest.fixture
+def claims_file(tmp_path):
+    path = tmp_path / "claims.toml"
+    path.write_text(CLAIMS)
+    return path
+
+
+def audit_args(claims, records=EXAMPLE, *extra):
+    return ["audit", str(claims), "--records", str(records), "--resamples", "999", *extra]
+
+
+class TestAuditCommand:
+    def test_report_and_json_files(self, tmp_path, claims_file, capsys):
+        out = tmp_path / "out"
+        assert main(audit_args(claims_file, EXAMPLE, "--out", str(out), "--json")) == 0
+        text = (out / "report.md").read_text()
+        assert text == capsys.readouterr().out
+        assert text.startswith("# Two claims\n")
+        assert f"- Records: `{EXAMPLE}` (2,624 rows; nothing excluded)." in text
+        assert "- Excluded claims: 0 not checkable" in text
+        payload = json.loads((out / "audit.json").read_text())
+        assert [c["id"] for c in payload["claims"]] == ["te-hit", "nn-recall"]
+        for item in payload["claims"]:
+            row = next(line for line in text.splitlines() if line.startswith(f"| {item['id']} |"))
+            assert f"**{item['verdict']}**" in row
+            assert f"| {item['recomputed']['n']} queries |" in row
+
+    def test_same_seed_same_report(self, tmp_path, claims_file):
+        for name in ("a", "b"):
+            assert main(audit_args(claims_file, EXAMPLE, "--out", str(tmp_path / name))) == 0
+        a = (tmp_path / "a" / "report.md").read_text()
+        assert a == (tmp_path / "b" / "report.md").read_text()
+
+    def test_json_to_stdout(self, claims_file, capsys):
+        assert main(audit_args(claims_file, EXAMPLE, "--json")) == 0
+        payload = json.loads(capsys.readouterr().out)
+        assert payload["settings"]["n_resamples"] == 999
+
+    def test_alias(self, tmp_path, claims_file, capsys):
+        df = pd.read_csv(EXAMPLE)
+        df["method"] = df["method"].replace({"osu-mem": "mine"})
+        path = tmp_path / "r.csv"
+        df.to_csv(path, index=False)
+        assert main(audit_args(claims_file, path)) == 0
+        assert "known methods: ['flat-vector', 'mine']" in capsys.readouterr().out
+        assert main(audit_args(claims_file, path, "--alias", "mine=osu-mem")) == 0
+        text = capsys.readouterr().out
+        assert "- Excluded claims: 0 not checkable" in text
+        assert "- Aliases applied to the records: `mine` → `osu-mem`." in text
+
+    def test_paper_claims_against_the_example_records(self, tmp_path):
+        out = tmp_path / "paper"
+        aliases = {"example": "tau-bench", "osu-mem": "OSU-Mem", "flat-vector": "Flat Vector"}
+        args = audit_args(PAPER, EXAMPLE, "--out", str(out))
+        args += [x for k, v in aliases.items() for x in ("--alias", f"{k}={v}")]
+        fast = ["--resamples", "199", "--bootstrap-resamples", "100"]
+        assert main([*args, "--json", *fast]) == 0
+        payload = json.loads((out / "audit.json").read_text())
+        claims = load_claims(PAPER).claims
+        records = pd.read_csv(EXAMPLE).replace({"method": aliases, "benchmark": aliases})
+        # Checkable: exactly the claims whose benchmark, methods, metric and budget the
+        # example records hold (tau-bench with the alias, OSU-Mem vs Flat Vector, B 128/256).
+        expected = {
+            c.id
+            for c in claims
+            if c.benchmark == "tau-bench"
+            and {c.treatment, c.baseline} <= set(records["method"])
+            and c.metric in set(records["metric"])
+            and c.budget in set(records["budget"])
+        }
+        checked = {c["id"] for c in payload["claims"] if c["verdict"] != "not checkable"}
+        assert checked == expected and len(expected) > 10
+        assert len(payload["claims"]) == len(claims)
+        text = (out / "report.md").read_text()
+        assert all(f"| {c.id} |" in text for c in claims)
+        assert f"- Excluded claims: {len(claims) - len(expected)} not checkable" in text
+
+    # -- Bad input: a clear message and exit status 2 --
+    def test_unknown_claim_key(self, tmp_path, capsys):
+        path = tmp_path / "bad.toml"
+        path.write_text(CLAIMS.replace('direction = "less"', 'direction = "less"\npvalue = 0.1'))
+        assert main(audit_args(path)) == 2
+        err = capsys.readouterr().err
+        assert f"claims file '{path}', claim 2 (line 17): unknown keys ['pvalue']" in err
+
+    def test_impossible_threshold(self, tmp_path, capsys):
+        path = tmp_path / "bad.toml"
+        path.write_text(CLAIMS.replace("reported_p = 0.022", "threshold = 17.9"))
+        assert main(audit_args(path)) == 2
+        assert "`threshold` = 17.9 is impossible for metric 'hit@2'" in capsys.readouterr().err
+
+    def test_unknown_cell(self, tmp_path, capsys):
+        path = tmp_path / "bad.toml"
+        path.write_text(CLAIMS.replace('"T-E-"', '"TE"'))
+        assert main(audit_args(path)) == 2
+        assert "(id 'nn-recall'): unknown cell 'TE'" in capsys.readouterr().err
+
+    def test_missing_claims_file(self, tmp_path, capsys):
+        assert main(audit_args(tmp_path / "none.toml")) == 2
+        assert "claims file" in capsys.readouterr().err
+
+    def test_missing_records(self, tmp_path, claims_file, capsys):
+        assert main(audit_args(claims_file, tmp_path / "none.csv")) == 2
+        assert "records file" in capsys.readouterr().err
+
+    def test_bad_records(self, tmp_path, claims_file, capsys):
+        path = tmp_path / "r.csv"
+        pd.DataFrame({"query_id": ["q"], "value": [1]}).to_csv(path, index=False)
+        assert main(audit_args(claims_file, path)) == 2
+        assert "missing required columns" in capsys.readouterr().err
+
+    def test_bad_alias(self, claims_file, capsys):
+        assert main(audit_args(claims_file, EXAMPLE, "--alias", "mine")) == 2
+        assert "`--alias` must look like RECORDS_NAME=CLAIMS_NAME; got 'mine'" in (
+            capsys.readouterr().err
+        )
