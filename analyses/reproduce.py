@@ -3,7 +3,7 @@
 Writes into ``out``: ``records.parquet`` and ``records.csv`` (the long record schema),
 ``structure.json`` (the generated data's structural statistics), ``membership.csv``
 (evidence-OSU membership per query), ``report.md`` and the figures ``budget_curves.png`` and
-``near_far.png``. The same seed gives byte-identical files.
+``near_far.png`` and ``mmax_sweep.png``. The same seed gives byte-identical files.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def reproduce_synthetic(
 ) -> ReproduceResult:
     """Run the synthetic benchmark end to end and write its outputs to `out`."""
     from osustat import validate_records
+    from reports.figures import dose_response
     from reports.synthetic import budget_curves, near_far_figure, render_synthetic
 
     from .synthetic_analysis import analyze_synthetic
@@ -51,9 +52,23 @@ def reproduce_synthetic(
         json.dumps(run.structure, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
     analysis = analyze_synthetic(run, n_resamples=resamples)
-    figures = {"budget_curves": "budget_curves.png", "near_far": "near_far.png"}
+    figures = {
+        "budget_curves": "budget_curves.png",
+        "near_far": "near_far.png",
+        "mmax": "mmax_sweep.png",
+    }
     budget_curves(analysis.table9, out / figures["budget_curves"])
     near_far_figure(analysis.near_far, out / figures["near_far"])
+    dose_response(
+        analysis.mmax,
+        out / figures["mmax"],
+        x="m_max",
+        y="recall",
+        group="budget",
+        xlabel="M_max (memberships per step; 1 = disjoint)",
+        ylabel="recall",
+        title="OSU-Mem recall by M_max and budget (query level)",
+    )
     command = f"osustat reproduce synthetic --out DIR --episodes {episodes} --seed {seed}"
     text = render_synthetic(
         analysis, n_episodes=episodes, seed=seed, figures=figures, command=command

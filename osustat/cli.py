@@ -92,7 +92,7 @@ def _analyze(args: argparse.Namespace) -> int:
 
     from osustat import adjust_pvalues, paired, validate_records
     from osustat.cellwise import cell_conditional
-    from reports.cellwise import forest_plot, render_markdown, to_json
+    from reports.cellwise import budget_effects_plot, forest_plot, render_markdown, to_json
 
     path = Path(args.records)
     raw, input_lines = _read_input(path, args)
@@ -138,6 +138,7 @@ def _analyze(args: argparse.Namespace) -> int:
     ]
     out = Path(args.out) if args.out else None
     figures: dict[str, str] = {}
+    closing: list[tuple[str, str]] = []
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         for heading, res in results:
@@ -145,6 +146,16 @@ def _analyze(args: argparse.Namespace) -> int:
                 name = f"forest-{res.paired.metric.replace('@', '')}-B{res.paired.budget}.png"
                 forest_plot(res, out / name, title=f"{args.treatment} − {args.baseline}, {heading}")
                 figures[heading] = name
+        if len(budgets) >= 2:
+            for metric in metrics:
+                name = f"budgets-{metric.replace('@', '')}.png"
+                budget_effects_plot(
+                    results,
+                    metric,
+                    out / name,
+                    title=f"{args.treatment} − {args.baseline}, {metric}",
+                )
+                closing.append((f"Per-cell effect on {metric} by budget", name))
     text = render_markdown(
         results,
         adjusted,
@@ -153,6 +164,7 @@ def _analyze(args: argparse.Namespace) -> int:
         correction=args.correction,
         alpha=args.alpha,
         figures=figures,
+        closing_figures=closing,
     )
     if out is not None:
         (out / "report.md").write_text(text + "\n", encoding="utf-8")

@@ -2,6 +2,16 @@
 
 from .audit import render_markdown as render_audit_markdown
 from .audit import to_json as audit_to_json
-from .cellwise import forest_plot, render_markdown, to_json
+from .cellwise import budget_effects_plot, forest_plot, render_markdown, to_dataframe, to_json
+from .figures import dose_response
 
-__all__ = ["audit_to_json", "forest_plot", "render_audit_markdown", "render_markdown", "to_json"]
+__all__ = [
+    "audit_to_json",
+    "budget_effects_plot",
+    "dose_response",
+    "forest_plot",
+    "render_audit_markdown",
+    "render_markdown",
+    "to_dataframe",
+    "to_json",
+]

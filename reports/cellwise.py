@@ -10,7 +10,7 @@ from typing import Any
 from osustat import stars
 from osustat.cellwise import CellConditionalResult, CellEffect, verdict
 
-__all__ = ["forest_plot", "render_markdown", "to_json"]
+__all__ = ["budget_effects_plot", "forest_plot", "render_markdown", "to_dataframe", "to_json"]
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -58,6 +58,7 @@ def render_markdown(
     correction: str = "holm",
     alpha: float = 0.05,
     figures: dict[str, str] | None = None,
+    closing_figures: Sequence[tuple[str, str]] = (),
 ) -> str:
     """Render cell-conditional results as a markdown report.
 
@@ -132,6 +133,10 @@ def render_markdown(
         if figures and heading in figures:
             out += ["", f"![Per-cell effects, {heading}]({figures[heading]})"]
         out.append("")
+    if closing_figures:
+        out += ["## Effects across budgets", ""]
+        for caption, name in closing_figures:
+            out += [f"![{caption}]({name})", ""]
     return "\n".join(out)
 
 
@@ -195,6 +200,72 @@ def to_json(
     return payload
 
 
+def to_dataframe(
+    results: Sequence[tuple[str, CellConditionalResult]], adjusted: dict[int, float]
+) -> Any:
+    """The same rows as the markdown tables, one per (comparison, cell), as a DataFrame."""
+    import pandas as pd
+
+    rows = []
+    for item in to_json(results, adjusted):
+        for row in item["rows"]:
+            flat = {k: v for k, v in row.items() if k != "ci"}
+            flat.update(ci_low=row["ci"][0], ci_high=row["ci"][1])
+            rows.append(
+                {
+                    "comparison": item["comparison"],
+                    "unit": item["unit"],
+                    "metric": item["metric"],
+                    "budget": item["budget"],
+                    **flat,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def budget_effects_plot(
+    results: Sequence[tuple[str, CellConditionalResult]], metric: str, path: Path, *, title: str
+) -> Path:
+    """Per-cell effect against the budget with bootstrap intervals (the paper's Table 5 as a
+    figure; PNG, 6.4 x 3.6 in at 100 dpi). Needs results for at least two budgets."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    chosen = sorted(
+        (r for _, r in results if r.paired.metric == metric), key=lambda r: r.paired.budget
+    )
+    if len({r.paired.budget for r in chosen}) < 2:
+        raise ValueError(f"a budget plot needs at least two budgets for {metric!r}.")
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
+    labels = [_label(row) for row in (*chosen[0].cells, chosen[0].aggregate)]
+    for k, label in enumerate(labels):
+        xs, ys, lo, hi = [], [], [], []
+        for r in chosen:
+            for row in (*r.cells, r.aggregate):
+                if _label(row) == label:
+                    xs.append(r.paired.budget * (1 + 0.03 * (k - len(labels) / 2)))
+                    ys.append(row.effect)
+                    lo.append(row.effect - row.ci.low)
+                    hi.append(row.ci.high - row.effect)
+        style = {"color": "black", "lw": 2} if label == "Aggregate" else {}
+        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=label, **style)
+    ax.axhline(0, color="grey", lw=0.8, ls="--")
+    budgets = [r.paired.budget for r in chosen]
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(budgets, [str(b) for b in budgets])
+    ax.set_xlabel("token budget B")
+    ax.set_ylabel(f"Δ {metric} (treatment − baseline)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
 def forest_plot(res: CellConditionalResult, path: Path, *, title: str) -> Path:
     """Per-cell effects with their bootstrap intervals (PNG, 6.4 x 3.2 in at 100 dpi)."""
     import matplotlib
@@ -221,6 +292,6 @@ def forest_plot(res: CellConditionalResult, path: Path, *, title: str) -> Path:
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    fig.savefig(path, metadata={"Software": None})
     plt.close(fig)
     return path

@@ -168,6 +168,7 @@ def render_synthetic(
         for _, r in grp.iterrows():
             cells += [f"{r['hit@2']:.3f}", f"{r['recall']:.3f}"]
         out.append(f"| {m} | " + " | ".join(cells) + " |")
+    out += ["", f"![M_max sweep]({figures['mmax']})"]
     if not a.membership.empty:
         out += [
             "",

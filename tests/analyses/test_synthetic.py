@@ -82,6 +82,7 @@ class TestReproduce:
             "membership.csv",
             "budget_curves.png",
             "near_far.png",
+            "mmax_sweep.png",
         ]
         for name in names:
             assert (a.out / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
@@ -99,3 +100,5 @@ class TestReproduce:
         assert json.loads((a.out / "structure.json").read_text())["episodes"] == 3
         assert png_size(a.out / "budget_curves.png") == (1000, 400)
         assert png_size(a.out / "near_far.png") == (800, 400)
+        assert png_size(a.out / "mmax_sweep.png") == (640, 360)
+        assert "![M_max sweep](mmax_sweep.png)" in report

@@ -1,0 +1,89 @@
+"""Every figure is a real PNG of the documented size, and the tables render several ways."""
+
+import struct
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from osustat import paired
+from osustat.cellwise import cell_conditional
+from reports import budget_effects_plot, dose_response, forest_plot, to_dataframe, to_json
+
+
+def png_size(path):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"  # a real PNG, not an empty file
+    return struct.unpack(">II", data[16:24])
+
+
+def results():
+    rng = np.random.default_rng(0)
+    rows = []
+    cells = np.repeat(["T+E+", "T+E-", "T-E+", "T-E-"], [12, 10, 8, 14])
+    for budget in (128, 256):
+        for i, c in enumerate(cells):
+            for m in ("a", "b"):
+                rows.append(
+                    {
+                        "episode_id": f"e{i % 7}",
+                        "query_id": f"q{i}",
+                        "method": m,
+                        "budget": budget,
+                        "metric": "recall",
+                        "value": float(rng.integers(0, 4)) / 3,
+                        "cell": c,
+                    }
+                )
+    df = pd.DataFrame(rows)
+    return [
+        (
+            f"recall at B = {b}",
+            cell_conditional(
+                paired(df, "a", "b", metric="recall", budget=b),
+                n_resamples=199,
+                bootstrap_resamples=100,
+                rng=b,
+            ),
+        )
+        for b in (128, 256)
+    ]
+
+
+class TestFigures:
+    def test_sizes(self, tmp_path):
+        res = results()
+        assert png_size(forest_plot(res[0][1], tmp_path / "f.png", title="t")) == (640, 320)
+        assert png_size(budget_effects_plot(res, "recall", tmp_path / "b.png", title="t")) == (
+            640,
+            360,
+        )
+        table = pd.DataFrame(
+            {
+                "beta": [0, 0.04, 0.12, 0.2],
+                "effect": [0, 0.02, 0.05, 0.04],
+                "lo": [-0.02, 0, 0.02, 0.01],
+                "hi": [0.02, 0.04, 0.08, 0.07],
+            }
+        )
+        path = dose_response(table, tmp_path / "d.png", x="beta", y="effect", ci=("lo", "hi"))
+        assert png_size(path) == (640, 360)
+
+    def test_budget_plot_needs_two_budgets(self, tmp_path):
+        with pytest.raises(ValueError, match="at least two budgets"):
+            budget_effects_plot(results()[:1], "recall", tmp_path / "b.png", title="t")
+
+    def test_dose_response_names_missing_columns(self, tmp_path):
+        with pytest.raises(ValueError, match=r"`table` lacks columns \['effect'\]"):
+            dose_response(pd.DataFrame({"beta": [1]}), tmp_path / "d.png", x="beta", y="effect")
+
+
+class TestRenderings:
+    def test_dataframe_and_json_carry_the_same_numbers(self):
+        res = results()
+        adjusted = {id(r): r.test.pvalue for _, x in res for r in (*x.cells, x.aggregate)}
+        frame = to_dataframe(res, adjusted)
+        payload = to_json(res, adjusted)
+        assert len(frame) == sum(len(p["rows"]) for p in payload) == 10
+        assert frame["effect"].tolist() == [r["effect"] for p in payload for r in p["rows"]]
+        assert set(frame["unit"]) == {"query"} and set(frame["budget"]) == {128, 256}
