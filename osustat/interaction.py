@@ -77,7 +77,8 @@ def interaction_test(
     method : {'studentized-signflip', 'centered-signflip', 'label-permutation', 'ols'}
         ``'centered-signflip'`` is the paper's test (kept for reproduction);
         ``'studentized-signflip'`` (default) uses the same sign flips with a Welch-type
-        statistic, which stays calibrated when cells differ in size and variance;
+        statistic, which stays calibrated when cells differ in size and variance (for
+        roughly symmetric differences; skewed ones make it liberal, see docs/statistics.md);
         ``'label-permutation'`` permutes the cell labels; ``'ols'`` is the classical one-way
         ANOVA F-test of ``d ~ cell`` (statsmodels OLS), i.e. the method x cell interaction
         in the paired design.

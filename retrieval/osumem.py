@@ -48,6 +48,8 @@ class _OSUIndexed(BaseRetriever):
         ).astype(np.int64)
         self._entity_rows = np.repeat(np.arange(t), np.diff(trajectory.entity_ptr))
         self._first_member = np.array([m[0] for m in self.pool_.members], dtype=np.int64)
+        # single precision is plenty for the novelty term's max cosine and halves its cost
+        self._emb32 = trajectory.embeddings.astype(np.float32)
         sizes = np.array([m.size for m in self.pool_.members], dtype=np.int64)
         self._member_osu = np.repeat(np.arange(self.pool_.n_osus), sizes)
         self._member_step = (
@@ -164,6 +166,7 @@ class OSUMem(_OSUIndexed):
         if novelty:
             # novelty is only ever needed for steps of the top-K OSUs: work on that union U
             union = np.unique(mat[valid])
+            emb_u = self._emb32[union]
             pos = np.full(end, -1, dtype=np.int64)
             pos[union] = np.arange(union.size)
             mat_u = pos[mat]
@@ -175,6 +178,9 @@ class OSUMem(_OSUIndexed):
             keep = (self._entity_rows < end) & (row_pos >= 0)
             ent_rows = row_pos[keep]
             ent_ids = traj.entity_ids[keep]
+            # structural novelty state, updated as entities and tools become seen
+            new_ents = np.bincount(ent_rows, minlength=union.size).astype(np.float64)
+            new_tool = tools_u >= 0
         dirty = True  # scores change only when steps were added
         while used < budget:
             if dirty:
@@ -184,10 +190,6 @@ class OSUMem(_OSUIndexed):
                 remaining &= n_cand > 0  # an OSU with nothing left to add is dropped
                 value = r_top
                 if novelty:
-                    new_ents = np.bincount(
-                        ent_rows, weights=~ent_seen[ent_ids], minlength=union.size
-                    )
-                    new_tool = (tools_u >= 0) & ~tool_seen[tools_u]
                     struct = np.minimum(1.0, 0.6 * new_ents + 0.4 * new_tool)
                     nov = (1 - self.alpha) * emb_nov + self.alpha * struct
                     mean_nov = (nov[mat_u] * cand).sum(axis=1) / np.maximum(n_cand, 1)
@@ -210,11 +212,17 @@ class OSUMem(_OSUIndexed):
             dirty = bool(added)
             if novelty and added:
                 # EmbNov = 1 - max cosine to the selected set (1 while it is empty)
-                np.minimum(emb_nov, 1.0 - (emb @ emb[added].T).max(axis=1)[union], out=emb_nov)
+                cos = (emb_u @ self._emb32[added].T).max(axis=1)
+                np.minimum(emb_nov, 1.0 - cos, out=emb_nov)
                 for a in added:
-                    ent_seen[traj.entity_ids[traj.entity_ptr[a] : traj.entity_ptr[a + 1]]] = True
-                    if traj.tool_ids[a] >= 0:
-                        tool_seen[traj.tool_ids[a]] = True
+                    for e in traj.entity_ids[traj.entity_ptr[a] : traj.entity_ptr[a + 1]]:
+                        if not ent_seen[e]:
+                            ent_seen[e] = True
+                            np.subtract.at(new_ents, ent_rows[ent_ids == e], 1.0)
+                    t = traj.tool_ids[a]
+                    if t >= 0 and not tool_seen[t]:
+                        tool_seen[t] = True
+                        new_tool &= tools_u != t
         chosen.sort(key=lambda s: (-sims[s], s))
         return self._result(chosen, used)
 
