@@ -249,8 +249,17 @@ def budget_effects_plot(
                     ys.append(row.effect)
                     lo.append(row.effect - row.ci.low)
                     hi.append(row.ci.high - row.effect)
-        style = {"color": "black", "lw": 2} if label == "Aggregate" else {}
-        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=label, **style)
+        bold = label == "Aggregate"
+        ax.errorbar(
+            xs,
+            ys,
+            yerr=[lo, hi],
+            marker="o",
+            capsize=3,
+            label=label,
+            color="black" if bold else None,
+            lw=2 if bold else 1.5,
+        )
     ax.axhline(0, color="grey", lw=0.8, ls="--")
     budgets = [r.paired.budget for r in chosen]
     ax.set_xscale("log", base=2)
