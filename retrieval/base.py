@@ -14,6 +14,7 @@ Summaries (Periodic Summary, Tree Abstraction) spend budget but are never eviden
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -22,7 +23,7 @@ from numpy.typing import NDArray
 
 from .trajectory import Trajectory
 
-__all__ = ["BaseRetriever", "RetrievalResult", "Retriever", "pack"]
+__all__ = ["BaseRetriever", "RetrievalResult", "Retriever", "greedy_pack", "pack"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,6 +83,32 @@ def pack(
             chosen.append(int(i))
             used += c
     return chosen, used
+
+
+def greedy_pack(
+    costs: NDArray[np.float64],
+    budget: float,
+    score: Callable[[], NDArray[np.float64]],
+    update: Callable[[int], None],
+    reachable: NDArray[np.bool_] | None = None,
+) -> tuple[list[int], float]:
+    """One step per iteration: the best-scoring reachable step that still fits.
+
+    ``score()`` returns the current score of every step; ``update(s)`` is told each chosen
+    step so that the next scores can change (MMR redundancy, coverage bonuses, ...).
+    """
+    open_ = np.ones(costs.size, dtype=bool) if reachable is None else reachable.copy()
+    chosen: list[int] = []
+    used = 0.0
+    while True:
+        open_ &= used + costs <= budget
+        if not open_.any():
+            return chosen, used
+        s = int(np.argmax(np.where(open_, score(), -np.inf)))
+        chosen.append(s)
+        used += float(costs[s])
+        open_[s] = False
+        update(s)
 
 
 class BaseRetriever(ABC):

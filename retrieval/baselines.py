@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .base import BaseRetriever, RetrievalResult, pack
+from .base import BaseRetriever, RetrievalResult, greedy_pack, pack
 from .osumem import adaptive_k
 from .trajectory import Trajectory
 
@@ -157,21 +157,18 @@ class FlatMMR(BaseRetriever):
         self, q: NDArray[np.float64], budget: float, end: int, evidence: NDArray[np.int64] | None
     ) -> RetrievalResult:
         emb = self.trajectory_.embeddings[:end]
-        costs = self.trajectory_.costs[:end]
         sims = emb @ q
         redundancy = np.zeros(end)
-        open_ = np.ones(end, dtype=bool)
-        chosen, used = [], 0.0
-        while True:
-            open_ &= used + costs <= budget
-            if not open_.any():
-                break
-            score = np.where(open_, self.lam * sims - (1 - self.lam) * redundancy, -np.inf)
-            s = int(np.argmax(score))
-            chosen.append(s)
-            used += float(costs[s])
-            open_[s] = False
+
+        def update(s: int) -> None:
             np.maximum(redundancy, emb @ emb[s], out=redundancy)
+
+        chosen, used = greedy_pack(
+            self.trajectory_.costs[:end],
+            budget,
+            lambda: self.lam * sims - (1 - self.lam) * redundancy,
+            update,
+        )
         return self._result(chosen, used)
 
 
@@ -192,23 +189,17 @@ class CoverageAware(BaseRetriever):
     ) -> RetrievalResult:
         traj = self.trajectory_
         sims = traj.embeddings[:end] @ q
-        costs = traj.costs[:end]
         sg = traj.subgoal_ids[:end]
         covered = np.zeros(int(sg.max(initial=-1)) + 2, dtype=bool)  # last slot: "no subgoal"
         sg_idx = np.where(sg >= 0, sg, covered.size - 1)
         covered[-1] = True
-        open_ = np.ones(end, dtype=bool)
-        chosen, used = [], 0.0
-        while True:
-            open_ &= used + costs <= budget
-            if not open_.any():
-                break
-            score = np.where(open_, sims + self.beta * ~covered[sg_idx], -np.inf)
-            s = int(np.argmax(score))
-            chosen.append(s)
-            used += float(costs[s])
-            open_[s] = False
+
+        def update(s: int) -> None:
             covered[sg_idx[s]] = True
+
+        chosen, used = greedy_pack(
+            traj.costs[:end], budget, lambda: sims + self.beta * ~covered[sg_idx], update
+        )
         return self._result(chosen, used)
 
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .base import BaseRetriever, RetrievalResult
+from .base import BaseRetriever, RetrievalResult, greedy_pack
 from .osu import OSUConfig, OSUPool, build_osus
 from .trajectory import Trajectory
 
@@ -270,25 +270,19 @@ class _StepGreedy(_OSUIndexed):
     ) -> RetrievalResult:
         traj = self.trajectory_
         sims = traj.embeddings[:end] @ q
-        open_ = np.array([self.pool_.step_osus[i].size > 0 for i in range(end)], dtype=bool)
-        costs = traj.costs[:end]
+        reachable = np.array([self.pool_.step_osus[i].size > 0 for i in range(end)], dtype=bool)
         state: dict[str, Any] = {
             "end": end,
             "used_osus": np.zeros(self.pool_.n_osus, bool),
             "max_sim": np.full(end, -np.inf),
         }
-        chosen: list[int] = []
-        used = 0.0
-        while True:
-            open_ &= used + costs <= budget
-            if not open_.any():
-                break
-            scores = np.where(open_, self._scores(sims, state), -np.inf)
-            s = int(np.argmax(scores))
-            chosen.append(s)
-            used += float(costs[s])
-            open_[s] = False
-            self._update(s, state)
+        chosen, used = greedy_pack(
+            traj.costs[:end],
+            budget,
+            lambda: self._scores(sims, state),
+            lambda s: self._update(s, state),
+            reachable,
+        )
         return self._result(chosen, used)
 
 
