@@ -99,7 +99,8 @@ def main() -> None:
     print(f"osustat.signflip_tests : {t_ours:8.3f} s  (median of 3; first call {t_first:.3f} s)")
     print(f"scipy permutation_test : {t_scipy:8.3f} s  (loop)")
     print(
-        f"speed-up               : {t_scipy / t_ours:8.1f} x  ({t_scipy / t_first:.0f} x on the first call)"
+        f"speed-up               : {t_scipy / t_ours:8.1f} x  "
+        f"({t_scipy / t_first:.0f} x on the first call)"
     )
     print(
         f"max |p_ours - p_scipy| : {np.max(np.abs(p_ours - p_ref)):.4f}; "
