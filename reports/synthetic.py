@@ -35,6 +35,26 @@ def _num(x: Any) -> str:
     return str(int(x)) if isinstance(x, float) else str(x)
 
 
+def _budget_table(frame: pd.DataFrame, key: str, header: str, *, with_paper: bool) -> list[str]:
+    """Rows of Hit@2 and Recall at every budget, one line per `key` (paper values in
+    parentheses when `with_paper`)."""
+    lines = [
+        f"| {header} | "
+        + " | ".join(f"B={b} Hit@2 | B={b} Recall" for b in (64, 128, 256, 512))
+        + " |",
+        "|---|" + "---|" * 8,
+    ]
+    for name, grp in frame.groupby(key, sort=False):
+        cells = []
+        for _, r in grp.iterrows():
+            for metric, paper in (("hit@2", "paper_hit@2"), ("recall", "paper_recall")):
+                cells.append(
+                    f"{r[metric]:.3f} ({r[paper]:.3f})" if with_paper else f"{r[metric]:.3f}"
+                )
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def render_synthetic(
     analysis: Any, *, n_episodes: int, seed: int, figures: dict[str, str], command: str
 ) -> str:
@@ -68,17 +88,8 @@ def render_synthetic(
         f"{int(a.structure.set_index('statistic').loc['queries', 'ours'])}). "
         "Hit@2 = at least 2 evidence steps retrieved. Paper values in parentheses.",
         "",
-        "| Method | "
-        + " | ".join(f"B={b} Hit@2 | B={b} Recall" for b in (64, 128, 256, 512))
-        + " |",
-        "|---|" + "---|" * 8,
     ]
-    for method, grp in a.table9.groupby("method", sort=False):
-        cells = []
-        for _, r in grp.iterrows():
-            cells.append(f"{r['hit@2']:.3f} ({r['paper_hit@2']:.3f})")
-            cells.append(f"{r['recall']:.3f} ({r['paper_recall']:.3f})")
-        out.append(f"| {method} | " + " | ".join(cells) + " |")
+    out += _budget_table(a.table9, "method", "Method", with_paper=True)
     out += ["", f"![Budget curves]({figures['budget_curves']})", ""]
 
     out += [
@@ -127,19 +138,8 @@ def render_synthetic(
     out += [
         "## Ablations (Section 6.4)",
         "",
-        "| Variant | "
-        + " | ".join(f"B={b} Hit@2 | B={b} Recall" for b in (64, 128, 256, 512))
-        + " |",
-        "|---|" + "---|" * 8,
     ]
-    for method, grp in a.ablation.groupby("method", sort=False):
-        cells = []
-        for _, r in grp.iterrows():
-            cells += [
-                f"{r['hit@2']:.3f} ({r['paper_hit@2']:.3f})",
-                f"{r['recall']:.3f} ({r['paper_recall']:.3f})",
-            ]
-        out.append(f"| {method} | " + " | ".join(cells) + " |")
+    out += _budget_table(a.ablation, "method", "Variant", with_paper=True)
     out += [
         "",
         "OSU-Mem + GF is an **oracle** (it sees the evidence when choosing OSUs).",
@@ -158,16 +158,8 @@ def render_synthetic(
         "",
         "M_max sweep (1 = disjoint, 5 = default):",
         "",
-        "| M_max | "
-        + " | ".join(f"B={b} Hit@2 | B={b} Recall" for b in (64, 128, 256, 512))
-        + " |",
-        "|---|" + "---|" * 8,
     ]
-    for m, grp in a.mmax.groupby("m_max"):
-        cells = []
-        for _, r in grp.iterrows():
-            cells += [f"{r['hit@2']:.3f}", f"{r['recall']:.3f}"]
-        out.append(f"| {m} | " + " | ".join(cells) + " |")
+    out += _budget_table(a.mmax, "m_max", "M_max", with_paper=False)
     out += ["", f"![M_max sweep]({figures['mmax']})"]
     if not a.membership.empty:
         out += [
