@@ -41,7 +41,9 @@ from analyses.evidence_selection_stats import (
 from analyses.evidence_selectors import Selector, SelectorError
 from osustat import validate_records
 from osustat.cells import Cell
+from retrieval.base import RetrievalResult
 from retrieval.encoder import TextEncoder
+from retrieval.trajectory import Query, Trajectory
 
 __all__ = [
     "EvidenceSelectionComparison",
@@ -52,6 +54,8 @@ __all__ = [
     "compare_selection",
     "hard_recall_metric",
     "max_cosines",
+    "query_from_trajectory",
+    "retrieved_texts",
     "run_evidence_selection",
     "score_selection",
     "seed_aware_test",
@@ -322,6 +326,34 @@ def _run_iv(
     if len(set(seed_list)) != len(seed_list):
         raise ValueError(f"`seeds` has duplicates: {seed_list}.")
     return list(queries), dict(contexts), [int(s) for s in seed_list]
+
+
+def retrieved_texts(trajectory: Trajectory, result: RetrievalResult) -> list[str]:
+    """The texts of a retrieval's steps, in packing order (the selector's context).
+
+    >>> import numpy as np
+    >>> from retrieval import RetrievalResult, Trajectory
+    >>> tr = Trajectory.from_steps(np.eye(3), [5, 5, 5], text=["a", "b", "c"])
+    >>> retrieved_texts(tr, RetrievalResult(np.array([2, 0]), 10.0))
+    ['c', 'a']
+    """
+    if trajectory.text is None:
+        raise ValueError("the trajectory has no step texts (`text`); the selector needs them.")
+    return [trajectory.text[int(i)] for i in result.steps]
+
+
+def query_from_trajectory(
+    episode_id: str,
+    query: Query,
+    trajectory: Trajectory,
+    instruction: str,
+    cell: str | None = None,
+) -> SelectionQuery:
+    """A :class:`SelectionQuery` whose evidence texts are the query's evidence steps' texts."""
+    if trajectory.text is None:
+        raise ValueError("the trajectory has no step texts (`text`); evidence needs them.")
+    evidence = tuple(trajectory.text[int(i)] for i in query.evidence)
+    return SelectionQuery(episode_id, query.query_id, instruction, evidence, cell)
 
 
 def run_evidence_selection(

@@ -737,3 +737,20 @@ def test_docs_example_runs(capsys):
     exec(compile(example, "docs/evidence_selection.md", "exec"), {})
     out = capsys.readouterr().out
     assert "aggregate" in out and "p_pooled" in out
+
+
+class TestTrajectoryAdapters:
+    def test_texts_follow_the_retrieval_and_the_evidence(self):
+        import numpy as np
+
+        from analyses.evidence_selection import query_from_trajectory, retrieved_texts
+        from retrieval import Query, RetrievalResult, Trajectory
+
+        tr = Trajectory.from_steps(np.eye(4), [5] * 4, text=["w", "x", "y", "z"])
+        q = Query("q1", np.ones(4), 4, [3, 1])
+        sq = query_from_trajectory("e1", q, tr, "find x and z", cell="T+E+")
+        assert sq.evidence == ("x", "z") and sq.cell == "T+E+"
+        assert retrieved_texts(tr, RetrievalResult(np.array([3, 0]), 10.0)) == ["z", "w"]
+        bare = Trajectory.from_steps(np.eye(2), [5, 5])
+        with pytest.raises(ValueError, match="no step texts"):
+            retrieved_texts(bare, RetrievalResult(np.array([0]), 5.0))
