@@ -46,7 +46,7 @@ def dose_response(
         g = g.sort_values(x)
         if ci is not None:
             ax.fill_between(g[x], g[ci[0]], g[ci[1]], alpha=0.2)
-        ax.plot(g[x], g[y], marker="o", label=None if name is None else str(name))
+        ax.plot(g[x], g[y], marker="o", label=None if name is None else f"{group} = {name}")
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel or y)
     ax.set_title(title, fontsize=10)
