@@ -13,6 +13,7 @@ Summaries (Periodic Summary, Tree Abstraction) spend budget but are never eviden
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,6 +125,7 @@ class BaseRetriever(ABC):
         if not isinstance(trajectory, Trajectory):
             raise TypeError(f"`trajectory` must be a Trajectory; got {type(trajectory).__name__}.")
         self.trajectory_ = trajectory
+        self.__dict__.pop("_prefix_cache_", None)
         self._build(trajectory)
         return self
 
@@ -147,7 +149,10 @@ class BaseRetriever(ABC):
         budget : float
             Token budget B >= 0.
         time : int, optional
-            Query time: only steps ``< time`` are retrievable (default: all steps).
+            Query time: only steps ``< time`` exist for the query (default: all steps). When
+            ``time`` is before the end, the answer comes from an index built on the first
+            ``time`` steps (built once per distinct time and cached), so future steps never
+            influence it.
         evidence : array_like, optional
             Ground-truth evidence steps; accepted only by oracle retrievers.
         """
@@ -174,7 +179,20 @@ class BaseRetriever(ABC):
         if end == 0 or budget <= 0:
             return RetrievalResult(np.zeros(0, dtype=np.int64), 0.0)
         ev = None if evidence is None else np.asarray(evidence, dtype=np.int64)
+        if end < traj.n_steps:
+            # Future steps must not shape the index either (OSU pruning, centroids, k-NN
+            # graph, window sizes): answer from an index built on the first `end` steps.
+            return self._prefix_retriever(end)._retrieve(q, budget, end, ev)
         return self._retrieve(q, budget, end, ev)
+
+    def _prefix_retriever(self, end: int) -> BaseRetriever:
+        """This retriever built on the trajectory's first `end` steps (cached per `end`)."""
+        cache: dict[int, BaseRetriever] = self.__dict__.setdefault("_prefix_cache_", {})
+        if end not in cache:
+            clone = copy.copy(self)
+            clone.__dict__.pop("_prefix_cache_", None)
+            cache[end] = clone.build(self.trajectory_.prefix(end))
+        return cache[end]
 
     @abstractmethod
     def _retrieve(

@@ -143,6 +143,8 @@ class OSUMem(_OSUIndexed):
         r = pool.centroids @ q
         live = self._first_member < end  # members are sorted: live if the first is in the past
         top = self._coarse(r, live, budget, evidence)
+        if not top:  # no OSU has a step before the query time
+            return self._result([], 0.0)
         # the top-K OSUs' steps before the query time, most query-similar first, as a padded
         # (K, width) matrix so that every greedy iteration scores all OSUs at once
         rows = []

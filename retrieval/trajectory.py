@@ -106,6 +106,32 @@ class Trajectory:
     def entity_names(self, i: int) -> frozenset[str]:
         return frozenset(self.entity_vocab[k] for k in self._entity_sets[i])
 
+    def prefix(self, end: int) -> Trajectory:
+        """The trajectory's first `end` steps (same vocabularies).
+
+        >>> import numpy as np
+        >>> from retrieval import Trajectory
+        >>> tr = Trajectory.from_steps(np.eye(3), [5, 6, 7], entities=[{"a"}, {"b"}, {"a"}])
+        >>> p = tr.prefix(2)
+        >>> p.n_steps, p.costs.tolist(), sorted(p.entity_names(1))
+        (2, [5.0, 6.0], ['b'])
+        """
+        if not 0 <= end <= self.n_steps:
+            raise ValueError(f"`end` must be in [0, {self.n_steps}]; got {end}.")
+        stop = int(self.entity_ptr[end])
+        return Trajectory(
+            embeddings=self.embeddings[:end],
+            costs=self.costs[:end],
+            tool_ids=self.tool_ids[:end],
+            entity_ptr=self.entity_ptr[: end + 1],
+            entity_ids=self.entity_ids[:stop],
+            subgoal_ids=self.subgoal_ids[:end],
+            tool_vocab=self.tool_vocab,
+            entity_vocab=self.entity_vocab,
+            text=None if self.text is None else self.text[:end],
+            source=None if self.source is None else self.source[:end],
+        )
+
     @classmethod
     def from_steps(
         cls,

@@ -67,6 +67,31 @@ class TestRetrieverContract:
         assert np.unique(steps).size == steps.size
         assert np.all((steps >= 0) & (steps < time))
 
+    @settings(max_examples=15)
+    @given(traj=trajectories(min_steps=2), seed=st.integers(0, 1000))
+    def test_future_steps_do_not_shape_the_answer(self, name, traj, seed):
+        rng = np.random.default_rng(seed)
+        query = random_query(rng, traj)
+        time = int(rng.integers(1, traj.n_steps))
+        ev = query.evidence[query.evidence < time]
+        full = run(
+            FACTORIES[name]().build(traj), traj, query.embedding, 256, time=time, evidence=ev
+        )
+        prefix = traj.prefix(time)
+        alone = run(FACTORIES[name]().build(prefix), prefix, query.embedding, 256, evidence=ev)
+        assert full.steps.tolist() == alone.steps.tolist()
+        assert full.tokens == alone.tokens
+
+    def test_early_query_time_with_disjoint_pool(self, name):
+        # OSUs exist, but none starts before time 2 (crashed OSU-Mem once)
+        traj = Trajectory.from_steps(
+            np.eye(6), [10.0] * 6, entities=[set(), set(), set(), {"x"}, {"x"}, set()]
+        )
+        res = run(
+            FACTORIES[name]().build(traj), traj, np.ones(6), 64, time=2, evidence=np.array([1])
+        )
+        assert np.all(res.steps < 2)
+
     def test_deterministic(self, name):
         traj = random_trajectory(np.random.default_rng(1), n=120)
         query = random_query(np.random.default_rng(2), traj)
