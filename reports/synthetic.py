@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from osustat import stars
@@ -146,13 +147,15 @@ def render_synthetic(
         "",
         "Paired sign-flip tests at B = 256, episode level (Holm over these tests):",
         "",
-        "| Metric | Comparison | Δ | p | p Holm | n |",
-        "|---|---|---|---|---|---|",
+        "| Metric | Comparison | Δ | p | p Holm | n | paper Δ | paper p |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for _, r in a.ablation_tests.iterrows():
+        paper_delta = "n/a" if np.isnan(r["paper_delta"]) else f"{r['paper_delta']:+.4f}"
         out.append(
             f"| {r['metric']} | {r['comparison']} | {r['delta']:+.4f} | {_p(r['p'])} | "
-            f"{_p(r['p_holm'])}{stars(r['p_holm'])} | {r['n']} |"
+            f"{_p(r['p_holm'])}{stars(r['p_holm'])} | {r['n']} | {paper_delta} | "
+            f"{r['paper_p']} |"
         )
     out += [
         "",
