@@ -69,7 +69,9 @@ def t_plus_e_plus(draw):
         entities[e] = {f"ev_ent_{j}"} | ({"b0"} if rng.random() < 0.5 else set())
     # the shared pairs: an entity pair and a tool pair (they need not be the same pair)
     pe = rng.choice(n_ev, size=2, replace=False)
-    pt = rng.choice(n_ev, size=2, replace=False)
+    # the tool pair reaches an evidence step outside the entity pair (the strict case)
+    outside = [j for j in range(n_ev) if j not in pe]
+    pt = np.array([outside[int(rng.integers(len(outside)))], pe[int(rng.integers(2))]])
     for j in pe:
         entities[evidence[j]] = entities[evidence[j]] | {"SHARED_ENTITY"}
     for j in pt:
@@ -106,6 +108,9 @@ class TestProposition2:
         best_tool = max(tool, key=lambda k: len(evidence_in(over, k)))
         combined = len(evidence_in(over, u_ent) | evidence_in(over, best_tool)) / n
         assert combined >= 2 / n
+        shared_tool = next(k for k in tool if over.keys[k] == "SHARED_TOOL(x)")
+        # strict: the tool OSU adds evidence the entity OSU does not reach
+        assert evidence_in(over, shared_tool) - evidence_in(over, u_ent)
         disj = build_osus(traj, DISJOINT)
         disj_ent = [
             k
@@ -114,6 +119,45 @@ class TestProposition2:
         ]
         cr_disj = len(evidence_in(disj, disj_ent[0])) / n if disj_ent else 0.0
         assert combined >= cr_disj
+
+
+def busy_trajectory(rng: np.random.Generator, n: int) -> Trajectory:
+    """Steps with up to 4 entities each, so that 7 candidate memberships compete for 5."""
+    tools = [f"t{rng.integers(3)}" for _ in range(n)]
+    entities = [
+        {f"e{k}" for k in rng.choice(6, size=int(rng.integers(0, 5)), replace=False)}
+        for _ in range(n)
+    ]
+    return Trajectory.from_steps(
+        rng.normal(size=(n, 8)),
+        np.full(n, 10.0),
+        tools=tools,
+        entities=entities,
+        subgoals=[i // 6 for i in range(n)],
+    )
+
+
+class TestPerKeyMonotonicity:
+    @given(st.integers(0, 2**32 - 1), st.integers(10, 60))
+    def test_every_disjoint_osu_is_inside_an_overlap_osu_of_the_same_key(self, seed, n):
+        traj = busy_trajectory(np.random.default_rng(seed), n)
+        over = build_osus(traj, OVERLAP)
+        disj = build_osus(traj, DISJOINT)
+        over_sets = [
+            (v, k, set(m.tolist()))
+            for v, k, m in zip(over.views, over.keys, over.members, strict=True)
+        ]
+        for v, k, m in zip(disj.views, disj.keys, disj.members, strict=True):
+            assert any(v == ov and k == ok and set(m.tolist()) <= om for ov, ok, om in over_sets)
+
+    def test_the_cap_binds_in_this_generator(self):
+        counts = [
+            build_osus(busy_trajectory(np.random.default_rng(s), 40), OVERLAP)
+            .membership_counts()
+            .max()
+            for s in range(5)
+        ]
+        assert max(counts) == OVERLAP.m_max
 
 
 class TestProposition3:
