@@ -7,9 +7,10 @@ Construction, with the paper's Table 8 defaults (none tuned here):
    time order) are split wherever consecutive occurrences are more than the view's gap apart
    (``Delta_ent = max(60, 8 Delta_gap) = 64``, ``Delta_tool = max(12, 2 Delta_gap) = 16``,
    ``Delta_sg = max(8, Delta_gap) = 8``), and each segment is cut into consecutive chunks of at
-   most ``S_max = 20`` steps. Similarity view: connected components of the mutual k-nearest-
-   neighbour graph of the step embeddings (cosine, ``k = 5``; an edge when each step is among
-   the other's k nearest), each cut into time-ordered chunks of at most ``S_max`` steps.
+   most ``S_max = 20`` steps. Similarity view ("community merging on the step-embedding k-NN
+   graph"): communities merged along the edges of the mutual k-nearest-neighbour graph
+   (cosine, ``k = 5``; an edge when each step is among the other's k nearest), most similar
+   edge first, never beyond ``S_max`` steps (single linkage with a size cap).
    Candidates with fewer than ``f_min = 2`` steps are dropped.
 2. **Membership cap.** Each step keeps at most ``M_max = 5`` memberships, by view priority
    entity > tool > similarity > subgoal; within a view, larger candidates first, then earlier
@@ -91,7 +92,7 @@ class OSUPool:
     views : tuple of str
         The view each OSU came from.
     keys : tuple of str
-        What the OSU is keyed on (entity string, tool signature, subgoal id, component).
+        What the OSU is keyed on (entity string, tool signature, subgoal id, community).
     centroids : ndarray, shape (n_osus, d)
     step_osus : tuple of ndarray
         For each step, the OSUs it belongs to (empty when evicted or never grouped).
@@ -138,10 +139,15 @@ def _boilerplate(traj: Trajectory, cfg: OSUConfig) -> set[int]:
     return out
 
 
-def _similarity_components(emb: NDArray[np.float64], k: int) -> list[list[int]]:
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
+def _similarity_communities(emb: NDArray[np.float64], k: int, s_max: int) -> list[list[int]]:
+    """Communities merged along mutual k-NN edges, most similar first, never above `s_max`.
 
+    Kruskal-style single-linkage merging with a size cap: every step starts alone; the mutual
+    k-nearest-neighbour edges (cosine) are visited in descending similarity (ties by step
+    indices) and two communities merge when the result holds at most `s_max` steps. The cap
+    is what keeps the communities semantic: the uncapped components of this graph are often a
+    single giant component.
+    """
     t = emb.shape[0]
     if t < 2:
         return []
@@ -151,12 +157,28 @@ def _similarity_components(emb: NDArray[np.float64], k: int) -> list[list[int]]:
     nn = np.argpartition(-sim, k - 1, axis=1)[:, :k]  # the k nearest (unordered) per step
     adj = np.zeros((t, t), dtype=bool)
     adj[np.repeat(np.arange(t), k), nn.ravel()] = True
-    rows, cols = np.nonzero(adj & adj.T)  # mutual edges
-    graph = coo_matrix((np.ones(rows.size), (rows, cols)), shape=(t, t))
-    _, labels = connected_components(graph, directed=False)
-    order = np.argsort(labels, kind="stable")  # steps grouped by component, in time order
-    bounds = np.flatnonzero(np.diff(labels[order])) + 1
-    return [c.tolist() for c in np.split(order, bounds) if c.size >= 2]
+    rows, cols = np.nonzero(np.triu(adj & adj.T, 1))  # mutual edges, each once
+    order = np.lexsort((cols, rows, -sim[rows, cols]))
+    parent = list(range(t))
+    size = [1] * t
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for e in order.tolist():
+        a, b = find(int(rows[e])), find(int(cols[e]))
+        if a != b and size[a] + size[b] <= s_max:
+            if a > b:
+                a, b = b, a
+            parent[b] = a
+            size[a] += size[b]
+    groups: dict[int, list[int]] = {}
+    for i in range(t):
+        groups.setdefault(find(i), []).append(i)
+    return [g for _, g in sorted(groups.items()) if len(g) >= 2]
 
 
 def _candidates(traj: Trajectory, cfg: OSUConfig) -> list[tuple[str, str, list[int]]]:
@@ -187,8 +209,8 @@ def _candidates(traj: Trajectory, cfg: OSUConfig) -> list[tuple[str, str, list[i
                     by_key.setdefault(g, []).append(i)
             groups = [(f"subgoal:{g}", s, cfg.delta_subgoal) for g, s in by_key.items()]
         else:  # similarity
-            comps = _similarity_components(traj.embeddings, cfg.knn_k)
-            groups = [(f"component:{j}", c, t + 1) for j, c in enumerate(comps)]
+            comms = _similarity_communities(traj.embeddings, cfg.knn_k, cfg.s_max)
+            groups = [(f"community:{j}", c, t + 1) for j, c in enumerate(comms)]
         for key, steps, gap in groups:
             for part in _split(steps, gap, cfg.s_max):
                 if len(part) >= cfg.f_min:
