@@ -31,19 +31,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-
-from analyses.evidence_selection_stats import (
+from osustat.analyses.evidence_selection_stats import (
     EvidenceSelectionComparison,
     SeedAwareTest,
     compare_selection,
     seed_aware_test,
 )
-from analyses.evidence_selectors import Selector, SelectorError
+from osustat.analyses.evidence_selectors import Selector, SelectorError
+from osustat.retrieval.base import RetrievalResult
+from osustat.retrieval.encoder import TextEncoder
+from osustat.retrieval.trajectory import Query, Trajectory
+
 from osustat import validate_records
 from osustat.cells import Cell
-from retrieval.base import RetrievalResult
-from retrieval.encoder import TextEncoder
-from retrieval.trajectory import Query, Trajectory
 
 __all__ = [
     "EvidenceSelectionComparison",
@@ -78,7 +78,7 @@ def hard_recall_metric(threshold: float = 0.5) -> str:
 
     Examples
     --------
-    >>> from analyses.evidence_selection import hard_recall_metric
+    >>> from osustat.analyses.evidence_selection import hard_recall_metric
     >>> hard_recall_metric(0.5), hard_recall_metric(0.65)
     ('hard_recall@0.5', 'hard_recall@0.65')
     """
@@ -118,7 +118,7 @@ def max_cosines(evidence: Any, listed: Any) -> NDArray[np.float64]:
 
     Examples
     --------
-    >>> from analyses.evidence_selection import max_cosines
+    >>> from osustat.analyses.evidence_selection import max_cosines
     >>> max_cosines([[1, 0], [0, 1]], [[3, 4]]).round(2).tolist()
     [0.6, 0.8]
     """
@@ -179,7 +179,7 @@ def score_selection(evidence: Any, listed: Any, *, threshold: float = 0.5) -> Se
     --------
     Evidence ``e1 = (1, 0)``, ``e2 = (0, 1)``; listed ``l = (3, 4)/5``: cosines .6 and .8.
 
-    >>> from analyses.evidence_selection import score_selection
+    >>> from osustat.analyses.evidence_selection import score_selection
     >>> s = score_selection([[1, 0], [0, 1]], [[3, 4]], threshold=0.7)
     >>> round(s.soft_recall, 6), s.hard_recall
     (0.7, 0.5)
@@ -332,7 +332,7 @@ def retrieved_texts(trajectory: Trajectory, result: RetrievalResult) -> list[str
     """The texts of a retrieval's steps, in packing order (the selector's context).
 
     >>> import numpy as np
-    >>> from retrieval import RetrievalResult, Trajectory
+    >>> from osustat.retrieval import RetrievalResult, Trajectory
     >>> tr = Trajectory.from_steps(np.eye(3), [5, 5, 5], text=["a", "b", "c"])
     >>> retrieved_texts(tr, RetrievalResult(np.array([2, 0]), 10.0))
     ['c', 'a']
@@ -391,9 +391,9 @@ def run_evidence_selection(
 
     Examples
     --------
-    >>> from retrieval.encoder import HashingBagOfWordsEncoder
-    >>> from analyses.evidence_selectors import ExtractiveSimilaritySelector
-    >>> from analyses.evidence_selection import SelectionQuery, run_evidence_selection
+    >>> from osustat.retrieval.encoder import HashingBagOfWordsEncoder
+    >>> from osustat.analyses.evidence_selectors import ExtractiveSimilaritySelector
+    >>> from osustat.analyses.evidence_selection import SelectionQuery, run_evidence_selection
     >>> enc = HashingBagOfWordsEncoder(dim=512)
     >>> q = SelectionQuery("e1", "q1", "change flight HAT123", ("booked flight HAT123",))
     >>> ctx = {"osu": {("e1", "q1"): ["booked flight HAT123", "paid 120"]},
@@ -459,7 +459,7 @@ def selection_records(
 
     Examples
     --------
-    >>> from analyses.evidence_selection import SelectionOutcome, selection_records
+    >>> from osustat.analyses.evidence_selection import SelectionOutcome, selection_records
     >>> o = SelectionOutcome("e1", "q1", "osu", 0, "T+E+", ("x",), (0.8, 0.3))
     >>> recs = selection_records([o], budget=256, thresholds=[0.5, 0.2])
     >>> recs[["metric", "value"]].values.tolist()

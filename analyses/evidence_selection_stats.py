@@ -143,7 +143,7 @@ def seed_aware_test(
     Three seeds that merely repeat each query's value: pooling triples ``n`` and shrinks p.
 
     >>> import numpy as np
-    >>> from analyses.evidence_selection_stats import seed_aware_test
+    >>> from osustat.analyses.evidence_selection_stats import seed_aware_test
     >>> rng = np.random.default_rng(0)
     >>> t = np.repeat(rng.normal(0.1, 0.5, size=(30, 1)), 3, axis=1)
     >>> res = seed_aware_test(t, np.zeros((30, 3)), rng=0)
@@ -329,7 +329,7 @@ def compare_selection(
     Examples
     --------
     >>> import numpy as np, pandas as pd
-    >>> from analyses.evidence_selection_stats import compare_selection
+    >>> from osustat.analyses.evidence_selection_stats import compare_selection
     >>> rng = np.random.default_rng(0)
     >>> base = rng.normal(0.1, 0.5, size=30)  # per-query effect, repeated by 3 seeds
     >>> rows = [dict(episode_id="e", query_id=f"q{i}", method=m, budget=256, seed=s,

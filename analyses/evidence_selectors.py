@@ -38,8 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-
-from retrieval.encoder import TextEncoder
+from osustat.retrieval.encoder import TextEncoder
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
@@ -134,7 +133,7 @@ def parse_listed_events(content: str, *, max_events: int = 3) -> tuple[str, ...]
 
     Examples
     --------
-    >>> from analyses.evidence_selectors import parse_listed_events
+    >>> from osustat.analyses.evidence_selectors import parse_listed_events
     >>> reply = "Here they are:\\n- Booked HAT123.\\n2) Paid by card\\n\\n* Asked for a refund"
     >>> parse_listed_events(reply)
     ('Booked HAT123.', 'Paid by card', 'Asked for a refund')
@@ -176,7 +175,7 @@ def build_user_prompt(instruction: str, context: Sequence[str]) -> str:
 
     Examples
     --------
-    >>> from analyses.evidence_selectors import build_user_prompt
+    >>> from osustat.analyses.evidence_selectors import build_user_prompt
     >>> print(build_user_prompt("Cancel my trip", ["user: book HAT123", "tool: booked"]))
     Instruction: Cancel my trip
     <BLANKLINE>
@@ -228,7 +227,7 @@ class ChatCompletionsSelector:
 
     Examples
     --------
-    >>> from analyses.evidence_selectors import ChatCompletionsSelector
+    >>> from osustat.analyses.evidence_selectors import ChatCompletionsSelector
     >>> sel = ChatCompletionsSelector(base_url="http://127.0.0.1:8000/v1/", model="m",
     ...                               api_key_env=None)
     >>> sel.endpoint, sel.name
@@ -392,8 +391,8 @@ class ExtractiveSimilaritySelector:
 
     Examples
     --------
-    >>> from retrieval.encoder import HashingBagOfWordsEncoder
-    >>> from analyses.evidence_selectors import ExtractiveSimilaritySelector
+    >>> from osustat.retrieval.encoder import HashingBagOfWordsEncoder
+    >>> from osustat.analyses.evidence_selectors import ExtractiveSimilaritySelector
     >>> sel = ExtractiveSimilaritySelector(HashingBagOfWordsEncoder(dim=128), k=1)
     >>> sel.select("refund for flight HAT123", ["weather is nice", "refund HAT123 issued"])
     ('refund HAT123 issued',)

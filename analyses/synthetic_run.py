@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from retrieval import (
+from osustat.retrieval import (
     BudgetTruncatedReplay,
     CoverageAware,
     DisjointHierarchy,
@@ -35,7 +34,7 @@ from retrieval import (
     evidence_membership,
     outcomes_to_records,
 )
-from retrieval.base import BaseRetriever
+from osustat.retrieval.base import BaseRetriever
 
 from .synthetic import generate_episode, structural_statistics
 

@@ -25,8 +25,7 @@ import argparse
 import time
 
 import numpy as np
-
-from retrieval import FlatVector, OSUMem, Trajectory, TreeAbstraction
+from osustat.retrieval import FlatVector, OSUMem, Trajectory, TreeAbstraction
 
 PAPER = {  # Appendix B.3 (64-d) and Appendix E / Section 7 (384-d), B = 256
     ("OSU-Mem", 64): "8.3 ms amortized, 209 KB",

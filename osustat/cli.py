@@ -92,7 +92,7 @@ def _analyze(args: argparse.Namespace) -> int:
 
     from osustat import adjust_pvalues, paired, validate_records
     from osustat.cellwise import cell_conditional
-    from reports.cellwise import budget_effects_plot, forest_plot, render_markdown, to_json
+    from osustat.reports.cellwise import budget_effects_plot, forest_plot, render_markdown, to_json
 
     path = Path(args.records)
     raw, input_lines = _read_input(path, args)
@@ -195,7 +195,7 @@ def _audit(args: argparse.Namespace) -> int:
     from osustat import validate_records
     from osustat.audit import audit
     from osustat.claims import load_claims
-    from reports.audit import render_markdown, to_json
+    from osustat.reports.audit import render_markdown, to_json
 
     claims = load_claims(args.claims)
     path = Path(args.records)
@@ -263,7 +263,7 @@ def _budgets(text: str) -> list[int]:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from analyses.reproduce import reproduce_synthetic
+    from osustat.analyses.reproduce import reproduce_synthetic
 
     if args.episodes < 1 or args.jobs < 1 or args.resamples < 1:
         raise ValueError("`--episodes`, `--jobs` and `--resamples` must be positive integers.")

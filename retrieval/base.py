@@ -73,7 +73,7 @@ def pack(
     """Take steps in `order`, skipping any that do not fit in ``budget - used``.
 
     >>> import numpy as np
-    >>> from retrieval.base import pack
+    >>> from osustat.retrieval.base import pack
     >>> pack([2, 0, 1], np.array([10.0, 30.0, 25.0]), budget=40)
     ([2, 0], 35.0)
     """

@@ -98,7 +98,7 @@ def text_key(text: str) -> str:
 
     Examples
     --------
-    >>> from retrieval.encoder import text_key
+    >>> from osustat.retrieval.encoder import text_key
     >>> text_key("hello")[:12]
     '2cf24dba5fb0'
     """
@@ -127,7 +127,7 @@ class HashingBagOfWordsEncoder:
 
     Examples
     --------
-    >>> from retrieval.encoder import HashingBagOfWordsEncoder
+    >>> from osustat.retrieval.encoder import HashingBagOfWordsEncoder
     >>> enc = HashingBagOfWordsEncoder(dim=64)
     >>> e = enc.encode(["cancel flight HAT123", "Cancel the flight HAT123", "sunny Paris"])
     >>> e.shape, e.dtype.name, enc.name
@@ -194,7 +194,7 @@ class SentenceTransformerEncoder:
     --------
     Constructing the encoder loads nothing:
 
-    >>> from retrieval.encoder import SentenceTransformerEncoder
+    >>> from osustat.retrieval.encoder import SentenceTransformerEncoder
     >>> enc = SentenceTransformerEncoder()
     >>> enc.name, enc.dim, enc.is_loaded
     ('sentence-transformers/all-MiniLM-L6-v2', 384, False)
@@ -328,7 +328,7 @@ class CachedEncoder:
     Examples
     --------
     >>> import tempfile
-    >>> from retrieval.encoder import CachedEncoder, HashingBagOfWordsEncoder
+    >>> from osustat.retrieval.encoder import CachedEncoder, HashingBagOfWordsEncoder
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     enc = CachedEncoder(HashingBagOfWordsEncoder(dim=32), tmp)
     ...     first = enc.encode(["a b", "c d", "a b"])

@@ -37,7 +37,7 @@ def _overlap(retrieved: Any, evidence: Any) -> tuple[int, int]:
 def hit_at_k(retrieved: Any, evidence: Any, k: int = 2) -> float:
     """1.0 if at least `k` distinct evidence steps were retrieved, else 0.0.
 
-    >>> from retrieval import hit_at_k
+    >>> from osustat.retrieval import hit_at_k
     >>> hit_at_k([4, 9, 11], [9, 11, 30]), hit_at_k([4, 9], [9, 11, 30])
     (1.0, 0.0)
     """
@@ -52,7 +52,7 @@ def hit_at_k(retrieved: Any, evidence: Any, k: int = 2) -> float:
 def recall(retrieved: Any, evidence: Any) -> float:
     """Fraction of evidence steps retrieved.
 
-    >>> from retrieval import recall
+    >>> from osustat.retrieval import recall
     >>> recall([4, 9, 11], [9, 11, 30])
     0.6666666666666666
     """
@@ -69,7 +69,7 @@ def near_far_recall(
 
     Either is NaN when the query has no evidence in that range.
 
-    >>> from retrieval import near_far_recall
+    >>> from osustat.retrieval import near_far_recall
     >>> near_far_recall([190, 20], [190, 195, 20, 10], time=200)
     (0.5, 0.5)
     """
@@ -112,7 +112,7 @@ def outcomes_to_records(
 
     Examples
     --------
-    >>> from retrieval.metrics import QueryOutcome, outcomes_to_records
+    >>> from osustat.retrieval.metrics import QueryOutcome, outcomes_to_records
     >>> o = QueryOutcome("syn", "e1", "q1", "OSU-Mem", 256, 0, (3, 7), (3, 7, 100), 120, 30.0,
     ...                  "T+E+")
     >>> [(r["metric"], r["value"]) for r in outcomes_to_records([o])]

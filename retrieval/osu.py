@@ -234,7 +234,7 @@ def build_osus(traj: Trajectory, config: OSUConfig | None = None) -> OSUPool:
     Examples
     --------
     >>> import numpy as np
-    >>> from retrieval import Trajectory, OSUConfig, build_osus
+    >>> from osustat.retrieval import Trajectory, OSUConfig, build_osus
     >>> tr = Trajectory.from_steps(np.eye(4), [10] * 4, tools=["a", "a", "b", "b"],
     ...                            entities=[{"x"}, {"x"}, {"x"}, set()])
     >>> pool = build_osus(tr, OSUConfig(views=("entity", "tool")))
@@ -294,7 +294,7 @@ def evidence_membership(pool: OSUPool, evidence: Any) -> dict[str, float]:
     Examples
     --------
     >>> import numpy as np
-    >>> from retrieval import Trajectory, OSUConfig, build_osus, evidence_membership
+    >>> from osustat.retrieval import Trajectory, OSUConfig, build_osus, evidence_membership
     >>> tr = Trajectory.from_steps(np.eye(4), [10] * 4, tools=["a", "a", "b", "b"],
     ...                            entities=[{"x"}, {"x"}, {"x"}, set()])
     >>> pool = build_osus(tr, OSUConfig(views=("entity", "tool")))

@@ -93,7 +93,7 @@ class OSUMem(_OSUIndexed):
     Examples
     --------
     >>> import numpy as np
-    >>> from retrieval import OSUMem, Trajectory
+    >>> from osustat.retrieval import OSUMem, Trajectory
     >>> rng = np.random.default_rng(0)
     >>> tr = Trajectory.from_steps(rng.normal(size=(40, 8)), np.full(40, 15.0),
     ...                            tools=[f"t{i % 4}" for i in range(40)],
@@ -343,7 +343,7 @@ class CohesionOSU(_StepGreedy):
 def variant(name: str) -> BaseRetriever:
     """The paper's Table 9 OSU-Mem rows by name.
 
-    >>> from retrieval.osumem import variant
+    >>> from osustat.retrieval.osumem import variant
     >>> variant("OSU-Mem (disjoint)").osu_config.m_max
     1
     """

@@ -110,7 +110,7 @@ class Trajectory:
         """The trajectory's first `end` steps (same vocabularies).
 
         >>> import numpy as np
-        >>> from retrieval import Trajectory
+        >>> from osustat.retrieval import Trajectory
         >>> tr = Trajectory.from_steps(np.eye(3), [5, 6, 7], entities=[{"a"}, {"b"}, {"a"}])
         >>> p = tr.prefix(2)
         >>> p.n_steps, p.costs.tolist(), sorted(p.entity_names(1))
@@ -152,7 +152,7 @@ class Trajectory:
         Examples
         --------
         >>> import numpy as np
-        >>> from retrieval import Trajectory
+        >>> from osustat.retrieval import Trajectory
         >>> tr = Trajectory.from_steps(np.eye(3), [10, 12, 9], tools=["a(x)", None, "a(x)"],
         ...                            entities=[{"u1"}, set(), {"u1", "f9"}], subgoals=[0, 0, 1])
         >>> tr.n_steps, tr.tool_of(2), sorted(tr.entity_names(2)), tr.subgoal_ids.tolist()

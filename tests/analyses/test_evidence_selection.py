@@ -7,16 +7,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
+import osustat.analyses.evidence_selection as selection_module
+import osustat.analyses.evidence_selection_stats as stats_module
+import osustat.analyses.evidence_selectors as selectors_module
 import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
-import analyses.evidence_selection as selection_module
-import analyses.evidence_selection_stats as stats_module
-import analyses.evidence_selectors as selectors_module
-from analyses.evidence_selection import (
+from osustat.analyses.evidence_selection import (
     SelectionOutcome,
     SelectionQuery,
     compare_selection,
@@ -27,7 +26,7 @@ from analyses.evidence_selection import (
     seed_aware_test,
     selection_records,
 )
-from analyses.evidence_selectors import (
+from osustat.analyses.evidence_selectors import (
     ChatCompletionsSelector,
     ExtractiveSimilaritySelector,
     Selector,
@@ -35,8 +34,9 @@ from analyses.evidence_selectors import (
     build_user_prompt,
     parse_listed_events,
 )
+from osustat.retrieval.encoder import HashingBagOfWordsEncoder
+
 from osustat import adjust_pvalues, paired_signflip_test, validate_records
-from retrieval.encoder import HashingBagOfWordsEncoder
 
 
 @pytest.mark.parametrize("module", [selection_module, stats_module, selectors_module])
@@ -742,9 +742,8 @@ def test_docs_example_runs(capsys):
 class TestTrajectoryAdapters:
     def test_texts_follow_the_retrieval_and_the_evidence(self):
         import numpy as np
-
-        from analyses.evidence_selection import query_from_trajectory, retrieved_texts
-        from retrieval import Query, RetrievalResult, Trajectory
+        from osustat.analyses.evidence_selection import query_from_trajectory, retrieved_texts
+        from osustat.retrieval import Query, RetrievalResult, Trajectory
 
         tr = Trajectory.from_steps(np.eye(4), [5] * 4, text=["w", "x", "y", "z"])
         q = Query("q1", np.ones(4), 4, [3, 1])

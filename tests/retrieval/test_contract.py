@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from retrieval import (
+from osustat.retrieval import (
     BASELINES,
     CohesionOSU,
     CoverageGuidedOSU,

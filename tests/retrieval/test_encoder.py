@@ -5,10 +5,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import osustat.retrieval.encoder as encoder_module
 import pytest
-
-import retrieval.encoder as encoder_module
-from retrieval.encoder import (
+from osustat.retrieval.encoder import (
     MINILM_DIM,
     MINILM_NAME,
     CachedEncoder,

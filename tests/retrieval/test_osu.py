@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
-
-from retrieval import OSUConfig, Trajectory, build_osus, evidence_membership
-from retrieval.osu import _split
+from osustat.retrieval import OSUConfig, Trajectory, build_osus, evidence_membership
+from osustat.retrieval.osu import _split
 
 
 def traj_with(n, tools=None, entities=None, subgoals=None, emb=None):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
-
-from retrieval import Query, Trajectory
+from osustat.retrieval import Query, Trajectory
 
 
 def random_trajectory(

@@ -1,0 +1,74 @@
+"""The installed package: one import name, declared dependencies (issue 8).
+
+Builds the wheel, installs it with no extras into a fresh virtual environment (dependencies come
+from the package registry or pip's cache), and runs the three commands from a folder that holds a
+user package named ``reports`` — the collision a generic top-level name would cause.
+"""
+
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+
+def _run(args, cwd, **kw):
+    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, **kw)
+    assert proc.returncode == 0, f"{args}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)], ROOT)
+    (path,) = out.glob("osustat-*.whl")
+    return path
+
+
+@pytest.fixture(scope="module")
+def fresh_env(tmp_path_factory, wheel):
+    env = tmp_path_factory.mktemp("env") / "venv"
+    venv.create(env, with_pip=True)
+    _run([str(env / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], ROOT)
+    return env
+
+
+def test_wheel_claims_one_top_level_name(wheel):
+    with zipfile.ZipFile(wheel) as zf:
+        tops = {n.split("/")[0] for n in zf.namelist() if not n.startswith("osustat-")}
+        names = zf.namelist()
+    assert tops == {"osustat"}
+    assert "osustat/retrieval/osumem.py" in names
+    assert "osustat/reports/cellwise.py" in names
+    assert "osustat/analyses/reproduce.py" in names
+
+
+def test_commands_beside_a_user_reports_package(fresh_env, tmp_path):
+    user = tmp_path / "project"
+    (user / "reports").mkdir(parents=True)
+    (user / "reports" / "__init__.py").write_text("WHO = 'user'\n")
+    py = str(fresh_env / "bin" / "python")
+    cli = str(fresh_env / "bin" / "osustat")
+    records = ROOT / "examples" / "records.csv"
+    # The user's package and osustat's reports both import in one process.
+    code = (
+        "import reports, osustat.reports.cellwise as c; "
+        "assert reports.WHO == 'user'; print(c.__name__)"
+    )
+    _run([py, "-c", code], user)
+    analyze = [cli, "analyze", str(records), "--treatment", "osu-mem", "--baseline"]
+    analyze += ["flat-vector", "--metric", "hit@2", "--resamples", "200", "--out", "a"]
+    _run(analyze, user)
+    assert (user / "a" / "report.md").exists()
+    audit = [cli, "audit", str(ROOT / "examples" / "claims.toml"), "--records", str(records)]
+    _run([*audit, "--resamples", "200", "--bootstrap-resamples", "100"], user)
+    synth = [cli, "reproduce", "synthetic", "--out", "s", "--episodes", "3", "--resamples", "100"]
+    _run(synth, user)
+    assert (user / "s" / "report.md").exists()
