@@ -36,6 +36,7 @@ from osustat.retrieval import (
 )
 from osustat.retrieval.base import BaseRetriever
 
+from .runner import child_seeds, run_tasks
 from .synthetic import generate_episode, structural_statistics
 
 __all__ = ["BUDGETS", "MAIN_METHODS", "MMAX_SWEEP", "SyntheticRun", "run_synthetic"]
@@ -145,26 +146,18 @@ def run_synthetic(
     seed : int
         Master seed; episode ``i`` uses child ``i`` of ``SeedSequence(seed)``.
     jobs : int
-        Parallel worker processes (joblib); the result does not depend on it.
+        Parallel worker processes (``analyses.runner.run_tasks``); the result does not
+        depend on it.
     budgets : tuple of int
     progress : bool
         Show a progress bar (tqdm, on stderr).
     """
-    from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
-
     if n_episodes < 1:
         raise ValueError(f"`n_episodes` must be >= 1; got {n_episodes}.")
-    if jobs < 1:
-        raise ValueError(f"`jobs` must be >= 1; got {jobs}.")
-    children = np.random.SeedSequence(seed).spawn(n_episodes)
-    tasks = (delayed(_episode_task)(i, c, seed, tuple(budgets)) for i, c in enumerate(children))
-    bar = tqdm(total=n_episodes, desc="synthetic episodes", unit="ep", disable=not progress)
-    results = []
-    for out in Parallel(n_jobs=jobs, return_as="generator")(tasks):
-        results.append(out)
-        bar.update(1)
-    bar.close()
+    tasks = [(i, c, seed, tuple(budgets)) for i, c in enumerate(child_seeds(seed, n_episodes))]
+    results = run_tasks(
+        _episode_task, tasks, jobs=jobs, progress=progress, desc="synthetic episodes", unit="ep"
+    )
 
     rows = [r for recs, _, _ in results for r in recs]
     order = {name: k for k, name in enumerate([*MAIN_METHODS, *MMAX_SWEEP.values()])}
