@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+
+from osustat import validate_records
 from osustat.analyses.evidence_selection_stats import (
     EvidenceSelectionComparison,
     SeedAwareTest,
@@ -38,12 +40,10 @@ from osustat.analyses.evidence_selection_stats import (
     seed_aware_test,
 )
 from osustat.analyses.evidence_selectors import Selector, SelectorError
+from osustat.cells import Cell
 from osustat.retrieval.base import RetrievalResult
 from osustat.retrieval.encoder import TextEncoder
 from osustat.retrieval.trajectory import Query, Trajectory
-
-from osustat import validate_records
-from osustat.cells import Cell
 
 __all__ = [
     "EvidenceSelectionComparison",

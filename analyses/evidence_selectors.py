@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
 from osustat.retrieval.encoder import TextEncoder
 
 __all__ = [

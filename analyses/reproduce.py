@@ -33,10 +33,9 @@ def reproduce_synthetic(
     progress: bool = True,
 ) -> ReproduceResult:
     """Run the synthetic benchmark end to end and write its outputs to `out`."""
+    from osustat import validate_records
     from osustat.reports.figures import dose_response
     from osustat.reports.synthetic import budget_curves, near_far_figure, render_synthetic
-
-    from osustat import validate_records
 
     from .synthetic_analysis import analyze_synthetic
     from .synthetic_run import run_synthetic

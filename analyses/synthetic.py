@@ -46,9 +46,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from osustat.retrieval import Query, Trajectory
 
 from osustat import label_cell, sharing_rates
+from osustat.retrieval import Query, Trajectory
 
 __all__ = [
     "DIM",

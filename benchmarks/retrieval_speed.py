@@ -25,6 +25,7 @@ import argparse
 import time
 
 import numpy as np
+
 from osustat.retrieval import FlatVector, OSUMem, Trajectory, TreeAbstraction
 
 PAPER = {  # Appendix B.3 (64-d) and Appendix E / Section 7 (384-d), B = 256

@@ -7,14 +7,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
-import osustat.analyses.evidence_selection as selection_module
-import osustat.analyses.evidence_selection_stats as stats_module
-import osustat.analyses.evidence_selectors as selectors_module
 import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+
+import osustat.analyses.evidence_selection as selection_module
+import osustat.analyses.evidence_selection_stats as stats_module
+import osustat.analyses.evidence_selectors as selectors_module
+from osustat import adjust_pvalues, paired_signflip_test, validate_records
 from osustat.analyses.evidence_selection import (
     SelectionOutcome,
     SelectionQuery,
@@ -35,8 +37,6 @@ from osustat.analyses.evidence_selectors import (
     parse_listed_events,
 )
 from osustat.retrieval.encoder import HashingBagOfWordsEncoder
-
-from osustat import adjust_pvalues, paired_signflip_test, validate_records
 
 
 @pytest.mark.parametrize("module", [selection_module, stats_module, selectors_module])
@@ -742,6 +742,7 @@ def test_docs_example_runs(capsys):
 class TestTrajectoryAdapters:
     def test_texts_follow_the_retrieval_and_the_evidence(self):
         import numpy as np
+
         from osustat.analyses.evidence_selection import query_from_trajectory, retrieved_texts
         from osustat.retrieval import Query, RetrievalResult, Trajectory
 

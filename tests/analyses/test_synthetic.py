@@ -3,11 +3,11 @@ import struct
 
 import numpy as np
 import pytest
+
+from osustat import validate_records
 from osustat.analyses.reproduce import reproduce_synthetic
 from osustat.analyses.synthetic import generate_episode, generate_episodes, structural_statistics
 from osustat.analyses.synthetic_run import BUDGETS, MAIN_METHODS, MMAX_SWEEP, run_synthetic
-
-from osustat import validate_records
 
 
 class TestGenerator:

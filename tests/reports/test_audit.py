@@ -1,10 +1,10 @@
 import json
 
 import numpy as np
-from osustat.reports.audit import render_markdown, to_json
 
 from osustat.audit import VERDICTS, audit
 from osustat.claims import parse_claims
+from osustat.reports.audit import render_markdown, to_json
 from tests.osustat.test_audit import FAST, claim, from_differences, records
 
 HEAD = """title = "Demo audit"

@@ -5,10 +5,10 @@ import struct
 import numpy as np
 import pandas as pd
 import pytest
-from osustat.reports import budget_effects_plot, dose_response, forest_plot, to_dataframe, to_json
 
 from osustat import paired
 from osustat.cellwise import cell_conditional
+from osustat.reports import budget_effects_plot, dose_response, forest_plot, to_dataframe, to_json
 
 
 def png_size(path):

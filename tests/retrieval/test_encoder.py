@@ -5,8 +5,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import osustat.retrieval.encoder as encoder_module
 import pytest
+
+import osustat.retrieval.encoder as encoder_module
 from osustat.retrieval.encoder import (
     MINILM_DIM,
     MINILM_NAME,

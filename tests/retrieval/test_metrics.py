@@ -1,9 +1,9 @@
 import numpy as np
 import pandas as pd
 import pytest
-from osustat.retrieval import QueryOutcome, hit_at_k, near_far_recall, outcomes_to_records, recall
 
 from osustat import validate_records
+from osustat.retrieval import QueryOutcome, hit_at_k, near_far_recall, outcomes_to_records, recall
 
 
 class TestMetrics:

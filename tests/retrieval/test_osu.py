@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+
 from osustat.retrieval import OSUConfig, Trajectory, build_osus, evidence_membership
 from osustat.retrieval.osu import _split
 

@@ -5,6 +5,7 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
+
 from osustat.retrieval import OSUConfig, Trajectory, build_osus
 
 from .trajectories import trajectories

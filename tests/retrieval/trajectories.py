@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
+
 from osustat.retrieval import Query, Trajectory
 
 
