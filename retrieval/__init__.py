@@ -25,6 +25,7 @@ from .encoder import (
     HashingBagOfWordsEncoder,
     SentenceTransformerEncoder,
     TextEncoder,
+    default_cache_dir,
     text_key,
 )
 from .metrics import (
@@ -79,6 +80,7 @@ __all__ = [
     "outcomes_to_records",
     "pack",
     "recall",
+    "default_cache_dir",
     "text_key",
     "variant",
 ]

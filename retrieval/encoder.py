@@ -48,6 +48,7 @@ __all__ = [
     "HashingBagOfWordsEncoder",
     "SentenceTransformerEncoder",
     "TextEncoder",
+    "default_cache_dir",
     "text_key",
 ]
 
@@ -55,6 +56,19 @@ MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_DIM = 384
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def default_cache_dir() -> Path:
+    """The embedding cache every pipeline shares unless told otherwise.
+
+    ``$OSUSTAT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/osustat/embeddings`` (default
+    ``~/.cache/osustat/embeddings``); pipelines take ``--cache DIR`` to override it.
+    """
+    env = os.environ.get("OSUSTAT_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "osustat" / "embeddings"
 
 
 @runtime_checkable

@@ -260,3 +260,14 @@ class TestSentenceTransformerEncoder:
         again = enc.encode(texts[::-1])  # served from the cache
         np.testing.assert_array_equal(again, e[::-1])
         assert enc.cache_info().misses == 3
+
+
+class TestDefaultCacheDir:
+    def test_env_overrides(self, monkeypatch, tmp_path):
+        from osustat.retrieval import default_cache_dir
+
+        monkeypatch.setenv("OSUSTAT_CACHE_DIR", str(tmp_path / "c"))
+        assert default_cache_dir() == tmp_path / "c"
+        monkeypatch.delenv("OSUSTAT_CACHE_DIR")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+        assert default_cache_dir() == tmp_path / "osustat" / "embeddings"
