@@ -4,6 +4,7 @@ Arrays in, frozen dataclass results out; randomness only through a keyword ``rng
 (SPEC 7). See ``docs/statistics.md`` for the methods and their measured calibration.
 """
 
+from .analysis import AnalysisResult, analyze
 from .audit import AuditResult, ClaimCheck
 from .audit import audit as audit_claims
 from .bootstrap import BootstrapCI, bootstrap_ci
@@ -24,7 +25,13 @@ from .combine import (
     seed_dependence,
     stouffer_combine,
 )
-from .inputs import read_evidence, records_from_retrievals, records_from_trec
+from .inputs import (
+    load_records,
+    read_evidence,
+    read_records,
+    records_from_retrievals,
+    records_from_trec,
+)
 from .interaction import INTERACTION_METHODS, InteractionResult, interaction_test
 from .multitest import AdjustedPValues, adjust_pvalues, stars
 from .power import minimum_detectable_effect, power
@@ -37,6 +44,7 @@ __all__ = [
     "CELLS",
     "INTERACTION_METHODS",
     "AdjustedPValues",
+    "AnalysisResult",
     "AuditResult",
     "BootstrapCI",
     "BreakEvenResult",
@@ -53,6 +61,7 @@ __all__ = [
     "SharingRates",
     "SignFlipResult",
     "adjust_pvalues",
+    "analyze",
     "audit_claims",
     "bootstrap_ci",
     "break_even",
@@ -62,6 +71,7 @@ __all__ = [
     "interaction_test",
     "label_cell",
     "load_claims",
+    "load_records",
     "minimum_detectable_effect",
     "oracle_ceiling",
     "paired",
@@ -69,6 +79,7 @@ __all__ = [
     "parse_claims",
     "power",
     "read_evidence",
+    "read_records",
     "records_from_retrievals",
     "records_from_trec",
     "seed_dependence",

@@ -1,184 +1,299 @@
-"""The ``osustat`` command: the composition root (imports reports lazily)."""
+"""The ``osustat`` command: the composition root (imports reports lazily).
+
+Every command validates all its options before any work, writes its outputs into a
+temporary folder that is renamed into place only on success (:mod:`osustat.provenance`),
+and turns bad input and OS errors into one clear message with exit code 2.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-import pandas as pd
+from osustat.inputs import read_records
 
-__all__ = ["main", "read_records"]
+__all__ = ["build_parser", "main", "read_records"]
 
-
-def read_records(path: Path) -> pd.DataFrame:
-    """Read records from CSV, JSON Lines (.jsonl/.ndjson) or Parquet, chosen by extension."""
-    if not path.exists():
-        raise FileNotFoundError(f"records file {str(path)!r} does not exist.")
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return pd.read_csv(path)
-    if suffix in (".jsonl", ".ndjson"):
-        return pd.read_json(path, lines=True)
-    if suffix in (".parquet", ".pq"):
-        return pd.read_parquet(path)
-    raise ValueError(
-        f"cannot read records file {str(path)!r}: unknown extension {suffix!r}; use .csv, "
-        ".jsonl/.ndjson or .parquet."
-    )
+#: Largest resample count accepted (memory and time stay bounded; exact tests need none).
+MAX_RESAMPLES = 10_000_000
 
 
-def _read_input(path: Path, args: argparse.Namespace) -> tuple[pd.DataFrame, list[str]]:
-    """Records from a records file, raw retrievals + evidence, or a TREC run + qrels."""
-    from osustat.inputs import records_from_retrievals, records_from_trec
-
-    hit_k = _ints(args.hit_k, "--hit-k")
-    if args.qrels:
-        if not args.depth:
-            raise ValueError("a TREC run needs `--depth` (comma-separated cut-offs, e.g. 5,10).")
-        loaded = records_from_trec(
-            path,
-            args.qrels,
-            depths=_ints(args.depth, "--depth"),
-            evidence=args.evidence,
-            qid_separator=args.qid_sep,
-            hit_k=hit_k,
-        )
-    elif args.evidence:
-        loaded = records_from_retrievals(path, args.evidence, hit_k=hit_k)
-    else:
-        df = read_records(path)
-        return df, [f"- Records: `{path}` ({len(df):,} rows; nothing excluded)."]
-    lines = [f"- Input: {loaded.description} → {len(loaded.records):,} record rows."]
-    if loaded.exclusions:
-        lines += [f"- Excluded (not silently): {e}." for e in loaded.exclusions]
-    else:
-        lines.append("- Nothing excluded.")
-    return loaded.records, lines
-
-
-def _ints(values: str, option: str) -> list[int]:
-    try:
-        return [int(v) for v in _split(values)]
-    except ValueError:
-        raise ValueError(f"`{option}` must be comma-separated integers; got {values!r}.") from None
-
-
-def _input_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("other inputs (docs/inputs.md)")
-    group.add_argument(
-        "--evidence",
-        default=None,
-        help="evidence file: the input is raw retrievals (or, with --qrels, the cells' "
-        "annotations)",
-    )
-    group.add_argument("--qrels", default=None, help="qrels file: the input is a TREC run")
-    group.add_argument("--depth", default=None, help="TREC cut-offs, comma-separated")
-    group.add_argument("--qid-sep", default="/", help="TREC qid = EPISODE<sep>QUERY")
-    group.add_argument(
-        "--hit-k", default="2", help="k of the computed hit@k metrics (default 2: Hit@2)"
-    )
+class UsageError(ValueError):
+    """A bad option value (reported with exit code 2 before any work)."""
 
 
 def _split(values: str) -> list[str]:
     return [v.strip() for v in values.split(",") if v.strip()]
 
 
-def _analyze(args: argparse.Namespace) -> int:
-    import numpy as np
+def _ints(values: str, option: str, *, low: int = 1) -> list[int]:
+    out = []
+    for item in _split(values):
+        try:
+            x = int(item)
+        except ValueError:
+            raise UsageError(
+                f"`{option}` must be comma-separated integers; got {values!r}."
+            ) from None
+        if x < low:
+            raise UsageError(f"`{option}` values must be >= {low}; got {x} in {values!r}.")
+        out.append(x)
+    if not out:
+        raise UsageError(f"`{option}` is empty; give comma-separated integers.")
+    return out
 
-    from osustat import adjust_pvalues, paired, validate_records
-    from osustat.cellwise import cell_conditional
-    from osustat.reports.cellwise import budget_effects_plot, forest_plot, render_markdown, to_json
 
-    path = Path(args.records)
-    raw, input_lines = _read_input(path, args)
-    records = validate_records(raw)
-    metrics = _split(args.metric)
-    budgets = _budgets(args.budget) if args.budget else sorted(records["budget"].unique().tolist())
-    seeds = np.random.SeedSequence(args.seed).spawn(len(metrics) * len(budgets))
-    results = []
-    for k, (metric, budget) in enumerate((m, b) for m in metrics for b in budgets):
-        data = paired(
-            records,
-            args.treatment,
-            args.baseline,
-            metric=metric,
-            budget=budget,
-            unit=args.unit,
-            benchmark=args.benchmark,
-        )
-        res = cell_conditional(
-            data, n_resamples=args.resamples, rng=np.random.default_rng(seeds[k])
-        )
-        results.append((f"{metric} at B = {budget}", res))
+def _prob(value: float, option: str) -> float:
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise UsageError(f"`{option}` must lie strictly between 0 and 1; got {value!r}.")
+    return value
 
-    # One family: every per-cell test of this run (the aggregates are reported raw).
-    family = [row for _, res in results for row in res.cells]
-    adjusted: dict[int, float] = {}
-    if family:
-        adj = adjust_pvalues(
-            [r.test.pvalue for r in family], method=args.correction, alpha=args.alpha
-        )
-        adjusted = {id(r): float(p) for r, p in zip(family, adj.pvalues_adjusted, strict=True)}
-    for _, res in results:
-        adjusted.setdefault(id(res.aggregate), res.aggregate.test.pvalue)
 
-    n_seeds = results[0][1].paired.n_seeds
-    preamble = [
-        *input_lines,
-        f"- Treatment `{args.treatment}` vs baseline `{args.baseline}`; unit of analysis: "
-        f"{args.unit}; seeds averaged per unit: {n_seeds}.",
-        f"- Correction family: the {len(family)} per-cell tests of this report "
-        f"({args.correction}); aggregate rows show the raw p in both columns.",
-        f"- Master seed {args.seed}: the same seed gives the same report.",
-    ]
-    out = Path(args.out) if args.out else None
-    figures: dict[str, str] = {}
-    closing: list[tuple[str, str]] = []
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        for heading, res in results:
-            if res.cells:
-                name = f"forest-{res.paired.metric.replace('@', '')}-B{res.paired.budget}.png"
-                forest_plot(res, out / name, title=f"{args.treatment} − {args.baseline}, {heading}")
-                figures[heading] = name
-        if len(budgets) >= 2:
-            for metric in metrics:
-                name = f"budgets-{metric.replace('@', '')}.png"
-                budget_effects_plot(
-                    results,
-                    metric,
-                    out / name,
-                    title=f"{args.treatment} − {args.baseline}, {metric}",
+def _count(value: int, option: str, low: int = 1, high: int = MAX_RESAMPLES) -> int:
+    if not low <= value <= high:
+        raise UsageError(f"`{option}` must be an integer in [{low:,}, {high:,}]; got {value:,}.")
+    return value
+
+
+def _input_file(path: str | None, option: str) -> Path | None:
+    if path is None:
+        return None
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{option} file {str(p)!r} does not exist.")
+    if p.is_dir():
+        raise UsageError(f"{option} {str(p)!r} is a folder, not a file.")
+    return p
+
+
+def _runs(pairs: Sequence[str]) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for pair in pairs:
+        name, sep, file = pair.partition("=")
+        if not sep or not name.strip() or not file.strip():
+            raise UsageError(f"`--run` must look like NAME=FILE; got {pair!r}.")
+        if name.strip() in out:
+            raise UsageError(f"`--run` name {name.strip()!r} is given twice.")
+        p = _input_file(file.strip(), f"--run {name.strip()}")
+        assert p is not None
+        out[name.strip()] = p
+    return out
+
+
+def _family(text: str) -> Any:
+    from osustat.analysis import FAMILIES
+
+    if text in FAMILIES:
+        return text
+    groups = []
+    for g in text.split(";"):
+        members = []
+        for item in _split(g):
+            metric, sep, budget = item.rpartition(":")
+            try:
+                members.append((metric, int(budget)))
+            except ValueError:
+                sep = ""
+            if not sep or not metric:
+                raise UsageError(
+                    f"`--family` must be one of {list(FAMILIES)} or groups like "
+                    f"'hit@2:256,hit@2:512;recall:256' (METRIC:BUDGET, ';' between groups); "
+                    f"got {text!r}."
                 )
-                closing.append((f"Per-cell effect on {metric} by budget", name))
-    text = render_markdown(
-        results,
-        adjusted,
-        title=f"Cell-conditional analysis: {args.treatment} vs {args.baseline}",
-        preamble=preamble,
-        correction=args.correction,
-        alpha=args.alpha,
-        figures=figures,
-        closing_figures=closing,
-    )
-    if out is not None:
-        (out / "report.md").write_text(text + "\n", encoding="utf-8")
-        if args.json:
-            (out / "results.json").write_text(
-                json.dumps(to_json(results, adjusted), indent=2, default=float) + "\n",
-                encoding="utf-8",
-            )
-        print(f"wrote {out / 'report.md'}", file=sys.stderr)
-    if args.json and out is None:
-        print(json.dumps(to_json(results, adjusted), indent=2, default=float))
+        if members:
+            groups.append(members)
+    if not groups:
+        raise UsageError(f"`--family` is empty; got {text!r}.")
+    return groups
+
+
+def _check_out(args: argparse.Namespace, digest: str | None = None) -> None:
+    from osustat.provenance import check_target
+
+    if getattr(args, "out", None):
+        check_target(args.out, digest, force=args.force)
+
+
+# -- inputs -------------------------------------------------------------------------------
+
+
+def _read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], Any]:
+    """Records (a DataFrame), the input files with their roles, and the Loaded (or None)."""
+    from osustat.inputs import load_records, records_from_retrievals, records_from_trec
+
+    path = _input_file(args.records, "records") if args.records else None
+    runs = _runs(getattr(args, "run", []) or [])
+    qrels = _input_file(args.qrels, "--qrels")
+    evidence = _input_file(args.evidence, "--evidence")
+    hit_k = _ints(args.hit_k, "--hit-k")
+    trec_only = [
+        o
+        for o, v in (
+            ("--run", runs),
+            ("--depth", args.depth),
+            ("--zero-fill", args.zero_fill),
+            ("--measure", args.measure),
+            ("--order rank", args.order == "rank"),
+        )
+        if v
+    ]
+    if qrels is None and trec_only:
+        raise UsageError(f"{', '.join(trec_only)} apply to TREC runs and need `--qrels`.")
+    if path is not None and runs:
+        raise UsageError("give the TREC runs either as the input file or with --run, not both.")
+    if path is None and not runs:
+        raise UsageError("give an input file (records, retrievals or a TREC run) or --run.")
+    files: list[tuple[str, Path]] = []
+    if qrels is not None:
+        if not args.depth:
+            raise UsageError("a TREC run needs `--depth` (comma-separated cut-offs, e.g. 5,10).")
+        depths = _ints(args.depth, "--depth")
+        measures = _split(args.measure) if args.measure else []
+        source: Any = runs if runs else path
+        files = [(f"run {n}", p) for n, p in runs.items()] if runs else [("run", path)]  # type: ignore[list-item]
+        files.append(("qrels", qrels))
+        if evidence is not None:
+            files.append(("evidence", evidence))
+        loaded = records_from_trec(
+            source,
+            qrels,
+            depths=depths,
+            evidence=evidence,
+            qid_separator=args.qid_sep,
+            hit_k=hit_k,
+            order=args.order,
+            zero_fill=args.zero_fill,
+            measures=measures,
+        )
+        return loaded.records, files, loaded
+    assert path is not None
+    if evidence is not None:
+        loaded = records_from_retrievals(path, evidence, hit_k=hit_k)
+        return loaded.records, [("retrievals", path), ("evidence", evidence)], loaded
+    return load_records(path), [("records", path)], None
+
+
+def _input_notes(loaded: Any, path_label: str, n_rows: int) -> tuple[list[str], list[Any]]:
+    if loaded is None:
+        return [f"Records: {path_label} ({n_rows:,} rows; nothing excluded)."], []
+    notes = [f"Input: {loaded.description} → {len(loaded.records):,} record rows."]
+    notes += [f"Note: {n}." for n in loaded.notes]
+    notes += [f"Warning: {w}" for w in loaded.warnings]
+    if loaded.exclusions:
+        notes += [f"Excluded (not silently): {e}." for e in loaded.exclusions]
     else:
-        print(text)
+        notes.append("Nothing excluded.")
+    return notes, [(e.reason, len(e.ids)) for e in loaded.exclusions]
+
+
+def _write_json_file(path: Path, payload: Any, force: bool) -> None:
+    from osustat.provenance import write_json
+
+    if path.exists() and path.is_dir():
+        raise UsageError(f"`--json` {str(path)!r} is a folder; give a file name.")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        write_json(tmp, payload)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+# -- analyze ------------------------------------------------------------------------------
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    from osustat.analysis import analyze
+    from osustat.provenance import Provenance
+
+    # Every option is checked before any input is read or anything is computed.
+    correction = args.correction
+    alpha = _prob(args.alpha, "--alpha")
+    level = _prob(args.level, "--level")
+    resamples = _count(args.resamples, "--resamples")
+    boot = _count(args.bootstrap_resamples, "--bootstrap-resamples")
+    seed = _count(args.seed, "--seed", 0, 2**63 - 1)
+    budgets = _ints(args.budget, "--budget") if args.budget else None
+    metrics = _split(args.metric) if args.metric else None
+    if args.metric is not None and not metrics:
+        raise UsageError("`--metric` is empty; give comma-separated metric names.")
+    family = _family(args.family)
+    if args.json and args.json != "-" and Path(args.json).is_dir():
+        raise UsageError(f"`--json` {args.json!r} is a folder; give a file name.")
+    _check_out(args)
+
+    records, files, loaded = _read_input(args)
+    digest_prov = Provenance.for_files([(r, p) for r, p in files], command=args.command_line)
+    _check_out(args, digest_prov.inputs_digest)
+    notes, exclusions = _input_notes(loaded, f"`{files[0][1]}`", len(records))
+    for w in loaded.warnings if loaded is not None else ():
+        print(f"osustat analyze: warning: {w}", file=sys.stderr)
+    prov = Provenance(
+        command=digest_prov.command,
+        inputs=digest_prov.inputs,
+        exclusions=tuple(exclusions),
+        versions=digest_prov.versions,
+    )
+    try:
+        result = analyze(
+            records,
+            treatment=args.treatment,
+            baseline=args.baseline,
+            metrics=metrics,
+            budgets=budgets,
+            unit=args.unit,
+            family=family,
+            correction=correction,
+            alpha=alpha,
+            level=level,
+            resamples=resamples,
+            bootstrap_resamples=boot,
+            seed=seed,
+            benchmark=args.benchmark,
+            budget_kind="depth" if args.qrels else "tokens",
+            provenance=prov,
+            input_notes=notes,
+        )
+    except ValueError as exc:
+        msg = str(exc)
+        if "unpaired queries" in msg and args.qrels and not args.zero_fill:
+            msg += (
+                " A run does not rank every judged query: pass --zero-fill (trec_eval -c) to "
+                "score missing queries as 0."
+            )
+        elif "not in the records" in msg and "`metrics`" in msg and args.qrels:
+            msg += " Measures such as nDCG@10 or AP come from --measure (needs ir_measures)."
+        raise ValueError(msg) from None
+    if args.out:
+        out = result.save(args.out, force=args.force)
+        print(f"wrote {out / 'report.md'} and {out / 'results.json'}", file=sys.stderr)
+    if args.json == "-":
+        print(json.dumps(_json_ready(result.to_json()), indent=2))
+        return 0
+    if args.json:
+        _write_json_file(Path(args.json), result.to_json(), args.force)
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.out:
+        print((Path(args.out) / "report.md").read_text(encoding="utf-8"), end="")
+    else:
+        print(result.to_markdown())
     return 0
+
+
+def _json_ready(payload: Any) -> Any:
+    from osustat.provenance import _clean
+
+    return _clean(payload)
+
+
+# -- audit --------------------------------------------------------------------------------
 
 
 def _aliases(pairs: Sequence[str]) -> dict[str, str]:
@@ -195,12 +310,22 @@ def _audit(args: argparse.Namespace) -> int:
     from osustat import validate_records
     from osustat.audit import audit
     from osustat.claims import load_claims
+    from osustat.provenance import Provenance, atomic_output, write_json
     from osustat.reports.audit import render_markdown, to_json
 
-    claims = load_claims(args.claims)
-    path = Path(args.records)
-    raw, input_lines = _read_input(path, args)
+    _count(args.resamples, "--resamples")
+    _count(args.bootstrap_resamples, "--bootstrap-resamples")
+    _prob(args.level, "--level")
+    _count(args.seed, "--seed", 0, 2**63 - 1)
     aliases = _aliases(args.alias)
+    claims_path = _input_file(args.claims, "claims")
+    _check_out(args)
+    claims = load_claims(args.claims)
+    args.run = []
+    raw, files, loaded = _read_input(args)
+    files = [("claims", claims_path), *files]  # type: ignore[list-item]
+    notes, exclusions = _input_notes(loaded, f"`{files[1][1]}`", len(raw))
+    input_lines = [f"- {n}" for n in notes]
     if aliases:
         raw = raw.copy()
         for col in ("method", "benchmark"):
@@ -231,83 +356,249 @@ def _audit(args: argparse.Namespace) -> int:
             + ", ".join(f"`{a}` → `{b}`" for a, b in aliases.items())
             + "."
         )
-    text = render_markdown(result, preamble=preamble)
+    prov = Provenance.for_files(
+        [(r, p) for r, p in files],
+        command=args.command_line,
+        seeds={"master": args.seed},
+        resamples={"sign-flip": args.resamples, "bootstrap": args.bootstrap_resamples},
+        exclusions=(*exclusions, *((("claims not checkable", unchecked),) if unchecked else ())),
+    )
+    text = render_markdown(result, preamble=preamble) + "\n\n" + "\n".join(prov.markdown())
     payload = to_json(result)
+    if isinstance(payload, dict):
+        payload["provenance"] = prov.to_dict()
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "report.md").write_text(text + "\n", encoding="utf-8")
-        if args.json:
-            (out / "audit.json").write_text(
-                json.dumps(payload, indent=2, default=float) + "\n", encoding="utf-8"
-            )
-        print(f"wrote {out / 'report.md'}", file=sys.stderr)
-        print(text)
-    elif args.json:
-        print(json.dumps(payload, indent=2, default=float))
+        with atomic_output(args.out, inputs_digest=prov.inputs_digest, force=args.force) as tmp:
+            (tmp / "report.md").write_text(text + "\n", encoding="utf-8")
+            write_json(tmp / "audit.json", payload)
+            write_json(tmp / "provenance.json", prov.to_dict())
+        print(f"wrote {Path(args.out) / 'report.md'}", file=sys.stderr)
+    if args.json and not args.out:
+        print(json.dumps(_json_ready(payload), indent=2))
     else:
         print(text)
     return 0
 
 
-def _budgets(text: str) -> list[int]:
-    out = []
-    for item in _split(text):
-        try:
-            out.append(int(item))
-        except ValueError:
-            raise ValueError(
-                f"`--budget` takes comma-separated integers; {item!r} is not one."
-            ) from None
-    return out
+# -- reproduce ----------------------------------------------------------------------------
 
 
 def _reproduce(args: argparse.Namespace) -> int:
     from osustat.analyses.reproduce import reproduce_synthetic
+    from osustat.provenance import Provenance, atomic_output, write_json
 
-    if args.episodes < 1 or args.jobs < 1 or args.resamples < 1:
-        raise ValueError("`--episodes`, `--jobs` and `--resamples` must be positive integers.")
-    result = reproduce_synthetic(
-        Path(args.out),
-        episodes=args.episodes,
-        seed=args.seed,
-        jobs=args.jobs,
-        resamples=args.resamples,
-        progress=not args.no_progress,
+    _count(args.episodes, "--episodes", 1, 1_000_000)
+    _count(args.jobs, "--jobs", 1, 1024)
+    _count(args.resamples, "--resamples")
+    _count(args.seed, "--seed", 0, 2**63 - 1)
+    _check_out(args)
+    prov = Provenance(
+        command=args.command_line,
+        inputs=(
+            (
+                "generator settings (no input files)",
+                f"synthetic episodes={args.episodes} seed={args.seed}",
+                _digest(f"synthetic/{args.episodes}/{args.seed}"),
+            ),
+        ),
+        seeds={"master": args.seed},
+        resamples={"sign-flip": args.resamples},
     )
+    with atomic_output(args.out, inputs_digest=prov.inputs_digest, force=args.force) as tmp:
+        result = reproduce_synthetic(
+            tmp,
+            episodes=args.episodes,
+            seed=args.seed,
+            jobs=args.jobs,
+            resamples=args.resamples,
+            progress=not args.no_progress,
+        )
+        report = tmp / "report.md"
+        if report.exists():
+            text = report.read_text(encoding="utf-8").rstrip("\n")
+            report.write_text(text + "\n\n" + "\n".join(prov.markdown()) + "\n", "utf-8")
+        write_json(tmp / "provenance.json", prov.to_dict())
     print(
-        f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
+        f"wrote {Path(args.out) / 'report.md'} ({result.n_records:,} records, "
+        f"{result.seconds:.1f} s)",
         file=sys.stderr,
     )
     return 0
 
 
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# -- parser -------------------------------------------------------------------------------
+
+
+def _input_options(parser: argparse.ArgumentParser, *, runs: bool = True) -> None:
+    group = parser.add_argument_group("other inputs (docs/inputs.md)")
+    group.add_argument(
+        "--evidence",
+        default=None,
+        metavar="FILE",
+        help="evidence file: the input is raw retrievals (or, with --qrels, the cells' "
+        "annotations)",
+    )
+    group.add_argument(
+        "--qrels", default=None, metavar="FILE", help="TREC qrels: the input is a TREC run"
+    )
+    if runs:
+        group.add_argument(
+            "--run",
+            action="append",
+            default=[],
+            metavar="NAME=FILE",
+            help="a TREC run file whose method is NAME (repeatable; instead of the input file, "
+            "e.g. for runs that share a tag)",
+        )
+    group.add_argument(
+        "--depth",
+        default=None,
+        metavar="K[,K...]",
+        help="TREC cut-offs, comma-separated: each is a 'budget' of retrieved documents",
+    )
+    group.add_argument(
+        "--order",
+        choices=("score", "rank"),
+        default="score",
+        help="order of a TREC ranking: 'score' as trec_eval (score descending, ties by docid "
+        "descending; default) or 'rank' (the file's rank column)",
+    )
+    group.add_argument(
+        "--zero-fill",
+        action="store_true",
+        help="score judged queries that a run does not rank as 0 (trec_eval -c)",
+    )
+    group.add_argument(
+        "--measure",
+        default=None,
+        metavar="M[,M...]",
+        help="extra TREC measures computed by ir_measures (pip install 'osustat[ir]'), e.g. "
+        "nDCG@10,AP,P@5",
+    )
+    group.add_argument(
+        "--qid-sep",
+        default="/",
+        metavar="SEP",
+        help="TREC qid = EPISODE<SEP>QUERY (default '/'; a qid without it is its own episode)",
+    )
+    group.add_argument(
+        "--hit-k",
+        default="2",
+        metavar="K[,K...]",
+        help="k of the computed hit@k metrics (default 2: Hit@2 = at least 2 evidence steps "
+        "retrieved)",
+    )
+
+
+def _version() -> str:
+    from osustat import __version__
+
+    return f"osustat {__version__}"
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from osustat.analysis import FAMILIES
+    from osustat.multitest import CORRECTIONS
+
     parser = argparse.ArgumentParser(
         prog="osustat",
         description="Cell-conditional, statistics-first evaluation of agent-memory retrieval.",
     )
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
-    an = sub.add_parser("analyze", help="cell-conditional report of treatment vs baseline")
+    an = sub.add_parser(
+        "analyze",
+        help="cell-conditional report of treatment vs baseline",
+        description="Cell-conditional report of treatment vs baseline (osustat.analyze).",
+    )
     an.add_argument(
         "records",
+        nargs="?",
+        default=None,
         help="records file (.csv, .jsonl or .parquet; long schema), or raw retrievals "
         "(with --evidence), or a TREC run (with --qrels)",
     )
-    an.add_argument("--treatment", required=True)
-    an.add_argument("--baseline", required=True)
+    an.add_argument("--treatment", required=True, help="method name of the treatment")
+    an.add_argument("--baseline", required=True, help="method name of the baseline")
     an.add_argument(
-        "--metric", default="hit@2,recall", help="comma-separated (default hit@2,recall)"
+        "--metric",
+        default=None,
+        metavar="M[,M...]",
+        help="comma-separated metrics (default: every metric in the records except tokens)",
     )
-    an.add_argument("--budget", default=None, help="comma-separated budgets (default: all)")
+    an.add_argument(
+        "--budget",
+        default=None,
+        metavar="B[,B...]",
+        help="comma-separated budgets or depths (default: all in the records)",
+    )
     an.add_argument("--benchmark", default=None, help="needed when records hold several")
-    an.add_argument("--unit", choices=("query", "episode"), default="query")
-    an.add_argument("--correction", default="holm")
-    an.add_argument("--alpha", type=float, default=0.05)
-    an.add_argument("--resamples", type=int, default=10_000)
-    an.add_argument("--seed", type=int, default=0)
-    an.add_argument("--out", default=None, help="directory for report.md and figures")
-    an.add_argument("--json", action="store_true", help="also emit results as JSON")
+    an.add_argument(
+        "--unit",
+        choices=("query", "episode"),
+        default="query",
+        help="unit of the paired test (default query; episode averages queries first)",
+    )
+    an.add_argument(
+        "--family",
+        default="per-metric-budget",
+        metavar="FAMILY",
+        help=f"correction family: one of {', '.join(FAMILIES)} (default per-metric-budget), or "
+        "groups 'METRIC:BUDGET,...;METRIC:BUDGET,...'",
+    )
+    an.add_argument(
+        "--correction",
+        choices=(*CORRECTIONS, "none"),
+        default="holm",
+        help="multiple-testing correction within each family (default holm)",
+    )
+    an.add_argument(
+        "--alpha", type=float, default=0.05, help="family-wise level (FDR for fdr_*), in (0, 1)"
+    )
+    an.add_argument(
+        "--level", type=float, default=0.95, help="confidence level of the intervals, in (0, 1)"
+    )
+    an.add_argument(
+        "--resamples",
+        type=int,
+        default=10_000,
+        help="Monte Carlo sign vectors per test when it is not exact (default 10000)",
+    )
+    an.add_argument(
+        "--bootstrap-resamples",
+        type=int,
+        default=2_000,
+        help="bootstrap resamples per interval (default 2000)",
+    )
+    an.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    an.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="folder for report.md, results.json, provenance.json and figures (SVG + PNG); "
+        "written atomically",
+    )
+    an.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an --out folder made from different inputs",
+    )
+    an.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="FILE",
+        help="also write the results as JSON to FILE (with --out, results.json is always "
+        "written beside report.md); '--json' alone prints JSON on stdout instead of the "
+        "markdown, for piping",
+    )
     _input_options(an)
     an.set_defaults(func=_analyze)
 
@@ -315,9 +606,11 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("claims", help="claims file (TOML; see docs/audit.md)")
     au.add_argument("--records", required=True, help="records file (.csv, .jsonl or .parquet)")
     au.add_argument("--resamples", type=int, default=10_000, help="sign flips per test")
-    au.add_argument("--bootstrap-resamples", type=int, default=2_000)
+    au.add_argument(
+        "--bootstrap-resamples", type=int, default=2_000, help="bootstrap resamples per CI"
+    )
     au.add_argument("--level", type=float, default=0.95, help="confidence level of the CIs")
-    au.add_argument("--seed", type=int, default=0)
+    au.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     au.add_argument(
         "--alias",
         action="append",
@@ -326,15 +619,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="rename a method or benchmark of the records to the claims' name (repeatable)",
     )
     au.add_argument("--out", default=None, help="directory for report.md (and audit.json)")
+    au.add_argument(
+        "--force", action="store_true", help="replace an --out folder made from other inputs"
+    )
     au.add_argument("--json", action="store_true", help="also emit the audit as JSON")
-    _input_options(au)
+    _input_options(au, runs=False)
     au.set_defaults(func=_audit)
 
     rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
     rp.add_argument("benchmark", choices=("synthetic",), help="which pipeline")
     rp.add_argument("--out", required=True, help="directory for records, report and figures")
-    rp.add_argument("--episodes", type=int, default=200)
-    rp.add_argument("--seed", type=int, default=0)
+    rp.add_argument(
+        "--force", action="store_true", help="replace an --out folder made with other settings"
+    )
+    rp.add_argument("--episodes", type=int, default=200, help="episodes to generate")
+    rp.add_argument("--seed", type=int, default=0, help="master seed")
     rp.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
     rp.add_argument("--resamples", type=int, default=10_000, help="sign-flip resamples")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -342,16 +641,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _os_message(exc: OSError) -> str:
+    what = exc.strerror or type(exc).__name__
+    where = f" {exc.filename!r}" if exc.filename else ""
+    if exc.filename2:
+        where += f" -> {exc.filename2!r}"
+    return f"{what}:{where}" if where else str(exc)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import shlex
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(given)
+    # The output folder is where the report lives, so it is not part of what the report
+    # records: reports written to different folders stay byte-identical.
+    shown = []
+    skip = False
+    for item in given:
+        if skip:
+            shown.append("<this folder>")
+            skip = False
+        elif item == "--out":
+            shown.append(item)
+            skip = True
+        elif item.startswith("--out="):
+            shown.append("--out=<this folder>")
+        else:
+            shown.append(item)
+    args.command_line = "osustat " + shlex.join(shown)
     try:
         return int(args.func(args))
-    except (ValueError, TypeError, FileNotFoundError) as exc:
+    except (ValueError, TypeError, OSError, MemoryError) as exc:
         if os.environ.get("OSUSTAT_DEBUG"):
             raise
+        if isinstance(exc, FileNotFoundError) and not exc.filename:
+            msg = str(exc)
+        elif isinstance(exc, OSError):
+            msg = _os_message(exc)
+        elif isinstance(exc, MemoryError):
+            msg = "out of memory; lower --resamples or --bootstrap-resamples"
+        else:
+            msg = str(exc)
         print(
-            f"osustat {args.command}: error: {exc}\n(set OSUSTAT_DEBUG=1 for a traceback)",
+            f"osustat {args.command}: error: {msg}\n(set OSUSTAT_DEBUG=1 for a traceback)",
             file=sys.stderr,
         )
         return 2

@@ -206,6 +206,8 @@ class PairedRecords:
     budget : int
     n_seeds : int
         Seeds averaged per unit (1 when a single seed was selected or present).
+    treatment_name, baseline_name : str
+        The two methods' names (``treatment``/``baseline`` hold their values).
     """
 
     treatment: NDArray[np.float64]
@@ -218,6 +220,8 @@ class PairedRecords:
     metric: str
     budget: int
     n_seeds: int
+    treatment_name: str = ""
+    baseline_name: str = ""
 
     @property
     def n(self) -> int:
@@ -389,4 +393,6 @@ def paired(
         str(metric).strip().lower(),
         int(budget),
         n_seeds,
+        str(treatment),
+        str(baseline),
     )

@@ -2,7 +2,7 @@
 
 from .audit import render_markdown as render_audit_markdown
 from .audit import to_json as audit_to_json
-from .cellwise import budget_effects_plot, forest_plot, render_markdown, to_dataframe, to_json
+from .cellwise import budget_effects_plot, forest_plot, render_analysis, write_figures
 from .figures import dose_response
 
 __all__ = [
@@ -10,8 +10,7 @@ __all__ = [
     "budget_effects_plot",
     "dose_response",
     "forest_plot",
+    "render_analysis",
     "render_audit_markdown",
-    "render_markdown",
-    "to_dataframe",
-    "to_json",
+    "write_figures",
 ]

@@ -1,3 +1,4 @@
+import hashlib
 import json
 from pathlib import Path
 
@@ -61,17 +62,29 @@ class TestAnalyze:
             "--json",
         ]
         assert main([*args, "--out", str(tmp_path / "a")]) == 0
-        assert main([*args, "--out", str(tmp_path / "b")]) == 0
-        a = (tmp_path / "a" / "report.md").read_text()
-        assert a == (tmp_path / "b" / "report.md").read_text()
+        first = (tmp_path / "a" / "report.md").read_bytes()
+        # same inputs: the folder is replaced, and the report is byte-identical
+        assert main([*args, "--out", str(tmp_path / "a")]) == 0
+        assert (tmp_path / "a" / "report.md").read_bytes() == first
+        a = first.decode()
         payload = json.loads((tmp_path / "a" / "results.json").read_text())
-        assert [p["metric"] for p in payload] == ["hit@2", "recall"]
-        rows = payload[0]["rows"]
+        assert [p["metric"] for p in payload["comparisons"]] == ["hit@2", "recall"]
+        assert payload["treatment"] == "osu-mem" and payload["baseline"] == "flat-vector"
+        assert payload["seed"] == 0 and payload["alpha"] == 0.05
+        assert payload["family"] == "per-metric-budget" and payload["correction"] == "holm"
+        prov = payload["provenance"]
+        assert prov["inputs"][0]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+        assert set(prov["versions"]) >= {"osustat", "numpy", "scipy", "statsmodels", "pandas"}
+        assert "sentence-transformers" in prov["versions"]
+        assert prov["command"].startswith("osustat analyze ")
+        rows = payload["comparisons"][0]["rows"]
         # contributions f·Δ add up to the aggregate effect
         assert sum(r["contribution"] for r in rows[:-1]) == pytest.approx(rows[-1]["effect"])
         png = (tmp_path / "a" / "forest-hit2-B256.png").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n"
-        assert "forest-hit2-B256.png" in a
+        assert (tmp_path / "a" / "forest-hit2-B256.svg").exists()
+        assert "forest-hit2-B256.png" in a and "## Provenance" in a
+        assert "SHA-256 `" + prov["inputs"][0]["sha256"] in a
 
     def test_episode_unit(self, tmp_path, capsys):
         path = small_records(tmp_path)

@@ -20,17 +20,17 @@ class TestAnalyzeInputs:
         assert "at least k of the query's evidence steps retrieved (k = 2)" in text
         assert "- Nothing excluded." in text
         assert main([*args, "--metric", "hit@2", "--json"]) == 0
-        rows = json.loads(capsys.readouterr().out)[0]["rows"]
+        rows = json.loads(capsys.readouterr().out)["comparisons"][0]["rows"]
         assert [r["cell"] for r in rows] == ["T+E+", "T+E-", "T-E+", "T-E-", "Aggregate"]
         assert rows[-1]["n"] == 40
 
     def test_trec_matches_retrievals_at_full_depth(self, capsys):
         base = [*COMMON, "--metric", "hit@2,recall", "--json"]
         assert main(["analyze", str(RETRIEVALS), "--evidence", str(EVIDENCE), *base]) == 0
-        ra = json.loads(capsys.readouterr().out)
+        ra = json.loads(capsys.readouterr().out)["comparisons"]
         trec = ["analyze", str(RUN), "--qrels", str(QRELS), "--evidence", str(EVIDENCE)]
         assert main([*trec, "--depth", "8", *base]) == 0
-        rb = json.loads(capsys.readouterr().out)
+        rb = json.loads(capsys.readouterr().out)["comparisons"]
         for x, y in zip(ra, rb, strict=True):
             assert [r["effect"] for r in x["rows"]] == [r["effect"] for r in y["rows"]]
             assert [r["pvalue"] for r in x["rows"]] == [r["pvalue"] for r in y["rows"]]

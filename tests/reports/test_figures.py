@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osustat import paired
+from osustat import analyze, paired
 from osustat.cellwise import cell_conditional
-from osustat.reports import budget_effects_plot, dose_response, forest_plot, to_dataframe, to_json
+from osustat.reports import budget_effects_plot, dose_response, forest_plot
 
 
 def png_size(path):
@@ -17,7 +17,7 @@ def png_size(path):
     return struct.unpack(">II", data[16:24])
 
 
-def results():
+def frame():
     rng = np.random.default_rng(0)
     rows = []
     cells = np.repeat(["T+E+", "T+E-", "T-E+", "T-E-"], [12, 10, 8, 14])
@@ -35,7 +35,11 @@ def results():
                         "cell": c,
                     }
                 )
-    df = pd.DataFrame(rows)
+    return pd.DataFrame(rows)
+
+
+def results():
+    df = frame()
     return [
         (
             f"recall at B = {b}",
@@ -53,11 +57,14 @@ def results():
 class TestFigures:
     def test_sizes(self, tmp_path):
         res = results()
-        assert png_size(forest_plot(res[0][1], tmp_path / "f.png", title="t")) == (640, 320)
-        assert png_size(budget_effects_plot(res, "recall", tmp_path / "b.png", title="t")) == (
-            640,
-            360,
-        )
+        # 6.4 x 3.2 in and 6.4 x 3.6 in at 150 dpi, with an SVG beside each PNG
+        assert png_size(forest_plot(res[0][1], tmp_path / "f.png", title="t")) == (960, 480)
+        cells = [r for _, r in res]
+        path = budget_effects_plot(cells, "recall", tmp_path / "b.png", title="t", xlabel="depth")
+        assert png_size(path) == (960, 540)
+        for name in ("f.svg", "b.svg"):
+            assert (tmp_path / name).read_text().lstrip().startswith("<?xml")
+        assert "depth" in (tmp_path / "b.svg").read_text()
         table = pd.DataFrame(
             {
                 "beta": [0, 0.04, 0.12, 0.2],
@@ -71,7 +78,7 @@ class TestFigures:
 
     def test_budget_plot_needs_two_budgets(self, tmp_path):
         with pytest.raises(ValueError, match="at least two budgets"):
-            budget_effects_plot(results()[:1], "recall", tmp_path / "b.png", title="t")
+            budget_effects_plot([results()[0][1]], "recall", tmp_path / "b.png", title="t")
 
     def test_dose_response_names_missing_columns(self, tmp_path):
         with pytest.raises(ValueError, match=r"`table` lacks columns \['effect'\]"):
@@ -80,10 +87,13 @@ class TestFigures:
 
 class TestRenderings:
     def test_dataframe_and_json_carry_the_same_numbers(self):
-        res = results()
-        adjusted = {id(r): r.test.pvalue for _, x in res for r in (*x.cells, x.aggregate)}
-        frame = to_dataframe(res, adjusted)
-        payload = to_json(res, adjusted)
-        assert len(frame) == sum(len(p["rows"]) for p in payload) == 10
-        assert frame["effect"].tolist() == [r["effect"] for p in payload for r in p["rows"]]
-        assert set(frame["unit"]) == {"query"} and set(frame["budget"]) == {128, 256}
+        res = analyze(
+            frame(), treatment="a", baseline="b", resamples=199, bootstrap_resamples=100, seed=1
+        )
+        table = res.to_frame()
+        payload = res.to_json()
+        rows = [r for p in payload["comparisons"] for r in p["rows"]]
+        assert len(table) == len(rows) == 10
+        assert table["effect"].tolist() == [r["effect"] for r in rows]
+        assert set(table["unit"]) == {"query"} and set(table["budget"]) == {128, 256}
+        assert payload["treatment"] == "a" and payload["correction"] == "holm"

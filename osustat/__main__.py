@@ -1,0 +1,5 @@
+"""``python -m osustat``: the same command as ``osustat``."""
+
+from osustat.cli import main
+
+raise SystemExit(main())

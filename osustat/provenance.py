@@ -1,0 +1,266 @@
+"""Provenance of every report, and atomic output folders.
+
+:class:`Provenance` records what a report was made from: the osustat version, the versions of
+the numerical stack, the command line, seeds, resample counts, the SHA-256 of each input file
+and every exclusion with its reason and count. Reports print it (:meth:`Provenance.markdown`)
+and JSON outputs embed it (:meth:`Provenance.to_dict`); each output folder also holds it as
+``provenance.json``.
+
+:func:`atomic_output` writes a command's outputs into a temporary folder beside the target
+and renames it into place only when everything was written, so a failed run leaves no new
+files; it refuses to replace a folder made from different inputs unless ``force=True``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "PROVENANCE_FILE",
+    "OutputError",
+    "Provenance",
+    "atomic_output",
+    "file_sha256",
+    "package_versions",
+]
+
+#: The file every output folder carries; :func:`atomic_output` compares its ``inputs_digest``.
+PROVENANCE_FILE = "provenance.json"
+
+_PACKAGES = ("osustat", "numpy", "scipy", "statsmodels", "pandas", "sentence-transformers")
+
+
+class OutputError(ValueError):
+    """An output folder cannot be written (exists with other inputs, not a folder, ...)."""
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 (hex) of a file's bytes, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of osustat and its numerical stack (``'not installed'`` if absent)."""
+    out = {}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    if out["osustat"] == "not installed":  # running from a source tree without install
+        from . import __version__
+
+        out["osustat"] = __version__
+    return out
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What one report was made from.
+
+    Attributes
+    ----------
+    command : str
+        The command line (``'python API'`` when called from Python).
+    inputs : tuple of (role, path, sha256)
+    seeds : dict
+        Named seeds (e.g. ``{'master': 0}``).
+    resamples : dict
+        Named resample counts (e.g. ``{'sign-flip': 10000, 'bootstrap': 2000}``).
+    exclusions : tuple of (reason, count)
+        Every unit left out, with why; empty when nothing was excluded.
+    versions : dict
+        :func:`package_versions` at the time of the run.
+    """
+
+    command: str
+    inputs: tuple[tuple[str, str, str], ...] = ()
+    seeds: Mapping[str, Any] = field(default_factory=dict)
+    resamples: Mapping[str, int] = field(default_factory=dict)
+    exclusions: tuple[tuple[str, int], ...] = ()
+    versions: Mapping[str, str] = field(default_factory=package_versions)
+
+    @classmethod
+    def for_files(
+        cls,
+        files: Sequence[tuple[str, str | Path]],
+        *,
+        command: str | None = None,
+        **kwargs: Any,
+    ) -> Provenance:
+        """Provenance hashing each ``(role, path)`` input file."""
+        inputs = tuple((role, str(p), file_sha256(p)) for role, p in files)
+        return cls(command=command or command_line(), inputs=inputs, **kwargs)
+
+    @property
+    def inputs_digest(self) -> str:
+        """One SHA-256 over the inputs' roles and hashes (not their paths)."""
+        h = hashlib.sha256()
+        for role, _, sha in sorted(self.inputs):
+            h.update(f"{role}\0{sha}\n".encode())
+        return h.hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "versions": dict(self.versions),
+            "command": self.command,
+            "inputs": [{"role": r, "path": p, "sha256": s} for r, p, s in self.inputs],
+            "inputs_digest": self.inputs_digest,
+            "seeds": dict(self.seeds),
+            "resamples": dict(self.resamples),
+            "exclusions": [{"reason": r, "count": c} for r, c in self.exclusions],
+        }
+
+    def markdown(self) -> list[str]:
+        """A ``## Provenance`` section."""
+        v = ", ".join(f"{k} {val}" for k, val in self.versions.items())
+        lines = ["## Provenance", "", f"- Versions: {v}.", f"- Command: `{self.command}`."]
+        for role, path, sha in self.inputs:
+            lines.append(f"- Input ({role}): `{path}`, SHA-256 `{sha}`.")
+        if self.seeds:
+            lines.append("- Seeds: " + ", ".join(f"{k} = {s}" for k, s in self.seeds.items()))
+        if self.resamples:
+            lines.append(
+                "- Resamples: " + ", ".join(f"{k} {n:,}" for k, n in self.resamples.items())
+            )
+        if self.exclusions:
+            for reason, count in self.exclusions:
+                lines.append(f"- Excluded: {count} {reason}.")
+        else:
+            lines.append("- Excluded: nothing.")
+        return lines
+
+
+def command_line() -> str:
+    """The running command line, program name shortened to ``osustat``."""
+    argv = list(sys.argv)
+    if not argv or not argv[0]:
+        return "python API"
+    prog = Path(argv[0]).name
+    if prog in ("osustat", "__main__.py"):
+        argv[0] = "osustat"
+    elif prog.startswith("pytest") or (prog.endswith(".py") and prog != "osustat"):
+        return "python API"
+    return " ".join(argv)
+
+
+def _existing_digest(target: Path) -> str | None:
+    try:
+        data = json.loads((target / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    digest = data.get("inputs_digest") if isinstance(data, dict) else None
+    return digest if isinstance(digest, str) else None
+
+
+def check_target(target: str | Path, inputs_digest: str | None, *, force: bool = False) -> Path:
+    """Refuse an output path that cannot or must not be replaced; call before any work.
+
+    Raises
+    ------
+    OutputError
+        `target` is a file; or a non-empty folder that is not an osustat output or was made
+        from different inputs (unless `force`); or its parent cannot be created.
+    """
+    target = Path(target)
+    if target.exists() and not target.is_dir():
+        raise OutputError(f"`--out` {str(target)!r} is an existing file, not a folder.")
+    if target.is_dir() and any(target.iterdir()) and not force:
+        digest = _existing_digest(target)
+        if digest is None:
+            raise OutputError(
+                f"`--out` {str(target)!r} is a non-empty folder without an osustat "
+                f"{PROVENANCE_FILE}; choose a new folder or pass --force to replace it."
+            )
+        if inputs_digest is not None and digest != inputs_digest:
+            raise OutputError(
+                f"`--out` {str(target)!r} holds a report made from different inputs; choose a "
+                "new folder or pass --force to replace it."
+            )
+    parent = target.parent
+    if parent.exists() and not parent.is_dir():
+        raise OutputError(f"`--out` {str(target)!r}: {str(parent)!r} is not a folder.")
+    return target
+
+
+@contextmanager
+def atomic_output(
+    target: str | Path, *, inputs_digest: str | None = None, force: bool = False
+) -> Iterator[Path]:
+    """Yield a temporary folder beside `target`; on success rename it to `target`.
+
+    On any exception the temporary folder is removed and `target` is left as it was. An
+    existing `target` is replaced only when it was made from the same inputs (its
+    ``provenance.json`` has the same ``inputs_digest``) or when `force` is true.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from osustat.provenance import atomic_output
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "report"
+    >>> with atomic_output(out) as tmp:
+    ...     _ = (tmp / "report.md").write_text("# hi\\n")
+    >>> sorted(p.name for p in out.iterdir())
+    ['report.md']
+    """
+    target = check_target(target, inputs_digest, force=force)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+            old.rmdir()
+            target.rename(old)
+            try:
+                tmp.rename(target)
+            except OSError:
+                old.rename(target)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_json(path: Path, payload: Any) -> None:
+    """Write `payload` as indented JSON (NaN/inf become null), newline-terminated."""
+    path.write_text(json.dumps(_clean(payload), indent=2) + "\n", encoding="utf-8")
+
+
+def _clean(x: Any) -> Any:
+    import math
+
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_clean(v) for v in x]
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if hasattr(x, "item") and callable(x.item):  # numpy scalars
+        return _clean(x.item())
+    return x
