@@ -70,7 +70,7 @@ def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
 
 def _ci_caption(res: AnalysisResult) -> str:
     first = res.comparisons[0].rows[-1].effect.ci
-    clustered = res.unit == "query"
+    clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for c in res.comparisons for r in c.rows)
     return (
         f"{first.level:.0%} {first.method} bootstrap intervals"
         + (" (resampling episodes: clusters of queries)" if clustered else "")
@@ -173,9 +173,9 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
         out += [f"## Effects across {axis}s", ""]
         for metric, name in closing:
             out += [
-                f"![Per-cell effect on {metric} by {axis}]({name}.png)",
+                f"![Effect on {metric} by {axis}]({name}.png)",
                 "",
-                f"*Figure: Δ {metric} per cell against the {res.budget_axis}, with "
+                f"*Figure: Δ {metric} (per cell and aggregate) against the {res.budget_axis}, with "
                 f"{_ci_caption(res)}. Vector version: [{name}.svg]({name}.svg).*",
                 "",
             ]

@@ -1,0 +1,120 @@
+"""TREC interop checked against trec_eval (through ir_measures / pytrec_eval).
+
+The fixture (examples/trec/, written by examples/make_trec_fixture.py) is simulated but in
+the real formats, with score ties, ranks that disagree with scores and a missing topic.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from osustat.cli import main
+from osustat.inputs import records_from_trec
+
+ir_measures = pytest.importorskip("ir_measures")
+
+TREC = Path(__file__).resolve().parents[1] / "examples" / "trec"
+QRELS = TREC / "qrels.txt"
+MEASURES = ("nDCG@10", "AP", "P@5", "R@10", "RR", "nDCG")
+
+
+def reference(run: Path, measures):
+    """trec_eval's per-query values on the raw run file (its own ordering by score)."""
+    qrels = list(ir_measures.read_trec_qrels(str(QRELS)))
+    out = {}
+    for m in ir_measures.iter_calc(
+        [ir_measures.parse_measure(x) for x in measures],
+        qrels,
+        list(ir_measures.read_trec_run(str(run))),
+    ):
+        out[(m.query_id, str(m.measure).lower())] = m.value
+    return out
+
+
+def ours(loaded, method, depth):
+    rec = loaded.records
+    rec = rec[(rec["method"] == method) & (rec["budget"] == depth)]
+    return {(r.query_id, r.metric): r.value for r in rec.itertuples()}
+
+
+@pytest.mark.parametrize("tag", ["bm25", "rm3"])
+def test_measures_equal_trec_eval_at_full_depth(tag):
+    loaded = records_from_trec(
+        TREC / f"{tag}.run",
+        QRELS,
+        depths=[30, 1000],
+        measures=MEASURES,
+        hit_k=[1],
+        zero_fill=True,
+    )
+    ref = reference(TREC / f"{tag}.run", [*MEASURES, "Success@10"])
+    got = ours(loaded, tag, 1000)
+    compared = 0
+    for (qid, name), value in ref.items():
+        if name == "success@10":
+            # hit@1 (at least one relevant document) at depth 10 is trec_eval's success_10
+            continue
+        assert got[(qid, name)] == pytest.approx(value, abs=1e-12), (qid, name)
+        compared += 1
+    # ir_measures scores rm3's unranked topic 312 as 0, like trec_eval -c and --zero-fill
+    assert compared == len(MEASURES) * 12
+    # osustat's own recall at depth 10 is trec_eval's recall_10 (R@10)
+    at10 = records_from_trec(TREC / f"{tag}.run", QRELS, depths=10, hit_k=[1], zero_fill=True)
+    got10 = ours(at10, tag, 10)
+    for (qid, name), value in ref.items():
+        if name == "r@10":
+            assert got10[(qid, "recall")] == pytest.approx(value, abs=1e-12)
+        if name == "success@10":
+            assert got10[(qid, "hit@1")] == value
+
+
+def test_rank_order_warns_and_differs():
+    by_score = records_from_trec(TREC / "rm3.run", QRELS, depths=[1], hit_k=[1])
+    by_rank = records_from_trec(TREC / "rm3.run", QRELS, depths=[1], hit_k=[1], order="rank")
+    assert by_score.warnings and "disagrees with the score order" in by_score.warnings[0]
+    assert "--order rank" in by_score.warnings[0]
+    a, b = ours(by_score, "rm3", 1), ours(by_rank, "rm3", 1)
+    assert a != b  # the swapped top documents of 303/306/309 change recall at depth 1
+
+
+def test_zero_fill_and_missing_topic_hint(tmp_path, capsys):
+    common = ["--treatment", "rm3", "--baseline", "bm25", "--resamples", "999"]
+    runs = ["--run", f"bm25={TREC / 'bm25.run'}", "--run", f"rm3={TREC / 'rm3.run'}"]
+    base = ["analyze", *runs, "--qrels", str(QRELS), "--depth", "10", *common]
+    assert main([*base, "--metric", "recall"]) == 2
+    err = capsys.readouterr().err
+    assert "unpaired queries" in err and "--zero-fill" in err and "'312'" in err
+    assert main([*base, "--metric", "recall", "--zero-fill", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["comparisons"][0]["rows"][-1]["n"] == 12
+    assert payload["budget_kind"] == "depth"
+    assert any("zero-filled" in n and "'312'" in n for n in payload["input_notes"])
+
+
+def test_concatenated_runs_hint_and_named_runs(capsys):
+    args = ["analyze", str(TREC / "concat.run"), "--qrels", str(QRELS), "--depth", "10"]
+    assert main([*args, "--treatment", "a", "--baseline", "b"]) == 2
+    err = capsys.readouterr().err
+    assert "ranked twice" in err and "--run NAME=FILE" in err and "concat.run', line" in err
+
+
+def test_measures_through_cli_with_depth_axis(tmp_path, capsys):
+    runs = ["--run", f"bm25={TREC / 'bm25.run'}", "--run", f"rm3={TREC / 'rm3.run'}"]
+    args = ["analyze", *runs, "--qrels", str(QRELS), "--depth", "10,30", "--zero-fill"]
+    args += ["--measure", "nDCG@10,AP", "--treatment", "rm3", "--baseline", "bm25"]
+    args += ["--resamples", "999", "--bootstrap-resamples", "200", "--out", str(tmp_path / "o")]
+    assert main(args) == 0
+    text = (tmp_path / "o" / "report.md").read_text()
+    assert "## ndcg@10 at depth 10" in text and "## ap at depth 30" in text
+    assert "## Effects across depths" in text and "against the depth k" in text
+    svg = (tmp_path / "o" / "depths-ndcg10.svg").read_text()
+    assert "depth k (documents retrieved)" in svg and "token budget" not in svg
+    assert (tmp_path / "o" / "depths-ndcg10.png").read_bytes()[:4] == b"\x89PNG"
+    assert "aggregate tests form the families" in text
+
+
+def test_unknown_measure_names_it(capsys):
+    args = ["analyze", str(TREC / "bm25.run"), "--qrels", str(QRELS), "--depth", "10"]
+    assert main([*args, "--measure", "nDCG@x", "--treatment", "a", "--baseline", "b"]) == 2
+    assert "ir_measures does not know 'nDCG@x'" in capsys.readouterr().err
