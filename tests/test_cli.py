@@ -134,3 +134,59 @@ class TestAnalyze:
         pd.DataFrame({"query_id": ["q"], "value": [1]}).to_csv(path, index=False)
         assert main(["analyze", str(path), "--treatment", "a", "--baseline", "b"]) == 2
         assert "missing required columns" in capsys.readouterr().err
+
+
+class TestCommandLine:
+    def test_version_and_python_m(self, capsys):
+        import subprocess
+        import sys
+
+        import osustat
+
+        with pytest.raises(SystemExit) as exc:
+            main(["--version"])
+        assert exc.value.code == 0
+        assert capsys.readouterr().out.strip() == f"osustat {osustat.__version__}"
+        done = subprocess.run(
+            [sys.executable, "-m", "osustat", "--version"], capture_output=True, text=True
+        )
+        assert done.returncode == 0 and done.stdout.strip() == f"osustat {osustat.__version__}"
+
+    def test_every_option_has_help(self):
+        from osustat.cli import build_parser
+
+        parser = build_parser()
+        sub = next(a for a in parser._actions if a.dest == "command")
+        for name, p in sub.choices.items():
+            for action in p._actions:
+                if action.dest in ("help",):
+                    continue
+                assert action.help, f"{name} {action.option_strings or action.dest} lacks help"
+
+    def test_json_file_beside_markdown(self, tmp_path, capsys):
+        path = small_records(tmp_path)
+        args = ["analyze", str(path), "--treatment", "osu-mem", "--baseline", "flat-vector"]
+        args += ["--metric", "recall", "--resamples", "999", "--json", str(tmp_path / "r.json")]
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("# Cell-conditional analysis")  # the markdown, not replaced
+        payload = json.loads((tmp_path / "r.json").read_text())
+        assert payload["metrics"] == ["recall"]
+
+    def test_default_metrics_are_those_present(self, tmp_path, capsys):
+        df = pd.read_csv(EXAMPLE)
+        df = df[(df["metric"] == "recall") & (df["budget"] == 256)]
+        path = tmp_path / "recall_only.csv"
+        df.to_csv(path, index=False)
+        args = ["analyze", str(path), "--treatment", "osu-mem", "--baseline", "flat-vector"]
+        assert main([*args, "--resamples", "999", "--bootstrap-resamples", "100"]) == 0
+        assert "## recall at B = 256" in capsys.readouterr().out
+
+    def test_record_errors_name_file_lines(self, tmp_path, capsys):
+        df = pd.read_csv(EXAMPLE)
+        df.loc[4, "value"] = float("nan")
+        path = tmp_path / "r.csv"
+        df.to_csv(path, index=False)
+        assert main(["analyze", str(path), "--treatment", "a", "--baseline", "b"]) == 2
+        err = capsys.readouterr().err
+        assert f"records file '{path}'" in err and "on lines 6" in err  # header is line 1

@@ -1,0 +1,175 @@
+"""osustat.analyze: declared families, verdict words, self-describing outputs."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.multitest import multipletests
+
+import osustat
+from osustat.analysis import describe_verdict
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "records.csv"
+
+
+@pytest.fixture(scope="module")
+def records():
+    return pd.read_csv(EXAMPLE)
+
+
+def run(records, **kw):
+    kw.setdefault("resamples", 499)
+    kw.setdefault("bootstrap_resamples", 100)
+    return osustat.analyze(records, treatment="osu-mem", baseline="flat-vector", **kw)
+
+
+class TestFamilies:
+    @pytest.mark.parametrize(
+        ("family", "sizes"),
+        [("per-metric-budget", {4}), ("per-metric", {8}), ("all", {16})],
+    )
+    def test_family_sizes_and_holm_matches_statsmodels(self, records, family, sizes):
+        res = run(records, family=family)
+        rows = [r for c in res.comparisons for r in c.rows if r.family is not None]
+        assert {r.family_size for r in rows} == sizes
+        for name in {r.family for r in rows}:
+            members = [r for r in rows if r.family == name]
+            ref = multipletests([r.pvalue for r in members], method="holm")[1]
+            np.testing.assert_allclose([r.pvalue_adjusted for r in members], ref, rtol=1e-12)
+        # aggregates are outside every family
+        aggs = [c.rows[-1] for c in res.comparisons]
+        assert all(r.family is None and r.pvalue_adjusted is None for r in aggs)
+        assert f"Correction family (`{family}`)" in res.to_markdown()
+
+    def test_user_groups(self, records):
+        fam = [[("hit@2", 128), ("hit@2", 256)], [("recall", 128), ("recall", 256)]]
+        res = run(records, family=fam)
+        assert res.family == "user"
+        assert {r.family_size for c in res.comparisons for r in c.rows if r.family} == {8}
+        with pytest.raises(ValueError, match=r"`family` leaves out .*\('recall', 256\)"):
+            run(records, family=[[("hit@2", 128), ("hit@2", 256), ("recall", 128)]])
+        with pytest.raises(ValueError, match="not analysed"):
+            run(records, family=[[("hit@2", 999)]])
+
+    def test_wider_family_changes_the_verdict_words(self, records):
+        narrow = run(records, family="per-metric-budget", metrics=["hit@2"], budgets=[256])
+        wide = run(records, family="all")
+        row_n = narrow.comparisons[0].rows[3]  # T-E- at B=256
+        row_w = next(c for c in wide.comparisons if c.heading == "hit@2 at B = 256").rows[3]
+        assert row_n.pvalue == row_w.pvalue  # same test, same seed stream for this table
+        assert "over m = 4" in row_n.verdict and "over m = 16" in row_w.verdict
+
+    def test_no_cells_makes_aggregates_the_family(self, records):
+        res = run(records, unit="episode", family="all")
+        assert res.family_members == "aggregate tests"
+        assert {c.rows[-1].family_size for c in res.comparisons} == {4}
+
+
+class TestVerdicts:
+    def test_raw_significant_but_not_after_correction(self):
+        v = describe_verdict(
+            0.16,
+            0.004,
+            0.064,
+            alpha=0.05,
+            correction="holm",
+            family_size=16,
+            mde=0.3,
+            mde_alpha=0.05 / 16,
+        )
+        assert v == "not significant after Holm over m = 16 (raw p = .004)"
+
+    def test_significant_and_uncorrected(self):
+        v = describe_verdict(
+            -0.2,
+            0.0004,
+            0.0004,
+            alpha=0.05,
+            correction="none",
+            family_size=3,
+            mde=0.1,
+            mde_alpha=0.05,
+        )
+        assert v == "hurts: significant at α = 0.05 (p < .001)"
+        v = describe_verdict(
+            0.1,
+            0.3,
+            None,
+            alpha=0.05,
+            correction="holm",
+            family_size=0,
+            mde=0.1,
+            mde_alpha=0.05,
+        )
+        assert v == "not significant (p = .300, uncorrected)"
+
+    def test_mde_uses_the_family_level(self, records):
+        res = run(records, metrics=["recall"], budgets=[256])
+        row = res.comparisons[0].rows[0]
+        assert row.mde_alpha == pytest.approx(0.05 / 4)
+        d = res.comparisons[0].result.paired
+        mask = np.array([c.value == row.label for c in d.cells])
+        sd = d.differences[mask].std(ddof=1)
+        assert row.mde == pytest.approx(
+            osustat.minimum_detectable_effect(sd, int(mask.sum()), alpha=0.05 / 4)
+        )
+        assert row.mde > osustat.minimum_detectable_effect(sd, int(mask.sum()), alpha=0.05)
+
+
+class TestOutputs:
+    def test_json_is_self_describing(self, records):
+        res = run(records, metrics=["hit@2", "recall"], budgets=[256], seed=7)
+        p = json.loads(json.dumps(res.to_json()))
+        assert p["treatment"] == "osu-mem" and p["baseline"] == "flat-vector"
+        assert p["seed"] == 7 and p["alpha"] == 0.05 and p["correction"] == "holm"
+        assert p["provenance"]["inputs"][0]["sha256"]
+        assert p["provenance"]["versions"]["osustat"] == osustat.__version__
+        rows = p["comparisons"][0]["rows"]
+        assert all(r["verdict"] for r in rows)
+        exact = [r for r in rows if r["pvalue_exact"]]
+        assert exact and all(r["n_resamples"] is None and r["pvalue_mc_se"] == 0 for r in exact)
+        mc = [r for c in p["comparisons"] for r in c["rows"] if not r["pvalue_exact"]]
+        for r in mc:
+            assert r["pvalue_mc_se"] == pytest.approx(
+                (r["pvalue"] * (1 - r["pvalue"]) / r["n_resamples"]) ** 0.5
+            )
+        frame = res.to_frame()
+        assert len(frame) == sum(len(c["rows"]) for c in p["comparisons"])
+
+    def test_markdown_formats(self, records):
+        text = run(records).to_markdown()
+        assert "-0.000" not in text and "p = <" not in text and "0.070." not in text
+        assert "the 0 per-cell" not in text
+        assert "exact (binomial)" in text and "Monte Carlo (B = 499)" in text
+        assert "147573952589676412928" not in text
+
+    def test_save_is_atomic_and_refuses_other_inputs(self, records, tmp_path):
+        res = run(records, metrics=["hit@2"], budgets=[128, 256])
+        out = res.save(tmp_path / "r")
+        names = sorted(p.name for p in out.iterdir())
+        assert names == sorted(
+            [
+                "report.md",
+                "results.json",
+                "provenance.json",
+                "forest-hit2-B128.png",
+                "forest-hit2-B128.svg",
+                "forest-hit2-B256.png",
+                "forest-hit2-B256.svg",
+                "budgets-hit2.png",
+                "budgets-hit2.svg",
+            ]
+        )
+        res.save(tmp_path / "r")  # same inputs: replaced
+        other = run(records[records["budget"] == 128], metrics=["hit@2"])
+        with pytest.raises(ValueError, match=r"made from different inputs.*--force"):
+            other.save(tmp_path / "r")
+        other.save(tmp_path / "r", force=True)
+        assert not (tmp_path / "r" / "forest-hit2-B256.png").exists()
+        assert [p.name for p in tmp_path.iterdir()] == ["r"]  # no temporary folder left
+
+    def test_paired_names(self, records):
+        p = osustat.paired(records, "osu-mem", "flat-vector", metric="recall", budget=128)
+        assert (p.treatment_name, p.baseline_name) == ("osu-mem", "flat-vector")
