@@ -515,7 +515,7 @@ def _run_sources(
     return [(None, Path(r)) for r in runs]
 
 
-def _trec_order(entries: list[tuple[int, float, str, str]], order: str) -> list[str]:
+def _trec_order(entries: list[tuple[int, float, str, Any]], order: str) -> list[str]:
     """Documents in trec_eval's order (score descending, ties by docid descending) or, with
     ``order='rank'``, by the rank column (same tie-break)."""
     by_docid = sorted(entries, key=lambda e: e[2], reverse=True)
@@ -634,7 +634,9 @@ def records_from_trec(
     relevant: dict[str, list[str]] = {}
     grades: dict[str, dict[str, int]] = {}
     judged: set[str] = set()
-    for _no, fields, loc in _lines(qrels_path, "qrels", 4):
+    qprefix = f"qrels file {str(qrels_path)!r}"
+    for no, fields in _lines(qrels_path, "qrels", 4):
+        loc = _Loc(qprefix, no)
         qid, _, docid, rel = fields
         try:
             grade = int(rel)
@@ -647,33 +649,43 @@ def records_from_trec(
         if grade > 0:
             relevant.setdefault(qid, []).append(docid)
 
-    ranked: dict[tuple[str, str], list[tuple[int, float, str, str]]] = {}
+    ranked: dict[tuple[str, str], list[tuple[int, float, str, Any]]] = {}
+    ranked_docs: dict[tuple[str, str], set[str]] = {}
     origin: dict[str, str] = {}
     for name, path in sources:
-        for _no, fields, loc in _lines(path, "run", 6):
+        spath = str(path)
+        rprefix = f"run file {spath!r}"
+        for no, fields in _lines(path, "run", 6):
             qid, _, docid, rank, score, tag = fields
             method = name or tag
             try:
                 r, s = int(rank), float(score)
             except ValueError:
                 raise ValueError(
-                    f"{loc}: rank must be an integer and score a number; got {rank!r}, {score!r}."
+                    f"{_Loc(rprefix, no)}: rank must be an integer and score a number; got "
+                    f"{rank!r}, {score!r}."
                 ) from None
             if not math.isfinite(s):
-                raise ValueError(f"{loc}: score must be finite; got {score!r}.")
-            if origin.setdefault(method, str(path)) != str(path):
+                raise ValueError(f"{_Loc(rprefix, no)}: score must be finite; got {score!r}.")
+            if origin.setdefault(method, spath) != spath:
                 raise ValueError(
-                    f"{loc}: run {method!r} also comes from {origin[method]!r}; give each run "
-                    "its own name with --run NAME=FILE (Python: runs={name: file})."
+                    f"{_Loc(rprefix, no)}: run {method!r} also comes from {origin[method]!r}; "
+                    "give each run its own name with --run NAME=FILE (Python: runs={name: file})."
                 )
-            entries = ranked.setdefault((method, qid), [])
-            if any(d == docid for _, _, d, _ in entries):
+            rk = (method, qid)
+            entries = ranked.get(rk)
+            if entries is None:
+                entries = ranked[rk] = []
+                ranked_docs[rk] = set()
+            seen_docs = ranked_docs[rk]
+            if docid in seen_docs:
                 raise ValueError(
-                    f"{loc}: document {docid!r} is ranked twice for {qid!r} by {method!r}. If "
-                    "this file concatenates several runs that share a tag, give each run its "
-                    "own file and name: --run NAME=FILE (repeatable)."
+                    f"{_Loc(rprefix, no)}: document {docid!r} is ranked twice for {qid!r} by "
+                    f"{method!r}. If this file concatenates several runs that share a tag, give "
+                    "each run its own file and name: --run NAME=FILE (repeatable)."
                 )
-            entries.append((r, s, docid, loc))
+            entries.append((r, s, docid, no))
+            seen_docs.add(docid)
 
     annotations = read_evidence(evidence) if evidence is not None else None
     methods = sorted({m for m, _ in ranked})
@@ -824,22 +836,45 @@ def records_from_trec(
     return Loaded(pd.DataFrame(out), tuple(exclusions), desc, tuple(warnings), tuple(notes))
 
 
-def _lines(path: Path, what: str, n_fields: int) -> list[tuple[int, list[str], str]]:
+class _Loc:
+    """``<what> file '<path>', line <no>``, formatted only when an error needs it."""
+
+    __slots__ = ("no", "prefix")
+
+    def __init__(self, prefix: str, no: int) -> None:
+        self.prefix, self.no = prefix, no
+
+    def __str__(self) -> str:
+        return f"{self.prefix}, line {self.no}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def _lines(path: Path, what: str, n_fields: int) -> list[tuple[int, list[str]]]:
     if not path.exists():
         raise FileNotFoundError(f"{what} file {str(path)!r} does not exist.")
+    if path.is_dir():
+        raise ValueError(f"{what} file {str(path)!r} is a folder, not a file.")
+    prefix = f"{what} file {str(path)!r}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{prefix} is not UTF-8 text ({exc.reason} at byte {exc.start})."
+        ) from None
     out = []
-    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for no, line in enumerate(text.splitlines(), 1):
         fields = line.split()
-        loc = f"{what} file {str(path)!r}, line {no}"
+        if not fields:
+            continue
         if len(fields) != n_fields:
             expected = "qid Q0 docid rank score tag" if what == "run" else "qid iteration docid rel"
             raise ValueError(
-                f"{loc}: expected {n_fields} whitespace-separated fields ({expected}); got "
-                f"{len(fields)}: {line.strip()!r}."
+                f"{prefix}, line {no}: expected {n_fields} whitespace-separated fields "
+                f"({expected}); got {len(fields)}: {line.strip()!r}."
             )
-        out.append((no, fields, loc))
+        out.append((no, fields))
     if not out:
-        raise ValueError(f"{what} file {str(path)!r} is empty.")
+        raise ValueError(f"{prefix} is empty.")
     return out
