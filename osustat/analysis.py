@@ -497,7 +497,7 @@ def _records_digest(df: pd.DataFrame) -> str:
 
 
 def analyze(
-    records: pd.DataFrame,
+    records: pd.DataFrame | str | Path,
     *,
     treatment: str,
     baseline: str,
@@ -520,8 +520,9 @@ def analyze(
 
     Parameters
     ----------
-    records : pandas.DataFrame
-        Long records (:func:`osustat.validate_records`), e.g. from
+    records : pandas.DataFrame or path
+        Long records (:func:`osustat.validate_records`), or the path of a records file
+        (read with :func:`osustat.load_records` and hashed for the provenance), e.g. from
         :func:`osustat.inputs.read_records`, :func:`osustat.records_from_trec` or
         :func:`osustat.records_from_retrievals` (``.records``).
     treatment, baseline : str
@@ -578,6 +579,12 @@ def analyze(
         raise ValueError(f"`unit` must be 'query' or 'episode'; got {unit!r}.")
     if budget_kind not in ("tokens", "depth"):
         raise ValueError(f"`budget_kind` must be 'tokens' or 'depth'; got {budget_kind!r}.")
+    if isinstance(records, str | Path):
+        from .inputs import load_records
+
+        if provenance is None:
+            provenance = Provenance.for_files([("records", records)], command=command_line())
+        records = load_records(records)
     df = validate_records(records)
     if df.empty:
         raise ValueError("`records` holds no rows.")

@@ -279,7 +279,10 @@ def budget_effects_plot(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(f"Δ {metric} (treatment − baseline)")
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, title="cell", title_fontsize=8, loc="best", framealpha=0.9)
+    # outside the axes, so the legend never hides an interval
+    ax.legend(
+        fontsize=8, title="cell", title_fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5)
+    )
     fig.tight_layout()
     out = _save(fig, path)
     plt.close(fig)
