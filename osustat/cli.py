@@ -403,6 +403,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         ),
         seeds={"master": args.seed},
         resamples={"sign-flip": args.resamples},
+        exclusions_note="the pipeline's own exclusions, if any, are stated in the report above.",
     )
     with atomic_output(args.out, inputs_digest=prov.inputs_digest, force=args.force) as tmp:
         result = reproduce_synthetic(

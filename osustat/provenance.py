@@ -94,6 +94,7 @@ class Provenance:
     resamples: Mapping[str, int] = field(default_factory=dict)
     exclusions: tuple[tuple[str, int], ...] = ()
     versions: Mapping[str, str] = field(default_factory=package_versions)
+    exclusions_note: str = ""
 
     @classmethod
     def for_files(
@@ -124,6 +125,7 @@ class Provenance:
             "seeds": dict(self.seeds),
             "resamples": dict(self.resamples),
             "exclusions": [{"reason": r, "count": c} for r, c in self.exclusions],
+            **({"exclusions_note": self.exclusions_note} if self.exclusions_note else {}),
         }
 
     def markdown(self) -> list[str]:
@@ -141,6 +143,8 @@ class Provenance:
         if self.exclusions:
             for reason, count in self.exclusions:
                 lines.append(f"- Excluded: {count} {reason}.")
+        elif self.exclusions_note:
+            lines.append(f"- Excluded: {self.exclusions_note}")
         else:
             lines.append("- Excluded: nothing.")
         return lines

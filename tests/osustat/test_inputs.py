@@ -346,3 +346,29 @@ class TestRecordsFromTrec:
         left = a.records[a.records["metric"] != "tokens"].sort_values(keys).reset_index(drop=True)
         right = b.records.sort_values(keys).reset_index(drop=True)
         assert left[[*keys, "cell", "value"]].equals(right[[*keys, "cell", "value"]])
+
+
+def test_trec_depths_accepts_one_int(tmp_path):
+    from osustat.inputs import records_from_trec
+
+    (tmp_path / "run.txt").write_text("e1/q1 Q0 s3 1 9.1 osu\ne1/q1 Q0 s5 2 8.0 osu\n")
+    (tmp_path / "qrels.txt").write_text("e1/q1 0 s3 1\ne1/q1 0 s8 1\n")
+    rec = records_from_trec(tmp_path / "run.txt", tmp_path / "qrels.txt", depths=10).records
+    assert set(rec["budget"]) == {10}
+    assert rec.loc[rec["metric"] == "recall", "value"].tolist() == [0.5]
+
+
+def test_trec_ties_follow_trec_eval(tmp_path):
+    """Equal scores: docid descending first (trec_eval), whatever the rank column says."""
+    from osustat.inputs import records_from_trec
+
+    (tmp_path / "run.txt").write_text("q Q0 a 1 5.0 m\nq Q0 b 2 5.0 m\nq Q0 c 3 1.0 m\n")
+    (tmp_path / "qrels.txt").write_text("q 0 b 1\n")
+    loaded = records_from_trec(tmp_path / "run.txt", tmp_path / "qrels.txt", depths=1)
+    rec = loaded.records
+    assert rec.loc[rec["metric"] == "recall", "value"].tolist() == [1.0]  # b before a
+    assert "1 of 1 rankings" in loaded.warnings[0]
+    by_rank = records_from_trec(
+        tmp_path / "run.txt", tmp_path / "qrels.txt", depths=1, order="rank"
+    ).records
+    assert by_rank.loc[by_rank["metric"] == "recall", "value"].tolist() == [0.0]
