@@ -60,7 +60,7 @@ class TestRun:
     def test_bad_arguments(self):
         with pytest.raises(ValueError, match="`n_episodes` must be >= 1"):
             run_synthetic(0, progress=False)
-        with pytest.raises(ValueError, match="`jobs` must be >= 1"):
+        with pytest.raises(ValueError, match="`jobs` must be an integer >= 1"):
             run_synthetic(2, jobs=0, progress=False)
 
 
