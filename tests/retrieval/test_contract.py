@@ -168,7 +168,8 @@ class _PeeksAtFuture:
     def retrieve(self, query, budget, *, time=None, evidence=None):
         t = self.trajectory_
         end = t.n_steps if time is None else time
-        scores = t.embeddings[:end] @ (np.asarray(query) - t.embeddings.mean(axis=0))
+        center = t.embeddings.mean(axis=0) if t.n_steps else 0.0
+        scores = t.embeddings[:end] @ (np.asarray(query) - center)
         steps, used = pack(np.argsort(-scores, kind="stable"), t.costs, budget)
         return RetrievalResult(np.array(steps, dtype=np.int64), used)
 
