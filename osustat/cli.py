@@ -282,6 +282,16 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_retriever(args: argparse.Namespace) -> int:
+    from osustat.retrieval.contract import check_retriever
+    from osustat.retrieval.registry import load_retriever
+
+    spec = load_retriever(args.retriever)
+    report = check_retriever(spec.factory)
+    print(report.to_text())
+    return 0 if report.passed else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="osustat",
@@ -339,6 +349,17 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--resamples", type=int, default=10_000, help="sign-flip resamples")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
     rp.set_defaults(func=_reproduce)
+
+    cr = sub.add_parser(
+        "check-retriever",
+        help="run the retriever contract on your own class (exit 0 pass, 1 fail, 2 bad input)",
+    )
+    cr.add_argument(
+        "retriever",
+        help="module:Class (importable; a zero-argument class or factory) or the name of an "
+        "entry point in the group osustat.retrievers",
+    )
+    cr.set_defaults(func=_check_retriever)
     return parser
 
 

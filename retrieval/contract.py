@@ -271,8 +271,8 @@ class ContractReport:
             + (f" -- {r.message}" if r.message else "")
             for r in self.results
         ]
-        n_fail = len(self.failures)
-        summary = f"{len(self.results) - n_fail} passed, {n_fail} failed"
+        n_pass = len(self.results) - len(self.failures)
+        summary = f"{n_pass} of {len(self.results)} checks passed"
         return "\n".join([f"retriever contract: {self.retriever}", *rows, summary])
 
 

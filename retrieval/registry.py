@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -91,6 +93,18 @@ def make(name: str) -> Retriever:
     return METHODS[name].factory()
 
 
+def _import(module_name: str) -> object:
+    """Import a module; like ``python -m``, the current directory counts as importable."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError:
+        cwd = os.getcwd()
+        if cwd in sys.path:
+            raise
+        sys.path.insert(0, cwd)
+        return importlib.import_module(module_name)
+
+
 def load_retriever(spec: str) -> MethodSpec:
     """A user retriever from ``module:Class`` (or ``module:factory``) or an entry point name.
 
@@ -99,22 +113,22 @@ def load_retriever(spec: str) -> MethodSpec:
     class attribute. Entry points are looked up in the group ``osustat.retrievers``.
     """
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"`--retriever` must be 'module:Class' or an entry point; got {spec!r}.")
+        raise ValueError(f"a retriever must be 'module:Class' or an entry point; got {spec!r}.")
     spec = spec.strip()
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
         try:
-            module = importlib.import_module(module_name)
+            module = _import(module_name)
         except ImportError as exc:
             raise ValueError(
-                f"`--retriever {spec}`: cannot import module {module_name!r} ({exc}); is it "
+                f"retriever {spec!r}: cannot import module {module_name!r} ({exc}); is it "
                 "installed or on PYTHONPATH?"
             ) from exc
         try:
             factory = functools.reduce(getattr, attr.split("."), module)
         except AttributeError:
             raise ValueError(
-                f"`--retriever {spec}`: module {module_name!r} has no attribute {attr!r}."
+                f"retriever {spec!r}: module {module_name!r} has no attribute {attr!r}."
             ) from None
     else:
         from importlib.metadata import entry_points
@@ -122,21 +136,21 @@ def load_retriever(spec: str) -> MethodSpec:
         found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == spec]
         if not found:
             raise ValueError(
-                f"`--retriever {spec}`: no 'module:Class' and no entry point named {spec!r} in "
+                f"retriever {spec!r}: no 'module:Class' and no entry point named {spec!r} in "
                 f"group {ENTRY_POINT_GROUP!r}."
             )
         factory = found[0].load()
     if not callable(factory):
-        raise ValueError(f"`--retriever {spec}`: {factory!r} is not a class or factory.")
+        raise ValueError(f"retriever {spec!r}: {factory!r} is not a class or factory.")
     try:
         instance = factory()
     except Exception as exc:
         raise ValueError(
-            f"`--retriever {spec}`: constructing it with no arguments failed: {exc}"
+            f"retriever {spec!r}: constructing it with no arguments failed: {exc}"
         ) from exc
     if not isinstance(instance, Retriever):
         raise ValueError(
-            f"`--retriever {spec}`: {type(instance).__name__} does not follow the retriever "
+            f"retriever {spec!r}: {type(instance).__name__} does not follow the retriever "
             "protocol (class attributes `name` and `oracle`, methods `build(trajectory)` and "
             "`retrieve(query, budget, *, time=None, evidence=None)`); see docs/scaling.md."
         )

@@ -225,7 +225,7 @@ class TestLoadRetriever:
             ("osustat.retrieval.base:pack", "constructing it with no arguments failed"),
             ("builtins:dict", "does not follow the retriever protocol"),
             ("no-such-entry-point", "no entry point named 'no-such-entry-point'"),
-            ("", "must be 'module:Class'"),
+            ("", "must be .module:Class. or an entry point"),
         ],
     )
     def test_errors(self, text, match):
