@@ -218,7 +218,9 @@ class TestAudit:
         assert res.checks[2].family_size == 1
 
     def test_family_correction_and_alpha_are_used(self):
-        head = '[family.f]\ncorrection = "bonferroni"\nalpha = 0.01\n'
+        # `correction` is what the authors applied (as tested); `strict_correction` the
+        # strict standard's (Holm unless declared).
+        head = '[family.f]\ncorrection = "bonferroni"\nstrict_correction = "sidak"\nalpha = 0.01\n'
         d = np.linspace(-0.1, 0.3, 40)
         res = audit(
             parse_claims(head + claim("a") + claim("b", metric="recall", threshold=0.05)),
@@ -227,7 +229,25 @@ class TestAudit:
             rng=0,
         )
         for c in res.checks:
-            assert c.pvalue_adjusted == pytest.approx(min(1.0, 2 * c.test.pvalue))
+            p = c.test.pvalue
+            assert c.as_tested.pvalue_adjusted == pytest.approx(min(1.0, 2 * p))
+            assert c.pvalue_adjusted == pytest.approx(1 - (1 - p) ** 2)
+            assert c.strict.correction == "sidak" and c.as_tested.correction == "bonferroni"
+            assert (c.as_tested.verdict == "reproduced") == (
+                c.as_tested.pvalue_adjusted <= 0.01 and c.effect > c.claim.threshold
+            )
+
+    def test_default_family_no_correction_as_tested_holm_strict(self):
+        cells = ["T+E+", "T-E-"] * 50
+        d = np.where(np.arange(100) % 2 == 0, 0.2, 0.05) + np.tile([0.01, -0.01, 0.0, 0.02], 25)
+        res = run(
+            claim("a", cell="T+E+"), claim("b", cell="T-E-"), data=from_differences(d, cells=cells)
+        )
+        raw = [c.test.pvalue for c in res.checks]
+        assert [c.as_tested.pvalue_adjusted for c in res.checks] == raw
+        assert [c.strict.pvalue_adjusted for c in res.checks] == pytest.approx(
+            adjust_pvalues(raw, method="holm").pvalues_adjusted
+        )
 
     # -- Flags --
     def test_p_below_minimum(self):
