@@ -147,6 +147,79 @@ class TestParseClaims:
         with pytest.raises(ValueError, match=r"\[family.f\]: unknown keys \['method'\]"):
             parse_claims(claims_with(head='[family.f]\nmethod = "holm"\n'))
 
+    # -- kinds, margin, seed, strict correction --
+    def test_unknown_kind(self):
+        with pytest.raises(ValueError, match=r"`kind` must be one of \['difference', 'means'"):
+            parse_claims(claims_with('kind = "ratio"\n'))
+
+    def test_equivalence_needs_margin_and_no_direction(self):
+        eq = 'kind = "equivalence"\n'
+        with pytest.raises(ValueError, match=r"keys \['direction'\] have no meaning for kind"):
+            parse_claims(claims_with(eq + "margin = 0.01\n"))
+        no_dir = ('direction = "greater"\n', eq)
+        with pytest.raises(ValueError, match=r"missing required keys \['margin'\] for kind"):
+            parse_claims(claims_with(replace=no_dir))
+        with pytest.raises(ValueError, match="`margin` must be positive"):
+            parse_claims(claims_with("margin = -0.01\n", replace=no_dir))
+        with pytest.raises(ValueError, match=r"`margin` = 1\.5 is impossible"):
+            parse_claims(claims_with("margin = 1.5\n", replace=no_dir))
+        c = parse_claims(claims_with("margin = 0.01\n", replace=no_dir)).claims[0]
+        assert c.kind == "equivalence" and c.margin == 0.01 and c.direction == "two-sided"
+        assert c.describe() == "|new − old| < 0.01 on hit@2, B=256, T+E+ (query)"
+
+    def test_margin_only_for_equivalence(self):
+        with pytest.raises(ValueError, match=r"keys \['margin'\] have no meaning for kind"):
+            parse_claims(claims_with("margin = 0.01\n"))
+
+    def test_interaction_spans_cells(self):
+        text = BASE.replace('cell = "T+E+"\ndirection = "greater"\n', 'kind = "interaction"\n')
+        c = parse_claims(text).claims[0]
+        assert c.cell is None and c.kind == "interaction"
+        assert c.describe() == "new − old differs across cells on hit@2, B=256, aggregate (query)"
+        with pytest.raises(ValueError, match="an interaction claim spans the cells; omit `cell`"):
+            parse_claims(text + 'cell = "T+E+"\n')
+        with pytest.raises(ValueError, match="an interaction claim needs unit = 'query'"):
+            parse_claims(text + 'unit = "episode"\n')
+        with pytest.raises(ValueError, match=r"keys \['direction'\] have no meaning"):
+            parse_claims(text + 'direction = "greater"\n')
+
+    def test_relative_effects(self):
+        rel = 'kind = "relative"\n'
+        c = parse_claims(claims_with(rel + "reported_effect = 1.5\n")).claims[0]
+        assert c.claimed_effect == 1.5 and c.describe().startswith("new / old − 1 > 0")
+        means = parse_claims(claims_with(rel + "reported_means = [0.221, 0.158]\n")).claims[0]
+        assert means.claimed_effect == pytest.approx(0.221 / 0.158 - 1)
+        with pytest.raises(ValueError, match="a relative `reported_effect` is ratio - 1"):
+            parse_claims(claims_with(rel + "reported_effect = -1.0\n"))
+        with pytest.raises(ValueError, match="a relative `threshold` is ratio - 1"):
+            parse_claims(claims_with(rel + "threshold = -2.0\n"))
+        with pytest.raises(ValueError, match="contradicts the claim itself"):
+            parse_claims(claims_with(rel + "reported_means = [0.1, 0.2]\n"))
+
+    def test_means_kind_needs_direction(self):
+        text = claims_with('kind = "means"\n', replace=('direction = "greater"\n', ""))
+        with pytest.raises(ValueError, match=r"missing required keys \['direction'\] for kind"):
+            parse_claims(text)
+
+    def test_seed(self):
+        assert parse_claims(claims_with("seed = 42\n")).claims[0].seed == 42
+        with pytest.raises(TypeError, match="`seed` must be a non-negative integer"):
+            parse_claims(claims_with("seed = -1\n"))
+        with pytest.raises(TypeError, match="`seed` must be a non-negative integer"):
+            parse_claims(claims_with('seed = "42"\n'))
+
+    def test_corrections(self):
+        cf = parse_claims(claims_with(head='[family.f]\ncorrection = "none"\n'))
+        fam = cf.families["f"]
+        assert (fam.correction, fam.strict_correction) == ("none", "holm")
+        with pytest.raises(ValueError, match=r"`strict_correction` must be one of \['holm'"):
+            parse_claims(claims_with(head='[family.f]\nstrict_correction = "none"\n'))
+        cf = parse_claims(claims_with())  # no [family] table: the defaults
+        assert (cf.families["f"].correction, cf.families["f"].strict_correction) == (
+            "none",
+            "holm",
+        )
+
     def test_unknown_correction(self):
         with pytest.raises(ValueError, match=r"`correction` must be one of \['none', 'holm'"):
             parse_claims(claims_with(head='[family.f]\ncorrection = "tukey"\n'))
