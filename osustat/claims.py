@@ -264,7 +264,10 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
         with ``unit = 'episode'``; thresholds, effects, means or intervals outside [-1, 1]
         (or [0, 1] for means) for hit@k metrics and metrics named ``*recall*``; a reported
         effect on the wrong side of the threshold; a p-value outside (0, 1]; a declared
-        family no claim uses.
+        family no claim uses; an unknown `kind`; a key without meaning for the kind
+        (``margin`` outside equivalence, ``direction`` on equivalence/interaction, ``cell``
+        on interaction); a missing ``margin``/``direction`` the kind needs; a non-positive
+        margin; a relative effect or threshold <= -1.
     TypeError
         A key of the wrong type (e.g. a budget given as a string).
 
