@@ -24,10 +24,12 @@ from .combine import (
     seed_dependence,
     stouffer_combine,
 )
+from .equivalence import EquivalenceResult, tost_signflip
 from .inputs import read_evidence, records_from_retrievals, records_from_trec
 from .interaction import INTERACTION_METHODS, InteractionResult, interaction_test
 from .multitest import AdjustedPValues, adjust_pvalues, stars
 from .power import minimum_detectable_effect, power
+from .ratio import RatioResult, ratio_of_means
 from .records import PairedRecords, paired, validate_records
 from .signflip import ConfidenceInterval, SignFlipResult, paired_signflip_test, signflip_tests
 
@@ -46,9 +48,11 @@ __all__ = [
     "ClaimsFile",
     "CombinedResult",
     "ConfidenceInterval",
+    "EquivalenceResult",
     "InteractionResult",
     "OracleCeiling",
     "PairedRecords",
+    "RatioResult",
     "SeedDependence",
     "SharingRates",
     "SignFlipResult",
@@ -68,6 +72,7 @@ __all__ = [
     "paired_signflip_test",
     "parse_claims",
     "power",
+    "ratio_of_means",
     "read_evidence",
     "records_from_retrievals",
     "records_from_trec",
@@ -76,5 +81,6 @@ __all__ = [
     "signflip_tests",
     "stars",
     "stouffer_combine",
+    "tost_signflip",
     "validate_records",
 ]
