@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize, stats
 
-from ._validation import check_alternative, check_level, check_positive_int
+from ._validation import check_alternative, check_level, check_positive_int, check_rng
 
 __all__ = ["POWER_TESTS", "PowerValue", "minimum_detectable_effect", "power"]
 
@@ -250,7 +250,7 @@ class _SignFlipSimulation:
     """Exact sign-flip test on ``delta + z`` for fixed standard-normal draws ``z``."""
 
     def __init__(self, n: int, n_simulations: int, alpha: float, alt: str, rng: Any) -> None:
-        z = np.random.default_rng(rng).standard_normal((n_simulations, n))
+        z = check_rng(rng).standard_normal((n_simulations, n))
         bits = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1
         signs = 1.0 - 2.0 * bits  # row 0 is the observed (all-plus) pattern
         self.noise = signs @ z.T  # (2**n, R) null sums of the noise part
