@@ -263,7 +263,9 @@ def parse_cut_message(message: str) -> tuple[str, dict[str, Any], str, bool] | N
     full = _ARGS_FULL.search(message)
     if full:
         raw = _unescape(full.group(1))
-        response = full.group(2).strip("'\" ")
+        response = full.group(2)
+        response = response[:-2] if response.endswith("'}") else response  # not cut: closing
+        response = response.removeprefix("'")
         try:
             args = json.loads(raw) if raw.strip() else {}
             if isinstance(args, dict):

@@ -203,6 +203,8 @@ def _chunk_task(
                 for k, v in evidence_membership(pool, ep.evidence).items():
                     row[f"{construction}_{k}"] = v
                 row[f"{construction}_n_osus"] = pool.n_osus
+                counts = pool.membership_counts()[ep.evidence]
+                row[f"{construction}_counts"] = " ".join(str(int(c)) for c in counts)
             info.append(row)
     return rows, info
 
