@@ -40,6 +40,7 @@ class ToolbenchAnalysis:
     membership: pd.DataFrame
     cohesion: pd.DataFrame
     structure: pd.DataFrame
+    evidence_stats: pd.DataFrame
     seeds: tuple[int, ...]
 
 
@@ -244,6 +245,10 @@ def analyze_toolbench(
 
     # -- structural check ---------------------------------------------------------------
     struct = episodes.groupby(["benchmark", "cell"]).size().rename("episodes").reset_index()
+    ev = episodes.groupby("benchmark")[["n_ev", "evidence_truncated", "evidence_with_entities"]]
+    ev_stats = ev.sum().reset_index()
+    ev_stats["truncated_fraction"] = ev_stats["evidence_truncated"] / ev_stats["n_ev"]
+    ev_stats["with_entities_fraction"] = ev_stats["evidence_with_entities"] / ev_stats["n_ev"]
     return ToolbenchAnalysis(
         table3=t3,
         sweep=sweep,
@@ -255,5 +260,6 @@ def analyze_toolbench(
         membership=pd.DataFrame(mem_rows),
         cohesion=pd.DataFrame(coh_rows),
         structure=struct,
+        evidence_stats=ev_stats,
         seeds=seeds,
     )

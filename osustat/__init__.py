@@ -30,6 +30,7 @@ from .multitest import AdjustedPValues, adjust_pvalues, stars
 from .power import minimum_detectable_effect, power
 from .records import PairedRecords, paired, validate_records
 from .signflip import ConfidenceInterval, SignFlipResult, paired_signflip_test, signflip_tests
+from .trend import TrendResult, within_block_trend_test
 
 __version__ = "0.1.0"
 
@@ -52,6 +53,7 @@ __all__ = [
     "SeedDependence",
     "SharingRates",
     "SignFlipResult",
+    "TrendResult",
     "adjust_pvalues",
     "audit_claims",
     "bootstrap_ci",
@@ -77,4 +79,5 @@ __all__ = [
     "stars",
     "stouffer_combine",
     "validate_records",
+    "within_block_trend_test",
 ]
