@@ -103,7 +103,7 @@ def dose_response_figure(combined: pd.DataFrame, path: Path, metric: str = "reca
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel("coverage bonus beta")
     ax.set_ylabel(f"overlap - disjoint {metric} (pp)")
-    ax.set_title("ToolBench dose-response (episode mean over seeds; band = per-seed range)")
+    ax.set_title("ToolBench dose-response (band: per-seed range)", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, metadata={"Software": None})
