@@ -32,6 +32,7 @@ from .power import minimum_detectable_effect, power
 from .ratio import RatioResult, ratio_of_means
 from .records import PairedRecords, paired, validate_records
 from .signflip import ConfidenceInterval, SignFlipResult, paired_signflip_test, signflip_tests
+from .trend import TrendResult, within_block_trend_test
 
 __version__ = "0.1.0"
 
@@ -56,6 +57,7 @@ __all__ = [
     "SeedDependence",
     "SharingRates",
     "SignFlipResult",
+    "TrendResult",
     "adjust_pvalues",
     "audit_claims",
     "bootstrap_ci",
@@ -83,4 +85,5 @@ __all__ = [
     "stouffer_combine",
     "tost_signflip",
     "validate_records",
+    "within_block_trend_test",
 ]

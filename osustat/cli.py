@@ -265,6 +265,9 @@ def _budgets(text: str) -> list[int]:
 def _reproduce(args: argparse.Namespace) -> int:
     from osustat.analyses.reproduce import reproduce_synthetic
 
+    if args.benchmark == "toolbench":
+        return _reproduce_toolbench(args)
+
     if args.episodes < 1 or args.jobs < 1 or args.resamples < 1:
         raise ValueError("`--episodes`, `--jobs` and `--resamples` must be positive integers.")
     result = reproduce_synthetic(
@@ -290,6 +293,29 @@ def _check_retriever(args: argparse.Namespace) -> int:
     report = check_retriever(spec.factory)
     print(report.to_text())
     return 0 if report.passed else 1
+
+
+def _reproduce_toolbench(args: argparse.Namespace) -> int:
+    from osustat.analyses.toolbench import TOOLBENCH_SEEDS, reproduce_toolbench
+
+    if args.data is None:
+        raise ValueError("`--data` (the ToolBench data directory) is required for toolbench.")
+    seeds = tuple(int(x) for x in _split(args.seeds)) if args.seeds else TOOLBENCH_SEEDS
+    result = reproduce_toolbench(
+        Path(args.data),
+        Path(args.out),
+        cache=None if args.cache is None else Path(args.cache),
+        seeds=seeds,
+        episodes=args.episodes,
+        jobs=args.jobs,
+        resamples=args.resamples,
+        progress=not args.no_progress,
+    )
+    print(
+        f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -341,7 +367,10 @@ def build_parser() -> argparse.ArgumentParser:
     au.set_defaults(func=_audit)
 
     rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
-    rp.add_argument("benchmark", choices=("synthetic",), help="which pipeline")
+    rp.add_argument("benchmark", choices=("synthetic", "toolbench"), help="which pipeline")
+    rp.add_argument("--data", default=None, help="data directory (toolbench)")
+    rp.add_argument("--cache", default=None, help="embedding cache directory (toolbench)")
+    rp.add_argument("--seeds", default=None, help="comma-separated seeds (toolbench: 42,123,456)")
     rp.add_argument("--out", required=True, help="directory for records, report and figures")
     rp.add_argument("--episodes", type=int, default=200)
     rp.add_argument("--seed", type=int, default=0)
