@@ -265,6 +265,9 @@ def _budgets(text: str) -> list[int]:
 def _reproduce(args: argparse.Namespace) -> int:
     from osustat.analyses.reproduce import reproduce_synthetic
 
+    if args.benchmark == "tau-bench":
+        return _reproduce_tau(args)
+
     if args.episodes < 1 or args.jobs < 1 or args.resamples < 1:
         raise ValueError("`--episodes`, `--jobs` and `--resamples` must be positive integers.")
     result = reproduce_synthetic(
@@ -273,6 +276,31 @@ def _reproduce(args: argparse.Namespace) -> int:
         seed=args.seed,
         jobs=args.jobs,
         resamples=args.resamples,
+        progress=not args.no_progress,
+    )
+    print(
+        f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _reproduce_tau(args: argparse.Namespace) -> int:
+    from osustat.analyses.tau_bench import reproduce_tau_bench
+
+    if not args.data:
+        raise ValueError("`reproduce tau-bench` needs `--data FILE [FILE ...]`.")
+    if args.selector != "extractive":
+        raise ValueError("`--selector chat` (§6.6) is not implemented in this pipeline yet.")
+    result = reproduce_tau_bench(
+        args.data,
+        Path(args.out),
+        cache=args.cache,
+        jobs=args.jobs,
+        seed=args.seed,
+        resamples=args.resamples,
+        prefix=not args.no_prefix,
+        focal=args.focal,
         progress=not args.no_progress,
     )
     print(
@@ -331,13 +359,21 @@ def build_parser() -> argparse.ArgumentParser:
     au.set_defaults(func=_audit)
 
     rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
-    rp.add_argument("benchmark", choices=("synthetic",), help="which pipeline")
+    rp.add_argument("benchmark", choices=("synthetic", "tau-bench"), help="which pipeline")
     rp.add_argument("--out", required=True, help="directory for records, report and figures")
     rp.add_argument("--episodes", type=int, default=200)
     rp.add_argument("--seed", type=int, default=0)
     rp.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
     rp.add_argument("--resamples", type=int, default=10_000, help="sign-flip resamples")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    tau = rp.add_argument_group("tau-bench")
+    tau.add_argument("--data", nargs="+", default=None, help="τ-/τ²-bench trajectory files")
+    tau.add_argument("--cache", default=None, help="embedding cache directory")
+    tau.add_argument("--no-prefix", action="store_true", help="no per-source namespace prefix")
+    tau.add_argument("--focal", choices=("all", "one"), default="all")
+    tau.add_argument("--selector", choices=("extractive", "chat"), default="extractive")
+    tau.add_argument("--endpoint", default=None)
+    tau.add_argument("--model", default=None)
     rp.set_defaults(func=_reproduce)
     return parser
 
