@@ -141,6 +141,7 @@ def reproduce_tau_bench(
     encoder: Any = None,
     budgets: tuple[int, ...] = BUDGETS,
     variants: bool = True,
+    claims: str | Path | None = None,
 ) -> TauResult:
     """Run the τ-bench pipeline end to end and write its outputs to `out`.
 
@@ -159,6 +160,8 @@ def reproduce_tau_bench(
     focal : {'all', 'one'}
         Every surviving source of a group is focal (default, an inference from the paper's
         125 groups / 328 queries) or only the first one (the strict reading).
+    claims : path, optional
+        Claims file audited in the report (default: the repository's ``claims/paper.toml``).
     variants : bool
         Also run the weak- and natural-query variants and the contamination comparison.
     """
@@ -280,7 +283,10 @@ def reproduce_tau_bench(
         + ("" if prefix else " --no-prefix")
         + ("" if focal == "all" else " --focal one")
     )
-    text = render_tau_bench(analysis, structure, command=command)
+    from .tau_bench_audit import audit_tau_claims
+
+    audit_md = audit_tau_claims(records, claims, n_resamples=resamples, seed=seed)
+    text = render_tau_bench(analysis, structure, command=command, audit=audit_md)
 
     # everything is computed; only now write
     out.mkdir(parents=True, exist_ok=True)

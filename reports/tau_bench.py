@@ -82,7 +82,7 @@ def _pstar(r: Any) -> str:
     return _f(r["p_star"], sign=False)
 
 
-def render_tau_bench(a: Any, s: dict[str, Any], *, command: str) -> str:
+def render_tau_bench(a: Any, s: dict[str, Any], *, command: str, audit: str | None = None) -> str:
     L: list[str] = []
     w = L.append
     w("# τ-bench: cell-conditional analysis on real agent trajectories")
@@ -336,12 +336,17 @@ def render_tau_bench(a: Any, s: dict[str, Any], *, command: str) -> str:
         w("")
         w("![budget curves on the augmented cache](budget_curves.png)")
     w("")
+    if audit is None:
+        w("## Audit of the paper's τ-bench claims")
+        w("")
+        w("Not run: the claims file (`claims/paper.toml`) was not found.")
+    else:
+        for line in audit.splitlines():  # demote the audit's headings one level
+            w("#" + line if line.startswith("#") else line)
+    w("")
     w("## Not in this report")
     w("")
-    w(
-        "- The embedded audit of `claims/paper.toml` and §6.6 (LLM-mediated evidence "
-        "selection, Table 7) are not run by this pipeline yet."
-    )
+    w("- §6.6 (LLM-mediated evidence selection, Table 7) is not run by this pipeline yet.")
     return "\n".join(L)
 
 
