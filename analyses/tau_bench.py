@@ -142,6 +142,9 @@ def reproduce_tau_bench(
     budgets: tuple[int, ...] = BUDGETS,
     variants: bool = True,
     claims: str | Path | None = None,
+    selector: str | None = "extractive",
+    endpoint: str | None = None,
+    model: str | None = None,
 ) -> TauResult:
     """Run the τ-bench pipeline end to end and write its outputs to `out`.
 
@@ -162,6 +165,9 @@ def reproduce_tau_bench(
         125 groups / 328 queries) or only the first one (the strict reading).
     claims : path, optional
         Claims file audited in the report (default: the repository's ``claims/paper.toml``).
+    selector : {'extractive', 'chat', None}
+        §6.6 evidence selection on the B = 256 retrievals (None skips it); ``'chat'`` needs
+        `endpoint` and `model` (an OpenAI-compatible server).
     variants : bool
         Also run the weak- and natural-query variants and the contamination comparison.
     """
@@ -170,6 +176,8 @@ def reproduce_tau_bench(
 
     from .tau_bench_analysis import analyze
 
+    if selector == "chat" and (not endpoint or not model):
+        raise ValueError("`--selector chat` needs `--endpoint URL` and `--model NAME`.")
     if focal not in ("all", "one"):
         raise ValueError(f"`focal` must be 'all' or 'one'; got {focal!r}.")
     for name, v in (("jobs", jobs), ("resamples", resamples)):
@@ -205,8 +213,28 @@ def reproduce_tau_bench(
     kw: dict[str, Any] = {"seed": seed, "jobs": jobs, "progress": progress, "budgets": budgets}
     methods = list(MAIN_METHODS)
     parts = []
-    rec, _ = run_sweep(groups, embs, queries, benchmark="tau-bench", methods=methods, **kw)
+    keep = tuple((m, 256) for m in ("OSU-Mem", "Flat Vector")) if 256 in budgets else ()
+    rec, main_info = run_sweep(
+        groups, embs, queries, benchmark="tau-bench", methods=methods, keep=keep, **kw
+    )
     parts.append(rec)
+    llm = None
+    if selector is not None and keep:
+        from .tau_bench_llm import llm_tables, make_selector, run_llm_selection
+
+        sel = make_selector(selector, encoder, endpoint=endpoint, model=model)
+        retrieved = {k: v for info in main_info for k, v in info["retrieved"].items()}
+        cells = dict(zip(rec["query_id"], rec["cell"], strict=True))
+        with_q = [(g, q) for g, q in zip(groups, queries, strict=True) if q.positions]
+        rec_llm = run_llm_selection(
+            [g for g, _ in with_q], [q for _, q in with_q], retrieved, cells, sel, encoder
+        )
+        parts.append(rec_llm)
+        llm = {
+            "selector": selector,
+            "name": getattr(sel, "name", selector),
+            "tables": llm_tables(rec_llm, n_resamples=resamples, seed=seed),
+        }
     rec_aug, aug_info = run_sweep(
         groups, embs, queries, benchmark="tau-bench-augmented", methods=methods, augment=True, **kw
     )
@@ -286,7 +314,7 @@ def reproduce_tau_bench(
     from .tau_bench_audit import audit_tau_claims
 
     audit_md = audit_tau_claims(records, claims, n_resamples=resamples, seed=seed)
-    text = render_tau_bench(analysis, structure, command=command, audit=audit_md)
+    text = render_tau_bench(analysis, structure, command=command, audit=audit_md, llm=llm)
 
     # everything is computed; only now write
     out.mkdir(parents=True, exist_ok=True)

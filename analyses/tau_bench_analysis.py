@@ -234,7 +234,11 @@ def analyze(
     vrows = []
     for bench in sorted(benches):
         sub = records[records["benchmark"] == bench]
-        if OSU not in set(sub["method"]) or FLAT not in set(sub["method"]):
+        if (
+            OSU not in set(sub["method"])
+            or FLAT not in set(sub["method"])
+            or "hit@2" not in set(sub["metric"])
+        ):
             continue
         res = _cc(records, OSU, FLAT, "hit@2", main_b, bench, n_resamples, seed)
         for r in _rows(res):

@@ -153,6 +153,7 @@ def _group_task(
     budgets: tuple[int, ...],
     seed: int,
     augment_seed: np.random.SeedSequence | None,
+    keep: tuple[tuple[str, int], ...] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from threadpoolctl import threadpool_limits
 
@@ -170,12 +171,16 @@ def _group_task(
         t = traj.n_steps
         cells = [cell_of(group, ev, order) for ev in evidence]
         info["cells"] = cells
+        info["retrieved"] = {}
         outcomes = []
         for name in methods:
             retriever = MAIN_METHODS[name]().build(traj)
             for k, (pos, ev) in enumerate(zip(queries.positions, evidence, strict=True)):
                 for b in budgets:
                     res = retriever.retrieve(queries.embeddings[k], b, time=t)
+                    if (name, b) in keep:
+                        qid = f"{group.group_id}/src{pos}"
+                        info["retrieved"][(name, qid)] = tuple(res.steps.tolist())
                     outcomes.append(
                         QueryOutcome(
                             benchmark,
@@ -213,13 +218,18 @@ def run_sweep(
     augment: bool = False,
     jobs: int = 1,
     progress: bool = True,
+    keep: tuple[tuple[str, int], ...] = (),
 ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """Run `methods` over every group's queries; records sorted (independent of `jobs`)."""
+    """Run `methods` over every group's queries; records sorted (independent of `jobs`).
+
+    The second value holds one dict per group with queries: its cells, Stage-D counts, and
+    under ``'retrieved'`` the steps retrieved by each (method, budget) in `keep`.
+    """
     aug_seeds: list[Any] = (
         list(child_seeds(seed + 1, len(groups))) if augment else [None] * len(groups)
     )
     tasks = [
-        (g, e, q, benchmark, tuple(methods), tuple(budgets), seed, s)
+        (g, e, q, benchmark, tuple(methods), tuple(budgets), seed, s, keep)
         for g, e, q, s in zip(groups, embeddings, queries, aug_seeds, strict=True)
         if q.positions
     ]

@@ -290,8 +290,6 @@ def _reproduce_tau(args: argparse.Namespace) -> int:
 
     if not args.data:
         raise ValueError("`reproduce tau-bench` needs `--data FILE [FILE ...]`.")
-    if args.selector != "extractive":
-        raise ValueError("`--selector chat` (§6.6) is not implemented in this pipeline yet.")
     result = reproduce_tau_bench(
         args.data,
         Path(args.out),
@@ -302,6 +300,9 @@ def _reproduce_tau(args: argparse.Namespace) -> int:
         prefix=not args.no_prefix,
         focal=args.focal,
         progress=not args.no_progress,
+        selector=args.selector,
+        endpoint=args.endpoint,
+        model=args.model,
     )
     print(
         f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
@@ -371,9 +372,14 @@ def build_parser() -> argparse.ArgumentParser:
     tau.add_argument("--cache", default=None, help="embedding cache directory")
     tau.add_argument("--no-prefix", action="store_true", help="no per-source namespace prefix")
     tau.add_argument("--focal", choices=("all", "one"), default="all")
-    tau.add_argument("--selector", choices=("extractive", "chat"), default="extractive")
-    tau.add_argument("--endpoint", default=None)
-    tau.add_argument("--model", default=None)
+    tau.add_argument(
+        "--selector",
+        choices=("extractive", "chat"),
+        default="extractive",
+        help="§6.6 selector: extractive (offline stand-in, not an LLM) or chat (an endpoint)",
+    )
+    tau.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL (chat)")
+    tau.add_argument("--model", default=None, help="model name sent to the endpoint (chat)")
     rp.set_defaults(func=_reproduce)
     return parser
 

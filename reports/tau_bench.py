@@ -82,7 +82,14 @@ def _pstar(r: Any) -> str:
     return _f(r["p_star"], sign=False)
 
 
-def render_tau_bench(a: Any, s: dict[str, Any], *, command: str, audit: str | None = None) -> str:
+def render_tau_bench(
+    a: Any,
+    s: dict[str, Any],
+    *,
+    command: str,
+    audit: str | None = None,
+    llm: dict[str, Any] | None = None,
+) -> str:
     L: list[str] = []
     w = L.append
     w("# τ-bench: cell-conditional analysis on real agent trajectories")
@@ -343,11 +350,46 @@ def render_tau_bench(a: Any, s: dict[str, Any], *, command: str, audit: str | No
     else:
         for line in audit.splitlines():  # demote the audit's headings one level
             w("#" + line if line.startswith("#") else line)
-    w("")
-    w("## Not in this report")
-    w("")
-    w("- §6.6 (LLM-mediated evidence selection, Table 7) is not run by this pipeline yet.")
+    if llm is not None:
+        _llm_section(w, llm)
     return "\n".join(L)
+
+
+def _llm_section(w: Any, llm: dict[str, Any]) -> None:
+    w("")
+    w("## §6.6 evidence selection at B = 256 (Table 7 layout; benchmark `tau-bench-llm`)")
+    w("")
+    if llm["selector"] == "extractive":
+        w(
+            "Selector: **extractive stand-in, not an LLM** (`ExtractiveSimilaritySelector`: the "
+            "3 retrieved steps most similar to the instruction). It is deterministic, so the "
+            "3 seeds are identical; the numbers test the pipeline, not the paper's GPT-4o-mini "
+            "claim. Run `--selector chat --endpoint URL --model NAME` for an LLM."
+        )
+    else:
+        w(f"Selector: `{llm['name']}` (chat completions endpoint).")
+    w("")
+    w(
+        "Seeds (0, 1, 2) averaged per query before the paired sign-flip; 95% CIs; the "
+        "no-memory floor is the selector given an empty context."
+    )
+    for metric, tab in llm["tables"].items():
+        w("")
+        w(f"### {metric}")
+        w("")
+        w(
+            "| cell | n | OSU-Mem | Flat Vector | Δ [95% CI] | p (per query) "
+            "| p corrected | no memory |"
+        )
+        w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for _, r in tab["frame"].iterrows():
+            floor = tab["floor"].get(r["scope"], tab["floor"].get(str(r["scope"]).lower()))
+            w(
+                f"| {r['scope']} | {r['n']} | {r['treatment']:.3f} | {r['baseline']:.3f} | "
+                f"{_f(r['effect'])} [{_f(r['ci_low'])}, {_f(r['ci_high'])}] | "
+                f"{_p(r['p_per_query'])} | {_p(r['p_corrected'])} | "
+                f"{'—' if floor is None else f'{floor:.3f}'} |"
+            )
 
 
 def write_figures(a: Any, out: Path) -> None:

@@ -229,7 +229,7 @@ def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
 
     kw: dict[str, Any] = {
         "encoder": HashingBagOfWordsEncoder(64),
-        "resamples": 200,
+        "resamples": 100,
         "progress": False,
         "budgets": (64, 256),
     }
@@ -243,7 +243,12 @@ def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
         "tau-bench-augmented",
         "tau-bench-weak-query",
         "tau-bench-natural-query",
+        "tau-bench-llm",
     }
+    llm = rec[rec["benchmark"] == "tau-bench-llm"]
+    assert set(llm["method"]) == {"OSU-Mem", "Flat Vector", "No LT Memory"}
+    assert set(llm["seed"]) == {0, 1, 2}
+    assert set(llm["metric"]) == {"soft_recall", "hard_recall@0.5"}
     assert rec["task"].str.startswith("airline/").all()
     aug = rec[rec["benchmark"] == "tau-bench-augmented"]
     assert set(aug["cell"]) == {"T+E+"}
@@ -252,3 +257,71 @@ def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
     assert a.n_records == b.n_records
     report = (tmp_path / "a" / "report.md").read_text()
     assert "Table 4" in report and "T+E+" in report and "contamination" in report.lower()
+
+
+def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from osustat.analyses.tau_bench import reproduce_tau_bench
+
+    seen: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append({"path": self.path, **body})
+            prompt = body["messages"][-1]["content"]
+            lines = [ln.split("] ", 1)[1] for ln in prompt.splitlines() if ln.startswith("[")]
+            content = "\n".join(f"- {t}" for t in lines[:3]) or "- nothing relevant"
+            reply = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        reproduce_tau_bench(
+            files,
+            tmp_path / "o",
+            encoder=HashingBagOfWordsEncoder(64),
+            resamples=100,
+            progress=False,
+            budgets=(256,),
+            variants=False,
+            selector="chat",
+            endpoint=f"http://127.0.0.1:{port}/v1",
+            model="stub-model",
+            claims=tmp_path / "no-claims.toml",  # audit off: not the point here
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    rec = pd.read_csv(tmp_path / "o" / "records.csv")
+    llm = rec[rec["benchmark"] == "tau-bench-llm"]
+    n_q = llm["query_id"].nunique()
+    assert n_q >= 1
+    # one request per (seed, method, query); OSU-Mem, Flat Vector and no memory
+    assert len(seen) == 3 * 3 * n_q
+    assert {s["model"] for s in seen} == {"stub-model"}
+    assert {s["seed"] for s in seen} == {0, 1, 2}
+    assert all(s["path"] == "/v1/chat/completions" for s in seen)
+    # the stub lists retrieved steps verbatim: OSU-Mem's soft recall is positive somewhere
+    osu = llm[(llm["method"] == "OSU-Mem") & (llm["metric"] == "soft_recall")]
+    assert osu["value"].max() > 0
+    assert "chat completions endpoint" in (tmp_path / "o" / "report.md").read_text()
+
+
+def test_cli_chat_needs_endpoint(files: list[str], tmp_path: Path, capsys: Any) -> None:
+    out = tmp_path / "o"
+    argv = ["reproduce", "tau-bench", "--data", *files, "--out", str(out), "--selector", "chat"]
+    assert main(argv) == 2 and not out.exists()
+    assert "--endpoint" in capsys.readouterr().err
