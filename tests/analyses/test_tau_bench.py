@@ -325,3 +325,27 @@ def test_cli_chat_needs_endpoint(files: list[str], tmp_path: Path, capsys: Any) 
     argv = ["reproduce", "tau-bench", "--data", *files, "--out", str(out), "--selector", "chat"]
     assert main(argv) == 2 and not out.exists()
     assert "--endpoint" in capsys.readouterr().err
+
+
+def test_prefixing_removes_cross_source_sharing(files: list[str]) -> None:
+    from osustat.analyses.tau_bench import _cross_source_sharing
+
+    eps = load_files(files).episodes
+    on = _cross_source_sharing(concatenate(eps, prefix=True)[0])
+    off = _cross_source_sharing(concatenate(eps, prefix=False)[0])
+    assert on["cross_source"] == 0.0 < off["cross_source"]
+    assert on["same_source"] == off["same_source"] > 0
+    assert on["cross_pairs"] == off["cross_pairs"]
+
+
+def test_focal_one_keeps_one_query_per_group(files: list[str], tmp_path: Path) -> None:
+    from osustat.analyses.tau_bench import _queries
+
+    groups, _ = concatenate(load_files(files).episodes)
+    embs = [np.random.default_rng(0).normal(size=(g.n_steps, 8)) for g in groups]
+    every = _queries(groups, embs, "noisy-mean", 0, "all")
+    one = _queries(groups, embs, "noisy-mean", 0, "one")
+    assert [len(q.positions) for q in one] == [min(1, len(q.positions)) for q in every]
+    assert sum(len(q.positions) for q in every) > sum(len(q.positions) for q in one)
+    for q in every:  # noisy-mean queries are unit vectors near their evidence mean
+        assert np.allclose(np.linalg.norm(q.embeddings, axis=1), 1.0)
