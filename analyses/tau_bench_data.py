@@ -387,7 +387,13 @@ def concatenate(
             drops.append(_drop(ep, f"fewer than {MIN_STEPS} steps"))
             continue
         if len(ep.matched) < MIN_MATCHED:
-            drops.append(_drop(ep, f"fewer than {MIN_MATCHED} matched ground-truth actions"))
+            drops.append(
+                _drop(
+                    ep,
+                    f"fewer than {MIN_MATCHED} matched ground-truth actions "
+                    "(not focal; kept as distractor)",
+                )
+            )
         kept.append(ep)
     order = np.random.default_rng(seed).permutation(len(kept))
     groups_eps: list[list[Episode]] = []

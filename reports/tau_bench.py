@@ -101,7 +101,7 @@ def render_tau_bench(
     for f, fmt in s["files"].items():
         w(f"- `{f}`: {fmt} format, {s['episodes_by_file'][f]} episodes")
     w("")
-    w("| drop reason | file | episodes |")
+    w("| drop reason (every exclusion, by source file) | file | episodes |")
     w("| --- | --- | --- |")
     for reason, files in s["drops"].items():
         for f, n in files.items():
