@@ -267,6 +267,8 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     if args.benchmark == "toolbench":
         return _reproduce_toolbench(args)
+    if args.benchmark == "tau-bench":
+        return _reproduce_tau(args)
 
     if args.episodes < 1 or args.jobs < 1 or args.resamples < 1:
         raise ValueError("`--episodes`, `--jobs` and `--resamples` must be positive integers.")
@@ -298,11 +300,11 @@ def _check_retriever(args: argparse.Namespace) -> int:
 def _reproduce_toolbench(args: argparse.Namespace) -> int:
     from osustat.analyses.toolbench import TOOLBENCH_SEEDS, reproduce_toolbench
 
-    if args.data is None:
-        raise ValueError("`--data` (the ToolBench data directory) is required for toolbench.")
+    if not args.data or len(args.data) != 1:
+        raise ValueError("`--data` (one ToolBench data directory) is required for toolbench.")
     seeds = tuple(int(x) for x in _split(args.seeds)) if args.seeds else TOOLBENCH_SEEDS
     result = reproduce_toolbench(
-        Path(args.data),
+        Path(args.data[0]),
         Path(args.out),
         cache=None if args.cache is None else Path(args.cache),
         seeds=seeds,
@@ -310,6 +312,32 @@ def _reproduce_toolbench(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         resamples=args.resamples,
         progress=not args.no_progress,
+    )
+    print(
+        f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _reproduce_tau(args: argparse.Namespace) -> int:
+    from osustat.analyses.tau_bench import reproduce_tau_bench
+
+    if not args.data:
+        raise ValueError("`reproduce tau-bench` needs `--data FILE [FILE ...]`.")
+    result = reproduce_tau_bench(
+        args.data,
+        Path(args.out),
+        cache=args.cache,
+        jobs=args.jobs,
+        seed=args.seed,
+        resamples=args.resamples,
+        prefix=not args.no_prefix,
+        focal=args.focal,
+        progress=not args.no_progress,
+        selector=args.selector,
+        endpoint=args.endpoint,
+        model=args.model,
     )
     print(
         f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
@@ -367,9 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
     au.set_defaults(func=_audit)
 
     rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
-    rp.add_argument("benchmark", choices=("synthetic", "toolbench"), help="which pipeline")
-    rp.add_argument("--data", default=None, help="data directory (toolbench)")
-    rp.add_argument("--cache", default=None, help="embedding cache directory (toolbench)")
+    rp.add_argument(
+        "benchmark", choices=("synthetic", "tau-bench", "toolbench"), help="which pipeline"
+    )
     rp.add_argument("--seeds", default=None, help="comma-separated seeds (toolbench: 42,123,456)")
     rp.add_argument("--out", required=True, help="directory for records, report and figures")
     rp.add_argument("--episodes", type=int, default=200)
@@ -377,6 +405,24 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
     rp.add_argument("--resamples", type=int, default=10_000, help="sign-flip resamples")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rp.add_argument(
+        "--data",
+        nargs="+",
+        default=None,
+        help="τ-/τ²-bench trajectory files (tau-bench) or the data directory (toolbench)",
+    )
+    rp.add_argument("--cache", default=None, help="embedding cache directory")
+    tau = rp.add_argument_group("tau-bench")
+    tau.add_argument("--no-prefix", action="store_true", help="no per-source namespace prefix")
+    tau.add_argument("--focal", choices=("all", "one"), default="all")
+    tau.add_argument(
+        "--selector",
+        choices=("extractive", "chat"),
+        default="extractive",
+        help="§6.6 selector: extractive (offline stand-in, not an LLM) or chat (an endpoint)",
+    )
+    tau.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL (chat)")
+    tau.add_argument("--model", default=None, help="model name sent to the endpoint (chat)")
     rp.set_defaults(func=_reproduce)
 
     cr = sub.add_parser(
