@@ -292,7 +292,9 @@ def generate_episode(
 
     emb = np.empty((n, DIM))
     tools: list[str | None] = [None] * n
-    entities: list[set[str]] = [set() for _ in range(n)]
+    # sorted lists, not sets: Trajectory.from_steps numbers entities in iteration order, and a
+    # set of strings iterates in a per-process hash order (PYTHONHASHSEED)
+    entities: list[list[str]] = [[] for _ in range(n)]
     for i in range(n):  # background steps (event steps are overwritten below)
         action = actions[int(rng.integers(cfg.n_actions))]
         tools[i] = f"{action}(tpl{int(rng.integers(cfg.n_templates))})"
@@ -303,7 +305,7 @@ def generate_episode(
             ents = [ev["entity"], *draw_entities(ev["entity"])]
         else:
             ents = draw_entities(None)
-        entities[i] = set(ents)
+        entities[i] = sorted(ents)
         parts = [
             (0.35, basis("tool", action)),
             (0.30, basis("subgoal", f"{episode_id}/sg{subgoal_of[i]}")),
@@ -317,7 +319,7 @@ def generate_episode(
             )
             tools[i] = f"{action}(tpl{int(rng.integers(cfg.n_templates))})"
             ents = [ev["entity"], *draw_entities(ev["entity"])]
-            entities[i] = set(ents)
+            entities[i] = sorted(ents)
             emb[i] = _mix(
                 rng,
                 [

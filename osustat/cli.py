@@ -267,6 +267,8 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     if args.episodes < 1 or args.jobs < 1 or args.resamples < 1:
         raise ValueError("`--episodes`, `--jobs` and `--resamples` must be positive integers.")
+    if args.grid and not args.sensitivity:
+        raise ValueError("`--grid` needs `--sensitivity`.")
     result = reproduce_synthetic(
         Path(args.out),
         episodes=args.episodes,
@@ -274,6 +276,9 @@ def _reproduce(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         resamples=args.resamples,
         progress=not args.no_progress,
+        layout=args.layout,
+        sensitivity=args.sensitivity,
+        grid=Path(args.grid) if args.grid else None,
     )
     print(
         f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
@@ -338,6 +343,20 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
     rp.add_argument("--resamples", type=int, default=10_000, help="sign-flip resamples")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rp.add_argument(
+        "--layout",
+        choices=("spread", "segment"),
+        default="spread",
+        help="synthetic generator layout (default spread; segment = the first version's)",
+    )
+    rp.add_argument(
+        "--sensitivity",
+        action="store_true",
+        help="also run the synthetic generator sensitivity grid (into OUT/sensitivity)",
+    )
+    rp.add_argument(
+        "--grid", default=None, help="grid file for --sensitivity (default: the shipped one)"
+    )
     rp.set_defaults(func=_reproduce)
     return parser
 
