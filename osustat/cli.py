@@ -272,6 +272,8 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     if args.episodes < 1 or args.jobs < 1 or args.resamples < 1:
         raise ValueError("`--episodes`, `--jobs` and `--resamples` must be positive integers.")
+    if args.grid and not args.sensitivity:
+        raise ValueError("`--grid` needs `--sensitivity`.")
     result = reproduce_synthetic(
         Path(args.out),
         episodes=args.episodes,
@@ -279,6 +281,9 @@ def _reproduce(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         resamples=args.resamples,
         progress=not args.no_progress,
+        layout=args.layout,
+        sensitivity=args.sensitivity,
+        grid=Path(args.grid) if args.grid else None,
     )
     print(
         f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
@@ -412,6 +417,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="τ-/τ²-bench trajectory files (tau-bench) or the data directory (toolbench)",
     )
     rp.add_argument("--cache", default=None, help="embedding cache directory")
+    rp.add_argument(
+        "--layout",
+        choices=("spread", "segment"),
+        default="spread",
+        help="synthetic generator layout (default spread; segment = the first version's)",
+    )
+    rp.add_argument(
+        "--sensitivity",
+        action="store_true",
+        help="also run the synthetic generator sensitivity grid (into OUT/sensitivity)",
+    )
+    rp.add_argument(
+        "--grid", default=None, help="grid file for --sensitivity (default: the shipped one)"
+    )
     tau = rp.add_argument_group("tau-bench")
     tau.add_argument("--no-prefix", action="store_true", help="no per-source namespace prefix")
     tau.add_argument("--focal", choices=("all", "one"), default="all")
