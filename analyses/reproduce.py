@@ -4,6 +4,10 @@ Writes into ``out``: ``records.parquet`` and ``records.csv`` (the long record sc
 ``structure.json`` (the generated data's structural statistics), ``membership.csv``
 (evidence-OSU membership per query), ``report.md`` and the figures ``budget_curves.png`` and
 ``near_far.png`` and ``mmax_sweep.png``. The same seed gives byte-identical files.
+
+With ``sensitivity=True`` it also runs the generator sensitivity grid
+(``analyses.synthetic_sensitivity``) into ``out/sensitivity/`` and adds its robustness verdicts
+to ``report.md``.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["ReproduceResult", "reproduce_synthetic"]
+__all__ = ["ReproduceResult", "reproduce_synthetic", "reproduce_synthetic_sensitivity"]
 
 
 @dataclass(frozen=True)
@@ -31,19 +36,36 @@ def reproduce_synthetic(
     jobs: int = 1,
     resamples: int = 10_000,
     progress: bool = True,
+    layout: str = "spread",
+    sensitivity: bool = False,
+    grid: Path | None = None,
 ) -> ReproduceResult:
-    """Run the synthetic benchmark end to end and write its outputs to `out`."""
+    """Run the synthetic benchmark end to end and write its outputs to `out`.
+
+    `layout` is the generator's layout (``"spread"``, the default inferred from the paper's
+    recency rows, or ``"segment"``, the first version's); with `sensitivity` the grid
+    (`grid`, default the shipped ``synthetic_grid.toml``) runs too, into ``out/sensitivity``.
+    """
     from osustat import validate_records
     from osustat.reports.figures import dose_response
     from osustat.reports.synthetic import budget_curves, near_far_figure, render_synthetic
 
+    from .synthetic import GeneratorConfig
     from .synthetic_analysis import analyze_synthetic
     from .synthetic_run import run_synthetic
+    from .synthetic_sensitivity import load_grid
 
     start = time.perf_counter()
+    config = GeneratorConfig(layout=layout)  # validates `layout` before anything is written
+    grid_spec = load_grid(grid) if sensitivity else None  # a bad grid fails before the run
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    run = run_synthetic(episodes, seed, jobs=jobs, progress=progress)
+    summary = None
+    if grid_spec is not None:
+        summary = reproduce_synthetic_sensitivity(
+            out / "sensitivity", grid_spec, jobs=jobs, progress=progress
+        )
+    run = run_synthetic(episodes, seed, jobs=jobs, progress=progress, config=config)
     records = validate_records(run.records)  # the contract holds before anything is written
     records.to_parquet(out / "records.parquet", index=False)
     records.to_csv(out / "records.csv", index=False)
@@ -70,8 +92,49 @@ def reproduce_synthetic(
         title="OSU-Mem recall by M_max and budget (query level)",
     )
     command = f"osustat reproduce synthetic --out DIR --episodes {episodes} --seed {seed}"
+    if layout != "spread":
+        command += f" --layout {layout}"
+    if sensitivity:
+        command += " --sensitivity" + (f" --grid {grid}" if grid is not None else "")
     text = render_synthetic(
-        analysis, n_episodes=episodes, seed=seed, figures=figures, command=command
+        analysis,
+        n_episodes=episodes,
+        seed=seed,
+        figures=figures,
+        command=command,
+        config=config.as_dict(),
+        robustness=summary,
     )
     (out / "report.md").write_text(text + "\n", encoding="utf-8")
     return ReproduceResult(out, len(records), time.perf_counter() - start)
+
+
+def reproduce_synthetic_sensitivity(
+    out: Path,
+    grid: Any,
+    *,
+    jobs: int = 1,
+    progress: bool = True,
+) -> Any:
+    """Run the generator sensitivity grid and write its outputs to `out`; returns the summary.
+
+    Writes ``grid.toml`` (the grid file as read), ``points.csv``, ``effects.csv``,
+    ``summary.csv``, ``episode_means.parquet``, ``report.md`` and ``effects.png``.
+    """
+    from osustat.reports.synthetic_sensitivity import effects_figure, render_sensitivity
+
+    from .synthetic_sensitivity import load_grid, run_sensitivity
+
+    spec = grid if not isinstance(grid, (str, Path)) and grid is not None else load_grid(grid)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = run_sensitivity(spec, jobs=jobs, progress=progress)
+    (out / "grid.toml").write_text(Path(spec.source).read_text(encoding="utf-8"), "utf-8")
+    result.points.to_csv(out / "points.csv", index=False)
+    result.effects.to_csv(out / "effects.csv", index=False)
+    result.summary.to_csv(out / "summary.csv", index=False)
+    result.episode_means.to_parquet(out / "episode_means.parquet", index=False)
+    effects_figure(result, out / "effects.png")
+    text = render_sensitivity(result, figure="effects.png")
+    (out / "report.md").write_text(text + "\n", encoding="utf-8")
+    return result.summary

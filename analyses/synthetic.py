@@ -39,6 +39,7 @@ retrieval methods score):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import zlib
 from dataclasses import dataclass
@@ -52,8 +53,11 @@ from osustat.retrieval import Query, Trajectory
 
 __all__ = [
     "DIM",
+    "LAYOUTS",
     "N_ACTIONS",
     "N_TEMPLATES",
+    "SEGMENT_CONFIG",
+    "GeneratorConfig",
     "SyntheticEpisode",
     "generate_episode",
     "generate_episodes",
@@ -66,6 +70,9 @@ N_TEMPLATES = 3
 EVENTS_PER_EPISODE = 4.55
 ENTITY_POOL = 12
 ACTIONS = tuple(f"act{k}" for k in range(N_ACTIONS))
+#: The spread layout's ranges, inferred from the paper's recency rows (docs/synthetic.md).
+SPREAD_SPACING = (30, 90)
+SPREAD_GAP = (8, 40)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -85,6 +92,98 @@ def _mix(
     return v / np.linalg.norm(v)
 
 
+LAYOUTS = ("spread", "segment")
+
+
+@dataclass(frozen=True)
+class GeneratorConfig:
+    """Every choice the paper leaves open, in one place (defaults: see the module docstring).
+
+    Parameters
+    ----------
+    layout : {"spread", "segment"}
+        ``"spread"`` (default): an event's evidence steps lie `spacing` steps apart and its
+        query is asked `gap` steps after the last of them; ``"segment"``: the evidence lies
+        inside one 10-30-step subgoal segment and every query is asked at the episode's end
+        (the layout of the first version, kept as an option).
+    spacing, gap : (int, int)
+        Inclusive ranges (uniform) of the steps between consecutive evidence steps and between
+        the last evidence step and the query time (``"spread"`` only).
+    entity_rate : float
+        Probability that one entity draw of a step yields a pool entity.
+    unique_event_entity : bool
+        If true every event has its own entity that no other step carries; otherwise the
+        event's entity is drawn from the episode's pool.
+    entities_per_step : int
+        Entity draws per step (1 or more): a background step makes this many draws, an event
+        step carries its event's entity plus ``entities_per_step - 1`` draws.
+    related_steps : int
+        Non-evidence steps per event that carry the event's entity and tool action (but not
+        its event factor).
+    n_actions, n_templates, entity_pool : int
+        Vocabulary sizes: tool actions, argument templates per action, entities per episode.
+    events_per_episode : float
+        Poisson mean of the number of events (= queries) per episode.
+    """
+
+    layout: str = "spread"
+    spacing: tuple[int, int] = SPREAD_SPACING
+    gap: tuple[int, int] = SPREAD_GAP
+    entity_rate: float = 0.5
+    unique_event_entity: bool = False
+    entities_per_step: int = 2
+    related_steps: int = 0
+    n_actions: int = N_ACTIONS
+    n_templates: int = N_TEMPLATES
+    entity_pool: int = ENTITY_POOL
+    events_per_episode: float = EVENTS_PER_EPISODE
+
+    def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"`layout` must be one of {LAYOUTS}; got {self.layout!r}.")
+        for name in ("spacing", "gap"):
+            lo_hi = getattr(self, name)
+            if (
+                not isinstance(lo_hi, tuple)
+                or len(lo_hi) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in lo_hi)
+                or not 1 <= lo_hi[0] <= lo_hi[1] <= 150
+            ):
+                raise ValueError(
+                    f"`{name}` must be a pair of integers 1 <= lo <= hi <= 150; got {lo_hi!r}."
+                )
+        if not 0.0 <= float(self.entity_rate) <= 1.0:
+            raise ValueError(f"`entity_rate` must be in [0, 1]; got {self.entity_rate!r}.")
+        for name, lo in (
+            ("entities_per_step", 1),
+            ("related_steps", 0),
+            ("n_actions", 1),
+            ("n_templates", 1),
+            ("entity_pool", 1),
+        ):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise ValueError(f"`{name}` must be an integer >= {lo}; got {v!r}.")
+        if not isinstance(self.unique_event_entity, bool):
+            raise ValueError(
+                f"`unique_event_entity` must be a bool; got {self.unique_event_entity!r}."
+            )
+        if not 0.0 < float(self.events_per_episode) <= 20.0:
+            raise ValueError(
+                f"`events_per_episode` must be in (0, 20]; got {self.events_per_episode!r}."
+            )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The configuration as plain values (tuples as lists), for JSON and reports."""
+        return {
+            k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()
+        }
+
+
+#: The first version's generator (one entity per step, evidence inside one segment).
+SEGMENT_CONFIG = GeneratorConfig(layout="segment", entities_per_step=1)
+
+
 @dataclass(frozen=True, eq=False)
 class SyntheticEpisode:
     """One generated episode: its trajectory, its queries, and each query's cell."""
@@ -95,8 +194,43 @@ class SyntheticEpisode:
     cells: tuple[str, ...]
 
 
-def generate_episode(episode_id: str, rng: np.random.Generator) -> SyntheticEpisode:
-    """Generate one episode (see the module docstring for every choice)."""
+def _place_segment(
+    rng: np.random.Generator, segments: list[tuple[int, int]], taken: NDArray[np.bool_]
+) -> tuple[NDArray[np.int64], int] | None:
+    size = int(rng.integers(2, 4))
+    free_segments = [s for s in segments if (~taken[s[0] : s[1]]).sum() >= size]
+    if not free_segments:
+        return None
+    a, b = free_segments[int(rng.integers(len(free_segments)))]
+    free = np.flatnonzero(~taken[a:b]) + a
+    return np.sort(rng.choice(free, size=size, replace=False)), len(taken)
+
+
+def _place_spread(
+    rng: np.random.Generator, n: int, taken: NDArray[np.bool_], cfg: GeneratorConfig
+) -> tuple[NDArray[np.int64], int] | None:
+    for _ in range(100):  # rejection: the chain must fit before the query and on free steps
+        size = int(rng.integers(2, 4))
+        gaps = rng.integers(cfg.spacing[0], cfg.spacing[1] + 1, size=size - 1)
+        lag = int(rng.integers(cfg.gap[0], cfg.gap[1] + 1))
+        span = int(gaps.sum())
+        room = n - span - lag  # first step in [0, room - 1]; query time = last + lag <= n
+        if room < 1:
+            continue
+        first = int(rng.integers(room))
+        steps = first + np.concatenate([[0], np.cumsum(gaps)]).astype(np.int64)
+        if taken[steps].any():
+            continue
+        return steps, int(steps[-1]) + lag
+    return None
+
+
+def generate_episode(
+    episode_id: str, rng: np.random.Generator, config: GeneratorConfig | None = None
+) -> SyntheticEpisode:
+    """Generate one episode (see the module docstring and :class:`GeneratorConfig`)."""
+    cfg = GeneratorConfig() if config is None else config
+    actions = [f"act{k}" for k in range(cfg.n_actions)]
     n = int(rng.integers(150, 297))
     bounds = [0]
     while bounds[-1] < n:
@@ -105,54 +239,92 @@ def generate_episode(episode_id: str, rng: np.random.Generator) -> SyntheticEpis
     subgoal_of = np.empty(n, dtype=np.int64)
     for j, (a, b) in enumerate(segments):
         subgoal_of[a:b] = j
-    pool = [f"{episode_id}/ent{k}" for k in range(ENTITY_POOL)]
+    pool = [f"{episode_id}/ent{k}" for k in range(cfg.entity_pool)]
 
-    n_events = int(rng.poisson(EVENTS_PER_EPISODE))
+    n_events = int(rng.poisson(cfg.events_per_episode))
     taken = np.zeros(n, dtype=bool)
     events: list[dict[str, Any]] = []
     for e in range(n_events):
-        size = int(rng.integers(2, 4))
-        free_segments = [s for s in segments if (~taken[s[0] : s[1]]).sum() >= size]
-        if not free_segments:
+        placed = (
+            _place_segment(rng, segments, taken)
+            if cfg.layout == "segment"
+            else _place_spread(rng, n, taken, cfg)
+        )
+        if placed is None:
             break
-        a, b = free_segments[int(rng.integers(len(free_segments)))]
-        free = np.flatnonzero(~taken[a:b]) + a
-        steps = np.sort(rng.choice(free, size=size, replace=False))
+        steps, qtime = placed
         taken[steps] = True
+        entity = (
+            f"{episode_id}/event{e}/ent"
+            if cfg.unique_event_entity
+            else pool[int(rng.integers(cfg.entity_pool))]
+        )
         events.append(
             {
                 "id": f"{episode_id}/event{e}",
                 "steps": steps,
-                "entity": pool[int(rng.integers(ENTITY_POOL))],
-                "action": ACTIONS[int(rng.integers(N_ACTIONS))],
+                "time": qtime,
+                "entity": entity,
+                "action": actions[int(rng.integers(cfg.n_actions))],
+                # the event's subgoal: its first step's; every evidence step carries it
+                "subgoal": int(subgoal_of[steps[0]]),
             }
         )
+    related: dict[int, dict[str, Any]] = {}
+    for ev in events:
+        if cfg.related_steps:
+            free = np.flatnonzero(~taken[: ev["time"]])
+            k = min(cfg.related_steps, len(free))
+            for i in rng.choice(free, size=k, replace=False):
+                related[int(i)] = ev
+                taken[i] = True
+    for ev in events:  # shared subgoal annotation (a no-op for "segment")
+        subgoal_of[ev["steps"]] = ev["subgoal"]
+
+    def draw_entities(exclude: str | None) -> list[str]:
+        out: list[str] = []
+        for _ in range(cfg.entities_per_step - (exclude is not None)):
+            if rng.random() < cfg.entity_rate:
+                ent = pool[int(rng.integers(cfg.entity_pool))]
+                if ent != exclude and ent not in out:
+                    out.append(ent)
+        return out
 
     emb = np.empty((n, DIM))
     tools: list[str | None] = [None] * n
-    entities: list[set[str]] = [set() for _ in range(n)]
+    # sorted lists, not sets: Trajectory.from_steps numbers entities in iteration order, and a
+    # set of strings iterates in a per-process hash order (PYTHONHASHSEED)
+    entities: list[list[str]] = [[] for _ in range(n)]
     for i in range(n):  # background steps (event steps are overwritten below)
-        action = ACTIONS[int(rng.integers(N_ACTIONS))]
-        tools[i] = f"{action}(tpl{int(rng.integers(N_TEMPLATES))})"
-        ent = pool[int(rng.integers(ENTITY_POOL))] if rng.random() < 0.5 else None
-        entities[i] = {ent} if ent else set()
+        action = actions[int(rng.integers(cfg.n_actions))]
+        tools[i] = f"{action}(tpl{int(rng.integers(cfg.n_templates))})"
+        if i in related:
+            ev = related[i]
+            action = ev["action"]
+            tools[i] = f"{action}({tools[i].split('(')[1]}"
+            ents = [ev["entity"], *draw_entities(ev["entity"])]
+        else:
+            ents = draw_entities(None)
+        entities[i] = sorted(ents)
         parts = [
             (0.35, basis("tool", action)),
             (0.30, basis("subgoal", f"{episode_id}/sg{subgoal_of[i]}")),
         ]
-        if ent:
-            parts.append((0.35, basis("entity", ent)))
+        parts += [(0.35 / len(ents), basis("entity", ent)) for ent in ents]
         emb[i] = _mix(rng, parts, 0.45)
     for ev in events:
         for i in ev["steps"]:
-            action = ev["action"] if rng.random() >= 0.2 else ACTIONS[int(rng.integers(N_ACTIONS))]
-            tools[i] = f"{action}(tpl{int(rng.integers(N_TEMPLATES))})"
-            entities[i] = {ev["entity"]}
+            action = (
+                ev["action"] if rng.random() >= 0.2 else actions[int(rng.integers(cfg.n_actions))]
+            )
+            tools[i] = f"{action}(tpl{int(rng.integers(cfg.n_templates))})"
+            ents = [ev["entity"], *draw_entities(ev["entity"])]
+            entities[i] = sorted(ents)
             emb[i] = _mix(
                 rng,
                 [
                     (0.55, basis("event", ev["id"])),
-                    (0.20, basis("entity", ev["entity"])),
+                    *[(0.20 / len(ents), basis("entity", ent)) for ent in ents],
                     (0.15, basis("tool", action)),
                     (0.10, basis("subgoal", f"{episode_id}/sg{subgoal_of[i]}")),
                 ],
@@ -164,28 +336,30 @@ def generate_episode(episode_id: str, rng: np.random.Generator) -> SyntheticEpis
     )
     queries, cells = [], []
     for k, ev in enumerate(events):
-        first = int(ev["steps"][0])
         q = _mix(
             rng,
             [
                 (0.70, basis("event", ev["id"])),
                 (0.15, basis("entity", ev["entity"])),
                 (0.10, basis("tool", ev["action"])),
-                (0.05, basis("subgoal", f"{episode_id}/sg{subgoal_of[first]}")),
+                (0.05, basis("subgoal", f"{episode_id}/sg{ev['subgoal']}")),
             ],
             0.25,
         )
-        queries.append(Query(f"q{k}", q, n, ev["steps"]))
+        queries.append(Query(f"q{k}", q, ev["time"], ev["steps"]))
         steps = ev["steps"].tolist()
         cells.append(label_cell([tools[i] for i in steps], [entities[i] for i in steps]).value)
     return SyntheticEpisode(episode_id, traj, tuple(queries), tuple(cells))
 
 
-def generate_episodes(n_episodes: int, seed: int) -> list[SyntheticEpisode]:
+def generate_episodes(
+    n_episodes: int, seed: int, config: GeneratorConfig | None = None
+) -> list[SyntheticEpisode]:
     """Episodes ``ep000 ...``, each from its own child of ``SeedSequence(seed)``."""
     children = np.random.SeedSequence(seed).spawn(n_episodes)
     return [
-        generate_episode(f"ep{i:03d}", np.random.default_rng(c)) for i, c in enumerate(children)
+        generate_episode(f"ep{i:03d}", np.random.default_rng(c), config)
+        for i, c in enumerate(children)
     ]
 
 

@@ -38,9 +38,18 @@ from osustat.retrieval import (
 from osustat.retrieval.base import BaseRetriever
 
 from .runner import child_seeds, run_tasks
-from .synthetic import generate_episode, structural_statistics
+from .synthetic import GeneratorConfig, generate_episode, structural_statistics
 
-__all__ = ["BUDGETS", "MAIN_METHODS", "MMAX_SWEEP", "SyntheticRun", "run_synthetic"]
+DEFAULT_CONFIG = GeneratorConfig()
+
+__all__ = [
+    "BUDGETS",
+    "MAIN_METHODS",
+    "MMAX_SWEEP",
+    "SyntheticRun",
+    "method_factories",
+    "run_synthetic",
+]
 
 BUDGETS = (64, 128, 256, 512)
 
@@ -75,21 +84,36 @@ class SyntheticRun:
     membership: pd.DataFrame
     n_episodes: int
     seed: int
+    config: GeneratorConfig = DEFAULT_CONFIG
+
+
+def method_factories() -> dict[str, Callable[[], BaseRetriever]]:
+    """Every method a synthetic run can use: Table 9's rows, then the M_max sweep."""
+    methods = dict(MAIN_METHODS)
+    for m, name in MMAX_SWEEP.items():
+        methods[name] = functools.partial(OSUMem, osu_config=OSUConfig(m_max=m))
+    return methods
 
 
 def _episode_task(
-    index: int, seed_seq: np.random.SeedSequence, master_seed: int, budgets: tuple[int, ...]
+    index: int,
+    seed_seq: np.random.SeedSequence,
+    master_seed: int,
+    budgets: tuple[int, ...],
+    config: GeneratorConfig | None = None,
+    method_names: tuple[str, ...] | None = None,
+    with_membership: bool = True,
 ) -> tuple[list[dict[str, Any]], dict[str, float], list[dict[str, Any]]]:
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):  # small matrices: one BLAS thread is many times faster
-        ep = generate_episode(f"ep{index:03d}", np.random.default_rng(seed_seq))
+        ep = generate_episode(f"ep{index:03d}", np.random.default_rng(seed_seq), config)
         structure = structural_statistics([ep])
         if not ep.queries:
             return [], structure, []
-        methods = dict(MAIN_METHODS)
-        for m, name in MMAX_SWEEP.items():
-            methods[name] = functools.partial(OSUMem, osu_config=OSUConfig(m_max=m))
+        methods = method_factories()
+        if method_names is not None:
+            methods = {k: methods[k] for k in method_names}
         outcomes = []
         for name, factory in methods.items():
             retriever = factory().build(ep.trajectory)
@@ -112,10 +136,14 @@ def _episode_task(
                             cell,
                         )
                     )
-        membership = []
+        membership: list[dict[str, Any]] = []
         for label, cfg in (
-            ("overlap (M_max=5)", OSUConfig()),
-            ("disjoint (M_max=1)", OSUConfig(m_max=1)),
+            ()
+            if not with_membership
+            else (
+                ("overlap (M_max=5)", OSUConfig()),
+                ("disjoint (M_max=1)", OSUConfig(m_max=1)),
+            )
         ):
             pool = build_osus(ep.trajectory, cfg)
             for q in ep.queries:
@@ -138,6 +166,8 @@ def run_synthetic(
     jobs: int = 1,
     budgets: tuple[int, ...] = BUDGETS,
     progress: bool = True,
+    config: GeneratorConfig | None = None,
+    methods: tuple[str, ...] | None = None,
 ) -> SyntheticRun:
     """Generate the benchmark and run every method; see the module docstring.
 
@@ -152,10 +182,23 @@ def run_synthetic(
     budgets : tuple of int
     progress : bool
         Show a progress bar (tqdm, on stderr).
+    config : GeneratorConfig, optional
+        The generator's open choices (default: ``GeneratorConfig()``, the spread layout).
+    methods : tuple of str, optional
+        Run only these methods (names of :func:`method_factories`); default all.
     """
     if n_episodes < 1:
         raise ValueError(f"`n_episodes` must be >= 1; got {n_episodes}.")
-    tasks = [(i, c, seed, tuple(budgets)) for i, c in enumerate(child_seeds(seed, n_episodes))]
+    known = method_factories()
+    if methods is not None:
+        unknown = [m for m in methods if m not in known]
+        if unknown or not methods:
+            raise ValueError(f"unknown `methods` {unknown}; choose from {list(known)}.")
+    cfg = GeneratorConfig() if config is None else config
+    tasks = [
+        (i, c, seed, tuple(budgets), cfg, methods, methods is None)
+        for i, c in enumerate(child_seeds(seed, n_episodes))
+    ]
     results = run_tasks(
         _episode_task, tasks, jobs=jobs, progress=progress, desc="synthetic episodes", unit="ep"
     )
@@ -173,7 +216,7 @@ def run_synthetic(
     # structural statistics are query-weighted sums over episodes: recompute on the whole
     structure = _merge_structure([s for _, s, _ in results])
     membership = pd.DataFrame([m for _, _, ms in results for m in ms])
-    return SyntheticRun(records, structure, membership, n_episodes, seed)
+    return SyntheticRun(records, structure, membership, n_episodes, seed, cfg)
 
 
 def _merge_structure(parts: list[dict[str, float]]) -> dict[str, float]:

@@ -25,6 +25,7 @@ from .combine import (
     seed_dependence,
     stouffer_combine,
 )
+from .equivalence import EquivalenceResult, tost_signflip
 from .inputs import (
     load_records,
     read_evidence,
@@ -35,8 +36,10 @@ from .inputs import (
 from .interaction import INTERACTION_METHODS, InteractionResult, interaction_test
 from .multitest import AdjustedPValues, adjust_pvalues, stars
 from .power import minimum_detectable_effect, power
+from .ratio import RatioResult, ratio_of_means
 from .records import PairedRecords, paired, validate_records
 from .signflip import ConfidenceInterval, SignFlipResult, paired_signflip_test, signflip_tests
+from .trend import TrendResult, within_block_trend_test
 
 __version__ = "0.1.0"
 
@@ -54,12 +57,15 @@ __all__ = [
     "ClaimsFile",
     "CombinedResult",
     "ConfidenceInterval",
+    "EquivalenceResult",
     "InteractionResult",
     "OracleCeiling",
     "PairedRecords",
+    "RatioResult",
     "SeedDependence",
     "SharingRates",
     "SignFlipResult",
+    "TrendResult",
     "adjust_pvalues",
     "analyze",
     "audit_claims",
@@ -78,6 +84,7 @@ __all__ = [
     "paired_signflip_test",
     "parse_claims",
     "power",
+    "ratio_of_means",
     "read_evidence",
     "read_records",
     "records_from_retrievals",
@@ -87,5 +94,7 @@ __all__ = [
     "signflip_tests",
     "stars",
     "stouffer_combine",
+    "tost_signflip",
     "validate_records",
+    "within_block_trend_test",
 ]

@@ -75,3 +75,30 @@ def check_same_length(arrays: Sequence[tuple[str, Sized]]) -> None:
     if len(set(lengths.values())) > 1:
         described = ", ".join(f"`{k}` has {v}" for k, v in lengths.items())
         raise ValueError(f"Arguments must have equal lengths: {described}.")
+
+
+def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
+    """``np.random.default_rng(rng)`` with an error that names the argument (SPEC 7)."""
+    if isinstance(rng, bool) or isinstance(rng, float | np.floating):
+        raise TypeError(
+            f"`{name}` must be None, a non-negative integer seed, a SeedSequence or a "
+            f"numpy.random.Generator; got {rng!r}."
+        )
+    try:
+        return np.random.default_rng(rng)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"`{name}` must be None, a non-negative integer seed, a SeedSequence or a "
+            f"numpy.random.Generator; got {rng!r} ({exc})."
+        ) from None
+
+
+def power_of_two_scale(x: NDArray[np.float64]) -> int:
+    """Exponent ``e`` such that ``ldexp(x, -e)`` has largest magnitude in [0.5, 1).
+
+    Scaling by a power of two is exact in floating point, so resampling statistics computed on
+    the rescaled values are bit-for-bit the rescaled statistics: sums of huge values cannot
+    overflow and squares of tiny ones cannot underflow. 0 for an all-zero array.
+    """
+    top = float(np.max(np.abs(x), initial=0.0))
+    return int(np.frexp(top)[1]) if top > 0 else 0

@@ -1,66 +1,86 @@
-"""Audit significance claims against records (Sections 5.3, 6.2-6.6; Appendix F).
+"""Audit significance claims against records under two standards (Sections 5.3, 6; App. F).
 
 For every claim of a :class:`~osustat.claims.ClaimsFile` the records are paired
-(:func:`osustat.paired`: per-query averaging across seeds, never pooling), the paired
-sign-flip test and an episode-clustered bootstrap interval are recomputed in the claimed cell,
-the p-values are corrected within each declared family, and the claim gets one verdict:
+(:func:`osustat.paired`: per-unit averaging across seeds, never pooling; or one seed when the
+claim names it), the claim's statistics are recomputed in the claimed cell
+(:mod:`osustat._audit_measure`) and the claim is judged twice
+(:mod:`osustat._audit_verdicts`):
+
+* **as tested** -- on the claim's own terms: its unit and n, its seed handling (pooled or
+  Fisher-combined when it says so), the paper's interaction statistic, the correction its
+  family says was applied (none by default); descriptive claims checked as printed;
+* **strict** -- seeds averaged per unit, calibrated tests (studentized interaction, TOST for
+  equivalence, a test of the ratio for relative effects), the family's strict correction
+  (Holm by default).
 
 ============== =====================================================================
 verdict        meaning
 ============== =====================================================================
-reproduced     significant after correction, estimate beyond the threshold in the
-               claimed direction
-contradicted   significant on the wrong side of the threshold, or the bootstrap CI
-               lies entirely on the wrong side, or (adequately powered) the estimate
-               has the wrong sign
-underpowered   not significant, and the minimum detectable effect at this n exceeds
-               the claimed effect: the records cannot speak to the claim
-direction only not significant after correction, but the estimate lies on the claimed
-               side
+reproduced     significant after correction with the estimate beyond the threshold on
+               the claimed side; for ``means``: the ordering holds; for
+               ``equivalence``: equivalent within the margin (strict) or not
+               significantly different / gap within the margin (as tested)
+contradicted   significant on the wrong side, or the CI lies entirely on the wrong
+               side, or (adequately powered) the estimate has the wrong sign; the
+               ordering fails; significantly outside the equivalence margin
+underpowered   not significant, and the minimum detectable effect exceeds the claimed
+               effect; for ``equivalence`` (strict): equivalence not shown
+direction only not significant after correction, but the estimate lies on the claimed side
+not significant an interaction claim without a significant interaction
 not checkable  the records lack what the claim needs (the reason says what)
 ============== =====================================================================
 
 Flags point at problems with how the claim's own numbers were obtained: a reported p below
 the smallest p attainable with that n and resampling count; seeds pooled as if independent,
-or Fisher-combined, although their per-query values are near-duplicates
-(:func:`osustat.seed_dependence`); a reported effect outside the records' bootstrap interval;
-a reported n that differs from the records'.
+or Fisher-combined, although their per-unit values are near-duplicates
+(:func:`osustat.seed_dependence`); a reported effect outside the records' interval; a reported
+n that differs from the records'.
+
+The audit returns codes and numbers; :mod:`osustat.reports.audit` writes the words around
+them.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
 
+from ._audit_measure import Measured, measure
+from ._audit_verdicts import STANDARDS, Flag, StandardVerdict, flags, judge, min_attainable
+from ._audit_verdicts import raw_pvalue as _raw_pvalue
 from ._validation import check_level, check_positive_int
-from .bootstrap import BootstrapCI, bootstrap_ci
+from .bootstrap import BootstrapCI
 from .claims import Claim, ClaimsFile, Family
-from .combine import SeedDependence, fisher_combine, seed_dependence
+from .combine import SeedDependence, fisher_combine
+from .equivalence import EquivalenceResult
+from .interaction import InteractionResult
 from .multitest import adjust_pvalues
 from .power import minimum_detectable_effect
-from .records import PairedRecords, paired, validate_records
-from .signflip import SignFlipResult, signflip_tests
+from .ratio import RatioResult
+from .records import validate_records
+from .signflip import SignFlipResult
 
-__all__ = ["VERDICTS", "AuditResult", "ClaimCheck", "Flag", "audit"]
+__all__ = [
+    "STANDARDS",
+    "VERDICTS",
+    "AuditResult",
+    "ClaimCheck",
+    "Flag",
+    "StandardVerdict",
+    "audit",
+]
 
-VERDICTS = ("reproduced", "direction only", "contradicted", "underpowered", "not checkable")
-
-
-@dataclass(frozen=True)
-class Flag:
-    """A problem with how a claim's own numbers were obtained.
-
-    ``code`` is one of ``'p-below-minimum'``, ``'seeds-pooled'``, ``'fisher-dependent-seeds'``,
-    ``'effect-outside-ci'``, ``'n-mismatch'``; ``message`` explains it with the numbers.
-    """
-
-    code: str
-    message: str
+VERDICTS = (
+    "reproduced",
+    "direction only",
+    "not significant",
+    "contradicted",
+    "underpowered",
+    "not checkable",
+)
 
 
 @dataclass(frozen=True)
@@ -70,37 +90,42 @@ class ClaimCheck:
     Attributes
     ----------
     claim : Claim
-    verdict : str
-        One of :data:`VERDICTS`.
-    reason : str
-        Why, in one sentence (for ``'not checkable'``: what is missing).
+    verdict, reason : str
+        The strict standard's verdict (one of :data:`VERDICTS`) and why (kept for callers
+        written before the two standards; same as ``strict.verdict``/``strict.reason``).
     n : int or None
         Units (queries or episodes) in the claimed cell; seeds averaged per unit.
     n_seeds : int or None
-        Seeds present in the records for this comparison.
+        Seeds present in the records for this comparison (1 with a ``seed`` selector).
     effect, treatment_mean, baseline_mean : float or None
-        Recomputed from the records.
+        Recomputed from the records (``effect``: mean paired difference).
     test : SignFlipResult or None
-        Two-sided paired sign-flip test of ``mean(d - threshold) = 0``.
+        Two-sided paired sign-flip test of the claim's boundary null (``mean(d) =
+        threshold``; relative claims: ``mean(t - (1 + threshold) b) = 0``).
     ci : BootstrapCI or None
         Bootstrap interval of the mean difference (clustered by episode for queries).
     pvalue_adjusted : float or None
-        ``test.pvalue`` corrected within the claim's family.
+        The strict standard's corrected p.
     family_size : int
-        Checkable claims in the family (the correction's m).
+        The strict standard's m.
     mde : float or None
         Minimum detectable effect (family alpha, power .8) at this n and observed sd.
     min_attainable_p : float or None
-        Smallest p the claim's own test could have produced (see the ``p-below-minimum``
-        flag).
+        Smallest p the claim's own test could have produced.
     seed_dependence : SeedDependence or None
-        Between-seed dependence of the per-unit differences (two or more seeds).
     pooled_pvalue, fisher_pvalue : float or None
-        The anti-conservative contrasts: the test with every (unit, seed) pair counted as
-        independent, and Fisher's combination of the per-seed tests.
+        The anti-conservative contrasts (every (unit, seed) pair independent; Fisher's
+        combination of per-seed tests).
     flags : tuple of Flag
     notes : tuple of str
-        Further remarks (e.g. why seed dependence could not be measured).
+    as_tested, strict : StandardVerdict or None
+        The verdict under each standard.
+    equivalence : EquivalenceResult or None
+        TOST at the claim's margin (equivalence claims).
+    ratio : RatioResult or None
+        Ratio of means with Fieller's interval (relative claims).
+    interaction, interaction_as_tested : InteractionResult or None
+        The studentized (strict) and the paper's centered (as tested) interaction tests.
     """
 
     claim: Claim
@@ -122,6 +147,22 @@ class ClaimCheck:
     fisher_pvalue: float | None = None
     flags: tuple[Flag, ...] = ()
     notes: tuple[str, ...] = ()
+    as_tested: StandardVerdict | None = None
+    strict: StandardVerdict | None = None
+    equivalence: EquivalenceResult | None = None
+    ratio: RatioResult | None = None
+    interaction: InteractionResult | None = None
+    interaction_as_tested: InteractionResult | None = None
+
+    @property
+    def checkable(self) -> bool:
+        return self.verdict != "not checkable"
+
+    def under(self, standard: str) -> StandardVerdict | None:
+        """The verdict under ``'as tested'`` or ``'strict'``."""
+        if standard not in STANDARDS:
+            raise ValueError(f"`standard` must be one of {list(STANDARDS)}; got {standard!r}.")
+        return self.as_tested if standard == "as tested" else self.strict
 
 
 @dataclass(frozen=True)
@@ -136,28 +177,26 @@ class AuditResult:
     title: str = ""
     source: str = ""
 
-    def counts(self) -> dict[str, int]:
-        """Number of claims per verdict, in :data:`VERDICTS` order."""
-        return {v: sum(c.verdict == v for c in self.checks) for v in VERDICTS}
+    def counts(self, standard: str = "strict") -> dict[str, int]:
+        """Number of claims per verdict under `standard`, in :data:`VERDICTS` order."""
+        if standard not in STANDARDS:
+            raise ValueError(f"`standard` must be one of {list(STANDARDS)}; got {standard!r}.")
+        verdicts = [
+            (c.under(standard) or c).verdict  # hand-built checks may lack the standards
+            for c in self.checks
+        ]
+        return {v: sum(x == v for x in verdicts) for v in VERDICTS}
 
+    def summary(self) -> dict[str, dict[str, int]]:
+        """``{standard: counts}`` for both standards."""
+        return {s: self.counts(s) for s in STANDARDS}
 
-@dataclass(frozen=True)
-class _Measured:
-    """Phase-1 result of one claim, before the family correction."""
-
-    claim: Claim
-    missing: str | None = None
-    n: int = 0
-    n_seeds: int = 0
-    d: NDArray[np.float64] | None = None
-    treatment_mean: float = math.nan
-    baseline_mean: float = math.nan
-    test: SignFlipResult | None = None
-    ci: BootstrapCI | None = None
-    seeds: SeedDependence | None = None
-    per_seed_pvalues: tuple[float, ...] = ()
-    pooled: SignFlipResult | None = None
-    notes: tuple[str, ...] = ()
+    def kinds(self) -> dict[str, int]:
+        """Number of claims per kind, in file order of first appearance."""
+        out: dict[str, int] = {}
+        for c in self.checks:
+            out[c.claim.kind] = out.get(c.claim.kind, 0) + 1
+        return out
 
 
 def audit(
@@ -194,12 +233,22 @@ def audit(
 
     Notes
     -----
-    Each test is the two-sided paired sign-flip test of ``H0: mean(d) = threshold`` on the
-    per-unit differences ``d`` (seeds averaged per unit first, Appendix F); the verdict then
-    requires the estimate to lie on the claimed side. p-values are corrected within each
-    family over its checkable claims only (the report says how many). The MDE uses the
-    family's alpha, two-sided, power .8, and the claimed magnitude is the reported effect (or
-    the difference of the reported means) minus the threshold, else the threshold.
+    Each claim is judged under two standards (:data:`STANDARDS`), each with its own p and
+    correction; ``ClaimCheck.verdict`` is the strict one. A difference claim's test is the
+    two-sided paired sign-flip test of ``H0: mean(d) = threshold`` on the per-unit
+    differences ``d``; the verdict then requires the estimate on the claimed side. As tested,
+    a claim with ``seeds = 'fisher'`` (``'pooled'``) uses Fisher's combination of the
+    per-seed tests (the pooled test); strict always averages seeds per unit first (Appendix
+    F). Interaction claims: the paper's centered sign-flip statistic as tested, the
+    studentized one strict (:func:`osustat.interaction_test`). Equivalence claims: as tested,
+    "not significantly different" (with a printed p) or "gap within the margin" (without);
+    strict, TOST at the margin (:func:`osustat.equivalence.tost_signflip`). Relative claims:
+    the ratio of means with Fieller's interval (:func:`osustat.ratio.ratio_of_means`); strict
+    tests ``mean(t - (1 + threshold) b) = 0``. ``means`` claims check the ordering only,
+    under both standards. p-values are corrected within each family over the claims that
+    have a p under that standard (the report prints m). The MDE uses the family's alpha,
+    two-sided, power .8, and the claimed magnitude is the reported effect (or the
+    difference of the reported means) minus the threshold, else the threshold.
 
     Examples
     --------
@@ -225,6 +274,8 @@ def audit(
     >>> check = res.checks[0]
     >>> check.verdict, check.n, round(check.effect, 2)
     ('reproduced', 80, 0.5)
+    >>> check.as_tested.correction, check.strict.correction, res.summary()["strict"]["reproduced"]
+    ('none', 'holm', 1)
     """
     if not isinstance(claims, ClaimsFile):
         raise TypeError(f"`claims` must be a ClaimsFile; got {type(claims).__name__}.")
@@ -236,24 +287,14 @@ def audit(
     children = np.random.SeedSequence(int(gen.integers(2**63 - 1))).spawn(len(claims.claims))
     cache: dict[Any, Any] = {}
     measured = [
-        _measure(c, df, cache, n_resamples, bootstrap_resamples, level, np.random.default_rng(s))
+        measure(c, df, cache, n_resamples, bootstrap_resamples, level, np.random.default_rng(s))
         for c, s in zip(claims.claims, children, strict=True)
     ]
-
-    # A ClaimsFile built by hand may omit families: they default to Holm at .05.
+    # A ClaimsFile built by hand may omit families: no correction as tested, Holm strict.
     families = {**{c.family: Family(c.family) for c in claims.claims}, **claims.families}
-    adjusted: dict[int, float] = {}
-    sizes: dict[str, int] = {}
-    for name, fam in families.items():
-        members = [i for i, m in enumerate(measured) if m.claim.family == name and m.test]
-        sizes[name] = len(members)
-        if members:
-            pvals = [measured[i].test.pvalue for i in members]  # type: ignore[union-attr]
-            adj = adjust_pvalues(pvals, method=fam.correction, alpha=fam.alpha)
-            adjusted.update(zip(members, adj.pvalues_adjusted.tolist(), strict=True))
-
+    verdicts = {st: _standard(measured, families, st) for st in STANDARDS}
     checks = tuple(
-        _judge(m, adjusted.get(i), sizes[m.claim.family], families[m.claim.family])
+        _check(m, verdicts["as tested"][i], verdicts["strict"][i], families[m.claim.family])
         for i, m in enumerate(measured)
     )
     return AuditResult(
@@ -262,318 +303,79 @@ def audit(
     )  # fmt: skip
 
 
-# -- phase 1: recompute ------------------------------------------------------------------
-
-
-def _pair(
-    df: pd.DataFrame, c: Claim, cache: dict[Any, Any]
-) -> tuple[PairedRecords | str, dict[int, PairedRecords], str]:
-    key = (c.benchmark, c.treatment, c.baseline, c.metric, c.budget, c.unit)
-    if key in cache:
-        return cache[key]
-    kw: dict[str, Any] = {"metric": c.metric, "budget": c.budget, "unit": c.unit}
-    # Pair on the claim's rows only: validating the whole table once per claim would
-    # dominate the run. Claims whose data is absent get their reason from _absent.
-    sub = df[
-        df["method"].isin([c.treatment, c.baseline])
-        & (df["metric"] == c.metric)
-        & (df["budget"] == c.budget)
-    ]
-    if c.benchmark is not None:
-        sub = sub[sub["benchmark"] == c.benchmark]
-    data: PairedRecords | str
-    if sub["method"].nunique() < 2:
-        if "combos" not in cache:
-            cache["combos"] = df[["benchmark", "method", "metric", "budget"]].drop_duplicates()
-        data = _absent(cache["combos"], c)
-    else:
-        try:
-            data = paired(sub, c.treatment, c.baseline, benchmark=c.benchmark, **kw)
-        except ValueError as exc:
-            data = str(exc)
-    per_seed: dict[int, PairedRecords] = {}
-    note = ""
-    if not isinstance(data, str) and data.n_seeds > 1:
-        try:
-            for s in sorted(sub["seed"].unique().tolist()):
-                one = paired(sub, c.treatment, c.baseline, seed=s, benchmark=c.benchmark, **kw)
-                if not np.array_equal(np.sort(one.ids), np.sort(data.ids)):
-                    raise ValueError(f"seed {s} covers other units than the seed average")
-                per_seed[int(s)] = one
-        except ValueError as exc:
-            per_seed, note = {}, f"seed dependence not measured: {exc}"
-    cache[key] = (data, per_seed, note)
-    return cache[key]
-
-
-def _absent(combos: pd.DataFrame, c: Claim) -> str:
-    """Why a claim's rows are absent, in the words of :func:`osustat.paired`."""
-
-    def known(frame: pd.DataFrame, column: str) -> list[Any]:
-        return sorted(frame[column].unique().tolist())
-
-    frame = combos
-    if c.benchmark is None and frame["benchmark"].nunique() > 1:
-        return (
-            f"the records hold several benchmarks {known(frame, 'benchmark')}; pass `benchmark=`."
-        )
-    if c.benchmark is not None:
-        if c.benchmark not in set(frame["benchmark"]):
-            return (
-                f"benchmark {c.benchmark!r} is not in the records; known benchmarks: "
-                f"{known(frame, 'benchmark')}."
-            )
-        frame = frame[frame["benchmark"] == c.benchmark]
-    for name, m in (("treatment", c.treatment), ("baseline", c.baseline)):
-        if m not in set(frame["method"]):
-            return (
-                f"`{name}` method {m!r} is not in the records; known methods: "
-                f"{known(frame, 'method')}."
-            )
-    if c.metric not in set(frame["metric"]):
-        return (
-            f"metric {c.metric!r} is not in the records; known metrics: {known(frame, 'metric')}."
-        )
-    frame = frame[frame["metric"] == c.metric]
-    if c.budget not in set(frame["budget"]):
-        return (
-            f"budget {c.budget!r} is not in the records; known budgets: {known(frame, 'budget')}."
-        )
-    frame = frame[frame["budget"] == c.budget]
-    for name, m in (("treatment", c.treatment), ("baseline", c.baseline)):
-        if m not in set(frame["method"]):
-            return (
-                f"`{name}` method {m!r} has no records for metric {c.metric!r} at budget "
-                f"{c.budget}."
-            )
-    return "no records"  # pragma: no cover - unreachable: both methods have rows
-
-
-def _measure(
-    c: Claim,
-    df: pd.DataFrame,
-    cache: dict[Any, Any],
-    n_resamples: int,
-    bootstrap_resamples: int,
-    level: float,
-    gen: np.random.Generator,
-) -> _Measured:
-    data, per_seed, note = _pair(df, c, cache)
-    if isinstance(data, str):
-        return _Measured(c, missing=data)
-    if c.cell is None:
-        mask = np.ones(data.n, dtype=bool)
-    elif data.cells is None:
-        return _Measured(c, missing="the records carry no `cell` column for these queries")
-    else:
-        mask = np.fromiter((x is c.cell for x in data.cells), dtype=bool, count=data.n)
-    n = int(mask.sum())
-    if n < 2:
-        return _Measured(
-            c, missing=f"cell {c.cell_label} has {n} {c.unit}(s) in the records; 2 are needed"
-        )
-    d = data.differences[mask]
-    test = signflip_tests([d - c.threshold], n_resamples=n_resamples, rng=gen)[0]
-    clusters = data.episode_ids[mask] if c.unit == "query" else None
-    if clusters is not None and np.unique(clusters).size < 2:
-        clusters = None
-    ci = bootstrap_ci(d, level=level, clusters=clusters, n_resamples=bootstrap_resamples, rng=gen)
-    notes = [note] if note else []
-    dep = pooled = None
-    per_seed_p: tuple[float, ...] = ()
-    if per_seed:
-        order = {u: i for i, u in enumerate(data.ids)}
-        cols = []
-        for one in per_seed.values():
-            col = np.empty(data.n)
-            col[[order[u] for u in one.ids]] = one.differences
-            cols.append(col[mask])
-        matrix = np.column_stack(cols)
-        if n >= 3:
-            dep = seed_dependence(matrix)
+def _standard(
+    measured: list[Measured], families: dict[str, Family], standard: str
+) -> list[StandardVerdict]:
+    """Every claim's verdict under `standard`: raw p, correction within family, rules."""
+    raw = [_raw_pvalue(m, standard) for m in measured]
+    adjusted: dict[int, float] = {}
+    sizes: dict[str, int] = {}
+    for name, fam in families.items():
+        members = [
+            i for i, m in enumerate(measured) if m.claim.family == name and raw[i][0] is not None
+        ]
+        sizes[name] = len(members)
+        method = fam.correction if standard == "as tested" else fam.strict_correction
+        if not members:
+            continue
+        pvals = [float(raw[i][0]) for i in members]  # type: ignore[arg-type]
+        if method == "none":
+            adj = pvals
         else:
-            notes.append("seed dependence not measured: fewer than 3 units")
-        tests = signflip_tests(
-            [matrix[:, j] - c.threshold for j in range(matrix.shape[1])]
-            + [matrix.ravel() - c.threshold],
-            n_resamples=n_resamples,
-            rng=gen,
+            adj = adjust_pvalues(pvals, method=method, alpha=fam.alpha).pvalues_adjusted.tolist()
+        adjusted.update(zip(members, adj, strict=True))
+    return [
+        judge(
+            m,
+            standard,
+            raw[i][0],
+            adjusted.get(i),
+            sizes[m.claim.family],
+            families[m.claim.family],
+            raw[i][1],
         )
-        per_seed_p = tuple(t.pvalue for t in tests[:-1])
-        pooled = tests[-1]
-    elif c.seeds != "average" and data.n_seeds == 1:
-        notes.append(
-            f"the claim's p {'pooled' if c.seeds == 'pooled' else 'Fisher-combined'} seeds, "
-            "but these records hold one seed: seed dependence cannot be measured"
-        )
-    return _Measured(
-        c,
-        n=n,
-        n_seeds=data.n_seeds,
-        d=d,
-        treatment_mean=float(data.treatment[mask].mean()),
-        baseline_mean=float(data.baseline[mask].mean()),
-        test=test,
-        ci=ci,
-        seeds=dep,
-        per_seed_pvalues=per_seed_p,
-        pooled=pooled,
-        notes=tuple(notes),
-    )
+        for i, m in enumerate(measured)
+    ]
 
 
-# -- phase 2: verdict and flags ----------------------------------------------------------
-
-
-def _min_attainable(m: _Measured) -> float:
-    """Smallest p the claim's own test could give with its n and resampling count."""
-    c, test = m.claim, m.test
-    assert test is not None  # internal invariant: only called for checkable claims
-    nonzero = test.n_nonzero
-    if c.seeds == "pooled" and m.pooled is not None:
-        nonzero = m.pooled.n_nonzero
-    elif c.seeds == "pooled":
-        nonzero *= max(m.n_seeds, 1)
-    if c.reported_n is not None:
-        nonzero = min(nonzero, c.reported_n)
-    floor = math.ldexp(1.0, 1 - nonzero) if nonzero else 1.0  # two-sided exact minimum
-    if c.reported_resamples is not None:
-        floor = max(floor, 1.0 / (c.reported_resamples + 1))
-    floor = min(floor, 1.0)
-    if c.seeds == "fisher":
-        k = max(m.n_seeds, len(m.per_seed_pvalues), 1)
-        floor = fisher_combine([floor] * k).pvalue if k > 1 else floor
-    return floor
-
-
-def _flags(m: _Measured, floor: float) -> list[Flag]:
-    c, ci = m.claim, m.ci
-    assert ci is not None
-    flags = []
-    rp = c.reported_p
-    if rp is not None and (
-        (rp.relation in ("=", "<=") and rp.value < floor * (1 - 1e-9))
-        or (rp.relation == "<" and rp.value <= floor)
-    ):
-        how = f"{c.reported_resamples:,}" if c.reported_resamples else "exact"
-        flags.append(
-            Flag(
-                "p-below-minimum",
-                f"reported {rp} is below the smallest attainable p {floor:.3g} "
-                f"for this n ({m.n} units, {m.test.n_nonzero if m.test else 0} nonzero "
-                f"differences) with {how} sign flips"
-                + (" and Fisher over the seeds" if c.seeds == "fisher" else ""),
-            )
-        )
-    dep = m.seeds
-    k = m.n_seeds
-    pooled_n = c.reported_n is not None and k > 1 and c.reported_n == m.n * k
-    if dep is not None and dep.too_dependent and (c.seeds == "pooled" or pooled_n):
-        why = "the claim says so" if c.seeds == "pooled" else f"reported n = {m.n} × {k} seeds"
-        flags.append(
-            Flag(
-                "seeds-pooled",
-                f"seeds pooled as if independent ({why}), but they are near-duplicates: mean "
-                f"between-seed correlation {dep.mean_correlation:.2f}, "
-                f"{dep.duplicate_fraction:.0%} identical values, effective seeds "
-                f"{dep.effective_seeds:.2f} of {k}; pooled p = "
-                f"{m.pooled.pvalue if m.pooled else math.nan:.3g} vs per-unit averaged "
-                f"p = {m.test.pvalue if m.test else math.nan:.3g}",
-            )
-        )
-    if dep is not None and dep.too_dependent and c.seeds == "fisher":
-        fisher = fisher_combine(list(m.per_seed_pvalues)).pvalue
-        flags.append(
-            Flag(
-                "fisher-dependent-seeds",
-                f"Fisher combination assumes independent seeds, but the mean between-seed "
-                f"correlation is {dep.mean_correlation:.2f} (effective seeds "
-                f"{dep.effective_seeds:.2f} of {k}); Fisher p = {fisher:.3g} vs per-unit "
-                f"averaged p = {m.test.pvalue if m.test else math.nan:.3g}",
-            )
-        )
-    claimed = c.claimed_effect if c.reported_effect is not None or c.reported_means else None
-    if claimed is not None and not ci.low <= claimed <= ci.high:
-        what = "reported effect" if c.reported_effect is not None else "reported means' gap"
-        flags.append(
-            Flag(
-                "effect-outside-ci",
-                f"{what} {claimed:+.3f} lies outside the records' {ci.level:.0%} bootstrap CI "
-                f"[{ci.low:+.3f}, {ci.high:+.3f}] (estimate {ci.statistic:+.3f})",
-            )
-        )
-    if c.reported_n is not None and c.reported_n != m.n and not pooled_n:
-        flags.append(Flag("n-mismatch", f"reported n = {c.reported_n}, the records hold n = {m.n}"))
-    return flags
-
-
-def _judge(m: _Measured, p_adj: float | None, family_size: int, fam: Family) -> ClaimCheck:
+def _check(
+    m: Measured, as_tested: StandardVerdict, strict: StandardVerdict, fam: Family
+) -> ClaimCheck:
     c = m.claim
-    if m.missing is not None or m.test is None or m.ci is None or m.d is None:
-        return ClaimCheck(c, "not checkable", m.missing or "no data", family_size=family_size)
-    assert p_adj is not None
-    effect = float(m.d.mean())
-    sd = float(m.d.std(ddof=1))
-    mde = minimum_detectable_effect(sd, m.n, alpha=fam.alpha)
-    t = c.threshold
-    beyond = effect > t if c.direction == "greater" else effect < t
-    wrong_ci = m.ci.high < t if c.direction == "greater" else m.ci.low > t
-    side = "above" if c.direction == "greater" else "below"
-    other = "below" if c.direction == "greater" else "above"
-    if c.reported_effect is not None or c.reported_means is not None:
-        magnitude: float | None = abs((c.claimed_effect or 0.0) - t)
-    else:
-        magnitude = abs(t) if t != 0 else None
-    sig = p_adj <= fam.alpha
-    p_text = f"corrected p = {p_adj:.3g} ({fam.correction}, m = {family_size})"
-    if sig and beyond:
-        verdict, reason = "reproduced", f"estimate {effect:+.3f} {side} {t:g}; {p_text}"
-    elif sig:
-        verdict, reason = (
-            "contradicted",
-            f"estimate {effect:+.3f} is significantly {other} {t:g}; {p_text}",
-        )
-    elif wrong_ci:
-        verdict, reason = (
-            "contradicted",
-            f"the {m.ci.level:.0%} CI [{m.ci.low:+.3f}, {m.ci.high:+.3f}] lies {other} {t:g}",
-        )
-    elif magnitude is not None and mde > magnitude:
-        verdict, reason = (
-            "underpowered",
-            f"MDE {mde:.3f} at n = {m.n} exceeds the claimed effect {magnitude:.3f}; {p_text}",
-        )
-    elif beyond:
-        verdict, reason = (
-            "direction only",
-            f"estimate {effect:+.3f} {side} {t:g} but not significant; {p_text}",
-        )
-    else:
-        verdict, reason = (
-            "contradicted",
-            f"estimate {effect:+.3f} lies {other} {t:g} (not significant; MDE {mde:.3f}); "
-            + p_text,
-        )
-    floor = _min_attainable(m)
+    if m.missing is not None:
+        return ClaimCheck(
+            c, "not checkable", m.missing, family_size=strict.family_size,
+            as_tested=as_tested, strict=strict,
+        )  # fmt: skip
+    floor = min_attainable(m) if m.test is not None else None
+    mde = None
+    if m.d is not None and m.d.size >= 2 and c.kind != "interaction":
+        mde = minimum_detectable_effect(float(m.d.std(ddof=1)), m.n, alpha=fam.alpha)
     fisher = fisher_combine(list(m.per_seed_pvalues)).pvalue if m.per_seed_pvalues else None
     return ClaimCheck(
         claim=c,
-        verdict=verdict,
-        reason=reason,
+        verdict=strict.verdict,
+        reason=strict.reason,
         n=m.n,
         n_seeds=m.n_seeds,
-        effect=effect,
+        effect=float(m.d.mean()) if m.d is not None else None,
         treatment_mean=m.treatment_mean,
         baseline_mean=m.baseline_mean,
         test=m.test,
         ci=m.ci,
-        pvalue_adjusted=p_adj,
-        family_size=family_size,
+        pvalue_adjusted=strict.pvalue_adjusted,
+        family_size=strict.family_size,
         mde=mde,
         min_attainable_p=floor,
         seed_dependence=m.seeds,
         pooled_pvalue=m.pooled.pvalue if m.pooled is not None else None,
         fisher_pvalue=fisher,
-        flags=tuple(_flags(m, floor)),
+        flags=tuple(flags(m, floor)),
         notes=m.notes,
+        as_tested=as_tested,
+        strict=strict,
+        equivalence=m.equivalence,
+        ratio=m.ratio,
+        interaction=m.interaction,
+        interaction_as_tested=m.interaction_as_tested,
     )

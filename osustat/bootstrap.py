@@ -9,11 +9,19 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from ._validation import as_float_vector, check_level, check_positive_int, list_some
+from ._validation import (
+    as_float_vector,
+    check_level,
+    check_positive_int,
+    check_rng,
+    list_some,
+    power_of_two_scale,
+)
 
 __all__ = ["BootstrapCI", "bootstrap_ci"]
 
 _CHUNK_ELEMENTS = 2_000_000
+_EPS = float(np.finfo(np.float64).eps)
 
 
 @dataclass(frozen=True)
@@ -101,20 +109,15 @@ def bootstrap_ci(
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=2)
     if method not in ("bca", "percentile"):
         raise ValueError(f"`method` must be one of {{'bca', 'percentile'}}; got {method!r}.")
+    gen = check_rng(rng)
+    # Rescale by a power of two (exact) so sums of huge values cannot overflow; the bounds
+    # are scaled back at the end.
+    exp = power_of_two_scale(d)
+    d = np.ldexp(d, -exp)
     if clusters is None:
         sums, sizes = d, np.ones_like(d)
     else:
-        labels = np.asarray(clusters, dtype=object)
-        if labels.ndim != 1 or labels.size != d.size:
-            raise ValueError(
-                f"`clusters` must give one id per unit; got {labels.size} ids for {d.size} units."
-            )
-        missing = [
-            i for i, v in enumerate(labels) if v is None or (isinstance(v, float) and np.isnan(v))
-        ]
-        if missing:
-            raise ValueError(f"`clusters` has missing ids at positions {list_some(missing)}.")
-        _, codes = np.unique(labels.astype(str), return_inverse=True)
+        codes = _cluster_codes(clusters, d.size)
         sums = np.bincount(codes, weights=d).astype(np.float64)
         sizes = np.bincount(codes).astype(np.float64)
     k = sums.size
@@ -122,7 +125,6 @@ def bootstrap_ci(
         raise ValueError("`clusters` must contain at least 2 distinct clusters.")
     theta = float(sums.sum() / sizes.sum())
 
-    gen = np.random.default_rng(rng)
     boot = np.empty(n_resamples)
     rows = max(1, _CHUNK_ELEMENTS // k)
     for start in range(0, n_resamples, rows):
@@ -137,7 +139,65 @@ def bootstrap_ci(
         low, high = (float(q) for q in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
     else:
         low, high = _bca(boot, theta, sums, sizes, alpha)
-    return BootstrapCI(theta, low, high, level, method, int(d.size), int(k), n_resamples)
+    if not (np.isfinite(low) and np.isfinite(high)):  # internal invariant after rescaling
+        raise FloatingPointError(f"bootstrap bounds are not finite: [{low}, {high}].")
+    return BootstrapCI(
+        float(np.ldexp(theta, exp)),
+        float(np.ldexp(low, exp)),
+        float(np.ldexp(high, exp)),
+        level,
+        method,
+        int(d.size),
+        int(k),
+        n_resamples,
+    )
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        import pandas as pd
+
+        missing = pd.isna(value)
+    except (TypeError, ValueError):
+        return False
+    return bool(missing) if np.ndim(missing) == 0 else False
+
+
+def _cluster_codes(clusters: Any, n: int) -> NDArray[np.intp]:
+    """Integer codes of the cluster ids; missing or mixed-type ids are refused."""
+    if hasattr(clusters, "to_numpy"):
+        clusters = clusters.to_numpy(dtype=object)
+    labels = np.asarray(clusters, dtype=object)
+    if labels.ndim != 1 or labels.size != n:
+        raise ValueError(
+            f"`clusters` must give one id per unit; got {labels.size} ids for {n} units."
+        )
+    missing = [i for i, v in enumerate(labels) if _is_missing(v)]
+    if missing:
+        raise ValueError(
+            f"`clusters` has missing ids at positions {list_some(missing)} (None, NaN, pd.NA "
+            "or NaT); give every unit a cluster or drop it (and report it)."
+        )
+    is_text = np.array([isinstance(v, str | bytes) for v in labels])
+    if is_text.any() and not is_text.all():
+        first_text = int(np.flatnonzero(is_text)[0])
+        first_other = int(np.flatnonzero(~is_text)[0])
+        raise ValueError(
+            "`clusters` mixes text and non-text ids (e.g. "
+            f"{labels[first_text]!r} at position {first_text} and {labels[first_other]!r} at "
+            f"position {first_other}), so 1 and '1' would be ambiguous; use one id type."
+        )
+    index: dict[Any, int] = {}
+    try:
+        codes = [index.setdefault(v, len(index)) for v in labels]
+    except TypeError as exc:
+        raise TypeError(f"`clusters` ids must be hashable: {exc}") from None
+    # Number clusters in the order of their text (as before), so seeds reproduce old results.
+    rank = {v: r for r, v in enumerate(sorted(index, key=str))}
+    remap = np.array([rank[v] for v in index], dtype=np.intp)
+    return remap[np.asarray(codes, dtype=np.intp)]
 
 
 def _bca(
@@ -147,7 +207,11 @@ def _bca(
     sizes: NDArray[np.float64],
     alpha: float,
 ) -> tuple[float, float]:
-    below = np.count_nonzero(boot < theta) + 0.5 * np.count_nonzero(boot == theta)
+    # Ties within rounding count half: a resample whose mean equals theta mathematically can
+    # differ from it by a few ulps (counts @ sums vs sums.sum()), which used to move z0.
+    tol = 8.0 * sums.size * _EPS * max(float(np.max(np.abs(sums / sizes))), abs(theta))
+    tie = np.abs(boot - theta) <= tol
+    below = np.count_nonzero((boot < theta) & ~tie) + 0.5 * np.count_nonzero(tie)
     z0 = float(stats.norm.ppf(below / boot.size))
     jack = (sums.sum() - sums) / (sizes.sum() - sizes)
     u = jack.mean() - jack

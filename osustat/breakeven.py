@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import as_float_vector, check_level, check_positive_int
+from ._validation import as_float_vector, check_level, check_positive_int, check_rng
 from .cells import CELLS, Cell, as_cells
 
 __all__ = [
@@ -303,7 +303,7 @@ def break_even_bootstrap(
     frac = fractions if fractions is not None else counts
     point = break_even(effects, frac, favorable=favorable)
     labels = as_cells(cells)
-    gen = np.random.default_rng(rng)
+    gen = check_rng(rng)
     draws: dict[Cell, NDArray[np.float64]] = {}
     for c in effects:
         x = d[np.fromiter((lab is c for lab in labels), dtype=bool, count=labels.size)]
@@ -363,8 +363,9 @@ def oracle_ceiling(effects: Any, counts: Any, *, route: Any = None) -> OracleCei
         Per-cell effect (treatment minus baseline).
     counts : mapping or sequence of 4
         Number of queries per cell.
-    route : iterable of Cell or str, optional
-        Cells routed to the treatment; default: the cells with a positive effect.
+    route : Cell, str or iterable of them, optional
+        Cells routed to the treatment (a single cell may be given alone, e.g. ``"T+E+"``);
+        default: the cells with a positive effect.
 
     Returns
     -------
@@ -400,6 +401,8 @@ def oracle_ceiling(effects: Any, counts: Any, *, route: Any = None) -> OracleCei
         routed = tuple(c for c in CELLS if cnt.get(c, 0) > 0 and eff.get(c, 0.0) > 0)
     else:
         routed_set = set()
+        if isinstance(route, str | Cell):  # one cell, not an iterable of characters
+            route = [route]
         for c in route:
             try:
                 routed_set.add(Cell.parse(c))

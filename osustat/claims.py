@@ -2,7 +2,10 @@
 
 A claims file lists published (or planned) claims about paired comparisons -- "method A beats
 method B on metric M at budget B in cell C, by at least t, with p = ..." -- grouped into
-correction families. :func:`parse_claims` turns it into frozen :class:`Claim` objects and
+correction families. Five kinds of claim (:data:`KINDS`): a paired ``difference`` (the
+default), a descriptive ordering of ``means`` (no significance claimed), a method x cell
+``interaction``, ``equivalence`` within a stated margin, and a ``relative`` effect (ratio of
+means). :func:`parse_claims` turns it into frozen :class:`Claim` objects and
 rejects unknown keys and impossible claims with an error that names the file, the claim's
 position, id and line, and the offending value; :func:`osustat.audit.audit` checks the
 claims against records.
@@ -23,6 +26,8 @@ from .multitest import CORRECTIONS
 __all__ = [
     "CLAIM_KEYS",
     "DIRECTIONS",
+    "FAMILY_CORRECTIONS",
+    "KINDS",
     "SEED_HANDLING",
     "Claim",
     "ClaimsFile",
@@ -39,20 +44,32 @@ DIRECTIONS = ("greater", "less")
 #: counted as an independent unit) or ``'fisher'`` (per-seed p-values Fisher-combined).
 SEED_HANDLING = ("average", "pooled", "fisher")
 UNITS = ("query", "episode")
+#: Claim kinds: a paired difference (tested), an ordering of means (descriptive, no test),
+#: a method x cell interaction (tested), equivalence within a margin (TOST) and a relative
+#: effect (ratio of means, Fieller CI).
+KINDS = ("difference", "means", "interaction", "equivalence", "relative")
+#: Corrections a family may declare as the one its authors applied (``'none'``: each claim
+#: at its own level, the paper's practice).
+FAMILY_CORRECTIONS = ("none", *CORRECTIONS)
+#: Kinds that assert a direction (``direction`` required).
+_DIRECTED = ("difference", "means", "relative")
 
 #: key -> (required, description); the order is the order of docs/audit.md.
 CLAIM_KEYS: dict[str, tuple[bool, str]] = {
     "id": (True, "unique name of the claim"),
     "family": (True, "correction family the claim belongs to"),
+    "kind": (False, "'difference' (default), 'means', 'interaction', 'equivalence', 'relative'"),
     "treatment": (True, "method name in the records"),
     "baseline": (True, "method name in the records"),
     "metric": (True, "metric name, e.g. 'hit@2' or 'recall'"),
     "budget": (True, "token budget (positive integer)"),
-    "cell": (True, "'T+E+', 'T+E-', 'T-E+', 'T-E-' or 'aggregate'"),
-    "direction": (True, "'greater' or 'less': the claimed sign of treatment - baseline"),
-    "threshold": (False, "claimed bound on the effect (default 0)"),
+    "cell": (False, "'T+E+', 'T+E-', 'T-E+', 'T-E-' or 'aggregate' (all kinds but interaction)"),
+    "direction": (False, "'greater' or 'less' (difference, means, relative kinds)"),
+    "threshold": (False, "claimed bound on the effect (default 0; relative: on the ratio - 1)"),
+    "margin": (False, "equivalence margin m > 0: the claim is |treatment - baseline| < m"),
     "unit": (False, "'query' (default) or 'episode'"),
     "benchmark": (False, "benchmark name in the records"),
+    "seed": (False, "use only this seed of the records (per-seed claims)"),
     "reported_effect": (False, "the effect as printed (metric units)"),
     "reported_means": (False, "[treatment mean, baseline mean] as printed"),
     "reported_p": (False, "p as printed: a number or '<.001', '<=.002', '>=.05', ..."),
@@ -63,7 +80,7 @@ CLAIM_KEYS: dict[str, tuple[bool, str]] = {
     "source": (False, "where the claim is printed (table, row)"),
     "note": (False, "free text"),
 }
-_FAMILY_KEYS = ("correction", "alpha", "description")
+_FAMILY_KEYS = ("correction", "strict_correction", "alpha", "description")
 _TOP_KEYS = ("title", "description", "defaults", "family", "claim")
 _HIT = re.compile(r"^hit@\d+$")
 _P_TEXT = re.compile(r"^\s*(<=|>=|<|>|=)?\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*$")
@@ -116,20 +133,28 @@ class ReportedP:
 
 @dataclass(frozen=True)
 class Family:
-    """A correction family: the claims whose p-values are corrected together."""
+    """A correction family: the claims whose p-values are corrected together.
+
+    ``correction`` is the correction the claims' authors applied (the "as tested" standard;
+    ``'none'`` by default, the paper's practice); ``strict_correction`` is the one the strict
+    standard applies over the family's checkable claims (Holm by default).
+    """
 
     name: str
-    correction: str = "holm"
+    correction: str = "none"
     alpha: float = 0.05
     description: str = ""
+    strict_correction: str = "holm"
 
 
 @dataclass(frozen=True)
 class Claim:
     """One claim about ``treatment - baseline`` (see :data:`CLAIM_KEYS` for the fields).
 
-    ``cell`` is None for the aggregate. ``claimed_effect`` is the magnitude the claim stands
-    for: the reported effect, else the difference of the reported means, else a nonzero
+    ``cell`` is None for the aggregate (and for interaction claims, which span the cells).
+    ``direction`` is ``'two-sided'`` for the kinds without one (interaction, equivalence).
+    ``claimed_effect`` is the magnitude the claim stands for: the reported effect, else the
+    difference of the reported means (for ``relative``: their ratio minus 1), else a nonzero
     threshold, else None.
     """
 
@@ -154,6 +179,9 @@ class Claim:
     source: str = ""
     note: str = ""
     line: int | None = None
+    kind: str = "difference"
+    margin: float | None = None
+    seed: int | None = None
 
     @property
     def cell_label(self) -> str:
@@ -164,17 +192,28 @@ class Claim:
         if self.reported_effect is not None:
             return self.reported_effect
         if self.reported_means is not None:
-            return self.reported_means[0] - self.reported_means[1]
+            t, b = self.reported_means
+            if self.kind == "relative":
+                return t / b - 1.0 if b > 0 else None
+            return t - b
         return self.threshold if self.threshold != 0 else None
 
     def describe(self) -> str:
         """One-line statement of the claim, e.g. ``'osu-mem − flat > 0 on hit@2, B=256, T+E+'``."""
         sign = ">" if self.direction == "greater" else "<"
         bench = f"{self.benchmark}, " if self.benchmark else ""
-        return (
-            f"{self.treatment} − {self.baseline} {sign} {self.threshold:g} on {self.metric}, "
-            f"{bench}B={self.budget}, {self.cell_label} ({self.unit})"
-        )
+        seed = f", seed {self.seed}" if self.seed is not None else ""
+        where = f"{bench}B={self.budget}, {self.cell_label} ({self.unit}{seed})"
+        t, b = self.treatment, self.baseline
+        if self.kind == "interaction":
+            return f"{t} − {b} differs across cells on {self.metric}, {where}"
+        if self.kind == "equivalence":
+            return f"|{t} − {b}| < {self.margin:g} on {self.metric}, {where}"
+        if self.kind == "relative":
+            return f"{t} / {b} − 1 {sign} {self.threshold:g} on {self.metric}, {where}"
+        if self.kind == "means":
+            return f"mean {t} {sign} mean {b} on {self.metric}, {where} (descriptive)"
+        return f"{t} − {b} {sign} {self.threshold:g} on {self.metric}, {where}"
 
 
 @dataclass(frozen=True)
@@ -206,8 +245,10 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
     ----------
     text : str
         TOML with optional ``title``/``description``, an optional ``[defaults]`` table (any
-        claim key but ``id``), optional ``[family.NAME]`` tables (``correction``, ``alpha``,
-        ``description``) and one ``[[claim]]`` table per claim (keys in :data:`CLAIM_KEYS`).
+        claim key but ``id``), optional ``[family.NAME]`` tables (``correction`` -- the one
+        the authors applied, default ``'none'`` --, ``strict_correction`` -- default
+        ``'holm'`` --, ``alpha``, ``description``) and one ``[[claim]]`` table per claim (keys
+        in :data:`CLAIM_KEYS`).
     source : str
         File name used in error messages.
 
@@ -223,7 +264,10 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
         with ``unit = 'episode'``; thresholds, effects, means or intervals outside [-1, 1]
         (or [0, 1] for means) for hit@k metrics and metrics named ``*recall*``; a reported
         effect on the wrong side of the threshold; a p-value outside (0, 1]; a declared
-        family no claim uses.
+        family no claim uses; an unknown `kind`; a key without meaning for the kind
+        (``margin`` outside equivalence, ``direction`` on equivalence/interaction, ``cell``
+        on interaction); a missing ``margin``/``direction`` the kind needs; a non-positive
+        margin; a relative effect or threshold <= -1.
     TypeError
         A key of the wrong type (e.g. a budget given as a string).
 
@@ -246,7 +290,7 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
     ... ''')
     >>> c = cf.claims[0]
     >>> c.describe(), c.reported_p.text, cf.families["t4"].correction
-    ('osu-mem − flat-vector > 0 on hit@2, B=256, T+E+ (query)', '0.022', 'holm')
+    ('osu-mem − flat-vector > 0 on hit@2, B=256, T+E+ (query)', '0.022', 'none')
     """
     try:
         data = tomllib.loads(text)
@@ -307,15 +351,21 @@ def _families(raw: Any, source: str) -> dict[str, Family]:
         unknown = sorted(set(spec) - set(_FAMILY_KEYS))
         if unknown:
             raise ValueError(f"{where}: unknown keys {unknown}; allowed: {list(_FAMILY_KEYS)}.")
-        correction = spec.get("correction", "holm")
-        if correction not in CORRECTIONS:
+        correction = spec.get("correction", "none")
+        if correction not in FAMILY_CORRECTIONS:
             raise ValueError(
-                f"{where}: `correction` must be one of {list(CORRECTIONS)}; got {correction!r}."
+                f"{where}: `correction` must be one of {list(FAMILY_CORRECTIONS)}; "
+                f"got {correction!r}."
+            )
+        strict = spec.get("strict_correction", "holm")
+        if strict not in CORRECTIONS:
+            raise ValueError(
+                f"{where}: `strict_correction` must be one of {list(CORRECTIONS)}; got {strict!r}."
             )
         alpha = _number(spec.get("alpha", 0.05), "alpha", where)
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"{where}: `alpha` must be in (0, 1); got {alpha}.")
-        out[name] = Family(name, correction, alpha, str(spec.get("description", "")))
+        out[name] = Family(name, correction, alpha, str(spec.get("description", "")), strict)
     return out
 
 
@@ -362,9 +412,23 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
         raise ValueError(f"{where}: missing required keys {missing}.")
     cid = _string(raw["id"], "id", where)
     where = f"{where} (id {cid!r})"
+    kind = _choice(raw.get("kind", "difference"), "kind", KINDS, where)
+    needed = ["direction"] if kind in _DIRECTED else []
+    needed += ["cell"] if kind != "interaction" else []
+    needed += ["margin"] if kind == "equivalence" else []
+    missing = [k for k in needed if k not in raw]
+    if missing:
+        raise ValueError(f"{where}: missing required keys {missing} for kind {kind!r}.")
+    forbidden = {
+        "interaction": ["direction", "threshold", "margin", "reported_effect", "reported_ci"],
+        "equivalence": ["direction", "threshold"],
+    }.get(kind, ["margin"])
+    present = [k for k in forbidden if k in raw]
+    if present:
+        raise ValueError(f"{where}: keys {present} have no meaning for kind {kind!r}.")
     metric = _string(raw["metric"], "metric", where).lower()
     bounded = bool(_HIT.match(metric)) or "recall" in metric
-    cell_raw = raw["cell"]
+    cell_raw = raw.get("cell", "aggregate")
     if isinstance(cell_raw, str) and cell_raw.strip().lower() == "aggregate":
         cell = None
     else:
@@ -375,14 +439,23 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
                 f"{where}: unknown cell {cell_raw!r}; expected 'aggregate' or one of "
                 f"{[c.value for c in Cell]}."
             ) from None
+    if kind == "interaction" and cell is not None:
+        raise ValueError(f"{where}: an interaction claim spans the cells; omit `cell`.")
     unit = _choice(raw.get("unit", "query"), "unit", UNITS, where)
     if unit == "episode" and cell is not None:
         raise ValueError(
             f"{where}: cell {cell.value!r} with unit 'episode' is impossible: an episode mixes "
             "queries of several cells; use unit = 'query' or cell = 'aggregate'."
         )
-    direction = _choice(raw["direction"], "direction", DIRECTIONS, where)
+    if unit == "episode" and kind == "interaction":
+        raise ValueError(f"{where}: an interaction claim needs unit = 'query' (cells).")
+    direction = (
+        _choice(raw["direction"], "direction", DIRECTIONS, where)
+        if kind in _DIRECTED
+        else "two-sided"
+    )
     threshold = _number(raw.get("threshold", 0.0), "threshold", where)
+    relative = kind == "relative"
 
     def in_range(x: float, key: str, low: float = -1.0) -> None:
         if bounded and not low <= x <= 1.0:
@@ -392,20 +465,44 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
                 "not percentage points."
             )
 
-    in_range(threshold, "threshold")
+    if relative:
+        if threshold <= -1.0:
+            raise ValueError(
+                f"{where}: a relative `threshold` is ratio - 1 and must exceed -1; got {threshold}."
+            )
+    else:
+        in_range(threshold, "threshold")
+    margin = None
+    if kind == "equivalence":
+        margin = _number(raw["margin"], "margin", where)
+        if margin <= 0:
+            raise ValueError(f"{where}: `margin` must be positive; got {margin}.")
+        in_range(margin, "margin")
     effect = None
     if "reported_effect" in raw:
         effect = _number(raw["reported_effect"], "reported_effect", where)
-        in_range(effect, "reported_effect")
+        if relative and effect <= -1.0:
+            raise ValueError(
+                f"{where}: a relative `reported_effect` is ratio - 1 (+0.399 for +39.9%) and "
+                f"must exceed -1; got {effect}."
+            )
+        if not relative:
+            in_range(effect, "reported_effect")
     means = None
     if "reported_means" in raw:
         means = _pair(raw["reported_means"], "reported_means", where)
         for m in means:
             in_range(m, "reported_means", low=0.0)
     claimed = effect if effect is not None else (means[0] - means[1] if means else None)
-    if claimed is not None and (
-        (direction == "greater" and claimed < threshold)
-        or (direction == "less" and claimed > threshold)
+    if relative and effect is None and means is not None:
+        claimed = means[0] / means[1] - 1.0 if means[1] > 0 else None
+    if (
+        kind in _DIRECTED
+        and claimed is not None
+        and (
+            (direction == "greater" and claimed < threshold)
+            or (direction == "less" and claimed > threshold)
+        )
     ):
         raise ValueError(
             f"{where}: the reported effect {claimed:+g} contradicts the claim itself "
@@ -416,8 +513,9 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
         ci = _pair(raw["reported_ci"], "reported_ci", where)
         if ci[0] > ci[1]:
             raise ValueError(f"{where}: `reported_ci` must be [low, high]; got {list(ci)}.")
-        for x in ci:
-            in_range(x, "reported_ci")
+        if not relative:
+            for x in ci:
+                in_range(x, "reported_ci")
     p = None
     if "reported_p" in raw:
         try:
@@ -428,6 +526,11 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
     baseline = _string(raw["baseline"], "baseline", where)
     if treatment == baseline:
         raise ValueError(f"{where}: `treatment` and `baseline` are both {treatment!r}.")
+    seed = None
+    if "seed" in raw:
+        seed = raw["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise TypeError(f"{where}: `seed` must be a non-negative integer; got {seed!r}.")
     return Claim(
         id=cid,
         family=_string(raw["family"], "family", where),
@@ -454,4 +557,7 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
         source=str(raw.get("source", "")),
         note=str(raw.get("note", "")),
         line=line,
+        kind=kind,
+        margin=margin,
+        seed=seed,
     )

@@ -387,6 +387,13 @@ def _reproduce(args: argparse.Namespace) -> int:
     from osustat.analyses.reproduce import reproduce_synthetic
     from osustat.provenance import Provenance, atomic_output, write_json
 
+    if args.benchmark == "toolbench":
+        return _reproduce_toolbench(args)
+    if args.benchmark == "tau-bench":
+        return _reproduce_tau(args)
+    if args.grid and not args.sensitivity:
+        raise ValueError("`--grid` needs `--sensitivity`.")
+
     _count(args.episodes, "--episodes", 1, 1_000_000)
     _count(args.jobs, "--jobs", 1, 1024)
     _count(args.resamples, "--resamples")
@@ -413,6 +420,9 @@ def _reproduce(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             resamples=args.resamples,
             progress=not args.no_progress,
+            layout=args.layout,
+            sensitivity=args.sensitivity,
+            grid=Path(args.grid) if args.grid else None,
         )
         report = tmp / "report.md"
         if report.exists():
@@ -422,6 +432,65 @@ def _reproduce(args: argparse.Namespace) -> int:
     print(
         f"wrote {Path(args.out) / 'report.md'} ({result.n_records:,} records, "
         f"{result.seconds:.1f} s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _check_retriever(args: argparse.Namespace) -> int:
+    from osustat.retrieval.contract import check_retriever
+    from osustat.retrieval.registry import load_retriever
+
+    spec = load_retriever(args.retriever)
+    report = check_retriever(spec.factory)
+    print(report.to_text())
+    return 0 if report.passed else 1
+
+
+def _reproduce_toolbench(args: argparse.Namespace) -> int:
+    from osustat.analyses.toolbench import TOOLBENCH_SEEDS, reproduce_toolbench
+
+    if not args.data or len(args.data) != 1:
+        raise ValueError("`--data` (one ToolBench data directory) is required for toolbench.")
+    seeds = tuple(int(x) for x in _split(args.seeds)) if args.seeds else TOOLBENCH_SEEDS
+    result = reproduce_toolbench(
+        Path(args.data[0]),
+        Path(args.out),
+        cache=None if args.cache is None else Path(args.cache),
+        seeds=seeds,
+        episodes=args.episodes,
+        jobs=args.jobs,
+        resamples=args.resamples,
+        progress=not args.no_progress,
+    )
+    print(
+        f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _reproduce_tau(args: argparse.Namespace) -> int:
+    from osustat.analyses.tau_bench import reproduce_tau_bench
+
+    if not args.data:
+        raise ValueError("`reproduce tau-bench` needs `--data FILE [FILE ...]`.")
+    result = reproduce_tau_bench(
+        args.data,
+        Path(args.out),
+        cache=args.cache,
+        jobs=args.jobs,
+        seed=args.seed,
+        resamples=args.resamples,
+        prefix=not args.no_prefix,
+        focal=args.focal,
+        progress=not args.no_progress,
+        selector=args.selector,
+        endpoint=args.endpoint,
+        model=args.model,
+    )
+    print(
+        f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
         file=sys.stderr,
     )
     return 0
@@ -628,7 +697,10 @@ def build_parser() -> argparse.ArgumentParser:
     au.set_defaults(func=_audit)
 
     rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
-    rp.add_argument("benchmark", choices=("synthetic",), help="which pipeline")
+    rp.add_argument(
+        "benchmark", choices=("synthetic", "tau-bench", "toolbench"), help="which pipeline"
+    )
+    rp.add_argument("--seeds", default=None, help="comma-separated seeds (toolbench: 42,123,456)")
     rp.add_argument("--out", required=True, help="directory for records, report and figures")
     rp.add_argument(
         "--force", action="store_true", help="replace an --out folder made with other settings"
@@ -638,7 +710,50 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
     rp.add_argument("--resamples", type=int, default=10_000, help="sign-flip resamples")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rp.add_argument(
+        "--data",
+        nargs="+",
+        default=None,
+        help="τ-/τ²-bench trajectory files (tau-bench) or the data directory (toolbench)",
+    )
+    rp.add_argument("--cache", default=None, help="embedding cache directory")
+    rp.add_argument(
+        "--layout",
+        choices=("spread", "segment"),
+        default="spread",
+        help="synthetic generator layout (default spread; segment = the first version's)",
+    )
+    rp.add_argument(
+        "--sensitivity",
+        action="store_true",
+        help="also run the synthetic generator sensitivity grid (into OUT/sensitivity)",
+    )
+    rp.add_argument(
+        "--grid", default=None, help="grid file for --sensitivity (default: the shipped one)"
+    )
+    tau = rp.add_argument_group("tau-bench")
+    tau.add_argument("--no-prefix", action="store_true", help="no per-source namespace prefix")
+    tau.add_argument("--focal", choices=("all", "one"), default="all")
+    tau.add_argument(
+        "--selector",
+        choices=("extractive", "chat"),
+        default="extractive",
+        help="§6.6 selector: extractive (offline stand-in, not an LLM) or chat (an endpoint)",
+    )
+    tau.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL (chat)")
+    tau.add_argument("--model", default=None, help="model name sent to the endpoint (chat)")
     rp.set_defaults(func=_reproduce)
+
+    cr = sub.add_parser(
+        "check-retriever",
+        help="run the retriever contract on your own class (exit 0 pass, 1 fail, 2 bad input)",
+    )
+    cr.add_argument(
+        "retriever",
+        help="module:Class (importable; a zero-argument class or factory) or the name of an "
+        "entry point in the group osustat.retrievers",
+    )
+    cr.set_defaults(func=_check_retriever)
     return parser
 
 

@@ -182,6 +182,12 @@ def seed_dependence(per_seed_differences: Any, *, threshold: float = 0.3) -> See
     >>> dep.too_dependent, round(dep.effective_seeds, 2)
     (True, 1.0)
     """
+    try:
+        threshold = float(threshold)
+    except (TypeError, ValueError):
+        raise TypeError(f"`threshold` must be a number in [-1, 1]; got {threshold!r}.") from None
+    if not -1.0 <= threshold <= 1.0:  # also refuses NaN, which would never flag
+        raise ValueError(f"`threshold` must be a correlation in [-1, 1]; got {threshold}.")
     x = np.asarray(per_seed_differences, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] < 2 or x.shape[0] < 3:
         raise ValueError(

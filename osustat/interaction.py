@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import as_float_vector, check_positive_int
+from ._validation import as_float_vector, check_positive_int, check_rng, power_of_two_scale
 from .cells import CELLS, Cell, as_cells
 from .signflip import _null_sums
 
@@ -36,7 +36,9 @@ class InteractionResult:
     ----------
     statistic : float
         Observed statistic (its definition depends on `method`, see
-        :func:`interaction_test`).
+        :func:`interaction_test`). The spread statistics are in squared data units and
+        read ``inf`` when that exceeds the float range; the p-value is computed on exactly
+        rescaled data and is unaffected.
     pvalue : float
         p-value in ``(0, 1]``.
     cell_means : dict of Cell to float
@@ -131,17 +133,22 @@ def interaction_test(
     """
     d, codes, present = _interaction_iv(differences, cells, method)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
+    # Every method's p-value is scale-invariant; compute on d rescaled by a power of two
+    # (exact), so squares of huge values cannot overflow nor those of tiny ones underflow
+    # (issue 11: values near 1e160 gave p = 1e-4 where the rescaled data give .83).
+    exp = power_of_two_scale(d)
+    d = np.ldexp(d, -exp)
     n_c = np.bincount(codes, minlength=len(present)).astype(np.float64)
     sums = np.bincount(codes, weights=d, minlength=len(present))
     means = sums / n_c
-    cell_means = {c: float(m) for c, m in zip(present, means, strict=True)}
+    cell_means = {c: float(np.ldexp(m, exp)) for c, m in zip(present, means, strict=True)}
     cell_n = {c: int(k) for c, k in zip(present, n_c, strict=True)}
 
     if method == "ols":
         stat, pvalue = _ols_f(d, codes, len(present))
         return InteractionResult(stat, pvalue, cell_means, cell_n, method, 0)
 
-    gen = np.random.default_rng(rng)
+    gen = check_rng(rng)
     onehot = np.zeros((d.size, len(present)))
     onehot[np.arange(d.size), codes] = 1.0
     resid = d - means[codes]
@@ -174,6 +181,9 @@ def interaction_test(
     b = int(np.count_nonzero(null >= observed - tol))
     pvalue = (b + 1) / (n_resamples + 1)
     used = "label-permutation" if degenerate and method != "ols" else method
+    if used != "studentized-signflip":  # the spread statistic is in squared data units
+        with np.errstate(over="ignore"):  # beyond float range for |d| above ~1e154: inf
+            observed = float(np.ldexp(observed, 2 * exp))
     return InteractionResult(float(observed), float(pvalue), cell_means, cell_n, used, n_resamples)
 
 

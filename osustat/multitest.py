@@ -71,10 +71,22 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm", alpha: float = 0.05) -
     bad = np.flatnonzero(~np.isfinite(p) | (p < 0) | (p > 1))
     if bad.size:
         raise ValueError(f"`pvalues` must lie in [0, 1]; bad values at positions {list_some(bad)}.")
-    _, adjusted, _, _ = multipletests(p, alpha=alpha, method=method)
+    sm_reject, adjusted, _, _ = multipletests(p, alpha=alpha, method=method)
     adjusted = np.minimum(np.asarray(adjusted, dtype=np.float64), 1.0)
-    # Decide from the adjusted values themselves so that reject == (p_adj <= alpha) exactly.
-    return AdjustedPValues(adjusted <= alpha, adjusted, method, alpha)
+    reject = np.asarray(sm_reject, dtype=bool)
+    # statsmodels decides by comparing p with alpha / m (etc.) while the adjusted value is
+    # m * p; at exact boundaries such as p = 0.05/11 the product rounds to
+    # 0.05000000000000001. Decisions are statsmodels'; an adjusted value that rounding put
+    # on the wrong side of alpha (by at most a few ulps) is moved onto alpha's correct side,
+    # so reject == (p_adj <= alpha) still holds exactly.
+    near = np.abs(adjusted - alpha) <= 64 * np.finfo(np.float64).eps * alpha
+    adjusted = np.where(near & reject & (adjusted > alpha), alpha, adjusted)
+    adjusted = np.where(near & ~reject & (adjusted <= alpha), np.nextafter(alpha, 1.0), adjusted)
+    if not np.array_equal(reject, adjusted <= alpha):  # a real disagreement, not rounding
+        raise FloatingPointError(
+            "statsmodels' decisions disagree with its adjusted p-values beyond rounding."
+        )
+    return AdjustedPValues(reject, adjusted, method, alpha)
 
 
 def stars(p: float) -> str:

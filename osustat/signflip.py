@@ -18,7 +18,15 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from ._validation import as_float_vector, check_alternative, check_level, check_positive_int
+from ._validation import (
+    as_float_vector,
+    check_alternative,
+    check_level,
+    check_positive_int,
+    check_rng,
+    list_some,
+    power_of_two_scale,
+)
 
 __all__ = [
     "ConfidenceInterval",
@@ -39,6 +47,16 @@ _CHUNK_ELEMENTS = 2_000_000
 
 #: Up to this many nonzero differences the exact binomial tail is summed in integers.
 _INTEGER_BINOMIAL_MAX = 2000
+
+#: Largest exact enumeration (``2**m`` sign patterns, one float each: 256 MiB).
+_MAX_ENUMERATION = 2**25
+
+#: Largest Monte Carlo null (resamples times comparisons, one float each: 2 GiB).
+_MAX_NULL_ELEMENTS = 2**28
+
+#: Largest support of the exact null the confidence interval inverts (product over groups of
+#: equal differences of ``count + 1``); beyond it the interval inverts the Monte Carlo null.
+_MAX_CI_SUPPORT = 2**20
 
 
 @dataclass(frozen=True)
@@ -93,16 +111,21 @@ class SignFlipResult:
     _sign_seed: int = field(repr=False, compare=False)
     _sign_width: int = field(repr=False, compare=False)
     _ci_resamples: int = field(repr=False, compare=False)
+    _scale_exp: int = field(default=0, repr=False, compare=False)
 
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Confidence interval for the mean difference by inverting the sign-flip test.
 
         The interval holds every shift ``mu0`` that the two-sided test of
         ``d - mu0`` does not reject at ``1 - level`` (Hodges & Lehmann's inversion, under the
-        model that ``d - mu`` is symmetric about 0). The same sign vectors serve every
-        ``mu0`` (all ``2**n`` patterns when that is at most the resampling count, otherwise
-        the test's Monte Carlo seed), so the interval is deterministic. When even the most
-        extreme shift cannot be rejected (tiny `n`), that side is infinite.
+        model that ``d - mu`` is symmetric about 0). The null is exact whenever its support
+        is small enough (``prod(n_g + 1) <= 2**20`` over groups of ``n_g`` equal
+        differences: always for 0/1 metrics up to about 300 pairs, and for up to 20
+        distinct values), so an exact test and its interval agree: ``p <= 1 - level`` exactly
+        when the interval excludes 0. Otherwise the test's own Monte Carlo sign vectors serve
+        every ``mu0``. Either way the interval is deterministic; ``method`` says which null
+        was inverted. When even the most extreme shift cannot be rejected (tiny `n`), that
+        side is infinite.
 
         Examples
         --------
@@ -116,12 +139,26 @@ class SignFlipResult:
         True
         """
         level = check_level(level)
-        d = self._differences
+        d = self._differences  # rescaled by 2**-_scale_exp (exact); bounds are scaled back
         n = d.size
-        if 2.0**n <= self._ci_resamples:
-            sums = _enumerated_sums(d)
-            counts = _enumerated_sums(np.ones(n))
-            plus_one = 0
+        total = float(d.sum())
+        alpha = 1.0 - level
+        values, counts_g = np.unique(d, return_counts=True)
+        support = math.prod(int(c) + 1 for c in counts_g)
+        if support <= _MAX_CI_SUPPORT:
+            # Exact: sum_i s_i (d_i - mu0) over sign vectors, grouped by equal d_i, is
+            # sum_g (v_g - mu0) J_g with J_g = 2 K_g - n_g, K_g ~ Binomial(n_g, 1/2)
+            # independent. At mu0 = 0 this is the test's own exact null (binomial for 0/1
+            # data, full enumeration otherwise), so the interval and the p-value agree.
+            sums, counts, weights = _grouped_null(values, counts_g)
+            method = "sign-flip inversion (exact)"
+
+            def pvalue(mu0: float) -> float:
+                tol = _scale(d - mu0)
+                obs = abs(total - n * mu0)
+                hit = np.abs(sums - mu0 * counts) >= obs - tol
+                return float(weights @ hit)
+
         else:
             out = _null_sums(
                 self._sign_seed,
@@ -130,16 +167,13 @@ class SignFlipResult:
                 np.column_stack([d, np.ones(n)]),
             )
             sums, counts = out[:, 0], out[:, 1]
-            plus_one = 1
-        total = float(d.sum())
-        alpha = 1.0 - level
+            method = "sign-flip inversion (monte-carlo)"
 
-        def pvalue(mu0: float) -> float:
-            shifted = d - mu0
-            tol = _scale(shifted)
-            obs = abs(total - n * mu0)
-            hits = int(np.count_nonzero(np.abs(sums - mu0 * counts) >= obs - tol))
-            return (hits + plus_one) / (sums.size + plus_one)
+            def pvalue(mu0: float) -> float:
+                tol = _scale(d - mu0)
+                obs = abs(total - n * mu0)
+                hits = int(np.count_nonzero(np.abs(sums - mu0 * counts) >= obs - tol))
+                return (hits + 1) / (sums.size + 1)
 
         centre = float(d.mean())
         spread = float(d.max() - d.min()) or 1.0
@@ -148,8 +182,10 @@ class SignFlipResult:
             if pvalue(far) > alpha:
                 return math.copysign(math.inf, far - centre)
             inside, outside = centre, far  # pvalue(inside) == 1 > alpha >= pvalue(outside)
-            for _ in range(80):
+            for _ in range(44):  # to ~1e-13 of the data's range
                 mid = 0.5 * (inside + outside)
+                if mid in (inside, outside):
+                    break
                 if pvalue(mid) > alpha:
                     inside = mid
                 else:
@@ -158,7 +194,16 @@ class SignFlipResult:
 
         low = bound(float(d.min()) - spread)
         high = bound(float(d.max()) + spread)
-        return ConfidenceInterval(low=low, high=high, level=level, method="sign-flip inversion")
+        # The acceptance set of a discrete null is bounded by jump points, and 0 is one (the
+        # shift breaks the ties of zero differences), where bisection can only get within
+        # its precision. Take the hull with 0 when the test at 0 does not reject, so the
+        # interval holds 0 exactly when the test's own p-value exceeds 1 - level.
+        if pvalue(0.0) > alpha:
+            low, high = min(low, 0.0), max(high, 0.0)
+        e = self._scale_exp
+        return ConfidenceInterval(
+            low=float(np.ldexp(low, e)), high=float(np.ldexp(high, e)), level=level, method=method
+        )
 
 
 def paired_signflip_test(
@@ -227,9 +272,14 @@ def paired_signflip_test(
         raise ValueError(
             f"`a` and `b` must have equal lengths (paired data); got {a_arr.size} and {b_arr.size}."
         )
-    return signflip_tests(
-        [a_arr - b_arr], alternative=alternative, n_resamples=n_resamples, rng=rng
-    )[0]
+    with np.errstate(over="ignore"):
+        d = a_arr - b_arr
+    bad = np.flatnonzero(~np.isfinite(d))
+    if bad.size:
+        raise ValueError(
+            f"`a - b` overflows float64 at positions {list_some(bad)}; rescale `a` and `b`."
+        )
+    return signflip_tests([d], alternative=alternative, n_resamples=n_resamples, rng=rng)[0]
 
 
 def signflip_tests(
@@ -276,15 +326,25 @@ def signflip_tests(
     >>> [r.pvalue < 0.01 for r in signflip_tests(d, rng=1)]
     [False, True, True]
     """
-    columns = _differences_iv(differences)
+    raw = _differences_iv(differences)
     alternative = check_alternative(alternative)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
-    generator = np.random.default_rng(rng)
+    generator = check_rng(rng)
     seed = int(generator.integers(2**63 - 1))
+    # Work on each column rescaled by a power of two (exact): sums of huge values cannot
+    # overflow, and p-values are the same bit for bit as for the unscaled data.
+    exps = [power_of_two_scale(col) for col in raw]
+    columns = [np.ldexp(col, -e) for col, e in zip(raw, exps, strict=True)]
     width = max(col.size for col in columns)
 
-    plans = [_plan(col, n_resamples) for col in columns]
+    plans = [_plan(col, n_resamples, f"differences[{j}]") for j, col in enumerate(columns)]
     mc = [j for j, plan in enumerate(plans) if plan == "monte-carlo"]
+    if n_resamples * len(mc) > _MAX_NULL_ELEMENTS:
+        raise ValueError(
+            f"`n_resamples` = {n_resamples} Monte Carlo sign vectors for {len(mc)} "
+            f"comparison(s) would need {_gib(n_resamples * len(mc))} of memory; use at most "
+            f"{_MAX_NULL_ELEMENTS // len(mc):,} (100,000 gives p-values to about +-0.0014)."
+        )
     mc_sums: NDArray[np.float64] | None = None
     if mc:
         padded = np.zeros((width, len(mc)))
@@ -316,7 +376,7 @@ def signflip_tests(
             min_p = 1.0 / (n_resamples + 1)
         results.append(
             SignFlipResult(
-                statistic=float(col.mean()),
+                statistic=float(np.ldexp(col.mean(), exps[j])),
                 pvalue=float(min(max(pvalue, 0.0), 1.0)),
                 n=int(col.size),
                 n_nonzero=int(m),
@@ -329,6 +389,7 @@ def signflip_tests(
                 _sign_seed=seed,
                 _sign_width=width,
                 _ci_resamples=n_resamples,
+                _scale_exp=exps[j],
             )
         )
     return results
@@ -338,39 +399,110 @@ def signflip_tests(
 
 
 def _differences_iv(differences: Any) -> list[NDArray[np.float64]]:
-    if isinstance(differences, np.ndarray) and differences.ndim == 2:
-        arr = np.asarray(differences, dtype=np.float64)
+    """Split `differences` into comparisons by one rule for every input type.
+
+    - a 2-D numpy array or pandas DataFrame of shape ``(n, k)``: one comparison per column;
+    - a sequence (list, tuple) of 1-D numpy arrays or pandas Series: one per element;
+    - a sequence of Python sequences (nested lists): one per element only when the inner
+      lengths differ (ragged, so it cannot be a matrix) or there is a single element;
+      a rectangular nested list is ambiguous (rows or columns?) and is refused.
+    """
+    if hasattr(differences, "columns") and hasattr(differences, "to_numpy"):  # DataFrame
+        arr = np.asarray(differences.to_numpy(dtype=np.float64, na_value=np.nan))
         columns = [arr[:, j] for j in range(arr.shape[1])]
-    elif isinstance(differences, Sequence | np.ndarray) and not isinstance(differences, str):
+        names = [f"differences[{c!r}]" for c in differences.columns]
+    elif isinstance(differences, np.ndarray):
+        if differences.ndim != 2:
+            raise ValueError(
+                "`differences` as a numpy array must be 2-D (n units x k comparisons); got "
+                f"shape {differences.shape}. For one comparison use `paired_signflip_test` "
+                "or pass `[d]`."
+            )
+        try:
+            arr = np.asarray(differences, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"`differences` must hold real numbers: {exc}") from None
+        columns = [arr[:, j] for j in range(arr.shape[1])]
+        names = [f"differences[:, {j}]" for j in range(arr.shape[1])]
+    elif isinstance(differences, Sequence) and not isinstance(differences, str | bytes):
         columns = list(differences)
-        if columns and np.ndim(columns[0]) == 0:
+        if columns and any(np.ndim(c) == 0 for c in columns):
             raise ValueError(
                 "`differences` must be a 2-D array (one column per comparison) or a sequence "
                 "of 1-D arrays; for a single comparison use `paired_signflip_test` or wrap it "
                 "in a list."
             )
+        plain = [
+            j
+            for j, c in enumerate(columns)
+            if not isinstance(c, np.ndarray) and not hasattr(c, "to_numpy")
+        ]
+        if len(columns) > 1 and len(plain) == len(columns):
+            lengths = {len(c) for c in columns}
+            if len(lengths) == 1:
+                shape = (len(columns), lengths.pop())
+                raise ValueError(
+                    f"`differences` is a rectangular nested list of shape {shape}, which is "
+                    "ambiguous: pass `np.asarray(x)` (rows = units, one column per "
+                    "comparison: k tests) or a list of 1-D numpy arrays (one test per "
+                    "element)."
+                )
+        names = [f"differences[{j}]" for j in range(len(columns))]
     else:
         raise TypeError(
-            "`differences` must be a 2-D array or a sequence of 1-D arrays; got "
+            "`differences` must be a 2-D array, a DataFrame or a sequence of 1-D arrays; got "
             f"{type(differences).__name__}."
         )
     if not columns:
         raise ValueError("`differences` must hold at least one comparison.")
     return [
-        np.ascontiguousarray(as_float_vector(c, f"differences[{j}]", min_size=2))
-        for j, c in enumerate(columns)
+        np.ascontiguousarray(as_float_vector(c, name, min_size=2))
+        for name, c in zip(names, columns, strict=True)
     ]
+
+
+def _gib(floats: int) -> str:
+    return f"{floats * 8 / 2**30:,.0f} GiB"
+
+
+def _grouped_null(
+    values: NDArray[np.float64], counts: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Exact null of ``sum_g v_g J_g`` and ``sum_g J_g`` with ``J_g = 2 Bin(n_g, 1/2) - n_g``.
+
+    Returns the support's two sums and its probabilities (summing to 1).
+    """
+    sums = np.zeros(1)
+    ones = np.zeros(1)
+    weights = np.ones(1)
+    for v, c in zip(values, counts, strict=True):
+        c = int(c)
+        k = np.arange(c + 1)
+        j = 2.0 * k - c
+        pmf = stats.binom.pmf(k, c, 0.5)
+        sums = (sums[:, None] + v * j[None, :]).ravel()
+        ones = (ones[:, None] + j[None, :]).ravel()
+        weights = (weights[:, None] * pmf[None, :]).ravel()
+    return sums, ones, weights
 
 
 def _scale(d: NDArray[np.float64]) -> float:
     return 8.0 * max(d.size, 1) * _EPS * float(np.abs(d).sum())
 
 
-def _plan(d: NDArray[np.float64], n_resamples: int) -> str:
+def _plan(d: NDArray[np.float64], n_resamples: int, name: str = "differences") -> str:
     nz = np.abs(d[d != 0])
     if nz.size == 0 or np.all(np.abs(nz - nz[0]) <= 64 * _EPS * nz[0]):
         return "exact-binomial"
     if nz.size < 63 and 2**nz.size <= n_resamples:
+        if 2**nz.size > _MAX_ENUMERATION:
+            raise ValueError(
+                f"`n_resamples` = {n_resamples} asks for exact enumeration of `{name}`'s "
+                f"2**{nz.size} sign patterns ({nz.size} nonzero differences), which needs "
+                f"{_gib(2**nz.size)} of memory. Use n_resamples < 2**{nz.size} for a Monte "
+                f"Carlo p-value (e.g. 100_000); exact enumeration is done up to "
+                f"2**{_MAX_ENUMERATION.bit_length() - 1} patterns."
+            )
         return "exact-enumeration"
     return "monte-carlo"
 

@@ -1,4 +1,10 @@
-"""Rendering of claim audits (:func:`osustat.audit.audit`): markdown and JSON."""
+"""Rendering of claim audits (:func:`osustat.audit.audit`): markdown and JSON.
+
+The audit returns verdict codes and numbers under two standards; this module writes the
+words: the report's first lines say which standard each column uses, a summary counts the
+claims each standard lets survive, and one table per family shows the two verdicts side by
+side.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +13,25 @@ from collections.abc import Sequence
 from typing import Any
 
 from osustat import stars
-from osustat.audit import VERDICTS, AuditResult, ClaimCheck
+from osustat.audit import STANDARDS, VERDICTS, AuditResult, ClaimCheck, StandardVerdict
 
-__all__ = ["render_markdown", "to_json"]
+__all__ = ["STANDARD_LINES", "render_markdown", "to_json"]
 
 _UNITS = {"query": "queries", "episode": "episodes"}
+
+#: The report's first lines: what each verdict column means.
+STANDARD_LINES = (
+    "- **As tested** column: each claim on its own terms — its unit and n, its seed handling "
+    "(Fisher-combined or pooled seeds where the claim says so; one seed where it names one), "
+    "the paper's interaction statistic (centered sign flips), and only the correction its "
+    "family declares the authors applied (`correction`, default none); descriptive claims "
+    "(means, printed ratios, gaps against a margin without a printed test) are checked as "
+    "printed.",
+    "- **Strict** column: seeds averaged per unit before testing (Appendix F), calibrated "
+    "tests (studentized interaction statistic, TOST at the stated equivalence margin, a "
+    "sign-flip test of the ratio for relative effects), and the family's strict correction "
+    "(`strict_correction`, default Holm) over its claims that have a p.",
+)
 
 
 def _num(x: float | None, digits: int = 3, sign: bool = True) -> str:
@@ -28,12 +48,20 @@ def _p(p: float | None) -> str:
     return "<.001" if p < 0.001 else f"{p:.3f}"
 
 
+def _pct(x: float) -> str:
+    if math.isinf(x):
+        return "−∞" if x < 0 else "+∞"
+    return f"{x:+.1%}"
+
+
 def _reported(check: ClaimCheck) -> str:
     c = check.claim
     parts = []
     if c.reported_effect is not None:
-        parts.append(f"Δ {c.reported_effect:+.3f}")
-    elif c.reported_means is not None:
+        parts.append(
+            f"{_pct(c.reported_effect)}" if c.kind == "relative" else f"Δ {c.reported_effect:+.3f}"
+        )
+    if c.reported_means is not None and (c.reported_effect is None or c.kind == "relative"):
         parts.append(f"{c.reported_means[0]:.3f} vs {c.reported_means[1]:.3f}")
     if c.reported_p is not None:
         parts.append(str(c.reported_p))
@@ -44,34 +72,86 @@ def _reported(check: ClaimCheck) -> str:
     return ", ".join(parts) or "—"
 
 
-def _row(check: ClaimCheck) -> str:
+def _what(check: ClaimCheck) -> str:
     c = check.claim
     sign = ">" if c.direction == "greater" else "<"
-    what = f"{c.treatment} − {c.baseline} {sign} {c.threshold:g}, {c.metric}, B={c.budget}"
-    if c.benchmark:
-        what += f", {c.benchmark}"
-    flags = ", ".join(f.code for f in check.flags) or ""
-    if check.test is None or check.ci is None:
+    t, b = c.treatment, c.baseline
+    where = f"{c.metric}, B={c.budget}" + (f", {c.benchmark}" if c.benchmark else "")
+    if c.seed is not None:
+        where += f", seed {c.seed}"
+    if c.kind == "interaction":
+        return f"{t} − {b} varies by cell, {where}"
+    if c.kind == "equivalence":
+        return f"\\|{t} − {b}\\| < {c.margin:g}, {where}"
+    if c.kind == "relative":
+        return f"{t} / {b} − 1 {sign} {c.threshold:g}, {where}"
+    if c.kind == "means":
+        return f"mean {t} {sign} mean {b}, {where}"
+    return f"{t} − {b} {sign} {c.threshold:g}, {where}"
+
+
+def _recomputed(check: ClaimCheck) -> str:
+    c = check.claim
+    if c.kind == "means":
         return (
-            f"| {c.id} | {what} | {c.cell_label} | — | {_reported(check)} | — | — | — | — | "
-            f"**{check.verdict}** | {flags} |"
+            f"{_num(check.treatment_mean, sign=False)} vs {_num(check.baseline_mean, sign=False)}"
         )
-    p_adj = check.pvalue_adjusted if check.pvalue_adjusted is not None else math.nan
+    if c.kind == "interaction" and check.interaction is not None:
+        return "Δ by cell " + " / ".join(
+            f"{cell.value} {_num(v)}" for cell, v in check.interaction.cell_means.items()
+        )
+    if c.kind == "relative" and check.ratio is not None:
+        lo, hi = check.ratio.relative_interval
+        return f"{_pct(check.ratio.relative)} [{_pct(lo)}, {_pct(hi)}]"
+    if check.ci is not None:
+        return f"{_num(check.effect)} [{_num(check.ci.low)}, {_num(check.ci.high)}]"
+    return "—"
+
+
+def _cell(v: StandardVerdict | None, *, corrected: bool) -> str:
+    if v is None:
+        return "— | —"
+    p = v.pvalue_adjusted if corrected else v.pvalue
+    ptext = _p(p) + (stars(p) if corrected and p is not None else "")
+    return f"{ptext} | **{v.verdict}**"
+
+
+def _row(check: ClaimCheck) -> str:
+    c = check.claim
+    flags = ", ".join(f.code for f in check.flags)
+    if not check.checkable:
+        return (
+            f"| {c.id} | {_what(check)} | {c.cell_label} | {c.kind} | — | {_reported(check)} "
+            f"| — | — | **not checkable** | — | **not checkable** | {flags} |"
+        )
     return (
-        f"| {c.id} | {what} | {c.cell_label} | {check.n} {_UNITS[c.unit]} | {_reported(check)} | "
-        f"{_num(check.effect)} [{_num(check.ci.low)}, {_num(check.ci.high)}] | "
-        f"{_p(check.test.pvalue)} | {_p(p_adj)}{stars(p_adj)} | {_num(check.mde, sign=False)} | "
-        f"**{check.verdict}** | {flags} |"
+        f"| {c.id} | {_what(check)} | {c.cell_label} | {c.kind} | {check.n} {_UNITS[c.unit]} | "
+        f"{_reported(check)} | {_recomputed(check)} | "
+        f"{_cell(check.as_tested, corrected=True)} | {_cell(check.strict, corrected=True)} | "
+        f"{flags} |"
     )
+
+
+def _counts_line(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none"
+
+
+def _survivors(result: AuditResult, standard: str) -> tuple[int, int, int]:
+    """(reproduced, claims with a significance/equivalence verdict, checkable)."""
+    checks = [c for c in result.checks if c.checkable]
+    rep = sum((c.under(standard) or c).verdict == "reproduced" for c in checks)
+    return rep, len(checks), len(result.checks)
 
 
 def render_markdown(
     result: AuditResult, *, title: str | None = None, preamble: Sequence[str] = ()
 ) -> str:
-    """Render an audit as a markdown report.
+    """Render an audit as a markdown report with the two standards side by side.
 
-    One table per correction family (claims in file order), then the flags with their
-    explanations, the claims that could not be checked and why, and further notes.
+    The first lines say which standard each verdict column uses; then the caller's
+    `preamble`, a summary of how many claims each standard lets survive, one table per
+    correction family (claims in file order), the flags, the claims that could not be
+    checked and why, and each claim's reasons under both standards.
 
     Parameters
     ----------
@@ -79,7 +159,7 @@ def render_markdown(
     title : str, optional
         Defaults to the claims file's title.
     preamble : sequence of str
-        Lines printed under the title (inputs, exclusions, seed).
+        Lines printed after the standards' description (inputs, exclusions, seed).
 
     Examples
     --------
@@ -101,38 +181,60 @@ def render_markdown(
     ...                    "method": ["new", "new", "old", "old"], "budget": 256,
     ...                    "metric": "hit@2", "value": [1, 1, 0, 0]})
     >>> text = render_markdown(audit(cf, df, n_resamples=99, bootstrap_resamples=20, rng=0))
+    >>> text.splitlines()[2].startswith("- **As tested** column")
+    True
     >>> "the records carry no `cell` column" in text
     True
     """
-    counts = result.counts()
     n = len(result.checks)
-    summary = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
-    out = [f"# {title or result.title or 'Audit of claims'}", "", *preamble]
+    checkable = sum(c.checkable for c in result.checks)
+    kinds = ", ".join(f"{k} {v}" for k, v in result.kinds().items())
+    out = [f"# {title or result.title or 'Audit of claims'}", "", *STANDARD_LINES, *preamble]
     out += [
-        f"- Claims: {n} ({summary}).",
+        f"- Claims: {n} ({kinds}); checkable against these records: {checkable}.",
+    ]
+    for st in STANDARDS:
+        rep, _, _ = _survivors(result, st)
+        out.append(
+            f"- **{st.capitalize()}**: {rep} of {checkable} checkable claims reproduced "
+            f"({_counts_line(result.counts(st))})."
+        )
+    out += [
         f"- Recomputed tests: two-sided paired sign-flip, {result.n_resamples:,} resamples "
-        "(exact when enumeration is cheap or the metric is 0/1), seeds averaged per unit "
-        f"before pairing; {result.level:.0%} bootstrap CIs ({result.bootstrap_resamples:,} "
-        "resamples, clustered by episode for queries); MDE at power .8.",
+        "(exact when enumeration is cheap or the metric is 0/1); "
+        f"{result.level:.0%} bootstrap CIs ({result.bootstrap_resamples:,} resamples, "
+        "clustered by episode for queries); Fieller CIs for ratios; MDE at power .8.",
         "- Stars on the corrected p: . <.10, * <.05, ** <.01, *** <.001. Verdicts: "
-        "reproduced / direction only (not significant after correction) / contradicted / "
-        "underpowered (MDE exceeds the claimed effect) / not checkable (data missing).",
+        "reproduced / direction only (not significant, estimate on the claimed side) / not "
+        "significant (interaction) / contradicted / underpowered (MDE exceeds the claimed "
+        "effect; equivalence not shown) / not checkable (data missing).",
+        "",
+        "## Summary",
+        "",
+        "| verdict | as tested | strict |",
+        "|---|---|---|",
+        *(
+            f"| {v} | {result.counts('as tested')[v]} | {result.counts('strict')[v]} |"
+            for v in VERDICTS
+        ),
+        f"| **total** | {n} | {n} |",
         "",
     ]
     for name, fam in result.families.items():
         members = [c for c in result.checks if c.claim.family == name]
         if not members:
             continue
-        checkable = sum(c.test is not None for c in members)
+        m_t = next((c.as_tested.family_size for c in members if c.as_tested), 0)
+        m_s = next((c.strict.family_size for c in members if c.strict), 0)
         out += [
             f"## Family `{name}`" + (f": {fam.description}" if fam.description else ""),
             "",
-            f"{fam.correction} correction over the {checkable} checkable of {len(members)} "
-            f"claims, α = {fam.alpha}.",
+            f"{len(members)} claims, α = {fam.alpha}. As tested: correction {fam.correction} "
+            f"(m = {m_t}). Strict: {fam.strict_correction} over the {m_s} claims with a p.",
             "",
-            "| id | claim | cell | n | reported | Δ [CI] | p raw | p corrected | MDE | verdict "
-            "| flags |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            "| id | claim | cell | kind | n | reported | recomputed [CI] | as tested p | as "
+            "tested | strict p (corr.) | strict | flags |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
             *(_row(c) for c in members),
             "",
         ]
@@ -143,7 +245,7 @@ def render_markdown(
             for f in c.flags:
                 out.append(f"- **{c.claim.id}** `{f.code}`: {f.message.rstrip('.')}.")
         out.append("")
-    missing = [c for c in result.checks if c.verdict == "not checkable"]
+    missing = [c for c in result.checks if not c.checkable]
     if missing:
         out += ["## Not checkable", ""]
         out += [
@@ -152,7 +254,7 @@ def render_markdown(
         out.append("")
     out += ["## Verdicts explained", ""]
     for c in result.checks:
-        if c.verdict == "not checkable":
+        if not c.checkable:
             continue
         src = f" [{c.claim.source}]" if c.claim.source else ""
         extra = ""
@@ -162,22 +264,46 @@ def render_markdown(
                 f" Seeds: {c.n_seeds}, mean between-seed correlation "
                 f"{dep.mean_correlation:.2f}, effective seeds {dep.effective_seeds:.2f}; "
                 f"pooled p {_p(c.pooled_pvalue)}, Fisher p {_p(c.fisher_pvalue)} "
-                "(anti-conservative contrasts, not used for the verdict)."
+                "(anti-conservative contrasts; used as tested only when the claim says so)."
             )
         notes = "".join(f" Note: {n}." for n in c.notes)
-        out.append(f"- **{c.claim.id}**{src}: {c.verdict} — {c.reason}.{extra}{notes}")
+        line = f"- **{c.claim.id}**{src}: {c.verdict} — {c.reason}."
+        if c.as_tested is not None:
+            line += (
+                f" As tested ({c.as_tested.test}): {c.as_tested.verdict} — {c.as_tested.reason}."
+            )
+        out.append(line + extra + notes)
     out.append("")
     return "\n".join(out)
 
 
+def _standard_json(v: StandardVerdict | None) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    return {
+        "verdict": v.verdict,
+        "reason": v.reason,
+        "test": v.test,
+        "pvalue": v.pvalue,
+        "pvalue_adjusted": v.pvalue_adjusted,
+        "correction": v.correction,
+        "family_size": v.family_size,
+    }
+
+
 def to_json(result: AuditResult) -> dict[str, Any]:
-    """The audit as plain JSON-serializable data (same numbers as the markdown)."""
+    """The audit as plain JSON-serializable data (same numbers as the markdown).
+
+    ``verdict``/``reason``/``counts`` are the strict standard's (as before the two
+    standards); ``as_tested``/``strict`` per claim and ``summary`` hold both.
+    """
     claims = []
     for c in result.checks:
         cl = c.claim
         item: dict[str, Any] = {
             "id": cl.id,
             "family": cl.family,
+            "kind": cl.kind,
             "source": cl.source,
             "claim": cl.describe(),
             "treatment": cl.treatment,
@@ -187,8 +313,10 @@ def to_json(result: AuditResult) -> dict[str, Any]:
             "cell": cl.cell_label,
             "unit": cl.unit,
             "benchmark": cl.benchmark,
+            "seed": cl.seed,
             "direction": cl.direction,
             "threshold": cl.threshold,
+            "margin": cl.margin,
             "reported": {
                 "effect": cl.reported_effect,
                 "means": list(cl.reported_means) if cl.reported_means else None,
@@ -208,20 +336,18 @@ def to_json(result: AuditResult) -> dict[str, Any]:
             },
             "verdict": c.verdict,
             "reason": c.reason,
+            "as_tested": _standard_json(c.as_tested),
+            "strict": _standard_json(c.strict),
             "flags": [{"code": f.code, "message": f.message} for f in c.flags],
             "notes": list(c.notes),
         }
-        if c.test is not None and c.ci is not None:
-            item["recomputed"] = {
+        if c.checkable:
+            rec: dict[str, Any] = {
                 "n": c.n,
                 "n_seeds": c.n_seeds,
                 "effect": c.effect,
                 "treatment_mean": c.treatment_mean,
                 "baseline_mean": c.baseline_mean,
-                "ci": [c.ci.low, c.ci.high],
-                "ci_level": c.ci.level,
-                "pvalue": c.test.pvalue,
-                "pvalue_method": c.test.method,
                 "pvalue_adjusted": c.pvalue_adjusted,
                 "family_size": c.family_size,
                 "mde": c.mde,
@@ -232,19 +358,62 @@ def to_json(result: AuditResult) -> dict[str, Any]:
                     c.seed_dependence.mean_correlation if c.seed_dependence else None
                 ),
             }
+            if c.test is not None and c.ci is not None:
+                rec.update(
+                    ci=[c.ci.low, c.ci.high],
+                    ci_level=c.ci.level,
+                    pvalue=c.test.pvalue,
+                    pvalue_method=c.test.method,
+                )
+            if c.equivalence is not None:
+                e = c.equivalence
+                rec["tost"] = {
+                    "pvalue": e.pvalue,
+                    "pvalue_low": e.pvalue_low,
+                    "pvalue_high": e.pvalue_high,
+                    "margin": [e.low, e.high],
+                }
+            if c.ratio is not None:
+                r = c.ratio
+                rec["ratio"] = {
+                    "statistic": r.statistic,
+                    "ci": [r.low, r.high],
+                    "level": r.level,
+                    "bounded": r.bounded,
+                }
+            for key, res in (
+                ("interaction", c.interaction),
+                ("interaction_as_tested", c.interaction_as_tested),
+            ):
+                if res is not None:
+                    rec[key] = {
+                        "statistic": res.statistic,
+                        "pvalue": res.pvalue,
+                        "method": res.method,
+                        "cell_means": {k.value: v for k, v in res.cell_means.items()},
+                        "cell_n": {k.value: v for k, v in res.cell_n.items()},
+                    }
+            item["recomputed"] = rec
         claims.append(item)
     return {
         "title": result.title,
         "claims_file": result.source,
+        "standards": list(STANDARDS),
         "settings": {
             "n_resamples": result.n_resamples,
             "bootstrap_resamples": result.bootstrap_resamples,
             "level": result.level,
         },
         "families": {
-            k: {"correction": f.correction, "alpha": f.alpha, "description": f.description}
+            k: {
+                "correction": f.correction,
+                "strict_correction": f.strict_correction,
+                "alpha": f.alpha,
+                "description": f.description,
+            }
             for k, f in result.families.items()
         },
         "counts": {v: result.counts()[v] for v in VERDICTS},
+        "summary": result.summary(),
         "claims": claims,
     }

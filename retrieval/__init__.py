@@ -37,11 +37,13 @@ from .metrics import (
     recall,
 )
 from .osu import VIEWS, OSUConfig, OSUPool, build_osus, evidence_membership
-from .osumem import CohesionOSU, CoverageGuidedOSU, OSUMem, OSUMemGF, adaptive_k, variant
+from .osumem import CohesionOSU, CoverageGuidedOSU, OSUMem, OSUMemGF, adaptive_k
+from .registry import METHODS, MethodSpec, load_retriever
 from .trajectory import Query, Trajectory
 
 __all__ = [
     "BASELINES",
+    "METHODS",
     "MINILM_DIM",
     "MINILM_NAME",
     "NEAR_WINDOW",
@@ -57,6 +59,7 @@ __all__ = [
     "FlatMMR",
     "FlatVector",
     "HashingBagOfWordsEncoder",
+    "MethodSpec",
     "NoLTMemory",
     "OSUConfig",
     "OSUMem",
@@ -77,10 +80,10 @@ __all__ = [
     "default_cache_dir",
     "evidence_membership",
     "hit_at_k",
+    "load_retriever",
     "near_far_recall",
     "outcomes_to_records",
     "pack",
     "recall",
     "text_key",
-    "variant",
 ]

@@ -24,7 +24,14 @@ from numpy.typing import NDArray
 
 from .trajectory import Trajectory
 
-__all__ = ["BaseRetriever", "RetrievalResult", "Retriever", "greedy_pack", "pack"]
+__all__ = [
+    "BaseRetriever",
+    "RetrievalResult",
+    "Retriever",
+    "check_setting",
+    "greedy_pack",
+    "pack",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,6 +72,38 @@ class Retriever(Protocol):
         time: int | None = None,
         evidence: Any = None,
     ) -> RetrievalResult: ...
+
+
+def check_setting(
+    name: str,
+    value: Any,
+    *,
+    integer: bool = False,
+    low: float | None = None,
+    high: float | None = None,
+) -> Any:
+    """Validate one retriever setting at construction (scikit-learn's "refuse bad settings").
+
+    Raises ``TypeError`` for a non-number (or a non-integer where one is needed) and
+    ``ValueError`` for a non-finite value or one outside ``[low, high]``.
+
+    >>> from osustat.retrieval.base import check_setting
+    >>> check_setting("period", 0, integer=True, low=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: `period` must be >= 1; got 0.
+    """
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        want = "an integer" if integer else "a number"
+        raise TypeError(f"`{name}` must be {want}; got {value!r}.")
+    if not np.isfinite(value):
+        raise ValueError(f"`{name}` must be finite; got {value!r}.")
+    if low is not None and value < low:
+        raise ValueError(f"`{name}` must be >= {low}; got {value!r}.")
+    if high is not None and value > high:
+        raise ValueError(f"`{name}` must be <= {high}; got {value!r}.")
+    return value
 
 
 def pack(

@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .base import BaseRetriever, RetrievalResult, greedy_pack, pack
+from .base import BaseRetriever, RetrievalResult, check_setting, greedy_pack, pack
 from .osumem import adaptive_k
 from .trajectory import Trajectory
 
@@ -103,8 +103,8 @@ class PeriodicSummary(BaseRetriever):
     name: ClassVar[str] = "Periodic Summary"
 
     def __init__(self, *, period: int = 20, recent_fraction: float = 0.5) -> None:
-        self.period = period
-        self.recent_fraction = recent_fraction
+        self.period = check_setting("period", period, integer=True, low=1)
+        self.recent_fraction = check_setting("recent_fraction", recent_fraction, low=0, high=1)
 
     def _retrieve(
         self, q: NDArray[np.float64], budget: float, end: int, evidence: NDArray[np.int64] | None
@@ -151,7 +151,7 @@ class FlatMMR(BaseRetriever):
     name: ClassVar[str] = "Flat + MMR"
 
     def __init__(self, *, lam: float = 0.7) -> None:
-        self.lam = lam
+        self.lam = check_setting("lam", lam, low=0, high=1)
 
     def _retrieve(
         self, q: NDArray[np.float64], budget: float, end: int, evidence: NDArray[np.int64] | None
@@ -182,7 +182,7 @@ class CoverageAware(BaseRetriever):
     name: ClassVar[str] = "Coverage-Aware"
 
     def __init__(self, *, beta: float = 0.12) -> None:
-        self.beta = beta
+        self.beta = check_setting("beta", beta, low=0)
 
     def _retrieve(
         self, q: NDArray[np.float64], budget: float, end: int, evidence: NDArray[np.int64] | None
@@ -262,8 +262,8 @@ class TreeAbstraction(BaseRetriever):
     name: ClassVar[str] = "Tree Abstraction"
 
     def __init__(self, *, branching: int = 8, seed: int = 0) -> None:
-        self.branching = branching
-        self.seed = seed
+        self.branching = check_setting("branching", branching, integer=True, low=2)
+        self.seed = check_setting("seed", seed, integer=True, low=0)
 
     def _build(self, trajectory: Trajectory) -> None:
         rng = np.random.default_rng(self.seed)

@@ -15,11 +15,11 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .base import BaseRetriever, RetrievalResult, greedy_pack
+from .base import BaseRetriever, RetrievalResult, check_setting, greedy_pack
 from .osu import OSUConfig, OSUPool, build_osus
 from .trajectory import Trajectory
 
-__all__ = ["CohesionOSU", "CoverageGuidedOSU", "OSUMem", "OSUMemGF", "adaptive_k", "variant"]
+__all__ = ["CohesionOSU", "CoverageGuidedOSU", "OSUMem", "OSUMemGF", "adaptive_k"]
 
 _EPS = 1e-6
 
@@ -33,6 +33,10 @@ class _OSUIndexed(BaseRetriever):
     """Shared state of the retrievers that read an OSU pool."""
 
     def __init__(self, *, osu_config: OSUConfig | None = None) -> None:
+        if osu_config is not None and not isinstance(osu_config, OSUConfig):
+            raise TypeError(
+                f"`osu_config` must be an OSUConfig or None; got {type(osu_config).__name__}."
+            )
         self.osu_config = osu_config
 
     pool_: OSUPool
@@ -115,10 +119,10 @@ class OSUMem(_OSUIndexed):
         top_c: int = 8,
     ) -> None:
         super().__init__(osu_config=osu_config)
-        self.lambda_nov = lambda_nov
-        self.novelty_budget = novelty_budget
-        self.alpha = alpha
-        self.top_c = top_c
+        self.lambda_nov = check_setting("lambda_nov", lambda_nov, low=0)
+        self.novelty_budget = check_setting("novelty_budget", novelty_budget, low=0)
+        self.alpha = check_setting("alpha", alpha, low=0, high=1)
+        self.top_c = check_setting("top_c", top_c, integer=True, low=1)
 
     def _coarse(
         self,
@@ -301,7 +305,7 @@ class CoverageGuidedOSU(_StepGreedy):
 
     def __init__(self, *, osu_config: OSUConfig | None = None, beta: float = 0.12) -> None:
         super().__init__(osu_config=osu_config)
-        self.beta = beta
+        self.beta = check_setting("beta", beta, low=0)
 
     def _scores(self, sims: NDArray[np.float64], state: dict[str, Any]) -> NDArray[np.float64]:
         end = state["end"]
@@ -329,7 +333,7 @@ class CohesionOSU(_StepGreedy):
 
     def __init__(self, *, osu_config: OSUConfig | None = None, alpha: float = 0.01) -> None:
         super().__init__(osu_config=osu_config)
-        self.alpha = alpha
+        self.alpha = check_setting("alpha", alpha, low=0)
 
     def _scores(self, sims: NDArray[np.float64], state: dict[str, Any]) -> NDArray[np.float64]:
         ms = state["max_sim"]
@@ -338,23 +342,3 @@ class CohesionOSU(_StepGreedy):
     def _update(self, s: int, state: dict[str, Any]) -> None:
         emb = self.trajectory_.embeddings[: state["end"]]
         np.maximum(state["max_sim"], emb @ emb[s], out=state["max_sim"])
-
-
-def variant(name: str) -> BaseRetriever:
-    """The paper's Table 9 OSU-Mem rows by name.
-
-    >>> from osustat.retrieval.osumem import variant
-    >>> variant("OSU-Mem (disjoint)").osu_config.m_max
-    1
-    """
-    table: dict[str, Any] = {
-        "OSU-Mem": lambda: OSUMem(),
-        "OSU-Mem + GF": lambda: OSUMemGF(),
-        "OSU-Mem (disjoint)": lambda: OSUMem(osu_config=OSUConfig(m_max=1)),
-        "OSU-Mem (sim only)": lambda: OSUMem(osu_config=OSUConfig(views=("similarity",))),
-        "OSU-Mem (no novelty)": lambda: OSUMem(lambda_nov=0.0),
-    }
-    if name not in table:
-        raise ValueError(f"unknown OSU-Mem variant {name!r}; known: {sorted(table)}.")
-    retriever: BaseRetriever = table[name]()
-    return retriever

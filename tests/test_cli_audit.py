@@ -151,3 +151,28 @@ class TestAuditCommand:
         assert "`--alias` must look like RECORDS_NAME=CLAIMS_NAME; got 'mine'" in (
             capsys.readouterr().err
         )
+
+
+class TestTwoStandards:
+    def test_paper_claims_on_the_example_records(self, tmp_path, capsys):
+        out = tmp_path / "out"
+        args = audit_args(
+            PAPER, EXAMPLE, "--alias", "example=tau-bench", "--alias", "osu-mem=OSU-Mem",
+            "--alias", "flat-vector=Flat Vector", "--bootstrap-resamples", "200",
+            "--out", str(out), "--json",
+        )  # fmt: skip
+        assert main(args) == 0
+        lines = (out / "report.md").read_text().splitlines()
+        assert lines[2].startswith("- **As tested** column:")
+        assert lines[3].startswith("- **Strict** column:")
+        payload = json.loads((out / "audit.json").read_text())
+        assert set(payload["summary"]) == {"as tested", "strict"}
+        n = len(load_claims(PAPER).claims)
+        for counts in payload["summary"].values():
+            assert sum(counts.values()) == n
+        checked = [c for c in payload["claims"] if c["verdict"] != "not checkable"]
+        assert checked and all(c["as_tested"]["correction"] == "none" for c in checked)
+        assert all(c["strict"]["correction"] == "holm" for c in checked)
+        assert any(c["kind"] == "interaction" for c in checked)
+        summary = [x for x in lines if x.startswith("- **As tested**:")]
+        assert summary and f"of {len(checked)} checkable claims reproduced" in summary[0]

@@ -5,6 +5,7 @@ from the package registry or pip's cache), and runs the three commands from a fo
 user package named ``reports`` — the collision a generic top-level name would cause.
 """
 
+import shutil
 import subprocess
 import sys
 import venv
@@ -27,7 +28,14 @@ def _run(args, cwd, **kw):
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)], ROOT)
+    # Build from a clean copy: setuptools reuses an in-tree build/ folder, whose stale files
+    # would end up in the wheel.
+    src = tmp_path_factory.mktemp("src") / "osustat"
+    ignore = shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "__pycache__", "demo-output"
+    )
+    shutil.copytree(ROOT, src, ignore=ignore)
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src)], ROOT)
     (path,) = out.glob("osustat-*.whl")
     return path
 

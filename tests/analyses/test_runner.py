@@ -26,3 +26,67 @@ class TestRunTasks:
     def test_bad_jobs(self, jobs):
         with pytest.raises(ValueError, match="`jobs` must be an integer >= 1"):
             run_tasks(_draw, [], jobs=jobs, progress=False)
+
+
+def _with_shared(shared, i, seed_seq):
+    return shared["offset"] + i, float(np.random.default_rng(seed_seq).random())
+
+
+class TestCheckpoint:
+    def test_resume_runs_only_unfinished_tasks(self, tmp_path):
+        tasks = [(i, s) for i, s in enumerate(child_seeds(5, 4))]
+        first = run_tasks(_draw, tasks[:2], checkpoint=tmp_path, progress=False)
+        assert len(list(tmp_path.glob("*.pkl"))) == 2
+        calls = []
+
+        def counting(i, seed_seq):  # not picklable: serial only, counts what actually runs
+            calls.append(i)
+            return _draw(i, seed_seq)
+
+        counting.__module__, counting.__qualname__ = _draw.__module__, _draw.__qualname__
+        again = run_tasks(counting, tasks, checkpoint=tmp_path, progress=False)
+        assert calls == [2, 3]
+        assert again[:2] == first
+        assert again == run_tasks(_draw, tasks, progress=False)
+
+    def test_changed_arguments_are_run_again(self, tmp_path):
+        run_tasks(_draw, [(0, child_seeds(1, 1)[0])], checkpoint=tmp_path, progress=False)
+        run_tasks(_draw, [(0, child_seeds(2, 1)[0])], checkpoint=tmp_path, progress=False)
+        assert len(list(tmp_path.glob("*.pkl"))) == 2
+
+
+class TestShared:
+    def test_shared_is_the_first_argument(self):
+        tasks = [(i, s) for i, s in enumerate(child_seeds(0, 3))]
+        serial = run_tasks(_with_shared, tasks, shared={"offset": 10}, progress=False)
+        parallel = run_tasks(_with_shared, tasks, shared={"offset": 10}, jobs=2, progress=False)
+        assert serial == parallel and [i for i, _ in serial] == [10, 11, 12]
+
+
+@pytest.mark.slow
+class TestDask:
+    def test_local_cluster_gives_the_serial_results(self):
+        distributed = pytest.importorskip("distributed")
+        tasks = [(i, s) for i, s in enumerate(child_seeds(9, 8))]
+        serial = run_tasks(_with_shared, tasks, shared={"offset": 1}, progress=False)
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            on_dask = run_tasks(
+                _with_shared, tasks, shared={"offset": 1}, scheduler=client, progress=False
+            )
+            by_address = run_tasks(
+                _with_shared,
+                tasks,
+                shared={"offset": 1},
+                scheduler=cluster.scheduler_address,
+                progress=False,
+            )
+        assert on_dask == serial == by_address
+
+    def test_bad_scheduler(self):
+        with pytest.raises(TypeError, match="`scheduler` must be a Dask scheduler address"):
+            run_tasks(_draw, [], scheduler=3, progress=False)

@@ -1,3 +1,4 @@
+import itertools
 import json
 import struct
 
@@ -6,7 +7,12 @@ import pytest
 
 from osustat import validate_records
 from osustat.analyses.reproduce import reproduce_synthetic
-from osustat.analyses.synthetic import generate_episode, generate_episodes, structural_statistics
+from osustat.analyses.synthetic import (
+    SEGMENT_CONFIG,
+    generate_episode,
+    generate_episodes,
+    structural_statistics,
+)
 from osustat.analyses.synthetic_run import BUDGETS, MAIN_METHODS, MMAX_SWEEP, run_synthetic
 
 
@@ -17,20 +23,27 @@ class TestGenerator:
         assert np.array_equal(a.trajectory.embeddings, b.trajectory.embeddings)
         assert [q.evidence.tolist() for q in a.queries] == [q.evidence.tolist() for q in b.queries]
 
-    def test_paper_fixed_properties(self):
-        for ep in generate_episodes(8, seed=1):
+    @pytest.mark.parametrize("config", [None, SEGMENT_CONFIG], ids=["spread", "segment"])
+    def test_paper_fixed_properties(self, config):
+        for ep in generate_episodes(8, seed=1, config=config):
             tr = ep.trajectory
             assert 150 <= tr.n_steps <= 296 and tr.dim == 64
             assert tr.costs.min() >= 5.0
             assert np.allclose(np.linalg.norm(tr.embeddings, axis=1), 1.0)
             for q, cell in zip(ep.queries, ep.cells, strict=True):
                 ev = q.evidence.tolist()
-                assert 2 <= len(ev) <= 3 and q.time == tr.n_steps
-                # one event: same entity and same subgoal for every evidence step
-                assert len({tr.entity_names(i) for i in ev}) == 1
+                assert 2 <= len(ev) <= 3
+                # one event: a shared entity and the same subgoal for every evidence step
+                assert set.intersection(*(set(tr.entity_names(i)) for i in ev))
                 assert len({int(tr.subgoal_ids[i]) for i in ev}) == 1
                 assert cell in ("T+E+", "T-E+")  # E+ by construction
                 assert all("(" in tr.tool_of(i) for i in ev)  # action(template)
+                if config is SEGMENT_CONFIG:
+                    assert q.time == tr.n_steps
+                    assert all(len(tr.entity_names(i)) == 1 for i in ev)
+                else:  # spread: spacing 30-90 between evidence, query 8-40 after the last
+                    assert all(30 <= b - a <= 90 for a, b in itertools.pairwise(ev))
+                    assert 8 <= q.time - ev[-1] <= 40 and q.time <= tr.n_steps
 
     def test_structural_statistics(self):
         stats = structural_statistics(generate_episodes(40, seed=2))
@@ -62,6 +75,32 @@ class TestRun:
             run_synthetic(0, progress=False)
         with pytest.raises(ValueError, match="`jobs` must be an integer >= 1"):
             run_synthetic(2, jobs=0, progress=False)
+        with pytest.raises(ValueError, match=r"unknown `methods` \['Nope'\]"):
+            run_synthetic(2, methods=("OSU-Mem", "Nope"), progress=False)
+
+    def test_methods_subset_and_hash_seed_independence(self, tmp_path):
+        # a step's entity set must not be numbered in a per-process hash order
+        import subprocess
+        import sys
+
+        code = (
+            "from osustat.analyses.synthetic_run import run_synthetic;"
+            "r = run_synthetic(2, seed=6, progress=False, budgets=(256,),"
+            " methods=('OSU-Mem', 'OSU-Mem (disjoint)')).records;"
+            "import sys; sys.stdout.write(r.to_csv())"
+        )
+        outs = [
+            subprocess.run(
+                [sys.executable, "-c", code],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**__import__("os").environ, "PYTHONHASHSEED": str(h)},
+            ).stdout
+            for h in (1, 2)
+        ]
+        assert outs[0] == outs[1]
+        assert "OSU-Mem (disjoint)" in outs[0] and "Flat Vector" not in outs[0]
 
 
 def png_size(path):

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osustat import adjust_pvalues, fisher_combine, paired, paired_signflip_test
+from osustat import adjust_pvalues, fisher_combine, interaction_test, paired, paired_signflip_test
 from osustat.audit import VERDICTS, audit
 from osustat.claims import ClaimsFile, Family, parse_claims
 
@@ -54,6 +54,8 @@ def claim(id="c", *, family="f", **kw):
     }
     lines = ["[[claim]]", f'id = "{id}"']
     for k, v in spec.items():
+        if v is None:  # drop a default key (e.g. `direction` for an equivalence claim)
+            continue
         lines.append(f"{k} = {v!r}".replace("'", '"') if not isinstance(v, list) else f"{k} = {v}")
     return "\n".join(lines) + "\n"
 
@@ -218,7 +220,9 @@ class TestAudit:
         assert res.checks[2].family_size == 1
 
     def test_family_correction_and_alpha_are_used(self):
-        head = '[family.f]\ncorrection = "bonferroni"\nalpha = 0.01\n'
+        # `correction` is what the authors applied (as tested); `strict_correction` the
+        # strict standard's (Holm unless declared).
+        head = '[family.f]\ncorrection = "bonferroni"\nstrict_correction = "sidak"\nalpha = 0.01\n'
         d = np.linspace(-0.1, 0.3, 40)
         res = audit(
             parse_claims(head + claim("a") + claim("b", metric="recall", threshold=0.05)),
@@ -227,7 +231,25 @@ class TestAudit:
             rng=0,
         )
         for c in res.checks:
-            assert c.pvalue_adjusted == pytest.approx(min(1.0, 2 * c.test.pvalue))
+            p = c.test.pvalue
+            assert c.as_tested.pvalue_adjusted == pytest.approx(min(1.0, 2 * p))
+            assert c.pvalue_adjusted == pytest.approx(1 - (1 - p) ** 2)
+            assert c.strict.correction == "sidak" and c.as_tested.correction == "bonferroni"
+            assert (c.as_tested.verdict == "reproduced") == (
+                c.as_tested.pvalue_adjusted <= 0.01 and c.effect > c.claim.threshold
+            )
+
+    def test_default_family_no_correction_as_tested_holm_strict(self):
+        cells = ["T+E+", "T-E-"] * 50
+        d = np.where(np.arange(100) % 2 == 0, 0.2, 0.05) + np.tile([0.01, -0.01, 0.0, 0.02], 25)
+        res = run(
+            claim("a", cell="T+E+"), claim("b", cell="T-E-"), data=from_differences(d, cells=cells)
+        )
+        raw = [c.test.pvalue for c in res.checks]
+        assert [c.as_tested.pvalue_adjusted for c in res.checks] == raw
+        assert [c.strict.pvalue_adjusted for c in res.checks] == pytest.approx(
+            adjust_pvalues(raw, method="holm").pvalues_adjusted
+        )
 
     # -- Flags --
     def test_p_below_minimum(self):
@@ -357,3 +379,129 @@ class TestDeterminism:
         assert res.checks[0].test.exact and res.checks[0].test.pvalue == pytest.approx(
             direct.pvalue
         )
+
+
+class TestKinds:
+    # -- means: ordering, never a test --
+    def test_means_ordering(self):
+        data = from_differences(np.linspace(-0.05, 0.15, 40))
+        res = run(
+            claim("up", kind="means", reported_means=[0.3, 0.2]),
+            claim("down", kind="means", direction="less"),
+            data=data,
+        )
+        up, down = res.checks
+        for c in res.checks:
+            assert c.as_tested.pvalue is None and c.strict.pvalue is None
+            assert c.strict.family_size == 0 and "descriptive" in c.strict.reason
+        assert up.as_tested.verdict == up.strict.verdict == "reproduced"
+        assert down.as_tested.verdict == down.strict.verdict == "contradicted"
+
+    # -- equivalence: TOST strict, the claim's reading as tested --
+    def test_equivalence(self):
+        tight = from_differences(np.tile([0.02, -0.02, 0.01, -0.01], 50))
+        eq = dict(kind="equivalence", direction=None, margin=0.05)
+        res = run(claim("a", reported_p=0.8, **eq), claim("b", **eq), data=tight)
+        a, b = res.checks
+        assert a.strict.verdict == "reproduced" and "equivalent within ±0.05" in a.strict.reason
+        assert a.equivalence.pvalue == a.strict.pvalue and a.equivalence.pvalue <= 0.001
+        assert a.as_tested.verdict == "reproduced" and a.as_tested.pvalue == a.test.pvalue
+        assert "does not show equivalence" in a.as_tested.reason
+        assert b.as_tested.pvalue is None and "inside the margin ±0.05" in b.as_tested.reason
+
+    def test_equivalence_contradicted_and_underpowered(self):
+        eq = dict(kind="equivalence", direction=None, margin=0.05)
+        far = from_differences(np.tile([0.22, 0.18], 50))
+        few = from_differences([0.04, -0.03, 0.02, -0.01])  # one-sided p >= 1/16
+        (c,) = run(claim(reported_p=0.5, **eq), data=far).checks
+        assert c.strict.verdict == "contradicted" and c.as_tested.verdict == "contradicted"
+        (u,) = run(claim(**eq), data=few).checks
+        assert u.strict.verdict == "underpowered" and "not shown" in u.strict.reason
+        assert u.as_tested.verdict == "reproduced"  # the gap, as printed, is inside
+
+    # -- interaction: paper's statistic as tested, studentized strict --
+    def test_interaction(self):
+        rng = np.random.default_rng(0)
+        cells = np.repeat(["T+E+", "T+E-", "T-E+", "T-E-"], 40)
+        shift = np.repeat([0.4, 0.0, 0.1, -0.3], 40)
+        d = np.clip(rng.normal(0, 0.2, 160) + shift, -0.9, 0.9)
+        spec = dict(kind="interaction", direction=None, cell=None, reported_p=0.002)
+        (c,) = run(claim(**spec), data=from_differences(d, cells=list(cells))).checks
+        assert c.interaction_as_tested.method == "centered-signflip"
+        assert c.interaction.method == "studentized-signflip"
+        assert c.as_tested.verdict == c.strict.verdict == "reproduced"
+        assert c.as_tested.pvalue == c.interaction_as_tested.pvalue
+        ref = interaction_test(d, cells, method="centered-signflip", n_resamples=999, rng=0)
+        assert c.interaction_as_tested.cell_means == pytest.approx(ref.cell_means)
+
+    def test_interaction_null(self):
+        cells = list(np.repeat(["T+E+", "T-E-"], 30))
+        d = np.tile([0.1, -0.1, 0.05], 20)
+        spec = dict(kind="interaction", direction=None, cell=None, reported_p=0.4)
+        (c,) = run(claim(**spec), data=from_differences(d, cells=cells)).checks
+        assert c.strict.verdict == "not significant" and "(no interaction)" in c.strict.reason
+
+    def test_interaction_needs_cells(self):
+        spec = dict(kind="interaction", direction=None, cell=None)
+        (c,) = run(claim(**spec), data=from_differences(BALANCED)).checks
+        assert c.verdict == "not checkable" and "`cell` column" in c.reason
+
+    # -- relative: ratio of means --
+    def test_relative(self):
+        rng = np.random.default_rng(1)
+        b = rng.uniform(0.2, 0.4, 120)
+        t = np.clip(1.4 * b + rng.normal(0, 0.02, 120), 0, 1)
+        spec = dict(kind="relative", reported_effect=0.4)
+        (c,) = run(claim(**spec), data=records(t, b)).checks
+        assert c.ratio.statistic == pytest.approx(t.mean() / b.mean())
+        assert c.as_tested.pvalue is None and c.as_tested.verdict == "reproduced"
+        assert c.strict.verdict == "reproduced" and c.strict.pvalue <= 0.001
+        assert c.ratio.low < 1.4 < c.ratio.high
+        assert not [f for f in c.flags if f.code == "effect-outside-ci"]
+        (far,) = run(claim(kind="relative", reported_effect=0.9), data=records(t, b)).checks
+        assert [f.code for f in far.flags] == ["effect-outside-ci"]
+
+    def test_relative_threshold_is_tested(self):
+        rng = np.random.default_rng(1)
+        b = rng.uniform(0.2, 0.4, 120)
+        t = np.clip(1.1 * b + rng.normal(0, 0.02, 120), 0, 1)
+        (c,) = run(claim(kind="relative", threshold=0.5), data=records(t, b)).checks
+        assert c.strict.verdict == "contradicted"  # ratio 1.1 significantly below 1.5
+        shifted = t - 1.5 * b
+        ref = paired_signflip_test(shifted, np.zeros_like(shifted), n_resamples=999, rng=0)
+        assert c.test.statistic == pytest.approx(ref.statistic)
+
+    # -- seeds --
+    def test_seed_selector(self):
+        t = np.column_stack([np.full(30, 0.5), np.full(30, 0.9)])
+        data = records(t, np.full((30, 2), 0.5), seeds=[42, 123])
+        res = run(claim("s", seed=123), claim("x", seed=7), claim("all"), data=data)
+        s, x, a = res.checks
+        assert s.n_seeds == 1 and s.effect == pytest.approx(0.4)
+        assert a.n_seeds == 2 and a.effect == pytest.approx(0.2)
+        assert x.verdict == "not checkable" and "seed 7 is not in the records" in x.reason
+        assert "known seeds: [42, 123]" in x.reason
+
+    def test_fisher_as_tested_averaged_strict(self):
+        rng = np.random.default_rng(3)
+        base = rng.normal(0.05, 0.2, size=(60, 1))
+        d = np.clip(base + 0.05 * rng.normal(size=(60, 3)), -1, 1)
+        (c,) = run(claim(seeds="fisher"), data=from_differences(d)).checks
+        assert c.as_tested.pvalue == pytest.approx(c.fisher_pvalue)
+        assert c.as_tested.test == "Fisher over 3 seeds"
+        assert c.strict.pvalue == c.test.pvalue and "seeds averaged" in c.strict.test
+        (p,) = run(claim(seeds="pooled"), data=from_differences(d)).checks
+        assert p.as_tested.pvalue == p.pooled_pvalue
+
+    def test_counts_per_standard(self):
+        data = from_differences(np.tile([0.02, -0.02, 0.01, -0.01], 50))
+        res = run(
+            claim("a", kind="equivalence", direction=None, margin=0.05),
+            claim("b"),
+            data=data,
+        )
+        assert res.summary() == {"as tested": res.counts("as tested"), "strict": res.counts()}
+        assert sum(res.counts("as tested").values()) == 2
+        with pytest.raises(ValueError, match="`standard` must be one of"):
+            res.counts("lenient")
+        assert res.kinds() == {"equivalence": 1, "difference": 1}

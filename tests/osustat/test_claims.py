@@ -4,11 +4,19 @@ from pathlib import Path
 import pytest
 
 from osustat import Cell
-from osustat.claims import CLAIM_KEYS, ReportedP, load_claims, parse_claims
+from osustat.claims import CLAIM_KEYS, KINDS, ReportedP, load_claims, parse_claims
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_TOML = ROOT / "claims" / "paper.toml"
-PAPER_MD = ROOT.parent / "shared" / "paper" / "osu-mem-paper.md"
+# ../shared from the main checkout; ../../shared from a worktree under wt/.
+PAPER_MD = next(
+    (
+        p / "shared" / "paper" / "osu-mem-paper.md"
+        for p in (ROOT.parent, ROOT.parent.parent)
+        if (p / "shared" / "paper" / "osu-mem-paper.md").exists()
+    ),
+    ROOT.parent / "shared" / "paper" / "osu-mem-paper.md",
+)
 
 BASE = """
 [[claim]]
@@ -139,8 +147,81 @@ class TestParseClaims:
         with pytest.raises(ValueError, match=r"\[family.f\]: unknown keys \['method'\]"):
             parse_claims(claims_with(head='[family.f]\nmethod = "holm"\n'))
 
+    # -- kinds, margin, seed, strict correction --
+    def test_unknown_kind(self):
+        with pytest.raises(ValueError, match=r"`kind` must be one of \['difference', 'means'"):
+            parse_claims(claims_with('kind = "ratio"\n'))
+
+    def test_equivalence_needs_margin_and_no_direction(self):
+        eq = 'kind = "equivalence"\n'
+        with pytest.raises(ValueError, match=r"keys \['direction'\] have no meaning for kind"):
+            parse_claims(claims_with(eq + "margin = 0.01\n"))
+        no_dir = ('direction = "greater"\n', eq)
+        with pytest.raises(ValueError, match=r"missing required keys \['margin'\] for kind"):
+            parse_claims(claims_with(replace=no_dir))
+        with pytest.raises(ValueError, match="`margin` must be positive"):
+            parse_claims(claims_with("margin = -0.01\n", replace=no_dir))
+        with pytest.raises(ValueError, match=r"`margin` = 1\.5 is impossible"):
+            parse_claims(claims_with("margin = 1.5\n", replace=no_dir))
+        c = parse_claims(claims_with("margin = 0.01\n", replace=no_dir)).claims[0]
+        assert c.kind == "equivalence" and c.margin == 0.01 and c.direction == "two-sided"
+        assert c.describe() == "|new − old| < 0.01 on hit@2, B=256, T+E+ (query)"
+
+    def test_margin_only_for_equivalence(self):
+        with pytest.raises(ValueError, match=r"keys \['margin'\] have no meaning for kind"):
+            parse_claims(claims_with("margin = 0.01\n"))
+
+    def test_interaction_spans_cells(self):
+        text = BASE.replace('cell = "T+E+"\ndirection = "greater"\n', 'kind = "interaction"\n')
+        c = parse_claims(text).claims[0]
+        assert c.cell is None and c.kind == "interaction"
+        assert c.describe() == "new − old differs across cells on hit@2, B=256, aggregate (query)"
+        with pytest.raises(ValueError, match="an interaction claim spans the cells; omit `cell`"):
+            parse_claims(text + 'cell = "T+E+"\n')
+        with pytest.raises(ValueError, match="an interaction claim needs unit = 'query'"):
+            parse_claims(text + 'unit = "episode"\n')
+        with pytest.raises(ValueError, match=r"keys \['direction'\] have no meaning"):
+            parse_claims(text + 'direction = "greater"\n')
+
+    def test_relative_effects(self):
+        rel = 'kind = "relative"\n'
+        c = parse_claims(claims_with(rel + "reported_effect = 1.5\n")).claims[0]
+        assert c.claimed_effect == 1.5 and c.describe().startswith("new / old − 1 > 0")
+        means = parse_claims(claims_with(rel + "reported_means = [0.221, 0.158]\n")).claims[0]
+        assert means.claimed_effect == pytest.approx(0.221 / 0.158 - 1)
+        with pytest.raises(ValueError, match="a relative `reported_effect` is ratio - 1"):
+            parse_claims(claims_with(rel + "reported_effect = -1.0\n"))
+        with pytest.raises(ValueError, match="a relative `threshold` is ratio - 1"):
+            parse_claims(claims_with(rel + "threshold = -2.0\n"))
+        with pytest.raises(ValueError, match="contradicts the claim itself"):
+            parse_claims(claims_with(rel + "reported_means = [0.1, 0.2]\n"))
+
+    def test_means_kind_needs_direction(self):
+        text = claims_with('kind = "means"\n', replace=('direction = "greater"\n', ""))
+        with pytest.raises(ValueError, match=r"missing required keys \['direction'\] for kind"):
+            parse_claims(text)
+
+    def test_seed(self):
+        assert parse_claims(claims_with("seed = 42\n")).claims[0].seed == 42
+        with pytest.raises(TypeError, match="`seed` must be a non-negative integer"):
+            parse_claims(claims_with("seed = -1\n"))
+        with pytest.raises(TypeError, match="`seed` must be a non-negative integer"):
+            parse_claims(claims_with('seed = "42"\n'))
+
+    def test_corrections(self):
+        cf = parse_claims(claims_with(head='[family.f]\ncorrection = "none"\n'))
+        fam = cf.families["f"]
+        assert (fam.correction, fam.strict_correction) == ("none", "holm")
+        with pytest.raises(ValueError, match=r"`strict_correction` must be one of \['holm'"):
+            parse_claims(claims_with(head='[family.f]\nstrict_correction = "none"\n'))
+        cf = parse_claims(claims_with())  # no [family] table: the defaults
+        assert (cf.families["f"].correction, cf.families["f"].strict_correction) == (
+            "none",
+            "holm",
+        )
+
     def test_unknown_correction(self):
-        with pytest.raises(ValueError, match=r"`correction` must be one of \['holm'"):
+        with pytest.raises(ValueError, match=r"`correction` must be one of \['none', 'holm'"):
             parse_claims(claims_with(head='[family.f]\ncorrection = "tukey"\n'))
 
     def test_family_alpha(self):
@@ -223,8 +304,78 @@ class TestPaperClaims:
     def test_loads(self):
         cf = load_claims(PAPER_TOML)
         tables = {c.source.split(",")[0] for c in cf.claims}
-        assert tables == {f"Table {t}" for t in (2, 4, 5, 6, 7, 12)}
+        expected = {f"Table {t}" for t in (2, 3, 4, 5, 6, 7, 10, 12, 16)}
+        assert tables == expected | {"Section 6.1", "Section 6.3", "Appendix D.4"}
         assert all(c.source for c in cf.claims)
+        kinds = {k: sum(c.kind == k for c in cf.claims) for k in KINDS}
+        assert kinds == {
+            "difference": 104,
+            "means": 24,
+            "interaction": 5,
+            "equivalence": 13,
+            "relative": 2,
+        }
+        # The paper corrects nowhere: every family says so; strict is Holm.
+        assert {f.correction for f in cf.families.values()} == {"none"}
+        assert {f.strict_correction for f in cf.families.values()} == {"holm"}
+        header = PAPER_TOML.read_text(encoding="utf-8").split("title =")[0]
+        assert "ENCODED (148 claims; kind: 104 difference, 24 means, 5 interaction, 13" in header
+        assert "LEFT OUT, and why" in header
+
+    def test_no_test_counted_twice(self):
+        cf = load_claims(PAPER_TOML).claims
+        keys = [
+            (c.kind, c.benchmark, c.treatment, c.baseline, c.metric, c.budget, c.cell, c.unit,
+             c.seed)
+            for c in cf
+        ]  # fmt: skip
+        assert len(keys) == len(set(keys))
+
+    def test_new_names_are_the_briefs(self):
+        cf = load_claims(PAPER_TOML).claims
+        benchmarks = {c.benchmark for c in cf}
+        assert benchmarks == {
+            "synthetic",
+            "tau-bench",
+            "tau-bench-augmented",
+            "tau-bench-weak-query",
+            "tau-bench-llm",
+            "toolbench",
+        }
+        methods = {m for c in cf for m in (c.treatment, c.baseline)}
+        assert "OSU-Mem (no novelty)" in methods
+        assert "coverage-overlap-beta0.12" in methods and "coverage-disjoint-beta0.12" in methods
+
+    def test_table10_replaces_table2_at_B256(self):
+        cf = load_claims(PAPER_TOML).claims
+        t10 = [c for c in cf if c.family == "table10" and c.kind == "difference"]
+        assert len(t10) == 12
+        assert all(c.unit == "episode" and c.reported_n == 197 and c.budget == 256 for c in t10)
+        t2 = [c for c in cf if c.family == "table2"]
+        assert all(c.kind == "means" for c in t2)
+        retrieval = {"Flat Vector", "Flat + MMR", "Coverage-Aware", "Disjoint Hierarchy",
+                     "Tree Abstraction", "OSU-Mem (disjoint)"}  # fmt: skip
+        assert not [c.id for c in t2 if c.budget == 256 and c.baseline in retrieval]
+        assert {c.baseline for c in t10} == retrieval
+
+    def test_section63_and_table16(self):
+        cf = {c.id: c for c in load_claims(PAPER_TOML).claims}
+        printed = {("hit2", 256): 0.002, ("recall", 256): 0.021, ("hit2", 128): 0.081,
+                   ("hit2", 64): 0.308, ("hit2", 512): 0.558}  # fmt: skip
+        for (m, b), p in printed.items():
+            c = cf[f"S63-interaction-{m}-B{b}"]
+            assert c.kind == "interaction" and c.reported_p.value == p and c.cell is None
+        weak = cf["S63-weak-query-TpEp-hit2"]
+        assert weak.benchmark == "tau-bench-weak-query" and weak.reported_effect == 0.143
+        assert weak.reported_p.value == 0.094
+        assert (
+            cf["T16-seed456-B400"].seed == 456 and cf["T16-seed456-B400"].reported_effect == 0.047
+        )
+        assert cf["S61-relative-recall"].reported_effect == 0.399
+        assert cf["S61-relative-hit2"].reported_effect == 0.615
+        for cid, p in (("flat-vector", 0.874), ("flat-mmr", 0.330), ("coverage-aware", 0.431)):
+            c = cf[f"D4-recall-{cid}-B64"]
+            assert c.kind == "equivalence" and c.margin == 0.01 and c.reported_p.value == p
 
     @needs_paper
     def test_table12_matches_the_paper(self):
@@ -260,6 +411,9 @@ class TestPaperClaims:
             n = int(re.search(r"n\{=\}(\d+)", row[0]).group(1))
             for b, printed in zip((64, 128, 256, 512), row[1:], strict=True):
                 tag = cell.value.replace("+", "p").replace("-", "m")
+                if b == 256:  # the column repeats Table 4: encoded there only
+                    assert f"T5-{tag}-B{b}" not in cf and cf[f"T4-{tag}-hit2"]
+                    continue
                 c = cf[f"T5-{tag}-B{b}"]
                 star = re.search(r"\^\{(\S*?)\}", printed)
                 mark = star.group(1).replace("\\ast", "*").replace("{}", "") if star else ""
@@ -275,13 +429,54 @@ class TestPaperClaims:
         rows = {r[0]: [float(x) for x in r[1:]] for r in _paper_rows("Table 2: Synthetic")[1:]}
         osu = rows.pop("OSU-Mem")
         t2 = [c for c in cf if c.family == "table2"]
-        assert len(t2) == 4 * len(rows)
+        assert len(t2) == 4 * len(rows) - 12  # B = 256 vs retrieval baselines: Table 10
         for c in t2:
             printed_row = c.source.split(" vs ")[1].split(",")[0].replace("+", "$+$")
             j = {(128, "hit@2"): 0, (128, "recall"): 1, (256, "hit@2"): 2, (256, "recall"): 3}[
                 (c.budget, c.metric)
             ]
             assert c.reported_means == (osu[j], rows[printed_row][j])
+
+    @needs_paper
+    def test_table10_matches_the_paper(self):
+        cf = {c.id: c for c in load_claims(PAPER_TOML).claims}
+        rows = _paper_rows("Table 10: Synthetic benchmark")
+        assert len(rows) == 14
+        names = {"Flat Vector": "flat-vector", "Flat $+$ MMR": "flat-mmr",
+                 "Tree Abstraction": "tree-abstraction", "Coverage-Aware": "coverage-aware",
+                 "Disjoint Hierarchy": "disjoint-hierarchy",
+                 "OSU-Mem (disjoint)": "osu-mem-disjoint",
+                 "OSU-Mem (no novelty)": "osu-mem-no-novelty"}  # fmt: skip
+        for metric, comparison, delta, p, n in rows:
+            key = names[comparison.removeprefix("OSU-Mem vs. ")]
+            c = cf[f"T10-{key}-{'hit2' if metric == 'Hit@2' else 'recall'}"]
+            assert c.reported_effect == pytest.approx(float(delta.strip("$+")))
+            printed = re.search(r"(<)?(\.\d+)", p.replace("$", ""))
+            assert c.reported_p.value == float(printed.group(2))
+            assert c.reported_p.relation == (printed.group(1) or "=")
+            assert c.reported_n == int(n) == 197 and c.unit == "episode"
+            assert c.kind == ("equivalence" if "novelty" in key else "difference")
+
+    @needs_paper
+    def test_table3_and_16_match_the_paper(self):
+        cf = {c.id: c for c in load_claims(PAPER_TOML).claims}
+        rows = {r[0]: r[1:] for r in _paper_rows("Table 3: ToolBench planted-retrieval")[1:]}
+        flat = [float(x) for x in rows["Flat Vector"]][1::2]
+        for label, variant in (("Cov (overlap, $M{=}5$)", "overlap"),
+                               ("Cov (disjoint, $M{=}1$)", "disjoint")):  # fmt: skip
+            recall = [float(x) for x in rows[label]][1::2]
+            for b, r, f in zip((200, 400, 800, 1600), recall, flat, strict=True):
+                c = cf[f"T3-{variant}-vs-flat-B{b}"]
+                assert c.reported_means == (r, f) and c.margin == 0.01
+        marks = {"": ">=.05", "*": "<.05", "**": "<.01", "***": "<.001"}
+        for row in _paper_rows("Table 16: Per-seed overlap")[:3]:
+            for b, printed in zip((200, 400, 800, 1600), row[1:], strict=True):
+                c = cf[f"T16-seed{row[0]}-B{b}"]
+                star = re.search(r"\^\{(\*+)\}", printed)
+                pp = float(re.search(r"\+(\d*\.\d+)", printed).group(1))
+                assert c.reported_effect == pytest.approx(pp / 100)
+                assert c.reported_p.text == marks[star.group(1) if star else ""]
+                assert c.seed == int(row[0])
 
     @needs_paper
     def test_table4_matches_the_paper(self):

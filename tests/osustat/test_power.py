@@ -19,6 +19,31 @@ class TestPower:
         with pytest.raises(ValueError, match=r"`power` must be in \(0, 1\)"):
             minimum_detectable_effect(1.0, 10, power=1.0)
 
+    def test_power_below_alpha_is_named(self):
+        # used to surface brentq's "f(a) and f(b) must have different signs"
+        with pytest.raises(ValueError, match="`power` must exceed `alpha`"):
+            minimum_detectable_effect(1.0, 10, power=0.01)
+
+    def test_bad_test_name(self):
+        with pytest.raises(ValueError, match="`test` must be one of"):
+            minimum_detectable_effect(1.0, 10, test="t")
+
+    def test_simulation_limited_to_small_n(self):
+        with pytest.raises(ValueError, match="limited to n <= 12"):
+            power(0.5, 1.0, 40, test="simulation")
+
+    def test_bad_p_nonzero(self):
+        with pytest.raises(ValueError, match=r"`p_nonzero` must be in \[0, 1\]"):
+            power(0.1, 1.0, 40, p_nonzero=1.5)
+
+    def test_differences_length(self):
+        with pytest.raises(ValueError, match="`differences` has 3 values but `n` is 4"):
+            power(0.1, 1.0, 4, differences=[1, 0, -1])
+
+    def test_impossible_binary_effect(self):
+        with pytest.raises(ValueError, match="impossible in the binary model"):
+            power(0.5, 1.0, 40, p_nonzero=0.2)
+
     # -- Reference values --
     def test_large_n_matches_normal_approximation(self):
         # z-test MDE: (z_{1-alpha/2} + z_{power}) * sd / sqrt(n)
@@ -41,6 +66,64 @@ class TestPower:
         assert minimum_detectable_effect(1.0, 5) == np.inf
         assert power(3.0, 1.0, 5, alternative="greater") > 0.9  # one-sided: 1/32 <= .05
 
+    def test_binary_power_matches_brute_force_over_binomtest(self):
+        # Independent reference: sum P(m, k) over all outcomes, deciding each with scipy's
+        # binomtest (for pi0 = 1/2 its two-sided p equals our symmetric tail).
+        n, q, pi = 14, 0.4, 0.8
+        expected = 0.0
+        for m in range(n + 1):
+            for k in range(m + 1):
+                if m and stats.binomtest(k, m, 0.5).pvalue <= 0.05:
+                    expected += stats.binom.pmf(m, n, q) * stats.binom.pmf(k, m, pi)
+        got = power(q * (2 * pi - 1), 1.0, n, p_nonzero=q)
+        assert got.method == "exact-binomial"
+        assert got == pytest.approx(expected, rel=1e-10)
+
+    def test_method_is_named_and_chosen_from_inputs(self):
+        assert minimum_detectable_effect(1.0, 40).method == "normal"
+        assert minimum_detectable_effect(1.0, 8).method == "simulation"
+        assert minimum_detectable_effect(0.5, 40, p_nonzero=0.3).method == "exact-binomial"
+        d = np.array([1, 0, -1, 1, 0, 0, 1, 1, 0, 1] * 4, dtype=float)
+        res = minimum_detectable_effect(float(d.std(ddof=1)), d.size, differences=d)
+        assert res.method == "exact-binomial" and res.p_nonzero == pytest.approx(0.6)
+        cont = np.linspace(-1, 2, 40)
+        assert minimum_detectable_effect(1.0, 40, differences=cont).method == "normal"
+
+    def test_issue_11_small_n_finding(self):
+        # Issue 11: at n = 6 the noncentral-t MDE (1.435 sd) claimed power .80; the sign-flip
+        # test rejects only at 6/6 agreeing signs and its true power there is about .63.
+        t_mde = minimum_detectable_effect(1.0, 6, test="normal")
+        assert t_mde == pytest.approx(1.435, abs=1e-3)
+        honest = power(t_mde, 1.0, 6)
+        assert honest.method == "simulation"
+        assert 0.58 < honest < 0.69
+        assert minimum_detectable_effect(1.0, 6) > 1.2 * t_mde
+
+    def test_issue_11_binary_finding(self):
+        # For 0/1 metrics the normal MDE, fed the sd of data generated at that MDE
+        # (sd^2 = q - mde^2), had true (exact-binomial) power .66-.75; the binary MDE has
+        # exactly the target power.
+        for n, q in ((20, 0.5), (96, 0.9)):
+            normal = 0.0
+            for _ in range(50):  # fixed point: sd of the data at the reported MDE
+                sd = float(np.sqrt(q - normal**2))
+                normal = minimum_detectable_effect(sd, n, test="normal")
+            assert power(normal, sd, n, p_nonzero=q) < 0.76
+            honest = minimum_detectable_effect(sd, n, p_nonzero=q)
+            assert power(honest, sd, n, p_nonzero=q) == pytest.approx(0.8, abs=1e-8)
+            assert honest > normal
+
+    def test_binary_unreachable_is_infinite(self):
+        # n = 20 with 30% differing pairs: P(at least 6 discordant pairs) < .8
+        assert minimum_detectable_effect(0.5, 20, p_nonzero=0.3) == np.inf
+
+    def test_pickle_keeps_method(self):
+        import pickle
+
+        v = minimum_detectable_effect(1.0, 8)
+        back = pickle.loads(pickle.dumps(v))
+        assert back == v and back.method == "simulation"
+
     # -- Properties --
     def test_monotone_in_n_and_effect(self):
         assert minimum_detectable_effect(1, 50) > minimum_detectable_effect(1, 100)
@@ -61,3 +144,40 @@ class TestPower:
         )
         lo, hi = stats.binom.ppf([0.005, 0.995], reps, 0.8) / reps
         assert lo - 0.03 <= hits / reps <= hi
+
+
+def _binary_sample(rng, n, q, pi, reps):
+    nonzero = rng.random((n, reps)) < q
+    positive = rng.random((n, reps)) < pi
+    return np.where(nonzero, np.where(positive, 1.0, -1.0), 0.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("n", "q"), [(20, 0.9), (40, 0.3), (96, 0.15), (96, 0.6)])
+def test_binary_mde_has_target_power_by_simulation(n, q):
+    # Run the real test (signflip_tests) on 0/1 differences simulated at the reported MDE.
+    from osustat import signflip_tests
+
+    mde = minimum_detectable_effect(float(np.sqrt(q)), n, p_nonzero=q)
+    assert np.isfinite(mde) and mde.method == "exact-binomial"
+    pi = 0.5 * (1 + mde / q)
+    reps = 1500
+    d = _binary_sample(np.random.default_rng(n), n, q, pi, reps)
+    rate = np.mean([r.pvalue <= 0.05 for r in signflip_tests(d, rng=0)])
+    se = np.sqrt(0.8 * 0.2 / reps)
+    assert abs(rate - 0.8) < 3.5 * se
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [6, 8, 11])
+def test_small_n_mde_has_target_power_by_simulation(n):
+    from osustat import signflip_tests
+
+    mde = minimum_detectable_effect(1.0, n)
+    assert mde.method == "simulation"
+    reps = 1500
+    d = np.random.default_rng(100 + n).normal(mde, 1.0, size=(n, reps))
+    rate = np.mean([r.pvalue <= 0.05 for r in signflip_tests(d, rng=0)])
+    # MC error of the test draw plus that of the MDE's own 2000 simulated data sets
+    se = np.sqrt(0.16 / reps + 0.16 / 2000)
+    assert abs(rate - 0.8) < 3.5 * se

@@ -293,7 +293,58 @@ class TestSignflipTests:
 
     def test_nan_in_column_named(self):
         with pytest.raises(ValueError, match=r"`differences\[1\]` must be finite.*positions 2"):
-            signflip_tests([[0.1, 0.2, 0.3], [0.1, 0.2, np.nan]])
+            signflip_tests([np.array([0.1, 0.2, 0.3]), np.array([0.1, 0.2, np.nan])])
+
+    def test_rectangular_nested_list_is_ambiguous(self):
+        # Issue 11: an (n, k) nested list was read as n tests of length k while the same
+        # ndarray gives k tests. Now it is refused with both readings spelled out.
+        x = np.arange(24, dtype=float).reshape(8, 3) - 10
+        with pytest.raises(ValueError, match=r"rectangular nested list of shape \(8, 3\)"):
+            signflip_tests(x.tolist())
+        assert len(signflip_tests(x, rng=0)) == 3
+        assert len(signflip_tests(list(x.T), rng=0)) == 3  # list of 1-D arrays: per element
+        ragged = [[0.1, -0.2, 0.3], [0.4, 0.5]]  # cannot be a matrix: one test per element
+        assert [r.n for r in signflip_tests(ragged, rng=0)] == [3, 2]
+
+    def test_dataframe_columns_are_comparisons(self):
+        import pandas as pd
+
+        x = np.random.default_rng(2).normal(size=(9, 3))
+        frame = pd.DataFrame(x, columns=["a", "b", "c"])
+        got = [r.pvalue for r in signflip_tests(frame, rng=4)]
+        assert got == [r.pvalue for r in signflip_tests(x, rng=4)]
+        frame.iloc[4, 1] = np.nan
+        with pytest.raises(ValueError, match=r"`differences\['b'\]` must be finite.*positions 4"):
+            signflip_tests(frame)
+
+    def test_huge_values_are_scale_invariant(self):
+        # Issue 11: huge finite values overflowed the sums (p = 0.0 or 1.0 instead of the
+        # rescaled data's p). Power-of-two rescaling is exact, so p is identical.
+        d = np.random.default_rng(5).normal(0.4, 1.0, size=(30, 2))
+        small = signflip_tests(d, rng=1)
+        huge = signflip_tests(d * 2.0**1020, rng=1)
+        assert [r.pvalue for r in huge] == [r.pvalue for r in small]
+        assert huge[0].statistic == small[0].statistic * 2.0**1020
+        tiny = paired_signflip_test(d[:12, 0] * 1e-310, np.zeros(12))
+        assert tiny.pvalue == paired_signflip_test(d[:12, 0], np.zeros(12)).pvalue
+
+    def test_overflowing_difference_named(self):
+        with pytest.raises(ValueError, match=r"`a - b` overflows float64 at positions 1"):
+            paired_signflip_test([1.0, 1e308, 2.0], [0.0, -1e308, 1.0])
+
+    def test_enumeration_too_large_refused(self):
+        # Issue 11: n_resamples=2**40 with 34 nonzero differences raised MemoryError (128 GiB)
+        d = np.random.default_rng(0).normal(size=34)
+        with pytest.raises(
+            ValueError, match=r"2\*\*34 sign patterns .* 128 GiB.*n_resamples < 2\*\*34"
+        ):
+            signflip_tests([d], n_resamples=2**40)
+        with pytest.raises(ValueError, match=r"would need .* GiB of memory"):
+            signflip_tests([np.arange(70.0) - 30], n_resamples=2**40)
+
+    def test_bad_rng_named(self):
+        with pytest.raises(TypeError, match="`rng` must be None, a non-negative integer seed"):
+            paired_signflip_test([1.0, 2.0, 3.0], [0.0, 0.0, 0.0], rng=0.5)
 
     def test_empty(self):
         with pytest.raises(ValueError, match="at least one comparison"):

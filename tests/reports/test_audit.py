@@ -32,25 +32,42 @@ class TestRenderMarkdown:
     def test_content(self):
         res = demo()
         text = render_markdown(res, preamble=["- Records: `demo.csv`."])
-        assert text.startswith("# Demo audit\n\n- Records: `demo.csv`.")
+        lines = text.splitlines()
+        # The first lines say which standard each verdict column uses.
+        assert lines[0] == "# Demo audit" and lines[1] == ""
+        assert lines[2].startswith("- **As tested** column: each claim on its own terms")
+        assert lines[3].startswith("- **Strict** column: seeds averaged per unit")
+        assert lines[4] == "- Records: `demo.csv`."
         assert "## Family `f`" in text and "## Family `g`: second family" in text
-        assert "holm correction over the 2 checkable of 3 claims, α = 0.05." in text
-        assert "bonferroni correction over the 1 checkable of 1 claims" in text
+        assert "4 claims, α = 0.05" not in text
+        assert (
+            "3 claims, α = 0.05. As tested: correction none (m = 2). Strict: holm over the 2"
+            in text
+        )
+        assert "1 claims, α = 0.05. As tested: correction bonferroni (m = 1)." in text
         strong = res.checks[0]
-        row = next(line for line in text.splitlines() if line.startswith("| strong |"))
+        row = next(line for line in lines if line.startswith("| strong |"))
         assert f"| {strong.n} queries |" in row and "Δ +0.900, p = 0.2" in row
         assert f"**{strong.verdict}**" in row and row.endswith("| effect-outside-ci |")
         assert f"{strong.effect:+.3f} [{strong.ci.low:+.3f}, {strong.ci.high:+.3f}]" in row
+        assert f"**{strong.as_tested.verdict}** |" in row
         assert "## Flags" in text and "- **strong** `effect-outside-ci`:" in text
         assert "- **other** `n-mismatch`: reported n = 7, the records hold n = 60." in text
         assert "## Not checkable" in text
         assert "- **missing** (new − old > 0 on recall, B=64, aggregate (query)): budget 64" in text
-        counts = res.counts()
-        summary = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
-        assert f"- Claims: 4 ({summary})." in text
+        assert "- Claims: 4 (difference 4); checkable against these records: 3." in text
+        for st in ("as tested", "strict"):
+            counts = res.counts(st)
+            summary = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
+            assert f"- **{st.capitalize()}**: {counts['reproduced']} of 3 checkable claims " in text
+            assert f"({summary})." in text
+        assert "| verdict | as tested | strict |" in text
         for c in res.checks:
             if c.verdict != "not checkable":
                 assert f"- **{c.claim.id}**: {c.verdict} — {c.reason}." in text
+                assert (
+                    f"As tested (sign-flip): {c.as_tested.verdict} — {c.as_tested.reason}." in text
+                )
 
     def test_seed_contrasts_are_shown(self):
         rng = np.random.default_rng(2)
@@ -83,6 +100,11 @@ class TestToJson:
                 assert rec["pvalue_adjusted"] == check.pvalue_adjusted
                 assert rec["ci"] == [check.ci.low, check.ci.high] and rec["n"] == check.n
         assert payload["families"]["g"]["correction"] == "bonferroni"
+        assert payload["families"]["g"]["strict_correction"] == "holm"
+        assert payload["summary"] == res.summary()
+        for item, check in zip(payload["claims"], res.checks, strict=True):
+            assert item["as_tested"]["verdict"] == check.as_tested.verdict
+            assert item["strict"]["pvalue_adjusted"] == check.strict.pvalue_adjusted
         assert payload["claims"][0]["reported"]["p"] == {
             "relation": "=",
             "value": 0.2,

@@ -5,28 +5,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osustat.retrieval import (
-    BASELINES,
-    CohesionOSU,
-    CoverageGuidedOSU,
-    OSUConfig,
-    OSUMem,
-    OSUMemGF,
-    Retriever,
-    Trajectory,
-)
+from osustat.retrieval import FlatVector, RetrievalResult, Retriever, Trajectory
+from osustat.retrieval.base import pack
+from osustat.retrieval.contract import CHECKS, check_retriever
+from osustat.retrieval.registry import METHODS, load_retriever, make
 
 from .trajectories import random_query, random_trajectory, trajectories
 
-FACTORIES = {
-    **{name: cls for name, cls in BASELINES.items()},
-    "OSU-Mem": OSUMem,
-    "OSU-Mem + GF": OSUMemGF,
-    "OSU-Mem (disjoint)": lambda: OSUMem(osu_config=OSUConfig(m_max=1)),
-    "OSU-Mem (sim only)": lambda: OSUMem(osu_config=OSUConfig(views=("similarity",))),
-    "OSU-Mem (no novelty)": lambda: OSUMem(lambda_nov=0.0),
-    "coverage-guided": CoverageGuidedOSU,
-    "cohesion": CohesionOSU,
+FACTORIES = {name: spec.factory for name, spec in METHODS.items()}
+
+#: Settings each method must refuse at construction.
+BAD_SETTINGS = {
+    "Periodic Summary": [{"period": 0}, {"period": 2.5}, {"recent_fraction": 1.5}],
+    "Flat + MMR": [{"lam": -0.1}, {"lam": float("nan")}],
+    "Coverage-Aware": [{"beta": -1}, {"beta": "x"}],
+    "Tree Abstraction": [{"branching": 1}, {"seed": -1}],
+    "OSU-Mem": [{"top_c": 0}, {"alpha": 2}, {"lambda_nov": -1}, {"osu_config": {"m_max": 1}}],
+    "OSU-Mem (coverage-guided)": [{"beta": float("inf")}],
+    "OSU-Mem (cohesion)": [{"alpha": -0.5}],
 }
 
 
@@ -129,3 +125,113 @@ class TestRetrieverContract:
         else:
             with pytest.raises(TypeError, match="must not see evidence"):
                 r.retrieve(np.ones(16), 64, evidence=[1, 2])
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_importable_contract(name):
+    """The same contract users run with ``osustat check-retriever`` (retrieval/contract.py)."""
+    factory = type(make(name)) if name in BAD_SETTINGS else METHODS[name].factory
+    report = check_retriever(METHODS[name].factory)
+    report.raise_if_failed()
+    assert len(report.results) == len(CHECKS)
+    if name in BAD_SETTINGS:
+        refused = check_retriever(factory, bad_settings=BAD_SETTINGS[name], checks=[])
+        refused.raise_if_failed()
+
+
+class _Greedy(FlatVector):
+    name = "broken"
+
+
+class _OverBudget(_Greedy):
+    def _retrieve(self, q, budget, end, evidence):
+        return RetrievalResult(
+            np.arange(end, dtype=np.int64), float(self.trajectory_.costs[:end].sum())
+        )
+
+
+class _WorkInInit(_Greedy):
+    def __init__(self):
+        self.index_ = {}
+
+
+class _PeeksAtFuture:
+    """Centers the query on the mean of ALL steps, future ones included."""
+
+    name = "peeks"
+    oracle = False
+
+    def build(self, trajectory):
+        self.trajectory_ = trajectory
+        return self
+
+    def retrieve(self, query, budget, *, time=None, evidence=None):
+        t = self.trajectory_
+        end = t.n_steps if time is None else time
+        center = t.embeddings.mean(axis=0) if t.n_steps else 0.0
+        scores = t.embeddings[:end] @ (np.asarray(query) - center)
+        steps, used = pack(np.argsort(-scores, kind="stable"), t.costs, budget)
+        return RetrievalResult(np.array(steps, dtype=np.int64), used)
+
+
+class _Unpicklable(_Greedy):
+    def _build(self, trajectory):
+        self.key_ = lambda: None
+
+
+class _AcceptsAnything(_Greedy):
+    def __init__(self, *, k=3):
+        self.k = k
+
+
+class TestContractCanFail:
+    """Each check catches the defect it is named for (so the contract is not vacuous)."""
+
+    @pytest.mark.parametrize(
+        "cls, check",
+        [
+            (_OverBudget, "budget, duplicates, step range"),
+            (_WorkInInit, "no work in __init__"),
+            (_PeeksAtFuture, "future steps do not shape the answer"),
+            (_Unpicklable, "picklable"),
+        ],
+    )
+    def test_defect_is_caught(self, cls, check):
+        report = check_retriever(cls)
+        assert check in {f.name for f in report.failures}
+        with pytest.raises(AssertionError, match="fails the retriever contract"):
+            report.raise_if_failed()
+
+    def test_bad_settings_accepted_is_a_failure(self):
+        report = check_retriever(_AcceptsAnything, bad_settings=[{"k": -1}], checks=[])
+        assert not report.passed and "accepted [{'k': -1}]" in report.failures[0].message
+
+    def test_unknown_check(self):
+        with pytest.raises(ValueError, match="unknown checks"):
+            check_retriever(FlatVector, checks=["nope"])
+
+
+class TestLoadRetriever:
+    def test_module_class(self):
+        spec = load_retriever("osustat.retrieval.baselines:FlatVector")
+        assert spec.name == "Flat Vector" and not spec.oracle
+        assert isinstance(spec.factory(), Retriever)
+
+    @pytest.mark.parametrize(
+        "text, match",
+        [
+            ("no_such_module_xyz:Thing", "cannot import module 'no_such_module_xyz'"),
+            ("osustat.retrieval.baselines:Nope", "has no attribute 'Nope'"),
+            ("osustat.retrieval.base:pack", "constructing it with no arguments failed"),
+            ("builtins:dict", "does not follow the retriever protocol"),
+            ("no-such-entry-point", "no entry point named 'no-such-entry-point'"),
+            ("", "must be .module:Class. or an entry point"),
+        ],
+    )
+    def test_errors(self, text, match):
+        with pytest.raises(ValueError, match=match):
+            load_retriever(text)
+
+    def test_make_unknown(self):
+        with pytest.raises(ValueError, match="unknown retrieval method 'x'"):
+            make("x")

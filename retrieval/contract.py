@@ -1,0 +1,342 @@
+"""The retriever contract, importable: run it on your own class before a benchmark does.
+
+In the spirit of scikit-learn's ``check_estimator``: :func:`check_retriever` takes a
+zero-argument factory (usually the class) and runs every check below on small random
+trajectories, returning a :class:`ContractReport` (it never raises for a failed check; call
+``report.raise_if_failed()`` for that). ``osustat check-retriever module:Class`` prints it.
+
+Checks: the protocol; no work in ``__init__`` (no fitted, trailing-underscore state before
+``build``); parameters not overwritten by ``build``; retrieving before ``build`` is a clear
+error; the budget is never exceeded and tokens add up; no duplicate or out-of-range steps, and
+none at or after the query time; future steps do not shape the answer (an index built on the
+whole trajectory answers a query at time t as one built on the first t steps); deterministic;
+``build`` idempotent and rebuildable on another trajectory; picklable (a built retriever
+survives a pickle round trip with the same answers); empty trajectories and zero budgets give
+nothing; bad arguments are refused with ``ValueError``; only oracles see the evidence; and
+bad settings (given by the caller) are refused at construction.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .base import Retriever
+from .trajectory import Trajectory
+
+__all__ = ["CHECKS", "CheckResult", "ContractReport", "check_retriever", "random_trajectory"]
+
+
+def random_trajectory(rng: np.random.Generator, n: int = 60, dim: int = 16) -> Trajectory:
+    """Annotated random steps (a few tools, entities, subgoal segments) for the checks."""
+    emb = rng.normal(size=(n, dim))
+    costs = np.clip(rng.normal(15, 3, n), 5, None)
+    tools = [None if rng.random() < 0.2 else f"tool{rng.integers(6)}(x)" for _ in range(n)]
+    entities = [
+        {f"ent{e}" for e in rng.choice(8, size=int(rng.integers(0, 3)), replace=False)}
+        for _ in range(n)
+    ]
+    subgoals = np.sort(rng.integers(0, 5, n)).tolist()
+    return Trajectory.from_steps(emb, costs, tools=tools, entities=entities, subgoals=subgoals)
+
+
+def _query(rng: np.random.Generator, traj: Trajectory, k: int = 3) -> tuple[Any, Any]:
+    ev = rng.choice(traj.n_steps, size=min(k, traj.n_steps), replace=False)
+    q = traj.embeddings[ev].mean(axis=0) + 0.1 * rng.normal(size=traj.dim)
+    return q, np.sort(ev)
+
+
+def _ask(r: Retriever, q: Any, budget: float, time: int | None = None, ev: Any = None) -> Any:
+    if r.oracle:
+        ev = np.zeros(0, dtype=np.int64) if ev is None else ev
+        if time is not None:
+            ev = ev[ev < time]
+        return r.retrieve(q, budget, time=time, evidence=ev)
+    return r.retrieve(q, budget, time=time)
+
+
+def _params(r: Any) -> dict[str, Any]:
+    return {k: v for k, v in vars(r).items() if not k.startswith("_") and not k.endswith("_")}
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(np.all(a == b))
+    except Exception:
+        return repr(a) == repr(b)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(np.array_equal(a.steps, b.steps)) and float(a.tokens) == float(b.tokens)
+
+
+Factory = Callable[[], Any]
+
+
+def _protocol(make: Factory) -> None:
+    r = make()
+    assert isinstance(r, Retriever), (
+        "does not follow the Retriever protocol: needs class attributes `name`, `oracle` and "
+        "methods `build`, `retrieve`"
+    )
+    assert isinstance(type(r).name, str), "`name` must be a class attribute string"
+
+
+def _no_work_in_init(make: Factory) -> None:
+    fitted = [k for k in vars(make()) if k.endswith("_") and not k.startswith("_")]
+    assert not fitted, f"__init__ sets fitted state {fitted}; set it in build()"
+
+
+def _params_not_overwritten(make: Factory) -> None:
+    r = make()
+    before = copy.deepcopy(_params(r))
+    r.build(random_trajectory(np.random.default_rng(0)))
+    after = _params(r)
+    changed = [k for k in before if k not in after or not _equal(before[k], after[k])]
+    assert not changed, f"build() changed the parameters {changed}"
+
+
+def _unbuilt_error(make: Factory) -> None:
+    try:
+        _ask(make(), np.ones(16), 64)
+    except (RuntimeError, ValueError):
+        return
+    raise AssertionError("retrieving before build() did not raise RuntimeError/ValueError")
+
+
+def _budget_and_steps(make: Factory) -> None:
+    for seed in range(6):
+        rng = np.random.default_rng(100 + seed)
+        traj = random_trajectory(rng, n=int(rng.integers(1, 80)))
+        q, ev = _query(rng, traj)
+        r = make().build(traj)
+        for budget in (0, 7, 64, 256, 512):
+            time = int(rng.integers(0, traj.n_steps + 1))
+            res = _ask(r, q, budget, time, ev)
+            steps = np.asarray(res.steps)
+            assert res.tokens <= budget + 1e-9, f"used {res.tokens} tokens of a budget {budget}"
+            spent = traj.costs[steps].sum() + float(getattr(res, "summary_tokens", 0.0))
+            assert abs(spent - res.tokens) <= 1e-6 * max(1.0, spent), (
+                f"tokens {res.tokens} != step costs + summaries {spent}"
+            )
+            assert np.unique(steps).size == steps.size, "duplicate steps"
+            assert np.all((steps >= 0) & (steps < time)), (
+                f"steps outside [0, time={time}): {steps[(steps < 0) | (steps >= time)]}"
+            )
+
+
+def _no_future(make: Factory) -> None:
+    for seed in range(4):
+        rng = np.random.default_rng(200 + seed)
+        traj = random_trajectory(rng, n=int(rng.integers(2, 80)))
+        q, ev = _query(rng, traj)
+        time = int(rng.integers(1, traj.n_steps))
+        full = _ask(make().build(traj), q, 256, time, ev)
+        prefix = traj.prefix(time)
+        alone = _ask(make().build(prefix), q, 256, None, ev[ev < time])
+        assert _same(full, alone), f"steps after the query time {time} changed the answer"
+
+
+def _deterministic(make: Factory) -> None:
+    rng = np.random.default_rng(1)
+    traj = random_trajectory(rng, n=120)
+    q, ev = _query(rng, traj)
+    assert _same(
+        _ask(make().build(traj), q, 256, None, ev), _ask(make().build(traj), q, 256, None, ev)
+    ), "two builds on the same trajectory answer differently"
+
+
+def _idempotent_build(make: Factory) -> None:
+    rng = np.random.default_rng(2)
+    a, b = random_trajectory(rng, n=70), random_trajectory(rng, n=50)
+    q, ev = _query(rng, b)
+    r = make().build(a).build(b)
+    assert _same(_ask(r, q, 256, None, ev), _ask(make().build(b), q, 256, None, ev)), (
+        "build(a).build(b) answers differently from build(b): state leaks across builds"
+    )
+    r2 = make().build(b).build(b)
+    assert _same(_ask(r2, q, 256, None, ev), _ask(make().build(b), q, 256, None, ev)), (
+        "building twice on the same trajectory changes the answer"
+    )
+
+
+def _picklable(make: Factory) -> None:
+    rng = np.random.default_rng(3)
+    traj = random_trajectory(rng, n=60)
+    q, ev = _query(rng, traj)
+    r = make().build(traj)
+    clone = pickle.loads(pickle.dumps(r))
+    assert _same(_ask(r, q, 128, None, ev), _ask(clone, q, 128, None, ev)), (
+        "a pickled and unpickled retriever answers differently"
+    )
+
+
+def _empty_and_zero(make: Factory) -> None:
+    assert np.asarray(_ask(make().build(Trajectory.empty(16)), np.ones(16), 256).steps).size == 0
+    traj = random_trajectory(np.random.default_rng(4), n=30)
+    res = _ask(make().build(traj), np.ones(16), 0)
+    assert np.asarray(res.steps).size == 0 and res.tokens == 0, "a zero budget returned steps"
+
+
+def _bad_arguments(make: Factory) -> None:
+    r = make().build(random_trajectory(np.random.default_rng(5), n=30))
+    for label, call in (
+        ("budget=-1", lambda: _ask(r, np.ones(16), -1)),
+        ("budget=nan", lambda: _ask(r, np.ones(16), float("nan"))),
+        ("a query of the wrong dimension", lambda: _ask(r, np.ones(8), 64)),
+        ("time beyond the trajectory", lambda: _ask(r, np.ones(16), 64, 31)),
+    ):
+        try:
+            call()
+        except ValueError:
+            continue
+        raise AssertionError(f"{label} was not refused with ValueError")
+
+
+def _evidence_only_for_oracles(make: Factory) -> None:
+    r = make().build(random_trajectory(np.random.default_rng(6), n=30))
+    try:
+        if r.oracle:
+            r.retrieve(np.ones(16), 64)
+        else:
+            r.retrieve(np.ones(16), 64, evidence=[1, 2])
+    except TypeError:
+        return
+    raise AssertionError(
+        "an oracle accepted no evidence" if r.oracle else "a non-oracle accepted the evidence"
+    )
+
+
+#: Every check, by name, in the order they run.
+CHECKS: dict[str, Callable[[Factory], None]] = {
+    "protocol": _protocol,
+    "no work in __init__": _no_work_in_init,
+    "parameters not overwritten by build": _params_not_overwritten,
+    "unbuilt is an error": _unbuilt_error,
+    "budget, duplicates, step range": _budget_and_steps,
+    "future steps do not shape the answer": _no_future,
+    "deterministic": _deterministic,
+    "build idempotent and rebuildable": _idempotent_build,
+    "picklable": _picklable,
+    "empty trajectory and zero budget": _empty_and_zero,
+    "bad arguments refused": _bad_arguments,
+    "evidence only for oracles": _evidence_only_for_oracles,
+}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check: its name, whether it passed, and why not."""
+
+    name: str
+    passed: bool
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ContractReport:
+    """All checks of one retriever.
+
+    Attributes
+    ----------
+    retriever : str
+        The retriever's name (its ``name`` class attribute, or the factory's repr).
+    results : tuple of CheckResult
+    """
+
+    retriever: str
+    results: tuple[CheckResult, ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    @property
+    def failures(self) -> tuple[CheckResult, ...]:
+        return tuple(r for r in self.results if not r.passed)
+
+    def raise_if_failed(self) -> None:
+        if not self.passed:
+            lines = "; ".join(f"{r.name}: {r.message}" for r in self.failures)
+            raise AssertionError(f"{self.retriever} fails the retriever contract: {lines}")
+
+    def to_text(self) -> str:
+        rows = [
+            f"{'PASS' if r.passed else 'FAIL'}  {r.name}"
+            + (f" -- {r.message}" if r.message else "")
+            for r in self.results
+        ]
+        n_pass = len(self.results) - len(self.failures)
+        summary = f"{n_pass} of {len(self.results)} checks passed"
+        return "\n".join([f"retriever contract: {self.retriever}", *rows, summary])
+
+
+def check_retriever(
+    factory: Factory,
+    *,
+    bad_settings: Iterable[Mapping[str, Any]] = (),
+    checks: Iterable[str] | None = None,
+) -> ContractReport:
+    """Run the retriever contract on `factory` (a class or a zero-argument callable).
+
+    Parameters
+    ----------
+    factory : callable
+        Returns a new, unbuilt retriever.
+    bad_settings : iterable of dict
+        Keyword settings that must be refused (``ValueError`` or ``TypeError``) when passed to
+        `factory`, e.g. ``[{"top_c": 0}]``.
+    checks : iterable of str, optional
+        Run only these checks (names of :data:`CHECKS`).
+
+    Examples
+    --------
+    >>> from osustat.retrieval import FlatVector
+    >>> from osustat.retrieval.contract import check_retriever
+    >>> report = check_retriever(FlatVector, bad_settings=[{"unknown": 1}])
+    >>> report.passed, len(report.results)
+    (True, 13)
+    """
+    if not callable(factory):
+        raise TypeError(f"`factory` must be a class or callable; got {type(factory).__name__}.")
+    names = list(CHECKS) if checks is None else list(checks)
+    unknown = [n for n in names if n not in CHECKS]
+    if unknown:
+        raise ValueError(f"unknown checks {unknown}; known: {list(CHECKS)}.")
+    try:
+        label = str(type(factory()).name)
+    except Exception:
+        label = repr(factory)
+    results = []
+    for name in names:
+        try:
+            CHECKS[name](factory)
+        except Exception as exc:
+            msg = str(exc) or type(exc).__name__
+            if not isinstance(exc, AssertionError):
+                msg = f"{type(exc).__name__}: {msg}"
+            results.append(CheckResult(name, False, msg))
+        else:
+            results.append(CheckResult(name, True))
+    bad = list(bad_settings)
+    if bad:
+        accepted = []
+        for settings in bad:
+            try:
+                factory(**settings)
+            except (ValueError, TypeError):
+                continue
+            accepted.append(dict(settings))
+        results.append(
+            CheckResult(
+                "bad settings refused at construction",
+                not accepted,
+                f"accepted {accepted}" if accepted else "",
+            )
+        )
+    return ContractReport(label, tuple(results))

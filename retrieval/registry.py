@@ -1,0 +1,158 @@
+"""One registry of retrieval methods: names, constructors, oracle flag.
+
+Every pipeline, the contract test and ``osustat check-retriever`` read the paper's methods from
+:data:`METHODS`, so a method's name and settings are written once. User retrievers join a run
+through :func:`load_retriever` (``module:Class`` or the entry-point group
+``osustat.retrievers``) and are checked by :mod:`osustat.retrieval.contract`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .base import BaseRetriever, Retriever
+from .baselines import BASELINES
+from .osu import OSUConfig
+from .osumem import CohesionOSU, CoverageGuidedOSU, OSUMem, OSUMemGF
+
+__all__ = ["ENTRY_POINT_GROUP", "METHODS", "MethodSpec", "load_retriever", "make"]
+
+ENTRY_POINT_GROUP = "osustat.retrievers"
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A named retrieval method.
+
+    Attributes
+    ----------
+    name : str
+        The name records use (the paper's table label).
+    factory : callable
+        Returns a new, unbuilt retriever with this method's settings.
+    oracle : bool
+        Whether the method sees the ground-truth evidence (never deployable).
+    description : str
+    """
+
+    name: str
+    factory: Callable[[], Retriever]
+    oracle: bool
+    description: str = ""
+
+
+def _spec(name: str, factory: Callable[[], BaseRetriever], description: str) -> MethodSpec:
+    return MethodSpec(name, factory, bool(factory().oracle), description)
+
+
+METHODS: dict[str, MethodSpec] = {
+    **{
+        name: _spec(name, cls, (cls.__doc__ or "").strip().splitlines()[0])
+        for name, cls in BASELINES.items()
+    },
+    "OSU-Mem": _spec("OSU-Mem", OSUMem, "Algorithm 1 with Table 8 defaults"),
+    "OSU-Mem + GF": _spec("OSU-Mem + GF", OSUMemGF, "oracle OSU selection (not deployable)"),
+    "OSU-Mem (disjoint)": _spec(
+        "OSU-Mem (disjoint)",
+        functools.partial(OSUMem, osu_config=OSUConfig(m_max=1)),
+        "M_max = 1: each step in one OSU",
+    ),
+    "OSU-Mem (sim only)": _spec(
+        "OSU-Mem (sim only)",
+        functools.partial(OSUMem, osu_config=OSUConfig(views=("similarity",))),
+        "similarity view only",
+    ),
+    "OSU-Mem (no novelty)": _spec(
+        "OSU-Mem (no novelty)",
+        functools.partial(OSUMem, lambda_nov=0.0),
+        "novelty term off (lambda_nov = 0)",
+    ),
+    "OSU-Mem (coverage-guided)": _spec(
+        "OSU-Mem (coverage-guided)", CoverageGuidedOSU, "coverage-guided greedy, beta = .12"
+    ),
+    "OSU-Mem (cohesion)": _spec(
+        "OSU-Mem (cohesion)", CohesionOSU, "cohesion-style alpha variant (Appendix G.5)"
+    ),
+}
+
+
+def make(name: str) -> Retriever:
+    """A new, unbuilt retriever of a registered method.
+
+    >>> from osustat.retrieval.registry import make
+    >>> make("OSU-Mem (disjoint)").osu_config.m_max
+    1
+    """
+    if name not in METHODS:
+        raise ValueError(f"unknown retrieval method {name!r}; known: {sorted(METHODS)}.")
+    return METHODS[name].factory()
+
+
+def _import(module_name: str) -> object:
+    """Import a module; like ``python -m``, the current directory counts as importable."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError:
+        cwd = os.getcwd()
+        if cwd in sys.path:
+            raise
+        sys.path.insert(0, cwd)
+        return importlib.import_module(module_name)
+
+
+def load_retriever(spec: str) -> MethodSpec:
+    """A user retriever from ``module:Class`` (or ``module:factory``) or an entry point name.
+
+    The class (or zero-argument factory) must build retrievers that follow the
+    :class:`~osustat.retrieval.base.Retriever` protocol; records name it by its ``name``
+    class attribute. Entry points are looked up in the group ``osustat.retrievers``.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"a retriever must be 'module:Class' or an entry point; got {spec!r}.")
+    spec = spec.strip()
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+        try:
+            module = _import(module_name)
+        except ImportError as exc:
+            raise ValueError(
+                f"retriever {spec!r}: cannot import module {module_name!r} ({exc}); is it "
+                "installed or on PYTHONPATH?"
+            ) from exc
+        try:
+            factory = functools.reduce(getattr, attr.split("."), module)
+        except AttributeError:
+            raise ValueError(
+                f"retriever {spec!r}: module {module_name!r} has no attribute {attr!r}."
+            ) from None
+    else:
+        from importlib.metadata import entry_points
+
+        found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == spec]
+        if not found:
+            raise ValueError(
+                f"retriever {spec!r}: no 'module:Class' and no entry point named {spec!r} in "
+                f"group {ENTRY_POINT_GROUP!r}."
+            )
+        factory = found[0].load()
+    if not callable(factory):
+        raise ValueError(f"retriever {spec!r}: {factory!r} is not a class or factory.")
+    try:
+        instance = factory()
+    except Exception as exc:
+        raise ValueError(
+            f"retriever {spec!r}: constructing it with no arguments failed: {exc}"
+        ) from exc
+    if not isinstance(instance, Retriever):
+        raise ValueError(
+            f"retriever {spec!r}: {type(instance).__name__} does not follow the retriever "
+            "protocol (class attributes `name` and `oracle`, methods `build(trajectory)` and "
+            "`retrieve(query, budget, *, time=None, evidence=None)`); see docs/scaling.md."
+        )
+    name = str(getattr(instance, "name", spec))
+    return MethodSpec(name, factory, bool(instance.oracle), f"user retriever {spec}")

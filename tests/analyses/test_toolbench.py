@@ -1,0 +1,283 @@
+"""ToolBench pipeline: G.1 loading, planted episodes, the sweep and the report (tiny inputs)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from osustat.analyses.toolbench_data import (
+    COT_DIR,
+    entities_of,
+    load_toolbench,
+    parse_cut_message,
+    step_cost,
+    tool_signature,
+)
+from osustat.analyses.toolbench_episodes import build_episodes, evenly_spaced
+from osustat.retrieval import HashingBagOfWordsEncoder
+
+TOPICS = ["weather", "movies", "football", "recipes", "stocks", "flights", "music", "books"]
+
+
+def _cot_message(name, args, response="ok"):
+    msg = repr({"name": name, "arguments": json.dumps(args, indent=2), "response": response})
+    return msg[:100]
+
+
+def _write_data(root, n=48, steps=4):
+    """A CoT evalset file of `n` runs (messages cut at 100 chars) and one DFS answer file."""
+    runs = {}
+    for k in range(n):
+        topic = TOPICS[k % len(TOPICS)]
+        node = {
+            "role": "tool",
+            "message": _cot_message("Finish", {"return_type": "give_answer"}),
+            "next": [],
+        }
+        for j in reversed(range(steps)):
+            args = {"city": f"{topic.title()}ville{k}", "n": j + 1}
+            if j == steps - 1:
+                args["note"] = "x" * 120  # cut: only the pairs before the cut survive
+            node = {
+                "role": "tool",
+                "message": _cot_message(f"get_{topic}_{j}_for_{topic}_api", args),
+                "next": [node],
+            }
+        details = [
+            {
+                "role": "system",
+                "message": "",
+                "next": [{"role": "user", "message": f"Tell me about {topic}", "next": [node]}],
+            }
+        ]
+        runs[str(k)] = {
+            "query": f"Please find {topic} information for city {k}",
+            "available_tools": [],
+            "answer": {
+                "method": "CoT",
+                "total_steps": steps,
+                "final_answer": "",
+                "answer_details": details,
+            },
+        }
+    (root / COT_DIR).mkdir(parents=True)
+    (root / COT_DIR / "G1_category.json").write_text(json.dumps(runs))
+    dfs = root / "data_example" / "answer" / "G1_answer"
+    dfs.mkdir(parents=True)
+    chain = [{"role": "system", "content": "sys"}, {"role": "user", "content": "q"}]
+    for j in range(3):
+        chain.append(
+            {
+                "role": "assistant",
+                "content": f"thought {j}",
+                "function_call": {
+                    "name": f"f{j}_for_dfs_api",
+                    "arguments": json.dumps({"id": "ABC", "k": j}),
+                },
+            }
+        )
+        chain.append({"role": "function", "name": f"f{j}_for_dfs_api", "content": "r" * 200})
+    body = {"answer_generation": {"query": "A DFS query about ABC", "train_messages": [chain]}}
+    (dfs / "1_ChatGPT_DFS_woFilter_w2.json").write_text(json.dumps(body))
+    (dfs / "2_ChatGPT_DFS_woFilter_w2.json").write_text(
+        json.dumps({"answer_generation": {"valid_data": False, "query": "x"}})
+    )
+    return root
+
+
+class TestParsing:
+    # -- Reference values (G.1 rules) --
+    def test_tool_signature(self):
+        assert tool_signature("genre_list_for_advanced_movie_search") == "advanced_movie_search"
+        assert tool_signature("a_for_b_for_c") == "c"
+        assert tool_signature("get_user_details") == "get"
+        assert tool_signature("Finish") == "Finish"
+
+    def test_entities_one_level_deep(self):
+        args = {
+            "s": "ok",
+            "short": "a",
+            "long": "y" * 81,
+            "n": 7,
+            "f": 1.5,
+            "b": True,
+            "d": {"inner": "Lyon", "deep": {"x": "no"}},
+            "l": ["Paris", 3],
+        }
+        assert entities_of(args) == ("1.5", "3", "7", "Lyon", "Paris", "ok")
+
+    def test_cost(self):
+        assert [step_cost("x" * n) for n in (0, 20, 23, 100, 500)] == [5, 5, 5, 25, 40]
+
+    def test_cut_message(self):
+        full = _cot_message("g_for_api", {"q": "Paris"}, "resp")
+        assert parse_cut_message(full) == ("g_for_api", {"q": "Paris"}, "resp", False)
+        cut = _cot_message("g_for_api", {"q": "Paris", "note": "z" * 200})
+        name, args, _, truncated = parse_cut_message(cut)
+        assert (name, args, truncated) == ("g_for_api", {"q": "Paris"}, True)
+        assert parse_cut_message("{'na") is None
+
+
+class TestLoad:
+    def test_counts_and_marks(self, tmp_path):
+        data = load_toolbench(_write_data(tmp_path))
+        s = data.summary()
+        assert s["trajectories"] == 49  # 48 CoT + 1 DFS; the invalid DFS file is counted
+        assert s["exclusions"] == {"answer file without train_messages (valid_data=false)": 1}
+        cot = [t for t in data.trajectories if t.source == "tooleval-cot"]
+        last = cot[0].steps[3]
+        assert last.truncated and "note" not in last.arguments
+        assert cot[0].steps[0].truncated is False
+        assert cot[0].steps[0].tool == "weather_api" and cot[0].steps[0].subgoal == 0
+        dfs = next(t for t in data.trajectories if t.source == "data_example")
+        assert [s.entities for s in dfs.steps] == [("0", "ABC"), ("1", "ABC"), ("2", "ABC")]
+        assert dfs.steps[0].cost == 40  # "thought 0 " + 200 chars of response
+
+    # -- Input validation --
+    def test_missing_dir(self, tmp_path):
+        with pytest.raises(FileNotFoundError, match="does not exist"):
+            load_toolbench(tmp_path / "nope")
+
+    def test_empty_dir(self, tmp_path):
+        with pytest.raises(FileNotFoundError, match="holds no ToolBench answer files"):
+            load_toolbench(tmp_path)
+
+    def test_malformed_json_names_file(self, tmp_path):
+        _write_data(tmp_path)
+        (tmp_path / COT_DIR / "G2_category.json").write_text("{not json")
+        with pytest.raises(ValueError, match=r"G2_category\.json: not valid JSON"):
+            load_toolbench(tmp_path)
+
+    def test_missing_query_names_entry(self, tmp_path):
+        _write_data(tmp_path)
+        (tmp_path / COT_DIR / "G2_category.json").write_text(json.dumps({"77": {"answer": {}}}))
+        with pytest.raises(ValueError, match="entry '77': `query` is missing"):
+            load_toolbench(tmp_path)
+
+
+class TestEpisodes:
+    def _data(self, tmp_path):
+        data = load_toolbench(_write_data(tmp_path))
+        q = HashingBagOfWordsEncoder(64).encode([t.query for t in data.trajectories])
+        return data, q
+
+    def test_design(self, tmp_path):
+        data, q = self._data(tmp_path)
+        eps = build_episodes(
+            data.trajectories, q, n_episodes=5, seed=1, n_ev=3, background=60, n_neighbours=10
+        )
+        assert len({e.target for e in eps}) == 5  # without replacement while possible
+        for e in eps:
+            assert len(e.steps) == 63 and e.evidence.tolist() == evenly_spaced(3, 63).tolist()
+            assert (e.steps[e.evidence, 0] == e.target).all()
+            assert len(set(e.steps[e.evidence, 1].tolist())) == 3
+            assert (e.n_confounder, e.n_unrelated) == (45, 15)
+        again = build_episodes(
+            data.trajectories, q, n_episodes=5, seed=1, n_ev=3, background=60, n_neighbours=10
+        )
+        assert all((a.steps == b.steps).all() for a, b in zip(eps, again, strict=True))
+
+    def test_confounders_come_from_neighbours(self, tmp_path):
+        data, q = self._data(tmp_path)
+        (e,) = build_episodes(
+            data.trajectories,
+            q,
+            n_episodes=1,
+            seed=3,
+            n_ev=2,
+            background=40,
+            confounder_fraction=1.0,
+            n_neighbours=5,
+        )
+        q64 = np.asarray(q, dtype=np.float64)
+        qn = q64 / np.linalg.norm(q64, axis=1, keepdims=True)
+        sims = qn @ qn[e.target]
+        sims[e.target] = -np.inf
+        nbrs = set(np.argsort(-sims, kind="stable")[:5].tolist())
+        bg = np.delete(e.steps, e.evidence, axis=0)
+        assert set(bg[:, 0].tolist()) <= nbrs
+
+    def test_too_small_says_what_could_be_built(self, tmp_path):
+        data, q = self._data(tmp_path)
+        with pytest.raises(ValueError, match="n_ev <= 4 could be built"):
+            build_episodes(data.trajectories, q, n_ev=9)
+        with pytest.raises(ValueError, match="at most n_neighbours = 47 could be built"):
+            build_episodes(data.trajectories, q, n_neighbours=60)
+
+
+def test_reproduce_end_to_end(tmp_path):
+    from osustat import validate_records
+    from osustat.analyses.toolbench import reproduce_toolbench
+
+    data = _write_data(tmp_path / "data")
+    res = reproduce_toolbench(
+        data,
+        tmp_path / "out",
+        encoder=HashingBagOfWordsEncoder(64),
+        seeds=(1, 2),
+        episodes=3,
+        background=60,
+        resamples=99,
+        progress=False,
+    )
+    rec = validate_records(pd.read_parquet(res.out / "records.parquet"))
+    assert set(rec["benchmark"]) == {"toolbench", "toolbench-nev2", "toolbench-nev4"}
+    assert {
+        "coverage-overlap-beta0.12",
+        "coverage-disjoint-beta0.20",
+        "Flat Vector",
+        "cohesion-overlap-alpha0.010",
+    } <= set(rec["method"])
+    assert "cohesion-overlap-alpha0.010" not in set(rec[rec.benchmark == "toolbench-nev2"].method)
+    assert set(rec["seed"]) == {1, 2} and set(rec["budget"]) == {200, 400, 800, 1600}
+    # one query per episode and method/budget/metric
+    n = rec.groupby(["benchmark", "method", "budget", "metric", "seed"]).size()
+    assert (n == 3).all()
+    report = (res.out / "report.md").read_text()
+    for heading in (
+        "Table 3",
+        "Table 6",
+        "Table 15",
+        "Table 16",
+        "Table 14",
+        "Trend test",
+        "membership",
+        "Cohesion",
+        "Structural check",
+        "Audit",
+    ):
+        assert heading in report
+    structure = json.loads((res.out / "structure.json").read_text())
+    assert structure["design"]["toolbench"]["episodes"] == 6
+    again = reproduce_toolbench(
+        data,
+        tmp_path / "out2",
+        encoder=HashingBagOfWordsEncoder(64),
+        seeds=(1, 2),
+        episodes=3,
+        background=60,
+        resamples=99,
+        progress=False,
+    )
+    assert (again.out / "report.md").read_bytes() == (res.out / "report.md").read_bytes()
+    assert (again.out / "records.csv").read_bytes() == (res.out / "records.csv").read_bytes()
+
+
+def test_cli_missing_data_exits_2(tmp_path, capsys):
+    from osustat.cli import main
+
+    code = main(
+        [
+            "reproduce",
+            "toolbench",
+            "--data",
+            str(tmp_path / "none"),
+            "--out",
+            str(tmp_path / "o"),
+            "--no-progress",
+        ]
+    )
+    assert code == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

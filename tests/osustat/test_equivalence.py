@@ -1,0 +1,90 @@
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from osustat.equivalence import tost_signflip
+
+
+def _enumerated_one_sided(d, alternative):
+    """Brute-force sign-flip p over all 2^n sign vectors (independent of osustat)."""
+    d = np.asarray(d, float)
+    signs = np.array(list(itertools.product([-1.0, 1.0], repeat=d.size)))
+    null = signs @ d
+    obs = d.sum()
+    tol = 1e-9 * max(1.0, abs(obs))
+    if alternative == "greater":
+        return float(np.mean(null >= obs - tol))
+    return float(np.mean(null <= obs + tol))
+
+
+class TestTostSignflip:
+    # -- Input validation --
+    def test_margin_positive(self):
+        with pytest.raises(ValueError, match="`margin` must be a positive finite number"):
+            tost_signflip([0.1, 0.2], 0.0)
+
+    def test_margin_pair_order(self):
+        with pytest.raises(ValueError, match="`margin` must satisfy low < high"):
+            tost_signflip([0.1, 0.2], (0.1, -0.1))
+
+    def test_margin_type(self):
+        with pytest.raises(TypeError, match="`margin` must be a positive number or a"):
+            tost_signflip([0.1, 0.2], "wide")
+        with pytest.raises(TypeError, match="`margin` must be a positive number or a"):
+            tost_signflip([0.1, 0.2], True)
+
+    def test_too_few(self):
+        with pytest.raises(ValueError, match="`differences` must have at least 2"):
+            tost_signflip([0.1], 0.1)
+
+    # -- Reference values --
+    def test_exact_enumeration(self):
+        rng = np.random.default_rng(3)
+        d = rng.normal(0.01, 0.03, 11)
+        res = tost_signflip(d, 0.04, rng=0)
+        assert res.exact
+        assert res.pvalue_low == pytest.approx(_enumerated_one_sided(d + 0.04, "greater"))
+        assert res.pvalue_high == pytest.approx(_enumerated_one_sided(d - 0.04, "less"))
+        assert res.pvalue == max(res.pvalue_low, res.pvalue_high)
+        assert res.statistic == pytest.approx(d.mean())
+
+    def test_asymmetric_margin(self):
+        d = np.array([0.02, 0.05, -0.01, 0.03, 0.04, 0.0, 0.01, 0.02])
+        res = tost_signflip(d, (-0.01, 0.06), rng=0)
+        assert (res.low, res.high) == (-0.01, 0.06) and res.margin_text == "[-0.01, 0.06]"
+        assert res.pvalue_low == pytest.approx(_enumerated_one_sided(d + 0.01, "greater"))
+        assert res.pvalue_high == pytest.approx(_enumerated_one_sided(d - 0.06, "less"))
+
+    def test_close_to_the_t_based_tost_for_large_n(self):
+        # statsmodels' ttost_paired is the t-test version of the same procedure.
+        from statsmodels.stats.weightstats import ttost_paired
+
+        rng = np.random.default_rng(5)
+        b = rng.uniform(0.2, 0.8, 400)
+        t = b + rng.normal(0.004, 0.08, 400)
+        ours = tost_signflip(t - b, 0.01, n_resamples=20_000, rng=1)
+        ref = ttost_paired(t, b, -0.01, 0.01)[0]
+        assert ours.pvalue == pytest.approx(ref, abs=0.01)
+
+    # -- Properties --
+    def test_equivalent_and_not(self):
+        rng = np.random.default_rng(0)
+        d = rng.normal(0.0, 0.05, 300)
+        assert tost_signflip(d, 0.02, rng=1).pvalue < 0.001
+        assert tost_signflip(d + 0.05, 0.02, rng=1).pvalue > 0.5
+
+    def test_same_seed_same_result(self):
+        d = np.random.default_rng(1).normal(0, 0.1, 60)
+        assert tost_signflip(d, 0.03, rng=4) == tost_signflip(d, 0.03, rng=4)
+
+    def test_type_one_error_at_the_margin(self):
+        # True mean exactly on the margin (symmetric errors): rejection rate <= alpha.
+        rng = np.random.default_rng(11)
+        rejections = sum(
+            tost_signflip(rng.normal(0.05, 0.1, 12), 0.05, rng=rng).pvalue <= 0.05
+            for _ in range(400)
+        )
+        assert rejections / 400 <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 400)
+        assert stats.binomtest(rejections, 400, 0.05, alternative="greater").pvalue > 0.01

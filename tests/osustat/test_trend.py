@@ -1,0 +1,95 @@
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from osustat.trend import within_block_trend_test
+
+
+class TestWithinBlockTrendTest:
+    # -- Input validation --
+    def test_not_2d(self):
+        with pytest.raises(ValueError, match="`data` must be 2-D"):
+            within_block_trend_test([1.0, 2.0])
+
+    def test_one_condition(self):
+        with pytest.raises(ValueError, match="n_conditions >= 2"):
+            within_block_trend_test([[1.0], [2.0]])
+
+    def test_nan(self):
+        with pytest.raises(ValueError, match="NaN or infinite values in blocks"):
+            within_block_trend_test([[1.0, 2.0], [np.nan, 1.0]])
+
+    def test_scores_shape(self):
+        with pytest.raises(ValueError, match="`scores` must have one entry"):
+            within_block_trend_test([[1.0, 2.0]], scores=[1, 2, 3])
+
+    def test_scores_constant(self):
+        with pytest.raises(ValueError, match="not all equal"):
+            within_block_trend_test([[1.0, 2.0]], scores=[1, 1])
+
+    def test_alternative(self):
+        with pytest.raises(ValueError, match="`alternative` must be one of"):
+            within_block_trend_test([[1.0, 2.0]], alternative="up")
+
+    # -- Reference values --
+    @pytest.mark.parametrize("seed", [0, 1, 2])
+    def test_ranks_equal_page_exact(self, seed):
+        # With within-block ranks as data, T is affine in Page's L: same exact p as scipy.
+        rng = np.random.default_rng(seed)
+        ranks = np.array([rng.permutation(3) + 1 for _ in range(5)], dtype=float)
+        ours = within_block_trend_test(ranks, n_resamples=10**6)
+        ref = stats.page_trend_test(ranks, method="exact")
+        assert ours.exact
+        assert ours.pvalue == pytest.approx(ref.pvalue, rel=1e-12)
+
+    def test_exact_by_brute_force(self):
+        # independent enumeration: all (k!)^n relabelings, statistic recomputed from scratch
+        x = np.array([[0.1, 0.5, 0.2], [0.0, -0.3, 0.4], [1.0, 1.0, 0.2]])
+        c = np.array([-1.0, 0.0, 1.0])
+        obs = (x @ c).mean()
+        vals = [
+            np.mean([x[b, list(p)] @ c for b, p in enumerate(ps)])
+            for ps in itertools.product(itertools.permutations(range(3)), repeat=3)
+        ]
+        ref = np.mean(np.array(vals) >= obs - 1e-12)
+        res = within_block_trend_test(x, n_resamples=10**6)
+        assert res.exact and res.n_resamples == 216
+        assert res.pvalue == pytest.approx(ref)
+        two = within_block_trend_test(x, alternative="two-sided", n_resamples=10**6)
+        assert two.pvalue == pytest.approx(np.mean(np.abs(vals) >= abs(obs) - 1e-12))
+
+    def test_monte_carlo_close_to_exact(self):
+        rng = np.random.default_rng(3)
+        x = rng.normal(size=(6, 3)) + np.array([0, 0.2, 0.4])
+        exact = within_block_trend_test(x, n_resamples=10**6)
+        mc = within_block_trend_test(x, n_resamples=20_000, rng=0)
+        assert exact.exact and not mc.exact
+        assert mc.pvalue == pytest.approx(exact.pvalue, abs=0.01)
+
+    # -- Properties --
+    def test_deterministic_and_bounded(self):
+        x = np.random.default_rng(4).normal(size=(30, 5))
+        a = within_block_trend_test(x, n_resamples=999, rng=7)
+        b = within_block_trend_test(x, n_resamples=999, rng=7)
+        assert a == b
+        assert 1 / 1000 <= a.pvalue <= 1
+
+    def test_reversal_flips_direction(self):
+        x = np.random.default_rng(5).normal(size=(4, 3))
+        up = within_block_trend_test(x, n_resamples=10**6)
+        down = within_block_trend_test(x[:, ::-1], alternative="less", n_resamples=10**6)
+        assert down.statistic == pytest.approx(-up.statistic)
+        assert down.pvalue == pytest.approx(up.pvalue)
+
+    def test_type1_under_null(self):
+        # simulated size at alpha = .05: 300 null data sets, 199 permutations each
+        rng = np.random.default_rng(11)
+        rej = sum(
+            within_block_trend_test(rng.normal(size=(10, 4)), n_resamples=199, rng=rng).pvalue
+            <= 0.05
+            for _ in range(300)
+        )
+        # binomial(300, .05): mean 15, 99.9% upper bound ~ 29
+        assert rej <= 29
