@@ -110,9 +110,15 @@ class TestClaims:
 
         root = Path(__file__).resolve().parents[2]
         claims = tomllib.loads((root / "claims" / "paper.toml").read_text())["claim"]
-        paper_ids = {c["id"] for c in claims if c.get("benchmark") == "synthetic"}
+        # Table 2's means claims (the Table 10 tests and §6.1 relative claims are encoded
+        # with other ids in claims/paper.toml and audited there)
+        paper_ids = {
+            c["id"]
+            for c in claims
+            if c.get("benchmark") == "synthetic" and c["id"].startswith("T2-")
+        }
         ours = {s.id for s in claim_specs()}
-        assert paper_ids <= ours  # every synthetic claim of claims/paper.toml is tested
+        assert paper_ids and paper_ids <= ours
         assert {s.id for s in claim_specs(("OSU-Mem", "Flat Vector"))} == {
             "T2-flat-vector-hit2-B128",
             "T2-flat-vector-recall-B128",
