@@ -733,7 +733,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tau = rp.add_argument_group("tau-bench")
     tau.add_argument("--no-prefix", action="store_true", help="no per-source namespace prefix")
-    tau.add_argument("--focal", choices=("all", "one"), default="all")
+    tau.add_argument(
+        "--focal",
+        choices=("all", "one"),
+        default="all",
+        help="focal sources per group: all surviving sources (default, the paper's n) or one",
+    )
     tau.add_argument(
         "--selector",
         choices=("extractive", "chat"),
