@@ -191,7 +191,10 @@ class Trajectory:
                 raise TypeError(
                     f"`entities[{i}]` must be a collection of strings, not the string {ents!r}."
                 )
-            ids = sorted({ent_vocab.setdefault(str(e), len(ent_vocab)) for e in (ents or ())})
+            # ids in sorted-name order: a set's iteration order depends on PYTHONHASHSEED, and
+            # the vocabulary order must not (it breaks ties in OSU construction)
+            names = sorted({str(e) for e in (ents or ())})
+            ids = sorted(ent_vocab.setdefault(e, len(ent_vocab)) for e in names)
             flat.extend(ids)
             ptr.append(len(flat))
         sg_vocab: dict[Any, int] = {}
