@@ -18,19 +18,10 @@ import numpy as np
 import pandas as pd
 
 from osustat.retrieval import (
-    BudgetTruncatedReplay,
-    CoverageAware,
-    DisjointHierarchy,
-    FlatMMR,
-    FlatVector,
-    NoLTMemory,
+    METHODS,
     OSUConfig,
     OSUMem,
-    OSUMemGF,
-    PeriodicSummary,
     QueryOutcome,
-    SlidingWindow,
-    TreeAbstraction,
     build_osus,
     evidence_membership,
     outcomes_to_records,
@@ -54,21 +45,24 @@ __all__ = [
 BUDGETS = (64, 128, 256, 512)
 
 #: The paper's Table 9 rows, in its order, and how to build each.
-MAIN_METHODS: dict[str, Callable[[], BaseRetriever]] = {
-    "No LT Memory": NoLTMemory,
-    "Budget-Truncated Replay": BudgetTruncatedReplay,
-    "Sliding Window": SlidingWindow,
-    "Periodic Summary": PeriodicSummary,
-    "Flat Vector": FlatVector,
-    "Flat + MMR": FlatMMR,
-    "Coverage-Aware": CoverageAware,
-    "Disjoint Hierarchy": DisjointHierarchy,
-    "Tree Abstraction": TreeAbstraction,
-    "OSU-Mem": OSUMem,
-    "OSU-Mem + GF": OSUMemGF,
-    "OSU-Mem (disjoint)": lambda: OSUMem(osu_config=OSUConfig(m_max=1)),
-    "OSU-Mem (sim only)": lambda: OSUMem(osu_config=OSUConfig(views=("similarity",))),
-    "OSU-Mem (no novelty)": lambda: OSUMem(lambda_nov=0.0),
+MAIN_METHODS: dict[str, Callable[[], Any]] = {
+    name: METHODS[name].factory
+    for name in (
+        "No LT Memory",
+        "Budget-Truncated Replay",
+        "Sliding Window",
+        "Periodic Summary",
+        "Flat Vector",
+        "Flat + MMR",
+        "Coverage-Aware",
+        "Disjoint Hierarchy",
+        "Tree Abstraction",
+        "OSU-Mem",
+        "OSU-Mem + GF",
+        "OSU-Mem (disjoint)",
+        "OSU-Mem (sim only)",
+        "OSU-Mem (no novelty)",
+    )
 }
 
 #: M_max values run on top of the main methods (1 is "OSU-Mem (disjoint)", 5 is "OSU-Mem").

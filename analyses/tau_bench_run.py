@@ -22,22 +22,11 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from osustat.retrieval import (
-    BudgetTruncatedReplay,
-    CoverageAware,
-    DisjointHierarchy,
-    FlatMMR,
-    FlatVector,
-    NoLTMemory,
-    OSUConfig,
-    OSUMem,
-    PeriodicSummary,
+    METHODS,
     QueryOutcome,
-    SlidingWindow,
     Trajectory,
-    TreeAbstraction,
     outcomes_to_records,
 )
-from osustat.retrieval.base import BaseRetriever
 
 from .runner import child_seeds, run_tasks
 from .tau_bench_data import Group, augment_group, focal_evidence
@@ -55,19 +44,22 @@ __all__ = [
 BUDGETS = (64, 128, 256, 512)
 QUERY_SIGMA = 0.25
 
-MAIN_METHODS: dict[str, Callable[[], BaseRetriever]] = {
-    "No LT Memory": NoLTMemory,
-    "Budget-Truncated Replay": BudgetTruncatedReplay,
-    "Sliding Window": SlidingWindow,
-    "Periodic Summary": PeriodicSummary,
-    "Flat Vector": FlatVector,
-    "Flat + MMR": FlatMMR,
-    "Coverage-Aware": CoverageAware,
-    "Disjoint Hierarchy": DisjointHierarchy,
-    "Tree Abstraction": TreeAbstraction,
-    "OSU-Mem": OSUMem,
-    "OSU-Mem (disjoint)": lambda: OSUMem(osu_config=OSUConfig(m_max=1)),
-    "OSU-Mem (no novelty)": lambda: OSUMem(lambda_nov=0.0),
+MAIN_METHODS: dict[str, Callable[[], Any]] = {
+    name: METHODS[name].factory
+    for name in (
+        "No LT Memory",
+        "Budget-Truncated Replay",
+        "Sliding Window",
+        "Periodic Summary",
+        "Flat Vector",
+        "Flat + MMR",
+        "Coverage-Aware",
+        "Disjoint Hierarchy",
+        "Tree Abstraction",
+        "OSU-Mem",
+        "OSU-Mem (disjoint)",
+        "OSU-Mem (no novelty)",
+    )
 }
 SMALL_METHODS = ("Flat Vector", "OSU-Mem", "OSU-Mem (disjoint)")
 
