@@ -52,7 +52,28 @@ PAPER: dict[str, Any] = {
         "OSU-Mem (no novelty)": (0.125, 0.085, 0.250, 0.145, 0.419, 0.233, 0.680, 0.386),
     },
     "weak_256": (0.143, 0.094),
+    # Table 7 (GPT-4o-mini, hard recall means; Δ OSU − Flat with 95% CI): cell -> (n, hard OSU,
+    # hard Flat, hard none, soft Δ, soft CI, hard Δ, hard CI); the aggregate row prints no CI.
+    "table7": {
+        "T+E+": (107, 0.230, 0.166, 0.008, 0.005, (-0.017, 0.027), 0.064, (0.008, 0.121)),
+        "T+E-": (131, 0.169, 0.146, 0.000, 0.019, (-0.001, 0.039), 0.023, (-0.030, 0.075)),
+        "T-E+": (44, 0.252, 0.213, 0.008, 0.016, (-0.018, 0.051), 0.039, (-0.039, 0.123)),
+        "T-E-": (132, 0.074, 0.066, 0.000, 0.000, (-0.016, 0.017), 0.008, (-0.026, 0.041)),
+        "aggregate": (414, 0.164, 0.133, 0.003, 0.009, None, 0.031, None),
+    },
 }
+
+
+def _paper_table7(scope: Any, metric: str) -> str:
+    row = PAPER["table7"].get(str(scope)) or PAPER["table7"].get(str(scope).lower())
+    if row is None:
+        return "—"
+    n, osu, flat, floor, soft, soft_ci, hard, hard_ci = row
+    delta, ci = (soft, soft_ci) if metric.startswith("soft") else (hard, hard_ci)
+    interval = "" if ci is None else f" [{_f(ci[0])}, {_f(ci[1])}]"
+    if metric.startswith("soft"):
+        return f"{n}, Δ {_f(delta)}{interval}"
+    return f"{n}, {osu:.3f} / {flat:.3f} / {floor:.3f}, Δ {_f(delta)}{interval}"
 
 
 def _f(x: Any, d: int = 3, sign: bool = True) -> str:
@@ -371,24 +392,31 @@ def _llm_section(w: Any, llm: dict[str, Any]) -> None:
     w("")
     w(
         "Seeds (0, 1, 2) averaged per query before the paired sign-flip; 95% CIs; the "
-        "no-memory floor is the selector given an empty context."
+        "no-memory floor is the selector given an empty context. Paper columns: Table 7 "
+        "(GPT-4o-mini, 20,000 permutations; it prints hard-recall means only)."
     )
     for metric, tab in llm["tables"].items():
         w("")
         w(f"### {metric}")
         w("")
+        paper = (
+            "paper n, Δ [95% CI]"
+            if metric.startswith("soft")
+            else "paper n, OSU / Flat / none, Δ [95% CI]"
+        )
         w(
             "| cell | n | OSU-Mem | Flat Vector | Δ [95% CI] | p (per query) "
-            "| p corrected | no memory |"
+            f"| p corrected | no memory | {paper} |"
         )
-        w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for _, r in tab["frame"].iterrows():
             floor = tab["floor"].get(r["scope"], tab["floor"].get(str(r["scope"]).lower()))
             w(
                 f"| {r['scope']} | {r['n']} | {r['treatment']:.3f} | {r['baseline']:.3f} | "
                 f"{_f(r['effect'])} [{_f(r['ci_low'])}, {_f(r['ci_high'])}] | "
                 f"{_p(r['p_per_query'])} | {_p(r['p_corrected'])} | "
-                f"{'—' if floor is None else f'{floor:.3f}'} |"
+                f"{'—' if floor is None else f'{floor:.3f}'} | "
+                f"{_paper_table7(r['scope'], metric)} |"
             )
 
 

@@ -257,6 +257,9 @@ def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
     assert a.n_records == b.n_records
     report = (tmp_path / "a" / "report.md").read_text()
     assert "Table 4" in report and "T+E+" in report and "contamination" in report.lower()
+    # Table 7's printed values stand beside ours in the §6.6 tables
+    assert "paper n, OSU / Flat / none, Δ [95% CI]" in report
+    assert "107, 0.230 / 0.166 / 0.008, Δ +.064 [+.008, +.121]" in report
 
 
 def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path) -> None:
