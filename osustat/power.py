@@ -11,7 +11,8 @@ depends on the data's type and on ``n``, so one formula does not fit all:
 - **small n, continuous differences** (``n <= 12``): the test enumerates all ``2**n`` sign
   patterns and its p-value is discrete (at ``n = 6`` it rejects at .05 only when all six signs
   agree). Power is simulated for normal differences, computing the exact test on each draw
-  (``method='simulation'``; common random numbers make the MDE deterministic given `rng`).
+  (``method='simulation'``; common random numbers make the MDE deterministic given `rng`,
+  and an integer `rng` caches it per design, so repeated calls cost nothing).
 - **otherwise**: noncentral-t power (statsmodels ``TTestPower``), which the sign-flip test
   matches within Monte Carlo error for normal differences from ``n`` ≈ 10 on
   (``method='normal'``; ``docs/validation.md``).
@@ -23,11 +24,12 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, stats
+from scipy import stats
 
 from ._validation import check_alternative, check_level, check_positive_int, check_rng
 
@@ -50,8 +52,9 @@ class PowerValue(float):
     ----------
     method : str
         ``'normal'`` (noncentral t), ``'exact-binomial'`` (0/1 differences) or
-        ``'simulation'`` (exact sign-flip test on simulated normal differences), or
-        ``'unattainable'`` when ``n`` is too small for the test to ever reach `alpha`.
+        ``'simulation'`` (exact sign-flip test on simulated normal differences). An infinite
+        MDE (power 0) under any method means no effect reaches the target power: ``n`` is too
+        small for the test to ever reach `alpha`, or too few pairs differ.
     n : int
     alpha : float
     alternative : str
@@ -102,11 +105,19 @@ def _attainable(n: int, alpha: float, alt: str) -> bool:
     return smallest <= alpha
 
 
+#: The parameters :func:`power` and :func:`minimum_detectable_effect` share.
+_PLAN_ARGUMENTS = (
+    "differences_sd", "n", "alpha", "alternative", "binary", "p_nonzero", "magnitude",
+    "differences", "test", "n_simulations",
+)  # fmt: skip
+
+
 class _Plan:
     """Validated inputs and the chosen method."""
 
     def __init__(
         self,
+        *,
         differences_sd: Any,
         n: Any,
         alpha: Any,
@@ -186,6 +197,12 @@ class _Plan:
         self.q = q
         self.test = test
 
+    @classmethod
+    def from_arguments(cls, arguments: dict[str, Any]) -> _Plan:
+        """From the ``locals()`` of :func:`power` / :func:`minimum_detectable_effect`, which
+        share these parameters (one list, so the two cannot drift apart)."""
+        return cls(**{k: arguments[k] for k in _PLAN_ARGUMENTS})
+
     def result(self, value: float) -> PowerValue:
         return PowerValue(
             value,
@@ -247,13 +264,18 @@ def _binomial_power(n: int, q: float, pi: float, alpha: float, alt: str) -> floa
 
 
 class _SignFlipSimulation:
-    """Exact sign-flip test on ``delta + z`` for fixed standard-normal draws ``z``."""
+    """Exact sign-flip test on ``delta + z`` for fixed standard-normal draws ``z``.
+
+    Two-sided, a pattern and its mirror image give the same ``|sum|``, so only the half of
+    the ``2**n`` patterns with a plus on the last unit is kept (p = hits / 2**(n-1)).
+    """
 
     def __init__(self, n: int, n_simulations: int, alpha: float, alt: str, rng: Any) -> None:
         z = check_rng(rng).standard_normal((n_simulations, n))
-        bits = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1
+        n_patterns = 2 ** (n - 1) if alt == "two-sided" else 2**n
+        bits = (np.arange(n_patterns)[:, None] >> np.arange(n)[None, :]) & 1
         signs = 1.0 - 2.0 * bits  # row 0 is the observed (all-plus) pattern
-        self.noise = signs @ z.T  # (2**n, R) null sums of the noise part
+        self.noise = signs @ z.T  # (patterns, R) null sums of the noise part
         self.count = signs.sum(axis=1)[:, None]  # sum of signs, multiplies delta
         self.alpha, self.alt, self.n = alpha, alt, n
 
@@ -269,6 +291,81 @@ class _SignFlipSimulation:
             hits = (sums <= obs + tol).sum(axis=0)
         p = hits / sums.shape[0]
         return float(np.mean(p <= self.alpha * (1 + 1e-9)))
+
+
+# -- one power curve and one search for every method ---------------------------------------
+
+
+def _power_curve(plan: _Plan, rng: Any) -> Callable[[float], float]:
+    """The test's power as a function of the true mean difference (units of the data)."""
+    n, alpha, alt = plan.n, plan.alpha, plan.alternative
+    if not _attainable(n, alpha, alt):
+        return lambda effect: 0.0  # the sign-flip test cannot reject at all
+    if plan.test == "exact-binomial":
+        assert plan.q is not None
+        q, c = plan.q, plan.magnitude
+
+        def binomial(effect: float) -> float:
+            if abs(effect) > c * q * (1 + 1e-12):
+                raise ValueError(
+                    f"`effect` {effect} is impossible in the binary model: |effect| <= "
+                    f"magnitude * p_nonzero = {c * q}."
+                )
+            pi = 0.5 if q == 0 else min(1.0, max(0.0, 0.5 * (1.0 + effect / (c * q))))
+            return _binomial_power(n, q, pi, alpha, alt)
+
+        return binomial
+    sd = plan.sd
+    if sd == 0:  # every difference equals `effect`
+        if alt == "greater":
+            return lambda effect: 1.0 if effect > 0 else 0.0
+        if alt == "less":
+            return lambda effect: 1.0 if effect < 0 else 0.0
+        return lambda effect: 1.0 if effect != 0 else 0.0
+    if plan.test == "simulation":
+        sim = _SignFlipSimulation(n, plan.n_simulations, alpha, alt, rng)
+        return lambda effect: sim.power(effect / sd)
+    from statsmodels.stats.power import TTestPower
+
+    def normal(effect: float) -> float:
+        value = TTestPower().power(
+            effect_size=effect / sd, nobs=n, alpha=alpha, alternative=_SM_ALTERNATIVE[alt]
+        )
+        return float(np.squeeze(value))
+
+    return normal
+
+
+def _smallest_effect(
+    power_at: Callable[[float], float], target: float, hi: float, *, grow: bool
+) -> float:
+    """Smallest effect size ``e >= 0`` with ``power_at(e) >= target``, by bisection on
+    ``[0, hi]`` (50 halvings). With `grow`, `hi` doubles until it is reached (up to 1e6);
+    infinite when it is not."""
+    while power_at(hi) < target:
+        if not grow or hi > 1e6:
+            return math.inf
+        hi *= 2.0
+    lo = 0.0
+    if power_at(lo) >= target:  # cannot happen for a valid test; never return garbage
+        return 0.0
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        if power_at(mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@functools.lru_cache(maxsize=256)
+def _standardized_simulation_mde(
+    n: int, alpha: float, alt: str, target: float, n_simulations: int, seed: int | None
+) -> float:
+    """Simulated MDE in units of the sd (cached per design when the seed is an integer)."""
+    sim = _SignFlipSimulation(n, n_simulations, alpha, alt, seed)
+    sign = -1.0 if alt == "less" else 1.0
+    return _smallest_effect(lambda x: sim.power(sign * x), target, 1.0, grow=True)
 
 
 # -- public API ----------------------------------------------------------------------------
@@ -322,21 +419,25 @@ def minimum_detectable_effect(
         Simulated data sets for ``'simulation'`` (Monte Carlo standard error of the power is
         about ``sqrt(.16 / n_simulations)``, .009 at the default).
     rng : {None, int, numpy.random.Generator}
-        Seed for ``'simulation'``; the default 0 makes the value reproducible.
+        Seed for ``'simulation'``; the default 0 makes the value reproducible (and cached per
+        ``(n, alpha, alternative, power, n_simulations)``).
 
     Returns
     -------
     PowerValue
-        A float in the units of the differences, with ``.method`` naming the computation.
-        0 when `differences_sd` is 0 (continuous model); infinite when the test can never
-        reach `power`: two-sided needs ``2^(1-n) <= alpha`` (n >= 6 at .05), and in the
-        binary model enough pairs must differ.
+        A float in the units of the differences (always >= 0, for every `alternative`), with
+        ``.method`` naming the computation. 0 when `differences_sd` is 0 (continuous model);
+        infinite when the test can never reach `power`: two-sided needs
+        ``2^(1-n) <= alpha`` (n >= 6 at .05), and in the binary model enough pairs must
+        differ.
 
     Notes
     -----
     Binary model: the mean difference is ``c q (2 pi - 1)`` with ``pi = P(d > 0 | d != 0)``;
-    the MDE solves ``power(pi) = target`` for ``pi`` in ``[1/2, 1]`` with `q` held fixed, so
-    ``differences_sd`` then only supplies `q` when nothing better is given.
+    the MDE is the smallest ``|c q (2 pi - 1)|`` with power ``>= target`` for `q` held fixed,
+    so ``differences_sd`` then only supplies `q` when nothing better is given. Every method
+    but ``'normal'`` (statsmodels' solver) is searched by the same bisection on its power
+    curve (:func:`power`).
 
     Examples
     --------
@@ -348,18 +449,7 @@ def minimum_detectable_effect(
     >>> round(mde, 3), mde.method
     (0.189, 'exact-binomial')
     """
-    plan = _Plan(
-        differences_sd,
-        n,
-        alpha,
-        alternative,
-        binary,
-        p_nonzero,
-        magnitude,
-        differences,
-        test,
-        n_simulations,
-    )
+    plan = _Plan.from_arguments(locals())
     target = check_level(power, "power")
     n, alpha, alt = plan.n, plan.alpha, plan.alternative
     if target <= alpha:
@@ -369,37 +459,25 @@ def minimum_detectable_effect(
         )
     if not _attainable(n, alpha, alt):
         return plan.result(math.inf)  # the sign-flip test cannot reject at all
+    sign = -1.0 if alt == "less" else 1.0
     if plan.test == "exact-binomial":
         assert plan.q is not None
-        q = plan.q
-        best = _binomial_power(n, q, 1.0, alpha, alt)
-        if best < target:
-            return plan.result(math.inf)
-        lo = _binomial_power(n, q, 0.5, alpha, alt)
-        if lo >= target:  # cannot happen for a valid test, but never return garbage
-            return plan.result(0.0)
-        pi = optimize.brentq(
-            lambda x: _binomial_power(n, q, x, alpha, alt) - target, 0.5, 1.0, xtol=1e-12
-        )
-        return plan.result(plan.magnitude * q * (2.0 * pi - 1.0))
+        curve = _power_curve(plan, rng)
+        hi = plan.magnitude * plan.q  # the largest possible mean difference
+        return plan.result(_smallest_effect(lambda e: curve(sign * e), target, hi, grow=False))
     if plan.sd == 0:
         return plan.result(0.0)
     if plan.test == "simulation":
-        sim = _SignFlipSimulation(n, plan.n_simulations, alpha, alt, rng)
-        sign = -1.0 if alt == "less" else 1.0
-        hi = 1.0
-        while sim.power(sign * hi) < target:
-            hi *= 2.0
-            if hi > 1e6:
-                return plan.result(math.inf)
-        lo = 0.0
-        for _ in range(50):  # smallest delta with simulated power >= target
-            mid = 0.5 * (lo + hi)
-            if sim.power(sign * mid) >= target:
-                hi = mid
-            else:
-                lo = mid
-        return plan.result(hi * plan.sd)
+        if isinstance(rng, int | np.integer) and not isinstance(rng, bool) and rng >= 0:
+            seed: Any = int(rng)
+            standardized = _standardized_simulation_mde(
+                n, alpha, alt, target, plan.n_simulations, seed
+            )
+        else:
+            standardized = _standardized_simulation_mde.__wrapped__(
+                n, alpha, alt, target, plan.n_simulations, rng
+            )
+        return plan.result(standardized * plan.sd)
     from statsmodels.stats.power import TTestPower
 
     es = TTestPower().solve_power(
@@ -443,57 +521,11 @@ def power(
     >>> p.method, round(p, 2)
     ('simulation', 0.64)
     """
-    plan = _Plan(
-        differences_sd,
-        n,
-        alpha,
-        alternative,
-        binary,
-        p_nonzero,
-        magnitude,
-        differences,
-        test,
-        n_simulations,
-    )
+    plan = _Plan.from_arguments(locals())
     try:
         effect = float(effect)
     except (TypeError, ValueError):
         raise TypeError(f"`effect` must be a number; got {effect!r}.") from None
     if not math.isfinite(effect):
         raise ValueError(f"`effect` must be finite; got {effect}.")
-    n, alpha, alt = plan.n, plan.alpha, plan.alternative
-    if not _attainable(n, alpha, alt):
-        return plan.result(0.0)
-    if plan.test == "exact-binomial":
-        assert plan.q is not None
-        q, c = plan.q, plan.magnitude
-        if abs(effect) > c * q * (1 + 1e-12):
-            raise ValueError(
-                f"`effect` {effect} is impossible in the binary model: |effect| <= "
-                f"magnitude * p_nonzero = {c * q}."
-            )
-        pi = 0.5 if q == 0 else min(1.0, max(0.0, 0.5 * (1.0 + effect / (c * q))))
-        return plan.result(_binomial_power(n, q, pi, alpha, alt))
-    if plan.sd == 0:  # every difference equals `effect`
-        if alt == "greater":
-            return plan.result(1.0 if effect > 0 else 0.0)
-        if alt == "less":
-            return plan.result(1.0 if effect < 0 else 0.0)
-        return plan.result(1.0 if effect != 0 else 0.0)
-    if plan.test == "simulation":
-        sim = _SignFlipSimulation(n, plan.n_simulations, alpha, alt, rng)
-        return plan.result(sim.power(effect / plan.sd))
-    from statsmodels.stats.power import TTestPower
-
-    return plan.result(
-        float(
-            np.squeeze(
-                TTestPower().power(
-                    effect_size=effect / plan.sd,
-                    nobs=n,
-                    alpha=alpha,
-                    alternative=_SM_ALTERNATIVE[alt],
-                )
-            )
-        )
-    )
+    return plan.result(_power_curve(plan, rng)(effect))
