@@ -35,7 +35,7 @@ import pandas as pd
 from .analysis_result import AnalysisResult, Comparison, Row, describe_verdict
 from .cellwise import MDE_POWER, MDE_SEED, CellConditionalResult, CellEffect, cell_conditional
 from .multitest import CORRECTIONS, adjust_pvalues
-from .power import minimum_detectable_effect
+from .power import PowerValue, minimum_detectable_effect
 from .provenance import Provenance, command_line, package_versions
 from .records import paired, validate_records
 
@@ -290,7 +290,15 @@ def analyze(
         seed=seed,
         budget_kind=budget_kind,
         comparisons=tuple(comparisons),
-        provenance=_provenance(provenance, df, seed, resamples, bootstrap_resamples, exclusions),
+        provenance=_provenance(
+            provenance,
+            df,
+            seed,
+            resamples,
+            bootstrap_resamples,
+            exclusions,
+            simulated=[r.mde for c in comparisons for r in c.rows if r.mde_method == "simulation"],
+        ),
         input_notes=tuple(input_notes),
         family_members="per-cell tests" if has_cells else "aggregate tests",
     )
@@ -418,9 +426,13 @@ def _provenance(
     resamples: int,
     bootstrap_resamples: int,
     exclusions: Sequence[tuple[str, int]],
+    *,
+    simulated: Sequence[PowerValue],
 ) -> Provenance:
     """The given provenance (or one hashing the in-memory records) plus this run's seeds,
-    resamples and exclusions."""
+    resamples and exclusions (and the simulated MDEs' fixed seed and data sets, if any)."""
+    mde_seeds = {"MDE simulation (fixed)": MDE_SEED} if simulated else {}
+    mde_sims = {"MDE simulation (data sets)": simulated[0].n_simulations} if simulated else {}
     if given is None:
         given = Provenance(
             command=command_line(),
@@ -436,10 +448,11 @@ def _provenance(
     return Provenance(
         command=given.command,
         inputs=given.inputs,
-        seeds={"master": seed, **dict(given.seeds)},
+        seeds={"master": seed, **mde_seeds, **dict(given.seeds)},
         resamples={
             "sign-flip (Monte Carlo)": resamples,
             "bootstrap": bootstrap_resamples,
+            **mde_sims,
             **dict(given.resamples),
         },
         exclusions=(*given.exclusions, *exclusions),

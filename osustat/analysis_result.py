@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from .cellwise import MDE_POWER, CellConditionalResult, CellEffect
+from .power import PowerValue
 from .provenance import Provenance
 
 __all__ = [
@@ -121,7 +122,7 @@ class Row:
     pvalue_adjusted: float | None
     family: str | None
     family_size: int
-    mde: float
+    mde: PowerValue
     mde_alpha: float
     verdict: str
 

@@ -235,9 +235,14 @@ def write_figures(res: AnalysisResult, folder: Path) -> dict[Any, str]:
 
 
 def _save(fig: Any, path: Path) -> Path:
+    """PNG and SVG, byte-reproducible: no dates or versions, and SVG element ids from a fixed
+    salt (matplotlib otherwise salts them with a random uuid on every run)."""
+    import matplotlib
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path.with_suffix(".png"), dpi=DPI, metadata={"Software": None})
-    fig.savefig(path.with_suffix(".svg"), metadata={"Date": None, "Creator": None})
+    with matplotlib.rc_context({"svg.hashsalt": "osustat"}):
+        fig.savefig(path.with_suffix(".svg"), metadata={"Date": None, "Creator": None})
     return path.with_suffix(".png")
 
 

@@ -105,6 +105,9 @@ def test_small_n_continuous_mde_is_simulated_and_has_the_stated_power():
     rng = np.random.default_rng(5)
     cells = {"T+E+": rng.normal(0.3, 1.0, 9), "T-E-": rng.normal(0.0, 2.0, 12)}
     res = _analyze(cells, correction="none", alpha=0.1)
+    prov = res.provenance.to_dict()
+    assert prov["seeds"]["MDE simulation (fixed)"] == 0
+    assert prov["resamples"]["MDE simulation (data sets)"] == 2000
     reps = 1500
     for row in res.comparisons[0].rows[:2]:
         n = row.effect.n
