@@ -28,278 +28,22 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
-from scipy import stats
 
-from ._validation import check_alternative, check_level, check_positive_int, check_rng
+from ._power_engines import SignFlipSimulation, attainable, binomial_power
+from ._power_plan import POWER_TESTS, Plan, PowerValue
+from ._validation import check_level
 
 __all__ = ["POWER_TESTS", "PowerValue", "minimum_detectable_effect", "power"]
 
-#: Values of the `test` argument.
-POWER_TESTS = ("auto", "normal", "exact-binomial", "simulation")
-
-#: Largest n for which power is simulated by full sign-flip enumeration.
-_SIMULATION_MAX_N = 12
-
 _SM_ALTERNATIVE = {"two-sided": "two-sided", "greater": "larger", "less": "smaller"}
-_EPS = float(np.finfo(np.float64).eps)
-
-
-class PowerValue(float):
-    """A power or MDE value (a plain ``float``) that names how it was computed.
-
-    Attributes
-    ----------
-    method : str
-        ``'normal'`` (noncentral t), ``'exact-binomial'`` (0/1 differences) or
-        ``'simulation'`` (exact sign-flip test on simulated normal differences). An infinite
-        MDE (power 0) under any method means no effect reaches the target power: ``n`` is too
-        small for the test to ever reach `alpha`, or too few pairs differ.
-    n : int
-    alpha : float
-    alternative : str
-    p_nonzero : float or None
-        ``P(d != 0)`` used by the exact-binomial model.
-    n_simulations : int
-        Simulated data sets behind a ``'simulation'`` value (0 otherwise).
-    """
-
-    method: str
-    n: int
-    alpha: float
-    alternative: str
-    p_nonzero: float | None
-    n_simulations: int
-
-    def __new__(
-        cls,
-        value: float,
-        *,
-        method: str,
-        n: int,
-        alpha: float,
-        alternative: str,
-        p_nonzero: float | None = None,
-        n_simulations: int = 0,
-    ) -> PowerValue:
-        obj = super().__new__(cls, value)
-        obj.method = method
-        obj.n = n
-        obj.alpha = alpha
-        obj.alternative = alternative
-        obj.p_nonzero = p_nonzero
-        obj.n_simulations = n_simulations
-        return obj
-
-    def __reduce__(self) -> Any:
-        return (_rebuild, (float(self), dict(self.__dict__)))
-
-
-def _rebuild(value: float, attrs: dict[str, Any]) -> PowerValue:
-    return PowerValue(value, **attrs)
-
-
-def _attainable(n: int, alpha: float, alt: str) -> bool:
-    """Whether the sign-flip test's smallest p-value (2^(1-n) two-sided) is <= alpha."""
-    smallest = 2.0 ** (1 - n) if alt == "two-sided" else 2.0**-n
-    return smallest <= alpha
-
-
-#: The parameters :func:`power` and :func:`minimum_detectable_effect` share.
-_PLAN_ARGUMENTS = (
-    "differences_sd", "n", "alpha", "alternative", "binary", "p_nonzero", "magnitude",
-    "differences", "test", "n_simulations",
-)  # fmt: skip
-
-
-class _Plan:
-    """Validated inputs and the chosen method."""
-
-    def __init__(
-        self,
-        *,
-        differences_sd: Any,
-        n: Any,
-        alpha: Any,
-        alternative: str,
-        binary: Any,
-        p_nonzero: Any,
-        magnitude: Any,
-        differences: Any,
-        test: str,
-        n_simulations: Any,
-    ) -> None:
-        try:
-            sd = float(differences_sd)
-        except (TypeError, ValueError):
-            raise TypeError(f"`differences_sd` must be a number; got {differences_sd!r}.") from None
-        if not math.isfinite(sd) or sd < 0:
-            raise ValueError(f"`differences_sd` must be finite and >= 0; got {sd}.")
-        try:
-            n_ok = not isinstance(n, bool) and float(n).is_integer() and int(n) >= 2
-        except (TypeError, ValueError, OverflowError):
-            n_ok = False
-        if not n_ok:
-            raise ValueError(f"`n` must be an integer >= 2; got {n!r}.")
-        self.n = int(n)
-        self.alpha = check_level(alpha, "alpha")
-        self.alternative = check_alternative(alternative)
-        if test not in POWER_TESTS:
-            raise ValueError(f"`test` must be one of {set(POWER_TESTS)}; got {test!r}.")
-        self.n_simulations = check_positive_int(n_simulations, "n_simulations", minimum=100)
-        self.magnitude = 1.0
-        if magnitude is not None:
-            self.magnitude = float(magnitude)
-            if not math.isfinite(self.magnitude) or self.magnitude <= 0:
-                raise ValueError(f"`magnitude` must be finite and > 0; got {magnitude!r}.")
-        q = None
-        if p_nonzero is not None:
-            q = float(p_nonzero)
-            if not (math.isfinite(q) and 0.0 <= q <= 1.0):
-                raise ValueError(f"`p_nonzero` must be in [0, 1]; got {p_nonzero!r}.")
-        if binary is not None and not isinstance(binary, bool | np.bool_):
-            raise TypeError(f"`binary` must be True, False or None; got {binary!r}.")
-        if differences is not None:
-            from ._validation import as_float_vector
-
-            d = as_float_vector(differences, "differences", min_size=2)
-            if d.size != self.n:
-                raise ValueError(
-                    f"`differences` has {d.size} values but `n` is {self.n}; they must agree."
-                )
-            nz = np.abs(d[d != 0])
-            equal = nz.size == 0 or bool(np.all(np.abs(nz - nz[0]) <= 64 * _EPS * nz[0]))
-            if binary is None:
-                binary = equal
-            if binary and equal and nz.size and magnitude is None:
-                self.magnitude = float(nz[0])
-            if q is None and binary:
-                q = nz.size / d.size
-        if binary is None:
-            binary = p_nonzero is not None
-        if test == "auto":
-            if binary:
-                test = "exact-binomial"
-            elif self.n <= _SIMULATION_MAX_N:
-                test = "simulation"
-            else:
-                test = "normal"
-        if test == "exact-binomial" and q is None:
-            # Under the null a difference in {-c, 0, c} has variance q c^2.
-            q = min(1.0, (sd / self.magnitude) ** 2)
-        if test == "simulation" and self.n > _SIMULATION_MAX_N:
-            raise ValueError(
-                f"`test='simulation'` enumerates all 2**n sign patterns and is limited to "
-                f"n <= {_SIMULATION_MAX_N}; got n = {self.n}. Use test='normal' (accurate "
-                "for normal differences from n of about 10 on)."
-            )
-        self.sd = sd
-        self.q = q
-        self.test = test
-
-    @classmethod
-    def from_arguments(cls, arguments: dict[str, Any]) -> _Plan:
-        """From the ``locals()`` of :func:`power` / :func:`minimum_detectable_effect`, which
-        share these parameters (one list, so the two cannot drift apart)."""
-        return cls(**{k: arguments[k] for k in _PLAN_ARGUMENTS})
-
-    def result(self, value: float) -> PowerValue:
-        return PowerValue(
-            value,
-            method=self.test,
-            n=self.n,
-            alpha=self.alpha,
-            alternative=self.alternative,
-            p_nonzero=self.q if self.test == "exact-binomial" else None,
-            n_simulations=self.n_simulations if self.test == "simulation" else 0,
-        )
-
-
-# -- exact binomial ------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=64)
-def _binomial_regions(n: int, alpha: float, alt: str) -> tuple[NDArray[Any], NDArray[Any]]:
-    """For each m = 0..n, reject when K >= upper[m] or K <= lower[m] (K = positive signs).
-
-    ``upper = m + 1`` / ``lower = -1`` mean no rejection on that side. The p-values are the
-    ones :func:`osustat.signflip._binomial_pvalue` returns (symmetric two-sided tails:
-    ``p = min(1, 2 P(K >= k))`` for ``k > m/2``).
-    """
-    m = np.arange(n + 1)
-    limit = (alpha / 2 if alt == "two-sided" else alpha) * (1 + 1e-9)
-
-    def ok(k: NDArray[Any]) -> NDArray[Any]:
-        good = (k <= m) & (stats.binom.sf(k - 1, m, 0.5) <= limit)
-        return good & (2 * k > m) if alt == "two-sided" else good
-
-    isf = stats.binom.isf(limit, m, 0.5)
-    upper = np.where(np.isfinite(isf), isf, m).astype(np.int64) + 1
-    upper = np.clip(upper, 0, m + 1)
-    for _ in range(n + 2):  # rounding in isf: step to the exact boundary
-        down = (upper - 1 >= 0) & ok(upper - 1)
-        up = (upper <= m) & ~ok(upper)
-        if not (down.any() or up.any()):
-            break
-        upper = upper - down + up
-    upper = np.where(ok(upper), upper, m + 1)
-    lower = m - upper if alt == "two-sided" else np.full(n + 1, -1)
-    return upper, lower
-
-
-def _binomial_power(n: int, q: float, pi: float, alpha: float, alt: str) -> float:
-    """Exact power of the sign-flip (binomial) test on 0/1-type differences."""
-    if alt == "less":  # mirror: positives become negatives
-        pi, alt = 1.0 - pi, "greater"
-    upper, lower = _binomial_regions(n, alpha, alt)
-    m = np.arange(n + 1)
-    p_m = stats.binom.pmf(m, n, q)
-    reject = stats.binom.sf(upper - 1, m, pi) + np.where(
-        lower >= 0, stats.binom.cdf(lower, m, pi), 0.0
-    )
-    return float(np.clip(p_m @ reject, 0.0, 1.0))
-
-
-# -- simulation (small n) ------------------------------------------------------------------
-
-
-class _SignFlipSimulation:
-    """Exact sign-flip test on ``delta + z`` for fixed standard-normal draws ``z``.
-
-    Two-sided, a pattern and its mirror image give the same ``|sum|``, so only the half of
-    the ``2**n`` patterns with a plus on the last unit is kept (p = hits / 2**(n-1)).
-    """
-
-    def __init__(self, n: int, n_simulations: int, alpha: float, alt: str, rng: Any) -> None:
-        z = check_rng(rng).standard_normal((n_simulations, n))
-        n_patterns = 2 ** (n - 1) if alt == "two-sided" else 2**n
-        bits = (np.arange(n_patterns)[:, None] >> np.arange(n)[None, :]) & 1
-        signs = 1.0 - 2.0 * bits  # row 0 is the observed (all-plus) pattern
-        self.noise = signs @ z.T  # (patterns, R) null sums of the noise part
-        self.count = signs.sum(axis=1)[:, None]  # sum of signs, multiplies delta
-        self.alpha, self.alt, self.n = alpha, alt, n
-
-    def power(self, delta: float) -> float:
-        sums = self.noise + delta * self.count
-        obs = sums[0]
-        tol = 8.0 * self.n * _EPS * (np.abs(self.noise[0]) + abs(delta) * self.n + 1.0)
-        if self.alt == "two-sided":
-            hits = (np.abs(sums) >= np.abs(obs) - tol).sum(axis=0)
-        elif self.alt == "greater":
-            hits = (sums >= obs - tol).sum(axis=0)
-        else:
-            hits = (sums <= obs + tol).sum(axis=0)
-        p = hits / sums.shape[0]
-        return float(np.mean(p <= self.alpha * (1 + 1e-9)))
-
 
 # -- one power curve and one search for every method ---------------------------------------
 
 
-def _power_curve(plan: _Plan, rng: Any) -> Callable[[float], float]:
+def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
     """The test's power as a function of the true mean difference (units of the data)."""
     n, alpha, alt = plan.n, plan.alpha, plan.alternative
-    if not _attainable(n, alpha, alt):
+    if not attainable(n, alpha, alt):
         return lambda effect: 0.0  # the sign-flip test cannot reject at all
     if plan.test == "exact-binomial":
         assert plan.q is not None
@@ -312,7 +56,7 @@ def _power_curve(plan: _Plan, rng: Any) -> Callable[[float], float]:
                     f"magnitude * p_nonzero = {c * q}."
                 )
             pi = 0.5 if q == 0 else min(1.0, max(0.0, 0.5 * (1.0 + effect / (c * q))))
-            return _binomial_power(n, q, pi, alpha, alt)
+            return binomial_power(n, q, pi, alpha, alt)
 
         return binomial
     sd = plan.sd
@@ -323,7 +67,7 @@ def _power_curve(plan: _Plan, rng: Any) -> Callable[[float], float]:
             return lambda effect: 1.0 if effect < 0 else 0.0
         return lambda effect: 1.0 if effect != 0 else 0.0
     if plan.test == "simulation":
-        sim = _SignFlipSimulation(n, plan.n_simulations, alpha, alt, rng)
+        sim = SignFlipSimulation(n, plan.n_simulations, alpha, alt, rng)
         return lambda effect: sim.power(effect / sd)
     from statsmodels.stats.power import TTestPower
 
@@ -363,7 +107,7 @@ def _standardized_simulation_mde(
     n: int, alpha: float, alt: str, target: float, n_simulations: int, seed: int | None
 ) -> float:
     """Simulated MDE in units of the sd (cached per design when the seed is an integer)."""
-    sim = _SignFlipSimulation(n, n_simulations, alpha, alt, seed)
+    sim = SignFlipSimulation(n, n_simulations, alpha, alt, seed)
     sign = -1.0 if alt == "less" else 1.0
     return _smallest_effect(lambda x: sim.power(sign * x), target, 1.0, grow=True)
 
@@ -449,7 +193,7 @@ def minimum_detectable_effect(
     >>> round(mde, 3), mde.method
     (0.189, 'exact-binomial')
     """
-    plan = _Plan.from_arguments(locals())
+    plan = Plan.from_arguments(locals())
     target = check_level(power, "power")
     n, alpha, alt = plan.n, plan.alpha, plan.alternative
     if target <= alpha:
@@ -457,7 +201,7 @@ def minimum_detectable_effect(
             f"`power` must exceed `alpha` ({alpha}): a level-{alpha} test rejects with "
             f"probability about {alpha} even when there is no effect; got power = {target}."
         )
-    if not _attainable(n, alpha, alt):
+    if not attainable(n, alpha, alt):
         return plan.result(math.inf)  # the sign-flip test cannot reject at all
     sign = -1.0 if alt == "less" else 1.0
     if plan.test == "exact-binomial":
@@ -521,7 +265,7 @@ def power(
     >>> p.method, round(p, 2)
     ('simulation', 0.64)
     """
-    plan = _Plan.from_arguments(locals())
+    plan = Plan.from_arguments(locals())
     try:
         effect = float(effect)
     except (TypeError, ValueError):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osustat import stars
-from osustat.analysis_result import UNDERPOWERED, mde_description
+from osustat.wording import UNDERPOWERED, mde_description
 
 if TYPE_CHECKING:
     from osustat.analysis import AnalysisResult, Comparison

@@ -16,8 +16,8 @@ import pytest
 
 import osustat
 from osustat import signflip_tests
-from osustat.analysis_result import UNDERPOWERED
 from osustat.reports.cellwise import _sig
+from osustat.wording import UNDERPOWERED
 
 CELL_NAMES = ("T+E+", "T+E-", "T-E+", "T-E-")
 
