@@ -117,10 +117,19 @@ def select(
     present_budgets = sorted(int(b) for b in df["budget"].unique())
     if budgets is None:
         return ms, present_budgets
-    raw_bs = [budgets] if isinstance(budgets, int | np.integer) else list(budgets)
+    if isinstance(budgets, str | bytes) or not isinstance(budgets, Iterable):
+        if not isinstance(budgets, int | float | np.integer | np.floating):
+            raise TypeError(
+                f"`budgets` must be a positive integer or a list of them; got {budgets!r}."
+            )
+        budgets = [budgets]  # one budget (a string is refused: "128" is not 1, 2, 8)
     bs = []
-    for b in raw_bs:
-        if isinstance(b, bool) or not float(b).is_integer() or int(b) <= 0:
+    for b in budgets:
+        try:
+            ok = not isinstance(b, bool | str) and float(b).is_integer() and int(b) > 0
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        if not ok:
             raise ValueError(f"`budgets` must be positive integers; got {b!r}.")
         bs.append(int(b))
     if not bs:

@@ -31,7 +31,7 @@ import numpy as np
 
 from ._power_engines import SignFlipSimulation, attainable, binomial_power
 from ._power_plan import POWER_TESTS, Plan, PowerValue
-from ._validation import check_level
+from ._validation import check_level, check_rng
 
 __all__ = ["POWER_TESTS", "PowerValue", "minimum_detectable_effect", "power"]
 
@@ -194,6 +194,7 @@ def minimum_detectable_effect(
     (0.189, 'exact-binomial')
     """
     plan = Plan.from_arguments(locals())
+    check_rng(rng)  # refused up front even when the method draws nothing
     target = check_level(power, "power")
     n, alpha, alt = plan.n, plan.alpha, plan.alternative
     if target <= alpha:
@@ -266,6 +267,7 @@ def power(
     ('simulation', 0.64)
     """
     plan = Plan.from_arguments(locals())
+    check_rng(rng)  # refused up front even when the method draws nothing
     try:
         effect = float(effect)
     except (TypeError, ValueError):

@@ -24,6 +24,13 @@ class TestPower:
         with pytest.raises(ValueError, match="`power` must exceed `alpha`"):
             minimum_detectable_effect(1.0, 10, power=0.01)
 
+    @pytest.mark.parametrize("n", [8, 40])  # simulation and normal (which draws nothing)
+    def test_bad_rng_is_refused_for_every_method(self, n):
+        with pytest.raises(TypeError, match="`rng` must be None"):
+            minimum_detectable_effect(1.0, n, rng=0.5)
+        with pytest.raises(TypeError, match="`rng` must be None"):
+            power(0.5, 1.0, n, rng="seed")
+
     def test_bad_test_name(self):
         with pytest.raises(ValueError, match="`test` must be one of"):
             minimum_detectable_effect(1.0, 10, test="t")
