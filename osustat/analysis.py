@@ -33,7 +33,14 @@ import pandas as pd
 
 from ._analysis_options import FAMILIES, check_options, family_groups, select
 from .analysis_result import AnalysisResult, Comparison, Row, describe_verdict
-from .cellwise import MDE_POWER, MDE_SEED, CellConditionalResult, CellEffect, cell_conditional
+from .cellwise import (
+    MDE_POWER,
+    MDE_SEED,
+    CellConditionalResult,
+    CellEffect,
+    cell_conditional,
+    cell_labels,
+)
 from .multitest import adjust_pvalues
 from .power import PowerValue, minimum_detectable_effect
 from .provenance import Provenance, command_line, package_versions
@@ -340,5 +347,6 @@ def _diffs(res: CellConditionalResult, e: CellEffect) -> np.ndarray:
     d = res.paired.differences
     if e.cell is None or res.paired.cells is None:
         return d
-    mask = np.fromiter((x is e.cell for x in res.paired.cells), dtype=bool, count=d.size)
-    return d[mask]
+    labels = cell_labels(res.paired)
+    assert labels is not None
+    return d[labels == e.cell.value]

@@ -24,7 +24,14 @@ from .power import PowerValue, minimum_detectable_effect
 from .records import PairedRecords
 from .signflip import SignFlipResult, signflip_tests
 
-__all__ = ["MDE_POWER", "CellConditionalResult", "CellEffect", "cell_conditional", "verdict"]
+__all__ = [
+    "MDE_POWER",
+    "CellConditionalResult",
+    "CellEffect",
+    "cell_conditional",
+    "cell_labels",
+    "verdict",
+]
 
 #: Power at which every minimum detectable effect is stated.
 MDE_POWER = 0.8
@@ -112,6 +119,13 @@ def verdict(pvalue_adjusted: float, effect: float, mde: float, *, alpha: float =
     return "no evidence either way at this n"
 
 
+def cell_labels(data: PairedRecords) -> np.ndarray | None:
+    """The unit's cell labels (``'T+E+'``, ...) as a string array, None without cells."""
+    if data.cells is None:
+        return None
+    return np.array([c.value for c in data.cells], dtype=object).astype(str)
+
+
 def cell_conditional(
     data: PairedRecords,
     *,
@@ -168,10 +182,11 @@ def cell_conditional(
     alpha = check_level(alpha, "alpha")
     gen = np.random.default_rng(rng)
     d = data.differences
+    labels = cell_labels(data)  # one pass over the Cell objects; masks are array compares
     groups: list[tuple[Cell | None, np.ndarray]] = [(None, np.ones(d.size, dtype=bool))]
-    if data.cells is not None:
+    if labels is not None:
         for c in CELLS:
-            mask = np.fromiter((x is c for x in data.cells), dtype=bool, count=d.size)
+            mask = labels == c.value
             if mask.sum() >= 2:
                 groups.append((c, mask))
     tests = signflip_tests([d[m] for _, m in groups], n_resamples=n_resamples, rng=gen)
@@ -206,15 +221,15 @@ def cell_conditional(
     aggregate, per_cell = rows[0], tuple(rows[1:])
     interaction = be = oracle = None
     excluded: dict[Cell, int] = {}
-    if data.cells is not None:
+    if labels is not None:
         kept_cells = {r.cell for r in per_cell}
         for c in CELLS:
-            k = sum(1 for x in data.cells if x is c)
+            k = int(np.count_nonzero(labels == c.value))
             if k and c not in kept_cells:
                 excluded[c] = k  # a cell of one query: no test, no interaction, no break-even
-    if data.cells is not None and len(per_cell) >= 2:
-        keep = np.fromiter((x not in excluded for x in data.cells), dtype=bool, count=d.size)
-        cells_arr = np.array([c.value for c in data.cells])[keep]
+    if labels is not None and len(per_cell) >= 2:
+        keep = ~np.isin(labels, [c.value for c in excluded])
+        cells_arr = labels[keep]
         interaction = interaction_test(d[keep], cells_arr, n_resamples=n_resamples, rng=gen)
         effects = {r.cell: r.effect for r in per_cell}
         counts = {r.cell: r.n for r in per_cell}
