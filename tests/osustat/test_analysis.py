@@ -185,3 +185,19 @@ class TestOutputs:
     def test_paired_names(self, records):
         p = osustat.paired(records, "osu-mem", "flat-vector", metric="recall", budget=128)
         assert (p.treatment_name, p.baseline_name) == ("osu-mem", "flat-vector")
+
+
+def test_results_compare_by_identity_and_are_keyword_only(records):
+    # issue 9: dataclass equality over arrays raised ("truth value of an array is ambiguous")
+    import dataclasses
+
+    from osustat.cellwise import CellEffect
+
+    res = run(records, metrics=["hit@2"], budgets=[128])
+    comp = res.comparisons[0]
+    assert res == res and comp == comp and comp.result == comp.result
+    assert dataclasses.replace(res) != res  # a copy is another result, not an error
+    row = comp.rows[0]
+    assert row == dataclasses.replace(row)  # rows hold no arrays: compared by value
+    with pytest.raises(TypeError):
+        CellEffect(*[getattr(row.effect, f.name) for f in dataclasses.fields(CellEffect)])
