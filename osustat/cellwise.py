@@ -9,23 +9,39 @@ detectable effect per cell. Reports render the result; nothing here formats text
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ._validation import check_level
 from .bootstrap import BootstrapCI, bootstrap_ci
 from .breakeven import BreakEvenResult, OracleCeiling, break_even_bootstrap, oracle_ceiling
 from .cells import CELLS, Cell
 from .interaction import InteractionResult, interaction_test
-from .power import minimum_detectable_effect
+from .power import PowerValue, minimum_detectable_effect
 from .records import PairedRecords
 from .signflip import SignFlipResult, signflip_tests
 
-__all__ = ["CellConditionalResult", "CellEffect", "cell_conditional", "verdict"]
+__all__ = [
+    "MDE_POWER",
+    "CellConditionalResult",
+    "CellEffect",
+    "cell_conditional",
+    "cell_labels",
+    "verdict",
+]
+
+#: Power at which every minimum detectable effect is stated.
+MDE_POWER = 0.8
+
+#: Seed of the simulated MDE (continuous differences, n <= 12): common random numbers, so
+#: the MDE is a fixed function of (n, alpha, sd), the same for every analysis seed.
+MDE_SEED = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CellEffect:
     """One row of the cross-tab: a cell (or the aggregate) of one comparison.
 
@@ -42,9 +58,13 @@ class CellEffect:
         ``fraction * effect``; contributions add up to the aggregate effect.
     test : SignFlipResult
     ci : BootstrapCI
-    mde : float
-        Minimum detectable effect (alpha .05, power .8) at this n and the observed sd of
-        the differences.
+    mde : PowerValue
+        Minimum detectable effect of the test this row runs (power :data:`MDE_POWER`, at the
+        `alpha` given to :func:`cell_conditional`), from this row's differences:
+        :func:`osustat.minimum_detectable_effect` with ``differences=``, so ``mde.method``
+        is ``'exact-binomial'`` for 0/1 differences, ``'simulation'`` for other
+        differences with n <= 12 and ``'normal'`` otherwise. Infinite when no effect
+        reaches that power at this n (underpowered at any effect).
     """
 
     cell: Cell | None
@@ -56,12 +76,13 @@ class CellEffect:
     contribution: float
     test: SignFlipResult
     ci: BootstrapCI
-    mde: float
+    mde: PowerValue
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, eq=False)
 class CellConditionalResult:
-    """Everything :func:`cell_conditional` computes for one comparison."""
+    """Everything :func:`cell_conditional` computes for one comparison (compared by
+    identity: it holds the paired arrays)."""
 
     paired: PairedRecords
     aggregate: CellEffect
@@ -70,25 +91,39 @@ class CellConditionalResult:
     break_even: BreakEvenResult | None
     oracle: OracleCeiling | None
     n_resamples: int
+    alpha: float = 0.05
     excluded_cells: dict[Cell, int] = field(default_factory=dict)
 
 
 def verdict(pvalue_adjusted: float, effect: float, mde: float, *, alpha: float = 0.05) -> str:
     """Plain-language verdict for one cell.
 
-    ``'helps'`` / ``'hurts'`` when the corrected p is at most `alpha`; otherwise
+    ``'helps'`` / ``'hurts'`` when the corrected p is at most `alpha` (the rule the
+    significance marks of :mod:`osustat.reports.cellwise` follow too); otherwise
     ``'no evidence either way at this n'``, with the MDE appended when the observed effect
-    is smaller than what this n could detect.
+    is smaller than what this n could detect, or ``underpowered at any effect`` when the MDE
+    is infinite.
 
     >>> from osustat.cellwise import verdict
     >>> verdict(0.01, 0.2, 0.1), verdict(0.3, -0.02, 0.15)
     ('helps', 'no evidence either way at this n (MDE 0.150)')
+    >>> verdict(0.5, 0.4, float("inf"))
+    'no evidence either way at this n (underpowered at any effect)'
     """
     if pvalue_adjusted <= alpha:
         return "helps" if effect > 0 else "hurts"
+    if not math.isfinite(mde):
+        return "no evidence either way at this n (underpowered at any effect)"
     if abs(effect) < mde:
         return f"no evidence either way at this n (MDE {mde:.3f})"
     return "no evidence either way at this n"
+
+
+def cell_labels(data: PairedRecords) -> np.ndarray | None:
+    """The unit's cell labels (``'T+E+'``, ...) as a string array, None without cells."""
+    if data.cells is None:
+        return None
+    return np.array([c.value for c in data.cells], dtype=object).astype(str)
 
 
 def cell_conditional(
@@ -97,6 +132,7 @@ def cell_conditional(
     n_resamples: int = 10_000,
     bootstrap_resamples: int = 2_000,
     level: float = 0.95,
+    alpha: float = 0.05,
     rng: Any = None,
 ) -> CellConditionalResult:
     """Run the cell-conditional analysis of one paired comparison.
@@ -115,7 +151,11 @@ def cell_conditional(
         Resamples for the bootstrap intervals (clustered by episode at the query unit).
     level : float
         Confidence level of the intervals.
+    alpha : float
+        Level at which each row's minimum detectable effect is stated (:class:`CellEffect`;
+        :func:`osustat.analyze` restates it at the level each row is tested at).
     rng : {None, int, numpy.random.Generator}
+        Seeds the tests and bootstraps; the MDE uses its own fixed seed (:data:`MDE_SEED`).
 
     Returns
     -------
@@ -139,12 +179,14 @@ def cell_conditional(
     >>> round(res.aggregate.effect, 3), res.oracle.label
     (0.333, 'in-sample upper bound (oracle cell labels)')
     """
+    alpha = check_level(alpha, "alpha")
     gen = np.random.default_rng(rng)
     d = data.differences
+    labels = cell_labels(data)  # one pass over the Cell objects; masks are array compares
     groups: list[tuple[Cell | None, np.ndarray]] = [(None, np.ones(d.size, dtype=bool))]
-    if data.cells is not None:
+    if labels is not None:
         for c in CELLS:
-            mask = np.fromiter((x is c for x in data.cells), dtype=bool, count=d.size)
+            mask = labels == c.value
             if mask.sum() >= 2:
                 groups.append((c, mask))
     tests = signflip_tests([d[m] for _, m in groups], n_resamples=n_resamples, rng=gen)
@@ -158,6 +200,9 @@ def cell_conditional(
         )
         sd = float(d[mask].std(ddof=1))
         n = int(mask.sum())
+        mde = minimum_detectable_effect(
+            sd, n, alpha=alpha, power=MDE_POWER, differences=d[mask], rng=MDE_SEED
+        )
         effect = float(d[mask].mean())
         rows.append(
             CellEffect(
@@ -170,21 +215,21 @@ def cell_conditional(
                 contribution=n / d.size * effect,
                 test=test,
                 ci=ci,
-                mde=minimum_detectable_effect(sd, n),
+                mde=mde,
             )
         )
     aggregate, per_cell = rows[0], tuple(rows[1:])
     interaction = be = oracle = None
     excluded: dict[Cell, int] = {}
-    if data.cells is not None:
+    if labels is not None:
         kept_cells = {r.cell for r in per_cell}
         for c in CELLS:
-            k = sum(1 for x in data.cells if x is c)
+            k = int(np.count_nonzero(labels == c.value))
             if k and c not in kept_cells:
                 excluded[c] = k  # a cell of one query: no test, no interaction, no break-even
-    if data.cells is not None and len(per_cell) >= 2:
-        keep = np.fromiter((x not in excluded for x in data.cells), dtype=bool, count=d.size)
-        cells_arr = np.array([c.value for c in data.cells])[keep]
+    if labels is not None and len(per_cell) >= 2:
+        keep = ~np.isin(labels, [c.value for c in excluded])
+        cells_arr = labels[keep]
         interaction = interaction_test(d[keep], cells_arr, n_resamples=n_resamples, rng=gen)
         effects = {r.cell: r.effect for r in per_cell}
         counts = {r.cell: r.n for r in per_cell}
@@ -194,5 +239,13 @@ def cell_conditional(
                 d[keep], cells_arr, level=0.90, n_resamples=bootstrap_resamples, rng=gen
             )
     return CellConditionalResult(
-        data, aggregate, per_cell, interaction, be, oracle, n_resamples, excluded
+        paired=data,
+        aggregate=aggregate,
+        cells=per_cell,
+        interaction=interaction,
+        break_even=be,
+        oracle=oracle,
+        n_resamples=n_resamples,
+        alpha=alpha,
+        excluded_cells=excluded,
     )

@@ -208,7 +208,9 @@ def atomic_output(
 ) -> Iterator[Path]:
     """Yield a temporary folder beside `target`; on success rename it to `target`.
 
-    On any exception the temporary folder is removed and `target` is left as it was. An
+    On any exception the temporary folder (and any parent folder created for it) is removed
+    and `target` is left as it was; a folder that cannot be created is an ``OSError`` naming
+    `target`. An
     existing `target` is replaced only when it was made from the same inputs (its
     ``provenance.json`` has the same ``inputs_digest``) or when `force` is true.
 
@@ -223,8 +225,15 @@ def atomic_output(
     ['report.md']
     """
     target = check_target(target, inputs_digest, force=force)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    created = [p for p in target.parents if not p.exists()]  # deepest first
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    except OSError as exc:
+        _remove_empty(created)
+        raise OSError(
+            exc.errno, f"cannot create the output folder ({exc.strerror or exc})", str(target)
+        ) from exc
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
@@ -242,7 +251,17 @@ def atomic_output(
             tmp.rename(target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        _remove_empty(created)
         raise
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders a failed run created for its output (deepest first)."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _umask() -> int:

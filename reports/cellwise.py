@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osustat import stars
+from osustat.wording import UNDERPOWERED, mde_description
 
 if TYPE_CHECKING:
     from osustat.analysis import AnalysisResult, Comparison
@@ -43,7 +44,13 @@ def _peq(p: float) -> str:
 
 
 def _sig(p: float | None) -> str:
-    return "" if p is None else stars(p)
+    """The paper's marks, cut at ``p <= threshold``: the rule every verdict uses (a test
+    at level alpha rejects when p <= alpha), so p = .05 exactly gets ``*`` beside "helps"
+    rather than ``.``. :func:`osustat.stars` cuts at ``p < threshold``; evaluating it at
+    the next float below p turns its ``<`` into ``<=`` without a second threshold list."""
+    if p is None:
+        return ""
+    return stars(math.nextafter(p, -math.inf)) if p > 0 else stars(p)
 
 
 def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
@@ -57,7 +64,7 @@ def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
     for row in comp.rows:
         e = row.effect
         se = "—" if row.exact else f"{row.pvalue_se:.4f}"
-        mde = "∞" if not math.isfinite(row.mde) else f"{row.mde:.3f}"
+        mde = mde_description(row.mde)
         shown = row.pvalue_adjusted if row.pvalue_adjusted is not None else row.pvalue
         lines.append(
             f"| {row.label} | {e.n} | {e.fraction:.1%} | {e.treatment_mean:.3f} | "
@@ -94,16 +101,22 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
         + (f"; benchmark `{res.benchmark}`" if res.benchmark else "")
         + ".",
         res.family_sentence(),
-        f"- MDE: the smallest true Δ detected with power .80 at the level each row is tested "
-        f"at (α/m inside a corrected family of m tests, α = {res.alpha:g} otherwise).",
+        f"- MDE: the smallest true Δ that the test each row runs detects with power .80, at "
+        f"the level the row is tested at (α/m inside a corrected family of m tests, "
+        f"α = {res.alpha:g} otherwise), computed from the row's differences by the method "
+        "named beside it: exact binomial for 0/1 differences (P(Δ ≠ 0) held at its observed "
+        "share), simulated sign-flip (the exact test on 2,000 simulated normal data sets, "
+        "fixed seed) for other differences with n ≤ 12, noncentral t otherwise; "
+        f"“{UNDERPOWERED}” where no Δ reaches power .80 at that n.",
         f"- Master seed {res.seed}: the same seed and inputs give the same report.",
         "",
         f"Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "
         f"when 2^n ≤ {res.resamples:,}) or Monte Carlo with {res.resamples:,} random sign "
         "vectors, named per row with the Monte Carlo standard error of p. Intervals: "
         f"{_ci_caption(res)}. Significance marks (column sig., on the corrected p; raw p for "
-        "rows outside a family): . < .10, * < .05, ** < .01, *** < .001. f·Δ is each cell's "
-        "contribution to the aggregate (they sum to the aggregate Δ).",
+        "rows outside a family; also on the interaction p): . ≤ .10, * ≤ .05, ** ≤ .01, "
+        "*** ≤ .001 (the verdicts' p ≤ α rule). f·Δ is each cell's contribution to the "
+        "aggregate (they sum to the aggregate Δ).",
         "",
     ]
     for comp in res.comparisons:
@@ -120,7 +133,7 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
             )
         if r.interaction is not None:
             it = r.interaction
-            mark = stars(it.pvalue)
+            mark = _sig(it.pvalue)
             out.append(
                 f"- Method × cell interaction ({it.method}, {it.n_resamples:,} resamples): "
                 f"statistic {it.statistic:.3f}, {_peq(it.pvalue)}"
@@ -222,9 +235,14 @@ def write_figures(res: AnalysisResult, folder: Path) -> dict[Any, str]:
 
 
 def _save(fig: Any, path: Path) -> Path:
+    """PNG and SVG, byte-reproducible: no dates or versions, and SVG element ids from a fixed
+    salt (matplotlib otherwise salts them with a random uuid on every run)."""
+    import matplotlib
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path.with_suffix(".png"), dpi=DPI, metadata={"Software": None})
-    fig.savefig(path.with_suffix(".svg"), metadata={"Date": None, "Creator": None})
+    with matplotlib.rc_context({"svg.hashsalt": "osustat"}):
+        fig.savefig(path.with_suffix(".svg"), metadata={"Date": None, "Creator": None})
     return path.with_suffix(".png")
 
 

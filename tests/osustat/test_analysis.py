@@ -67,6 +67,18 @@ class TestFamilies:
         assert {c.rows[-1].family_size for c in res.comparisons} == {4}
 
 
+@pytest.mark.parametrize("budgets", [["abc"], [None], [float("inf")], [0], [1.5], "128", [True]])
+def test_bad_budgets_are_refused_by_name(records, budgets):
+    # "128" used to be read as the budgets 1, 2, 8; ["abc"] / [None] surfaced float()'s error
+    with pytest.raises((TypeError, ValueError), match="`budgets` must be"):
+        run(records, budgets=budgets)
+
+
+def test_one_budget_may_be_a_number(records):
+    for b in (128, 128.0, np.int64(128)):
+        assert [c.budget for c in run(records, budgets=b, metrics="hit@2").comparisons] == [128]
+
+
 class TestVerdicts:
     def test_raw_significant_but_not_after_correction(self):
         v = describe_verdict(
@@ -173,3 +185,19 @@ class TestOutputs:
     def test_paired_names(self, records):
         p = osustat.paired(records, "osu-mem", "flat-vector", metric="recall", budget=128)
         assert (p.treatment_name, p.baseline_name) == ("osu-mem", "flat-vector")
+
+
+def test_results_compare_by_identity_and_are_keyword_only(records):
+    # issue 9: dataclass equality over arrays raised ("truth value of an array is ambiguous")
+    import dataclasses
+
+    from osustat.cellwise import CellEffect
+
+    res = run(records, metrics=["hit@2"], budgets=[128])
+    comp = res.comparisons[0]
+    assert res == res and comp == comp and comp.result == comp.result
+    assert dataclasses.replace(res) != res  # a copy is another result, not an error
+    row = comp.rows[0]
+    assert row == dataclasses.replace(row)  # rows hold no arrays: compared by value
+    with pytest.raises(TypeError):
+        CellEffect(*[getattr(row.effect, f.name) for f in dataclasses.fields(CellEffect)])

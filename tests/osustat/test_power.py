@@ -24,6 +24,13 @@ class TestPower:
         with pytest.raises(ValueError, match="`power` must exceed `alpha`"):
             minimum_detectable_effect(1.0, 10, power=0.01)
 
+    @pytest.mark.parametrize("n", [8, 40])  # simulation and normal (which draws nothing)
+    def test_bad_rng_is_refused_for_every_method(self, n):
+        with pytest.raises(TypeError, match="`rng` must be None"):
+            minimum_detectable_effect(1.0, n, rng=0.5)
+        with pytest.raises(TypeError, match="`rng` must be None"):
+            power(0.5, 1.0, n, rng="seed")
+
     def test_bad_test_name(self):
         with pytest.raises(ValueError, match="`test` must be one of"):
             minimum_detectable_effect(1.0, 10, test="t")
@@ -116,6 +123,30 @@ class TestPower:
     def test_binary_unreachable_is_infinite(self):
         # n = 20 with 30% differing pairs: P(at least 6 discordant pairs) < .8
         assert minimum_detectable_effect(0.5, 20, p_nonzero=0.3) == np.inf
+
+    def test_binary_less_mirrors_greater(self):
+        # regression: the binary MDE for alternative='less' was infinite (the search ran
+        # over P(d > 0 | d != 0) on the side where the 'less' test has no power)
+        for n, q in ((40, 0.5), (96, 0.2)):
+            up = minimum_detectable_effect(0.5, n, p_nonzero=q, alternative="greater")
+            down = minimum_detectable_effect(0.5, n, p_nonzero=q, alternative="less")
+            assert np.isfinite(down) and down == pytest.approx(up, rel=1e-9)
+            got = power(-down, 0.5, n, p_nonzero=q, alternative="less")
+            assert got == pytest.approx(0.8, abs=1e-6)
+
+    def test_search_returns_the_smallest_effect_reaching_the_target(self):
+        for kw in ({"p_nonzero": 0.4}, {}):  # exact-binomial (n = 60), simulation (n = 9)
+            n = 60 if kw else 9
+            mde = minimum_detectable_effect(1.0, n, **kw)
+            assert power(mde, 1.0, n, **kw) >= 0.8
+            assert power(mde * (1 - 1e-6), 1.0, n, **kw) < 0.8
+
+    def test_simulated_mde_cache_agrees_with_a_fresh_generator(self):
+        cached = minimum_detectable_effect(1.0, 9, rng=3)
+        fresh = minimum_detectable_effect(1.0, 9, rng=np.random.default_rng(3))
+        assert cached == fresh and cached.method == "simulation"
+        assert minimum_detectable_effect(2.0, 9, rng=3) == pytest.approx(2 * cached, rel=1e-12)
+        assert minimum_detectable_effect(1.0, 9, rng=4) != cached  # the seed matters
 
     def test_pickle_keeps_method(self):
         import pickle

@@ -97,3 +97,16 @@ class TestRenderings:
         assert table["effect"].tolist() == [r["effect"] for r in rows]
         assert set(table["unit"]) == {"query"} and set(table["budget"]) == {128, 256}
         assert payload["treatment"] == "a" and payload["correction"] == "holm"
+
+
+def test_forest_and_budget_svgs_are_byte_reproducible(tmp_path):
+    # matplotlib salts SVG element ids with a random uuid unless svg.hashsalt is set, so two
+    # runs of the same analysis wrote different SVG files
+    res = [r for _, r in results()]
+    for k in (1, 2):
+        forest_plot(res[0], tmp_path / f"f{k}.png", title="t")
+        budget_effects_plot(res, "recall", tmp_path / f"b{k}.png", title="t")
+    for name in ("f", "b"):
+        first, second = (tmp_path / f"{name}{k}.svg" for k in (1, 2))
+        assert first.read_bytes() == second.read_bytes()
+        assert (tmp_path / f"{name}1.png").read_bytes() == (tmp_path / f"{name}2.png").read_bytes()

@@ -1,0 +1,330 @@
+"""The result of :func:`osustat.analyze`: rows, comparisons and their JSON / markdown.
+
+:class:`AnalysisResult` is self-describing: every :class:`Row` carries its raw and corrected
+p, its correction family, its minimum detectable effect (with the method that computed it)
+and its verdict in words (:func:`describe_verdict`). It renders itself
+(:meth:`~AnalysisResult.to_markdown` through :mod:`osustat.reports.cellwise`,
+:meth:`~AnalysisResult.to_json`, :meth:`~AnalysisResult.to_frame`) and saves report + figures
+atomically (:meth:`~AnalysisResult.save`). The computation is in :mod:`osustat.analysis`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .cellwise import MDE_POWER, CellConditionalResult, CellEffect
+from .power import PowerValue
+from .provenance import Provenance
+from .wording import CORRECTION_NAMES, UNDERPOWERED, describe_verdict, mde_description
+
+__all__ = [
+    "UNDERPOWERED",
+    "AnalysisResult",
+    "Comparison",
+    "Row",
+    "describe_verdict",
+    "mde_description",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Row:
+    """One reported row: a cell (or the aggregate) of one (metric, budget) comparison.
+
+    Attributes
+    ----------
+    label : str
+        ``'T+E+'``, …, or ``'Aggregate'``.
+    effect : CellEffect
+        The statistics (:class:`osustat.cellwise.CellEffect`).
+    pvalue : float
+        Raw p of the paired sign-flip test.
+    pvalue_adjusted : float or None
+        Corrected p within `family`; None for rows outside every family (aggregates when
+        cells exist).
+    family : str or None
+        Name of the family this row was corrected in.
+    family_size : int
+        m, the number of tests in that family (0 outside every family).
+    mde : PowerValue
+        Minimum detectable effect at power .80 of the test this row runs, at the level it is
+        actually tested at: alpha / m for the family-wise corrections (the strictest step of
+        Holm, Bonferroni level) and for FDR (its first step), alpha when uncorrected.
+        Computed from the row's differences by :func:`osustat.minimum_detectable_effect`
+        (``mde.method``: exact binomial for 0/1 differences, simulation of the exact
+        sign-flip test for other differences with n <= 12, noncentral t otherwise); infinite
+        when no effect reaches that power (:data:`UNDERPOWERED`).
+    mde_alpha : float
+        That per-test level.
+    verdict : str
+        Plain words: see :func:`describe_verdict`.
+    """
+
+    label: str
+    effect: CellEffect
+    pvalue: float
+    pvalue_adjusted: float | None
+    family: str | None
+    family_size: int
+    mde: PowerValue
+    mde_alpha: float
+    verdict: str
+
+    @property
+    def mde_method(self) -> str:
+        """``'exact-binomial'``, ``'simulation'`` or ``'normal'``."""
+        return str(getattr(self.mde, "method", "normal"))
+
+    @property
+    def exact(self) -> bool:
+        return bool(self.effect.test.exact)
+
+    @property
+    def pvalue_se(self) -> float:
+        """Monte Carlo standard error of the raw p (0 when exact): sqrt(p(1-p)/B)."""
+        t = self.effect.test
+        if t.exact:
+            return 0.0
+        return math.sqrt(t.pvalue * (1 - t.pvalue) / t.n_resamples)
+
+    @property
+    def pvalue_method(self) -> str:
+        t = self.effect.test
+        if t.exact:
+            return {"exact-binomial": "exact (binomial)"}.get(t.method, "exact (enumeration)")
+        return f"Monte Carlo (B = {t.n_resamples:,})"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Comparison:
+    """One (metric, budget) table: the cell-conditional result and its rows (compared by
+    identity: the result holds arrays)."""
+
+    metric: str
+    budget: int
+    heading: str
+    result: CellConditionalResult
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class AnalysisResult:
+    """Everything :func:`osustat.analyze` computed, self-describing (see the module
+    docstring; compared by identity: it holds arrays)."""
+
+    treatment: str
+    baseline: str
+    unit: str
+    benchmark: str | None
+    family: str
+    family_groups: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+    correction: str
+    alpha: float
+    level: float
+    resamples: int
+    bootstrap_resamples: int
+    seed: int
+    budget_kind: str
+    comparisons: tuple[Comparison, ...]
+    provenance: Provenance
+    input_notes: tuple[str, ...] = ()
+    family_members: str = "per-cell tests"
+    _figures: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    # -- text --------------------------------------------------------------------------
+
+    @property
+    def budget_axis(self) -> str:
+        return "depth k (documents retrieved)" if self.budget_kind == "depth" else "token budget B"
+
+    def _where(self, budget: int) -> str:
+        return f"depth {budget}" if self.budget_kind == "depth" else f"B = {budget}"
+
+    def to_markdown(self, *, figures: dict[str, Any] | None = None) -> str:
+        """The report (markdown). `figures` maps headings/keys to figure file names."""
+        from osustat.reports.cellwise import render_analysis
+
+        return render_analysis(self, figures or {})
+
+    def family_sentence(self) -> str:
+        name = CORRECTION_NAMES.get(self.correction, self.correction)
+        sizes = [len(self._members(g)) for g, _ in self.family_groups]
+        if not any(sizes):
+            return (
+                "- Correction family: none (no tests to correct); every p is reported raw and "
+                "named as such."
+            )
+        desc = {
+            "per-metric-budget": "one family per (metric, budget) table",
+            "per-metric": "one family per metric across budgets",
+            "all": "one family of every test of this report",
+        }.get(self.family, "the user's families")
+        listing = "; ".join(f"{g}: m = {len(self._members(g))}" for g, _ in self.family_groups if g)
+        outside = (
+            "aggregate rows are outside every family (raw p in both columns)"
+            if self.family_members == "per-cell tests"
+            else "there are no per-cell tests, so the aggregate tests form the families"
+        )
+        return (
+            f"- Correction family (`{self.family}`): {desc} of the {self.family_members} "
+            f"({listing}); {name} at α = {self.alpha:g}; {outside}."
+        )
+
+    def _members(self, group: str) -> list[Row]:
+        return [r for c in self.comparisons for r in c.rows if r.family == group]
+
+    # -- data --------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """A self-describing JSON-serializable dict (names, inputs + SHA-256, seed, family,
+        alpha, versions, every row with its verdict)."""
+        comps = []
+        for c in self.comparisons:
+            res = c.result
+            rows = []
+            for r in c.rows:
+                e = r.effect
+                rows.append(
+                    {
+                        "cell": r.label,
+                        "n": e.n,
+                        "fraction": e.fraction,
+                        "treatment_mean": e.treatment_mean,
+                        "baseline_mean": e.baseline_mean,
+                        "effect": e.effect,
+                        "ci": [e.ci.low, e.ci.high],
+                        "ci_level": e.ci.level,
+                        "ci_method": _ci_method(e),
+                        "pvalue": r.pvalue,
+                        "pvalue_exact": r.exact,
+                        "pvalue_method": e.test.method,
+                        "pvalue_mc_se": r.pvalue_se,
+                        "n_resamples": None if r.exact else e.test.n_resamples,
+                        "pvalue_adjusted": r.pvalue_adjusted,
+                        "family": r.family,
+                        "family_size": r.family_size,
+                        "contribution": e.contribution,
+                        "mde": float(r.mde) if math.isfinite(r.mde) else None,
+                        "mde_method": r.mde_method,
+                        "mde_note": None if math.isfinite(r.mde) else UNDERPOWERED,
+                        "mde_p_nonzero": getattr(r.mde, "p_nonzero", None),
+                        "mde_simulations": getattr(r.mde, "n_simulations", 0) or None,
+                        "mde_alpha": r.mde_alpha,
+                        "mde_power": MDE_POWER,
+                        "verdict": r.verdict,
+                    }
+                )
+            item: dict[str, Any] = {
+                "comparison": c.heading,
+                "unit": res.paired.unit,
+                "metric": c.metric,
+                "budget": c.budget,
+                "budget_kind": self.budget_kind,
+                "n_seeds": res.paired.n_seeds,
+                "rows": rows,
+                "excluded_cells": {k.value: v for k, v in res.excluded_cells.items()},
+            }
+            if res.interaction is not None:
+                item["interaction"] = {
+                    "method": res.interaction.method,
+                    "statistic": res.interaction.statistic,
+                    "pvalue": res.interaction.pvalue,
+                }
+            if res.break_even is not None:
+                be = res.break_even
+                item["break_even"] = {
+                    "p_star": be.p_star,
+                    "pi_tool": be.pi_tool,
+                    "pi_any": be.pi_any,
+                    "never_negative": be.never_negative,
+                    "never_positive": be.never_positive,
+                    "p_star_ci": be.ci,
+                }
+            if res.oracle is not None:
+                o = res.oracle
+                item["oracle_ceiling"] = {
+                    "label": o.label,
+                    "gain_over_baseline": o.gain_over_baseline,
+                    "gain_over_treatment": o.gain_over_treatment,
+                    "routed_cells": [x.value for x in o.routed_cells],
+                }
+            comps.append(item)
+        return {
+            "schema": "osustat.analysis/1",
+            "treatment": self.treatment,
+            "baseline": self.baseline,
+            "benchmark": self.benchmark,
+            "unit": self.unit,
+            "metrics": sorted({c.metric for c in self.comparisons}),
+            "budgets": sorted({c.budget for c in self.comparisons}),
+            "budget_kind": self.budget_kind,
+            "family": self.family,
+            "families": {
+                g: {
+                    "members": [list(m) for m in ms],
+                    "m": len(self._members(g)),
+                }
+                for g, ms in self.family_groups
+            },
+            "family_members": self.family_members,
+            "correction": self.correction,
+            "alpha": self.alpha,
+            "level": self.level,
+            "mde_power": MDE_POWER,
+            "seed": self.seed,
+            "resamples": self.resamples,
+            "bootstrap_resamples": self.bootstrap_resamples,
+            "input_notes": list(self.input_notes),
+            "provenance": self.provenance.to_dict(),
+            "comparisons": comps,
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (comparison, cell) with the same numbers as the report."""
+        out = []
+        payload = self.to_json()
+        for item in payload["comparisons"]:
+            for row in item["rows"]:
+                flat = {k: v for k, v in row.items() if k != "ci"}
+                flat.update(ci_low=row["ci"][0], ci_high=row["ci"][1])
+                out.append(
+                    {
+                        "comparison": item["comparison"],
+                        "unit": item["unit"],
+                        "metric": item["metric"],
+                        "budget": item["budget"],
+                        **flat,
+                    }
+                )
+        return pd.DataFrame(out)
+
+    def save(
+        self, out: str | Path, *, force: bool = False, json: bool = True, figures: bool = True
+    ) -> Path:
+        """Write ``report.md``, ``results.json``, ``provenance.json`` and the figures (SVG
+        + PNG at 150 dpi) into `out`, atomically (:func:`osustat.provenance.atomic_output`).
+
+        Returns the folder.
+        """
+        from osustat.reports.cellwise import write_figures
+
+        from .provenance import PROVENANCE_FILE, atomic_output, write_json
+
+        out = Path(out)
+        with atomic_output(out, inputs_digest=self.provenance.inputs_digest, force=force) as tmp:
+            names = write_figures(self, tmp) if figures else {}
+            (tmp / "report.md").write_text(self.to_markdown(figures=names) + "\n", "utf-8")
+            if json:
+                write_json(tmp / "results.json", self.to_json())
+            write_json(tmp / PROVENANCE_FILE, self.provenance.to_dict())
+        return out
+
+
+def _ci_method(e: CellEffect) -> str:
+    clustered = e.ci.n_clusters < e.ci.n
+    return f"{'cluster ' if clustered else ''}bootstrap {e.ci.method}"

@@ -1,0 +1,119 @@
+"""The words of :func:`osustat.analyze`'s results: verdicts, MDEs, p-values.
+
+:func:`describe_verdict` says exactly what happened to one row (significant or not, after
+which correction over how many tests, and whether the effect was below what this n could
+detect); :func:`mde_description` prints an MDE with the method that computed it, or
+:data:`UNDERPOWERED` when no effect reaches the stated power.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["CORRECTION_NAMES", "UNDERPOWERED", "describe_verdict", "mde_description"]
+
+CORRECTION_NAMES = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "sidak": "Šidák",
+    "holm-sidak": "Holm–Šidák",
+    "hommel": "Hommel",
+    "fdr_bh": "Benjamini–Hochberg (FDR)",
+    "fdr_by": "Benjamini–Yekutieli (FDR)",
+    "none": "no correction",
+}
+
+
+def _p(p: float) -> str:
+    """``.004``, ``< .001``: a p-value without its leading zero."""
+    if p < 0.001:
+        return "< .001"
+    return f"{p:.3f}".lstrip("0") if p < 1 else "1.000"
+
+
+def _peq(p: float) -> str:
+    """``p = .004`` or ``p < .001``."""
+    s = _p(p)
+    return f"p {s}" if s.startswith("<") else f"p = {s}"
+
+
+#: How each MDE method is named in the report.
+MDE_METHOD_NAMES = {
+    "exact-binomial": "exact binomial",
+    "simulation": "simulated sign-flip",
+    "normal": "noncentral t",
+}
+
+#: What the report and the verdict say instead of an infinite MDE.
+UNDERPOWERED = "underpowered at any effect"
+
+
+def mde_description(mde: float) -> str:
+    """``'0.276 (exact binomial)'``, or :data:`UNDERPOWERED` when no effect reaches the
+    power (infinite MDE).
+
+    >>> from osustat import minimum_detectable_effect
+    >>> from osustat.wording import mde_description
+    >>> mde_description(minimum_detectable_effect(0.5, 56, p_nonzero=0.25))
+    '0.189 (exact binomial)'
+    >>> mde_description(minimum_detectable_effect(1.0, 5))
+    'underpowered at any effect'
+    """
+    if not math.isfinite(mde):
+        return UNDERPOWERED
+    method = getattr(mde, "method", None)
+    return f"{mde:.3f} ({MDE_METHOD_NAMES.get(method, method)})" if method else f"{mde:.3f}"
+
+
+def describe_verdict(
+    effect: float,
+    pvalue: float,
+    pvalue_adjusted: float | None,
+    *,
+    alpha: float,
+    correction: str,
+    family_size: int,
+    mde: float,
+    mde_alpha: float,
+) -> str:
+    """Verdict words that say exactly what happened.
+
+    Examples
+    --------
+    >>> from osustat.wording import describe_verdict
+    >>> describe_verdict(0.16, 0.004, 0.064, alpha=0.05, correction="holm", family_size=16,
+    ...                  mde=0.2, mde_alpha=0.05 / 16)
+    'not significant after Holm over m = 16 (raw p = .004)'
+    >>> describe_verdict(0.3, 0.001, 0.004, alpha=0.05, correction="holm", family_size=4,
+    ...                  mde=0.2, mde_alpha=0.0125)
+    'helps: significant after Holm over m = 4 (p_adj = .004)'
+    >>> describe_verdict(0.01, 0.6, 1.0, alpha=0.05, correction="holm", family_size=4,
+    ...                  mde=0.15, mde_alpha=0.0125)
+    'not significant (raw p = .600); effect below the MDE .150 at α/m'
+    >>> describe_verdict(0.4, 0.12, 0.48, alpha=0.05, correction="holm", family_size=4,
+    ...                  mde=float("inf"), mde_alpha=0.0125)
+    'not significant (raw p = .120); underpowered at any effect at α/m'
+    """
+    name = CORRECTION_NAMES.get(correction, correction)
+    direction = "helps" if effect > 0 else "hurts"
+    if pvalue_adjusted is None:  # outside every family: raw p
+        if pvalue <= alpha:
+            return f"{direction}: {_peq(pvalue)} uncorrected (not in a family)"
+        return f"not significant ({_peq(pvalue)}, uncorrected)"
+    corrected = correction != "none" and family_size > 1
+    if pvalue_adjusted <= alpha:
+        if corrected:
+            return (
+                f"{direction}: significant after {name} over m = {family_size} "
+                f"({_peq(pvalue_adjusted).replace('p', 'p_adj', 1)})"
+            )
+        return f"{direction}: significant at α = {alpha:g} ({_peq(pvalue)})"
+    where = " at α/m" if corrected else ""
+    if corrected and pvalue <= alpha:
+        said = f"not significant after {name} over m = {family_size} (raw {_peq(pvalue)})"
+        return said if math.isfinite(mde) else f"{said}; {UNDERPOWERED}{where}"
+    if not math.isfinite(mde):
+        return f"not significant (raw {_peq(pvalue)}); {UNDERPOWERED}{where}"
+    if abs(effect) < mde:
+        return f"not significant (raw {_peq(pvalue)}); effect below the MDE {_p(mde)}{where}"
+    return f"not significant (raw {_peq(pvalue)})"
