@@ -15,7 +15,9 @@ from typing import Any
 from osustat import stars
 from osustat.audit import STANDARDS, VERDICTS, AuditResult, ClaimCheck, StandardVerdict
 
-__all__ = ["STANDARD_LINES", "render_markdown", "to_json"]
+from ._audit_words import flag_message, reason
+
+__all__ = ["STANDARD_LINES", "flag_message", "reason", "render_markdown", "to_json"]
 
 _UNITS = {"query": "queries", "episode": "episodes"}
 
@@ -243,13 +245,13 @@ def render_markdown(
         out += ["## Flags", ""]
         for c in flagged:
             for f in c.flags:
-                out.append(f"- **{c.claim.id}** `{f.code}`: {f.message.rstrip('.')}.")
+                out.append(f"- **{c.claim.id}** `{f.code}`: {flag_message(c, f).rstrip('.')}.")
         out.append("")
     missing = [c for c in result.checks if not c.checkable]
     if missing:
         out += ["## Not checkable", ""]
         out += [
-            f"- **{c.claim.id}** ({c.claim.describe()}): {c.reason.rstrip('.')}." for c in missing
+            f"- **{c.claim.id}** ({c.claim.describe()}): {_why(c).rstrip('.')}." for c in missing
         ]
         out.append("")
     out += ["## Verdicts explained", ""]
@@ -267,22 +269,29 @@ def render_markdown(
                 "(anti-conservative contrasts; used as tested only when the claim says so)."
             )
         notes = "".join(f" Note: {n}." for n in c.notes)
-        line = f"- **{c.claim.id}**{src}: {c.verdict} — {c.reason}."
+        line = f"- **{c.claim.id}**{src}: {c.verdict} — {_why(c)}."
         if c.as_tested is not None:
             line += (
-                f" As tested ({c.as_tested.test}): {c.as_tested.verdict} — {c.as_tested.reason}."
+                f" As tested ({c.as_tested.test}): {c.as_tested.verdict} — "
+                f"{reason(c, c.as_tested)}."
             )
         out.append(line + extra + notes)
     out.append("")
     return "\n".join(out)
 
 
-def _standard_json(v: StandardVerdict | None) -> dict[str, Any] | None:
+def _why(check: ClaimCheck) -> str:
+    """The strict standard's reason (the claim's headline verdict)."""
+    return reason(check, check.strict) if check.strict is not None else ""
+
+
+def _standard_json(check: ClaimCheck, v: StandardVerdict | None) -> dict[str, Any] | None:
     if v is None:
         return None
     return {
         "verdict": v.verdict,
-        "reason": v.reason,
+        "code": v.code,
+        "reason": reason(check, v),
         "test": v.test,
         "pvalue": v.pvalue,
         "pvalue_adjusted": v.pvalue_adjusted,
@@ -335,10 +344,10 @@ def to_json(result: AuditResult) -> dict[str, Any]:
                 "seeds": cl.seeds,
             },
             "verdict": c.verdict,
-            "reason": c.reason,
-            "as_tested": _standard_json(c.as_tested),
-            "strict": _standard_json(c.strict),
-            "flags": [{"code": f.code, "message": f.message} for f in c.flags],
+            "reason": _why(c),
+            "as_tested": _standard_json(c, c.as_tested),
+            "strict": _standard_json(c, c.strict),
+            "flags": [{"code": f.code, "message": flag_message(c, f)} for f in c.flags],
             "notes": list(c.notes),
         }
         if c.checkable:
@@ -350,7 +359,9 @@ def to_json(result: AuditResult) -> dict[str, Any]:
                 "baseline_mean": c.baseline_mean,
                 "pvalue_adjusted": c.pvalue_adjusted,
                 "family_size": c.family_size,
-                "mde": c.mde,
+                # null when infinite: underpowered at any effect (mde_method says why)
+                "mde": float(c.mde) if c.mde is not None and math.isfinite(c.mde) else None,
+                "mde_method": c.mde.method if c.mde is not None else None,
                 "min_attainable_p": c.min_attainable_p,
                 "pooled_pvalue": c.pooled_pvalue,
                 "fisher_pvalue": c.fisher_pvalue,
