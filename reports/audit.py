@@ -16,6 +16,7 @@ from osustat import stars
 from osustat.audit import STANDARDS, VERDICTS, AuditResult, ClaimCheck, StandardVerdict
 
 from ._audit_words import flag_message, reason
+from ._style import fmt_p
 
 __all__ = ["STANDARD_LINES", "flag_message", "reason", "render_markdown", "to_json"]
 
@@ -44,12 +45,6 @@ def _num(x: float | None, digits: int = 3, sign: bool = True) -> str:
     return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
 
 
-def _p(p: float | None) -> str:
-    if p is None:
-        return "—"
-    return "<.001" if p < 0.001 else f"{p:.3f}"
-
-
 def _pct(x: float) -> str:
     if math.isinf(x):
         return "−∞" if x < 0 else "+∞"
@@ -76,20 +71,11 @@ def _reported(check: ClaimCheck) -> str:
 
 def _what(check: ClaimCheck) -> str:
     c = check.claim
-    sign = ">" if c.direction == "greater" else "<"
-    t, b = c.treatment, c.baseline
     where = f"{c.metric}, B={c.budget}" + (f", {c.benchmark}" if c.benchmark else "")
     if c.seed is not None:
         where += f", seed {c.seed}"
-    if c.kind == "interaction":
-        return f"{t} − {b} varies by cell, {where}"
-    if c.kind == "equivalence":
-        return f"\\|{t} − {b}\\| < {c.margin:g}, {where}"
-    if c.kind == "relative":
-        return f"{t} / {b} − 1 {sign} {c.threshold:g}, {where}"
-    if c.kind == "means":
-        return f"mean {t} {sign} mean {b}, {where}"
-    return f"{t} − {b} {sign} {c.threshold:g}, {where}"
+    statement = c.statement().replace("|", "\\|")  # a markdown table cell
+    return f"{statement}, {where}"
 
 
 def _recomputed(check: ClaimCheck) -> str:
@@ -114,7 +100,7 @@ def _cell(v: StandardVerdict | None, *, corrected: bool) -> str:
     if v is None:
         return "— | —"
     p = v.pvalue_adjusted if corrected else v.pvalue
-    ptext = _p(p) + (stars(p) if corrected and p is not None else "")
+    ptext = fmt_p(p) + (stars(p) if corrected and p is not None else "")
     return f"{ptext} | **{v.verdict}**"
 
 
@@ -265,7 +251,7 @@ def render_markdown(
             extra = (
                 f" Seeds: {c.n_seeds}, mean between-seed correlation "
                 f"{dep.mean_correlation:.2f}, effective seeds {dep.effective_seeds:.2f}; "
-                f"pooled p {_p(c.pooled_pvalue)}, Fisher p {_p(c.fisher_pvalue)} "
+                f"pooled p {fmt_p(c.pooled_pvalue)}, Fisher p {fmt_p(c.fisher_pvalue)} "
                 "(anti-conservative contrasts; used as tested only when the claim says so)."
             )
         notes = "".join(f" Note: {n}." for n in c.notes)
