@@ -24,7 +24,21 @@ from .records import PairedRecords, paired
 from .seeds import PerSeedValues, per_seed_values, seed_tests
 from .signflip import SignFlipResult, signflip_tests
 
-__all__ = ["Measured", "Pairings", "measure"]
+__all__ = ["NOTE_CODES", "Measured", "Note", "Pairings", "measure"]
+
+#: Note codes (:func:`osustat.reports.audit.note_text` words them):
+#: ``seed-dependence-unmeasured`` (``detail`` says why), ``fieller-independent-queries`` (a
+#: relative claim on clustered queries), ``one-seed`` (a pooled/Fisher claim on one seed).
+NOTE_CODES = ("seed-dependence-unmeasured", "fieller-independent-queries", "one-seed")
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something the reader of a claim's check should know; ``code`` is in :data:`NOTE_CODES`."""
+
+    code: str
+    detail: str = ""
+
 
 #: The paper's interaction test (Section 6.3) and the calibrated one (docs/statistics.md).
 AS_TESTED_INTERACTION = "centered-signflip"
@@ -51,7 +65,7 @@ class Measured:
     ratio: RatioResult | None = None
     interaction: InteractionResult | None = None
     interaction_as_tested: InteractionResult | None = None
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
 
 
 class Pairings:
@@ -122,7 +136,7 @@ class Pairings:
                 sub, c.treatment, c.baseline, benchmark=c.benchmark, units=data.ids, **kw
             )
         except ValueError as exc:
-            return data, None, f"seed dependence not measured: {exc}"
+            return data, None, str(exc)
         return data, values, ""
 
 
@@ -195,7 +209,7 @@ def measure(
     if clusters is not None and np.unique(clusters).size < 2:
         clusters = None
     ci = bootstrap_ci(d, level=level, clusters=clusters, n_resamples=bootstrap_resamples, rng=gen)
-    notes = [note] if note else []
+    notes = [Note("seed-dependence-unmeasured", note)] if note else []
     equivalence = ratio = None
     if c.kind == "equivalence":
         assert c.margin is not None  # parse_claims guarantees it
@@ -203,10 +217,7 @@ def measure(
     if c.kind == "relative":
         ratio = ratio_of_means(t, b, level=level)
         if c.unit == "query" and clusters is not None:
-            notes.append(
-                "the Fieller interval treats queries as independent; queries cluster in "
-                "episodes, so prefer unit = 'episode' for relative claims"
-            )
+            notes.append(Note("fieller-independent-queries"))
     dep = pooled = None
     per_seed_p: tuple[float, ...] = ()
     if per_seed is not None and c.kind in ("difference", "relative"):
@@ -214,14 +225,11 @@ def measure(
         seeds = seed_tests(ts - bs, tested=_shifted(c, ts, bs), n_resamples=n_resamples, rng=gen)
         dep = seeds.dependence
         if dep is None:
-            notes.append("seed dependence not measured: fewer than 3 units")
+            notes.append(Note("seed-dependence-unmeasured", "fewer than 3 units"))
         per_seed_p = tuple(x.pvalue for x in seeds.per_seed)
         pooled = seeds.pooled
     elif c.seeds != "average" and data.n_seeds == 1:
-        notes.append(
-            f"the claim's p {'pooled' if c.seeds == 'pooled' else 'Fisher-combined'} seeds, "
-            "but these records hold one seed: seed dependence cannot be measured"
-        )
+        notes.append(Note("one-seed"))
     return Measured(
         c,
         n=n,

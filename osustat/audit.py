@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._audit_measure import Measured, Pairings, measure
+from ._audit_measure import NOTE_CODES, Measured, Note, Pairings, measure
 from ._audit_verdicts import (
     FLAG_CODES,
     REASONS,
@@ -75,12 +75,14 @@ from .signflip import SignFlipResult
 
 __all__ = [
     "FLAG_CODES",
+    "NOTE_CODES",
     "REASONS",
     "STANDARDS",
     "VERDICTS",
     "AuditResult",
     "ClaimCheck",
     "Flag",
+    "Note",
     "StandardVerdict",
     "audit",
 ]
@@ -131,7 +133,8 @@ class ClaimCheck:
         The anti-conservative contrasts (every (unit, seed) pair independent; Fisher's
         combination of per-seed tests).
     flags : tuple of Flag
-    notes : tuple of str
+    notes : tuple of Note
+        Codes (:data:`NOTE_CODES`); :func:`osustat.reports.audit.note_text` words them.
     as_tested, strict : StandardVerdict or None
         The verdict under each standard.
     equivalence : EquivalenceResult or None
@@ -159,7 +162,7 @@ class ClaimCheck:
     pooled_pvalue: float | None = None
     fisher_pvalue: float | None = None
     flags: tuple[Flag, ...] = ()
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
     as_tested: StandardVerdict | None = None
     strict: StandardVerdict | None = None
     equivalence: EquivalenceResult | None = None

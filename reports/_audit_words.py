@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
-from osustat.audit import ClaimCheck, Flag, StandardVerdict
+from osustat.audit import ClaimCheck, Flag, Note, StandardVerdict
 
-__all__ = ["UNDERPOWERED_AT_ANY_EFFECT", "flag_message", "reason"]
+__all__ = ["UNDERPOWERED_AT_ANY_EFFECT", "flag_message", "note_text", "reason"]
 
 #: How an infinite MDE reads: no effect size reaches power .8 at this n.
 UNDERPOWERED_AT_ANY_EFFECT = "underpowered at any effect"
@@ -181,3 +181,22 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
     if flag.code == "n-mismatch":
         return f"reported n = {c.reported_n}, the records hold n = {check.n}"
     raise ValueError(f"unknown flag code {flag.code!r} (claim {c.id!r}).")
+
+
+def note_text(check: ClaimCheck, note: Note) -> str:
+    """What note `note` of claim `check` says (no final period)."""
+    c = check.claim
+    if note.code == "seed-dependence-unmeasured":
+        return f"seed dependence not measured: {note.detail}"
+    if note.code == "fieller-independent-queries":
+        return (
+            "the Fieller interval treats queries as independent; queries cluster in "
+            "episodes, so prefer unit = 'episode' for relative claims"
+        )
+    if note.code == "one-seed":
+        how = "pooled" if c.seeds == "pooled" else "Fisher-combined"
+        return (
+            f"the claim's p {how} seeds, but these records hold one seed: seed dependence "
+            "cannot be measured"
+        )
+    raise ValueError(f"unknown note code {note.code!r} (claim {c.id!r}).")

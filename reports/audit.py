@@ -15,10 +15,10 @@ from typing import Any
 from osustat import stars
 from osustat.audit import STANDARDS, VERDICTS, AuditResult, ClaimCheck, StandardVerdict
 
-from ._audit_words import flag_message, reason
+from ._audit_words import flag_message, note_text, reason
 from ._style import fmt_p
 
-__all__ = ["STANDARD_LINES", "flag_message", "reason", "render_markdown", "to_json"]
+__all__ = ["STANDARD_LINES", "flag_message", "note_text", "reason", "render_markdown", "to_json"]
 
 _UNITS = {"query": "queries", "episode": "episodes"}
 
@@ -254,7 +254,7 @@ def render_markdown(
                 f"pooled p {fmt_p(c.pooled_pvalue)}, Fisher p {fmt_p(c.fisher_pvalue)} "
                 "(anti-conservative contrasts; used as tested only when the claim says so)."
             )
-        notes = "".join(f" Note: {n}." for n in c.notes)
+        notes = "".join(f" Note: {note_text(c, n)}." for n in c.notes)
         line = f"- **{c.claim.id}**{src}: {c.verdict} — {_why(c)}."
         if c.as_tested is not None:
             line += (
@@ -334,7 +334,7 @@ def to_json(result: AuditResult) -> dict[str, Any]:
             "as_tested": _standard_json(c, c.as_tested),
             "strict": _standard_json(c, c.strict),
             "flags": [{"code": f.code, "message": flag_message(c, f)} for f in c.flags],
-            "notes": list(c.notes),
+            "notes": [note_text(c, n) for n in c.notes],
         }
         if c.checkable:
             rec: dict[str, Any] = {

@@ -12,7 +12,7 @@ from osustat import (
 )
 from osustat.audit import VERDICTS, audit
 from osustat.claims import ClaimsFile, Family, parse_claims
-from osustat.reports.audit import flag_message, reason
+from osustat.reports.audit import flag_message, note_text, reason
 
 
 def why(check, standard="strict"):
@@ -365,6 +365,26 @@ class TestSeeds:
         assert check.effect == pytest.approx(d.mean())
         assert check.seed_dependence.too_dependent
 
+    def test_per_seed_tests_are_the_cores(self):
+        # The audit's pooled and Fisher p come from osustat.seeds on the per-seed values.
+        from osustat.seeds import per_seed_values, seed_tests
+
+        data = self.near_duplicate_seeds()
+        check = run(claim(), data=data).checks[0]
+        v = per_seed_values(data, "new", "old", metric="recall", budget=256, benchmark="bench")
+        ref = seed_tests(v.differences, rng=0)
+        assert check.seed_dependence.mean_correlation == ref.dependence.mean_correlation
+        assert check.pooled_pvalue == pytest.approx(ref.pooled.pvalue, abs=0.03)
+        assert check.fisher_pvalue == pytest.approx(ref.fisher_pvalue, rel=0.5)
+
+    def test_seed_lacking_a_unit_is_a_note_not_an_error(self):
+        data = self.near_duplicate_seeds()
+        data = data[~((data.query_id == "q3") & (data.seed == 2))]
+        check = run(claim(), data=data).checks[0]
+        assert check.checkable and check.n == 60 and check.seed_dependence is None
+        assert [n.code for n in check.notes] == ["seed-dependence-unmeasured"]
+        assert "seed 2 lacks queries ['e3/q3']" in note_text(check, check.notes[0])
+
     def test_pooled_seeds_flagged(self):
         res = run(
             claim("a", seeds="pooled"),
@@ -402,7 +422,8 @@ class TestSeeds:
 
     def test_one_seed_pooled_claim_noted(self):
         res = run(claim(seeds="pooled"), data=from_differences(BALANCED))
-        assert "these records hold one seed" in res.checks[0].notes[0]
+        assert [n.code for n in res.checks[0].notes] == ["one-seed"]
+        assert "these records hold one seed" in note_text(res.checks[0], res.checks[0].notes[0])
 
 
 class TestDeterminism:
