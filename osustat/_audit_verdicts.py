@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ._audit_measure import AS_TESTED_INTERACTION, STRICT_INTERACTION, Measured
+from ._audit_measure import Measured
 from .claims import Claim, Family
 from .combine import fisher_combine
 from .power import PowerValue, minimum_detectable_effect
@@ -27,6 +27,7 @@ __all__ = [
     "FLAG_CODES",
     "REASONS",
     "STANDARDS",
+    "TESTS",
     "Flag",
     "StandardVerdict",
     "flags",
@@ -107,8 +108,8 @@ class StandardVerdict:
     family_size : int
         Claims of the family with a p under this standard (the correction's m).
     test : str
-        The procedure, e.g. ``'sign-flip, seeds averaged'``, ``'Fisher over 3 seeds'``,
-        ``'TOST ±0.01'``, ``'ordering of means'``.
+        The procedure, one of :data:`TESTS` (:func:`osustat.reports.audit.procedure` words
+        it, e.g. ``'fisher'`` as "Fisher over 3 seeds").
     effect : float or None
         The estimate the verdict rests on: the mean difference (gap of means for
         ``means``/``equivalence``), the relative effect for ``relative`` claims.
@@ -138,39 +139,57 @@ class StandardVerdict:
     detail: str = ""
 
 
+#: Test codes of :class:`StandardVerdict` (:func:`osustat.reports.audit.procedure` words
+#: them): the procedure each standard ran for the claim.
+TESTS = (
+    "none",  # not checkable
+    "ordering",  # means: ordering of means (descriptive)
+    "interaction-centered",  # the paper's interaction statistic
+    "interaction-studentized",  # the calibrated one
+    "tost",  # TOST at the margin, seeds averaged
+    "gap-vs-margin",  # equivalence as tested without a printed p (descriptive)
+    "difference-test",  # equivalence as tested with a printed p
+    "ratio-descriptive",  # relative as tested without a printed p
+    "ratio-test",  # relative, strict: seeds averaged
+    "sign-flip",  # one seed in the records
+    "sign-flip-averaged",  # seeds averaged per unit
+    "sign-flip-seed",  # the claim's own seed
+    "fisher",  # Fisher over the per-seed tests
+    "pooled",  # every (unit, seed) pair as a unit
+)
+
+
 def raw_pvalue(m: Measured, standard: str) -> tuple[float | None, str]:
-    """The uncorrected p the `standard` uses for claim `m`, and the name of its test."""
+    """The uncorrected p the `standard` uses for claim `m`, and its test (:data:`TESTS`)."""
     c = m.claim
     if m.missing is not None:
-        return None, "—"
+        return None, "none"
     if c.kind == "means":
-        return None, "ordering of means (descriptive)"
+        return None, "ordering"
     if c.kind == "interaction":
         res = m.interaction_as_tested if standard == "as tested" else m.interaction
-        name = AS_TESTED_INTERACTION if standard == "as tested" else STRICT_INTERACTION
-        return (res.pvalue if res else None), f"interaction, {name}"
+        code = "interaction-centered" if standard == "as tested" else "interaction-studentized"
+        return (res.pvalue if res else None), code
     assert m.test is not None
     if standard == "strict":
         if c.kind == "equivalence":
             assert m.equivalence is not None
-            return m.equivalence.pvalue, f"TOST ±{c.margin:g}, seeds averaged"
-        what = "ratio test" if c.kind == "relative" else "sign-flip"
-        return m.test.pvalue, f"{what}, seeds averaged"
+            return m.equivalence.pvalue, "tost"
+        return m.test.pvalue, "ratio-test" if c.kind == "relative" else "sign-flip-averaged"
     # -- as tested --
     if c.kind == "equivalence":
         if c.reported_p is None:
-            return None, f"|gap of means| ≤ {c.margin:g} (descriptive)"
-        return m.test.pvalue, "difference test, p > α read as 'indistinguishable'"
+            return None, "gap-vs-margin"
+        return m.test.pvalue, "difference-test"
     if c.kind == "relative" and c.reported_p is None:
-        return None, "ratio of means (descriptive)"
+        return None, "ratio-descriptive"
     if c.seed is not None:
-        return m.test.pvalue, f"sign-flip, seed {c.seed}"
+        return m.test.pvalue, "sign-flip-seed"
     if c.seeds == "fisher" and m.per_seed_pvalues:
-        k = len(m.per_seed_pvalues)
-        return fisher_combine(list(m.per_seed_pvalues)).pvalue, f"Fisher over {k} seeds"
+        return fisher_combine(list(m.per_seed_pvalues)).pvalue, "fisher"
     if c.seeds == "pooled" and m.pooled is not None:
-        return m.pooled.pvalue, f"sign-flip, {m.n_seeds} seeds pooled"
-    return m.test.pvalue, "sign-flip" + (", seeds averaged" if m.n_seeds > 1 else "")
+        return m.pooled.pvalue, "pooled"
+    return m.test.pvalue, "sign-flip-averaged" if m.n_seeds > 1 else "sign-flip"
 
 
 def _difference(
@@ -230,7 +249,7 @@ def judge(
     p_adj: float | None,
     family_size: int,
     fam: Family,
-    test_name: str,
+    procedure: str,
     mde: PowerValue | None = None,
 ) -> StandardVerdict:
     """Verdict of claim `m` under `standard`, given its corrected p and MDE (:func:`mde_of`)."""
@@ -239,7 +258,7 @@ def judge(
     if m.missing is not None:
         return StandardVerdict(
             standard=standard, verdict="not checkable", code="missing", pvalue=None,
-            pvalue_adjusted=None, correction=correction, family_size=family_size, test="—",
+            pvalue_adjusted=None, correction=correction, family_size=family_size, test="none",
             detail=m.missing,
         )  # fmt: skip
     alpha = fam.alpha
@@ -249,7 +268,7 @@ def judge(
     ) -> StandardVerdict:
         return StandardVerdict(
             standard=standard, verdict=verdict, code=code, pvalue=pvalue, pvalue_adjusted=p_adj,
-            correction=correction, family_size=family_size, test=test_name, effect=effect,
+            correction=correction, family_size=family_size, test=procedure, effect=effect,
             **numbers,
         )  # fmt: skip
 

@@ -48,11 +48,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._audit_measure import NOTE_CODES, Measured, Note, Pairings, measure
+from ._audit_measure import (
+    AS_TESTED_INTERACTION,
+    NOTE_CODES,
+    STRICT_INTERACTION,
+    Measured,
+    Note,
+    Pairings,
+    measure,
+)
 from ._audit_verdicts import (
     FLAG_CODES,
     REASONS,
     STANDARDS,
+    TESTS,
     Flag,
     StandardVerdict,
     flags,
@@ -74,10 +83,13 @@ from .records import validate_records
 from .signflip import SignFlipResult
 
 __all__ = [
+    "AS_TESTED_INTERACTION",
     "FLAG_CODES",
     "NOTE_CODES",
     "REASONS",
     "STANDARDS",
+    "STRICT_INTERACTION",
+    "TESTS",
     "VERDICTS",
     "AuditResult",
     "ClaimCheck",

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import math
 
-from osustat.audit import ClaimCheck, Flag, Note, StandardVerdict
+from osustat.audit import (
+    AS_TESTED_INTERACTION,
+    STRICT_INTERACTION,
+    ClaimCheck,
+    Flag,
+    Note,
+    StandardVerdict,
+)
 
-__all__ = ["UNDERPOWERED_AT_ANY_EFFECT", "flag_message", "note_text", "reason"]
+__all__ = ["UNDERPOWERED_AT_ANY_EFFECT", "flag_message", "note_text", "procedure", "reason"]
 
 #: How an infinite MDE reads: no effect size reaches power .8 at this n.
 UNDERPOWERED_AT_ANY_EFFECT = "underpowered at any effect"
@@ -200,3 +207,28 @@ def note_text(check: ClaimCheck, note: Note) -> str:
             "cannot be measured"
         )
     raise ValueError(f"unknown note code {note.code!r} (claim {c.id!r}).")
+
+
+def procedure(check: ClaimCheck, v: StandardVerdict) -> str:
+    """The procedure standard verdict `v` of claim `check` used, in words."""
+    c = check.claim
+    margin = f"{c.margin:g}" if c.margin is not None else "?"
+    names = {
+        "none": "—",
+        "ordering": "ordering of means (descriptive)",
+        "interaction-centered": f"interaction, {AS_TESTED_INTERACTION}",
+        "interaction-studentized": f"interaction, {STRICT_INTERACTION}",
+        "tost": f"TOST ±{margin}, seeds averaged",
+        "gap-vs-margin": f"|gap of means| ≤ {margin} (descriptive)",
+        "difference-test": "difference test, p > α read as 'indistinguishable'",
+        "ratio-descriptive": "ratio of means (descriptive)",
+        "ratio-test": "ratio test, seeds averaged",
+        "sign-flip": "sign-flip",
+        "sign-flip-averaged": "sign-flip, seeds averaged",
+        "sign-flip-seed": f"sign-flip, seed {c.seed}",
+        "fisher": f"Fisher over {check.n_seeds} seeds",
+        "pooled": f"sign-flip, {check.n_seeds} seeds pooled",
+    }
+    if v.test not in names:
+        raise ValueError(f"unknown test code {v.test!r} (claim {c.id!r}).")
+    return names[v.test]

@@ -15,10 +15,18 @@ from typing import Any
 from osustat import stars
 from osustat.audit import STANDARDS, VERDICTS, AuditResult, ClaimCheck, StandardVerdict
 
-from ._audit_words import flag_message, note_text, reason
+from ._audit_words import flag_message, note_text, procedure, reason
 from ._style import fmt_p
 
-__all__ = ["STANDARD_LINES", "flag_message", "note_text", "reason", "render_markdown", "to_json"]
+__all__ = [
+    "STANDARD_LINES",
+    "flag_message",
+    "note_text",
+    "procedure",
+    "reason",
+    "render_markdown",
+    "to_json",
+]
 
 _UNITS = {"query": "queries", "episode": "episodes"}
 
@@ -258,7 +266,7 @@ def render_markdown(
         line = f"- **{c.claim.id}**{src}: {c.verdict} — {_why(c)}."
         if c.as_tested is not None:
             line += (
-                f" As tested ({c.as_tested.test}): {c.as_tested.verdict} — "
+                f" As tested ({procedure(c, c.as_tested)}): {c.as_tested.verdict} — "
                 f"{reason(c, c.as_tested)}."
             )
         out.append(line + extra + notes)
@@ -278,7 +286,7 @@ def _standard_json(check: ClaimCheck, v: StandardVerdict | None) -> dict[str, An
         "verdict": v.verdict,
         "code": v.code,
         "reason": reason(check, v),
-        "test": v.test,
+        "test": procedure(check, v),
         "pvalue": v.pvalue,
         "pvalue_adjusted": v.pvalue_adjusted,
         "correction": v.correction,

@@ -12,7 +12,7 @@ from osustat import (
 )
 from osustat.audit import VERDICTS, audit
 from osustat.claims import ClaimsFile, Family, parse_claims
-from osustat.reports.audit import flag_message, note_text, reason
+from osustat.reports.audit import flag_message, note_text, procedure, reason
 
 
 def why(check, standard="strict"):
@@ -557,8 +557,9 @@ class TestKinds:
         d = np.clip(base + 0.05 * rng.normal(size=(60, 3)), -1, 1)
         (c,) = run(claim(seeds="fisher"), data=from_differences(d)).checks
         assert c.as_tested.pvalue == pytest.approx(c.fisher_pvalue)
-        assert c.as_tested.test == "Fisher over 3 seeds"
-        assert c.strict.pvalue == c.test.pvalue and "seeds averaged" in c.strict.test
+        assert c.as_tested.test == "fisher"
+        assert procedure(c, c.as_tested) == "Fisher over 3 seeds"
+        assert c.strict.pvalue == c.test.pvalue and "seeds averaged" in procedure(c, c.strict)
         (p,) = run(claim(seeds="pooled"), data=from_differences(d)).checks
         assert p.as_tested.pvalue == p.pooled_pvalue
 

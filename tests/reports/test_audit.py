@@ -1,6 +1,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from osustat.audit import VERDICTS, audit
 from osustat.claims import parse_claims
@@ -148,3 +149,16 @@ class TestWords:
         for c in res.checks:
             for v in (c.as_tested, c.strict):
                 assert reason(c, v) and "{" not in reason(c, v)
+
+    def test_every_test_code_is_worded(self):
+        from dataclasses import replace
+
+        from osustat.audit import TESTS
+        from osustat.reports.audit import procedure
+
+        res = demo()
+        check = res.checks[0]
+        names = {procedure(check, replace(check.strict, test=code)) for code in TESTS}
+        assert len(names) == len(TESTS)  # each code has its own words
+        with pytest.raises(ValueError, match="unknown test code 'nope'"):
+            procedure(check, replace(check.strict, test="nope"))
