@@ -25,11 +25,9 @@ from osustat import (
     SignFlipResult,
     adjust_pvalues,
     paired,
-    seed_dependence,
-    signflip_tests,
-    validate_records,
 )
 from osustat.multitest import CORRECTIONS
+from osustat.seeds import per_seed_values, seed_matrix, seed_tests
 
 __all__ = [
     "EvidenceSelectionComparison",
@@ -84,21 +82,6 @@ class SeedAwareTest:
         return self.per_query.confidence_interval(level)
 
 
-def _matrix_iv(x: Any, name: str) -> NDArray[np.float64]:
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"`{name}` must be array-like of real numbers: {exc}") from None
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
-        raise ValueError(f"`{name}` must have shape (n_queries >= 2, n_seeds); got {np.shape(x)}.")
-    bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
-    if bad.size:
-        raise ValueError(f"`{name}` has NaN or infinite values in query rows {bad[:10].tolist()}.")
-    return arr
-
-
 def seed_aware_test(
     treatment: Any,
     baseline: Any,
@@ -130,13 +113,9 @@ def seed_aware_test(
 
     Notes
     -----
-    At temperature 0, with deterministic retrieval, seeds are near-duplicate observations
-    (Appendix F measured within-query SDs of 13-17% of the across-query SD). Treating the
-    ``n * k`` (query, seed) differences as independent multiplies the apparent sample size by
-    up to ``k`` while adding almost no information, so the pooled test's p-value is too small
-    (its standard error shrinks by about ``sqrt(k)``). The valid test averages each query
-    across seeds first and runs one sign-flip test over the ``n`` per-query differences;
-    its null hypothesis is that each query's seed-averaged difference is symmetric about 0.
+    The tests and the dependence are :func:`osustat.seeds.seed_tests` of ``treatment -
+    baseline`` (the one implementation the audit shares); its Notes say why the per-query
+    averaged test is the valid one and the pooled test anti-conservative.
 
     Examples
     --------
@@ -152,8 +131,8 @@ def seed_aware_test(
     >>> res.dependence.too_dependent, res.dependence.duplicate_fraction
     (True, 1.0)
     """
-    t = _matrix_iv(treatment, "treatment")
-    b = _matrix_iv(baseline, "baseline")
+    t = seed_matrix(treatment, "treatment", "query")
+    b = seed_matrix(baseline, "baseline", "query")
     if t.shape != b.shape:
         raise ValueError(
             f"`treatment` and `baseline` must have the same shape (queries x seeds); got "
@@ -161,21 +140,18 @@ def seed_aware_test(
         )
     if not isinstance(scope, str):
         raise TypeError(f"`scope` must be a str; got {type(scope).__name__}.")
-    d = t - b
-    per_query, pooled = signflip_tests(
-        [d.mean(axis=1), d.ravel()], n_resamples=n_resamples, rng=rng
+    res = seed_tests(
+        t - b, n_resamples=n_resamples, dependence_threshold=dependence_threshold, rng=rng
     )
-    n, k = d.shape
-    dep = seed_dependence(d, threshold=dependence_threshold) if k >= 2 and n >= 3 else None
     return SeedAwareTest(
         scope=scope,
-        n_queries=int(n),
-        n_seeds=int(k),
+        n_queries=res.n_units,
+        n_seeds=res.n_seeds,
         treatment_mean=float(t.mean()),
         baseline_mean=float(b.mean()),
-        per_query=per_query,
-        pooled=pooled,
-        dependence=dep,
+        per_query=res.averaged,
+        pooled=res.pooled,
+        dependence=res.dependence,
     )
 
 
@@ -246,32 +222,6 @@ class EvidenceSelectionComparison:
                 }
             )
         return pd.DataFrame(rows)
-
-
-def _per_seed_matrices(
-    records: pd.DataFrame, treatment: str, baseline: str, ids: NDArray[np.str_], **kw: Any
-) -> tuple[NDArray[np.float64], NDArray[np.float64], list[int]]:
-    df = validate_records(records)
-    chosen = df[
-        df["method"].isin([treatment, baseline])
-        & (df["metric"] == str(kw["metric"]).strip().lower())
-        & (df["budget"] == int(kw["budget"]))
-    ]
-    if kw.get("benchmark") is not None:
-        chosen = chosen[chosen["benchmark"] == kw["benchmark"]]
-    seeds = sorted(int(s) for s in chosen["seed"].unique())
-    t_cols, b_cols = [], []
-    for s in seeds:
-        one = paired(records, treatment, baseline, seed=s, **kw)
-        if not np.array_equal(one.ids, ids):
-            lacking = sorted(set(ids.tolist()) - set(one.ids.tolist()))
-            raise ValueError(
-                "every query needs every seed to compare the seed-averaged and pooled tests; "
-                f"seed {s} lacks queries {lacking[:10]}."
-            )
-        t_cols.append(one.treatment)
-        b_cols.append(one.baseline)
-    return np.column_stack(t_cols), np.column_stack(b_cols), seeds
 
 
 def compare_selection(
@@ -349,7 +299,8 @@ def compare_selection(
         raise ValueError(f"`level` must be a number in (0, 1); got {level!r}.")
     kw: dict[str, Any] = {"metric": metric, "budget": budget, "benchmark": benchmark}
     averaged = paired(records, treatment, baseline, **kw)  # validates records and arguments
-    t_mat, b_mat, seeds = _per_seed_matrices(records, treatment, baseline, averaged.ids, **kw)
+    values = per_seed_values(records, treatment, baseline, units=averaged.ids, **kw)
+    t_mat, b_mat, seeds = values.treatment, values.baseline, values.seeds
     scopes: list[tuple[str, NDArray[np.bool_]]] = [("aggregate", np.ones(averaged.n, bool))]
     skipped: list[tuple[str, int]] = []
     if by_cell and averaged.cells is not None:

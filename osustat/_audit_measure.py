@@ -16,14 +16,29 @@ from numpy.typing import NDArray
 
 from .bootstrap import BootstrapCI, bootstrap_ci
 from .claims import Claim
-from .combine import SeedDependence, seed_dependence
+from .combine import SeedDependence
 from .equivalence import EquivalenceResult, tost_signflip
 from .interaction import InteractionResult, interaction_test
 from .ratio import RatioResult, ratio_of_means
 from .records import PairedRecords, paired
+from .seeds import PerSeedValues, per_seed_values, seed_tests
 from .signflip import SignFlipResult, signflip_tests
 
-__all__ = ["Measured", "measure"]
+__all__ = ["NOTE_CODES", "Measured", "Note", "Pairings", "measure"]
+
+#: Note codes (:func:`osustat.reports.audit.note_text` words them):
+#: ``seed-dependence-unmeasured`` (``detail`` says why), ``fieller-independent-queries`` (a
+#: relative claim on clustered queries), ``one-seed`` (a pooled/Fisher claim on one seed).
+NOTE_CODES = ("seed-dependence-unmeasured", "fieller-independent-queries", "one-seed")
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something the reader of a claim's check should know; ``code`` is in :data:`NOTE_CODES`."""
+
+    code: str
+    detail: str = ""
+
 
 #: The paper's interaction test (Section 6.3) and the calibrated one (docs/statistics.md).
 AS_TESTED_INTERACTION = "centered-signflip"
@@ -50,96 +65,79 @@ class Measured:
     ratio: RatioResult | None = None
     interaction: InteractionResult | None = None
     interaction_as_tested: InteractionResult | None = None
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
 
 
-def _pair(
-    df: pd.DataFrame, c: Claim, cache: dict[Any, Any]
-) -> tuple[PairedRecords | str, dict[int, PairedRecords], str]:
-    key = (c.benchmark, c.treatment, c.baseline, c.metric, c.budget, c.unit, c.seed)
-    if key in cache:
-        return cache[key]
-    kw: dict[str, Any] = {"metric": c.metric, "budget": c.budget, "unit": c.unit}
-    # Pair on the claim's rows only: validating the whole table once per claim would
-    # dominate the run. Claims whose data is absent get their reason from _absent.
-    sub = df[
-        df["method"].isin([c.treatment, c.baseline])
-        & (df["metric"] == c.metric)
-        & (df["budget"] == c.budget)
-    ]
-    if c.benchmark is not None:
-        sub = sub[sub["benchmark"] == c.benchmark]
-    data: PairedRecords | str
-    if sub["method"].nunique() < 2:
-        if "combos" not in cache:
-            cache["combos"] = df[["benchmark", "method", "metric", "budget"]].drop_duplicates()
-        data = _absent(cache["combos"], c)
-    elif c.seed is not None and c.seed not in set(sub["seed"].tolist()):
-        data = (
-            f"seed {c.seed} is not in the records for this comparison; known seeds: "
-            f"{sorted(sub['seed'].unique().tolist())}"
-        )
-    else:
+class Pairings:
+    """The records of one audit, paired once per comparison (claims share comparisons).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Validated records (:func:`osustat.validate_records`), never re-validated whole: each
+        comparison pairs only its own rows.
+    """
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.df = df
+        self._pairs: dict[tuple[Any, ...], tuple[PairedRecords | str, PerSeedValues | None, str]]
+        self._pairs = {}
+        self._combos: pd.DataFrame | None = None
+
+    def _why_absent(self, c: Claim) -> str:
+        """:func:`osustat.paired`'s own error for a comparison whose rows are absent.
+
+        Its checks for an absent benchmark, method, metric or budget depend only on which
+        (benchmark, method, metric, budget) combinations exist, so one row of each gives
+        the same message as the whole table, without validating the whole table again.
+        """
+        if self._combos is None:
+            self._combos = self.df.drop_duplicates(["benchmark", "method", "metric", "budget"])
+        try:
+            paired(
+                self._combos, c.treatment, c.baseline, metric=c.metric, budget=c.budget,
+                unit=c.unit, benchmark=c.benchmark,
+            )  # fmt: skip
+        except ValueError as exc:
+            return str(exc)
+        raise AssertionError("paired() accepted a comparison whose rows are absent")
+
+    def get(self, c: Claim) -> tuple[PairedRecords | str, PerSeedValues | None, str]:
+        """The seed-averaged pairing (or why there is none), per-seed values, and a note."""
+        key = (c.benchmark, c.treatment, c.baseline, c.metric, c.budget, c.unit, c.seed)
+        if key not in self._pairs:
+            self._pairs[key] = self._pair(c)
+        return self._pairs[key]
+
+    def _pair(self, c: Claim) -> tuple[PairedRecords | str, PerSeedValues | None, str]:
+        df = self.df
+        kw: dict[str, Any] = {"metric": c.metric, "budget": c.budget, "unit": c.unit}
+        sub = df[
+            df["method"].isin([c.treatment, c.baseline])
+            & (df["metric"] == c.metric)
+            & (df["budget"] == c.budget)
+        ]
+        if c.benchmark is not None:
+            sub = sub[sub["benchmark"] == c.benchmark]
+        if sub["method"].nunique() < 2:
+            return self._why_absent(c), None, ""
+        if c.seed is not None and c.seed not in set(sub["seed"].tolist()):
+            known = sorted(sub["seed"].unique().tolist())
+            why = f"seed {c.seed} is not in the records for this comparison; known seeds: {known}"
+            return why, None, ""
         try:
             data = paired(sub, c.treatment, c.baseline, benchmark=c.benchmark, seed=c.seed, **kw)
         except ValueError as exc:
-            data = str(exc)
-    per_seed: dict[int, PairedRecords] = {}
-    note = ""
-    if not isinstance(data, str) and data.n_seeds > 1:
+            return str(exc), None, ""
+        if data.n_seeds < 2:
+            return data, None, ""
         try:
-            for s in sorted(sub["seed"].unique().tolist()):
-                one = paired(sub, c.treatment, c.baseline, seed=s, benchmark=c.benchmark, **kw)
-                if not np.array_equal(np.sort(one.ids), np.sort(data.ids)):
-                    raise ValueError(f"seed {s} covers other units than the seed average")
-                per_seed[int(s)] = one
+            values = per_seed_values(
+                sub, c.treatment, c.baseline, benchmark=c.benchmark, units=data.ids, **kw
+            )
         except ValueError as exc:
-            per_seed, note = {}, f"seed dependence not measured: {exc}"
-    cache[key] = (data, per_seed, note)
-    return cache[key]
-
-
-def _absent(combos: pd.DataFrame, c: Claim) -> str:
-    """Why a claim's rows are absent, in the words of :func:`osustat.paired`."""
-
-    def known(frame: pd.DataFrame, column: str) -> list[Any]:
-        return sorted(frame[column].unique().tolist())
-
-    frame = combos
-    if c.benchmark is None and frame["benchmark"].nunique() > 1:
-        return (
-            f"the records hold several benchmarks {known(frame, 'benchmark')}; pass `benchmark=`."
-        )
-    if c.benchmark is not None:
-        if c.benchmark not in set(frame["benchmark"]):
-            return (
-                f"benchmark {c.benchmark!r} is not in the records; known benchmarks: "
-                f"{known(frame, 'benchmark')}."
-            )
-        frame = frame[frame["benchmark"] == c.benchmark]
-    for name, m in (("treatment", c.treatment), ("baseline", c.baseline)):
-        if m not in set(frame["method"]):
-            return (
-                f"`{name}` method {m!r} is not in the records; known methods: "
-                f"{known(frame, 'method')}."
-            )
-    if c.metric not in set(frame["metric"]):
-        return (
-            f"metric {c.metric!r} is not in the records; known metrics: {known(frame, 'metric')}."
-        )
-    frame = frame[frame["metric"] == c.metric]
-    if c.budget not in set(frame["budget"]):
-        return (
-            f"budget {c.budget!r} is not in the records; known budgets: {known(frame, 'budget')}."
-        )
-    frame = frame[frame["budget"] == c.budget]
-    for name, m in (("treatment", c.treatment), ("baseline", c.baseline)):
-        if m not in set(frame["method"]):
-            return (
-                f"`{name}` method {m!r} has no records for metric {c.metric!r} at budget "
-                f"{c.budget}."
-            )
-    return "no records"  # pragma: no cover - unreachable: both methods have rows
+            return data, None, str(exc)
+        return data, values, ""
 
 
 def _shifted(c: Claim, t: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -180,15 +178,14 @@ def _interaction(c: Claim, data: PairedRecords, n_resamples: int, gen: Any) -> M
 
 def measure(
     c: Claim,
-    df: pd.DataFrame,
-    cache: dict[Any, Any],
+    pairings: Pairings,
     n_resamples: int,
     bootstrap_resamples: int,
     level: float,
     gen: np.random.Generator,
 ) -> Measured:
     """Recompute everything the verdicts of claim `c` need (or say what is missing)."""
-    data, per_seed, note = _pair(df, c, cache)
+    data, per_seed, note = pairings.get(c)
     if isinstance(data, str):
         return Measured(c, missing=data)
     if c.kind == "interaction":
@@ -212,7 +209,7 @@ def measure(
     if clusters is not None and np.unique(clusters).size < 2:
         clusters = None
     ci = bootstrap_ci(d, level=level, clusters=clusters, n_resamples=bootstrap_resamples, rng=gen)
-    notes = [note] if note else []
+    notes = [Note("seed-dependence-unmeasured", note)] if note else []
     equivalence = ratio = None
     if c.kind == "equivalence":
         assert c.margin is not None  # parse_claims guarantees it
@@ -220,38 +217,19 @@ def measure(
     if c.kind == "relative":
         ratio = ratio_of_means(t, b, level=level)
         if c.unit == "query" and clusters is not None:
-            notes.append(
-                "the Fieller interval treats queries as independent; queries cluster in "
-                "episodes, so prefer unit = 'episode' for relative claims"
-            )
+            notes.append(Note("fieller-independent-queries"))
     dep = pooled = None
     per_seed_p: tuple[float, ...] = ()
-    if per_seed and c.kind in ("difference", "relative"):
-        order = {u: i for i, u in enumerate(data.ids)}
-        cols = []
-        for one in per_seed.values():
-            tcol, bcol = np.empty(data.n), np.empty(data.n)
-            idx = [order[u] for u in one.ids]
-            tcol[idx], bcol[idx] = one.treatment, one.baseline
-            cols.append((tcol[mask], bcol[mask]))
-        matrix = np.column_stack([tc - bc for tc, bc in cols])
-        shifted = np.column_stack([_shifted(c, tc, bc) for tc, bc in cols])
-        if n >= 3:
-            dep = seed_dependence(matrix)
-        else:
-            notes.append("seed dependence not measured: fewer than 3 units")
-        tests = signflip_tests(
-            [shifted[:, j] for j in range(shifted.shape[1])] + [shifted.ravel()],
-            n_resamples=n_resamples,
-            rng=gen,
-        )
-        per_seed_p = tuple(x.pvalue for x in tests[:-1])
-        pooled = tests[-1]
+    if per_seed is not None and c.kind in ("difference", "relative"):
+        ts, bs = per_seed.treatment[mask], per_seed.baseline[mask]
+        seeds = seed_tests(ts - bs, tested=_shifted(c, ts, bs), n_resamples=n_resamples, rng=gen)
+        dep = seeds.dependence
+        if dep is None:
+            notes.append(Note("seed-dependence-unmeasured", "fewer than 3 units"))
+        per_seed_p = tuple(x.pvalue for x in seeds.per_seed)
+        pooled = seeds.pooled
     elif c.seeds != "average" and data.n_seeds == 1:
-        notes.append(
-            f"the claim's p {'pooled' if c.seeds == 'pooled' else 'Fisher-combined'} seeds, "
-            "but these records hold one seed: seed dependence cannot be measured"
-        )
+        notes.append(Note("one-seed"))
     return Measured(
         c,
         n=n,

@@ -48,8 +48,27 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._audit_measure import Measured, measure
-from ._audit_verdicts import STANDARDS, Flag, StandardVerdict, flags, judge, min_attainable
+from ._audit_measure import (
+    AS_TESTED_INTERACTION,
+    NOTE_CODES,
+    STRICT_INTERACTION,
+    Measured,
+    Note,
+    Pairings,
+    measure,
+)
+from ._audit_verdicts import (
+    FLAG_CODES,
+    REASONS,
+    STANDARDS,
+    TESTS,
+    Flag,
+    StandardVerdict,
+    flags,
+    judge,
+    mde_of,
+    min_attainable,
+)
 from ._audit_verdicts import raw_pvalue as _raw_pvalue
 from ._validation import check_level, check_positive_int
 from .bootstrap import BootstrapCI
@@ -58,17 +77,24 @@ from .combine import SeedDependence, fisher_combine
 from .equivalence import EquivalenceResult
 from .interaction import InteractionResult
 from .multitest import adjust_pvalues
-from .power import minimum_detectable_effect
+from .power import PowerValue
 from .ratio import RatioResult
 from .records import validate_records
 from .signflip import SignFlipResult
 
 __all__ = [
+    "AS_TESTED_INTERACTION",
+    "FLAG_CODES",
+    "NOTE_CODES",
+    "REASONS",
     "STANDARDS",
+    "STRICT_INTERACTION",
+    "TESTS",
     "VERDICTS",
     "AuditResult",
     "ClaimCheck",
     "Flag",
+    "Note",
     "StandardVerdict",
     "audit",
 ]
@@ -83,16 +109,15 @@ VERDICTS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClaimCheck:
     """The audit of one claim.
 
     Attributes
     ----------
     claim : Claim
-    verdict, reason : str
-        The strict standard's verdict (one of :data:`VERDICTS`) and why (kept for callers
-        written before the two standards; same as ``strict.verdict``/``strict.reason``).
+    verdict : str
+        The strict standard's verdict (one of :data:`VERDICTS`; same as ``strict.verdict``).
     n : int or None
         Units (queries or episodes) in the claimed cell; seeds averaged per unit.
     n_seeds : int or None
@@ -108,8 +133,11 @@ class ClaimCheck:
         The strict standard's corrected p.
     family_size : int
         The strict standard's m.
-    mde : float or None
-        Minimum detectable effect (family alpha, power .8) at this n and observed sd.
+    mde : PowerValue or None
+        Minimum detectable effect of the recomputed test (family alpha, power .8) at this n,
+        from the observed differences (:func:`osustat.minimum_detectable_effect` with
+        ``differences=``: exact binomial for 0/1 metrics, simulation for small n); infinite
+        when the test is underpowered at any effect.
     min_attainable_p : float or None
         Smallest p the claim's own test could have produced.
     seed_dependence : SeedDependence or None
@@ -117,7 +145,8 @@ class ClaimCheck:
         The anti-conservative contrasts (every (unit, seed) pair independent; Fisher's
         combination of per-seed tests).
     flags : tuple of Flag
-    notes : tuple of str
+    notes : tuple of Note
+        Codes (:data:`NOTE_CODES`); :func:`osustat.reports.audit.note_text` words them.
     as_tested, strict : StandardVerdict or None
         The verdict under each standard.
     equivalence : EquivalenceResult or None
@@ -130,7 +159,6 @@ class ClaimCheck:
 
     claim: Claim
     verdict: str
-    reason: str
     n: int | None = None
     n_seeds: int | None = None
     effect: float | None = None
@@ -140,13 +168,13 @@ class ClaimCheck:
     ci: BootstrapCI | None = None
     pvalue_adjusted: float | None = None
     family_size: int = 0
-    mde: float | None = None
+    mde: PowerValue | None = None
     min_attainable_p: float | None = None
     seed_dependence: SeedDependence | None = None
     pooled_pvalue: float | None = None
     fisher_pvalue: float | None = None
     flags: tuple[Flag, ...] = ()
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
     as_tested: StandardVerdict | None = None
     strict: StandardVerdict | None = None
     equivalence: EquivalenceResult | None = None
@@ -285,16 +313,17 @@ def audit(
     df = validate_records(records)
     gen = np.random.default_rng(rng)
     children = np.random.SeedSequence(int(gen.integers(2**63 - 1))).spawn(len(claims.claims))
-    cache: dict[Any, Any] = {}
+    pairings = Pairings(df)
     measured = [
-        measure(c, df, cache, n_resamples, bootstrap_resamples, level, np.random.default_rng(s))
+        measure(c, pairings, n_resamples, bootstrap_resamples, level, np.random.default_rng(s))
         for c, s in zip(claims.claims, children, strict=True)
     ]
     # A ClaimsFile built by hand may omit families: no correction as tested, Holm strict.
     families = {**{c.family: Family(c.family) for c in claims.claims}, **claims.families}
-    verdicts = {st: _standard(measured, families, st) for st in STANDARDS}
+    mdes = [mde_of(m, families[m.claim.family].alpha) for m in measured]
+    verdicts = {st: _standard(measured, mdes, families, st) for st in STANDARDS}
     checks = tuple(
-        _check(m, verdicts["as tested"][i], verdicts["strict"][i], families[m.claim.family])
+        _check(m, verdicts["as tested"][i], verdicts["strict"][i], mdes[i])
         for i, m in enumerate(measured)
     )
     return AuditResult(
@@ -304,7 +333,10 @@ def audit(
 
 
 def _standard(
-    measured: list[Measured], families: dict[str, Family], standard: str
+    measured: list[Measured],
+    mdes: list[PowerValue | None],
+    families: dict[str, Family],
+    standard: str,
 ) -> list[StandardVerdict]:
     """Every claim's verdict under `standard`: raw p, correction within family, rules."""
     raw = [_raw_pvalue(m, standard) for m in measured]
@@ -333,29 +365,26 @@ def _standard(
             sizes[m.claim.family],
             families[m.claim.family],
             raw[i][1],
+            mdes[i],
         )
         for i, m in enumerate(measured)
     ]
 
 
 def _check(
-    m: Measured, as_tested: StandardVerdict, strict: StandardVerdict, fam: Family
+    m: Measured, as_tested: StandardVerdict, strict: StandardVerdict, mde: PowerValue | None
 ) -> ClaimCheck:
     c = m.claim
     if m.missing is not None:
         return ClaimCheck(
-            c, "not checkable", m.missing, family_size=strict.family_size,
+            claim=c, verdict="not checkable", family_size=strict.family_size,
             as_tested=as_tested, strict=strict,
         )  # fmt: skip
     floor = min_attainable(m) if m.test is not None else None
-    mde = None
-    if m.d is not None and m.d.size >= 2 and c.kind != "interaction":
-        mde = minimum_detectable_effect(float(m.d.std(ddof=1)), m.n, alpha=fam.alpha)
     fisher = fisher_combine(list(m.per_seed_pvalues)).pvalue if m.per_seed_pvalues else None
     return ClaimCheck(
         claim=c,
         verdict=strict.verdict,
-        reason=strict.reason,
         n=m.n,
         n_seeds=m.n_seeds,
         effect=float(m.d.mean()) if m.d is not None else None,

@@ -15,7 +15,18 @@ from typing import Any
 from osustat import stars
 from osustat.audit import STANDARDS, VERDICTS, AuditResult, ClaimCheck, StandardVerdict
 
-__all__ = ["STANDARD_LINES", "render_markdown", "to_json"]
+from ._audit_words import flag_message, note_text, procedure, reason
+from ._style import fmt_p
+
+__all__ = [
+    "STANDARD_LINES",
+    "flag_message",
+    "note_text",
+    "procedure",
+    "reason",
+    "render_markdown",
+    "to_json",
+]
 
 _UNITS = {"query": "queries", "episode": "episodes"}
 
@@ -40,12 +51,6 @@ def _num(x: float | None, digits: int = 3, sign: bool = True) -> str:
     if math.isinf(x):
         return "−∞" if x < 0 else "+∞"
     return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
-
-
-def _p(p: float | None) -> str:
-    if p is None:
-        return "—"
-    return "<.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _pct(x: float) -> str:
@@ -74,20 +79,11 @@ def _reported(check: ClaimCheck) -> str:
 
 def _what(check: ClaimCheck) -> str:
     c = check.claim
-    sign = ">" if c.direction == "greater" else "<"
-    t, b = c.treatment, c.baseline
     where = f"{c.metric}, B={c.budget}" + (f", {c.benchmark}" if c.benchmark else "")
     if c.seed is not None:
         where += f", seed {c.seed}"
-    if c.kind == "interaction":
-        return f"{t} − {b} varies by cell, {where}"
-    if c.kind == "equivalence":
-        return f"\\|{t} − {b}\\| < {c.margin:g}, {where}"
-    if c.kind == "relative":
-        return f"{t} / {b} − 1 {sign} {c.threshold:g}, {where}"
-    if c.kind == "means":
-        return f"mean {t} {sign} mean {b}, {where}"
-    return f"{t} − {b} {sign} {c.threshold:g}, {where}"
+    statement = c.statement().replace("|", "\\|")  # a markdown table cell
+    return f"{statement}, {where}"
 
 
 def _recomputed(check: ClaimCheck) -> str:
@@ -112,7 +108,7 @@ def _cell(v: StandardVerdict | None, *, corrected: bool) -> str:
     if v is None:
         return "— | —"
     p = v.pvalue_adjusted if corrected else v.pvalue
-    ptext = _p(p) + (stars(p) if corrected and p is not None else "")
+    ptext = fmt_p(p) + (stars(p) if corrected and p is not None else "")
     return f"{ptext} | **{v.verdict}**"
 
 
@@ -243,13 +239,13 @@ def render_markdown(
         out += ["## Flags", ""]
         for c in flagged:
             for f in c.flags:
-                out.append(f"- **{c.claim.id}** `{f.code}`: {f.message.rstrip('.')}.")
+                out.append(f"- **{c.claim.id}** `{f.code}`: {flag_message(c, f).rstrip('.')}.")
         out.append("")
     missing = [c for c in result.checks if not c.checkable]
     if missing:
         out += ["## Not checkable", ""]
         out += [
-            f"- **{c.claim.id}** ({c.claim.describe()}): {c.reason.rstrip('.')}." for c in missing
+            f"- **{c.claim.id}** ({c.claim.describe()}): {_why(c).rstrip('.')}." for c in missing
         ]
         out.append("")
     out += ["## Verdicts explained", ""]
@@ -263,27 +259,34 @@ def render_markdown(
             extra = (
                 f" Seeds: {c.n_seeds}, mean between-seed correlation "
                 f"{dep.mean_correlation:.2f}, effective seeds {dep.effective_seeds:.2f}; "
-                f"pooled p {_p(c.pooled_pvalue)}, Fisher p {_p(c.fisher_pvalue)} "
+                f"pooled p {fmt_p(c.pooled_pvalue)}, Fisher p {fmt_p(c.fisher_pvalue)} "
                 "(anti-conservative contrasts; used as tested only when the claim says so)."
             )
-        notes = "".join(f" Note: {n}." for n in c.notes)
-        line = f"- **{c.claim.id}**{src}: {c.verdict} — {c.reason}."
+        notes = "".join(f" Note: {note_text(c, n)}." for n in c.notes)
+        line = f"- **{c.claim.id}**{src}: {c.verdict} — {_why(c)}."
         if c.as_tested is not None:
             line += (
-                f" As tested ({c.as_tested.test}): {c.as_tested.verdict} — {c.as_tested.reason}."
+                f" As tested ({procedure(c, c.as_tested)}): {c.as_tested.verdict} — "
+                f"{reason(c, c.as_tested)}."
             )
         out.append(line + extra + notes)
     out.append("")
     return "\n".join(out)
 
 
-def _standard_json(v: StandardVerdict | None) -> dict[str, Any] | None:
+def _why(check: ClaimCheck) -> str:
+    """The strict standard's reason (the claim's headline verdict)."""
+    return reason(check, check.strict) if check.strict is not None else ""
+
+
+def _standard_json(check: ClaimCheck, v: StandardVerdict | None) -> dict[str, Any] | None:
     if v is None:
         return None
     return {
         "verdict": v.verdict,
-        "reason": v.reason,
-        "test": v.test,
+        "code": v.code,
+        "reason": reason(check, v),
+        "test": procedure(check, v),
         "pvalue": v.pvalue,
         "pvalue_adjusted": v.pvalue_adjusted,
         "correction": v.correction,
@@ -335,11 +338,11 @@ def to_json(result: AuditResult) -> dict[str, Any]:
                 "seeds": cl.seeds,
             },
             "verdict": c.verdict,
-            "reason": c.reason,
-            "as_tested": _standard_json(c.as_tested),
-            "strict": _standard_json(c.strict),
-            "flags": [{"code": f.code, "message": f.message} for f in c.flags],
-            "notes": list(c.notes),
+            "reason": _why(c),
+            "as_tested": _standard_json(c, c.as_tested),
+            "strict": _standard_json(c, c.strict),
+            "flags": [{"code": f.code, "message": flag_message(c, f)} for f in c.flags],
+            "notes": [note_text(c, n) for n in c.notes],
         }
         if c.checkable:
             rec: dict[str, Any] = {
@@ -350,7 +353,9 @@ def to_json(result: AuditResult) -> dict[str, Any]:
                 "baseline_mean": c.baseline_mean,
                 "pvalue_adjusted": c.pvalue_adjusted,
                 "family_size": c.family_size,
-                "mde": c.mde,
+                # null when infinite: underpowered at any effect (mde_method says why)
+                "mde": float(c.mde) if c.mde is not None and math.isfinite(c.mde) else None,
+                "mde_method": c.mde.method if c.mde is not None else None,
                 "min_attainable_p": c.min_attainable_p,
                 "pooled_pvalue": c.pooled_pvalue,
                 "fisher_pvalue": c.fisher_pvalue,

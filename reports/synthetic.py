@@ -10,6 +10,8 @@ import pandas as pd
 
 from osustat import stars
 
+from ._style import fmt_p, pyplot, save_figure
+
 __all__ = ["budget_curves", "near_far_figure", "render_synthetic"]
 
 CURVE_METHODS = (
@@ -22,10 +24,6 @@ CURVE_METHODS = (
     "OSU-Mem",
     "OSU-Mem (disjoint)",
 )
-
-
-def _p(p: float) -> str:
-    return "<.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _num(x: Any) -> str:
@@ -151,8 +149,8 @@ def render_synthetic(
     ]
     for _, r in a.table10.iterrows():
         out.append(
-            f"| {r['metric']} | {r['comparison']} | {r['delta']:+.4f} | {_p(r['p'])} | "
-            f"{_p(r['p_holm'])}{stars(r['p_holm'])} | {r['n']} | "
+            f"| {r['metric']} | {r['comparison']} | {r['delta']:+.4f} | {fmt_p(r['p'])} | "
+            f"{fmt_p(r['p_holm'])}{stars(r['p_holm'])} | {r['n']} | "
             f"{r['paper_delta']:+.4f} | {r['paper_p']} |"
         )
     out.append("")
@@ -199,8 +197,8 @@ def render_synthetic(
     for _, r in a.ablation_tests.iterrows():
         paper_delta = "n/a" if np.isnan(r["paper_delta"]) else f"{r['paper_delta']:+.4f}"
         out.append(
-            f"| {r['metric']} | {r['comparison']} | {r['delta']:+.4f} | {_p(r['p'])} | "
-            f"{_p(r['p_holm'])}{stars(r['p_holm'])} | {r['n']} | {paper_delta} | "
+            f"| {r['metric']} | {r['comparison']} | {r['delta']:+.4f} | {fmt_p(r['p'])} | "
+            f"{fmt_p(r['p_holm'])}{stars(r['p_holm'])} | {r['n']} | {paper_delta} | "
             f"{r['paper_p']} |"
         )
     out += [
@@ -249,18 +247,9 @@ def render_synthetic(
     return "\n".join(out)
 
 
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def budget_curves(table9: pd.DataFrame, path: Path) -> Path:
     """Hit@2 and Recall against the budget for the main methods (PNG, 10 x 4 in, 100 dpi)."""
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
     for ax, metric in zip(axes, ("hit@2", "recall"), strict=True):
         for method in CURVE_METHODS:
@@ -275,14 +264,12 @@ def budget_curves(table9: pd.DataFrame, path: Path) -> Path:
     axes[1].legend(fontsize=7, loc="upper left")
     fig.suptitle("Synthetic benchmark: metric vs budget (query level)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def near_far_figure(near_far: pd.DataFrame, path: Path) -> Path:
     """Near vs far recall at B = 256 (PNG, 8 x 4 in, 100 dpi)."""
-    plt = _plt()
+    plt = pyplot()
     methods = [m for m in CURVE_METHODS if m in set(near_far["method"])]
     fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
     width = 0.4
@@ -301,6 +288,4 @@ def near_far_figure(near_far: pd.DataFrame, path: Path) -> Path:
     ax.legend()
     ax.set_title("Near vs far evidence recall (Figure 2)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

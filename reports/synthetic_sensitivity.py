@@ -9,7 +9,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._style import fmt_p, pyplot, save_figure
+
 __all__ = ["FIGURE_CLAIMS", "effects_figure", "render_sensitivity", "robustness_lines"]
+
+
+def _p(p: float) -> str:
+    return fmt_p(p, missing="n/a")
+
 
 #: The claims drawn in the figure (the headline and the construction-principle contrast).
 FIGURE_CLAIMS = (
@@ -37,12 +44,6 @@ STRUCTURE = (
     "identical_signature_fraction",
     "same_action_fraction",
 )
-
-
-def _p(p: float) -> str:
-    if p != p:
-        return "n/a"
-    return "<.001" if p < 0.001 else f"{p:.3f}"
 
 
 def robustness_lines(summary: pd.DataFrame) -> list[str]:
@@ -77,22 +78,13 @@ def _slices(points: pd.DataFrame, param: str) -> pd.DataFrame:
     return points[points["point"].isin(keep)]
 
 
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def effects_figure(result: Any, path: Path, claims: tuple[str, ...] = FIGURE_CLAIMS) -> Path:
     """Effect (with its 95% CI) of each claim vs each generator parameter that the grid varies.
 
     Each panel is a one-at-a-time slice through the default point of each layout (the points
     that differ from it only in that parameter); every point is in ``effects.csv``.
     """
-    plt = _plt()
+    plt = pyplot()
     points, effects = result.points, result.effects
     varied = [p for p in PARAMETERS if p in points.columns and points[p].astype(str).nunique() > 1]
     claims = tuple(c for c in claims if c in set(effects["claim"]))
@@ -100,9 +92,7 @@ def effects_figure(result: Any, path: Path, claims: tuple[str, ...] = FIGURE_CLA
         fig, ax = plt.subplots(figsize=(4, 2))
         ax.text(0.5, 0.5, "the grid varies no parameter", ha="center", va="center")
         ax.axis("off")
-        fig.savefig(path, dpi=100, metadata={"Software": None})
-        plt.close(fig)
-        return path
+        return save_figure(fig, path, dpi=100)
     fig, axes = plt.subplots(
         len(claims),
         len(varied),
@@ -143,9 +133,7 @@ def effects_figure(result: Any, path: Path, claims: tuple[str, ...] = FIGURE_CLA
         fontsize=9,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=100)
 
 
 def render_sensitivity(result: Any, *, figure: str) -> str:

@@ -11,7 +11,14 @@ from typing import Any
 
 import pandas as pd
 
+from ._style import fmt_p, pyplot, save_figure
+
 __all__ = ["PAPER", "render_tau_bench", "write_figures"]
+
+
+def _p(p: Any) -> str:
+    return fmt_p(p, leading_zero=False)
+
 
 #: The paper's printed values (Tables 4, 5, 11, 17; Appendix C marginals).
 PAPER: dict[str, Any] = {
@@ -81,12 +88,6 @@ def _f(x: Any, d: int = 3, sign: bool = True) -> str:
         return "—"
     s = f"{x:+.{d}f}" if sign else f"{x:.{d}f}"
     return s.replace("0.", ".", 1)
-
-
-def _p(p: Any) -> str:
-    if p is None or (isinstance(p, float) and not math.isfinite(p)):
-        return "—"
-    return "<.001" if p < 0.001 else f"{p:.3f}".lstrip("0")
 
 
 def _ci(ci: Any) -> str:
@@ -421,10 +422,7 @@ def _llm_section(w: Any, llm: dict[str, Any]) -> None:
 
 
 def write_figures(a: Any, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     from .cellwise import forest_plot
 
@@ -453,5 +451,4 @@ def write_figures(a: Any, out: Path) -> None:
     axes[1].legend(fontsize=7, loc="upper left")
     fig.suptitle("τ-bench augmented cache: metric vs budget (Figure 3 layout)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(out / "budget_curves.png", metadata={"Software": None})
-    plt.close(fig)
+    save_figure(fig, out / "budget_curves.png")

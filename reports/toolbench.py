@@ -14,6 +14,8 @@ import pandas as pd
 
 from osustat import stars
 
+from ._style import fmt_p, md_table, pyplot, save_figure
+
 __all__ = ["PAPER", "dose_response_figure", "render_toolbench"]
 
 _B = (200, 400, 800, 1600)
@@ -71,8 +73,8 @@ def _pp(x: float) -> str:
     return f"{100 * x:+.1f}"
 
 
-def _p(p: float) -> str:
-    return "<.001" if p < 0.001 else f"{p:.3f}"
+def _yes(flag: Any) -> str:
+    return "yes" if flag else "no"
 
 
 def _nev(bench: str) -> str:
@@ -81,10 +83,7 @@ def _nev(bench: str) -> str:
 
 def dose_response_figure(combined: pd.DataFrame, path: Path, metric: str = "recall") -> Path:
     """Figure 4: gap (pp) against beta per budget; filled marker = Fisher p < .05; band = seeds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     c = combined[(combined["benchmark"] == "toolbench") & (combined["metric"] == metric)]
     fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=100)
@@ -106,30 +105,28 @@ def dose_response_figure(combined: pd.DataFrame, path: Path, metric: str = "reca
     ax.set_title("ToolBench dose-response (band: per-seed range)", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
+
+
+def _per_budget(first: str, *names: str) -> list[str]:
+    """A header: `first`, then for each budget ``B=<b> <names[0]>`` and the other `names`."""
+    return [first] + [x for b in _B for x in (f"B={b} {names[0]}", *names[1:])]
 
 
 def _sweep_table(
     combined: pd.DataFrame, metric: str, paper: Mapping[float, Sequence[str]]
 ) -> list[str]:
     c = combined[(combined["benchmark"] == "toolbench") & (combined["metric"] == metric)]
-    lines = [
-        "| beta | " + " | ".join(f"B={b} ours (Fisher p; target p) | paper" for b in _B) + " |",
-        "| --- |" + " --- | --- |" * len(_B),
-    ]
+    rows = []
     for beta in _BETAS:
         row = c[np.isclose(c["beta"], beta)].set_index("budget")
-        cells = []
+        cells = [f"{beta:.2f}"]
         for k, b in enumerate(_B):
             r = row.loc[b]
-            cells.append(
-                f"{_pp(r['gap'])}{stars(r['fisher_p'])} ({_p(r['fisher_p'])}; {_p(r['target_p'])})"
-                f" | {paper[beta][k]}"
-            )
-        lines.append(f"| {beta:.2f} | " + " | ".join(cells) + " |")
-    return lines
+            p_text = f"({fmt_p(r['fisher_p'])}; {fmt_p(r['target_p'])})"
+            cells += [f"{_pp(r['gap'])}{stars(r['fisher_p'])} {p_text}", paper[beta][k]]
+        rows.append(cells)
+    return md_table(_per_budget("beta", "ours (Fisher p; target p)", "paper"), rows)
 
 
 def render_toolbench(
@@ -183,24 +180,24 @@ def render_toolbench(
         "",
         "## Table 3 (beta = .12, n_ev = 3): mean over 3 seeds x 200 episodes",
         "",
-        "| method | " + " | ".join(f"B={b} Hit@2 | Recall" for b in _B) + " |",
-        "| --- |" + " --- | --- |" * len(_B),
     ]
     t3 = a.table3.set_index(["method", "budget", "metric"])["mean"]
+    rows = []
     for m, paper_rows in PAPER["table3"].items():
-        cells = []
+        cells = [m]
         for k, b in enumerate(_B):
             h, r = t3.get((m, b, "hit@2"), np.nan), t3.get((m, b, "recall"), np.nan)
-            cells.append(f"{h:.3f} ({paper_rows[k][0]:.3f}) | {r:.3f} ({paper_rows[k][1]:.3f})")
-        L.append(f"| {m} | " + " | ".join(cells) + " |")
-    gaps = []
+            cells += [f"{h:.3f} ({paper_rows[k][0]:.3f})", f"{r:.3f} ({paper_rows[k][1]:.3f})"]
+        rows.append(cells)
+    o, d = "coverage-overlap-beta0.12", "coverage-disjoint-beta0.12"
+    gaps = ["Δ overlap − disjoint"]
     for b in _B:
-        o, d = "coverage-overlap-beta0.12", "coverage-disjoint-beta0.12"
-        gaps.append(
-            f"{t3[(o, b, 'hit@2')] - t3[(d, b, 'hit@2')]:+.3f} | "
-            f"{t3[(o, b, 'recall')] - t3[(d, b, 'recall')]:+.3f}"
-        )
-    L += ["| Δ overlap − disjoint | " + " | ".join(gaps) + " |", "", "(paper in parentheses)", ""]
+        gaps += [
+            f"{t3[(o, b, 'hit@2')] - t3[(d, b, 'hit@2')]:+.3f}",
+            f"{t3[(o, b, 'recall')] - t3[(d, b, 'recall')]:+.3f}",
+        ]
+    L += md_table(_per_budget("method", "Hit@2", "Recall"), [*rows, gaps])
+    L += ["", "(paper in parentheses)", ""]
 
     L += [
         "## Table 6: overlap − disjoint Recall gap (pp) across beta and B (n_ev = 3)",
@@ -219,22 +216,19 @@ def render_toolbench(
         "",
         "## Table 16: per-seed Recall gap at beta = .12 (single-seed sign-flip tests)",
         "",
-        "| seed | " + " | ".join(f"B={b} ours | paper" for b in _B) + " |",
-        "| --- |" + " --- | --- |" * len(_B),
     ]
     sw = a.sweep[(a.sweep["benchmark"] == "toolbench") & (a.sweep["metric"] == "recall")]
     s12 = sw[np.isclose(sw["beta"], 0.12)]
+    rows = []
     for s in a.seeds:
         r = s12[s12["seed"] == s].set_index("budget")
         paper = PAPER["table16"].get(s, ["-"] * 4)
-        L.append(
-            f"| {s} | "
-            + " | ".join(
-                f"{_pp(r.loc[b, 'gap'])}{stars(r.loc[b, 'p'])} (p {_p(r.loc[b, 'p'])}) | {paper[k]}"
-                for k, b in enumerate(_B)
-            )
-            + " |"
-        )
+        cells = [s]
+        for k, b in enumerate(_B):
+            gap, p = r.loc[b, "gap"], r.loc[b, "p"]
+            cells += [f"{_pp(gap)}{stars(p)} (p {fmt_p(p)})", paper[k]]
+        rows.append(cells)
+    L += md_table(_per_budget("seed", "ours", "paper"), rows)
     c = a.consistency
     L += [
         "",
@@ -248,18 +242,20 @@ def render_toolbench(
         "Per target present in every seed, its mean gap in each seed; `seed_dependence` "
         "correlates them across seeds (Recall, beta = .12).",
         "",
-        "| budget | shared targets | mean correlation | effective seeds | too dependent |",
-        "| --- | --- | --- | --- | --- |",
     ]
     dep = a.seed_dep
+    rows = []
     if not dep.empty:
         dd = dep[(dep["benchmark"] == "toolbench") & (dep["metric"] == "recall")]
         dd = dd[np.isclose(dd["beta"], 0.12)]
-        for _, r in dd.iterrows():
-            L.append(
-                f"| {r['budget']} | {r['shared_targets']} | {r['mean_correlation']:.2f} | "
-                f"{r['effective_seeds']:.2f} | {'yes' if r['too_dependent'] else 'no'} |"
-            )
+        rows = [
+            [r["budget"], r["shared_targets"], f"{r['mean_correlation']:.2f}",
+             f"{r['effective_seeds']:.2f}", _yes(r["too_dependent"])]
+            for _, r in dd.iterrows()
+        ]  # fmt: skip
+    header = ["budget", "shared targets", "mean correlation", "effective seeds", "too dependent"]
+    L += md_table(header, rows)
+    if not dep.empty:
         n_dep = int(dep["too_dependent"].sum())
         L += [
             "",
@@ -276,44 +272,46 @@ def render_toolbench(
         "distinct targets, gaps averaged over their episodes in all seeds; one-sided 'gap grows "
         "with beta'); `monotone means` says whether the five mean gaps strictly increase.",
         "",
-        "| n_ev | metric | budget | targets | statistic | p | monotone means |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for _, r in a.trend.iterrows():
-        L.append(
-            f"| {_nev(r['benchmark'])} | {r['metric']} | {r['budget']} | {r['n_targets']} | "
-            f"{r['statistic']:+.4f} | {_p(r['p'])} | {'yes' if r['monotone_means'] else 'no'} |"
-        )
+    L += md_table(
+        ["n_ev", "metric", "budget", "targets", "statistic", "p", "monotone means"],
+        (
+            [_nev(r["benchmark"]), r["metric"], r["budget"], r["n_targets"],
+             f"{r['statistic']:+.4f}", fmt_p(r["p"]), _yes(r["monotone_means"])]
+            for _, r in a.trend.iterrows()
+        ),
+    )  # fmt: skip
     L += [
         "",
         "## Table 14: evidence-size sensitivity (Recall, beta = .12, 3 seeds x 4 budgets)",
         "",
-        "| n_ev | sig. (p<.05) | positive | B=400 all seeds p<.01 | B=400 gap (pp) | paper |",
-        "| --- | --- | --- | --- | --- | --- |",
     ]
+    rows = []
     for _, r in a.table14.iterrows():
         paper = PAPER["table14"].get(r["benchmark"], ("-",) * 4)
-        L.append(
-            f"| {_nev(r['benchmark'])} | {r['significant']}/{r['cells']} | "
-            f"{r['positive']}/{r['cells']} | {'yes' if r['b400_all_seeds_p01'] else 'no'} | "
-            f"{_pp(r['b400_gap'])} | {paper[0]}, {paper[1]}, {paper[2]}, {paper[3]} |"
-        )
+        rows.append(
+            [_nev(r["benchmark"]), f"{r['significant']}/{r['cells']}",
+             f"{r['positive']}/{r['cells']}", _yes(r["b400_all_seeds_p01"]),
+             _pp(r["b400_gap"]), ", ".join(paper)]
+        )  # fmt: skip
+    header = ["n_ev", "sig. (p<.05)", "positive", "B=400 all seeds p<.01", "B=400 gap (pp)"]
+    L += md_table([*header, "paper"], rows)
     L += [
         "",
         "## Evidence–OSU membership (Sections 4.1, 6.1)",
         "",
-        "| n_ev | construction | evidence steps | mean OSUs | median | evicted "
-        "| paper (mean, median, evicted) |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
+    rows = []
     for _, r in a.membership.iterrows():
         pm = PAPER["membership"][r["construction"]] if r["benchmark"] == "toolbench" else None
         paper = f"{pm[0]:.2f}, {pm[1]}, {100 * pm[2]:.1f}%" if pm else "-"
-        L.append(
-            f"| {_nev(r['benchmark'])} | {r['construction']} | {r['evidence_steps']} | "
-            f"{r['mean_osus']:.2f} | {r['median_osus']:.0f} | "
-            f"{100 * r['evicted_fraction']:.1f}% | {paper} |"
-        )
+        rows.append(
+            [_nev(r["benchmark"]), r["construction"], r["evidence_steps"],
+             f"{r['mean_osus']:.2f}", f"{r['median_osus']:.0f}",
+             f"{100 * r['evicted_fraction']:.1f}%", paper]
+        )  # fmt: skip
+    header = ["n_ev", "construction", "evidence steps", "mean OSUs", "median", "evicted"]
+    L += md_table([*header, "paper (mean, median, evicted)"], rows)
     L += ["", "## Cohesion-alpha variant (Appendix G.5; n_ev = 3)", ""]
     if a.cohesion.empty:
         L.append("Not run.")
@@ -322,16 +320,13 @@ def render_toolbench(
             "Overlap − disjoint gap (pp) with the dependence-robust target-level p. Paper: "
             "'approximately zero at every alpha and budget' (Hit@2).",
             "",
-            "| metric | alpha | " + " | ".join(f"B={b}" for b in _B) + " |",
-            "| --- | --- |" + " --- |" * len(_B),
         ]
+        rows = []
         for (metric, alpha), g in a.cohesion.groupby(["metric", "alpha"], sort=False):
             g = g.set_index("budget")
-            L.append(
-                f"| {metric} | {alpha:.3f} | "
-                + " | ".join(f"{_pp(g.loc[b, 'gap'])} (p {_p(g.loc[b, 'target_p'])})" for b in _B)
-                + " |"
-            )
+            gaps = [f"{_pp(g.loc[b, 'gap'])} (p {fmt_p(g.loc[b, 'target_p'])})" for b in _B]
+            rows.append([metric, f"{alpha:.3f}", *gaps])
+        L += md_table(["metric", "alpha", *(f"B={b}" for b in _B)], rows)
         L += [
             "",
             "Reading: both greedy variants (`CoverageGuidedOSU`, `CohesionOSU`) can only select "
@@ -348,11 +343,11 @@ def render_toolbench(
         "Cell of each episode's planted evidence (Definition 2 on the loaded tool signatures "
         "and entities). The paper states ≈100% T+E+ by construction.",
         "",
-        "| n_ev | cell | episodes |",
-        "| --- | --- | --- |",
     ]
-    for _, r in a.structure.iterrows():
-        L.append(f"| {_nev(r['benchmark'])} | {r['cell']} | {r['episodes']} |")
+    L += md_table(
+        ["n_ev", "cell", "episodes"],
+        ([_nev(r["benchmark"]), r["cell"], r["episodes"]] for _, r in a.structure.iterrows()),
+    )
     L.append("")
     for _, r in a.evidence_stats.iterrows():
         L.append(

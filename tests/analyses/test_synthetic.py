@@ -122,6 +122,7 @@ class TestReproduce:
             "budget_curves.png",
             "near_far.png",
             "mmax_sweep.png",
+            "mmax_sweep.svg",
         ]
         for name in names:
             assert (a.out / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
@@ -139,5 +140,5 @@ class TestReproduce:
         assert json.loads((a.out / "structure.json").read_text())["episodes"] == 3
         assert png_size(a.out / "budget_curves.png") == (1000, 400)
         assert png_size(a.out / "near_far.png") == (800, 400)
-        assert png_size(a.out / "mmax_sweep.png") == (640, 360)
+        assert png_size(a.out / "mmax_sweep.png") == (960, 540)  # 150 dpi, SVG beside it
         assert "![M_max sweep](mmax_sweep.png)" in report

@@ -2,9 +2,28 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osustat import adjust_pvalues, fisher_combine, interaction_test, paired, paired_signflip_test
+from osustat import (
+    adjust_pvalues,
+    fisher_combine,
+    interaction_test,
+    minimum_detectable_effect,
+    paired,
+    paired_signflip_test,
+)
 from osustat.audit import VERDICTS, audit
 from osustat.claims import ClaimsFile, Family, parse_claims
+from osustat.reports.audit import flag_message, note_text, procedure, reason
+
+
+def why(check, standard="strict"):
+    """The reason the report prints for `check` under `standard`."""
+    return reason(check, check.under(standard))
+
+
+def flag_text(check, i=0):
+    """The message the report prints for the `i`-th flag of `check`."""
+    return flag_message(check, check.flags[i])
+
 
 FAST = {"n_resamples": 999, "bootstrap_resamples": 200}
 
@@ -106,14 +125,14 @@ class TestAudit:
             data=records([1] * 30 + [0] * 10, [0] * 40, metric="hit@2"),
         )
         assert res.checks[0].verdict == "contradicted"
-        assert "significantly above 0" in res.checks[0].reason
+        assert "significantly above 0" in why(res.checks[0])
 
     def test_threshold_is_the_null(self):
         d = np.r_[np.full(60, 0.1), np.full(40, 0.15)]
         res = run(claim(threshold=0.3), data=from_differences(d))
         check = res.checks[0]
         assert check.test.statistic == pytest.approx(check.effect - 0.3)
-        assert check.verdict == "contradicted" and "significantly below 0.3" in check.reason
+        assert check.verdict == "contradicted" and "significantly below 0.3" in why(check)
 
     def test_contradicted_wrong_sign_with_power(self):
         d = BALANCED.copy()
@@ -121,14 +140,41 @@ class TestAudit:
         res = run(claim(reported_effect=0.2), data=from_differences(d))
         check = res.checks[0]
         assert check.mde < 0.2 and check.pvalue_adjusted > 0.05
-        assert check.verdict == "contradicted" and "not significant" in check.reason
+        assert check.verdict == "contradicted" and "not significant" in why(check)
 
     def test_underpowered(self):
         d = [0.3, -0.1, 0.2, -0.2, 0.1, 0.05]
         res = run(claim(reported_effect=0.05), data=from_differences(d))
         check = res.checks[0]
         assert check.verdict == "underpowered" and check.mde > 0.05
-        assert f"MDE {check.mde:.3f} at n = 6" in check.reason
+        assert f"MDE {check.mde:.3f} at n = 6" in why(check)
+
+    # -- the MDE of the test actually run (issue #11) --
+    def test_mde_is_the_one_of_the_test_run(self):
+        # n = 6 continuous differences: the exact sign-flip test, simulated power; a 0/1
+        # metric: the exact binomial model. Both read from the observed differences.
+        d = np.array([0.3, -0.1, 0.2, -0.2, 0.1, 0.05])
+        check = run(claim(reported_effect=0.05), data=from_differences(d)).checks[0]
+        ref = minimum_detectable_effect(float(d.std(ddof=1)), 6, alpha=0.05, differences=d)
+        assert check.mde == pytest.approx(ref, rel=1e-12) and check.mde.method == ref.method
+        assert check.mde.method == "simulation"
+        assert check.strict.mde == check.mde and check.strict.magnitude == pytest.approx(0.05)
+        t = [1, 1, 0, 1, 0, 0, 1, 1, 0, 1] * 3
+        b = [0, 1, 0, 0, 1, 0, 1, 0, 0, 1] * 3
+        hit = run(claim(metric="hit@2"), data=records(t, b, metric="hit@2")).checks[0]
+        diffs = np.subtract(t, b, dtype=float)
+        ref = minimum_detectable_effect(float(diffs.std(ddof=1)), 30, differences=diffs)
+        assert hit.mde.method == "exact-binomial" and hit.mde == pytest.approx(ref, rel=1e-12)
+
+    def test_infinite_mde_reads_underpowered_at_any_effect(self):
+        # n = 4: the smallest two-sided exact p is 2**(1-4) = .25 > .05, so no effect reaches
+        # power .8; the verdict says so instead of printing "MDE inf".
+        d = [0.3, -0.1, 0.2, 0.1]
+        check = run(claim(reported_effect=0.2), data=from_differences(d)).checks[0]
+        assert np.isinf(check.mde) and check.verdict == "underpowered"
+        assert check.strict.code == "underpowered"
+        assert why(check).startswith("underpowered at any effect at n = 4 (claimed effect 0.200)")
+        assert "inf" not in why(check)
 
     def test_direction_only(self):
         d = BALANCED.copy()
@@ -149,7 +195,7 @@ class TestAudit:
     def test_not_checkable(self, kw, reason):
         res = run(claim(**kw), data=from_differences(BALANCED))
         check = res.checks[0]
-        assert check.verdict == "not checkable" and reason in check.reason
+        assert check.verdict == "not checkable" and reason in why(check)
         assert check.test is None and check.family_size == 0
 
     @pytest.mark.parametrize(
@@ -175,7 +221,7 @@ class TestAudit:
             paired(data, c.treatment, c.baseline, metric=c.metric, budget=c.budget,
                    benchmark=c.benchmark)  # fmt: skip
         assert res.checks[0].verdict == "not checkable"
-        assert res.checks[0].reason == str(exc.value)
+        assert why(res.checks[0]) == str(exc.value)
 
     def test_cell_with_one_unit_is_not_checkable(self):
         cells = ["T+E+"] + ["T-E-"] * 99
@@ -185,14 +231,14 @@ class TestAudit:
             data=from_differences(BALANCED, cells=cells),
         )
         assert res.checks[0].verdict == "not checkable"
-        assert "cell T+E+ has 1 query(s) in the records; 2 are needed" in res.checks[0].reason
+        assert "cell T+E+ has 1 query(s) in the records; 2 are needed" in why(res.checks[0])
         assert res.checks[1].n == 99
 
     def test_unpaired_queries_are_not_checkable_and_listed(self):
         data = from_differences(BALANCED)
         data = data[~((data["method"] == "old") & (data["query_id"] == "q7"))]
         res = run(claim(), data=data)
-        assert "only 'new' has 1: 'e7/q7'" in res.checks[0].reason
+        assert "only 'new' has 1: 'e7/q7'" in why(res.checks[0])
 
     def test_counts(self):
         res = run(claim(), claim("x", budget=1), data=from_differences(BALANCED))
@@ -285,18 +331,20 @@ class TestAudit:
             data=from_differences(d),
         )
         assert [f.code for f in res.checks[0].flags] == ["effect-outside-ci"]
-        assert "+0.900 lies outside" in res.checks[0].flags[0].message
+        assert "+0.900 lies outside" in flag_text(res.checks[0])
         assert not res.checks[1].flags
 
     def test_reported_means_gap_outside_ci(self):
         d = np.linspace(0.0, 0.2, 50)
         res = run(claim(reported_means=[0.9, 0.1]), data=from_differences(d))
-        assert "reported means' gap +0.800" in res.checks[0].flags[0].message
+        assert "reported means' gap +0.800" in flag_text(res.checks[0])
 
     def test_n_mismatch(self):
         res = run(claim(reported_n=56), data=from_differences(BALANCED))
         assert [f.code for f in res.checks[0].flags] == ["n-mismatch"]
-        assert "reported n = 56, the records hold n = 100" in res.checks[0].flags[0].message
+        assert "reported n = 56, the records hold n = 100" in flag_message(
+            res.checks[0], res.checks[0].flags[0]
+        )
 
 
 class TestSeeds:
@@ -317,6 +365,26 @@ class TestSeeds:
         assert check.effect == pytest.approx(d.mean())
         assert check.seed_dependence.too_dependent
 
+    def test_per_seed_tests_are_the_cores(self):
+        # The audit's pooled and Fisher p come from osustat.seeds on the per-seed values.
+        from osustat.seeds import per_seed_values, seed_tests
+
+        data = self.near_duplicate_seeds()
+        check = run(claim(), data=data).checks[0]
+        v = per_seed_values(data, "new", "old", metric="recall", budget=256, benchmark="bench")
+        ref = seed_tests(v.differences, rng=0)
+        assert check.seed_dependence.mean_correlation == ref.dependence.mean_correlation
+        assert check.pooled_pvalue == pytest.approx(ref.pooled.pvalue, abs=0.03)
+        assert check.fisher_pvalue == pytest.approx(ref.fisher_pvalue, rel=0.5)
+
+    def test_seed_lacking_a_unit_is_a_note_not_an_error(self):
+        data = self.near_duplicate_seeds()
+        data = data[~((data.query_id == "q3") & (data.seed == 2))]
+        check = run(claim(), data=data).checks[0]
+        assert check.checkable and check.n == 60 and check.seed_dependence is None
+        assert [n.code for n in check.notes] == ["seed-dependence-unmeasured"]
+        assert "seed 2 lacks queries ['e3/q3']" in note_text(check, check.notes[0])
+
     def test_pooled_seeds_flagged(self):
         res = run(
             claim("a", seeds="pooled"),
@@ -326,7 +394,7 @@ class TestSeeds:
         )
         a, b, c = res.checks
         assert [f.code for f in a.flags] == ["seeds-pooled"]
-        assert "near-duplicates" in a.flags[0].message
+        assert "near-duplicates" in flag_text(a)
         assert not b.flags  # averaged per query: nothing to flag
         assert [f.code for f in c.flags] == ["seeds-pooled"]  # n = 60 queries x 3 seeds
         # pooling near-duplicates is anti-conservative: the pooled p is smaller
@@ -354,7 +422,8 @@ class TestSeeds:
 
     def test_one_seed_pooled_claim_noted(self):
         res = run(claim(seeds="pooled"), data=from_differences(BALANCED))
-        assert "these records hold one seed" in res.checks[0].notes[0]
+        assert [n.code for n in res.checks[0].notes] == ["one-seed"]
+        assert "these records hold one seed" in note_text(res.checks[0], res.checks[0].notes[0])
 
 
 class TestDeterminism:
@@ -393,7 +462,7 @@ class TestKinds:
         up, down = res.checks
         for c in res.checks:
             assert c.as_tested.pvalue is None and c.strict.pvalue is None
-            assert c.strict.family_size == 0 and "descriptive" in c.strict.reason
+            assert c.strict.family_size == 0 and "descriptive" in why(c)
         assert up.as_tested.verdict == up.strict.verdict == "reproduced"
         assert down.as_tested.verdict == down.strict.verdict == "contradicted"
 
@@ -403,11 +472,11 @@ class TestKinds:
         eq = dict(kind="equivalence", direction=None, margin=0.05)
         res = run(claim("a", reported_p=0.8, **eq), claim("b", **eq), data=tight)
         a, b = res.checks
-        assert a.strict.verdict == "reproduced" and "equivalent within ±0.05" in a.strict.reason
+        assert a.strict.verdict == "reproduced" and "equivalent within ±0.05" in why(a)
         assert a.equivalence.pvalue == a.strict.pvalue and a.equivalence.pvalue <= 0.001
         assert a.as_tested.verdict == "reproduced" and a.as_tested.pvalue == a.test.pvalue
-        assert "does not show equivalence" in a.as_tested.reason
-        assert b.as_tested.pvalue is None and "inside the margin ±0.05" in b.as_tested.reason
+        assert "does not show equivalence" in why(a, "as tested")
+        assert b.as_tested.pvalue is None and "inside the margin ±0.05" in why(b, "as tested")
 
     def test_equivalence_contradicted_and_underpowered(self):
         eq = dict(kind="equivalence", direction=None, margin=0.05)
@@ -416,7 +485,7 @@ class TestKinds:
         (c,) = run(claim(reported_p=0.5, **eq), data=far).checks
         assert c.strict.verdict == "contradicted" and c.as_tested.verdict == "contradicted"
         (u,) = run(claim(**eq), data=few).checks
-        assert u.strict.verdict == "underpowered" and "not shown" in u.strict.reason
+        assert u.strict.verdict == "underpowered" and "not shown" in why(u)
         assert u.as_tested.verdict == "reproduced"  # the gap, as printed, is inside
 
     # -- interaction: paper's statistic as tested, studentized strict --
@@ -439,12 +508,12 @@ class TestKinds:
         d = np.tile([0.1, -0.1, 0.05], 20)
         spec = dict(kind="interaction", direction=None, cell=None, reported_p=0.4)
         (c,) = run(claim(**spec), data=from_differences(d, cells=cells)).checks
-        assert c.strict.verdict == "not significant" and "(no interaction)" in c.strict.reason
+        assert c.strict.verdict == "not significant" and "(no interaction)" in why(c)
 
     def test_interaction_needs_cells(self):
         spec = dict(kind="interaction", direction=None, cell=None)
         (c,) = run(claim(**spec), data=from_differences(BALANCED)).checks
-        assert c.verdict == "not checkable" and "`cell` column" in c.reason
+        assert c.verdict == "not checkable" and "`cell` column" in why(c)
 
     # -- relative: ratio of means --
     def test_relative(self):
@@ -479,8 +548,8 @@ class TestKinds:
         s, x, a = res.checks
         assert s.n_seeds == 1 and s.effect == pytest.approx(0.4)
         assert a.n_seeds == 2 and a.effect == pytest.approx(0.2)
-        assert x.verdict == "not checkable" and "seed 7 is not in the records" in x.reason
-        assert "known seeds: [42, 123]" in x.reason
+        assert x.verdict == "not checkable" and "seed 7 is not in the records" in why(x)
+        assert "known seeds: [42, 123]" in why(x)
 
     def test_fisher_as_tested_averaged_strict(self):
         rng = np.random.default_rng(3)
@@ -488,8 +557,9 @@ class TestKinds:
         d = np.clip(base + 0.05 * rng.normal(size=(60, 3)), -1, 1)
         (c,) = run(claim(seeds="fisher"), data=from_differences(d)).checks
         assert c.as_tested.pvalue == pytest.approx(c.fisher_pvalue)
-        assert c.as_tested.test == "Fisher over 3 seeds"
-        assert c.strict.pvalue == c.test.pvalue and "seeds averaged" in c.strict.test
+        assert c.as_tested.test == "fisher"
+        assert procedure(c, c.as_tested) == "Fisher over 3 seeds"
+        assert c.strict.pvalue == c.test.pvalue and "seeds averaged" in procedure(c, c.strict)
         (p,) = run(claim(seeds="pooled"), data=from_differences(d)).checks
         assert p.as_tested.pvalue == p.pooled_pvalue
 

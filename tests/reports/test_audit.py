@@ -1,11 +1,18 @@
 import json
 
 import numpy as np
+import pytest
 
 from osustat.audit import VERDICTS, audit
 from osustat.claims import parse_claims
-from osustat.reports.audit import render_markdown, to_json
+from osustat.reports.audit import reason, render_markdown, to_json
 from tests.osustat.test_audit import FAST, claim, from_differences, records
+
+
+def why(check, standard="strict"):
+    """The reason the report prints for `check` under `standard`."""
+    return reason(check, check.under(standard))
+
 
 HEAD = """title = "Demo audit"
 [family.g]
@@ -64,9 +71,9 @@ class TestRenderMarkdown:
         assert "| verdict | as tested | strict |" in text
         for c in res.checks:
             if c.verdict != "not checkable":
-                assert f"- **{c.claim.id}**: {c.verdict} — {c.reason}." in text
+                assert f"- **{c.claim.id}**: {c.verdict} — {why(c)}." in text
                 assert (
-                    f"As tested (sign-flip): {c.as_tested.verdict} — {c.as_tested.reason}." in text
+                    f"As tested (sign-flip): {c.as_tested.verdict} — {why(c, 'as tested')}." in text
                 )
 
     def test_seed_contrasts_are_shown(self):
@@ -118,3 +125,40 @@ class TestToJson:
         item = to_json(res)["claims"][0]
         assert item["recomputed"]["pvalue_method"] == "exact-binomial"
         assert item["verdict"] == "reproduced"
+
+
+class TestWords:
+    def test_infinite_mde_in_report_and_json(self):
+        # n = 4 units: no effect reaches power .8 (issue #11); the words say so and the
+        # JSON carries no Infinity.
+        data = from_differences([0.3, -0.1, 0.2, 0.1])
+        res = audit(parse_claims(claim("tiny", reported_effect=0.2)), data, **FAST, rng=0)
+        text = render_markdown(res)
+        assert "underpowered — underpowered at any effect at n = 4" in text
+        payload = to_json(res)
+        rec = payload["claims"][0]["recomputed"]
+        assert rec["mde"] is None and rec["mde_method"] == res.checks[0].mde.method
+        assert payload["claims"][0]["strict"]["code"] == "underpowered"
+
+    def test_every_reason_code_is_worded(self):
+        from osustat.audit import REASONS
+
+        res = demo()
+        seen = {c.strict.code for c in res.checks} | {c.as_tested.code for c in res.checks}
+        assert seen <= set(REASONS)
+        for c in res.checks:
+            for v in (c.as_tested, c.strict):
+                assert reason(c, v) and "{" not in reason(c, v)
+
+    def test_every_test_code_is_worded(self):
+        from dataclasses import replace
+
+        from osustat.audit import TESTS
+        from osustat.reports.audit import procedure
+
+        res = demo()
+        check = res.checks[0]
+        names = {procedure(check, replace(check.strict, test=code)) for code in TESTS}
+        assert len(names) == len(TESTS)  # each code has its own words
+        with pytest.raises(ValueError, match="unknown test code 'nope'"):
+            procedure(check, replace(check.strict, test="nope"))

@@ -74,7 +74,12 @@ class TestFigures:
             }
         )
         path = dose_response(table, tmp_path / "d.png", x="beta", y="effect", ci=("lo", "hi"))
-        assert png_size(path) == (640, 360)
+        assert png_size(path) == (960, 540)  # 6.4 x 3.6 in at 150 dpi, like the others
+        svg = (tmp_path / "d.svg").read_bytes()
+        assert svg.lstrip().startswith(b"<?xml") and b"beta" in svg
+        again = dose_response(table, tmp_path / "e.png", x="beta", y="effect", ci=("lo", "hi"))
+        assert again.read_bytes() == path.read_bytes()
+        assert (tmp_path / "e.svg").read_bytes() == svg  # no date, no random id salt
 
     def test_budget_plot_needs_two_budgets(self, tmp_path):
         with pytest.raises(ValueError, match="at least two budgets"):

@@ -1,0 +1,234 @@
+"""The words of an audit: each verdict's reason and each flag's message.
+
+:func:`osustat.audit.audit` returns reason and flag codes with the numbers behind them
+(:data:`osustat.audit.REASONS`, :data:`osustat.audit.FLAG_CODES`); this module turns them
+into the sentences of the report and of ``audit.json``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from osustat.audit import (
+    AS_TESTED_INTERACTION,
+    STRICT_INTERACTION,
+    ClaimCheck,
+    Flag,
+    Note,
+    StandardVerdict,
+)
+
+__all__ = ["UNDERPOWERED_AT_ANY_EFFECT", "flag_message", "note_text", "procedure", "reason"]
+
+#: How an infinite MDE reads: no effect size reaches power .8 at this n.
+UNDERPOWERED_AT_ANY_EFFECT = "underpowered at any effect"
+
+
+def _mde(mde: float) -> str:
+    return UNDERPOWERED_AT_ANY_EFFECT if math.isinf(mde) else f"MDE {mde:.3f}"
+
+
+def _p_text(v: StandardVerdict) -> str:
+    if v.pvalue_adjusted is None:
+        return ""
+    how = "uncorrected" if v.correction == "none" else v.correction
+    return f"p = {v.pvalue_adjusted:.3g} ({how}, m = {v.family_size})"
+
+
+#: Equivalence reasons: the gap of means (``effect``) against the margin.
+_EQUIVALENCE = {
+    "gap-inside-margin": "gap {effect:+.3f} lies inside the margin {margin} (no test)",
+    "gap-outside-margin": "gap {effect:+.3f} lies outside the margin {margin} (no test)",
+    "not-different": (
+        "difference {effect:+.3f} not significant ({p_text}), as the claim read it; "
+        "this does not show equivalence (see strict, margin {margin})"
+    ),
+    "different": "difference {effect:+.3f} is significant; {p_text}",
+    "equivalent": "equivalent within {margin}: gap {effect:+.3f}, TOST {p_text}",
+    "equivalence-not-shown": (
+        "equivalence within {margin} not shown: gap {effect:+.3f}, TOST {p_text}"
+    ),
+}
+
+
+def reason(check: ClaimCheck, v: StandardVerdict) -> str:
+    """Why claim `check` got verdict `v`, in one sentence (no final period).
+
+    Examples
+    --------
+    >>> from osustat.audit import StandardVerdict
+    >>> from osustat.claims import Claim
+    >>> from osustat.audit import ClaimCheck
+    >>> c = Claim(id="a", family="f", treatment="new", baseline="old", metric="hit@2",
+    ...           budget=256, cell=None, direction="greater", threshold=0.1)
+    >>> v = StandardVerdict(standard="strict", verdict="underpowered", code="underpowered",
+    ...                     pvalue=0.3, pvalue_adjusted=0.3, correction="holm", family_size=1,
+    ...                     test="sign-flip", effect=0.05, mde=float("inf"), magnitude=0.1)
+    >>> reason(ClaimCheck(claim=c, verdict="underpowered", n=5, strict=v), v)
+    'underpowered at any effect at n = 5 (claimed effect 0.100); p = 0.3 (holm, m = 1)'
+    """
+    c = check.claim
+    code, p_text = v.code, _p_text(v)
+    if code == "missing":
+        return v.detail
+    effect = math.nan if v.effect is None else v.effect
+    sign = ">" if c.direction == "greater" else "<"
+    if code in ("ordering-holds", "ordering-fails"):
+        means = f"means {check.treatment_mean:.3f} vs {check.baseline_mean:.3f}"
+        if code == "ordering-holds":
+            return f"{means}: ordering {sign} holds (descriptive, no test)"
+        tie = " (tie)" if effect == 0 else ""
+        return f"{means}: ordering {sign} fails{tie} (descriptive, no test)"
+    if code == "interaction":
+        return f"the gap differs across cells; {p_text}"
+    if code in ("no-interaction", "no-interaction-as-claimed"):
+        paper = ""
+        if code == "no-interaction-as-claimed":
+            paper = f"; the claim itself reports {c.reported_p} (no interaction)"
+        return f"no significant interaction; {p_text}{paper}"
+    equivalence = _EQUIVALENCE.get(code)
+    if equivalence is not None:
+        return equivalence.format(effect=effect, margin=f"±{c.margin:g}", p_text=p_text)
+    if code == "outside-margin":
+        margin = f"±{c.margin:g}"
+        assert check.test is not None
+        return (
+            f"gap {effect:+.3f} is significantly nonzero and outside {margin} "
+            f"(difference p = {check.test.pvalue:.3g})"
+        )
+    t = c.threshold
+    if code in ("ratio-on-side", "ratio-off-side"):
+        assert check.ratio is not None
+        on = "on" if code == "ratio-on-side" else "not on"
+        return (
+            f"ratio of means {check.ratio.statistic:.3f} (relative {effect:+.1%}) "
+            f"{on} the claimed side of {t:+.1%} (no test)"
+        )
+    side = "above" if c.direction == "greater" else "below"
+    other = "below" if c.direction == "greater" else "above"
+    what = "relative effect" if c.kind == "relative" else "estimate"
+    if code == "beyond":
+        return f"{what} {effect:+.3f} {side} {t:g}; {p_text}"
+    if code == "significant-wrong-side":
+        return f"{what} {effect:+.3f} is significantly {other} {t:g}; {p_text}"
+    if code == "ci-wrong-side":
+        assert v.interval is not None
+        return f"the CI [{v.interval[0]:+.3f}, {v.interval[1]:+.3f}] lies {other} {t:g}"
+    if code == "underpowered":
+        assert v.mde is not None and v.magnitude is not None
+        if math.isinf(v.mde):
+            return (
+                f"{UNDERPOWERED_AT_ANY_EFFECT} at n = {check.n} (claimed effect "
+                f"{v.magnitude:.3f}); {p_text}"
+            )
+        return (
+            f"MDE {v.mde:.3f} at n = {check.n} exceeds the claimed effect {v.magnitude:.3f}; "
+            f"{p_text}"
+        )
+    if code == "direction-only":
+        return f"{what} {effect:+.3f} {side} {t:g} but not significant; {p_text}"
+    if code == "wrong-side":
+        mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
+        return f"{what} {effect:+.3f} lies {other} {t:g} (not significant{mde_text}); {p_text}"
+    raise ValueError(f"unknown reason code {code!r} (claim {c.id!r}).")
+
+
+def flag_message(check: ClaimCheck, flag: Flag) -> str:
+    """What flag `flag` of claim `check` means, with the numbers (no final period)."""
+    c = check.claim
+    k = check.n_seeds or 0
+    averaged_p = check.test.pvalue if check.test else math.nan
+    dep = check.seed_dependence
+    if flag.code == "p-below-minimum":
+        floor = check.min_attainable_p if check.min_attainable_p is not None else math.nan
+        how = f"{c.reported_resamples:,}" if c.reported_resamples else "exact"
+        return (
+            f"reported {c.reported_p} is below the smallest attainable p {floor:.3g} "
+            f"for this n ({check.n} units, {check.test.n_nonzero if check.test else 0} nonzero "
+            f"differences) with {how} sign flips"
+            + (" and Fisher over the seeds" if c.seeds == "fisher" else "")
+        )
+    if flag.code == "seeds-pooled":
+        assert dep is not None
+        why = "the claim says so" if c.seeds == "pooled" else f"reported n = {check.n} × {k} seeds"
+        pooled = check.pooled_pvalue if check.pooled_pvalue is not None else math.nan
+        return (
+            f"seeds pooled as if independent ({why}), but they are near-duplicates: mean "
+            f"between-seed correlation {dep.mean_correlation:.2f}, "
+            f"{dep.duplicate_fraction:.0%} identical values, effective seeds "
+            f"{dep.effective_seeds:.2f} of {k}; pooled p = {pooled:.3g} vs per-unit averaged "
+            f"p = {averaged_p:.3g}"
+        )
+    if flag.code == "fisher-dependent-seeds":
+        assert dep is not None and check.fisher_pvalue is not None
+        return (
+            f"Fisher combination assumes independent seeds, but the mean between-seed "
+            f"correlation is {dep.mean_correlation:.2f} (effective seeds "
+            f"{dep.effective_seeds:.2f} of {k}); Fisher p = {check.fisher_pvalue:.3g} vs "
+            f"per-unit averaged p = {averaged_p:.3g}"
+        )
+    if flag.code == "effect-outside-ci":
+        claimed = c.claimed_effect
+        assert claimed is not None
+        if c.kind == "relative":
+            assert check.ratio is not None
+            lo, hi = check.ratio.relative_interval
+            return (
+                f"reported relative effect {claimed:+.1%} lies outside the records' "
+                f"{check.ratio.level:.0%} Fieller CI [{lo:+.1%}, {hi:+.1%}] "
+                f"(estimate {check.ratio.relative:+.1%})"
+            )
+        ci = check.ci
+        assert ci is not None
+        what = "reported effect" if c.reported_effect is not None else "reported means' gap"
+        return (
+            f"{what} {claimed:+.3f} lies outside the records' {ci.level:.0%} bootstrap "
+            f"CI [{ci.low:+.3f}, {ci.high:+.3f}] (estimate {ci.statistic:+.3f})"
+        )
+    if flag.code == "n-mismatch":
+        return f"reported n = {c.reported_n}, the records hold n = {check.n}"
+    raise ValueError(f"unknown flag code {flag.code!r} (claim {c.id!r}).")
+
+
+def note_text(check: ClaimCheck, note: Note) -> str:
+    """What note `note` of claim `check` says (no final period)."""
+    c = check.claim
+    if note.code == "seed-dependence-unmeasured":
+        return f"seed dependence not measured: {note.detail}"
+    if note.code == "fieller-independent-queries":
+        return (
+            "the Fieller interval treats queries as independent; queries cluster in "
+            "episodes, so prefer unit = 'episode' for relative claims"
+        )
+    if note.code == "one-seed":
+        how = "pooled" if c.seeds == "pooled" else "Fisher-combined"
+        return (
+            f"the claim's p {how} seeds, but these records hold one seed: seed dependence "
+            "cannot be measured"
+        )
+    raise ValueError(f"unknown note code {note.code!r} (claim {c.id!r}).")
+
+
+def procedure(check: ClaimCheck, v: StandardVerdict) -> str:
+    """The procedure standard verdict `v` of claim `check` used, in words."""
+    c = check.claim
+    margin = f"{c.margin:g}" if c.margin is not None else "?"
+    names = {
+        "none": "—",
+        "ordering": "ordering of means (descriptive)",
+        "interaction-centered": f"interaction, {AS_TESTED_INTERACTION}",
+        "interaction-studentized": f"interaction, {STRICT_INTERACTION}",
+        "tost": f"TOST ±{margin}, seeds averaged",
+        "gap-vs-margin": f"|gap of means| ≤ {margin} (descriptive)",
+        "difference-test": "difference test, p > α read as 'indistinguishable'",
+        "ratio-descriptive": "ratio of means (descriptive)",
+        "ratio-test": "ratio test, seeds averaged",
+        "sign-flip": "sign-flip",
+        "sign-flip-averaged": "sign-flip, seeds averaged",
+        "sign-flip-seed": f"sign-flip, seed {c.seed}",
+        "fisher": f"Fisher over {check.n_seeds} seeds",
+        "pooled": f"sign-flip, {check.n_seeds} seeds pooled",
+    }
+    if v.test not in names:
+        raise ValueError(f"unknown test code {v.test!r} (claim {c.id!r}).")
+    return names[v.test]

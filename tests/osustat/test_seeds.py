@@ -1,0 +1,151 @@
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from osustat import fisher_combine, paired, seed_dependence, signflip_tests
+from osustat.seeds import per_seed_values, seed_matrix, seed_tests
+
+
+def long_records(values: dict[str, np.ndarray], budget: int = 256) -> pd.DataFrame:
+    """(n, k) per-method values -> long records, queries e{i % 3}/q{i}, seed = column."""
+    rows = []
+    for method, mat in values.items():
+        for i, j in itertools.product(range(mat.shape[0]), range(mat.shape[1])):
+            rows.append(
+                {
+                    "episode_id": f"e{i % 3}",
+                    "query_id": f"q{i}",
+                    "method": method,
+                    "budget": budget,
+                    "seed": j,
+                    "metric": "recall",
+                    "value": float(mat[i, j]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+class TestSeedMatrix:
+    # -- Input validation --
+    def test_too_few_units(self):
+        with pytest.raises(ValueError, match=r"`tested` must have shape \(n_episodes >= 2"):
+            seed_matrix([[1.0, 2.0]], "tested", "episode")
+
+    def test_not_numbers(self):
+        with pytest.raises(TypeError, match="`differences` must be array-like of real"):
+            seed_matrix([["a", "b"], ["c", "d"]])
+
+    def test_infinite_rows_named(self):
+        with pytest.raises(ValueError, match=r"unit rows \[2\]"):
+            seed_matrix([[0.0], [1.0], [np.inf]])
+
+
+class TestPerSeedValues:
+    # -- Input validation --
+    def test_seed_lacking_units_named(self):
+        r = np.random.default_rng(0)
+        df = long_records({"a": r.random((6, 3)), "b": r.random((6, 3))})
+        df = df[~((df.query_id == "q4") & (df.seed == 2))]
+        with pytest.raises(ValueError, match=r"seed 2 lacks queries \['e1/q4'\]"):
+            per_seed_values(
+                df,
+                "a",
+                "b",
+                metric="recall",
+                budget=256,
+                units=[f"e{i % 3}/q{i}" for i in range(6)],
+            )
+
+    def test_unknown_method_in_paired_words(self):
+        df = long_records({"a": np.zeros((3, 2)), "b": np.zeros((3, 2))})
+        with pytest.raises(ValueError, match=r"known methods: \['a', 'b'\]"):
+            per_seed_values(df, "a", "zzz", metric="recall", budget=256)
+
+    # -- Properties --
+    def test_columns_are_the_per_seed_pairings_in_the_given_unit_order(self):
+        r = np.random.default_rng(1)
+        t, b = r.random((8, 3)), r.random((8, 3))
+        df = long_records({"a": t, "b": b})
+        units = paired(df, "a", "b", metric="recall", budget=256).ids[::-1]
+        v = per_seed_values(df, "a", "b", metric="recall", budget=256, units=units)
+        assert v.seeds == (0, 1, 2) and v.ids.tolist() == units.tolist()
+        for j in range(3):
+            one = paired(df, "a", "b", metric="recall", budget=256, seed=j)
+            order = {u: i for i, u in enumerate(one.ids)}
+            rows = [order[u] for u in units]
+            np.testing.assert_array_equal(v.treatment[:, j], one.treatment[rows])
+            np.testing.assert_array_equal(v.differences[:, j], one.differences[rows])
+
+    def test_mean_over_seeds_is_the_seed_averaged_pairing(self):
+        r = np.random.default_rng(2)
+        df = long_records({"a": r.random((9, 4)), "b": r.random((9, 4))})
+        avg = paired(df, "a", "b", metric="recall", budget=256)
+        v = per_seed_values(df, "a", "b", metric="recall", budget=256, units=avg.ids)
+        np.testing.assert_allclose(v.differences.mean(axis=1), avg.differences, atol=1e-15)
+
+
+class TestSeedTests:
+    # -- Input validation --
+    def test_tested_shape_must_match(self):
+        with pytest.raises(ValueError, match=r"`tested` must have the shape of `differences`"):
+            seed_tests(np.zeros((4, 2)), tested=np.zeros((4, 3)))
+
+    # -- Reference values --
+    def test_exact_tests_match_brute_force_enumeration(self):
+        # 5 units x 2 seeds: every test is exact (2**10 sign vectors <= n_resamples).
+        d = np.array([[0.3, 0.25], [0.1, -0.05], [0.4, 0.5], [-0.2, -0.1], [0.6, 0.45]])
+
+        def brute(x: np.ndarray) -> float:
+            signs = np.array(list(itertools.product([-1.0, 1.0], repeat=x.size)))
+            sums = signs @ x
+            return float(np.mean(np.abs(sums) >= abs(x.sum()) - 1e-12))
+
+        res = seed_tests(d, n_resamples=10_000, rng=0)
+        assert res.averaged.exact and res.pooled.exact
+        assert res.averaged.pvalue == pytest.approx(brute(d.mean(axis=1)), rel=1e-12)
+        assert res.pooled.pvalue == pytest.approx(brute(d.ravel()), rel=1e-12)
+        for j, t in enumerate(res.per_seed):
+            assert t.pvalue == pytest.approx(brute(d[:, j]), rel=1e-12)
+        scipy_fisher = stats.combine_pvalues([t.pvalue for t in res.per_seed]).pvalue
+        assert res.fisher_pvalue == pytest.approx(scipy_fisher, rel=1e-12)
+
+    def test_monte_carlo_equals_the_two_call_shapes_it_replaced(self):
+        # The audit tested [seed columns..., pooled] and the evidence-selection analysis
+        # [seed average, pooled]; one call over all of them gives the same p bit for bit.
+        for trial in range(20):
+            r = np.random.default_rng(trial)
+            n, k = int(r.integers(12, 40)), int(r.integers(2, 5))
+            d = np.round(r.normal(0.05, 0.3, size=(n, k)), 2)
+            res = seed_tests(d, n_resamples=999, rng=trial)
+            avg, pooled = signflip_tests([d.mean(axis=1), d.ravel()], n_resamples=999, rng=trial)
+            cols = signflip_tests([*d.T, d.ravel()], n_resamples=999, rng=trial)
+            assert (res.averaged.pvalue, res.pooled.pvalue) == (avg.pvalue, pooled.pvalue)
+            assert [t.pvalue for t in res.per_seed] == [t.pvalue for t in cols[:-1]]
+
+    # -- Properties --
+    def test_dependence_measured_on_differences_not_tested_values(self):
+        r = np.random.default_rng(3)
+        base = r.normal(0, 1, size=(20, 1))
+        d = base + r.normal(0, 0.1, size=(20, 3))
+        tested = d * np.array([1.0, -1.0, 2.0])  # flips the correlation of column 1
+        res = seed_tests(d, tested=tested, rng=0)
+        ref = seed_dependence(d)
+        assert res.dependence is not None and res.dependence.too_dependent
+        assert res.dependence.mean_correlation == ref.mean_correlation
+        assert res.pooled.statistic == pytest.approx(tested.mean())
+
+    def test_one_seed_or_two_units_has_no_dependence(self):
+        assert seed_tests(np.arange(6.0), rng=0).dependence is None
+        assert seed_tests(np.ones((2, 3)), rng=0).dependence is None
+
+    def test_pooling_duplicated_seeds_is_anticonservative(self):
+        d = np.repeat(np.random.default_rng(4).normal(0.15, 0.5, size=(25, 1)), 4, axis=1)
+        res = seed_tests(d, n_resamples=4999, rng=0)
+        assert res.pooled.n == 100 and res.averaged.n == 25
+        assert res.pooled.pvalue < res.averaged.pvalue
+        # four identical seeds: Fisher over them is far smaller than any one of them
+        assert res.fisher_pvalue < res.per_seed[0].pvalue
+        assert fisher_combine([t.pvalue for t in res.per_seed]).pvalue == res.fisher_pvalue

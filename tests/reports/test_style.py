@@ -1,0 +1,59 @@
+import math
+
+import pytest
+
+from osustat.reports._style import DPI, fmt_p, md_table, pyplot, save_figure
+from tests.reports.test_figures import png_size
+
+
+class TestFmtP:
+    @pytest.mark.parametrize(
+        ("p", "kw", "text"),
+        [
+            (0.0009999, {}, "<.001"),
+            (0.001, {}, "0.001"),
+            (0.0504, {}, "0.050"),  # 3 decimals, as every report printed before
+            (1.0, {}, "1.000"),
+            (0.25, {"leading_zero": False}, ".250"),
+            (None, {}, "—"),
+            (math.nan, {"missing": "n/a"}, "n/a"),
+            (math.inf, {}, "—"),
+        ],
+    )
+    def test_values(self, p, kw, text):
+        assert fmt_p(p, **kw) == text
+
+
+class TestMdTable:
+    def test_layout(self):
+        assert md_table(["a", "b", "c"], [[1, 2.5, "x"], ["", "y", None]]) == [
+            "| a | b | c |",
+            "| --- | --- | --- |",
+            "| 1 | 2.5 | x |",
+            "|  | y | None |",
+        ]
+
+    def test_ragged_row_is_an_error(self):
+        with pytest.raises(ValueError, match=r"a row has 1 cells, the header 2"):
+            md_table(["a", "b"], [["only"]])
+
+
+class TestSaveFigure:
+    def test_png_at_dpi_and_reproducible_svg(self, tmp_path):
+        def draw(path):
+            plt = pyplot()
+            fig, ax = plt.subplots(figsize=(2, 1))
+            ax.plot([0, 1], [1, 0], marker="o")
+            return save_figure(fig, path, dpi=DPI, svg=True)
+
+        a, b = draw(tmp_path / "sub" / "a.png"), draw(tmp_path / "b.png")
+        assert png_size(a) == (2 * DPI, DPI)
+        assert a.read_bytes() == b.read_bytes()
+        assert (tmp_path / "sub" / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+        assert not pyplot().get_fignums()  # closed
+
+    def test_png_only_keeps_figure_dpi(self, tmp_path):
+        plt = pyplot()
+        fig, _ = plt.subplots(figsize=(2, 1), dpi=100)
+        path = save_figure(fig, tmp_path / "c.png")
+        assert png_size(path) == (200, 100) and not (tmp_path / "c.svg").exists()
