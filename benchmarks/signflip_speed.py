@@ -17,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from osustat import signflip_tests
-from osustat.signflip import _null_sums
+from osustat._resampling import sign_matrix
 
 
 def mean_diff(x, y, axis):
@@ -91,7 +91,7 @@ def main() -> None:
     exact_zero = d_int.sum(axis=0) == 0  # statistic exactly 0: p = 1, scipy misses the tie
 
     # Ties: recount our p-values in exact integer arithmetic on the very same sign vectors.
-    signs = _null_sums(ours[0]._sign_seed, args.resamples, args.n, np.eye(args.n))
+    signs = sign_matrix(ours[0]._sign_seed, args.resamples, args.n)
     sums = signs.astype(np.int64) @ d_int
     b_exact = (np.abs(sums) >= np.abs(d_int.sum(axis=0))).sum(axis=0)
     mismatches = int(np.sum(np.abs((b_exact + 1) / (args.resamples + 1) - p_ours) > 1e-15))

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from ._resampling import chunk_rows
 from ._validation import (
     as_float_vector,
     check_level,
@@ -20,7 +21,6 @@ from ._validation import (
 
 __all__ = ["BootstrapCI", "bootstrap_ci"]
 
-_CHUNK_ELEMENTS = 2_000_000
 _EPS = float(np.finfo(np.float64).eps)
 
 
@@ -126,7 +126,7 @@ def bootstrap_ci(
     theta = float(sums.sum() / sizes.sum())
 
     boot = np.empty(n_resamples)
-    rows = max(1, _CHUNK_ELEMENTS // k)
+    rows = chunk_rows(k)
     for start in range(0, n_resamples, rows):
         stop = min(start + rows, n_resamples)
         counts = gen.multinomial(k, np.full(k, 1.0 / k), size=stop - start).astype(np.float64)

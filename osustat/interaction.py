@@ -16,16 +16,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._resampling import chunk_rows, null_sums
 from ._validation import as_float_vector, check_positive_int, check_rng, power_of_two_scale
 from .cells import CELLS, Cell, as_cells
-from .signflip import _null_sums
 
 __all__ = ["INTERACTION_METHODS", "InteractionResult", "interaction_test"]
 
 INTERACTION_METHODS = ("studentized-signflip", "centered-signflip", "label-permutation", "ols")
-
-#: Rows of permuted labels generated at once, times n.
-_CHUNK_ELEMENTS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -164,8 +161,8 @@ def interaction_test(
         seed = int(gen.integers(2**63 - 1))
         if method == "centered-signflip":
             observed = _spread(means[None, :], n_c)[0]
-            null_sums = _null_sums(seed, n_resamples, d.size, onehot * resid[:, None])
-            null = _spread(null_sums / n_c, n_c)
+            cell_sums = null_sums(seed, n_resamples, d.size, onehot * resid[:, None])
+            null = _spread(cell_sums / n_c, n_c)
         else:
             observed_row, common = _welch(means[None, :], ss[None, :], n_c, with_mean=True)
             observed = observed_row[0]
@@ -173,8 +170,8 @@ def interaction_test(
             # within-cell-centered ones: the latter lose a degree of freedom per cell, which
             # made them anti-conservative for cells of 5 (benchmarks/interaction_type1.py).
             null_resid = d - common[0]
-            null_sums = _null_sums(seed, n_resamples, d.size, onehot * null_resid[:, None])
-            null_means = null_sums / n_c
+            cell_sums = null_sums(seed, n_resamples, d.size, onehot * null_resid[:, None])
+            null_means = cell_sums / n_c
             sq = np.bincount(codes, weights=null_resid**2, minlength=len(present))
             null = _welch(null_means, sq[None, :] - n_c * null_means**2, n_c)
     tol = 1e-9 * max(abs(observed), float(np.max(np.abs(null), initial=0.0)), 1e-300)
@@ -252,7 +249,7 @@ def _label_permutation_null(
     n_resamples: int,
     gen: np.random.Generator,
 ) -> NDArray[np.float64]:
-    rows = max(1, _CHUNK_ELEMENTS // d.size)
+    rows = chunk_rows(d.size)
     out = np.empty(n_resamples)
     for start in range(0, n_resamples, rows):
         stop = min(start + rows, n_resamples)
