@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ._audit_measure import AS_TESTED_INTERACTION, STRICT_INTERACTION, Measured
 from .claims import Family
 from .combine import fisher_combine
+from .intervals import ConfidenceInterval
 from .power import minimum_detectable_effect
 
 __all__ = ["STANDARDS", "Flag", "StandardVerdict", "flags", "judge", "min_attainable", "raw_pvalue"]
@@ -110,7 +111,7 @@ def raw_pvalue(m: Measured, standard: str) -> tuple[float | None, str]:
 
 
 def _difference(
-    m: Measured, p_adj: float, alpha: float, p_text: str, effect: float, ci: tuple[float, float]
+    m: Measured, p_adj: float, alpha: float, p_text: str, effect: float, ci: ConfidenceInterval
 ) -> tuple[str, str]:
     """The difference-claim rules (also relative claims on the ratio scale)."""
     c = m.claim
@@ -247,7 +248,7 @@ def judge(
     else:
         assert m.ci is not None
         effect = float(m.d.mean())
-        ci = (m.ci.low, m.ci.high)
+        ci = m.ci  # a BootstrapCI is a ConfidenceInterval
     assert p_adj is not None
     verdict, reason = _difference(m, p_adj, alpha, p_text, effect, ci)
     return out(verdict, reason)

@@ -157,7 +157,7 @@ def label_cell(tools: Sequence[Any], entities: Sequence[Collection[str]] | None 
     return Cell.from_flags(tool_shared, entity_shared)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SharingRates:
     """Fraction of pairs of distinct evidence steps that share each view (Appendix D).
 

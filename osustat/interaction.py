@@ -25,7 +25,7 @@ __all__ = ["INTERACTION_METHODS", "InteractionResult", "interaction_test"]
 INTERACTION_METHODS = ("studentized-signflip", "centered-signflip", "label-permutation", "ols")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InteractionResult:
     """Result of a method x cell interaction test.
 
@@ -143,7 +143,14 @@ def interaction_test(
 
     if method == "ols":
         stat, pvalue = _ols_f(d, codes, len(present))
-        return InteractionResult(stat, pvalue, cell_means, cell_n, method, 0)
+        return InteractionResult(
+            statistic=stat,
+            pvalue=pvalue,
+            cell_means=cell_means,
+            cell_n=cell_n,
+            method=method,
+            n_resamples=0,
+        )
 
     gen = check_rng(rng)
     onehot = np.zeros((d.size, len(present)))
@@ -181,7 +188,14 @@ def interaction_test(
     if used != "studentized-signflip":  # the spread statistic is in squared data units
         with np.errstate(over="ignore"):  # beyond float range for |d| above ~1e154: inf
             observed = float(np.ldexp(observed, 2 * exp))
-    return InteractionResult(float(observed), float(pvalue), cell_means, cell_n, used, n_resamples)
+    return InteractionResult(
+        statistic=float(observed),
+        pvalue=float(pvalue),
+        cell_means=cell_means,
+        cell_n=cell_n,
+        method=used,
+        n_resamples=n_resamples,
+    )
 
 
 def _interaction_iv(

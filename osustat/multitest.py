@@ -16,7 +16,7 @@ __all__ = ["CORRECTIONS", "AdjustedPValues", "adjust_pvalues", "stars"]
 CORRECTIONS = ("holm", "bonferroni", "sidak", "holm-sidak", "hommel", "fdr_bh", "fdr_by")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, eq=False)
 class AdjustedPValues:
     """Result of a multiple-testing correction.
 
@@ -86,7 +86,7 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm", alpha: float = 0.05) -
         raise FloatingPointError(
             "statsmodels' decisions disagree with its adjusted p-values beyond rounding."
         )
-    return AdjustedPValues(reject, adjusted, method, alpha)
+    return AdjustedPValues(reject=reject, pvalues_adjusted=adjusted, method=method, alpha=alpha)
 
 
 def stars(p: float) -> str:

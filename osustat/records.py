@@ -184,7 +184,7 @@ def _normalize_cells(df: pd.DataFrame) -> pd.Series:
     return cells
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, eq=False)
 class PairedRecords:
     """Two methods' values aligned on the same units.
 
@@ -383,16 +383,16 @@ def paired(
     tv_arr = tv.to_numpy(dtype=np.float64)
     bv_arr = bv.to_numpy(dtype=np.float64)
     return PairedRecords(
-        tv_arr,
-        bv_arr,
-        tv_arr - bv_arr,
-        ids,
-        episodes,
-        cells,
-        unit,
-        str(metric).strip().lower(),
-        int(budget),
-        n_seeds,
-        str(treatment),
-        str(baseline),
+        treatment=tv_arr,
+        baseline=bv_arr,
+        differences=tv_arr - bv_arr,
+        ids=ids,
+        episode_ids=episodes,
+        cells=cells,
+        unit=unit,
+        metric=str(metric).strip().lower(),
+        budget=int(budget),
+        n_seeds=n_seeds,
+        treatment_name=str(treatment),
+        baseline_name=str(baseline),
     )

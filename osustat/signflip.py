@@ -36,6 +36,7 @@ from ._validation import (
     differences_columns,
     list_some,
 )
+from .intervals import ConfidenceInterval
 
 __all__ = [
     "ConfidenceInterval",
@@ -52,17 +53,7 @@ _MAX_NULL_ELEMENTS = 2**28
 _MAX_CI_SUPPORT = 2**20
 
 
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    """A two-sided confidence interval ``[low, high]`` at `level`."""
-
-    low: float
-    high: float
-    level: float
-    method: str
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SignFlipResult:
     """Result of a paired sign-flip test.
 
