@@ -69,12 +69,17 @@ def check_level(level: Any, name: str = "level") -> float:
     return level
 
 
-def check_same_length(arrays: Sequence[tuple[str, Sized]]) -> None:
-    """Raise when the named sequences differ in length, giving every length."""
-    lengths = {name: len(a) for name, a in arrays}
-    if len(set(lengths.values())) > 1:
-        described = ", ".join(f"`{k}` has {v}" for k, v in lengths.items())
-        raise ValueError(f"Arguments must have equal lengths: {described}.")
+def check_same_length(arrays: Sequence[tuple[str, Sized]], *, note: str = "") -> None:
+    """Raise when the named sequences differ in length, giving every length.
+
+    The message reads ``"`a` and `b` must have equal lengths<note>; got 3 and 2."``.
+    """
+    lengths = [len(a) for _, a in arrays]
+    if len(set(lengths)) > 1:
+        names = [f"`{name}`" for name, _ in arrays]
+        listed = " and ".join(names) if len(names) == 2 else ", ".join(names)
+        got = " and ".join(map(str, lengths)) if len(names) == 2 else ", ".join(map(str, lengths))
+        raise ValueError(f"{listed} must have equal lengths{note}; got {got}.")
 
 
 def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:

@@ -17,8 +17,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._resampling import chunk_rows, null_sums
-from ._validation import as_float_vector, check_positive_int, check_rng, power_of_two_scale
-from .cells import CELLS, Cell, as_cells
+from ._validation import (
+    as_float_vector,
+    check_positive_int,
+    check_rng,
+    check_same_length,
+    power_of_two_scale,
+)
+from .cells import CELLS, Cell, cell_codes
 
 __all__ = ["INTERACTION_METHODS", "InteractionResult", "interaction_test"]
 
@@ -204,19 +210,18 @@ def _interaction_iv(
     if method not in INTERACTION_METHODS:
         raise ValueError(f"`method` must be one of {set(INTERACTION_METHODS)}; got {method!r}.")
     d = as_float_vector(differences, "differences", min_size=2)
-    labels = as_cells(cells)
-    if labels.size != d.size:
-        raise ValueError(
-            f"`differences` and `cells` must have equal lengths; got {d.size} and {labels.size}."
-        )
-    present = [c for c in CELLS if any(lab is c for lab in labels)]
+    all_codes = cell_codes(cells)
+    check_same_length([("differences", d), ("cells", all_codes)])
+    present_codes = np.flatnonzero(np.bincount(all_codes, minlength=len(CELLS)))
+    present = [CELLS[k] for k in present_codes]
     if len(present) < 2:
         raise ValueError(
             "`cells` must contain at least two distinct cells; got only "
             f"{[str(c) for c in present]}."
         )
-    index = {c: k for k, c in enumerate(present)}
-    codes = np.fromiter((index[c] for c in labels), dtype=np.int64, count=labels.size)
+    remap = np.zeros(len(CELLS), dtype=np.int64)
+    remap[present_codes] = np.arange(present_codes.size)
+    codes = remap[all_codes]  # 0 .. len(present) - 1 in table order
     sizes = np.bincount(codes, minlength=len(present))
     small = [f"{c} (n={int(k)})" for c, k in zip(present, sizes, strict=True) if k < 2]
     if small:

@@ -33,6 +33,7 @@ from ._validation import (
     check_level,
     check_positive_int,
     check_rng,
+    check_same_length,
     differences_columns,
     list_some,
 )
@@ -252,10 +253,7 @@ def paired_signflip_test(
     """
     a_arr = as_float_vector(a, "a", min_size=2)
     b_arr = as_float_vector(b, "b", min_size=2)
-    if a_arr.size != b_arr.size:
-        raise ValueError(
-            f"`a` and `b` must have equal lengths (paired data); got {a_arr.size} and {b_arr.size}."
-        )
+    check_same_length([("a", a_arr), ("b", b_arr)], note=" (paired data)")
     with np.errstate(over="ignore"):
         d = a_arr - b_arr
     bad = np.flatnonzero(~np.isfinite(d))

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from osustat.schema import RecordRow
+
 __all__ = [
     "NEAR_WINDOW",
     "QueryOutcome",
@@ -103,7 +105,7 @@ class QueryOutcome:
 def outcomes_to_records(
     outcomes: Iterable[QueryOutcome], *, ks: tuple[int, ...] = (2,), near_far: bool = True
 ) -> list[dict[str, Any]]:
-    """Turn retrievals into rows of the record schema (``osustat.records``).
+    """Turn retrievals into rows of the record schema (``osustat.schema.RecordRow``, as dicts).
 
     Each outcome gives ``hit@k`` for every k in `ks` and ``recall``; with `near_far`, also
     ``recall_near`` and ``recall_far`` -- only when the query has evidence in that range
@@ -120,24 +122,27 @@ def outcomes_to_records(
     """
     rows: list[dict[str, Any]] = []
     for o in outcomes:
-        base = {
-            "benchmark": o.benchmark,
-            "episode_id": o.episode_id,
-            "query_id": o.query_id,
-            "method": o.method,
-            "budget": o.budget,
-            "seed": o.seed,
-            "cell": o.cell,
-        }
         for k in ks:
-            rows.append(
-                {**base, "metric": f"hit@{k}", "value": hit_at_k(o.retrieved, o.evidence, k)}
-            )
-        rows.append({**base, "metric": "recall", "value": recall(o.retrieved, o.evidence)})
+            rows.append(_row(o, f"hit@{k}", hit_at_k(o.retrieved, o.evidence, k)))
+        rows.append(_row(o, "recall", recall(o.retrieved, o.evidence)))
         if near_far:
             near, far = near_far_recall(o.retrieved, o.evidence, o.time)
             if near == near:
-                rows.append({**base, "metric": "recall_near", "value": near})
+                rows.append(_row(o, "recall_near", near))
             if far == far:
-                rows.append({**base, "metric": "recall_far", "value": far})
+                rows.append(_row(o, "recall_far", far))
     return rows
+
+
+def _row(o: QueryOutcome, metric: str, value: float) -> dict[str, Any]:
+    return RecordRow(
+        benchmark=o.benchmark,
+        episode_id=o.episode_id,
+        query_id=o.query_id,
+        method=o.method,
+        budget=o.budget,
+        seed=o.seed,
+        cell=o.cell,
+        metric=metric,
+        value=value,
+    )._asdict()
