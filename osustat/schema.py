@@ -13,7 +13,9 @@ metric        yes       ``hit@k`` (1 if at least k evidence steps were retrieved
                         the paper's Hit@2 is ``hit@2`` -- *not* TREC Success@k, which is
                         "at least one relevant item in the top k"), ``recall`` (fraction
                         of evidence steps retrieved), or any other finite metric
-value         yes       the metric's value; 0/1 for ``hit@k``, in [0, 1] for ``recall``
+value         yes       the metric's value, within the metric's entry of
+                        ``osustat.metrics.METRICS``: 0/1 for ``hit@k``, in [0, 1] for
+                        the recalls, >= 0 for ``tokens``; other metrics only finite
 benchmark     no        data set name; default ``'default'``
 seed          no        run seed (integer); default 0
 cell          no        the query's evidence cell (``T+E+``, ``T+E-``, ``T-E+``, ``T-E-``);
