@@ -33,6 +33,8 @@ import pandas as pd
 
 from ._validation import list_some
 from .cells import label_cell
+from .metrics import evidence_metrics
+from .schema import RecordRow
 
 __all__ = [
     "Evidence",
@@ -364,10 +366,10 @@ def _metric_rows(
     key: dict[str, Any], retrieved: Sequence[str], ev: Evidence, hit_k: Sequence[int]
 ) -> list[dict[str, Any]]:
     found = len(set(ev.steps) & set(retrieved))
-    cell = ev.cell
-    rows = [{**key, "cell": cell, "metric": f"hit@{k}", "value": float(found >= k)} for k in hit_k]
-    rows.append({**key, "cell": cell, "metric": "recall", "value": found / len(ev.steps)})
-    return rows
+    return [
+        RecordRow(**key, cell=ev.cell, metric=metric, value=value)._asdict()
+        for metric, value in evidence_metrics(found, len(ev.steps), hit_k)
+    ]
 
 
 def _check_k(hit_k: Sequence[int]) -> list[int]:

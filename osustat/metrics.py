@@ -9,9 +9,16 @@ entry is allowed and only has to be finite.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["METRICS", "MetricSpec", "metric_spec", "normalize_metric"]
+__all__ = [
+    "METRICS",
+    "MetricSpec",
+    "evidence_metrics",
+    "metric_spec",
+    "normalize_metric",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,3 +102,22 @@ def metric_spec(metric: str) -> MetricSpec | None:
         if spec.matches(metric):
             return spec
     return None
+
+
+def evidence_metrics(found: int, n_evidence: int, ks: Sequence[int]) -> list[tuple[str, float]]:
+    """``hit@k`` for each k, then ``recall``, of a query with `found` of its evidence retrieved.
+
+    The one definition used by every producer of records (``retrieval.outcomes_to_records``
+    and the raw-retrieval input of :mod:`osustat.inputs`): ``hit@k`` is 1.0 when at least
+    ``k`` of the ``n_evidence`` evidence steps were retrieved (the paper's Hit@2; *not* TREC
+    Success@k), ``recall`` is ``found / n_evidence``.
+
+    >>> from osustat.metrics import evidence_metrics
+    >>> evidence_metrics(2, 3, (1, 2, 3))
+    [('hit@1', 1.0), ('hit@2', 1.0), ('hit@3', 0.0), ('recall', 0.6666666666666666)]
+    """
+    if n_evidence < 1:
+        raise ValueError("a query with no evidence has no hit@k or recall.")
+    out = [(f"hit@{k}", float(found >= k)) for k in ks]
+    out.append(("recall", found / n_evidence))
+    return out

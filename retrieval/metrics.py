@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from osustat.metrics import evidence_metrics
 from osustat.schema import RecordRow
 
 __all__ = [
@@ -48,7 +49,7 @@ def hit_at_k(retrieved: Any, evidence: Any, k: int = 2) -> float:
     found, n = _overlap(retrieved, evidence)
     if n == 0:
         raise ValueError("`evidence` is empty: Hit@k is undefined for a query with no evidence.")
-    return float(found >= k)
+    return evidence_metrics(found, n, (k,))[0][1]
 
 
 def recall(retrieved: Any, evidence: Any) -> float:
@@ -61,7 +62,7 @@ def recall(retrieved: Any, evidence: Any) -> float:
     found, n = _overlap(retrieved, evidence)
     if n == 0:
         raise ValueError("`evidence` is empty: recall is undefined for a query with no evidence.")
-    return found / n
+    return evidence_metrics(found, n, ())[-1][1]
 
 
 def near_far_recall(
@@ -122,9 +123,15 @@ def outcomes_to_records(
     """
     rows: list[dict[str, Any]] = []
     for o in outcomes:
-        for k in ks:
-            rows.append(_row(o, f"hit@{k}", hit_at_k(o.retrieved, o.evidence, k)))
-        rows.append(_row(o, "recall", recall(o.retrieved, o.evidence)))
+        if any(k < 1 for k in ks):
+            raise ValueError(f"every k of `ks` must be >= 1; got {ks}.")
+        found, n = _overlap(o.retrieved, o.evidence)
+        if n == 0:
+            raise ValueError(
+                f"query {o.episode_id}/{o.query_id} has no evidence: hit@k and recall are "
+                "undefined."
+            )
+        rows.extend(_row(o, metric, value) for metric, value in evidence_metrics(found, n, ks))
         if near_far:
             near, far = near_far_recall(o.retrieved, o.evidence, o.time)
             if near == near:
