@@ -66,12 +66,20 @@ METRICS: tuple[MetricSpec, ...] = (
     ),
     MetricSpec(
         name="recall",
-        pattern=r"(soft_|hard_)?recall(_near|_far)?(@[0-9.]+)?",
+        pattern=r"(hard_)?recall(_near|_far)?(@[0-9.]+)?",
         low=0.0,
         high=1.0,
         binary=False,
         meaning="fraction of evidence retrieved (recall, recall_near, recall_far, recall@k, "
-        "soft_recall, hard_recall@tau)",
+        "hard_recall@tau)",
+    ),
+    MetricSpec(
+        name="soft_recall",
+        pattern=r"soft_recall",
+        low=None,  # a mean of cosines: in [-1, 1] for real embeddings, not range-checked
+        high=None,
+        binary=False,
+        meaning="mean over evidence steps of the largest cosine to a listed event",
     ),
     MetricSpec(
         name="tokens",

@@ -186,6 +186,8 @@ def _check_metric_values(df: pd.DataFrame) -> None:
                     f"rows {_rows(df, bad)}."
                 )
             continue
+        if spec.low is None and spec.high is None:
+            continue
         low = -np.inf if spec.low is None else spec.low
         high = np.inf if spec.high is None else spec.high
         bad = rows & ((values < low) | (values > high))

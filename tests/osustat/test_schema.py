@@ -57,7 +57,7 @@ class TestMetricRegistry:
             ("hit@2", "hit@k", True),
             ("recall", "recall", False),
             ("recall_near", "recall", False),
-            ("soft_recall", "recall", False),
+            ("soft_recall", "soft_recall", False),
             ("hard_recall@0.5", "recall", False),
             ("tokens", "tokens", False),
         ],
@@ -67,15 +67,17 @@ class TestMetricRegistry:
         assert spec is not None and spec.name == family and spec.binary is binary
         assert sum(s.matches(metric) for s in METRICS) == 1
 
-    def test_unknown_metric_is_free(self):
+    def test_unknown_and_unbounded_metrics_are_free(self):
         assert metric_spec("ndcg@10") is None
         validate_records(records("ndcg@10", (0.3, 7.0, -2.0, 0.0)))
+        assert not metric_spec("soft_recall").unit_interval  # cosines: no [0, 1] bound
+        validate_records(records("soft_recall", (0.3, 1.2, -0.4, 0.0)))
 
     @pytest.mark.parametrize(
         ("metric", "value", "message"),
         [
             ("recall_far", 1.5, r"recall values must lie in \[0, 1\]"),
-            ("soft_recall", -0.1, r"recall values must lie in \[0, 1\]"),
+            ("hard_recall@0.5", -0.1, r"recall values must lie in \[0, 1\]"),
             ("tokens", -3.0, "tokens values must lie in >= 0"),
             ("hit@5", 0.5, "hit@k values must be 0 or 1"),
         ],
@@ -97,8 +99,8 @@ class TestMetricRegistry:
         direction = "greater"
         threshold = 1.5
         """
-        with pytest.raises(ValueError, match="impossible for metric 'soft_recall'"):
-            parse_claims(text.format(m="soft_recall"))
+        with pytest.raises(ValueError, match="impossible for metric 'recall_near'"):
+            parse_claims(text.format(m="recall_near"))
         parse_claims(text.format(m="tokens"))  # not a [0, 1] metric: any threshold
 
     def test_normalize(self):
