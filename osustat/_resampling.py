@@ -27,6 +27,7 @@ __all__ = [
     "enumerated_sums",
     "null_sum_blocks",
     "null_sums",
+    "sign_chunks",
     "sign_matrix",
 ]
 
@@ -68,14 +69,28 @@ def null_sum_blocks(
     number of rows of a product (splitting a chunk changed sums in the last bits), so fixed
     chunks keep the sums the same bit for bit from call to call.
     """
+    used = columns.shape[0]
+    for start, stop, raw in sign_chunks(seed, n_resamples, width):
+        yield start, stop, float_signs(raw[:, :used]) @ columns
+
+
+def sign_chunks(
+    seed: int, n_resamples: int, width: int
+) -> Iterator[tuple[int, int, NDArray[np.int8]]]:
+    """Yield ``(start, stop, raw)`` per chunk of the sign matrix of `seed`.
+
+    ``raw`` is int8 whose sign bit is the drawn bit: entry ``< 0`` means sign -1.
+    """
     gen = np.random.default_rng(seed)
     rows = chunk_rows(width)
-    used = columns.shape[0]
     for start in range(0, n_resamples, rows):
         stop = min(start + rows, n_resamples)
-        raw = _sign_bytes(gen, stop - start, width)[:, :used]
-        signs = np.copysign(1.0, raw)  # +1 for a 0 bit, -1 for a 1 bit
-        yield start, stop, signs @ columns
+        yield start, stop, _sign_bytes(gen, stop - start, width)
+
+
+def float_signs(raw: NDArray[np.int8]) -> NDArray[np.float64]:
+    """The +-1 signs of a chunk (``raw < 0`` is -1) as float64."""
+    return np.copysign(1.0, raw)
 
 
 def null_sums(
@@ -90,13 +105,10 @@ def null_sums(
 
 def sign_matrix(seed: int, n_resamples: int, width: int) -> NDArray[np.int8]:
     """The random sign matrix ``S`` of `seed` itself, as int8 +-1 (for checks and tests)."""
-    gen = np.random.default_rng(seed)
-    rows = chunk_rows(width)
-    parts = []
-    for start in range(0, n_resamples, rows):
-        stop = min(start + rows, n_resamples)
-        raw = _sign_bytes(gen, stop - start, width)
-        parts.append(np.where(raw < 0, -1, 1).astype(np.int8))
+    parts = [
+        np.where(raw < 0, -1, 1).astype(np.int8)
+        for _, _, raw in sign_chunks(seed, n_resamples, width)
+    ]
     return np.concatenate(parts) if parts else np.empty((0, width), dtype=np.int8)
 
 
