@@ -10,7 +10,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ._validation import list_some
-from .cells import Cell
+from .cells import as_cells
 from .metrics import normalize_metric
 from .schema import (
     KEY_COLUMNS,
@@ -228,7 +228,7 @@ def paired(
                 f"`cell` is missing for queries {list_some(lacking)} while other queries have one."
             )
         else:
-            cells = np.array([Cell.parse(c) for c in cell_labels], dtype=object)
+            cells = as_cells(cell_labels.tolist())
     tv_arr = tv.to_numpy(dtype=np.float64)
     bv_arr = bv.to_numpy(dtype=np.float64)
     return PairedRecords(
