@@ -1,9 +1,13 @@
 """Time 320 paired sign-flip tests (n = 328, 10,000 resamples): osustat vs a scipy loop.
 
 Both run in this one process on the same data: `osustat.signflip_tests` (one shared sign matrix,
-one matrix product) against a loop of `scipy.stats.permutation_test(...,
-permutation_type="samples", vectorized=True)`. Also reports how far the two sets of Monte Carlo
-p-values are apart (they use different random draws, so they agree within resampling noise).
+one matrix product per chunk) against a loop of `scipy.stats.permutation_test(...,
+permutation_type="samples", vectorized=True)` and against scipy's batched call (all comparisons
+in one `permutation_test(..., axis=0)`). Ours is timed `--repeats` times, half before and half
+after the scipy runs (the median of all), so a load change on a shared machine hits both.
+Also reports how far the two sets of Monte Carlo p-values are apart (they use different random
+draws, so they agree within resampling noise) and recounts ours in exact integer arithmetic on
+the same sign vectors.
 
     .venv/bin/python benchmarks/signflip_speed.py [--tests 320] [--n 328] [--resamples 10000]
 """
