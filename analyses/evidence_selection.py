@@ -44,6 +44,7 @@ from osustat.cells import Cell
 from osustat.retrieval.base import RetrievalResult
 from osustat.retrieval.encoder import TextEncoder
 from osustat.retrieval.trajectory import Query, Trajectory
+from osustat.schema import RecordRow
 
 __all__ = [
     "EvidenceSelectionComparison",
@@ -475,15 +476,20 @@ def selection_records(
     metrics = [(hard_recall_metric(t), _threshold_iv(t)) for t in thresholds]
     rows = []
     for o in outcomes:
-        base = {
-            "benchmark": benchmark,
-            "episode_id": o.episode_id,
-            "query_id": o.query_id,
-            "method": o.method,
-            "budget": budget,
-            "seed": o.seed,
-            "cell": o.cell,
-        }
-        rows.append({**base, "metric": "soft_recall", "value": o.soft_recall})
-        rows.extend({**base, "metric": name, "value": o.hard_recall(t)} for name, t in metrics)
+        values = [("soft_recall", o.soft_recall)]
+        values += [(name, o.hard_recall(t)) for name, t in metrics]
+        rows.extend(
+            RecordRow(
+                benchmark=benchmark,
+                episode_id=o.episode_id,
+                query_id=o.query_id,
+                method=o.method,
+                budget=budget,
+                seed=o.seed,
+                cell=o.cell,
+                metric=metric,
+                value=value,
+            )._asdict()
+            for metric, value in values
+        )
     return validate_records(pd.DataFrame(rows))

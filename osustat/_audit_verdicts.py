@@ -21,6 +21,7 @@ from typing import Any
 from ._audit_measure import Measured
 from .claims import Claim, Family
 from .combine import fisher_combine
+from .intervals import ConfidenceInterval
 from .power import PowerValue, minimum_detectable_effect
 
 __all__ = [
@@ -197,7 +198,7 @@ def _difference(
     p_adj: float,
     alpha: float,
     effect: float,
-    ci: tuple[float, float],
+    ci: ConfidenceInterval,
     mde: PowerValue | None,
 ) -> tuple[str, str, float | None]:
     """The difference-claim rules (also relative claims on the ratio scale).
@@ -318,7 +319,7 @@ def judge(
     else:
         assert m.ci is not None
         effect = float(m.d.mean())
-        ci = (m.ci.low, m.ci.high)
+        ci = m.ci  # a BootstrapCI is a ConfidenceInterval
     assert p_adj is not None
     verdict, code, magnitude = _difference(m, p_adj, alpha, effect, ci, mde)
     return out(verdict, code, effect, interval=ci, mde=mde, magnitude=magnitude)

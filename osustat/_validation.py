@@ -69,12 +69,17 @@ def check_level(level: Any, name: str = "level") -> float:
     return level
 
 
-def check_same_length(arrays: Sequence[tuple[str, Sized]]) -> None:
-    """Raise when the named sequences differ in length, giving every length."""
-    lengths = {name: len(a) for name, a in arrays}
-    if len(set(lengths.values())) > 1:
-        described = ", ".join(f"`{k}` has {v}" for k, v in lengths.items())
-        raise ValueError(f"Arguments must have equal lengths: {described}.")
+def check_same_length(arrays: Sequence[tuple[str, Sized]], *, note: str = "") -> None:
+    """Raise when the named sequences differ in length, giving every length.
+
+    The message reads ``"`a` and `b` must have equal lengths<note>; got 3 and 2."``.
+    """
+    lengths = [len(a) for _, a in arrays]
+    if len(set(lengths)) > 1:
+        names = [f"`{name}`" for name, _ in arrays]
+        listed = " and ".join(names) if len(names) == 2 else ", ".join(names)
+        got = " and ".join(map(str, lengths)) if len(names) == 2 else ", ".join(map(str, lengths))
+        raise ValueError(f"{listed} must have equal lengths{note}; got {got}.")
 
 
 def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
@@ -102,3 +107,71 @@ def power_of_two_scale(x: NDArray[np.float64]) -> int:
     """
     top = float(np.max(np.abs(x), initial=0.0))
     return int(np.frexp(top)[1]) if top > 0 else 0
+
+
+def differences_columns(differences: Any) -> list[NDArray[np.float64]]:
+    """Split `differences` into comparisons by one rule for every input type.
+
+    - a 2-D numpy array or pandas DataFrame of shape ``(n, k)``: one comparison per column;
+    - a sequence (list, tuple) of 1-D numpy arrays or pandas Series: one per element;
+    - a sequence of Python sequences (nested lists): one per element only when the inner
+      lengths differ (ragged, so it cannot be a matrix) or there is a single element;
+      a rectangular nested list is ambiguous (rows or columns?) and is refused.
+    """
+    matrix: NDArray[np.float64] | None = None
+    if hasattr(differences, "columns") and hasattr(differences, "to_numpy"):  # DataFrame
+        arr = np.asarray(differences.to_numpy(dtype=np.float64, na_value=np.nan))
+        matrix = arr
+        columns = [arr[:, j] for j in range(arr.shape[1])]
+        names = [f"differences[{c!r}]" for c in differences.columns]
+    elif isinstance(differences, np.ndarray):
+        if differences.ndim != 2:
+            raise ValueError(
+                "`differences` as a numpy array must be 2-D (n units x k comparisons); got "
+                f"shape {differences.shape}. For one comparison use `paired_signflip_test` "
+                "or pass `[d]`."
+            )
+        try:
+            arr = np.asarray(differences, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"`differences` must hold real numbers: {exc}") from None
+        matrix = arr
+        columns = [arr[:, j] for j in range(arr.shape[1])]
+        names = [f"differences[:, {j}]" for j in range(arr.shape[1])]
+    elif isinstance(differences, Sequence) and not isinstance(differences, str | bytes):
+        columns = list(differences)
+        if columns and any(np.ndim(c) == 0 for c in columns):
+            raise ValueError(
+                "`differences` must be a 2-D array (one column per comparison) or a sequence "
+                "of 1-D arrays; for a single comparison use `paired_signflip_test` or wrap it "
+                "in a list."
+            )
+        plain = [
+            j
+            for j, c in enumerate(columns)
+            if not isinstance(c, np.ndarray) and not hasattr(c, "to_numpy")
+        ]
+        if len(columns) > 1 and len(plain) == len(columns):
+            lengths = {len(c) for c in columns}
+            if len(lengths) == 1:
+                shape = (len(columns), lengths.pop())
+                raise ValueError(
+                    f"`differences` is a rectangular nested list of shape {shape}, which is "
+                    "ambiguous: pass `np.asarray(x)` (rows = units, one column per "
+                    "comparison: k tests) or a list of 1-D numpy arrays (one test per "
+                    "element)."
+                )
+        names = [f"differences[{j}]" for j in range(len(columns))]
+    else:
+        raise TypeError(
+            "`differences` must be a 2-D array, a DataFrame or a sequence of 1-D arrays; got "
+            f"{type(differences).__name__}."
+        )
+    if not columns:
+        raise ValueError("`differences` must hold at least one comparison.")
+    if matrix is not None and matrix.shape[0] >= 2 and np.isfinite(matrix).all():
+        return list(np.ascontiguousarray(matrix.T))  # valid: skip the per-column checks
+    return [
+        np.ascontiguousarray(as_float_vector(c, name, min_size=2))
+        for name, c in zip(names, columns, strict=True)
+    ]

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from ._resampling import chunk_rows
 from ._validation import (
     as_float_vector,
     check_level,
@@ -17,16 +18,17 @@ from ._validation import (
     list_some,
     power_of_two_scale,
 )
+from .intervals import ConfidenceInterval
 
 __all__ = ["BootstrapCI", "bootstrap_ci"]
 
-_CHUNK_ELEMENTS = 2_000_000
 _EPS = float(np.finfo(np.float64).eps)
 
 
-@dataclass(frozen=True)
-class BootstrapCI:
-    """A bootstrap confidence interval for the mean.
+@dataclass(frozen=True, kw_only=True)
+class BootstrapCI(ConfidenceInterval):
+    """A bootstrap confidence interval for the mean: a :class:`ConfidenceInterval` plus
+    the estimate and the resampling sizes.
 
     Attributes
     ----------
@@ -45,10 +47,6 @@ class BootstrapCI:
     """
 
     statistic: float
-    low: float
-    high: float
-    level: float
-    method: str
     n: int
     n_clusters: int
     n_resamples: int
@@ -126,7 +124,7 @@ def bootstrap_ci(
     theta = float(sums.sum() / sizes.sum())
 
     boot = np.empty(n_resamples)
-    rows = max(1, _CHUNK_ELEMENTS // k)
+    rows = chunk_rows(k)
     for start in range(0, n_resamples, rows):
         stop = min(start + rows, n_resamples)
         counts = gen.multinomial(k, np.full(k, 1.0 / k), size=stop - start).astype(np.float64)
@@ -142,14 +140,14 @@ def bootstrap_ci(
     if not (np.isfinite(low) and np.isfinite(high)):  # internal invariant after rescaling
         raise FloatingPointError(f"bootstrap bounds are not finite: [{low}, {high}].")
     return BootstrapCI(
-        float(np.ldexp(theta, exp)),
-        float(np.ldexp(low, exp)),
-        float(np.ldexp(high, exp)),
-        level,
-        method,
-        int(d.size),
-        int(k),
-        n_resamples,
+        statistic=float(np.ldexp(theta, exp)),
+        low=float(np.ldexp(low, exp)),
+        high=float(np.ldexp(high, exp)),
+        level=level,
+        method=method,
+        n=int(d.size),
+        n_clusters=int(k),
+        n_resamples=n_resamples,
     )
 
 

@@ -21,8 +21,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import as_float_vector, check_level, check_positive_int, check_rng
-from .cells import CELLS, Cell, as_cells
+from ._validation import (
+    as_float_vector,
+    check_level,
+    check_positive_int,
+    check_rng,
+    check_same_length,
+)
+from .cells import CELLS, Cell, cell_codes
 
 __all__ = [
     "BreakEvenResult",
@@ -70,14 +76,11 @@ def cell_effects(differences: Any, cells: Any) -> tuple[dict[Cell, float], dict[
     ({'T+E+': 0.5, 'T-E-': 0.0}, {'T+E+': 2, 'T-E-': 2})
     """
     d = as_float_vector(differences, "differences")
-    labels = as_cells(cells)
-    if labels.size != d.size:
-        raise ValueError(
-            f"`differences` and `cells` must have equal lengths; got {d.size} and {labels.size}."
-        )
+    codes = cell_codes(cells)
+    check_same_length([("differences", d), ("cells", codes)])
     effects, counts = {}, {}
-    for c in CELLS:
-        mask = np.fromiter((lab is c for lab in labels), dtype=bool, count=labels.size)
+    for k, c in enumerate(CELLS):
+        mask = codes == k
         if mask.any():
             effects[c] = float(d[mask].mean())
             counts[c] = int(mask.sum())
@@ -302,11 +305,11 @@ def break_even_bootstrap(
     effects, counts = cell_effects(d, cells)
     frac = fractions if fractions is not None else counts
     point = break_even(effects, frac, favorable=favorable)
-    labels = as_cells(cells)
+    codes = cell_codes(cells)
     gen = check_rng(rng)
     draws: dict[Cell, NDArray[np.float64]] = {}
     for c in effects:
-        x = d[np.fromiter((lab is c for lab in labels), dtype=bool, count=labels.size)]
+        x = d[codes == CELLS.index(c)]
         idx = gen.integers(0, x.size, size=(n_resamples, x.size))
         draws[c] = x[idx].mean(axis=1)
     p = np.empty(n_resamples)

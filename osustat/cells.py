@@ -18,7 +18,15 @@ from numpy.typing import NDArray
 
 from ._validation import list_some
 
-__all__ = ["CELLS", "Cell", "SharingRates", "as_cells", "label_cell", "sharing_rates"]
+__all__ = [
+    "CELLS",
+    "Cell",
+    "SharingRates",
+    "as_cells",
+    "cell_codes",
+    "label_cell",
+    "sharing_rates",
+]
 
 
 class Cell(enum.Enum):
@@ -70,19 +78,40 @@ class Cell(enum.Enum):
 CELLS: tuple[Cell, ...] = tuple(Cell)
 
 
-def as_cells(cells: Any, name: str = "cells") -> NDArray[np.object_]:
-    """Parse a sequence of labels into an object array of :class:`Cell`.
+#: Code of each cell: its position in :data:`CELLS`.
+_CODE = {c: k for k, c in enumerate(CELLS)}
+_CELL_ARRAY = np.array(CELLS, dtype=object)
 
-    Raises ``ValueError`` naming the positions of unknown labels.
+
+def cell_codes(cells: Any, name: str = "cells") -> NDArray[np.int64]:
+    """The integer code of each unit's cell: its position in :data:`CELLS` (0 = ``T+E+``).
+
+    Each distinct label is parsed once, so selecting a cell is an integer comparison
+    (``codes == k``) rather than a Python loop over cell objects. Raises ``ValueError``
+    naming the positions of unknown labels.
+
+    >>> from osustat.cells import cell_codes
+    >>> cell_codes(["T+E+", "T-E-", "T+E+"]).tolist()
+    [0, 3, 0]
     """
     values = list(np.asarray(cells, dtype=object).ravel()) if not isinstance(cells, list) else cells
-    out = np.empty(len(values), dtype=object)
+    out = np.empty(len(values), dtype=np.int64)
+    known: dict[Any, int] = {}
     bad: list[int] = []
     for i, v in enumerate(values):
         try:
-            out[i] = Cell.parse(v)
-        except ValueError:
-            bad.append(i)
+            out[i] = known[v]
+        except (KeyError, TypeError):  # first sight of the label, or an unhashable one
+            try:
+                code = _CODE[Cell.parse(v)]
+            except ValueError:
+                bad.append(i)
+                continue
+            out[i] = code
+            try:
+                known[v] = code
+            except TypeError:
+                pass
     if bad:
         shown = list_some((f"{i} ({values[i]!r})" for i in bad), quote=False)
         raise ValueError(
@@ -90,6 +119,14 @@ def as_cells(cells: Any, name: str = "cells") -> NDArray[np.object_]:
             f"{[c.value for c in Cell]}."
         )
     return out
+
+
+def as_cells(cells: Any, name: str = "cells") -> NDArray[np.object_]:
+    """Parse a sequence of labels into an object array of :class:`Cell`.
+
+    Raises ``ValueError`` naming the positions of unknown labels.
+    """
+    return _CELL_ARRAY[cell_codes(cells, name)]
 
 
 def _evidence_iv(
@@ -157,7 +194,7 @@ def label_cell(tools: Sequence[Any], entities: Sequence[Collection[str]] | None 
     return Cell.from_flags(tool_shared, entity_shared)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SharingRates:
     """Fraction of pairs of distinct evidence steps that share each view (Appendix D).
 

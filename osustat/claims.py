@@ -14,7 +14,6 @@ claims against records.
 from __future__ import annotations
 
 import math
-import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from ._claim import (
     ReportedP,
 )
 from .cells import Cell
+from .metrics import metric_spec
 from .multitest import CORRECTIONS
 
 __all__ = [*_model.__all__, "load_claims", "parse_claims"]
@@ -41,7 +41,6 @@ __all__ = [*_model.__all__, "load_claims", "parse_claims"]
 _DIRECTED = ("difference", "means", "relative")
 _FAMILY_KEYS = ("correction", "strict_correction", "alpha", "description")
 _TOP_KEYS = ("title", "description", "defaults", "family", "claim")
-_HIT = re.compile(r"^hit@\d+$")
 
 
 def load_claims(path: str | Path) -> ClaimsFile:
@@ -80,7 +79,7 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
         Invalid TOML; unknown keys (listing the allowed ones); missing required keys;
         duplicate ids; unknown cells, directions, units, seed handling or corrections; a cell
         with ``unit = 'episode'``; thresholds, effects, means or intervals outside [-1, 1]
-        (or [0, 1] for means) for hit@k metrics and metrics named ``*recall*``; a reported
+        (or [0, 1] for means) for metrics in [0, 1] (hit@k, recall: ``osustat.metrics``); a reported
         effect on the wrong side of the threshold; a p-value outside (0, 1]; a declared
         family no claim uses; an unknown `kind`; a key without meaning for the kind
         (``margin`` outside equivalence, ``direction`` on equivalence/interaction, ``cell``
@@ -245,7 +244,8 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
     if present:
         raise ValueError(f"{where}: keys {present} have no meaning for kind {kind!r}.")
     metric = _string(raw["metric"], "metric", where).lower()
-    bounded = bool(_HIT.match(metric)) or "recall" in metric
+    spec = metric_spec(metric)
+    bounded = spec is not None and spec.unit_interval  # hit@k, recall (osustat.metrics)
     cell_raw = raw.get("cell", "aggregate")
     if isinstance(cell_raw, str) and cell_raw.strip().lower() == "aggregate":
         cell = None

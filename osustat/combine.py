@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CombinedResult:
     """Result of combining independent p-values.
 
@@ -91,7 +91,9 @@ def fisher_combine(pvalues: Any) -> CombinedResult:
     p = _pvalues_iv(pvalues)
     statistic = float(-2.0 * np.log(p).sum())
     pvalue = float(stats.chi2.sf(statistic, 2 * p.size))
-    return CombinedResult(statistic, pvalue, "fisher", int(p.size))
+    return CombinedResult(
+        statistic=statistic, pvalue=pvalue, method="fisher", n_pvalues=int(p.size)
+    )
 
 
 def stouffer_combine(pvalues: Any) -> CombinedResult:
@@ -116,10 +118,15 @@ def stouffer_combine(pvalues: Any) -> CombinedResult:
     p = _pvalues_iv(pvalues)
     z = stats.norm.isf(p)
     statistic = float(z.sum() / np.sqrt(p.size))
-    return CombinedResult(statistic, float(stats.norm.sf(statistic)), "stouffer", int(p.size))
+    return CombinedResult(
+        statistic=statistic,
+        pvalue=float(stats.norm.sf(statistic)),
+        method="stouffer",
+        n_pvalues=int(p.size),
+    )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, eq=False)
 class SeedDependence:
     """How dependent the seeds of a multi-seed run are.
 
@@ -213,4 +220,11 @@ def seed_dependence(per_seed_differences: Any, *, threshold: float = 0.3) -> See
             corr[i, j] = corr[j, i] = r
     rho = float(corr[np.triu_indices(k, 1)].mean())
     eff = float(k / (1.0 + (k - 1) * max(rho, 0.0)))
-    return SeedDependence(corr, rho, float(np.mean(dup)), max(eff, 1.0), rho > threshold, threshold)
+    return SeedDependence(
+        correlation=corr,
+        mean_correlation=rho,
+        duplicate_fraction=float(np.mean(dup)),
+        effective_seeds=max(eff, 1.0),
+        too_dependent=rho > threshold,
+        threshold=threshold,
+    )

@@ -20,7 +20,7 @@ from .signflip import signflip_tests
 __all__ = ["EquivalenceResult", "tost_signflip"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EquivalenceResult:
     """Result of a paired two one-sided tests (TOST) procedure.
 

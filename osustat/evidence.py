@@ -16,6 +16,8 @@ from typing import Any
 from ._reading import blank, read_rows, require_columns, split_ids
 from ._validation import list_some
 from .cells import label_cell
+from .metrics import evidence_metrics as _counted_metrics
+from .schema import RecordRow
 
 __all__ = ["Evidence", "check_hit_k", "evidence_metrics", "metric_rows", "read_evidence"]
 
@@ -161,10 +163,7 @@ def evidence_metrics(
     ev = set(evidence)
     if not ev:
         raise ValueError("`evidence` is empty: hit@k and recall are undefined for this query.")
-    found = len(ev & set(retrieved))
-    out = {f"hit@{k}": float(found >= k) for k in hit_k}
-    out["recall"] = found / len(ev)
-    return out
+    return dict(_counted_metrics(len(ev & set(retrieved)), len(ev), hit_k))
 
 
 def metric_rows(
@@ -173,6 +172,6 @@ def metric_rows(
     """Record rows (`key` + cell, metric, value) of :func:`evidence_metrics`."""
     cell = ev.cell
     return [
-        {**key, "cell": cell, "metric": metric, "value": value}
+        RecordRow(**key, cell=cell, metric=metric, value=value)._asdict()
         for metric, value in evidence_metrics(retrieved, ev.steps, hit_k).items()
     ]

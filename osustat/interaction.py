@@ -16,19 +16,22 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import as_float_vector, check_positive_int, check_rng, power_of_two_scale
-from .cells import CELLS, Cell, as_cells
-from .signflip import _null_sums
+from ._resampling import chunk_rows, null_sums
+from ._validation import (
+    as_float_vector,
+    check_positive_int,
+    check_rng,
+    check_same_length,
+    power_of_two_scale,
+)
+from .cells import CELLS, Cell, cell_codes
 
 __all__ = ["INTERACTION_METHODS", "InteractionResult", "interaction_test"]
 
 INTERACTION_METHODS = ("studentized-signflip", "centered-signflip", "label-permutation", "ols")
 
-#: Rows of permuted labels generated at once, times n.
-_CHUNK_ELEMENTS = 2_000_000
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InteractionResult:
     """Result of a method x cell interaction test.
 
@@ -146,7 +149,14 @@ def interaction_test(
 
     if method == "ols":
         stat, pvalue = _ols_f(d, codes, len(present))
-        return InteractionResult(stat, pvalue, cell_means, cell_n, method, 0)
+        return InteractionResult(
+            statistic=stat,
+            pvalue=pvalue,
+            cell_means=cell_means,
+            cell_n=cell_n,
+            method=method,
+            n_resamples=0,
+        )
 
     gen = check_rng(rng)
     onehot = np.zeros((d.size, len(present)))
@@ -164,8 +174,8 @@ def interaction_test(
         seed = int(gen.integers(2**63 - 1))
         if method == "centered-signflip":
             observed = _spread(means[None, :], n_c)[0]
-            null_sums = _null_sums(seed, n_resamples, d.size, onehot * resid[:, None])
-            null = _spread(null_sums / n_c, n_c)
+            cell_sums = null_sums(seed, n_resamples, d.size, onehot * resid[:, None])
+            null = _spread(cell_sums / n_c, n_c)
         else:
             observed_row, common = _welch(means[None, :], ss[None, :], n_c, with_mean=True)
             observed = observed_row[0]
@@ -173,8 +183,8 @@ def interaction_test(
             # within-cell-centered ones: the latter lose a degree of freedom per cell, which
             # made them anti-conservative for cells of 5 (benchmarks/interaction_type1.py).
             null_resid = d - common[0]
-            null_sums = _null_sums(seed, n_resamples, d.size, onehot * null_resid[:, None])
-            null_means = null_sums / n_c
+            cell_sums = null_sums(seed, n_resamples, d.size, onehot * null_resid[:, None])
+            null_means = cell_sums / n_c
             sq = np.bincount(codes, weights=null_resid**2, minlength=len(present))
             null = _welch(null_means, sq[None, :] - n_c * null_means**2, n_c)
     tol = 1e-9 * max(abs(observed), float(np.max(np.abs(null), initial=0.0)), 1e-300)
@@ -184,7 +194,14 @@ def interaction_test(
     if used != "studentized-signflip":  # the spread statistic is in squared data units
         with np.errstate(over="ignore"):  # beyond float range for |d| above ~1e154: inf
             observed = float(np.ldexp(observed, 2 * exp))
-    return InteractionResult(float(observed), float(pvalue), cell_means, cell_n, used, n_resamples)
+    return InteractionResult(
+        statistic=float(observed),
+        pvalue=float(pvalue),
+        cell_means=cell_means,
+        cell_n=cell_n,
+        method=used,
+        n_resamples=n_resamples,
+    )
 
 
 def _interaction_iv(
@@ -193,19 +210,18 @@ def _interaction_iv(
     if method not in INTERACTION_METHODS:
         raise ValueError(f"`method` must be one of {set(INTERACTION_METHODS)}; got {method!r}.")
     d = as_float_vector(differences, "differences", min_size=2)
-    labels = as_cells(cells)
-    if labels.size != d.size:
-        raise ValueError(
-            f"`differences` and `cells` must have equal lengths; got {d.size} and {labels.size}."
-        )
-    present = [c for c in CELLS if any(lab is c for lab in labels)]
+    all_codes = cell_codes(cells)
+    check_same_length([("differences", d), ("cells", all_codes)])
+    present_codes = np.flatnonzero(np.bincount(all_codes, minlength=len(CELLS)))
+    present = [CELLS[k] for k in present_codes]
     if len(present) < 2:
         raise ValueError(
             "`cells` must contain at least two distinct cells; got only "
             f"{[str(c) for c in present]}."
         )
-    index = {c: k for k, c in enumerate(present)}
-    codes = np.fromiter((index[c] for c in labels), dtype=np.int64, count=labels.size)
+    remap = np.zeros(len(CELLS), dtype=np.int64)
+    remap[present_codes] = np.arange(present_codes.size)
+    codes = remap[all_codes]  # 0 .. len(present) - 1 in table order
     sizes = np.bincount(codes, minlength=len(present))
     small = [f"{c} (n={int(k)})" for c, k in zip(present, sizes, strict=True) if k < 2]
     if small:
@@ -252,7 +268,7 @@ def _label_permutation_null(
     n_resamples: int,
     gen: np.random.Generator,
 ) -> NDArray[np.float64]:
-    rows = max(1, _CHUNK_ELEMENTS // d.size)
+    rows = chunk_rows(d.size)
     out = np.empty(n_resamples)
     for start in range(0, n_resamples, rows):
         stop = min(start + rows, n_resamples)

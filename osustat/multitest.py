@@ -16,7 +16,7 @@ __all__ = ["CORRECTIONS", "AdjustedPValues", "adjust_pvalues", "stars"]
 CORRECTIONS = ("holm", "bonferroni", "sidak", "holm-sidak", "hommel", "fdr_bh", "fdr_by")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, eq=False)
 class AdjustedPValues:
     """Result of a multiple-testing correction.
 
@@ -86,20 +86,24 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm", alpha: float = 0.05) -
         raise FloatingPointError(
             "statsmodels' decisions disagree with its adjusted p-values beyond rounding."
         )
-    return AdjustedPValues(reject, adjusted, method, alpha)
+    return AdjustedPValues(reject=reject, pvalues_adjusted=adjusted, method=method, alpha=alpha)
 
 
 def stars(p: float) -> str:
-    """The paper's significance marks: ``.`` p < .10, ``*`` < .05, ``**`` < .01, ``***`` < .001.
+    """The paper's significance marks: ``.`` p <= .10, ``*`` <= .05, ``**`` <= .01, ``***`` <= .001.
+
+    The cut-offs are inclusive, as the decisions are (:func:`adjust_pvalues` rejects when
+    ``p_adj <= alpha``, :func:`osustat.cellwise.verdict` too), so p = .05 is marked ``*``
+    beside a verdict that counts it as significant.
 
     >>> from osustat import stars
-    >>> [stars(p) for p in (0.2, 0.07, 0.03, 0.005, 0.0004)]
+    >>> [stars(p) for p in (0.2, 0.07, 0.05, 0.005, 0.001)]
     ['', '.', '*', '**', '***']
     """
     p = float(p)
     if not np.isfinite(p) or p < 0 or p > 1:
         raise ValueError(f"`p` must be a p-value in [0, 1]; got {p}.")
     for threshold, mark in ((0.001, "***"), (0.01, "**"), (0.05, "*"), (0.10, ".")):
-        if p < threshold:
+        if p <= threshold:
             return mark
     return ""

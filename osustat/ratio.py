@@ -17,11 +17,12 @@ import numpy as np
 from scipy import stats
 
 from ._validation import as_float_vector, check_level, check_same_length
+from .intervals import ConfidenceInterval
 
 __all__ = ["RatioResult", "ratio_of_means"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RatioResult:
     """Ratio of two paired means with its Fieller confidence interval.
 
@@ -53,9 +54,16 @@ class RatioResult:
         return self.statistic - 1.0
 
     @property
-    def relative_interval(self) -> tuple[float, float]:
-        """The interval for ``ratio - 1``."""
-        return self.low - 1.0, self.high - 1.0
+    def interval(self) -> ConfidenceInterval:
+        """The Fieller interval for the ratio."""
+        return ConfidenceInterval(low=self.low, high=self.high, level=self.level, method="fieller")
+
+    @property
+    def relative_interval(self) -> ConfidenceInterval:
+        """The interval for ``ratio - 1`` (unpacks as ``(low, high)``)."""
+        return ConfidenceInterval(
+            low=self.low - 1.0, high=self.high - 1.0, level=self.level, method="fieller"
+        )
 
 
 def ratio_of_means(treatment: Any, baseline: Any, *, level: float = 0.95) -> RatioResult:
@@ -112,9 +120,18 @@ def ratio_of_means(treatment: Any, baseline: Any, *, level: float = 0.95) -> Rat
     ratio = tm / bm if bm != 0 else (math.copysign(math.inf, tm) if tm != 0 else math.nan)
     a = bm * bm - q2 * vb
     if a <= 0:
-        return RatioResult(ratio, -math.inf, math.inf, level, n, False)
+        return RatioResult(
+            statistic=ratio, low=-math.inf, high=math.inf, level=level, n=n, bounded=False
+        )
     half_b = tm * bm - q2 * ctb
     c = tm * tm - q2 * vt
     disc = max(half_b * half_b - a * c, 0.0)
     root = math.sqrt(disc)
-    return RatioResult(ratio, (half_b - root) / a, (half_b + root) / a, level, n, True)
+    return RatioResult(
+        statistic=ratio,
+        low=(half_b - root) / a,
+        high=(half_b + root) / a,
+        level=level,
+        n=n,
+        bounded=True,
+    )

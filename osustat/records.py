@@ -1,32 +1,7 @@
-"""The long-format record schema (DESIGN.md) and the pairing of two methods' records.
-
-One row per (benchmark, episode_id, query_id, method, budget, seed, metric):
-
-============  ========  ==============================================================
-column        required  meaning
-============  ========  ==============================================================
-episode_id    yes       the trajectory (episode) the query is asked about
-query_id      yes       the query, unique within its episode
-method        yes       the retriever's name
-budget        yes       token budget B (integer)
-metric        yes       ``hit@k`` (1 if at least k evidence steps were retrieved, else 0;
-                        the paper's Hit@2 is ``hit@2`` -- *not* TREC Success@k, which is
-                        "at least one relevant item in the top k"), ``recall`` (fraction
-                        of evidence steps retrieved), or any other finite metric
-value         yes       the metric's value; 0/1 for ``hit@k``, in [0, 1] for ``recall``
-benchmark     no        data set name; default ``'default'``
-seed          no        run seed (integer); default 0
-cell          no        the query's evidence cell (``T+E+``, ``T+E-``, ``T-E+``, ``T-E-``);
-                        a property of the query, so it must agree across all its rows
-============  ========  ==============================================================
-
-Nothing is dropped silently: every inconsistency raises an error that lists the offending
-rows (by DataFrame index) or ids.
-"""
+"""The pairing of two methods' records (the schema itself is in :mod:`osustat.schema`)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,156 +10,30 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ._validation import list_some
-from .cells import Cell
+from .cells import as_cells
+from .metrics import normalize_metric
+from .schema import (
+    KEY_COLUMNS,
+    OPTIONAL_COLUMNS,
+    REQUIRED_COLUMNS,
+    RecordRow,
+    ValidatedRecords,
+    validate_records,
+)
 
 __all__ = [
     "KEY_COLUMNS",
     "OPTIONAL_COLUMNS",
     "REQUIRED_COLUMNS",
     "PairedRecords",
+    "RecordRow",
+    "ValidatedRecords",
     "paired",
     "validate_records",
 ]
 
-REQUIRED_COLUMNS = ("episode_id", "query_id", "method", "budget", "metric", "value")
-OPTIONAL_COLUMNS = {"benchmark": "default", "seed": 0, "cell": None}
-KEY_COLUMNS = ("benchmark", "episode_id", "query_id", "method", "budget", "seed", "metric")
-_HIT = re.compile(r"^hit@(\d+)$")
 
-
-def _rows(df: pd.DataFrame, mask: Any) -> str:
-    return list_some(df.index[np.asarray(mask, dtype=bool)].tolist())
-
-
-def validate_records(records: pd.DataFrame) -> pd.DataFrame:
-    """Check a records table against the schema and return a normalized copy.
-
-    Parameters
-    ----------
-    records : pandas.DataFrame
-        Long-format records (see the module docstring for the columns).
-
-    Returns
-    -------
-    pandas.DataFrame
-        A copy with the optional columns filled with their documented defaults, ``budget``
-        and ``seed`` as int64, ``value`` as float64, ``metric`` lower-cased, ids as str and
-        ``cell`` as canonical labels (or None).
-
-    Raises
-    ------
-    TypeError
-        `records` is not a DataFrame, or `value`/`budget`/`seed` are not numeric.
-    ValueError
-        Missing columns (listing missing and found), NaN or infinite values, non-0/1 hit
-        values, recall outside [0, 1], non-integer budgets, unknown cell labels, a query with
-        conflicting cells, or duplicate record keys -- each naming the rows.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from osustat.records import validate_records
-    >>> df = pd.DataFrame({"episode_id": ["e1"], "query_id": ["q1"], "method": ["osu"],
-    ...                    "budget": [256], "metric": ["Hit@2"], "value": [1]})
-    >>> validate_records(df).loc[0, ["metric", "seed", "benchmark"]].astype(str).tolist()
-    ['hit@2', '0', 'default']
-    """
-    if not isinstance(records, pd.DataFrame):
-        raise TypeError(f"`records` must be a pandas DataFrame; got {type(records).__name__}.")
-    missing = [c for c in REQUIRED_COLUMNS if c not in records.columns]
-    if missing:
-        raise ValueError(
-            f"`records` is missing required columns {missing}; found columns "
-            f"{list(map(str, records.columns))}. Required: {list(REQUIRED_COLUMNS)}."
-        )
-    df = records.copy()
-    for col, default in OPTIONAL_COLUMNS.items():
-        if col not in df.columns:
-            df[col] = default
-
-    for col in ("value", "budget", "seed"):
-        numeric = pd.to_numeric(df[col], errors="coerce")
-        bad = numeric.isna() & df[col].notna()
-        if bad.any():
-            raise TypeError(
-                f"`{col}` must be numeric; non-numeric values in rows {_rows(df, bad)}."
-            )
-        df[col] = numeric
-    nonfinite = ~np.isfinite(df["value"].to_numpy(dtype=float))
-    if nonfinite.any():
-        raise ValueError(f"`value` has NaN or infinite entries in rows {_rows(df, nonfinite)}.")
-    for col in ("budget", "seed"):
-        x = df[col].to_numpy(dtype=float)
-        bad = ~np.isfinite(x) | (x != np.round(x))
-        if bad.any():
-            raise ValueError(f"`{col}` must hold integers; bad values in rows {_rows(df, bad)}.")
-        df[col] = x.astype(np.int64)
-    for col in ("benchmark", "episode_id", "query_id", "method", "metric"):
-        empty = df[col].isna()
-        if empty.any():
-            raise ValueError(f"`{col}` has missing values in rows {_rows(df, empty)}.")
-        df[col] = df[col].astype(str)
-    df["metric"] = df["metric"].str.replace(r"\s+", "", regex=True).str.lower()
-
-    hits = df["metric"].str.match(_HIT.pattern).to_numpy()
-    bad = hits & ~df["value"].isin([0.0, 1.0]).to_numpy()
-    if bad.any():
-        raise ValueError(
-            "hit@k values must be 0 or 1 (at least k evidence steps retrieved or not); "
-            f"other values in rows {_rows(df, bad)}."
-        )
-    rec = (df["metric"] == "recall").to_numpy()
-    bad = rec & ~df["value"].between(0.0, 1.0).to_numpy()
-    if bad.any():
-        raise ValueError(f"recall values must lie in [0, 1]; bad values in rows {_rows(df, bad)}.")
-
-    df["cell"] = _normalize_cells(df)
-    dup = df.duplicated(list(KEY_COLUMNS), keep=False)
-    if dup.any():
-        raise ValueError(
-            f"duplicate record keys {list(KEY_COLUMNS)} in rows {_rows(df, dup)}; each "
-            "(benchmark, episode, query, method, budget, seed, metric) must appear once."
-        )
-    return df
-
-
-def _normalize_cells(df: pd.DataFrame) -> pd.Series:
-    raw = df["cell"]
-    present = raw.notna()
-    # parse each distinct label once (records repeat a query's cell on every row)
-    canonical: dict[Any, str | None] = {}
-    for value in pd.unique(raw[present]):
-        try:
-            canonical[value] = Cell.parse(value).value
-        except ValueError:
-            canonical[value] = None
-    parsed = raw[present].map(canonical)
-    bad = np.zeros(len(df), dtype=bool)
-    bad[np.flatnonzero(present.to_numpy())[parsed.isna().to_numpy()]] = True
-    if bad.any():
-        raise ValueError(
-            f"`cell` has unknown labels in rows {_rows(df, bad)}; expected one of "
-            f"{[c.value for c in Cell]}."
-        )
-    labels = pd.Series(None, index=df.index, dtype=object)
-    labels[present] = parsed
-    cells = labels
-    if present.any():
-        keyed = pd.DataFrame(
-            {"b": df["benchmark"], "e": df["episode_id"], "q": df["query_id"], "c": cells}
-        )[present.to_numpy()]
-        counts = keyed.groupby(["b", "e", "q"])["c"].nunique()
-        conflicting = counts[counts > 1]
-        if len(conflicting):
-            ids = [f"{e}/{q}" for _, e, q in conflicting.index]
-            raise ValueError(
-                "a query's cell is a property of its evidence and must be the same on all its "
-                f"rows; conflicting cells for queries {list_some(ids)}."
-            )
-    return cells
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, eq=False)
 class PairedRecords:
     """Two methods' values aligned on the same units.
 
@@ -307,7 +156,7 @@ def paired(
             )
     if treatment == baseline:
         raise ValueError("`treatment` and `baseline` must be different methods.")
-    df = _choose(df, "metric", "".join(str(metric).split()).lower(), "metric")
+    df = _choose(df, "metric", normalize_metric(metric), "metric")
     if budget is None or not float(budget).is_integer():
         raise ValueError(
             f"`budget` must be an integer budget of the records; got {budget!r}; known budgets: "
@@ -379,20 +228,20 @@ def paired(
                 f"`cell` is missing for queries {list_some(lacking)} while other queries have one."
             )
         else:
-            cells = np.array([Cell.parse(c) for c in cell_labels], dtype=object)
+            cells = as_cells(cell_labels.tolist())
     tv_arr = tv.to_numpy(dtype=np.float64)
     bv_arr = bv.to_numpy(dtype=np.float64)
     return PairedRecords(
-        tv_arr,
-        bv_arr,
-        tv_arr - bv_arr,
-        ids,
-        episodes,
-        cells,
-        unit,
-        str(metric).strip().lower(),
-        int(budget),
-        n_seeds,
-        str(treatment),
-        str(baseline),
+        treatment=tv_arr,
+        baseline=bv_arr,
+        differences=tv_arr - bv_arr,
+        ids=ids,
+        episode_ids=episodes,
+        cells=cells,
+        unit=unit,
+        metric=str(metric).strip().lower(),
+        budget=int(budget),
+        n_seeds=n_seeds,
+        treatment_name=str(treatment),
+        baseline_name=str(baseline),
     )

@@ -10,23 +10,34 @@ extreme as the observed one.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
+from ._resampling import enumerated_sums, null_sums
+from ._signflip_null import (
+    binomial_pvalue,
+    choose_null,
+    column_facts,
+    count_extreme,
+    gib,
+    grouped_null,
+    monte_carlo_counts,
+    tie_tolerance,
+)
 from ._validation import (
     as_float_vector,
     check_alternative,
     check_level,
     check_positive_int,
     check_rng,
+    check_same_length,
+    differences_columns,
     list_some,
-    power_of_two_scale,
 )
+from .intervals import ConfidenceInterval
 
 __all__ = [
     "ConfidenceInterval",
@@ -34,22 +45,6 @@ __all__ = [
     "paired_signflip_test",
     "signflip_tests",
 ]
-
-#: Ties are detected within ``8 n eps sum(|d|)``: relative to ``sum(|d|)``, the largest
-#: magnitude any resampled sum can take, not to the observed statistic (scipy's choice),
-#: which collapses to zero when the statistic is near zero and then misses the statistic's
-#: own tie. The rounding error of a float sum of ``n`` terms is below ``n eps sum(|d|)``, so
-#: rounding never splits a tie, and sums that differ by more than the bound stay distinct.
-_EPS = float(np.finfo(np.float64).eps)
-
-#: Rows of the sign matrix generated at once, times its width; bounds memory.
-_CHUNK_ELEMENTS = 2_000_000
-
-#: Up to this many nonzero differences the exact binomial tail is summed in integers.
-_INTEGER_BINOMIAL_MAX = 2000
-
-#: Largest exact enumeration (``2**m`` sign patterns, one float each: 256 MiB).
-_MAX_ENUMERATION = 2**25
 
 #: Largest Monte Carlo null (resamples times comparisons, one float each: 2 GiB).
 _MAX_NULL_ELEMENTS = 2**28
@@ -59,17 +54,7 @@ _MAX_NULL_ELEMENTS = 2**28
 _MAX_CI_SUPPORT = 2**20
 
 
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    """A two-sided confidence interval ``[low, high]`` at `level`."""
-
-    low: float
-    high: float
-    level: float
-    method: str
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SignFlipResult:
     """Result of a paired sign-flip test.
 
@@ -150,17 +135,17 @@ class SignFlipResult:
             # sum_g (v_g - mu0) J_g with J_g = 2 K_g - n_g, K_g ~ Binomial(n_g, 1/2)
             # independent. At mu0 = 0 this is the test's own exact null (binomial for 0/1
             # data, full enumeration otherwise), so the interval and the p-value agree.
-            sums, counts, weights = _grouped_null(values, counts_g)
+            sums, counts, weights = grouped_null(values, counts_g)
             method = "sign-flip inversion (exact)"
 
             def pvalue(mu0: float) -> float:
-                tol = _scale(d - mu0)
+                tol = tie_tolerance(d - mu0)
                 obs = abs(total - n * mu0)
                 hit = np.abs(sums - mu0 * counts) >= obs - tol
                 return float(weights @ hit)
 
         else:
-            out = _null_sums(
+            out = null_sums(
                 self._sign_seed,
                 self._ci_resamples,
                 self._sign_width,
@@ -170,7 +155,7 @@ class SignFlipResult:
             method = "sign-flip inversion (monte-carlo)"
 
             def pvalue(mu0: float) -> float:
-                tol = _scale(d - mu0)
+                tol = tie_tolerance(d - mu0)
                 obs = abs(total - n * mu0)
                 hits = int(np.count_nonzero(np.abs(sums - mu0 * counts) >= obs - tol))
                 return (hits + 1) / (sums.size + 1)
@@ -268,10 +253,7 @@ def paired_signflip_test(
     """
     a_arr = as_float_vector(a, "a", min_size=2)
     b_arr = as_float_vector(b, "b", min_size=2)
-    if a_arr.size != b_arr.size:
-        raise ValueError(
-            f"`a` and `b` must have equal lengths (paired data); got {a_arr.size} and {b_arr.size}."
-        )
+    check_same_length([("a", a_arr), ("b", b_arr)], note=" (paired data)")
     with np.errstate(over="ignore"):
         d = a_arr - b_arr
     bad = np.flatnonzero(~np.isfinite(d))
@@ -326,48 +308,52 @@ def signflip_tests(
     >>> [r.pvalue < 0.01 for r in signflip_tests(d, rng=1)]
     [False, True, True]
     """
-    raw = _differences_iv(differences)
+    raw = differences_columns(differences)
     alternative = check_alternative(alternative)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     generator = check_rng(rng)
     seed = int(generator.integers(2**63 - 1))
-    # Work on each column rescaled by a power of two (exact): sums of huge values cannot
-    # overflow, and p-values are the same bit for bit as for the unscaled data.
-    exps = [power_of_two_scale(col) for col in raw]
-    columns = [np.ldexp(col, -e) for col, e in zip(raw, exps, strict=True)]
+    facts = column_facts(raw)
+    columns, exps = facts.columns, facts.exps
     width = max(col.size for col in columns)
 
-    plans = [_plan(col, n_resamples, f"differences[{j}]") for j, col in enumerate(columns)]
+    plans = [
+        choose_null(bool(facts.equal_magnitude[j]), int(facts.n_nonzero[j]), n_resamples, j)
+        for j in range(len(columns))
+    ]
     mc = [j for j, plan in enumerate(plans) if plan == "monte-carlo"]
     if n_resamples * len(mc) > _MAX_NULL_ELEMENTS:
         raise ValueError(
             f"`n_resamples` = {n_resamples} Monte Carlo sign vectors for {len(mc)} "
-            f"comparison(s) would need {_gib(n_resamples * len(mc))} of memory; use at most "
+            f"comparison(s) would need {gib(n_resamples * len(mc))} of memory; use at most "
             f"{_MAX_NULL_ELEMENTS // len(mc):,} (100,000 gives p-values to about +-0.0014)."
         )
-    mc_sums: NDArray[np.float64] | None = None
-    if mc:
-        padded = np.zeros((width, len(mc)))
-        for k, j in enumerate(mc):
-            padded[: columns[j].size, k] = columns[j]
-        mc_sums = _null_sums(seed, n_resamples, width, padded)
+    mc_counts = monte_carlo_counts(
+        [columns[j] for j in mc],
+        facts.totals[mc],
+        facts.tolerances[mc],
+        seed,
+        n_resamples,
+        width,
+        alternative,
+    )
+    counts = dict(zip(mc, mc_counts.tolist(), strict=True))
+    statistics = np.ldexp(facts.means, exps).tolist()
 
     results = []
     for j, (col, plan) in enumerate(zip(columns, plans, strict=True)):
-        nz = col[col != 0]
-        m = nz.size
+        m = int(facts.n_nonzero[j])
         if plan == "exact-binomial":
-            pvalue = _binomial_pvalue(int(np.count_nonzero(nz > 0)), m, alternative)
+            pvalue = binomial_pvalue(int(facts.n_positive[j]), m, alternative)
             size: int = 2**m
         elif plan == "exact-enumeration":
-            sums = _enumerated_sums(nz)
-            pvalue = _count_extreme(sums, float(nz.sum()), _scale(nz), alternative) / sums.size
+            nz = col[col != 0]
+            sums = enumerated_sums(nz)
+            extreme = count_extreme(sums, float(nz.sum()), tie_tolerance(nz), alternative)
+            pvalue = extreme / sums.size
             size = sums.size
         else:
-            assert mc_sums is not None  # internal invariant, not user input
-            sums = mc_sums[:, mc.index(j)]
-            b = _count_extreme(sums, float(col.sum()), _scale(col), alternative)
-            pvalue = (b + 1) / (n_resamples + 1)
+            pvalue = (counts[j] + 1) / (n_resamples + 1)
             size = n_resamples
         exact = plan != "monte-carlo"
         if exact:
@@ -376,10 +362,10 @@ def signflip_tests(
             min_p = 1.0 / (n_resamples + 1)
         results.append(
             SignFlipResult(
-                statistic=float(np.ldexp(col.mean(), exps[j])),
+                statistic=statistics[j],
                 pvalue=float(min(max(pvalue, 0.0), 1.0)),
                 n=int(col.size),
-                n_nonzero=int(m),
+                n_nonzero=m,
                 exact=exact,
                 n_resamples=size,
                 alternative=alternative,
@@ -389,195 +375,7 @@ def signflip_tests(
                 _sign_seed=seed,
                 _sign_width=width,
                 _ci_resamples=n_resamples,
-                _scale_exp=exps[j],
+                _scale_exp=int(exps[j]),
             )
         )
     return results
-
-
-# -- helpers -----------------------------------------------------------------------------
-
-
-def _differences_iv(differences: Any) -> list[NDArray[np.float64]]:
-    """Split `differences` into comparisons by one rule for every input type.
-
-    - a 2-D numpy array or pandas DataFrame of shape ``(n, k)``: one comparison per column;
-    - a sequence (list, tuple) of 1-D numpy arrays or pandas Series: one per element;
-    - a sequence of Python sequences (nested lists): one per element only when the inner
-      lengths differ (ragged, so it cannot be a matrix) or there is a single element;
-      a rectangular nested list is ambiguous (rows or columns?) and is refused.
-    """
-    if hasattr(differences, "columns") and hasattr(differences, "to_numpy"):  # DataFrame
-        arr = np.asarray(differences.to_numpy(dtype=np.float64, na_value=np.nan))
-        columns = [arr[:, j] for j in range(arr.shape[1])]
-        names = [f"differences[{c!r}]" for c in differences.columns]
-    elif isinstance(differences, np.ndarray):
-        if differences.ndim != 2:
-            raise ValueError(
-                "`differences` as a numpy array must be 2-D (n units x k comparisons); got "
-                f"shape {differences.shape}. For one comparison use `paired_signflip_test` "
-                "or pass `[d]`."
-            )
-        try:
-            arr = np.asarray(differences, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"`differences` must hold real numbers: {exc}") from None
-        columns = [arr[:, j] for j in range(arr.shape[1])]
-        names = [f"differences[:, {j}]" for j in range(arr.shape[1])]
-    elif isinstance(differences, Sequence) and not isinstance(differences, str | bytes):
-        columns = list(differences)
-        if columns and any(np.ndim(c) == 0 for c in columns):
-            raise ValueError(
-                "`differences` must be a 2-D array (one column per comparison) or a sequence "
-                "of 1-D arrays; for a single comparison use `paired_signflip_test` or wrap it "
-                "in a list."
-            )
-        plain = [
-            j
-            for j, c in enumerate(columns)
-            if not isinstance(c, np.ndarray) and not hasattr(c, "to_numpy")
-        ]
-        if len(columns) > 1 and len(plain) == len(columns):
-            lengths = {len(c) for c in columns}
-            if len(lengths) == 1:
-                shape = (len(columns), lengths.pop())
-                raise ValueError(
-                    f"`differences` is a rectangular nested list of shape {shape}, which is "
-                    "ambiguous: pass `np.asarray(x)` (rows = units, one column per "
-                    "comparison: k tests) or a list of 1-D numpy arrays (one test per "
-                    "element)."
-                )
-        names = [f"differences[{j}]" for j in range(len(columns))]
-    else:
-        raise TypeError(
-            "`differences` must be a 2-D array, a DataFrame or a sequence of 1-D arrays; got "
-            f"{type(differences).__name__}."
-        )
-    if not columns:
-        raise ValueError("`differences` must hold at least one comparison.")
-    return [
-        np.ascontiguousarray(as_float_vector(c, name, min_size=2))
-        for name, c in zip(names, columns, strict=True)
-    ]
-
-
-def _gib(floats: int) -> str:
-    return f"{floats * 8 / 2**30:,.0f} GiB"
-
-
-def _grouped_null(
-    values: NDArray[np.float64], counts: NDArray[np.int64]
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Exact null of ``sum_g v_g J_g`` and ``sum_g J_g`` with ``J_g = 2 Bin(n_g, 1/2) - n_g``.
-
-    Returns the support's two sums and its probabilities (summing to 1).
-    """
-    sums = np.zeros(1)
-    ones = np.zeros(1)
-    weights = np.ones(1)
-    for v, c in zip(values, counts, strict=True):
-        c = int(c)
-        k = np.arange(c + 1)
-        j = 2.0 * k - c
-        pmf = stats.binom.pmf(k, c, 0.5)
-        sums = (sums[:, None] + v * j[None, :]).ravel()
-        ones = (ones[:, None] + j[None, :]).ravel()
-        weights = (weights[:, None] * pmf[None, :]).ravel()
-    return sums, ones, weights
-
-
-def _scale(d: NDArray[np.float64]) -> float:
-    return 8.0 * max(d.size, 1) * _EPS * float(np.abs(d).sum())
-
-
-def _plan(d: NDArray[np.float64], n_resamples: int, name: str = "differences") -> str:
-    nz = np.abs(d[d != 0])
-    if nz.size == 0 or np.all(np.abs(nz - nz[0]) <= 64 * _EPS * nz[0]):
-        return "exact-binomial"
-    if nz.size < 63 and 2**nz.size <= n_resamples:
-        if 2**nz.size > _MAX_ENUMERATION:
-            raise ValueError(
-                f"`n_resamples` = {n_resamples} asks for exact enumeration of `{name}`'s "
-                f"2**{nz.size} sign patterns ({nz.size} nonzero differences), which needs "
-                f"{_gib(2**nz.size)} of memory. Use n_resamples < 2**{nz.size} for a Monte "
-                f"Carlo p-value (e.g. 100_000); exact enumeration is done up to "
-                f"2**{_MAX_ENUMERATION.bit_length() - 1} patterns."
-            )
-        return "exact-enumeration"
-    return "monte-carlo"
-
-
-def _count_extreme(sums: NDArray[np.float64], observed: float, tol: float, alternative: str) -> int:
-    if alternative == "two-sided":
-        return int(np.count_nonzero(np.abs(sums) >= abs(observed) - tol))
-    if alternative == "greater":
-        return int(np.count_nonzero(sums >= observed - tol))
-    return int(np.count_nonzero(sums <= observed + tol))
-
-
-def _binomial_pvalue(k: int, m: int, alternative: str) -> float:
-    """Exact tail of K ~ Binomial(m, 1/2) for the sum c(2K - m) of equal-magnitude signs."""
-    if m == 0:
-        return 1.0
-    if alternative == "greater":
-        lo, hi = k, m  # P(K >= k)
-        ranges = [(lo, hi)]
-    elif alternative == "less":
-        ranges = [(0, k)]
-    else:
-        dev = abs(2 * k - m)
-        if dev == 0:
-            return 1.0
-        ranges = [((m + dev + 1) // 2, m), (0, (m - dev) // 2)]
-    if m <= _INTEGER_BINOMIAL_MAX:
-        count = sum(math.comb(m, i) for lo, hi in ranges for i in range(lo, hi + 1))
-        return min(1.0, count / 2**m)
-    # Each range is an upper tail (hi == m) or a lower tail (lo == 0): take it with sf or
-    # cdf directly, never as a difference of cdfs, which cancels to 0 for tiny tails.
-    total = 0.0
-    for lo, hi in ranges:
-        if hi == m:
-            total += float(stats.binom.sf(lo - 1, m, 0.5))
-        else:
-            total += float(stats.binom.cdf(hi, m, 0.5))
-    return min(1.0, total)
-
-
-def _enumerated_sums(d: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``s @ d`` for all ``2**m`` sign vectors ``s``, without the ``2**m x m`` sign matrix.
-
-    The low and high halves of the sign bits are enumerated separately and added as an outer
-    sum, so memory is one float per pattern. Entry 0 is the all-plus (observed) pattern.
-    """
-    m = d.size
-    low = min(m, 16)
-
-    def half(values: NDArray[np.float64]) -> NDArray[np.float64]:
-        k = values.size
-        bits = (np.arange(2**k)[:, None] >> np.arange(k)[None, :]) & 1
-        return ((1.0 - 2.0 * bits) @ values).astype(np.float64)
-
-    low_sums = half(d[:low])
-    high_sums = half(d[low:])
-    return (high_sums[:, None] + low_sums[None, :]).ravel()
-
-
-def _null_sums(
-    seed: int, n_resamples: int, width: int, columns: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """``S @ columns`` for a ``(n_resamples, width)`` matrix ``S`` of random signs.
-
-    ``S`` depends only on (`seed`, `n_resamples`, `width`): it is generated in row chunks
-    whose size depends on `width` alone, so the same call reproduces the same signs.
-    `columns` may have fewer than `width` rows; the rest count as zeros.
-    """
-    gen = np.random.default_rng(seed)
-    rows = max(1, _CHUNK_ELEMENTS // max(width, 1))
-    used = columns.shape[0]
-    out = np.empty((n_resamples, columns.shape[1]))
-    for start in range(0, n_resamples, rows):
-        stop = min(start + rows, n_resamples)
-        bits = gen.integers(0, 2, size=(stop - start, width), dtype=np.int8)
-        signs = 1.0 - 2.0 * bits[:, :used]
-        out[start:stop] = signs @ columns
-    return out

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._resampling import chunk_rows
 from ._validation import check_alternative, check_positive_int, list_some
 
 __all__ = ["TrendResult", "within_block_trend_test"]
@@ -25,7 +26,7 @@ __all__ = ["TrendResult", "within_block_trend_test"]
 _MAX_EXACT = 10**6
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrendResult:
     """Result of :func:`within_block_trend_test`.
 
@@ -155,12 +156,18 @@ def within_block_trend_test(
         null = null / n
         count = _extreme(null, observed, alternative, tol)
         return TrendResult(
-            observed, min(1.0, count / null.size), True, null.size, n, k, alternative
+            statistic=observed,
+            pvalue=min(1.0, count / null.size),
+            exact=True,
+            n_resamples=null.size,
+            n_blocks=n,
+            n_conditions=k,
+            alternative=alternative,
         )
     gen = np.random.default_rng(rng)
     count = 0
     done = 0
-    chunk = max(1, min(n_resamples, 2_000_000 // max(1, n * k)))
+    chunk = min(n_resamples, chunk_rows(n * k))
     while done < n_resamples:
         m = min(chunk, n_resamples - done)
         order = np.argsort(gen.random((m, n, k)), axis=2)
@@ -168,4 +175,12 @@ def within_block_trend_test(
         count += _extreme(null, observed, alternative, tol)
         done += m
     pvalue = (count + 1) / (n_resamples + 1)
-    return TrendResult(observed, min(1.0, pvalue), False, n_resamples, n, k, alternative)
+    return TrendResult(
+        statistic=observed,
+        pvalue=min(1.0, pvalue),
+        exact=False,
+        n_resamples=n_resamples,
+        n_blocks=n,
+        n_conditions=k,
+        alternative=alternative,
+    )

@@ -14,6 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from osustat.metrics import evidence_metrics
+from osustat.schema import RecordRow
+
 __all__ = [
     "NEAR_WINDOW",
     "QueryOutcome",
@@ -46,7 +49,7 @@ def hit_at_k(retrieved: Any, evidence: Any, k: int = 2) -> float:
     found, n = _overlap(retrieved, evidence)
     if n == 0:
         raise ValueError("`evidence` is empty: Hit@k is undefined for a query with no evidence.")
-    return float(found >= k)
+    return evidence_metrics(found, n, (k,))[0][1]
 
 
 def recall(retrieved: Any, evidence: Any) -> float:
@@ -59,7 +62,7 @@ def recall(retrieved: Any, evidence: Any) -> float:
     found, n = _overlap(retrieved, evidence)
     if n == 0:
         raise ValueError("`evidence` is empty: recall is undefined for a query with no evidence.")
-    return found / n
+    return evidence_metrics(found, n, ())[-1][1]
 
 
 def near_far_recall(
@@ -103,7 +106,7 @@ class QueryOutcome:
 def outcomes_to_records(
     outcomes: Iterable[QueryOutcome], *, ks: tuple[int, ...] = (2,), near_far: bool = True
 ) -> list[dict[str, Any]]:
-    """Turn retrievals into rows of the record schema (``osustat.records``).
+    """Turn retrievals into rows of the record schema (``osustat.schema.RecordRow``, as dicts).
 
     Each outcome gives ``hit@k`` for every k in `ks` and ``recall``; with `near_far`, also
     ``recall_near`` and ``recall_far`` -- only when the query has evidence in that range
@@ -120,24 +123,33 @@ def outcomes_to_records(
     """
     rows: list[dict[str, Any]] = []
     for o in outcomes:
-        base = {
-            "benchmark": o.benchmark,
-            "episode_id": o.episode_id,
-            "query_id": o.query_id,
-            "method": o.method,
-            "budget": o.budget,
-            "seed": o.seed,
-            "cell": o.cell,
-        }
-        for k in ks:
-            rows.append(
-                {**base, "metric": f"hit@{k}", "value": hit_at_k(o.retrieved, o.evidence, k)}
+        if any(k < 1 for k in ks):
+            raise ValueError(f"every k of `ks` must be >= 1; got {ks}.")
+        found, n = _overlap(o.retrieved, o.evidence)
+        if n == 0:
+            raise ValueError(
+                f"query {o.episode_id}/{o.query_id} has no evidence: hit@k and recall are "
+                "undefined."
             )
-        rows.append({**base, "metric": "recall", "value": recall(o.retrieved, o.evidence)})
+        rows.extend(_row(o, metric, value) for metric, value in evidence_metrics(found, n, ks))
         if near_far:
             near, far = near_far_recall(o.retrieved, o.evidence, o.time)
             if near == near:
-                rows.append({**base, "metric": "recall_near", "value": near})
+                rows.append(_row(o, "recall_near", near))
             if far == far:
-                rows.append({**base, "metric": "recall_far", "value": far})
+                rows.append(_row(o, "recall_far", far))
     return rows
+
+
+def _row(o: QueryOutcome, metric: str, value: float) -> dict[str, Any]:
+    return RecordRow(
+        benchmark=o.benchmark,
+        episode_id=o.episode_id,
+        query_id=o.query_id,
+        method=o.method,
+        budget=o.budget,
+        seed=o.seed,
+        cell=o.cell,
+        metric=metric,
+        value=value,
+    )._asdict()

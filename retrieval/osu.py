@@ -108,10 +108,6 @@ class OSUPool:
     def n_osus(self) -> int:
         return len(self.members)
 
-    def covered_steps(self) -> NDArray[np.int64]:
-        """Steps that belong to at least one OSU."""
-        return np.array([i for i, k in enumerate(self.step_osus) if k.size], dtype=np.int64)
-
     def membership_counts(self) -> NDArray[np.int64]:
         return np.array([k.size for k in self.step_osus], dtype=np.int64)
 

@@ -16,7 +16,9 @@ def _grid_inversion(t, b, level, grid):
 class TestRatioOfMeans:
     # -- Input validation --
     def test_lengths(self):
-        with pytest.raises(ValueError, match="Arguments must have equal lengths"):
+        with pytest.raises(
+            ValueError, match="`treatment` and `baseline` must have equal lengths; got 3 and 4"
+        ):
             ratio_of_means([1, 2, 3], [1, 2, 3, 4])
 
     def test_too_few(self):

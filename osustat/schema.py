@@ -1,0 +1,234 @@
+"""The long-format record schema (DESIGN.md): columns, the typed row, validation.
+
+One row per (benchmark, episode_id, query_id, method, budget, seed, metric):
+
+============  ========  ==============================================================
+column        required  meaning
+============  ========  ==============================================================
+episode_id    yes       the trajectory (episode) the query is asked about
+query_id      yes       the query, unique within its episode
+method        yes       the retriever's name
+budget        yes       token budget B (integer)
+metric        yes       ``hit@k`` (1 if at least k evidence steps were retrieved, else 0;
+                        the paper's Hit@2 is ``hit@2`` -- *not* TREC Success@k, which is
+                        "at least one relevant item in the top k"), ``recall`` (fraction
+                        of evidence steps retrieved), or any other finite metric
+value         yes       the metric's value, within the metric's entry of
+                        ``osustat.metrics.METRICS``: 0/1 for ``hit@k``, in [0, 1] for
+                        the recalls, >= 0 for ``tokens``; other metrics only finite
+benchmark     no        data set name; default ``'default'``
+seed          no        run seed (integer); default 0
+cell          no        the query's evidence cell (``T+E+``, ``T+E-``, ``T-E+``, ``T-E-``);
+                        a property of the query, so it must agree across all its rows
+============  ========  ==============================================================
+
+Nothing is dropped silently: every inconsistency raises an error that lists the offending
+rows (by DataFrame index) or ids.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from ._validation import list_some
+from .cells import Cell
+from .metrics import METRICS
+
+__all__ = [
+    "KEY_COLUMNS",
+    "OPTIONAL_COLUMNS",
+    "REQUIRED_COLUMNS",
+    "RecordRow",
+    "ValidatedRecords",
+    "validate_records",
+]
+
+REQUIRED_COLUMNS = ("episode_id", "query_id", "method", "budget", "metric", "value")
+OPTIONAL_COLUMNS = {"benchmark": "default", "seed": 0, "cell": None}
+KEY_COLUMNS = ("benchmark", "episode_id", "query_id", "method", "budget", "seed", "metric")
+
+
+class RecordRow(NamedTuple):
+    """One row of the record schema, as every producer of records builds it.
+
+    The field order is the column order of a records table. ``row._asdict()`` is the
+    plain dict for ``pandas.DataFrame(rows)``.
+    """
+
+    benchmark: str
+    episode_id: str
+    query_id: str
+    method: str
+    budget: int
+    seed: int
+    cell: str | None
+    metric: str
+    value: float
+
+
+class ValidatedRecords(pd.DataFrame):
+    """A records table that :func:`validate_records` has checked and normalized.
+
+    :func:`paired` uses it as it is, without checking it again. Anything derived from it
+    (a row selection, a new column) is a plain DataFrame and is checked again when used;
+    mutating it in place voids the guarantee.
+    """
+
+    @property
+    def _constructor(self) -> type[pd.DataFrame]:
+        return pd.DataFrame
+
+
+def _rows(df: pd.DataFrame, mask: Any) -> str:
+    return list_some(df.index[np.asarray(mask, dtype=bool)].tolist())
+
+
+def validate_records(records: pd.DataFrame) -> ValidatedRecords:
+    """Check a records table against the schema and return a normalized copy.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Long-format records (see the module docstring for the columns).
+
+    Returns
+    -------
+    ValidatedRecords
+        A DataFrame (copy) with the optional columns filled with their documented defaults,
+        ``budget`` and ``seed`` as int64, ``value`` as float64, ``metric`` lower-cased, ids
+        as str and ``cell`` as canonical labels (or None). Given a ``ValidatedRecords``, it
+        is returned as it is (that is what lets :func:`paired` skip the checks).
+
+    Raises
+    ------
+    TypeError
+        `records` is not a DataFrame, or `value`/`budget`/`seed` are not numeric.
+    ValueError
+        Missing columns (listing missing and found), NaN or infinite values, non-0/1 hit
+        values, recall outside [0, 1], non-integer budgets, unknown cell labels, a query with
+        conflicting cells, or duplicate record keys -- each naming the rows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from osustat.records import validate_records
+    >>> df = pd.DataFrame({"episode_id": ["e1"], "query_id": ["q1"], "method": ["osu"],
+    ...                    "budget": [256], "metric": ["Hit@2"], "value": [1]})
+    >>> validate_records(df).loc[0, ["metric", "seed", "benchmark"]].astype(str).tolist()
+    ['hit@2', '0', 'default']
+    """
+    if isinstance(records, ValidatedRecords):
+        return records
+    if not isinstance(records, pd.DataFrame):
+        raise TypeError(f"`records` must be a pandas DataFrame; got {type(records).__name__}.")
+    missing = [c for c in REQUIRED_COLUMNS if c not in records.columns]
+    if missing:
+        raise ValueError(
+            f"`records` is missing required columns {missing}; found columns "
+            f"{list(map(str, records.columns))}. Required: {list(REQUIRED_COLUMNS)}."
+        )
+    df = records.copy()
+    for col, default in OPTIONAL_COLUMNS.items():
+        if col not in df.columns:
+            df[col] = default
+
+    for col in ("value", "budget", "seed"):
+        numeric = pd.to_numeric(df[col], errors="coerce")
+        bad = numeric.isna() & df[col].notna()
+        if bad.any():
+            raise TypeError(
+                f"`{col}` must be numeric; non-numeric values in rows {_rows(df, bad)}."
+            )
+        df[col] = numeric
+    nonfinite = ~np.isfinite(df["value"].to_numpy(dtype=float))
+    if nonfinite.any():
+        raise ValueError(f"`value` has NaN or infinite entries in rows {_rows(df, nonfinite)}.")
+    for col in ("budget", "seed"):
+        x = df[col].to_numpy(dtype=float)
+        bad = ~np.isfinite(x) | (x != np.round(x))
+        if bad.any():
+            raise ValueError(f"`{col}` must hold integers; bad values in rows {_rows(df, bad)}.")
+        df[col] = x.astype(np.int64)
+    for col in ("benchmark", "episode_id", "query_id", "method", "metric"):
+        empty = df[col].isna()
+        if empty.any():
+            raise ValueError(f"`{col}` has missing values in rows {_rows(df, empty)}.")
+        df[col] = df[col].astype(str)
+    df["metric"] = df["metric"].str.replace(r"\s+", "", regex=True).str.lower()
+
+    _check_metric_values(df)
+
+    df["cell"] = _normalize_cells(df)
+    dup = df.duplicated(list(KEY_COLUMNS), keep=False)
+    if dup.any():
+        raise ValueError(
+            f"duplicate record keys {list(KEY_COLUMNS)} in rows {_rows(df, dup)}; each "
+            "(benchmark, episode, query, method, budget, seed, metric) must appear once."
+        )
+    return ValidatedRecords(df)
+
+
+def _check_metric_values(df: pd.DataFrame) -> None:
+    """Every value within its metric's registry entry (:data:`osustat.metrics.METRICS`)."""
+    values = df["value"].to_numpy(dtype=np.float64)
+    for spec in METRICS:
+        rows = df["metric"].str.fullmatch(spec.pattern).to_numpy(dtype=bool)
+        if not rows.any():
+            continue
+        if spec.binary:
+            bad = rows & (values != 0.0) & (values != 1.0)
+            if bad.any():
+                raise ValueError(
+                    f"{spec.name} values must be 0 or 1 ({spec.meaning}); other values in "
+                    f"rows {_rows(df, bad)}."
+                )
+            continue
+        if spec.low is None and spec.high is None:
+            continue
+        low = -np.inf if spec.low is None else spec.low
+        high = np.inf if spec.high is None else spec.high
+        bad = rows & ((values < low) | (values > high))
+        if bad.any():
+            span = f"[{low:g}, {high:g}]" if spec.high is not None else f">= {low:g}"
+            raise ValueError(
+                f"{spec.name} values must lie in {span}; bad values in rows {_rows(df, bad)}."
+            )
+
+
+def _normalize_cells(df: pd.DataFrame) -> pd.Series:
+    raw = df["cell"]
+    present = raw.notna()
+    # parse each distinct label once (records repeat a query's cell on every row)
+    canonical: dict[Any, str | None] = {}
+    for value in pd.unique(raw[present]):
+        try:
+            canonical[value] = Cell.parse(value).value
+        except ValueError:
+            canonical[value] = None
+    parsed = raw[present].map(canonical)
+    bad = np.zeros(len(df), dtype=bool)
+    bad[np.flatnonzero(present.to_numpy())[parsed.isna().to_numpy()]] = True
+    if bad.any():
+        raise ValueError(
+            f"`cell` has unknown labels in rows {_rows(df, bad)}; expected one of "
+            f"{[c.value for c in Cell]}."
+        )
+    labels = pd.Series(None, index=df.index, dtype=object)
+    labels[present] = parsed
+    cells = labels
+    if present.any():
+        keyed = pd.DataFrame(
+            {"b": df["benchmark"], "e": df["episode_id"], "q": df["query_id"], "c": cells}
+        )[present.to_numpy()]
+        counts = keyed.groupby(["b", "e", "q"])["c"].nunique()
+        conflicting = counts[counts > 1]
+        if len(conflicting):
+            ids = [f"{e}/{q}" for _, e, q in conflicting.index]
+            raise ValueError(
+                "a query's cell is a property of its evidence and must be the same on all its "
+                f"rows; conflicting cells for queries {list_some(ids)}."
+            )
+    return cells
