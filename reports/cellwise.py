@@ -44,13 +44,11 @@ def _peq(p: float) -> str:
 
 
 def _sig(p: float | None) -> str:
-    """The paper's marks, cut at ``p <= threshold``: the rule every verdict uses (a test
-    at level alpha rejects when p <= alpha), so p = .05 exactly gets ``*`` beside "helps"
-    rather than ``.``. :func:`osustat.stars` cuts at ``p < threshold``; evaluating it at
-    the next float below p turns its ``<`` into ``<=`` without a second threshold list."""
+    """The paper's marks, cut at ``p <= threshold`` (:func:`osustat.stars`): the rule every
+    verdict uses, so p = .05 exactly gets ``*`` beside "helps" rather than ``.``."""
     if p is None:
         return ""
-    return stars(math.nextafter(p, -math.inf)) if p > 0 else stars(p)
+    return stars(p)
 
 
 def _table(res: AnalysisResult, comp: Comparison) -> list[str]:

@@ -64,6 +64,14 @@ def robustness_lines(summary: pd.DataFrame) -> list[str]:
     return out
 
 
+def _value_order(value: str) -> tuple[int, float, str]:
+    """Numbers in numeric order (6 before 12 before 24), then other labels alphabetically."""
+    try:
+        return (0, float(value), "")
+    except ValueError:
+        return (1, 0.0, value)
+
+
 def _slices(points: pd.DataFrame, param: str) -> pd.DataFrame:
     """Points that differ from their layout's default point only in `param` (OFAT slice)."""
     params = [p for p in PARAMETERS if p in points.columns]
@@ -108,7 +116,7 @@ def effects_figure(result: Any, path: Path, claims: tuple[str, ...] = FIGURE_CLA
         for i, claim in enumerate(claims):
             ax = axes[i, j]
             e = effects[effects["claim"] == claim].merge(sl, on="point")
-            values = sorted(sl[param].astype(str).unique())
+            values = sorted(sl[param].astype(str).unique(), key=_value_order)
             xpos = {v: k for k, v in enumerate(values)}
             for lay in layouts:
                 sub = e[e["layout"] == lay]

@@ -57,3 +57,15 @@ class TestSaveFigure:
         fig, _ = plt.subplots(figsize=(2, 1), dpi=100)
         path = save_figure(fig, tmp_path / "c.png")
         assert png_size(path) == (200, 100) and not (tmp_path / "c.svg").exists()
+
+
+def test_sensitivity_figure_orders_numeric_values_numerically() -> None:
+    from osustat.reports.synthetic_sensitivity import _value_order
+
+    assert sorted(["12", "24", "6"], key=_value_order) == ["6", "12", "24"]
+    assert sorted(["spread", "segment", "0.5", "0.1"], key=_value_order) == [
+        "0.1",
+        "0.5",
+        "segment",
+        "spread",
+    ]
