@@ -10,11 +10,11 @@ STAMP := $(VENV)/.installed
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[text,distributed,dev]'
+	$(BIN)/pip install --quiet -e '.[text,distributed,ir,dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)
