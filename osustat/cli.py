@@ -9,116 +9,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from osustat._cli_common import (
+    MAX_RESAMPLES,
+    UsageError,
+    _check_out,
+    _count,
+    _family,
+    _input_file,
+    _ints,
+    _prob,
+    _runs,
+    _split,
+)
 from osustat.inputs import read_records
 
-__all__ = ["build_parser", "main", "read_records"]
-
-#: Largest resample count accepted (memory and time stay bounded; exact tests need none).
-MAX_RESAMPLES = 10_000_000
-
-
-class UsageError(ValueError):
-    """A bad option value (reported with exit code 2 before any work)."""
-
-
-def _split(values: str) -> list[str]:
-    return [v.strip() for v in values.split(",") if v.strip()]
-
-
-def _ints(values: str, option: str, *, low: int = 1) -> list[int]:
-    out = []
-    for item in _split(values):
-        try:
-            x = int(item)
-        except ValueError:
-            raise UsageError(
-                f"`{option}` must be comma-separated integers; got {values!r}."
-            ) from None
-        if x < low:
-            raise UsageError(f"`{option}` values must be >= {low}; got {x} in {values!r}.")
-        out.append(x)
-    if not out:
-        raise UsageError(f"`{option}` is empty; give comma-separated integers.")
-    return out
-
-
-def _prob(value: float, option: str) -> float:
-    if not (math.isfinite(value) and 0 < value < 1):
-        raise UsageError(f"`{option}` must lie strictly between 0 and 1; got {value!r}.")
-    return value
-
-
-def _count(value: int, option: str, low: int = 1, high: int = MAX_RESAMPLES) -> int:
-    if not low <= value <= high:
-        raise UsageError(f"`{option}` must be an integer in [{low:,}, {high:,}]; got {value:,}.")
-    return value
-
-
-def _input_file(path: str | None, option: str) -> Path | None:
-    if path is None:
-        return None
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{option} file {str(p)!r} does not exist.")
-    if p.is_dir():
-        raise UsageError(f"{option} {str(p)!r} is a folder, not a file.")
-    return p
-
-
-def _runs(pairs: Sequence[str]) -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    for pair in pairs:
-        name, sep, file = pair.partition("=")
-        if not sep or not name.strip() or not file.strip():
-            raise UsageError(f"`--run` must look like NAME=FILE; got {pair!r}.")
-        if name.strip() in out:
-            raise UsageError(f"`--run` name {name.strip()!r} is given twice.")
-        p = _input_file(file.strip(), f"--run {name.strip()}")
-        assert p is not None
-        out[name.strip()] = p
-    return out
-
-
-def _family(text: str) -> Any:
-    from osustat.analysis import FAMILIES
-
-    if text in FAMILIES:
-        return text
-    groups = []
-    for g in text.split(";"):
-        members = []
-        for item in _split(g):
-            metric, sep, budget = item.rpartition(":")
-            try:
-                members.append((metric, int(budget)))
-            except ValueError:
-                sep = ""
-            if not sep or not metric:
-                raise UsageError(
-                    f"`--family` must be one of {list(FAMILIES)} or groups like "
-                    f"'hit@2:256,hit@2:512;recall:256' (METRIC:BUDGET, ';' between groups); "
-                    f"got {text!r}."
-                )
-        if members:
-            groups.append(members)
-    if not groups:
-        raise UsageError(f"`--family` is empty; got {text!r}.")
-    return groups
-
-
-def _check_out(args: argparse.Namespace, digest: str | None = None) -> None:
-    from osustat.provenance import check_target
-
-    if getattr(args, "out", None):
-        check_target(args.out, digest, force=args.force)
-
+__all__ = ["MAX_RESAMPLES", "UsageError", "build_parser", "main", "read_records"]
 
 # -- inputs -------------------------------------------------------------------------------
 
@@ -380,61 +291,7 @@ def _audit(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- reproduce ----------------------------------------------------------------------------
-
-
-def _reproduce(args: argparse.Namespace) -> int:
-    from osustat.analyses.reproduce import reproduce_synthetic
-    from osustat.provenance import Provenance, atomic_output, write_json
-
-    if args.benchmark == "toolbench":
-        return _reproduce_toolbench(args)
-    if args.benchmark == "tau-bench":
-        return _reproduce_tau(args)
-    if args.grid and not args.sensitivity:
-        raise ValueError("`--grid` needs `--sensitivity`.")
-
-    _count(args.episodes, "--episodes", 1, 1_000_000)
-    _count(args.jobs, "--jobs", 1, 1024)
-    _count(args.resamples, "--resamples")
-    _count(args.seed, "--seed", 0, 2**63 - 1)
-    _check_out(args)
-    prov = Provenance(
-        command=args.command_line,
-        inputs=(
-            (
-                "generator settings (no input files)",
-                f"synthetic episodes={args.episodes} seed={args.seed}",
-                _digest(f"synthetic/{args.episodes}/{args.seed}"),
-            ),
-        ),
-        seeds={"master": args.seed},
-        resamples={"sign-flip": args.resamples},
-        exclusions_note="the pipeline's own exclusions, if any, are stated in the report above.",
-    )
-    with atomic_output(args.out, inputs_digest=prov.inputs_digest, force=args.force) as tmp:
-        result = reproduce_synthetic(
-            tmp,
-            episodes=args.episodes,
-            seed=args.seed,
-            jobs=args.jobs,
-            resamples=args.resamples,
-            progress=not args.no_progress,
-            layout=args.layout,
-            sensitivity=args.sensitivity,
-            grid=Path(args.grid) if args.grid else None,
-        )
-        report = tmp / "report.md"
-        if report.exists():
-            text = report.read_text(encoding="utf-8").rstrip("\n")
-            report.write_text(text + "\n\n" + "\n".join(prov.markdown()) + "\n", "utf-8")
-        write_json(tmp / "provenance.json", prov.to_dict())
-    print(
-        f"wrote {Path(args.out) / 'report.md'} ({result.n_records:,} records, "
-        f"{result.seconds:.1f} s)",
-        file=sys.stderr,
-    )
-    return 0
+# -- check-retriever ----------------------------------------------------------------------
 
 
 def _check_retriever(args: argparse.Namespace) -> int:
@@ -445,61 +302,6 @@ def _check_retriever(args: argparse.Namespace) -> int:
     report = check_retriever(spec.factory)
     print(report.to_text())
     return 0 if report.passed else 1
-
-
-def _reproduce_toolbench(args: argparse.Namespace) -> int:
-    from osustat.analyses.toolbench import TOOLBENCH_SEEDS, reproduce_toolbench
-
-    if not args.data or len(args.data) != 1:
-        raise ValueError("`--data` (one ToolBench data directory) is required for toolbench.")
-    seeds = tuple(int(x) for x in _split(args.seeds)) if args.seeds else TOOLBENCH_SEEDS
-    result = reproduce_toolbench(
-        Path(args.data[0]),
-        Path(args.out),
-        cache=None if args.cache is None else Path(args.cache),
-        seeds=seeds,
-        episodes=args.episodes,
-        jobs=args.jobs,
-        resamples=args.resamples,
-        progress=not args.no_progress,
-    )
-    print(
-        f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
-        file=sys.stderr,
-    )
-    return 0
-
-
-def _reproduce_tau(args: argparse.Namespace) -> int:
-    from osustat.analyses.tau_bench import reproduce_tau_bench
-
-    if not args.data:
-        raise ValueError("`reproduce tau-bench` needs `--data FILE [FILE ...]`.")
-    result = reproduce_tau_bench(
-        args.data,
-        Path(args.out),
-        cache=args.cache,
-        jobs=args.jobs,
-        seed=args.seed,
-        resamples=args.resamples,
-        prefix=not args.no_prefix,
-        focal=args.focal,
-        progress=not args.no_progress,
-        selector=args.selector,
-        endpoint=args.endpoint,
-        model=args.model,
-    )
-    print(
-        f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
-        file=sys.stderr,
-    )
-    return 0
-
-
-def _digest(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 # -- parser -------------------------------------------------------------------------------
@@ -573,6 +375,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from osustat._cli_reproduce import add_reproduce_parser
     from osustat.analysis import FAMILIES
     from osustat.multitest import CORRECTIONS
 
@@ -696,58 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
     _input_options(au, runs=False)
     au.set_defaults(func=_audit)
 
-    rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
-    rp.add_argument(
-        "benchmark", choices=("synthetic", "tau-bench", "toolbench"), help="which pipeline"
-    )
-    rp.add_argument("--seeds", default=None, help="comma-separated seeds (toolbench: 42,123,456)")
-    rp.add_argument("--out", required=True, help="directory for records, report and figures")
-    rp.add_argument(
-        "--force", action="store_true", help="replace an --out folder made with other settings"
-    )
-    rp.add_argument("--episodes", type=int, default=200, help="episodes to generate")
-    rp.add_argument("--seed", type=int, default=0, help="master seed")
-    rp.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
-    rp.add_argument("--resamples", type=int, default=10_000, help="sign-flip resamples")
-    rp.add_argument("--no-progress", action="store_true", help="no progress bar")
-    rp.add_argument(
-        "--data",
-        nargs="+",
-        default=None,
-        help="τ-/τ²-bench trajectory files (tau-bench) or the data directory (toolbench)",
-    )
-    rp.add_argument("--cache", default=None, help="embedding cache directory")
-    rp.add_argument(
-        "--layout",
-        choices=("spread", "segment"),
-        default="spread",
-        help="synthetic generator layout (default spread; segment = the first version's)",
-    )
-    rp.add_argument(
-        "--sensitivity",
-        action="store_true",
-        help="also run the synthetic generator sensitivity grid (into OUT/sensitivity)",
-    )
-    rp.add_argument(
-        "--grid", default=None, help="grid file for --sensitivity (default: the shipped one)"
-    )
-    tau = rp.add_argument_group("tau-bench")
-    tau.add_argument("--no-prefix", action="store_true", help="no per-source namespace prefix")
-    tau.add_argument(
-        "--focal",
-        choices=("all", "one"),
-        default="all",
-        help="focal sources per group: all surviving sources (default, the paper's n) or one",
-    )
-    tau.add_argument(
-        "--selector",
-        choices=("extractive", "chat"),
-        default="extractive",
-        help="§6.6 selector: extractive (offline stand-in, not an LLM) or chat (an endpoint)",
-    )
-    tau.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL (chat)")
-    tau.add_argument("--model", default=None, help="model name sent to the endpoint (chat)")
-    rp.set_defaults(func=_reproduce)
+    add_reproduce_parser(sub)
 
     cr = sub.add_parser(
         "check-retriever",
