@@ -94,3 +94,38 @@ def test_a_failure_before_any_task_leaves_nothing(tmp_path, monkeypatch):
     with pytest.raises(_Boom):
         main(["reproduce", "synthetic", "--out", str(tmp_path / "s"), *ARGS, "--no-progress"])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_tau_and_toolbench_sweeps_resume_from_their_checkpoints(tmp_path, monkeypatch):
+    """Finished tasks of the real-data sweeps are loaded, not run again (shared step table
+    included in the key)."""
+    from osustat.analyses import tau_bench_run, toolbench_run
+    from osustat.analyses.toolbench_data import load_toolbench
+    from osustat.analyses.toolbench_episodes import build_episodes
+    from osustat.retrieval import HashingBagOfWordsEncoder
+
+    from .test_toolbench import _write_data
+    from .test_user_retrievers import _tau_sweep
+
+    ckpt = tmp_path / "ckpt"
+    kw = _tau_sweep(tmp_path)
+    tau_first = tau_bench_run.run_sweep(**kw, checkpoint=ckpt)[0]
+    loaded = load_toolbench(_write_data(tmp_path / "tb"))
+    table = toolbench_run.step_table(loaded.trajectories, HashingBagOfWordsEncoder(64))
+    eps = build_episodes(loaded.trajectories, table.query_embeddings, n_episodes=3, seed=1)
+    tb_first = toolbench_run.run_episodes(table, eps, chunk=1, progress=False, checkpoint=ckpt)
+    n_tasks = len(list(ckpt.glob("*.pkl")))
+    assert n_tasks == sum(1 for q in kw["queries"] if q.positions) + 3
+
+    def never(*args, **kwargs):
+        raise AssertionError("a finished task ran again")
+
+    monkeypatch.setattr(tau_bench_run, "_trajectory", never)
+    monkeypatch.setattr(toolbench_run, "episode_trajectory", never)
+    assert tau_bench_run.run_sweep(**kw, checkpoint=ckpt)[0].equals(tau_first)
+    again = toolbench_run.run_episodes(table, eps, chunk=1, progress=False, checkpoint=ckpt)
+    assert again.records.equals(tb_first.records) and again.episodes.equals(tb_first.episodes)
+    # another step table (other embeddings) is another sweep: its tasks run
+    other = toolbench_run.step_table(loaded.trajectories, HashingBagOfWordsEncoder(32))
+    with pytest.raises(AssertionError, match="ran again"):
+        toolbench_run.run_episodes(other, eps, chunk=1, progress=False, checkpoint=ckpt)
