@@ -239,6 +239,12 @@ class OSUMem(_OSUIndexed):
                     used += c
             chosen.extend(added)
             dirty = bool(added)
+            if not added:
+                # when not even the cheapest step left in a live OSU fits, every later pick
+                # only drops an OSU: stop now (the same answer, without those picks)
+                left = step_cost[open_[mat_open]]
+                if left.size == 0 or used + float(left.min()) > budget:
+                    break
             if novelty and added:
                 # EmbNov = 1 - max cosine to the selected set (1 while it is empty)
                 cos = (emb_u @ self._emb32[added].T).max(axis=1)
