@@ -104,16 +104,34 @@ def make(name: str) -> Retriever:
     return METHODS[name].factory()
 
 
+#: Modules found only through the current directory (sent to workers by value).
+_FROM_CWD: set[str] = set()
+
+
 def _import(module_name: str) -> object:
-    """Import a module; like ``python -m``, the current directory counts as importable."""
+    """Import a module; like ``python -m``, the current directory counts as importable.
+
+    A module found only that way is registered with cloudpickle to travel by value, so that
+    worker processes (joblib, Dask) need not find it themselves: they may have started before
+    the current directory joined ``sys.path``, or run on another machine.
+    """
     try:
-        return importlib.import_module(module_name)
+        module = importlib.import_module(module_name)
     except ModuleNotFoundError:
         cwd = os.getcwd()
         if cwd in sys.path:
             raise
         sys.path.insert(0, cwd)
-        return importlib.import_module(module_name)
+        module = importlib.import_module(module_name)
+        _FROM_CWD.add(module_name)
+    if module_name in _FROM_CWD:
+        try:
+            import cloudpickle
+        except ImportError:  # pragma: no cover - joblib depends on it
+            pass
+        else:
+            cloudpickle.register_pickle_by_value(module)
+    return module
 
 
 def load_retriever(spec: str) -> MethodSpec:

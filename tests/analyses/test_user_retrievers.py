@@ -184,7 +184,6 @@ def test_sweeps_do_not_depend_on_jobs(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_sweeps_on_a_local_dask_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     distributed = pytest.importorskip("distributed")
     monkeypatch.chdir(EXAMPLES)
-    monkeypatch.setenv("PYTHONPATH", str(EXAMPLES))  # workers import the user's module
     serial = _three_sweeps(tmp_path / "a")
     with (
         distributed.LocalCluster(
