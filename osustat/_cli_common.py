@@ -117,3 +117,9 @@ def _check_out(args: argparse.Namespace, digest: str | None = None) -> None:
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _json_ready(payload: Any) -> Any:
+    from osustat.provenance import _clean
+
+    return _clean(payload)
