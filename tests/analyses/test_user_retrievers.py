@@ -228,3 +228,18 @@ class TestBadRetriever:
         argv[1] = "toolbench"  # not a ToolBench method, but twice is one too many
         assert main([*argv, "clash:Mine", "--retriever", "clash:Mine", "--data", "x"]) == 2
         assert "'OSU-Mem' is already a method" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_scheduler_gives_the_jobs_records(tmp_path: Path, monkeypatch) -> None:
+    """`reproduce synthetic --scheduler ADDRESS` (a user retriever included) writes the records
+    of `--jobs 1`, and leaves no resume folder."""
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.chdir(EXAMPLES)
+    local = _reproduce(tmp_path, "synthetic", "local", "--episodes", "2")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        extra = ["--episodes", "2", "--scheduler", cluster.scheduler_address]
+        dask = _reproduce(tmp_path, "synthetic", "dask", *extra)
+    assert (dask / "records.csv").read_bytes() == (local / "records.csv").read_bytes()
