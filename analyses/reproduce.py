@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 __all__ = ["ReproduceResult", "reproduce_synthetic", "reproduce_synthetic_sensitivity"]
+
+#: The paper's methods shown beside user retrievers in the report.
+USER_REFERENCES = ("OSU-Mem", "Flat Vector", "Tree Abstraction")
 
 
 @dataclass(frozen=True)
@@ -39,33 +43,55 @@ def reproduce_synthetic(
     layout: str = "spread",
     sensitivity: bool = False,
     grid: Path | None = None,
+    retrievers: Sequence[Any] = (),
+    scheduler: Any = None,
+    checkpoint: Path | None = None,
 ) -> ReproduceResult:
     """Run the synthetic benchmark end to end and write its outputs to `out`.
 
     `layout` is the generator's layout (``"spread"``, the default inferred from the paper's
     recency rows, or ``"segment"``, the first version's); with `sensitivity` the grid
     (`grid`, default the shipped ``synthetic_grid.toml``) runs too, into ``out/sensitivity``.
+    `retrievers` (``MethodSpec`` of user retrievers) run beside the paper's methods and get a
+    report section; `scheduler` (Dask) and `checkpoint` (resuming) go to the runner.
     """
     from osustat import validate_records
     from osustat.reports.figures import dose_response
     from osustat.reports.synthetic import budget_curves, near_far_figure, render_synthetic
+    from osustat.reports.user_methods import render_user_methods
+    from osustat.retrieval.registry import user_factories
 
     from .synthetic import GeneratorConfig
     from .synthetic_analysis import analyze_synthetic
-    from .synthetic_run import run_synthetic
+    from .synthetic_run import method_factories, run_synthetic
     from .synthetic_sensitivity import load_grid
 
     start = time.perf_counter()
     config = GeneratorConfig(layout=layout)  # validates `layout` before anything is written
+    user_factories(retrievers, taken=method_factories())  # so does a retriever's name
     grid_spec = load_grid(grid) if sensitivity else None  # a bad grid fails before the run
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     summary = None
     if grid_spec is not None:
         summary = reproduce_synthetic_sensitivity(
-            out / "sensitivity", grid_spec, jobs=jobs, progress=progress
+            out / "sensitivity",
+            grid_spec,
+            jobs=jobs,
+            progress=progress,
+            scheduler=scheduler,
+            checkpoint=checkpoint,
         )
-    run = run_synthetic(episodes, seed, jobs=jobs, progress=progress, config=config)
+    run = run_synthetic(
+        episodes,
+        seed,
+        jobs=jobs,
+        progress=progress,
+        config=config,
+        retrievers=retrievers,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+    )
     records = validate_records(run.records)  # the contract holds before anything is written
     records.to_parquet(out / "records.parquet", index=False)
     records.to_csv(out / "records.csv", index=False)
@@ -96,6 +122,7 @@ def reproduce_synthetic(
         command += f" --layout {layout}"
     if sensitivity:
         command += " --sensitivity" + (f" --grid {grid}" if grid is not None else "")
+    command += "".join(f" --retriever {r.source or r.name}" for r in retrievers)
     text = render_synthetic(
         analysis,
         n_episodes=episodes,
@@ -105,6 +132,9 @@ def reproduce_synthetic(
         config=config.as_dict(),
         robustness=summary,
     )
+    if retrievers:
+        names = [r.name for r in retrievers]
+        text += "\n\n" + render_user_methods(records, names, references=USER_REFERENCES)
     (out / "report.md").write_text(text + "\n", encoding="utf-8")
     return ReproduceResult(out, len(records), time.perf_counter() - start)
 
@@ -115,6 +145,8 @@ def reproduce_synthetic_sensitivity(
     *,
     jobs: int = 1,
     progress: bool = True,
+    scheduler: Any = None,
+    checkpoint: Path | None = None,
 ) -> Any:
     """Run the generator sensitivity grid and write its outputs to `out`; returns the summary.
 
@@ -128,7 +160,9 @@ def reproduce_synthetic_sensitivity(
     spec = grid if not isinstance(grid, (str, Path)) and grid is not None else load_grid(grid)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    result = run_sensitivity(spec, jobs=jobs, progress=progress)
+    result = run_sensitivity(
+        spec, jobs=jobs, progress=progress, scheduler=scheduler, checkpoint=checkpoint
+    )
     (out / "grid.toml").write_text(Path(spec.source).read_text(encoding="utf-8"), "utf-8")
     result.points.to_csv(out / "points.csv", index=False)
     result.effects.to_csv(out / "effects.csv", index=False)

@@ -8,9 +8,11 @@ from :func:`child_seeds` (``SeedSequence(seed).spawn``), never from the order in
 finish.
 
 Resuming: with ``checkpoint=DIR`` every finished task's result is written to
-``DIR/<key>.pkl`` (temporary file, then an atomic rename), where the key is the SHA-256 of the
-pickled function name and task arguments. A rerun of the same sweep loads the finished tasks and
-runs only the rest; a task whose arguments changed has another key and is run again.
+``DIR/<key>.pkl`` (temporary file, then an atomic rename) as soon as it finishes, where the key
+is a SHA-256 of the function's name, the ``shared`` object and the task's arguments
+(:func:`stable_digest`: independent of the process, ``PYTHONHASHSEED`` and set order). A rerun
+of the same sweep loads the finished tasks and runs only the rest; a task whose arguments
+changed has another key and is run again.
 
 Dask: ``scheduler`` is a scheduler address (``tcp://host:8786``) or a
 ``distributed.Client``. Objects passed as ``shared`` are scattered once and broadcast, so each
@@ -19,9 +21,13 @@ worker receives them once, not once per task (``docs/scaling.md``).
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import functools
 import hashlib
 import os
 import pickle
+import struct
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,7 +35,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["child_seeds", "run_tasks", "task_key"]
+__all__ = ["child_seeds", "run_tasks", "stable_digest", "task_key"]
 
 R = TypeVar("R")
 
@@ -41,10 +47,62 @@ def child_seeds(seed: int, n: int) -> list[np.random.SeedSequence]:
     return list(np.random.SeedSequence(seed).spawn(n))
 
 
-def task_key(fn: Callable[..., Any], task: tuple[Any, ...]) -> str:
-    """The checkpoint key of one task: SHA-256 of the function's name and pickled arguments."""
-    payload = pickle.dumps((fn.__module__, fn.__qualname__, task), protocol=4)
-    return hashlib.sha256(payload).hexdigest()[:32]
+def _feed(h: Any, obj: Any) -> None:
+    """Feed a canonical, process-independent encoding of `obj` into the hash `h`."""
+    tag = type(obj).__name__.encode()
+    if obj is None or isinstance(obj, bool | int | float | complex | str | bytes):
+        h.update(b"S" + tag + b":" + repr(obj).encode() + b";")
+    elif isinstance(obj, np.ndarray | np.generic):
+        a = np.ascontiguousarray(obj)
+        if a.dtype == object:
+            _feed(h, a.tolist())
+            return
+        h.update(b"A" + a.dtype.str.encode() + repr(a.shape).encode())
+        h.update(a.tobytes())
+    elif isinstance(obj, list | tuple):
+        h.update(b"L" + tag + struct.pack("<q", len(obj)))
+        for x in obj:
+            _feed(h, x)
+    elif isinstance(obj, dict):
+        h.update(b"D" + struct.pack("<q", len(obj)))
+        for kd, v in sorted((stable_digest(k), v) for k, v in obj.items()):
+            h.update(kd.encode())
+            _feed(h, v)
+    elif isinstance(obj, set | frozenset):
+        h.update(b"F" + tag + struct.pack("<q", len(obj)))
+        for d in sorted(stable_digest(x) for x in obj):
+            h.update(d.encode())
+    elif isinstance(obj, np.random.SeedSequence):
+        _feed(h, ("SeedSequence", obj.entropy, obj.spawn_key, obj.pool_size))
+    elif isinstance(obj, enum.Enum):
+        _feed(h, ("enum", type(obj).__module__, type(obj).__qualname__, obj.name))
+    elif isinstance(obj, type) or (callable(obj) and hasattr(obj, "__qualname__")):
+        h.update(b"C" + f"{obj.__module__}.{obj.__qualname__}".encode() + b";")
+    elif isinstance(obj, functools.partial):
+        _feed(h, ("partial", obj.func, obj.args, obj.keywords))
+    elif dataclasses.is_dataclass(obj):
+        fields = [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)]
+        _feed(h, ("dataclass", type(obj).__module__, type(obj).__qualname__, fields))
+    elif hasattr(obj, "__dict__"):
+        _feed(h, ("object", type(obj).__module__, type(obj).__qualname__, vars(obj)))
+    else:  # a last resort that may depend on the process; only costs a re-run on resume
+        h.update(b"P" + pickle.dumps(obj, protocol=4))
+
+
+def stable_digest(obj: Any) -> str:
+    """A SHA-256 of `obj` that is the same in every process (sets and dicts are sorted).
+
+    Handles builtins, numpy arrays and seed sequences, dataclasses, enums, classes, functions,
+    ``functools.partial`` and plain objects (by their attributes).
+    """
+    h = hashlib.sha256()
+    _feed(h, obj)
+    return h.hexdigest()
+
+
+def task_key(fn: Callable[..., Any], task: tuple[Any, ...], shared: Any = None) -> str:
+    """The checkpoint key of one task: a digest of the function's name, `shared` and the task."""
+    return stable_digest((fn.__module__, fn.__qualname__, shared, task))[:32]
 
 
 def _run_iv(jobs: Any, scheduler: Any) -> None:
@@ -116,7 +174,8 @@ def run_tasks(
     if checkpoint is not None:
         ckpt = Path(checkpoint)
         ckpt.mkdir(parents=True, exist_ok=True)
-        keys = [task_key(fn, t) for t in tasks]
+        shared_digest = None if shared is _NO_SHARED else stable_digest(shared)
+        keys = [task_key(fn, t, shared_digest) for t in tasks]
         for i, key in enumerate(keys):
             path = ckpt / f"{key}.pkl"
             if path.exists():
@@ -141,14 +200,17 @@ def run_tasks(
         else:
             from joblib import Parallel, delayed
 
-            calls = (delayed(fn)(*head, *tasks[i]) for i in todo)
-            for i, out in zip(
-                todo, Parallel(n_jobs=jobs, return_as="generator")(calls), strict=True
-            ):
+            # finished tasks come back as they finish (each saved at once for resuming)
+            calls = (delayed(_indexed)(fn, i, *head, *tasks[i]) for i in todo)
+            for i, out in Parallel(n_jobs=jobs, return_as="generator_unordered")(calls):
                 done(i, out)
     finally:
         bar.close()
     return [results[i] for i in range(len(tasks))]
+
+
+def _indexed(fn: Callable[..., Any], i: int, *args: Any) -> tuple[int, Any]:
+    return i, fn(*args)
 
 
 def _run_dask(

@@ -10,7 +10,8 @@ depend on the number of jobs.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from osustat.retrieval import (
     outcomes_to_records,
 )
 from osustat.retrieval.base import BaseRetriever
+from osustat.retrieval.registry import MethodSpec, user_factories
 
 from .runner import child_seeds, run_tasks
 from .synthetic import GeneratorConfig, generate_episode, structural_statistics
@@ -97,6 +99,7 @@ def _episode_task(
     config: GeneratorConfig | None = None,
     method_names: tuple[str, ...] | None = None,
     with_membership: bool = True,
+    extra: tuple[tuple[str, Callable[[], Any]], ...] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, float], list[dict[str, Any]]]:
     from threadpoolctl import threadpool_limits
 
@@ -108,6 +111,7 @@ def _episode_task(
         methods = method_factories()
         if method_names is not None:
             methods = {k: methods[k] for k in method_names}
+        methods.update(extra)
         outcomes = []
         for name, factory in methods.items():
             retriever = factory().build(ep.trajectory)
@@ -162,6 +166,9 @@ def run_synthetic(
     progress: bool = True,
     config: GeneratorConfig | None = None,
     methods: tuple[str, ...] | None = None,
+    retrievers: Sequence[MethodSpec] = (),
+    scheduler: Any = None,
+    checkpoint: str | os.PathLike[str] | None = None,
 ) -> SyntheticRun:
     """Generate the benchmark and run every method; see the module docstring.
 
@@ -180,6 +187,13 @@ def run_synthetic(
         The generator's open choices (default: ``GeneratorConfig()``, the spread layout).
     methods : tuple of str, optional
         Run only these methods (names of :func:`method_factories`); default all.
+    retrievers : sequence of MethodSpec
+        User retrievers (``retrieval.registry.load_retriever``) run beside the methods; their
+        records come after the paper's methods, in the order given.
+    scheduler : str or distributed.Client, optional
+        Run the episodes on this Dask cluster (``run_tasks``); the records do not change.
+    checkpoint : path, optional
+        Folder of finished episodes for resuming an interrupted run (``run_tasks``).
     """
     if n_episodes < 1:
         raise ValueError(f"`n_episodes` must be >= 1; got {n_episodes}.")
@@ -188,17 +202,26 @@ def run_synthetic(
         unknown = [m for m in methods if m not in known]
         if unknown or not methods:
             raise ValueError(f"unknown `methods` {unknown}; choose from {list(known)}.")
+    extra = user_factories(retrievers, taken=known)
     cfg = GeneratorConfig() if config is None else config
     tasks = [
-        (i, c, seed, tuple(budgets), cfg, methods, methods is None)
+        (i, c, seed, tuple(budgets), cfg, methods, methods is None, extra)
         for i, c in enumerate(child_seeds(seed, n_episodes))
     ]
     results = run_tasks(
-        _episode_task, tasks, jobs=jobs, progress=progress, desc="synthetic episodes", unit="ep"
+        _episode_task,
+        tasks,
+        jobs=jobs,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+        progress=progress,
+        desc="synthetic episodes",
+        unit="ep",
     )
 
     rows = [r for recs, _, _ in results for r in recs]
-    order = {name: k for k, name in enumerate([*MAIN_METHODS, *MMAX_SWEEP.values()])}
+    names = [*MAIN_METHODS, *MMAX_SWEEP.values(), *(name for name, _ in extra)]
+    order = {name: k for k, name in enumerate(names)}
     records = pd.DataFrame(rows)
     if not records.empty:
         records["_m"] = records["method"].map(order)

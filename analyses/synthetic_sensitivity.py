@@ -433,6 +433,8 @@ def run_sensitivity(
     progress: bool = True,
     methods: tuple[str, ...] = GRID_METHODS,
     seed: int = 0,
+    scheduler: Any = None,
+    checkpoint: Any = None,
 ) -> SensitivityResult:
     """Run every grid point and test every claim at every point (see the module docstring).
 
@@ -448,6 +450,8 @@ def run_sensitivity(
         Methods to run; claims needing others are skipped.
     seed : int
         Seed of the tests' resampling (one child per point).
+    scheduler, checkpoint
+        A Dask cluster and a resume folder, passed to ``run_tasks``.
     """
     known = method_factories()
     unknown = [m for m in methods if m not in known]
@@ -462,7 +466,14 @@ def run_sensitivity(
             for i, c in enumerate(child_seeds(s, grid.episodes)):
                 tasks.append((pt.index, s, i, c, grid.budgets, pt.config, tuple(methods)))
     results = run_tasks(
-        _grid_task, tasks, jobs=jobs, progress=progress, desc="sensitivity grid", unit="ep"
+        _grid_task,
+        tasks,
+        jobs=jobs,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+        progress=progress,
+        desc="sensitivity grid",
+        unit="ep",
     )
     mean_rows = [
         (pt, s, unit, m, b, k, v) for pt, s, unit, means, _ in results for m, b, k, v in means

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+
+from osustat.retrieval.registry import user_factories
 
 from .tau_bench_data import (
     MIN_MATCHED,
@@ -146,6 +149,9 @@ def reproduce_tau_bench(
     selector: str | None = "extractive",
     endpoint: str | None = None,
     model: str | None = None,
+    retrievers: Sequence[Any] = (),
+    scheduler: Any = None,
+    checkpoint: str | Path | None = None,
 ) -> TauResult:
     """Run the τ-bench pipeline end to end and write its outputs to `out`.
 
@@ -171,6 +177,11 @@ def reproduce_tau_bench(
         `endpoint` and `model` (an OpenAI-compatible server).
     variants : bool
         Also run the weak- and natural-query variants and the contamination comparison.
+    retrievers : sequence of MethodSpec
+        User retrievers (``retrieval.registry.load_retriever``): they join every sweep but the
+        contamination comparison, and get a report section.
+    scheduler, checkpoint
+        A Dask cluster (address or Client) and a resume folder, passed to ``run_tasks``.
     """
     from osustat import validate_records
     from osustat.reports.tau_bench import render_tau_bench, write_figures
@@ -184,6 +195,7 @@ def reproduce_tau_bench(
     for name, v in (("jobs", jobs), ("resamples", resamples)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"`{name}` must be a positive integer; got {v!r}.")
+    user_factories(retrievers, taken=MAIN_METHODS)  # a name clash fails before any work
     start = time.perf_counter()
     out = Path(out)
     loaded = load_files(data)
@@ -211,12 +223,20 @@ def reproduce_tau_bench(
     instr_emb = dict(zip(focal_keys, instr, strict=False)) if variants else None
 
     queries = _queries(groups, embs, "noisy-mean", seed, focal)
-    kw: dict[str, Any] = {"seed": seed, "jobs": jobs, "progress": progress, "budgets": budgets}
+    kw: dict[str, Any] = {
+        "seed": seed,
+        "jobs": jobs,
+        "progress": progress,
+        "budgets": budgets,
+        "scheduler": scheduler,
+        "checkpoint": checkpoint,
+    }
+    mine: dict[str, Any] = {"retrievers": tuple(retrievers)}
     methods = list(MAIN_METHODS)
     parts = []
     keep = tuple((m, 256) for m in ("OSU-Mem", "Flat Vector")) if 256 in budgets else ()
     rec, main_info = run_sweep(
-        groups, embs, queries, benchmark="tau-bench", methods=methods, keep=keep, **kw
+        groups, embs, queries, benchmark="tau-bench", methods=methods, keep=keep, **mine, **kw
     )
     parts.append(rec)
     llm = None
@@ -237,7 +257,14 @@ def reproduce_tau_bench(
             "tables": llm_tables(rec_llm, n_resamples=resamples, seed=seed),
         }
     rec_aug, aug_info = run_sweep(
-        groups, embs, queries, benchmark="tau-bench-augmented", methods=methods, augment=True, **kw
+        groups,
+        embs,
+        queries,
+        benchmark="tau-bench-augmented",
+        methods=methods,
+        augment=True,
+        **mine,
+        **kw,
     )
     parts.append(rec_aug)
     contamination = None
@@ -245,7 +272,13 @@ def reproduce_tau_bench(
         weak = _queries(groups, embs, "weak", seed, focal)
         parts.append(
             run_sweep(
-                groups, embs, weak, benchmark="tau-bench-weak-query", methods=SMALL_METHODS, **kw
+                groups,
+                embs,
+                weak,
+                benchmark="tau-bench-weak-query",
+                methods=SMALL_METHODS,
+                **mine,
+                **kw,
             )[0]
         )
         nat = _queries(groups, embs, "natural", seed, focal, instr_emb)
@@ -256,6 +289,7 @@ def reproduce_tau_bench(
                 nat,
                 benchmark="tau-bench-natural-query",
                 methods=SMALL_METHODS,
+                **mine,
                 **kw,
             )[0]
         )
@@ -310,11 +344,18 @@ def reproduce_tau_bench(
         + f" --out DIR --seed {seed} --resamples {resamples}"
         + ("" if prefix else " --no-prefix")
         + ("" if focal == "all" else " --focal one")
+        + "".join(f" --retriever {r.source or r.name}" for r in retrievers)
     )
     from .tau_bench_audit import audit_tau_claims
 
     audit_md = audit_tau_claims(records, claims, n_resamples=resamples, seed=seed)
     text = render_tau_bench(analysis, structure, command=command, audit=audit_md, llm=llm)
+    if retrievers:
+        from osustat.reports.user_methods import render_user_methods
+
+        names = [r.name for r in retrievers]
+        user = render_user_methods(records, names, references=("OSU-Mem", "Flat Vector"))
+        text += "\n\n" + user
 
     # everything is computed; only now write
     out.mkdir(parents=True, exist_ok=True)

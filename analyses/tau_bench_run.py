@@ -27,6 +27,7 @@ from osustat.retrieval import (
     Trajectory,
     outcomes_to_records,
 )
+from osustat.retrieval.registry import MethodSpec, user_factories
 
 from .runner import child_seeds, run_tasks
 from .tau_bench_data import Group, augment_group, focal_evidence
@@ -141,7 +142,7 @@ def _group_task(
     emb: NDArray[np.float64],
     queries: GroupQueries,
     benchmark: str,
-    methods: tuple[str, ...],
+    methods: tuple[tuple[str, Callable[[], Any]], ...],
     budgets: tuple[int, ...],
     seed: int,
     augment_seed: np.random.SeedSequence | None,
@@ -165,11 +166,12 @@ def _group_task(
         info["cells"] = cells
         info["retrieved"] = {}
         outcomes = []
-        for name in methods:
-            retriever = MAIN_METHODS[name]().build(traj)
+        for name, factory in methods:
+            retriever = factory().build(traj)
             for k, (pos, ev) in enumerate(zip(queries.positions, evidence, strict=True)):
                 for b in budgets:
-                    res = retriever.retrieve(queries.embeddings[k], b, time=t)
+                    kwargs = {"evidence": ev} if retriever.oracle else {}
+                    res = retriever.retrieve(queries.embeddings[k], b, time=t, **kwargs)
                     if (name, b) in keep:
                         qid = f"{group.group_id}/src{pos}"
                         info["retrieved"][(name, qid)] = tuple(res.steps.tolist())
@@ -211,27 +213,45 @@ def run_sweep(
     jobs: int = 1,
     progress: bool = True,
     keep: tuple[tuple[str, int], ...] = (),
+    retrievers: Sequence[MethodSpec] = (),
+    scheduler: Any = None,
+    checkpoint: Any = None,
 ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """Run `methods` over every group's queries; records sorted (independent of `jobs`).
+    """Run `methods` (names of :data:`MAIN_METHODS`) and the user `retrievers` over every
+    group's queries; records sorted (independent of `jobs` and of the backend).
 
     The second value holds one dict per group with queries: its cells, Stage-D counts, and
     under ``'retrieved'`` the steps retrieved by each (method, budget) in `keep`.
+    `scheduler` (Dask) and `checkpoint` (resuming) go to ``run_tasks``.
     """
+    unknown = [m for m in methods if m not in MAIN_METHODS]
+    if unknown:
+        raise ValueError(f"unknown `methods` {unknown}; choose from {list(MAIN_METHODS)}.")
+    factories = tuple((m, MAIN_METHODS[m]) for m in methods)
+    factories += user_factories(retrievers, taken=MAIN_METHODS)
     aug_seeds: list[Any] = (
         list(child_seeds(seed + 1, len(groups))) if augment else [None] * len(groups)
     )
     tasks = [
-        (g, e, q, benchmark, tuple(methods), tuple(budgets), seed, s, keep)
+        (g, e, q, benchmark, factories, tuple(budgets), seed, s, keep)
         for g, e, q, s in zip(groups, embeddings, queries, aug_seeds, strict=True)
         if q.positions
     ]
     results = run_tasks(
-        _group_task, tasks, jobs=jobs, progress=progress, desc=benchmark, unit="group"
+        _group_task,
+        tasks,
+        jobs=jobs,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+        progress=progress,
+        desc=benchmark,
+        unit="group",
     )
     rows = [r for recs, _ in results for r in recs]
     records = pd.DataFrame(rows)
     if not records.empty:
-        rank = {m: k for k, m in enumerate(MAIN_METHODS)}
+        names = [*MAIN_METHODS, *(m for m, _ in factories if m not in MAIN_METHODS)]
+        rank = {m: k for k, m in enumerate(names)}
         records["_m"] = records["method"].map(rank)
         records = (
             records.sort_values(["_m", "budget", "episode_id", "query_id", "metric"], kind="stable")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,25 +71,32 @@ def reproduce_toolbench(
     jobs: int = 1,
     resamples: int = 10_000,
     progress: bool = True,
+    retrievers: Sequence[Any] = (),
+    scheduler: Any = None,
+    checkpoint: Path | None = None,
 ) -> ToolbenchResult:
     """Run the ToolBench pipeline end to end (see the module docstring).
 
     `encoder` defaults to ``CachedEncoder(SentenceTransformerEncoder(), cache or
-    default_cache_dir())``; tests pass a stand-in.
+    default_cache_dir())``; tests pass a stand-in. `retrievers` (``MethodSpec`` of user
+    retrievers) run beside the paper's methods and get a report section; `scheduler` (Dask)
+    and `checkpoint` (resuming) go to the runner.
     """
     from osustat import validate_records
     from osustat.reports.toolbench import dose_response_figure, render_toolbench
+    from osustat.retrieval.registry import user_factories
 
     from .toolbench_analysis import analyze_toolbench
     from .toolbench_data import load_toolbench
     from .toolbench_episodes import build_episodes, design_summary
-    from .toolbench_run import benchmark_name, run_episodes, step_table
+    from .toolbench_run import benchmark_name, method_names, run_episodes, step_table
 
     if not seeds or episodes < 1 or jobs < 1 or resamples < 1 or 3 not in n_evs:
         raise ValueError(
             "`seeds` must be non-empty, `episodes`, `jobs`, `resamples` >= 1, and the evidence "
             "sizes must include the primary 3."
         )
+    user_factories(retrievers, taken=method_names())  # a name clash fails before any work
     start = time.perf_counter()
     seconds: dict[str, float] = {}
     loaded = load_toolbench(data)
@@ -118,7 +126,15 @@ def reproduce_toolbench(
         design[benchmark_name(n_ev)] = design_summary(by_seed, loaded.trajectories)
         all_eps.extend(e for eps in by_seed.values() for e in eps)
     t = time.perf_counter()
-    run = run_episodes(table, all_eps, jobs=jobs, progress=progress)
+    run = run_episodes(
+        table,
+        all_eps,
+        jobs=jobs,
+        progress=progress,
+        retrievers=retrievers,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+    )
     seconds["sweep (run_tasks)"] = time.perf_counter() - t
     records = validate_records(run.records)
     t = time.perf_counter()
@@ -148,6 +164,7 @@ def reproduce_toolbench(
     command = (
         f"osustat reproduce toolbench --data {data} --out DIR --episodes {episodes} "
         f"--seeds {','.join(map(str, seeds))} --resamples {resamples}"
+        + "".join(f" --retriever {r.source or r.name}" for r in retrievers)
     )
     text = render_toolbench(
         analysis,
@@ -158,5 +175,11 @@ def reproduce_toolbench(
         audit_markdown=audit_md,
         seconds={},  # timings vary run to run: printed by the CLI, kept out of report.md
     )
+    if retrievers:
+        from osustat.reports.user_methods import render_user_methods
+
+        names = [r.name for r in retrievers]
+        refs = ("Flat Vector", "coverage-overlap-beta0.12", "Disjoint Hierarchy")
+        text += "\n\n" + render_user_methods(records, names, references=refs)
     (out / "report.md").write_text(text + "\n", encoding="utf-8")
     return ToolbenchResult(out, len(records), time.perf_counter() - start)

@@ -16,6 +16,7 @@ evidence size 3 the cohesion variant (Appendix G.5) ``cohesion-overlap-alpha<a>`
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ from osustat.retrieval import (
     evidence_membership,
     outcomes_to_records,
 )
+from osustat.retrieval.registry import MethodSpec, user_factories
 
 from .runner import run_tasks
 from .toolbench_data import ToolTrajectory
@@ -121,14 +123,30 @@ def episode_trajectory(table: StepTable, ep: PlantedEpisode) -> Trajectory:
     )
 
 
+def method_names(
+    betas: tuple[float, ...] = BETAS, alphas: tuple[float, ...] = ALPHAS
+) -> tuple[str, ...]:
+    """Every method name a ToolBench run can write (user retrievers must not reuse one)."""
+    names = list(BASELINES)
+    for construction in ("overlap", "disjoint"):
+        names += [coverage_name(construction, b) for b in betas]
+        names += [cohesion_name(construction, a) for a in alphas]
+    return tuple(names)
+
+
 def _retrievers(
-    traj: Trajectory, betas: tuple[float, ...], alphas: tuple[float, ...]
+    traj: Trajectory,
+    betas: tuple[float, ...],
+    alphas: tuple[float, ...],
+    extra: tuple[tuple[str, Callable[[], Any]], ...] = (),
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     out: dict[str, Any] = {
         "Flat Vector": FlatVector().build(traj),
         "Flat + MMR": FlatMMR().build(traj),
         "Disjoint Hierarchy": DisjointHierarchy().build(traj),
     }
+    for name, factory in extra:
+        out[name] = factory().build(traj)
     pools = {}
     for construction, cfg in (("overlap", OSUConfig()), ("disjoint", OSUConfig(m_max=1))):
         cov = CoverageGuidedOSU(osu_config=cfg).build(traj)
@@ -155,6 +173,7 @@ def _chunk_task(
     budgets: tuple[int, ...],
     betas: tuple[float, ...],
     alphas: tuple[float, ...],
+    extra: tuple[tuple[str, Callable[[], Any]], ...] = (),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     from threadpoolctl import threadpool_limits
 
@@ -168,11 +187,12 @@ def _chunk_task(
                 [table.tools[r] for r in ev_rows], [set(table.entities[r]) for r in ev_rows]
             ).value
             q = table.query_embeddings[ep.target].astype(np.float64)
-            retrievers, pools = _retrievers(traj, betas, alphas if ep.n_ev == 3 else ())
+            retrievers, pools = _retrievers(traj, betas, alphas if ep.n_ev == 3 else (), extra)
             outcomes = []
             for name, r in retrievers.items():
+                kwargs = {"evidence": ep.evidence} if r.oracle else {}
                 for b in budgets:
-                    res = r.retrieve(q, b)
+                    res = r.retrieve(q, b, **kwargs)
                     outcomes.append(
                         QueryOutcome(
                             benchmark_name(ep.n_ev),
@@ -225,14 +245,31 @@ def run_episodes(
     jobs: int = 1,
     progress: bool = True,
     chunk: int = 10,
+    retrievers: Sequence[MethodSpec] = (),
+    scheduler: Any = None,
+    checkpoint: Any = None,
 ) -> ToolbenchRun:
-    """Run every method over `episodes` (through ``run_tasks``); records sorted stably."""
+    """Run every method and the user `retrievers` over `episodes`; records sorted stably.
+
+    The step table is the runner's ``shared`` object: a Dask worker receives it once, and a
+    chunk task carries only its episodes. `scheduler` (Dask) and `checkpoint` (resuming) go to
+    ``run_tasks``; the records do not depend on the backend.
+    """
+    extra = user_factories(retrievers, taken=method_names(tuple(betas), tuple(alphas)))
     tasks = [
-        (table, episodes[i : i + chunk], tuple(budgets), tuple(betas), tuple(alphas))
+        (episodes[i : i + chunk], tuple(budgets), tuple(betas), tuple(alphas), extra)
         for i in range(0, len(episodes), chunk)
     ]
     results = run_tasks(
-        _chunk_task, tasks, jobs=jobs, progress=progress, desc="toolbench episodes", unit="chunk"
+        _chunk_task,
+        tasks,
+        jobs=jobs,
+        scheduler=scheduler,
+        shared=table,
+        checkpoint=checkpoint,
+        progress=progress,
+        desc="toolbench episodes",
+        unit="chunk",
     )
     records = pd.DataFrame([r for rs, _ in results for r in rs])
     info = pd.DataFrame([r for _, rs in results for r in rs])

@@ -5,7 +5,11 @@ Two regimes, B = 256: 64-d embeddings with ~220 steps (synthetic-size episodes) 
 argument templates, entities, subgoal segments). Printed beside the paper's Appendix B.3/E
 figures. Run:
 
-    .venv/bin/python benchmarks/retrieval_speed.py [--episodes 20] [--queries 5]
+    .venv/bin/python benchmarks/retrieval_speed.py [--episodes 20] [--queries 5] [--against main]
+
+``--against REF`` also times OSU-Mem's retrieve from ``retrieval/osumem.py`` at git revision
+REF against this tree's, interleaved in one process (the ratio is robust to a busy machine),
+and checks that both return the same steps and tokens for every query.
 
 "Amortized" is retrieve time plus build time divided by the queries per episode (907 / 197
 = 4.6 in the synthetic benchmark), the paper's definition.
@@ -22,7 +26,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
+import importlib.util
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -91,12 +99,69 @@ def measure(cls, trajs, queries, budget):
     return b, q, q + b / QUERIES_PER_EPISODE, np.median(store) / 1024
 
 
+def osumem_at(ref: str) -> type:
+    """``OSUMem`` as defined in ``retrieval/osumem.py`` at git revision `ref`."""
+    root = Path(__file__).resolve().parent.parent
+    text = subprocess.run(
+        ["git", "show", f"{ref}:retrieval/osumem.py"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write(text)
+    # relative imports resolve against the installed package: only osumem.py is swapped
+    spec = importlib.util.spec_from_file_location("osustat.retrieval._osumem_ref", fh.name)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.OSUMem
+
+
+def against(ref: str, args: argparse.Namespace, reps: int = 7) -> None:
+    old_cls = osumem_at(ref)
+    print(f"\nOSU-Mem retrieve, {ref} vs this tree (B = {args.budget}; best of {reps} medians)")
+    print("| dim | steps | ms at " + ref + " | ms here | ratio | identical outputs |")
+    print("|---|---|---|---|---|---|")
+    for dim, n in ((64, 220), (384, 300)):
+        rng = np.random.default_rng(args.seed)
+        trajs = [make_trajectory(rng, n, dim) for _ in range(args.episodes)]
+        queries = [
+            [t.embeddings[rng.choice(n, 3)].mean(axis=0) for _ in range(args.queries)]
+            for t in trajs
+        ]
+        built = {
+            "old": [old_cls().build(t) for t in trajs],
+            "new": [OSUMem().build(t) for t in trajs],
+        }
+        same = all(
+            np.array_equal(a.retrieve(q, args.budget).steps, b.retrieve(q, args.budget).steps)
+            and a.retrieve(q, args.budget).tokens == b.retrieve(q, args.budget).tokens
+            for a, b, qs in zip(built["old"], built["new"], queries, strict=True)
+            for q in qs
+        )
+        best = {"old": np.inf, "new": np.inf}
+        for _ in range(reps):
+            for key, rs in built.items():
+                times = []
+                for r, qs in zip(rs, queries, strict=True):
+                    for q in qs:
+                        start = time.perf_counter()
+                        r.retrieve(q, args.budget)
+                        times.append(time.perf_counter() - start)
+                best[key] = min(best[key], float(np.median(times)))
+        o, w = 1e3 * best["old"], 1e3 * best["new"]
+        print(f"| {dim} | {n} | {o:.3f} | {w:.3f} | {w / o:.2f} | {same} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--queries", type=int, default=5)
     parser.add_argument("--budget", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--against", default=None, metavar="REF", help="compare with git REF")
     args = parser.parse_args()
     print(f"B = {args.budget}, {args.episodes} episodes x {args.queries} queries; medians")
     print(
@@ -121,6 +186,8 @@ def main() -> None:
                 f"| {cls.name} | {dim} | {n} | {b:.2f} | {q:.3f} | {amort:.2f} | {kb:.0f} | "
                 f"{paper} |"
             )
+    if args.against:
+        against(args.against, args)
 
 
 if __name__ == "__main__":

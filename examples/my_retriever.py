@@ -1,7 +1,8 @@
 """A user retriever in 30 lines: recency-weighted cosine, for `--retriever` and check-retriever.
 
     osustat check-retriever examples.my_retriever:RecencyCosine    (from the repository root)
-    PYTHONPATH=examples osustat reproduce synthetic --retriever my_retriever:RecencyCosine ...
+    PYTHONPATH=examples osustat reproduce synthetic --out o --retriever my_retriever:RecencyCosine
+    (the same --retriever for `reproduce tau-bench` and `reproduce toolbench`; docs/scaling.md)
 
 It follows the retriever protocol by subclassing BaseRetriever (validation, future-step
 masking, empty trajectories and zero budgets come with it) and packs steps with the shared

@@ -9,202 +9,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from osustat._cli_audit import audit_command
+from osustat._cli_common import (
+    MAX_RESAMPLES,
+    UsageError,
+    _check_out,
+    _count,
+    _family,
+    _ints,
+    _json_ready,
+    _prob,
+    _split,
+)
+from osustat._cli_inputs import add_input_options, input_notes, read_input, write_json_file
 from osustat.inputs import read_records
 
-__all__ = ["build_parser", "main", "read_records"]
-
-#: Largest resample count accepted (memory and time stay bounded; exact tests need none).
-MAX_RESAMPLES = 10_000_000
-
-
-class UsageError(ValueError):
-    """A bad option value (reported with exit code 2 before any work)."""
-
-
-def _split(values: str) -> list[str]:
-    return [v.strip() for v in values.split(",") if v.strip()]
-
-
-def _ints(values: str, option: str, *, low: int = 1) -> list[int]:
-    out = []
-    for item in _split(values):
-        try:
-            x = int(item)
-        except ValueError:
-            raise UsageError(
-                f"`{option}` must be comma-separated integers; got {values!r}."
-            ) from None
-        if x < low:
-            raise UsageError(f"`{option}` values must be >= {low}; got {x} in {values!r}.")
-        out.append(x)
-    if not out:
-        raise UsageError(f"`{option}` is empty; give comma-separated integers.")
-    return out
-
-
-def _prob(value: float, option: str) -> float:
-    if not (math.isfinite(value) and 0 < value < 1):
-        raise UsageError(f"`{option}` must lie strictly between 0 and 1; got {value!r}.")
-    return value
-
-
-def _count(value: int, option: str, low: int = 1, high: int = MAX_RESAMPLES) -> int:
-    if not low <= value <= high:
-        raise UsageError(f"`{option}` must be an integer in [{low:,}, {high:,}]; got {value:,}.")
-    return value
-
-
-def _input_file(path: str | None, option: str) -> Path | None:
-    if path is None:
-        return None
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{option} file {str(p)!r} does not exist.")
-    if p.is_dir():
-        raise UsageError(f"{option} {str(p)!r} is a folder, not a file.")
-    return p
-
-
-def _runs(pairs: Sequence[str]) -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    for pair in pairs:
-        name, sep, file = pair.partition("=")
-        if not sep or not name.strip() or not file.strip():
-            raise UsageError(f"`--run` must look like NAME=FILE; got {pair!r}.")
-        if name.strip() in out:
-            raise UsageError(f"`--run` name {name.strip()!r} is given twice.")
-        p = _input_file(file.strip(), f"--run {name.strip()}")
-        assert p is not None
-        out[name.strip()] = p
-    return out
-
-
-def _family(text: str) -> Any:
-    from osustat.analysis import FAMILIES
-
-    if text in FAMILIES:
-        return text
-    groups = []
-    for g in text.split(";"):
-        members = []
-        for item in _split(g):
-            metric, sep, budget = item.rpartition(":")
-            try:
-                members.append((metric, int(budget)))
-            except ValueError:
-                sep = ""
-            if not sep or not metric:
-                raise UsageError(
-                    f"`--family` must be one of {list(FAMILIES)} or groups like "
-                    f"'hit@2:256,hit@2:512;recall:256' (METRIC:BUDGET, ';' between groups); "
-                    f"got {text!r}."
-                )
-        if members:
-            groups.append(members)
-    if not groups:
-        raise UsageError(f"`--family` is empty; got {text!r}.")
-    return groups
-
-
-def _check_out(args: argparse.Namespace, digest: str | None = None) -> None:
-    from osustat.provenance import check_target
-
-    if getattr(args, "out", None):
-        check_target(args.out, digest, force=args.force)
-
-
-# -- inputs -------------------------------------------------------------------------------
-
-
-def _read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], Any]:
-    """Records (a DataFrame), the input files with their roles, and the Loaded (or None)."""
-    from osustat.inputs import load_records, records_from_retrievals, records_from_trec
-
-    path = _input_file(args.records, "records") if args.records else None
-    runs = _runs(getattr(args, "run", []) or [])
-    qrels = _input_file(args.qrels, "--qrels")
-    evidence = _input_file(args.evidence, "--evidence")
-    hit_k = _ints(args.hit_k, "--hit-k")
-    trec_only = [
-        o
-        for o, v in (
-            ("--run", runs),
-            ("--depth", args.depth),
-            ("--zero-fill", args.zero_fill),
-            ("--measure", args.measure),
-            ("--order rank", args.order == "rank"),
-        )
-        if v
-    ]
-    if qrels is None and trec_only:
-        raise UsageError(f"{', '.join(trec_only)} apply to TREC runs and need `--qrels`.")
-    if path is not None and runs:
-        raise UsageError("give the TREC runs either as the input file or with --run, not both.")
-    if path is None and not runs:
-        raise UsageError("give an input file (records, retrievals or a TREC run) or --run.")
-    files: list[tuple[str, Path]] = []
-    if qrels is not None:
-        if not args.depth:
-            raise UsageError("a TREC run needs `--depth` (comma-separated cut-offs, e.g. 5,10).")
-        depths = _ints(args.depth, "--depth")
-        measures = _split(args.measure) if args.measure else []
-        source: Any = runs if runs else path
-        files = [(f"run {n}", p) for n, p in runs.items()] if runs else [("run", path)]  # type: ignore[list-item]
-        files.append(("qrels", qrels))
-        if evidence is not None:
-            files.append(("evidence", evidence))
-        loaded = records_from_trec(
-            source,
-            qrels,
-            depths=depths,
-            evidence=evidence,
-            qid_separator=args.qid_sep,
-            hit_k=hit_k,
-            order=args.order,
-            zero_fill=args.zero_fill,
-            measures=measures,
-        )
-        return loaded.records, files, loaded
-    assert path is not None
-    if evidence is not None:
-        loaded = records_from_retrievals(path, evidence, hit_k=hit_k)
-        return loaded.records, [("retrievals", path), ("evidence", evidence)], loaded
-    return load_records(path), [("records", path)], None
-
-
-def _input_notes(loaded: Any, path_label: str, n_rows: int) -> tuple[list[str], list[Any]]:
-    if loaded is None:
-        return [f"Records: {path_label} ({n_rows:,} rows; nothing excluded)."], []
-    notes = [f"Input: {loaded.description} → {len(loaded.records):,} record rows."]
-    notes += [f"Note: {n}." for n in loaded.notes]
-    notes += [f"Warning: {w}" for w in loaded.warnings]
-    if loaded.exclusions:
-        notes += [f"Excluded (not silently): {e}." for e in loaded.exclusions]
-    else:
-        notes.append("Nothing excluded.")
-    return notes, [(e.reason, len(e.ids)) for e in loaded.exclusions]
-
-
-def _write_json_file(path: Path, payload: Any, force: bool) -> None:
-    from osustat.provenance import write_json
-
-    if path.exists() and path.is_dir():
-        raise UsageError(f"`--json` {str(path)!r} is a folder; give a file name.")
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        write_json(tmp, payload)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
+__all__ = ["MAX_RESAMPLES", "UsageError", "build_parser", "main", "read_records"]
 
 # -- analyze ------------------------------------------------------------------------------
 
@@ -229,10 +54,10 @@ def _analyze(args: argparse.Namespace) -> int:
         raise UsageError(f"`--json` {args.json!r} is a folder; give a file name.")
     _check_out(args)
 
-    records, files, loaded = _read_input(args)
+    records, files, loaded = read_input(args)
     digest_prov = Provenance.for_files([(r, p) for r, p in files], command=args.command_line)
     _check_out(args, digest_prov.inputs_digest)
-    notes, exclusions = _input_notes(loaded, f"`{files[0][1]}`", len(records))
+    notes, exclusions = input_notes(loaded, f"`{files[0][1]}`", len(records))
     for w in loaded.warnings if loaded is not None else ():
         print(f"osustat analyze: warning: {w}", file=sys.stderr)
     prov = Provenance(
@@ -278,7 +103,7 @@ def _analyze(args: argparse.Namespace) -> int:
         print(json.dumps(_json_ready(result.to_json()), indent=2))
         return 0
     if args.json:
-        _write_json_file(Path(args.json), result.to_json(), args.force)
+        write_json_file(Path(args.json), result.to_json(), args.force)
         print(f"wrote {args.json}", file=sys.stderr)
     if args.out:
         print((Path(args.out) / "report.md").read_text(encoding="utf-8"), end="")
@@ -287,154 +112,7 @@ def _analyze(args: argparse.Namespace) -> int:
     return 0
 
 
-def _json_ready(payload: Any) -> Any:
-    from osustat.provenance import _clean
-
-    return _clean(payload)
-
-
-# -- audit --------------------------------------------------------------------------------
-
-
-def _aliases(pairs: Sequence[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for pair in pairs:
-        old, sep, new = pair.partition("=")
-        if not sep or not old.strip() or not new.strip():
-            raise ValueError(f"`--alias` must look like RECORDS_NAME=CLAIMS_NAME; got {pair!r}.")
-        out[old.strip()] = new.strip()
-    return out
-
-
-def _audit(args: argparse.Namespace) -> int:
-    from osustat import validate_records
-    from osustat.audit import audit
-    from osustat.claims import load_claims
-    from osustat.provenance import Provenance, atomic_output, write_json
-    from osustat.reports.audit import render_markdown, to_json
-
-    _count(args.resamples, "--resamples")
-    _count(args.bootstrap_resamples, "--bootstrap-resamples")
-    _prob(args.level, "--level")
-    _count(args.seed, "--seed", 0, 2**63 - 1)
-    aliases = _aliases(args.alias)
-    claims_path = _input_file(args.claims, "claims")
-    _check_out(args)
-    claims = load_claims(args.claims)
-    args.run = []
-    raw, files, loaded = _read_input(args)
-    files = [("claims", claims_path), *files]  # type: ignore[list-item]
-    notes, exclusions = _input_notes(loaded, f"`{files[1][1]}`", len(raw))
-    input_lines = [f"- {n}" for n in notes]
-    if aliases:
-        raw = raw.copy()
-        for col in ("method", "benchmark"):
-            if col in raw.columns:
-                raw[col] = raw[col].replace(aliases)
-    records = validate_records(raw)
-    result = audit(
-        claims,
-        records,
-        n_resamples=args.resamples,
-        bootstrap_resamples=args.bootstrap_resamples,
-        level=args.level,
-        rng=args.seed,
-    )
-    unchecked = result.counts()["not checkable"]
-    preamble = [
-        f"- Claims file: `{args.claims}`.",
-        *input_lines,
-        f"- Records hold methods {sorted(records['method'].unique().tolist())}, benchmarks "
-        f"{sorted(records['benchmark'].unique().tolist())}.",
-        f"- Excluded claims: {unchecked} not checkable against these records (listed below "
-        "with the reason); they are left out of their family's correction.",
-        f"- Master seed {args.seed}: the same seed, claims and records give the same report.",
-    ]
-    if aliases:
-        preamble.append(
-            "- Aliases applied to the records: "
-            + ", ".join(f"`{a}` → `{b}`" for a, b in aliases.items())
-            + "."
-        )
-    prov = Provenance.for_files(
-        [(r, p) for r, p in files],
-        command=args.command_line,
-        seeds={"master": args.seed},
-        resamples={"sign-flip": args.resamples, "bootstrap": args.bootstrap_resamples},
-        exclusions=(*exclusions, *((("claims not checkable", unchecked),) if unchecked else ())),
-    )
-    text = render_markdown(result, preamble=preamble) + "\n\n" + "\n".join(prov.markdown())
-    payload = to_json(result)
-    if isinstance(payload, dict):
-        payload["provenance"] = prov.to_dict()
-    if args.out:
-        with atomic_output(args.out, inputs_digest=prov.inputs_digest, force=args.force) as tmp:
-            (tmp / "report.md").write_text(text + "\n", encoding="utf-8")
-            write_json(tmp / "audit.json", payload)
-            write_json(tmp / "provenance.json", prov.to_dict())
-        print(f"wrote {Path(args.out) / 'report.md'}", file=sys.stderr)
-    if args.json and not args.out:
-        print(json.dumps(_json_ready(payload), indent=2))
-    else:
-        print(text)
-    return 0
-
-
-# -- reproduce ----------------------------------------------------------------------------
-
-
-def _reproduce(args: argparse.Namespace) -> int:
-    from osustat.analyses.reproduce import reproduce_synthetic
-    from osustat.provenance import Provenance, atomic_output, write_json
-
-    if args.benchmark == "toolbench":
-        return _reproduce_toolbench(args)
-    if args.benchmark == "tau-bench":
-        return _reproduce_tau(args)
-    if args.grid and not args.sensitivity:
-        raise ValueError("`--grid` needs `--sensitivity`.")
-
-    _count(args.episodes, "--episodes", 1, 1_000_000)
-    _count(args.jobs, "--jobs", 1, 1024)
-    _count(args.resamples, "--resamples")
-    _count(args.seed, "--seed", 0, 2**63 - 1)
-    _check_out(args)
-    prov = Provenance(
-        command=args.command_line,
-        inputs=(
-            (
-                "generator settings (no input files)",
-                f"synthetic episodes={args.episodes} seed={args.seed}",
-                _digest(f"synthetic/{args.episodes}/{args.seed}"),
-            ),
-        ),
-        seeds={"master": args.seed},
-        resamples={"sign-flip": args.resamples},
-        exclusions_note="the pipeline's own exclusions, if any, are stated in the report above.",
-    )
-    with atomic_output(args.out, inputs_digest=prov.inputs_digest, force=args.force) as tmp:
-        result = reproduce_synthetic(
-            tmp,
-            episodes=args.episodes,
-            seed=args.seed,
-            jobs=args.jobs,
-            resamples=args.resamples,
-            progress=not args.no_progress,
-            layout=args.layout,
-            sensitivity=args.sensitivity,
-            grid=Path(args.grid) if args.grid else None,
-        )
-        report = tmp / "report.md"
-        if report.exists():
-            text = report.read_text(encoding="utf-8").rstrip("\n")
-            report.write_text(text + "\n\n" + "\n".join(prov.markdown()) + "\n", "utf-8")
-        write_json(tmp / "provenance.json", prov.to_dict())
-    print(
-        f"wrote {Path(args.out) / 'report.md'} ({result.n_records:,} records, "
-        f"{result.seconds:.1f} s)",
-        file=sys.stderr,
-    )
-    return 0
+# -- check-retriever ----------------------------------------------------------------------
 
 
 def _check_retriever(args: argparse.Namespace) -> int:
@@ -447,123 +125,7 @@ def _check_retriever(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
-def _reproduce_toolbench(args: argparse.Namespace) -> int:
-    from osustat.analyses.toolbench import TOOLBENCH_SEEDS, reproduce_toolbench
-
-    if not args.data or len(args.data) != 1:
-        raise ValueError("`--data` (one ToolBench data directory) is required for toolbench.")
-    seeds = tuple(int(x) for x in _split(args.seeds)) if args.seeds else TOOLBENCH_SEEDS
-    result = reproduce_toolbench(
-        Path(args.data[0]),
-        Path(args.out),
-        cache=None if args.cache is None else Path(args.cache),
-        seeds=seeds,
-        episodes=args.episodes,
-        jobs=args.jobs,
-        resamples=args.resamples,
-        progress=not args.no_progress,
-    )
-    print(
-        f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
-        file=sys.stderr,
-    )
-    return 0
-
-
-def _reproduce_tau(args: argparse.Namespace) -> int:
-    from osustat.analyses.tau_bench import reproduce_tau_bench
-
-    if not args.data:
-        raise ValueError("`reproduce tau-bench` needs `--data FILE [FILE ...]`.")
-    result = reproduce_tau_bench(
-        args.data,
-        Path(args.out),
-        cache=args.cache,
-        jobs=args.jobs,
-        seed=args.seed,
-        resamples=args.resamples,
-        prefix=not args.no_prefix,
-        focal=args.focal,
-        progress=not args.no_progress,
-        selector=args.selector,
-        endpoint=args.endpoint,
-        model=args.model,
-    )
-    print(
-        f"wrote {result.out / 'report.md'} ({result.n_records:,} records, {result.seconds:.1f} s)",
-        file=sys.stderr,
-    )
-    return 0
-
-
-def _digest(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 # -- parser -------------------------------------------------------------------------------
-
-
-def _input_options(parser: argparse.ArgumentParser, *, runs: bool = True) -> None:
-    group = parser.add_argument_group("other inputs (docs/inputs.md)")
-    group.add_argument(
-        "--evidence",
-        default=None,
-        metavar="FILE",
-        help="evidence file: the input is raw retrievals (or, with --qrels, the cells' "
-        "annotations)",
-    )
-    group.add_argument(
-        "--qrels", default=None, metavar="FILE", help="TREC qrels: the input is a TREC run"
-    )
-    if runs:
-        group.add_argument(
-            "--run",
-            action="append",
-            default=[],
-            metavar="NAME=FILE",
-            help="a TREC run file whose method is NAME (repeatable; instead of the input file, "
-            "e.g. for runs that share a tag)",
-        )
-    group.add_argument(
-        "--depth",
-        default=None,
-        metavar="K[,K...]",
-        help="TREC cut-offs, comma-separated: each is a 'budget' of retrieved documents",
-    )
-    group.add_argument(
-        "--order",
-        choices=("score", "rank"),
-        default="score",
-        help="order of a TREC ranking: 'score' as trec_eval (score descending, ties by docid "
-        "descending; default) or 'rank' (the file's rank column)",
-    )
-    group.add_argument(
-        "--zero-fill",
-        action="store_true",
-        help="score judged queries that a run does not rank as 0 (trec_eval -c)",
-    )
-    group.add_argument(
-        "--measure",
-        default=None,
-        metavar="M[,M...]",
-        help="extra TREC measures computed by ir_measures (pip install 'osustat[ir]'), e.g. "
-        "nDCG@10,AP,P@5",
-    )
-    group.add_argument(
-        "--qid-sep",
-        default="/",
-        metavar="SEP",
-        help="TREC qid = EPISODE<SEP>QUERY (default '/'; a qid without it is its own episode)",
-    )
-    group.add_argument(
-        "--hit-k",
-        default="2",
-        metavar="K[,K...]",
-        help="k of the computed hit@k metrics (default 2: Hit@2 = at least 2 evidence steps "
-        "retrieved)",
-    )
 
 
 def _version() -> str:
@@ -573,6 +135,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from osustat._cli_reproduce import add_reproduce_parser
     from osustat.analysis import FAMILIES
     from osustat.multitest import CORRECTIONS
 
@@ -669,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
         "written beside report.md); '--json' alone prints JSON on stdout instead of the "
         "markdown, for piping",
     )
-    _input_options(an)
+    add_input_options(an)
     an.set_defaults(func=_analyze)
 
     au = sub.add_parser("audit", help="check significance claims (TOML) against records")
@@ -693,61 +256,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace an --out folder made from other inputs"
     )
     au.add_argument("--json", action="store_true", help="also emit the audit as JSON")
-    _input_options(au, runs=False)
-    au.set_defaults(func=_audit)
+    add_input_options(au, runs=False)
+    au.set_defaults(func=audit_command)
 
-    rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
-    rp.add_argument(
-        "benchmark", choices=("synthetic", "tau-bench", "toolbench"), help="which pipeline"
-    )
-    rp.add_argument("--seeds", default=None, help="comma-separated seeds (toolbench: 42,123,456)")
-    rp.add_argument("--out", required=True, help="directory for records, report and figures")
-    rp.add_argument(
-        "--force", action="store_true", help="replace an --out folder made with other settings"
-    )
-    rp.add_argument("--episodes", type=int, default=200, help="episodes to generate")
-    rp.add_argument("--seed", type=int, default=0, help="master seed")
-    rp.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
-    rp.add_argument("--resamples", type=int, default=10_000, help="sign-flip resamples")
-    rp.add_argument("--no-progress", action="store_true", help="no progress bar")
-    rp.add_argument(
-        "--data",
-        nargs="+",
-        default=None,
-        help="τ-/τ²-bench trajectory files (tau-bench) or the data directory (toolbench)",
-    )
-    rp.add_argument("--cache", default=None, help="embedding cache directory")
-    rp.add_argument(
-        "--layout",
-        choices=("spread", "segment"),
-        default="spread",
-        help="synthetic generator layout (default spread; segment = the first version's)",
-    )
-    rp.add_argument(
-        "--sensitivity",
-        action="store_true",
-        help="also run the synthetic generator sensitivity grid (into OUT/sensitivity)",
-    )
-    rp.add_argument(
-        "--grid", default=None, help="grid file for --sensitivity (default: the shipped one)"
-    )
-    tau = rp.add_argument_group("tau-bench")
-    tau.add_argument("--no-prefix", action="store_true", help="no per-source namespace prefix")
-    tau.add_argument(
-        "--focal",
-        choices=("all", "one"),
-        default="all",
-        help="focal sources per group: all surviving sources (default, the paper's n) or one",
-    )
-    tau.add_argument(
-        "--selector",
-        choices=("extractive", "chat"),
-        default="extractive",
-        help="§6.6 selector: extractive (offline stand-in, not an LLM) or chat (an endpoint)",
-    )
-    tau.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL (chat)")
-    tau.add_argument("--model", default=None, help="model name sent to the endpoint (chat)")
-    rp.set_defaults(func=_reproduce)
+    add_reproduce_parser(sub)
 
     cr = sub.add_parser(
         "check-retriever",

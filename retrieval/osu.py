@@ -148,9 +148,12 @@ def _similarity_communities(emb: NDArray[np.float64], k: int, s_max: int) -> lis
     if t < 2:
         return []
     k = min(k, t - 1)
-    sim = emb @ emb.T  # the one O(t^2 d) step: exact k-NN needs every pair's cosine
-    np.fill_diagonal(sim, -np.inf)
-    nn = np.argpartition(-sim, k - 1, axis=1)[:, :k]  # the k nearest (unordered) per step
+    # the one O(t^2 d) step: exact k-NN needs every pair's cosine; negated in place (no
+    # second t x t array), so the k nearest are the k smallest
+    neg = emb @ emb.T
+    np.negative(neg, out=neg)
+    np.fill_diagonal(neg, np.inf)
+    nn = np.argpartition(neg, k - 1, axis=1)[:, :k]  # the k nearest (unordered) per step
     # mutual edges without a t x t adjacency matrix: (i, j) is kept when (j, i) is also a
     # k-NN pair; keys i*t + j, so sorting the O(t k) keys finds the reverse pairs
     src = np.repeat(np.arange(t, dtype=np.int64), k)
@@ -158,7 +161,7 @@ def _similarity_communities(emb: NDArray[np.float64], k: int, s_max: int) -> lis
     keys = np.sort(src * t + dst)
     mutual = np.isin(dst * t + src, keys, assume_unique=True) & (src < dst)
     rows, cols = src[mutual], dst[mutual]  # each mutual edge once (i < j)
-    order = np.lexsort((cols, rows, -sim[rows, cols]))
+    order = np.lexsort((cols, rows, neg[rows, cols]))
     parent = list(range(t))
     size = [1] * t
 

@@ -150,28 +150,39 @@ class OSUMem(_OSUIndexed):
         if not top:  # no OSU has a step before the query time
             return self._result([], 0.0)
         # the top-K OSUs' steps before the query time, most query-similar first, as a padded
-        # (K, width) matrix so that every greedy iteration scores all OSUs at once
-        rows = []
-        for k in top:
-            m = pool.members[k]
-            m = m[m < end]
-            rows.append(m[np.argsort(-sims[m], kind="stable")])
-        width = max(len(m) for m in rows)
-        mat = np.zeros((len(rows), width), dtype=np.int64)
-        valid = np.zeros((len(rows), width), dtype=bool)
-        for j, m in enumerate(rows):
-            mat[j, : m.size] = m
-            valid[j, : m.size] = True
+        # (K, width) matrix so that every greedy iteration scores all OSUs at once; one
+        # stable lexsort (OSU rank, then -similarity, ties in member order) orders them all
+        top_arr = np.asarray(top, dtype=np.int64)
+        rank_of = np.full(pool.n_osus, -1, dtype=np.int64)
+        rank_of[top_arr] = np.arange(top_arr.size)
+        m_rank = rank_of[self._member_osu]
+        m_step = self._member_step
+        keep_m = (m_rank >= 0) & (m_step < end)
+        m_rank, m_step = m_rank[keep_m], m_step[keep_m]
+        order = np.lexsort((-sims[m_step], m_rank))
+        m_rank, m_step = m_rank[order], m_step[order]
+        sizes = np.bincount(m_rank, minlength=top_arr.size)
+        starts = np.cumsum(sizes) - sizes
+        col = np.arange(m_step.size) - np.repeat(starts, sizes)
+        width = int(sizes.max())
+        mat = np.zeros((top_arr.size, width), dtype=np.int64)
+        mat[m_rank, col] = m_step
+        # `open_[s]`: step s is not selected yet; padding (and every step of an expanded
+        # OSU, in `mat_open`) points to the always-closed slot `end`
+        open_ = np.ones(end + 1, dtype=bool)
+        open_[end] = False
+        mat_open = np.full((top_arr.size, width), end, dtype=np.int64)
+        mat_open[m_rank, col] = m_step
         step_cost = costs[mat]
-        r_top = r[top]
-        remaining = np.ones(len(rows), dtype=bool)
+        r_top = r[top_arr]
         novelty = self.lambda_nov > 0 and budget >= self.novelty_budget
-        selected = np.zeros(end, dtype=bool)
         chosen: list[int] = []
         used = 0.0
         if novelty:
             # novelty is only ever needed for steps of the top-K OSUs: work on that union U
-            union = np.unique(mat[valid])
+            in_union = np.zeros(end, dtype=bool)
+            in_union[m_step] = True
+            union = np.flatnonzero(in_union)
             emb_u = self._emb32[union]
             pos = np.full(end, -1, dtype=np.int64)
             pos[union] = np.arange(union.size)
@@ -184,53 +195,79 @@ class OSUMem(_OSUIndexed):
             keep = (self._entity_rows < end) & (row_pos >= 0)
             ent_rows = row_pos[keep]
             ent_ids = traj.entity_ids[keep]
-            # structural novelty state, updated as entities and tools become seen
+            # structural novelty state, updated as entities and tools become seen (the counts
+            # are small integers held as floats: decrements are exact in any order)
             new_ents = np.bincount(ent_rows, minlength=union.size).astype(np.float64)
             new_tool = tools_u >= 0
+            struct_changed = True
+            pair = np.empty((2, top_arr.size, width))  # [novelty of each cell, its cost]
+            pair[1] = step_cost
+            prod = np.empty_like(pair)
         dirty = True  # scores change only when steps were added
         while used < budget:
             if dirty:
-                avail = valid & ~selected[mat]
+                avail = open_[mat_open]
                 cand = avail & (np.cumsum(avail, axis=1) <= self.top_c)  # top-C unselected
                 n_cand = cand.sum(axis=1)
-                remaining &= n_cand > 0  # an OSU with nothing left to add is dropped
-                value = r_top
                 if novelty:
-                    struct = np.minimum(1.0, 0.6 * new_ents + 0.4 * new_tool)
-                    nov = (1 - self.alpha) * emb_nov + self.alpha * struct
-                    mean_nov = (nov[mat_u] * cand).sum(axis=1) / np.maximum(n_cand, 1)
-                    value = r_top + self.lambda_nov * mean_nov
-                score = value / ((step_cost * cand).sum(axis=1) + _EPS)
-            if not remaining.any():
+                    if struct_changed:  # StructNov moves only when a new entity/tool is seen
+                        a_struct = self.alpha * np.minimum(1.0, 0.6 * new_ents + 0.4 * new_tool)
+                        struct_changed = False
+                    nov = (1 - self.alpha) * emb_nov + a_struct
+                    # one product and one row-sum for the candidates' novelty and cost (each
+                    # row is summed exactly as on its own)
+                    np.take(nov, mat_u, out=pair[0])
+                    sums = np.multiply(pair, cand, out=prod).sum(axis=2)
+                    value = r_top + self.lambda_nov * (sums[0] / np.maximum(n_cand, 1))
+                    score = value / (sums[1] + _EPS)
+                else:
+                    score = r_top / ((step_cost * cand).sum(axis=1) + _EPS)
+                # an OSU already expanded, or with nothing left to add, is out for good
+                score[n_cand == 0] = -np.inf
+            best = int(np.argmax(score))
+            if score[best] == -np.inf:
                 break
-            best = int(np.argmax(np.where(remaining, score, -np.inf)))
-            remaining[best] = False
+            score[best] = -np.inf
+            mat_open[best] = end
             added = []
-            for s in rows[best].tolist():
-                if selected[s]:
-                    continue  # reached through an earlier OSU: skipped at zero cost
-                c = float(costs[s])
+            row = mat[best, : sizes[best]]
+            row = row[open_[row]]  # reached through an earlier OSU: skipped at zero cost
+            for s, c in zip(row.tolist(), costs[row].tolist(), strict=True):
                 if used + c <= budget:
-                    selected[s] = True
+                    open_[s] = False
                     added.append(s)
                     used += c
             chosen.extend(added)
             dirty = bool(added)
+            if not added:
+                # when not even the cheapest step left in a live OSU fits, every later pick
+                # only drops an OSU: stop now (the same answer, without those picks)
+                left = step_cost[open_[mat_open]]
+                if left.size == 0 or used + float(left.min()) > budget:
+                    break
             if novelty and added:
                 # EmbNov = 1 - max cosine to the selected set (1 while it is empty)
                 cos = (emb_u @ self._emb32[added].T).max(axis=1)
                 np.minimum(emb_nov, 1.0 - cos, out=emb_nov)
-                for a in added:
-                    for e in traj.entity_ids[traj.entity_ptr[a] : traj.entity_ptr[a + 1]]:
-                        if not ent_seen[e]:
-                            ent_seen[e] = True
-                            np.subtract.at(new_ents, ent_rows[ent_ids == e], 1.0)
-                    t = traj.tool_ids[a]
+                fresh = [
+                    e
+                    for a in added
+                    for e in traj.entity_ids[traj.entity_ptr[a] : traj.entity_ptr[a + 1]].tolist()
+                    if not ent_seen[e]
+                ]
+                if fresh:
+                    ent_seen[fresh] = True
+                    is_fresh = np.zeros(ent_seen.size, dtype=bool)
+                    is_fresh[fresh] = True
+                    new_ents -= np.bincount(ent_rows[is_fresh[ent_ids]], minlength=union.size)
+                    struct_changed = True
+                for t in traj.tool_ids[added].tolist():
                     if t >= 0 and not tool_seen[t]:
                         tool_seen[t] = True
                         new_tool &= tools_u != t
-        chosen.sort(key=lambda s: (-sims[s], s))
-        return self._result(chosen, used)
+                        struct_changed = True
+        picked = np.asarray(chosen, dtype=np.int64)
+        return self._result(picked[np.lexsort((picked, -sims[picked]))], used)
 
 
 class OSUMemGF(OSUMem):

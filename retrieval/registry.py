@@ -12,7 +12,7 @@ import functools
 import importlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .base import BaseRetriever, Retriever
@@ -20,7 +20,14 @@ from .baselines import BASELINES
 from .osu import OSUConfig
 from .osumem import CohesionOSU, CoverageGuidedOSU, OSUMem, OSUMemGF
 
-__all__ = ["ENTRY_POINT_GROUP", "METHODS", "MethodSpec", "load_retriever", "make"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "METHODS",
+    "MethodSpec",
+    "load_retriever",
+    "make",
+    "user_factories",
+]
 
 ENTRY_POINT_GROUP = "osustat.retrievers"
 
@@ -38,12 +45,16 @@ class MethodSpec:
     oracle : bool
         Whether the method sees the ground-truth evidence (never deployable).
     description : str
+    source : str
+        How a user retriever was named (``module:Class`` or an entry point); empty for the
+        paper's methods.
     """
 
     name: str
     factory: Callable[[], Retriever]
     oracle: bool
     description: str = ""
+    source: str = ""
 
 
 def _spec(name: str, factory: Callable[[], BaseRetriever], description: str) -> MethodSpec:
@@ -93,16 +104,34 @@ def make(name: str) -> Retriever:
     return METHODS[name].factory()
 
 
+#: Modules found only through the current directory (sent to workers by value).
+_FROM_CWD: set[str] = set()
+
+
 def _import(module_name: str) -> object:
-    """Import a module; like ``python -m``, the current directory counts as importable."""
+    """Import a module; like ``python -m``, the current directory counts as importable.
+
+    A module found only that way is registered with cloudpickle to travel by value, so that
+    worker processes (joblib, Dask) need not find it themselves: they may have started before
+    the current directory joined ``sys.path``, or run on another machine.
+    """
     try:
-        return importlib.import_module(module_name)
+        module = importlib.import_module(module_name)
     except ModuleNotFoundError:
         cwd = os.getcwd()
         if cwd in sys.path:
             raise
         sys.path.insert(0, cwd)
-        return importlib.import_module(module_name)
+        module = importlib.import_module(module_name)
+        _FROM_CWD.add(module_name)
+    if module_name in _FROM_CWD:
+        try:
+            import cloudpickle
+        except ImportError:  # pragma: no cover - joblib depends on it
+            pass
+        else:
+            cloudpickle.register_pickle_by_value(module)
+    return module
 
 
 def load_retriever(spec: str) -> MethodSpec:
@@ -155,4 +184,28 @@ def load_retriever(spec: str) -> MethodSpec:
             "`retrieve(query, budget, *, time=None, evidence=None)`); see docs/scaling.md."
         )
     name = str(getattr(instance, "name", spec))
-    return MethodSpec(name, factory, bool(instance.oracle), f"user retriever {spec}")
+    return MethodSpec(name, factory, bool(instance.oracle), f"user retriever {spec}", spec)
+
+
+def user_factories(
+    specs: Sequence[MethodSpec], *, taken: Iterable[str]
+) -> tuple[tuple[str, Callable[[], Retriever]], ...]:
+    """``(name, factory)`` of user retrievers joining a run whose own methods are `taken`.
+
+    Raises ``ValueError`` when a name is already used (records would mix two methods).
+    """
+    used = set(taken)
+    out = []
+    for spec in specs:
+        if not isinstance(spec, MethodSpec):
+            raise TypeError(
+                f"user retrievers must be MethodSpec (from load_retriever); got {spec!r}."
+            )
+        if spec.name in used:
+            raise ValueError(
+                f"retriever {spec.source or spec.name!r}: its name "
+                f"{spec.name!r} is already a method of this run; give the class another `name`."
+            )
+        used.add(spec.name)
+        out.append((spec.name, spec.factory))
+    return tuple(out)

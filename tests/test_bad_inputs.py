@@ -335,6 +335,16 @@ CASES = [
         lambda t: [*synth("--seed", "-3")(t), "--out", str(t / "s")],
         ["`--seed`"],
     ),
+    (
+        "synthetic-jobs-and-scheduler",
+        lambda t: [*synth("--jobs", "2", "--scheduler", "tcp://h:1")(t), "--out", str(t / "s")],
+        ["`--jobs`", "`--scheduler`", "not both"],
+    ),
+    (
+        "synthetic-retriever-missing",
+        lambda t: [*synth("--retriever", "no_such_mod_q:X")(t), "--out", str(t / "s")],
+        ["`--retriever`", "no_such_mod_q"],
+    ),
     ("synthetic-out-is-file", existing_file_out(synth()), ["`--out`", "existing file"]),
     ("synthetic-out-foreign", foreign_out(synth()), ["`--out`", "--force"]),
 ]

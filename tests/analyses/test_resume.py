@@ -1,0 +1,131 @@
+"""Resuming an interrupted sweep: finished tasks are kept beside --out and not run again."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from osustat.analyses import synthetic_run
+from osustat.analyses.runner import child_seeds, run_tasks, stable_digest
+from osustat.cli import main
+
+GENERATE = synthetic_run.generate_episode
+ARGS = ["--episodes", "3", "--resamples", "50", "--seed", "3"]
+
+
+def _draw(i, seed_seq):
+    return i, float(np.random.default_rng(seed_seq).random())
+
+
+class _Boom(Exception):
+    pass
+
+
+def _failing_after(k: int, fn):
+    calls = []
+
+    def wrapped(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > k:
+            raise _Boom(f"interrupted after {k} tasks")
+        return fn(*args, **kwargs)
+
+    return wrapped, calls
+
+
+def test_runner_resumes_and_the_bar_counts_resumed_tasks(tmp_path, capsys):
+    tasks = [(i, s) for i, s in enumerate(child_seeds(5, 5))]
+    bomb, _ = _failing_after(2, _draw)
+    bomb.__module__, bomb.__qualname__ = _draw.__module__, _draw.__qualname__
+    with pytest.raises(_Boom):
+        run_tasks(bomb, tasks, checkpoint=tmp_path, progress=False)
+    assert len(list(tmp_path.glob("*.pkl"))) == 2
+    again = run_tasks(_draw, tasks, checkpoint=tmp_path, progress=True, desc="resumed")
+    assert again == run_tasks(_draw, tasks, progress=False)
+    first_frame = capsys.readouterr().err.split("\r")[1]
+    assert "resumed" in first_frame and "2/5" in first_frame, first_frame
+
+
+def test_keys_do_not_depend_on_insertion_or_hash_order():
+    """Sets and dicts are hashed in a canonical order, so a key is the same in every process
+    (whatever PYTHONHASHSEED, which reorders sets of strings)."""
+    import pickle
+
+    a, b = {1, 9}, set()
+    b.update([9, 1])  # 1 and 9 share a hash slot: iteration order follows insertion
+    assert list(a) != list(b) and pickle.dumps(a) != pickle.dumps(b)
+    assert stable_digest(a) == stable_digest(b)
+    assert stable_digest({"j": 1, "k": 2}) == stable_digest({"k": 2, "j": 1})
+    seq = np.random.SeedSequence(4).spawn(2)
+    assert stable_digest(seq[1]) == stable_digest(np.random.SeedSequence(4).spawn(2)[1])
+    assert stable_digest(seq[0]) != stable_digest(seq[1])
+    assert stable_digest(np.arange(3)) != stable_digest(np.arange(3.0))
+    assert stable_digest((1, 2)) != stable_digest([1, 2]) != stable_digest((2, 1))
+
+
+def test_interrupted_reproduce_resumes_byte_identical(tmp_path, monkeypatch, capsys):
+    fresh = tmp_path / "fresh"
+    assert main(["reproduce", "synthetic", "--out", str(fresh), *ARGS, "--no-progress"]) == 0
+
+    out = tmp_path / "s"
+    ckpt = tmp_path / ".s.sweep"
+    argv = ["reproduce", "synthetic", "--out", str(out), *ARGS]
+    bomb, _ = _failing_after(1, synthetic_run.generate_episode)
+    monkeypatch.setattr(synthetic_run, "generate_episode", bomb)
+    with pytest.raises(_Boom):
+        main([*argv, "--no-progress"])
+    assert not out.exists() and len(list(ckpt.glob("*.pkl"))) == 1
+    assert "1 finished task(s) kept in" in capsys.readouterr().err
+
+    counted, calls = _failing_after(10**9, GENERATE)
+    monkeypatch.setattr(synthetic_run, "generate_episode", counted)
+    assert main(argv) == 0
+    assert len(calls) == 2  # only the unfinished episodes ran
+    assert " 1/3 " in capsys.readouterr().err.split("\r")[1]  # the bar starts at the resumed
+    for name in ("records.csv", "membership.csv", "structure.json"):
+        assert (out / name).read_bytes() == (fresh / name).read_bytes(), name
+    assert not ckpt.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh", "s"]
+
+
+def test_a_failure_before_any_task_leaves_nothing(tmp_path, monkeypatch):
+    bomb, _ = _failing_after(0, synthetic_run.generate_episode)
+    monkeypatch.setattr(synthetic_run, "generate_episode", bomb)
+    with pytest.raises(_Boom):
+        main(["reproduce", "synthetic", "--out", str(tmp_path / "s"), *ARGS, "--no-progress"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tau_and_toolbench_sweeps_resume_from_their_checkpoints(tmp_path, monkeypatch):
+    """Finished tasks of the real-data sweeps are loaded, not run again (shared step table
+    included in the key)."""
+    from osustat.analyses import tau_bench_run, toolbench_run
+    from osustat.analyses.toolbench_data import load_toolbench
+    from osustat.analyses.toolbench_episodes import build_episodes
+    from osustat.retrieval import HashingBagOfWordsEncoder
+
+    from .test_toolbench import _write_data
+    from .test_user_retrievers import _tau_sweep
+
+    ckpt = tmp_path / "ckpt"
+    kw = _tau_sweep(tmp_path)
+    tau_first = tau_bench_run.run_sweep(**kw, checkpoint=ckpt)[0]
+    loaded = load_toolbench(_write_data(tmp_path / "tb"))
+    table = toolbench_run.step_table(loaded.trajectories, HashingBagOfWordsEncoder(64))
+    eps = build_episodes(loaded.trajectories, table.query_embeddings, n_episodes=3, seed=1)
+    tb_first = toolbench_run.run_episodes(table, eps, chunk=1, progress=False, checkpoint=ckpt)
+    n_tasks = len(list(ckpt.glob("*.pkl")))
+    assert n_tasks == sum(1 for q in kw["queries"] if q.positions) + 3
+
+    def never(*args, **kwargs):
+        raise AssertionError("a finished task ran again")
+
+    monkeypatch.setattr(tau_bench_run, "_trajectory", never)
+    monkeypatch.setattr(toolbench_run, "episode_trajectory", never)
+    assert tau_bench_run.run_sweep(**kw, checkpoint=ckpt)[0].equals(tau_first)
+    again = toolbench_run.run_episodes(table, eps, chunk=1, progress=False, checkpoint=ckpt)
+    assert again.records.equals(tb_first.records) and again.episodes.equals(tb_first.episodes)
+    # another step table (other embeddings) is another sweep: its tasks run
+    other = toolbench_run.step_table(loaded.trajectories, HashingBagOfWordsEncoder(32))
+    with pytest.raises(AssertionError, match="ran again"):
+        toolbench_run.run_episodes(other, eps, chunk=1, progress=False, checkpoint=ckpt)

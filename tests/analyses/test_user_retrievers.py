@@ -1,0 +1,245 @@
+"""A user retriever (examples/my_retriever.py) through all three `reproduce` pipelines.
+
+Tiny sizes and a stand-in text encoder (feature hashing, not a neural model) keep each run to
+seconds; the records must carry the user's method name and must not depend on the backend.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from osustat.cli import main
+from osustat.retrieval import HashingBagOfWordsEncoder
+from osustat.retrieval.registry import load_retriever
+
+from .test_tau_bench import _tau1_record, _tau2_file
+from .test_toolbench import _write_data
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SPEC = "my_retriever:RecencyCosine"
+NAME = "Recency Cosine"
+
+
+@pytest.fixture
+def in_examples(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from examples/ (the module is importable from the current directory, like
+    ``python -m``) and embed with the stand-in encoder instead of the real model."""
+    import osustat.retrieval as retrieval
+
+    monkeypatch.chdir(EXAMPLES)
+    monkeypatch.setattr(retrieval, "SentenceTransformerEncoder", _StandIn)
+
+
+class _StandIn(HashingBagOfWordsEncoder):
+    def __init__(self) -> None:
+        super().__init__(64)
+
+
+def _tau_files(root: Path) -> list[str]:
+    root.mkdir(parents=True)
+    p1 = root / "agent-airline.json"
+    p1.write_text(json.dumps([_tau1_record(t, r) for t in range(6) for r in range(2)]))
+    p2 = root / "tau2.json"
+    p2.write_text(json.dumps(_tau2_file(range(4))))
+    return [str(p1), str(p2)]
+
+
+def _reproduce(tmp: Path, benchmark: str, out: str, *extra: str) -> Path:
+    target = tmp / out
+    common = ["--out", str(target), "--resamples", "50", "--no-progress"]
+    argv = ["reproduce", benchmark, *common, "--retriever", SPEC, "--cache", str(tmp / "c")]
+    assert main([*argv, *extra]) == 0
+    assert not (tmp / f".{out}.sweep").exists()  # the resume folder goes once written
+    return target
+
+
+def _methods(out: Path) -> set[str]:
+    return set(pd.read_csv(out / "records.csv")["method"])
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_synthetic_cli(tmp_path: Path) -> None:
+    out = _reproduce(tmp_path, "synthetic", "one", "--episodes", "2")
+    methods = pd.read_csv(out / "records.csv")["method"].drop_duplicates().tolist()
+    assert methods[-1] == NAME and "OSU-Mem" in methods  # user methods sort last
+    report = (out / "report.md").read_text()
+    assert "## Your retrievers" in report and f"**{NAME}**" in report
+    assert f"--retriever {SPEC}" in report
+    assert [p.name for p in tmp_path.iterdir()] == ["one"]
+
+
+def test_tau_bench_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from osustat.analyses.tau_bench import reproduce_tau_bench
+
+    monkeypatch.chdir(EXAMPLES)
+    files = _tau_files(tmp_path / "data")
+    res = reproduce_tau_bench(
+        files,
+        tmp_path / "tau",
+        encoder=HashingBagOfWordsEncoder(64),
+        resamples=50,
+        progress=False,
+        budgets=(256,),
+        selector=None,
+        variants=False,  # the weak/natural sweeps get the same arguments; the analysis is slow
+        retrievers=(load_retriever(SPEC),),
+    )
+    rec = pd.read_csv(res.out / "records.csv")
+    mine = rec[rec["method"] == NAME]
+    assert set(mine["benchmark"]) == {"tau-bench", "tau-bench-augmented"}
+    # the same queries and budgets as OSU-Mem on every benchmark it runs on
+    cols = ["benchmark", "query_id", "budget", "metric"]
+    osu = rec[(rec["method"] == "OSU-Mem") & rec["benchmark"].isin(set(mine["benchmark"]))]
+    assert sorted(mine[cols].values.tolist()) == sorted(osu[cols].values.tolist())
+    report = (res.out / "report.md").read_text()
+    assert "## Your retrievers" in report and f"--retriever {SPEC}" in report
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_toolbench_cli(tmp_path: Path) -> None:
+    data = _write_data(tmp_path / "tb")
+    extra = ["--data", str(data), "--episodes", "2", "--seeds", "1"]
+    out = _reproduce(tmp_path, "toolbench", "tb-out", *extra)
+    rec = pd.read_csv(out / "records.csv")
+    mine = rec[rec["method"] == NAME]
+    assert set(mine["benchmark"]) == {"toolbench", "toolbench-nev2", "toolbench-nev4"}
+    assert len(mine) == len(rec[rec["method"] == "Flat Vector"])
+    assert "## Your retrievers" in (out / "report.md").read_text()
+
+
+@pytest.mark.usefixtures("in_examples")
+@pytest.mark.parametrize("benchmark", ["tau-bench", "toolbench"])
+def test_cli_hands_retrievers_and_backend_to_the_pipeline(tmp_path, monkeypatch, benchmark):
+    import osustat.analyses.tau_bench as tau
+    import osustat.analyses.toolbench as tb
+
+    seen: dict[str, Any] = {}
+
+    def fake(*args: Any, **kwargs: Any) -> Any:
+        seen.update(kwargs)
+        return type("R", (), {"n_records": 0, "seconds": 0.0})()
+
+    monkeypatch.setattr(tau, "reproduce_tau_bench", fake)
+    monkeypatch.setattr(tb, "reproduce_toolbench", fake)
+    out = tmp_path / "o"
+    argv = ["reproduce", benchmark, "--out", str(out), "--data", "d", "--jobs", "2"]
+    assert main([*argv, "--retriever", f"{SPEC},{SPEC.replace(':', ':Recency')}"]) == 2
+    assert main([*argv, "--retriever", SPEC, "--no-progress"]) == 0
+    assert [r.name for r in seen["retrievers"]] == [NAME]
+    assert seen["jobs"] == 2 and seen["scheduler"] is None and seen["progress"] is False
+    assert seen["checkpoint"] == tmp_path / ".o.sweep"
+
+
+def _tau_sweep(tmp_path: Path) -> dict[str, Any]:
+    from osustat.analyses.tau_bench import _encode_groups, _queries
+    from osustat.analyses.tau_bench_data import concatenate, load_files
+
+    groups, _ = concatenate(load_files(_tau_files(tmp_path / "data")).episodes)
+    embs, _ = _encode_groups(groups, HashingBagOfWordsEncoder(64), [])
+    return {
+        "groups": groups,
+        "embeddings": embs,
+        "queries": _queries(groups, embs, "noisy-mean", 0, "all"),
+        "benchmark": "tau-bench",
+        "methods": ("Flat Vector", "OSU-Mem"),
+        "budgets": (128, 256),
+        "augment": True,
+        "progress": False,
+    }
+
+
+def _three_sweeps(tmp_path: Path, **backend: Any) -> list[str]:
+    """Records (as CSV text) of a tiny synthetic, tau-bench and ToolBench sweep."""
+    from osustat.analyses.synthetic_run import run_synthetic
+    from osustat.analyses.tau_bench_run import run_sweep
+    from osustat.analyses.toolbench_data import load_toolbench
+    from osustat.analyses.toolbench_episodes import build_episodes
+    from osustat.analyses.toolbench_run import run_episodes, step_table
+
+    mine = (load_retriever(SPEC),)
+    syn = run_synthetic(
+        3, 5, budgets=(256,), methods=("OSU-Mem",), retrievers=mine, progress=False, **backend
+    ).records
+    tau = run_sweep(**_tau_sweep(tmp_path), retrievers=mine, **backend)[0]
+    loaded = load_toolbench(_write_data(tmp_path / "tb"))
+    table = step_table(loaded.trajectories, HashingBagOfWordsEncoder(64))
+    eps = build_episodes(loaded.trajectories, table.query_embeddings, n_episodes=3, seed=1)
+    tb = run_episodes(table, eps, retrievers=mine, chunk=1, progress=False, **backend).records
+    for rec in (syn, tau, tb):
+        assert NAME in set(rec["method"])
+    return [rec.to_csv(index=False) for rec in (syn, tau, tb)]
+
+
+def test_sweeps_do_not_depend_on_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(EXAMPLES)
+    assert _three_sweeps(tmp_path / "a", jobs=1) == _three_sweeps(tmp_path / "b", jobs=2)
+
+
+@pytest.mark.slow
+def test_sweeps_on_a_local_dask_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.chdir(EXAMPLES)
+    serial = _three_sweeps(tmp_path / "a")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        assert _three_sweeps(tmp_path / "b", scheduler=client) == serial
+
+
+class TestBadRetriever:
+    @pytest.mark.parametrize(
+        ("spec", "needle"),
+        [
+            ("no_such_module_xyz:Thing", "cannot import module 'no_such_module_xyz'"),
+            ("my_retriever:Nope", "has no attribute 'Nope'"),
+            ("collections:OrderedDict", "does not follow the retriever protocol"),
+            ("my_retriever:pack", "constructing it with no arguments failed"),
+            ("not_an_entry_point", "no entry point named 'not_an_entry_point'"),
+            (",", "`--retriever` is empty"),
+        ],
+    )
+    def test_bad_spec_exits_2_naming_the_option(self, tmp_path, capsys, monkeypatch, spec, needle):
+        monkeypatch.chdir(EXAMPLES)
+        out = tmp_path / "o"
+        argv = ["reproduce", "synthetic", "--out", str(out), "--retriever", spec]
+        assert main([*argv, "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert "`--retriever`" in err and needle in err, err
+        assert list(tmp_path.iterdir()) == []
+
+    def test_a_paper_method_name_is_refused(self, tmp_path, capsys, monkeypatch):
+        (tmp_path / "clash.py").write_text(
+            "from osustat.retrieval import FlatVector\n"
+            "class Mine(FlatVector):\n    name = 'OSU-Mem'\n"
+        )
+        monkeypatch.syspath_prepend(str(tmp_path))
+        argv = ["reproduce", "synthetic", "--out", str(tmp_path / "o"), "--retriever"]
+        assert main([*argv, "clash:Mine"]) == 2
+        err = capsys.readouterr().err
+        assert "`--retriever`" in err and "'OSU-Mem' is already a method" in err, err
+        argv[1] = "toolbench"  # not a ToolBench method, but twice is one too many
+        assert main([*argv, "clash:Mine", "--retriever", "clash:Mine", "--data", "x"]) == 2
+        assert "'OSU-Mem' is already a method" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_scheduler_gives_the_jobs_records(tmp_path: Path, monkeypatch) -> None:
+    """`reproduce synthetic --scheduler ADDRESS` (a user retriever included) writes the records
+    of `--jobs 1`, and leaves no resume folder."""
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.chdir(EXAMPLES)
+    local = _reproduce(tmp_path, "synthetic", "local", "--episodes", "2")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        extra = ["--episodes", "2", "--scheduler", cluster.scheduler_address]
+        dask = _reproduce(tmp_path, "synthetic", "dask", *extra)
+    assert (dask / "records.csv").read_bytes() == (local / "records.csv").read_bytes()
