@@ -173,8 +173,10 @@ def render_tau_bench(
     w("")
     w(
         "Query level: paired sign-flip on per-query differences; 95% bootstrap CIs resample "
-        "whole **tasks** (clusters); MDE at α = .05, power .8. Task level: each method's "
-        "values averaged within a task, sign-flip over tasks."
+        "whole **tasks** (clusters); MDE: the smallest ΔHit@2 the test run detects with power "
+        ".8 at α = .05 (exact binomial on the cell's share of discordant queries; "
+        "'underpowered at any effect' where no effect reaches that power at this n). Task "
+        "level: each method's values averaged within a task, sign-flip over tasks."
     )
     w("")
     w(
@@ -194,7 +196,7 @@ def render_tau_bench(
         pp = PAPER["table4"].get(c)
         w(
             f"| {c} | {rh['n']} | {_f(rh['effect'])} {_ci(rh['ci'])} | {_p(rh['p'])} | "
-            f"{_f(rh['mde'], sign=False)} | "
+            f"{_mde(rh['mde'])} | "
             f"{_f(rr['effect']) if rr else '—'} {_ci(rr['ci']) if rr else ''} | "
             f"{_p(rr['p']) if rr else '—'} | {_f(ro['effect']) if ro else '—'} | "
             f"{_p(ro['p']) if ro else '—'} | "
@@ -375,6 +377,15 @@ def render_tau_bench(
     if llm is not None:
         _llm_section(w, llm)
     return "\n".join(L)
+
+
+def _mde(value: Any) -> str:
+    """An MDE for the table; an infinite one (no effect reaches the power) in words."""
+    if value is None:
+        return "—"
+    if isinstance(value, float) and math.isinf(value):
+        return "underpowered at any effect"
+    return _f(value, sign=False)
 
 
 def _llm_section(w: Any, llm: dict[str, Any]) -> None:
