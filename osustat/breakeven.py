@@ -29,6 +29,7 @@ from ._validation import (
     check_same_length,
 )
 from .cells import CELLS, Cell, cell_codes
+from .intervals import ConfidenceInterval
 
 __all__ = [
     "BreakEvenResult",
@@ -116,9 +117,10 @@ class BreakEvenResult:
         ``Delta_nf = sum_c g_c Delta_c`` over the non-favorable cells.
     conditional_fractions : dict of Cell to float
         ``g_c``, the non-favorable cells' relative proportions.
-    ci : tuple of float or None
-        Bootstrap interval for ``p*`` (:func:`break_even_bootstrap`), else None.
-    pi_tool_ci, pi_any_ci : tuple of float or None
+    ci : ConfidenceInterval or None
+        Bootstrap interval for ``p*`` (:func:`break_even_bootstrap`), else None. Like every
+        interval of the core it unpacks and indexes as ``(low, high)``.
+    pi_tool_ci, pi_any_ci : ConfidenceInterval or None
         The same interval mapped to the two marginals (monotone maps).
     """
 
@@ -132,9 +134,9 @@ class BreakEvenResult:
     effect_nonfavorable: float
     conditional_fractions: dict[Cell, float]
     positive_above: bool = True
-    ci: tuple[float, float] | None = None
-    pi_tool_ci: tuple[float, float] | None = None
-    pi_any_ci: tuple[float, float] | None = None
+    ci: ConfidenceInterval | None = None
+    pi_tool_ci: ConfidenceInterval | None = None
+    pi_any_ci: ConfidenceInterval | None = None
     level: float | None = field(default=None)
 
     def aggregate_at(self, p: float) -> float:
@@ -240,9 +242,15 @@ def break_even(effects: Any, fractions: Any, *, favorable: Any = "T+E+") -> Brea
     return _with(result, pi_tool=result.pi_tool_at(p_star), pi_any=result.pi_any_at(p_star))
 
 
-def _ordered(a: float, b: float) -> tuple[float, float]:
-    """The marginals can decrease in p (e.g. favorable T-E+ for pi_T+): sort the ends."""
-    return (min(a, b), max(a, b))
+#: ``method`` of the intervals :func:`break_even_bootstrap` returns.
+BOOTSTRAP_METHOD = "percentile bootstrap, stratified by cell"
+
+
+def _ordered(a: float, b: float, level: float, marginal: str) -> ConfidenceInterval:
+    """The interval for p* mapped to a marginal; the marginals can decrease in p (e.g.
+    favorable T-E+ for pi_T+), so the ends are sorted."""
+    method = f"{BOOTSTRAP_METHOD} (p* interval mapped to {marginal})"
+    return ConfidenceInterval(low=min(a, b), high=max(a, b), level=level, method=method)
 
 
 def _with(result: BreakEvenResult, **changes: Any) -> BreakEvenResult:
@@ -320,9 +328,9 @@ def break_even_bootstrap(
     lo, hi = (float(q) for q in np.quantile(p, [alpha / 2, 1 - alpha / 2]))
     return _with(
         point,
-        ci=(lo, hi),
-        pi_tool_ci=_ordered(point.pi_tool_at(lo), point.pi_tool_at(hi)),
-        pi_any_ci=_ordered(point.pi_any_at(lo), point.pi_any_at(hi)),
+        ci=ConfidenceInterval(low=lo, high=hi, level=level, method=BOOTSTRAP_METHOD),
+        pi_tool_ci=_ordered(point.pi_tool_at(lo), point.pi_tool_at(hi), level, "pi_T+"),
+        pi_any_ci=_ordered(point.pi_any_at(lo), point.pi_any_at(hi), level, "pi_any+"),
         level=level,
     )
 
