@@ -26,6 +26,7 @@ from .combine import (
     stouffer_combine,
 )
 from .equivalence import EquivalenceResult, tost_signflip
+from .evidence import evidence_metrics
 from .inputs import (
     load_records,
     read_evidence,
@@ -38,6 +39,7 @@ from .multitest import AdjustedPValues, adjust_pvalues, stars
 from .power import minimum_detectable_effect, power
 from .ratio import RatioResult, ratio_of_means
 from .records import PairedRecords, paired, validate_records
+from .seeds import PerSeedValues, SeedTests, per_seed_values, seed_tests
 from .signflip import ConfidenceInterval, SignFlipResult, paired_signflip_test, signflip_tests
 from .trend import TrendResult, within_block_trend_test
 
@@ -61,8 +63,10 @@ __all__ = [
     "InteractionResult",
     "OracleCeiling",
     "PairedRecords",
+    "PerSeedValues",
     "RatioResult",
     "SeedDependence",
+    "SeedTests",
     "SharingRates",
     "SignFlipResult",
     "TrendResult",
@@ -73,6 +77,7 @@ __all__ = [
     "break_even",
     "break_even_bootstrap",
     "cell_effects",
+    "evidence_metrics",
     "fisher_combine",
     "interaction_test",
     "label_cell",
@@ -83,6 +88,7 @@ __all__ = [
     "paired",
     "paired_signflip_test",
     "parse_claims",
+    "per_seed_values",
     "power",
     "ratio_of_means",
     "read_evidence",
@@ -90,6 +96,7 @@ __all__ = [
     "records_from_retrievals",
     "records_from_trec",
     "seed_dependence",
+    "seed_tests",
     "sharing_rates",
     "signflip_tests",
     "stars",
