@@ -8,14 +8,7 @@ from .analysis import AnalysisResult, analyze
 from .audit import AuditResult, ClaimCheck
 from .audit import audit as audit_claims
 from .bootstrap import BootstrapCI, bootstrap_ci
-from .breakeven import (
-    BreakEvenResult,
-    OracleCeiling,
-    break_even,
-    break_even_bootstrap,
-    cell_effects,
-    oracle_ceiling,
-)
+from .breakeven import BreakEvenResult, break_even, break_even_bootstrap, cell_effects
 from .cells import CELLS, Cell, SharingRates, label_cell, sharing_rates
 from .claims import Claim, ClaimsFile, load_claims, parse_claims
 from .combine import (
@@ -36,6 +29,7 @@ from .inputs import (
 )
 from .interaction import INTERACTION_METHODS, InteractionResult, interaction_test
 from .multitest import AdjustedPValues, adjust_pvalues, stars
+from .oracle import OracleCeiling, oracle_ceiling
 from .power import minimum_detectable_effect, power
 from .ratio import RatioResult, ratio_of_means
 from .records import PairedRecords, paired, validate_records
