@@ -25,7 +25,9 @@ from osustat import (
     SignFlipResult,
     adjust_pvalues,
     paired,
+    validate_records,
 )
+from osustat.cells import cell_codes
 from osustat.multitest import CORRECTIONS
 from osustat.seeds import per_seed_values, seed_matrix, seed_tests
 
@@ -57,9 +59,10 @@ class SeedAwareTest:
     dependence : SeedDependence or None
         :func:`osustat.seed_dependence` of the ``(n_queries, n_seeds)`` differences; None with
         one seed or fewer than 3 queries.
-    pvalue_corrected : float or None
-        ``per_query.pvalue`` adjusted across the cells by :func:`compare_selection`; None for
-        the aggregate and for a test made on its own.
+    pvalue_adjusted : float or None
+        ``per_query.pvalue`` adjusted across the cells by :func:`compare_selection` (the name
+        :func:`osustat.adjust_pvalues` uses; ``pvalue_corrected`` is its former name, kept as
+        a read-only alias); None for the aggregate and for a test made on its own.
     """
 
     scope: str
@@ -70,7 +73,12 @@ class SeedAwareTest:
     per_query: SignFlipResult
     pooled: SignFlipResult
     dependence: SeedDependence | None
-    pvalue_corrected: float | None = None
+    pvalue_adjusted: float | None = None
+
+    @property
+    def pvalue_corrected(self) -> float | None:
+        """Former name of :attr:`pvalue_adjusted` (alias)."""
+        return self.pvalue_adjusted
 
     @property
     def effect(self) -> float:
@@ -213,7 +221,7 @@ class EvidenceSelectionComparison:
                     "ci_low": ci.low,
                     "ci_high": ci.high,
                     "p_per_query": t.per_query.pvalue,
-                    "p_corrected": t.pvalue_corrected,
+                    "p_corrected": t.pvalue_adjusted,
                     "n_pooled_pairs": t.pooled.n,
                     "p_pooled": t.pooled.pvalue,
                     "seed_correlation": None if dep is None else dep.mean_correlation,
@@ -298,14 +306,16 @@ def compare_selection(
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
         raise ValueError(f"`level` must be a number in (0, 1); got {level!r}.")
     kw: dict[str, Any] = {"metric": metric, "budget": budget, "benchmark": benchmark}
-    averaged = paired(records, treatment, baseline, **kw)  # validates records and arguments
+    records = validate_records(records)  # once: paired() and per_seed_values() reuse it
+    averaged = paired(records, treatment, baseline, **kw)  # checks the arguments
     values = per_seed_values(records, treatment, baseline, units=averaged.ids, **kw)
     t_mat, b_mat, seeds = values.treatment, values.baseline, values.seeds
     scopes: list[tuple[str, NDArray[np.bool_]]] = [("aggregate", np.ones(averaged.n, bool))]
     skipped: list[tuple[str, int]] = []
     if by_cell and averaged.cells is not None:
-        for cell in CELLS:
-            mask = np.array([c is cell for c in averaged.cells])
+        codes = cell_codes(averaged.cells)
+        for k, cell in enumerate(CELLS):
+            mask = codes == k
             if mask.sum() >= 2:
                 scopes.append((cell.value, mask))
             elif mask.any():
@@ -325,7 +335,7 @@ def compare_selection(
     if len(tests) > 1:
         adjusted = adjust_pvalues([t.per_query.pvalue for t in tests[1:]], method=correction)
         tests[1:] = [
-            replace(t, pvalue_corrected=float(p))
+            replace(t, pvalue_adjusted=float(p))
             for t, p in zip(tests[1:], adjusted.pvalues_adjusted, strict=True)
         ]
     return EvidenceSelectionComparison(

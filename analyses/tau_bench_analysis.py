@@ -184,9 +184,13 @@ def analyze(
                 "d_tpep": next((r["effect"] for r in _rows(res_h) if r["cell"] == "T+E+"), np.nan),
                 "d_tmem": next((r["effect"] for r in _rows(res_h) if r["cell"] == "T-E-"), np.nan),
                 "p_star": None if bh is None else bh.p_star,
-                "p_star_ci": None if bh is None else bh.ci,
+                "p_star_ci": None if bh is None or bh.ci is None else (bh.ci.low, bh.ci.high),
                 "pi_tool": None if bh is None else bh.pi_tool,
-                "pi_tool_ci": None if bh is None else bh.pi_tool_ci,
+                "pi_tool_ci": (
+                    None
+                    if bh is None or bh.pi_tool_ci is None
+                    else (bh.pi_tool_ci.low, bh.pi_tool_ci.high)
+                ),
                 "pi_any": None if bh is None else bh.pi_any,
                 "never_negative": None if bh is None else bh.never_negative,
                 "oracle_gain": None if oc is None else oc.gain_over_baseline,

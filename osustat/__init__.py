@@ -8,14 +8,7 @@ from .analysis import AnalysisResult, analyze
 from .audit import AuditResult, ClaimCheck
 from .audit import audit as audit_claims
 from .bootstrap import BootstrapCI, bootstrap_ci
-from .breakeven import (
-    BreakEvenResult,
-    OracleCeiling,
-    break_even,
-    break_even_bootstrap,
-    cell_effects,
-    oracle_ceiling,
-)
+from .breakeven import BreakEvenResult, break_even, break_even_bootstrap, cell_effects
 from .cells import CELLS, Cell, SharingRates, label_cell, sharing_rates
 from .claims import Claim, ClaimsFile, load_claims, parse_claims
 from .combine import (
@@ -26,6 +19,7 @@ from .combine import (
     stouffer_combine,
 )
 from .equivalence import EquivalenceResult, tost_signflip
+from .evidence import evidence_metrics
 from .inputs import (
     load_records,
     read_evidence,
@@ -35,9 +29,11 @@ from .inputs import (
 )
 from .interaction import INTERACTION_METHODS, InteractionResult, interaction_test
 from .multitest import AdjustedPValues, adjust_pvalues, stars
+from .oracle import OracleCeiling, oracle_ceiling
 from .power import minimum_detectable_effect, power
 from .ratio import RatioResult, ratio_of_means
 from .records import PairedRecords, paired, validate_records
+from .seeds import PerSeedValues, SeedTests, per_seed_values, seed_tests
 from .signflip import ConfidenceInterval, SignFlipResult, paired_signflip_test, signflip_tests
 from .trend import TrendResult, within_block_trend_test
 
@@ -61,8 +57,10 @@ __all__ = [
     "InteractionResult",
     "OracleCeiling",
     "PairedRecords",
+    "PerSeedValues",
     "RatioResult",
     "SeedDependence",
+    "SeedTests",
     "SharingRates",
     "SignFlipResult",
     "TrendResult",
@@ -73,6 +71,7 @@ __all__ = [
     "break_even",
     "break_even_bootstrap",
     "cell_effects",
+    "evidence_metrics",
     "fisher_combine",
     "interaction_test",
     "label_cell",
@@ -83,6 +82,7 @@ __all__ = [
     "paired",
     "paired_signflip_test",
     "parse_claims",
+    "per_seed_values",
     "power",
     "ratio_of_means",
     "read_evidence",
@@ -90,6 +90,7 @@ __all__ = [
     "records_from_retrievals",
     "records_from_trec",
     "seed_dependence",
+    "seed_tests",
     "sharing_rates",
     "signflip_tests",
     "stars",

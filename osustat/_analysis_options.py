@@ -39,9 +39,9 @@ def check_options(
     return (
         prob(alpha, "alpha"),
         prob(level, "level"),
-        count(resamples, "resamples", 1),
+        count(resamples, "n_resamples", 1),
         count(bootstrap_resamples, "bootstrap_resamples", 1),
-        count(seed, "seed", 0),
+        count(seed, "rng", 0),
     )
 
 

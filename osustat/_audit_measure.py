@@ -15,12 +15,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .bootstrap import BootstrapCI, bootstrap_ci
+from .cells import CELLS, cell_codes
 from .claims import Claim
 from .combine import SeedDependence
 from .equivalence import EquivalenceResult, tost_signflip
 from .interaction import InteractionResult, interaction_test
 from .ratio import RatioResult, ratio_of_means
-from .records import PairedRecords, paired
+from .records import PairedRecords, ValidatedRecords, paired, validate_records
 from .seeds import PerSeedValues, per_seed_values, seed_tests
 from .signflip import SignFlipResult, signflip_tests
 
@@ -74,15 +75,17 @@ class Pairings:
     Parameters
     ----------
     df : pandas.DataFrame
-        Validated records (:func:`osustat.validate_records`), never re-validated whole: each
-        comparison pairs only its own rows.
+        Records, validated once here (:func:`osustat.validate_records`; a
+        ``ValidatedRecords`` is used as it is). Each comparison pairs only its own rows,
+        selected with :meth:`~osustat.records.ValidatedRecords.select_rows` so that
+        :func:`osustat.paired` does not check them again.
     """
 
     def __init__(self, df: pd.DataFrame) -> None:
-        self.df = df
+        self.df = validate_records(df)
         self._pairs: dict[tuple[Any, ...], tuple[PairedRecords | str, PerSeedValues | None, str]]
         self._pairs = {}
-        self._combos: pd.DataFrame | None = None
+        self._combos: ValidatedRecords | None = None
 
     def _why_absent(self, c: Claim) -> str:
         """:func:`osustat.paired`'s own error for a comparison whose rows are absent.
@@ -92,7 +95,10 @@ class Pairings:
         the same message as the whole table, without validating the whole table again.
         """
         if self._combos is None:
-            self._combos = self.df.drop_duplicates(["benchmark", "method", "metric", "budget"])
+            df = self.df
+            self._combos = df.select_rows(
+                ~df.duplicated(["benchmark", "method", "metric", "budget"]).to_numpy()
+            )
         try:
             paired(
                 self._combos, c.treatment, c.baseline, metric=c.metric, budget=c.budget,
@@ -112,13 +118,14 @@ class Pairings:
     def _pair(self, c: Claim) -> tuple[PairedRecords | str, PerSeedValues | None, str]:
         df = self.df
         kw: dict[str, Any] = {"metric": c.metric, "budget": c.budget, "unit": c.unit}
-        sub = df[
+        mask = (
             df["method"].isin([c.treatment, c.baseline])
             & (df["metric"] == c.metric)
             & (df["budget"] == c.budget)
-        ]
+        )
         if c.benchmark is not None:
-            sub = sub[sub["benchmark"] == c.benchmark]
+            mask &= df["benchmark"] == c.benchmark
+        sub = df.select_rows(mask)
         if sub["method"].nunique() < 2:
             return self._why_absent(c), None, ""
         if c.seed is not None and c.seed not in set(sub["seed"].tolist()):
@@ -195,7 +202,7 @@ def measure(
     elif data.cells is None:
         return Measured(c, missing="the records carry no `cell` column for these queries")
     else:
-        mask = np.fromiter((x is c.cell for x in data.cells), dtype=bool, count=data.n)
+        mask = cell_codes(data.cells) == CELLS.index(c.cell)
     n = int(mask.sum())
     least = 3 if c.kind == "relative" else 2
     if n < least:

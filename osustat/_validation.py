@@ -69,6 +69,16 @@ def check_level(level: Any, name: str = "level") -> float:
     return level
 
 
+def renamed(value: Any, old_value: Any, name: str, old_name: str, default: Any) -> Any:
+    """The value of a renamed keyword: `value` (new name), else `old_value` (the documented
+    old name, kept as an alias), else `default`; both given is a ``TypeError``."""
+    if old_value is not None:
+        if value is not None:
+            raise TypeError(f"pass `{name}` or its old name `{old_name}`, not both.")
+        return old_value
+    return default if value is None else value
+
+
 def check_same_length(arrays: Sequence[tuple[str, Sized]], *, note: str = "") -> None:
     """Raise when the named sequences differ in length, giving every length.
 

@@ -32,14 +32,15 @@ import numpy as np
 import pandas as pd
 
 from ._analysis_options import FAMILIES, check_options, family_groups, select
+from ._validation import renamed
 from .analysis_result import AnalysisResult, Comparison, Row, describe_verdict
+from .cells import CELLS, cell_codes
 from .cellwise import (
     MDE_POWER,
     MDE_SEED,
     CellConditionalResult,
     CellEffect,
     cell_conditional,
-    cell_labels,
 )
 from .multitest import adjust_pvalues
 from .power import PowerValue, minimum_detectable_effect
@@ -73,13 +74,15 @@ def analyze(
     correction: str = "holm",
     alpha: float = 0.05,
     level: float = 0.95,
-    resamples: int = 10_000,
+    n_resamples: int | None = None,
     bootstrap_resamples: int = 2_000,
-    seed: int = 0,
+    rng: int | None = None,
     benchmark: str | None = None,
     budget_kind: str = "tokens",
     provenance: Provenance | None = None,
     input_notes: Sequence[str] = (),
+    resamples: int | None = None,
+    seed: int | None = None,
 ) -> AnalysisResult:
     """Cell-conditional analysis of `treatment` vs `baseline` over metrics and budgets.
 
@@ -105,10 +108,12 @@ def analyze(
         Family-wise level (FDR level for ``fdr_*``).
     level : float
         Confidence level of the bootstrap intervals.
-    resamples, bootstrap_resamples : int
-        Sign-flip Monte Carlo resamples (exact tests need none) and bootstrap resamples.
-    seed : int
-        Master seed; each (metric, budget) gets a child of ``SeedSequence(seed)``.
+    n_resamples, bootstrap_resamples : int
+        Sign-flip Monte Carlo resamples (default 10,000; exact tests need none) and bootstrap
+        resamples.
+    rng : int
+        Master seed (default 0; an integer, as the provenance records it): each (metric,
+        budget) gets a child of ``SeedSequence(rng)``.
     benchmark : str, optional
         Needed when the records hold several benchmarks.
     budget_kind : {'tokens', 'depth'}
@@ -117,6 +122,9 @@ def analyze(
         The CLI passes the hashed input files; from Python the records are hashed as CSV.
     input_notes : sequence of str
         Lines describing how the records were built (shown in the report).
+    resamples, seed : int, optional
+        The former names of `n_resamples` and `rng`, kept as aliases (giving both a name and
+        its alias is a ``TypeError``).
 
     Returns
     -------
@@ -131,12 +139,14 @@ def analyze(
     ...     "method": ["osu"] * 24 + ["flat"] * 24, "budget": 256, "metric": "hit@2",
     ...     "value": [1, 1, 0, 1, 1, 0] * 4 + [0, 1, 0, 1, 0, 0] * 4,
     ...     "cell": ["T+E+", "T-E-"] * 24})
-    >>> res = osustat.analyze(df, treatment="osu", baseline="flat", resamples=999, seed=0)
+    >>> res = osustat.analyze(df, treatment="osu", baseline="flat", n_resamples=999, rng=0)
     >>> [(r.label, r.family_size) for r in res.comparisons[0].rows]
     [('T+E+', 2), ('T-E-', 2), ('Aggregate', 0)]
     >>> res.comparisons[0].rows[0].verdict
     'helps: significant after Holm over m = 2 (p_adj = .016)'
     """
+    resamples = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
+    seed = renamed(rng, seed, "rng", "seed", 0)
     alpha, level, resamples, bootstrap_resamples, seed = check_options(
         correction, alpha, level, resamples, bootstrap_resamples, seed
     )
@@ -157,7 +167,7 @@ def analyze(
         known = sorted(df["benchmark"].unique().tolist())
         if benchmark not in known:
             raise ValueError(f"`benchmark` {benchmark!r} is not in the records; known: {known}.")
-        df = df[df["benchmark"] == benchmark]
+        df = df.select_rows(df["benchmark"] == benchmark)  # still validated
     ms, bs = select(df, metrics, budgets)
     pairs = [(m, b) for m in ms for b in bs]
     groups = family_groups(family, pairs)
@@ -347,6 +357,4 @@ def _diffs(res: CellConditionalResult, e: CellEffect) -> np.ndarray:
     d = res.paired.differences
     if e.cell is None or res.paired.cells is None:
         return d
-    labels = cell_labels(res.paired)
-    assert labels is not None
-    return d[labels == e.cell.value]
+    return d[cell_codes(res.paired.cells) == CELLS.index(e.cell)]

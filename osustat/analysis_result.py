@@ -243,7 +243,7 @@ class AnalysisResult:
                     "pi_any": be.pi_any,
                     "never_negative": be.never_negative,
                     "never_positive": be.never_positive,
-                    "p_star_ci": be.ci,
+                    "p_star_ci": None if be.ci is None else [be.ci.low, be.ci.high],
                 }
             if res.oracle is not None:
                 o = res.oracle

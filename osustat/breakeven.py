@@ -1,4 +1,4 @@
-"""Break-even cell fractions (Appendix I) and the oracle-routing ceiling (Section 7).
+"""Break-even cell fractions (Appendix I); the oracle-routing ceiling is in :mod:`osustat.oracle`.
 
 Given per-cell effects ``Delta_c`` (treatment minus baseline) and cell fractions ``f_c``, the
 aggregate effect of a query population is ``Delta_agg(f) = sum_c f_c Delta_c``. Appendix I
@@ -14,7 +14,6 @@ and the break-even ``p*`` solves ``Delta_agg(p*) = 0``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +27,9 @@ from ._validation import (
     check_rng,
     check_same_length,
 )
-from .cells import CELLS, Cell, cell_codes
+from .cells import CELLS, Cell, cell_codes, per_cell_values
+from .intervals import ConfidenceInterval
+from .oracle import OracleCeiling, oracle_ceiling  # re-exported: imported from here before
 
 __all__ = [
     "BreakEvenResult",
@@ -38,33 +39,6 @@ __all__ = [
     "cell_effects",
     "oracle_ceiling",
 ]
-
-
-def _per_cell(values: Any, name: str) -> dict[Cell, float]:
-    """A mapping cell -> number, from a mapping or a length-4 sequence in table order."""
-    if isinstance(values, Mapping):
-        out = {}
-        for key, v in values.items():
-            try:
-                cell = Cell.parse(key)
-            except ValueError:
-                raise ValueError(
-                    f"`{name}` has an unknown cell key {key!r}; expected keys among "
-                    f"{[c.value for c in CELLS]}."
-                ) from None
-            out[cell] = float(v)
-    else:
-        arr = np.asarray(values, dtype=np.float64)
-        if arr.shape != (4,):
-            raise ValueError(
-                f"`{name}` must be a mapping cell -> value or 4 values in the order "
-                f"{[c.value for c in CELLS]}; got shape {arr.shape}."
-            )
-        out = dict(zip(CELLS, arr.tolist(), strict=True))
-    bad = [str(c) for c, v in out.items() if not math.isfinite(v)]
-    if bad:
-        raise ValueError(f"`{name}` must be finite; NaN or infinite for cells {bad}.")
-    return out
 
 
 def cell_effects(differences: Any, cells: Any) -> tuple[dict[Cell, float], dict[Cell, int]]:
@@ -116,9 +90,10 @@ class BreakEvenResult:
         ``Delta_nf = sum_c g_c Delta_c`` over the non-favorable cells.
     conditional_fractions : dict of Cell to float
         ``g_c``, the non-favorable cells' relative proportions.
-    ci : tuple of float or None
-        Bootstrap interval for ``p*`` (:func:`break_even_bootstrap`), else None.
-    pi_tool_ci, pi_any_ci : tuple of float or None
+    ci : ConfidenceInterval or None
+        Bootstrap interval for ``p*`` (:func:`break_even_bootstrap`), else None. Like every
+        interval of the core it unpacks and indexes as ``(low, high)``.
+    pi_tool_ci, pi_any_ci : ConfidenceInterval or None
         The same interval mapped to the two marginals (monotone maps).
     """
 
@@ -132,9 +107,9 @@ class BreakEvenResult:
     effect_nonfavorable: float
     conditional_fractions: dict[Cell, float]
     positive_above: bool = True
-    ci: tuple[float, float] | None = None
-    pi_tool_ci: tuple[float, float] | None = None
-    pi_any_ci: tuple[float, float] | None = None
+    ci: ConfidenceInterval | None = None
+    pi_tool_ci: ConfidenceInterval | None = None
+    pi_any_ci: ConfidenceInterval | None = None
     level: float | None = field(default=None)
 
     def aggregate_at(self, p: float) -> float:
@@ -195,8 +170,8 @@ def break_even(effects: Any, fractions: Any, *, favorable: Any = "T+E+") -> Brea
 
     (The paper prints pi_T+* = 49.0%, from p* and the fractions rounded before mapping.)
     """
-    eff = _per_cell(effects, "effects")
-    frac = _per_cell(fractions, "fractions")
+    eff = per_cell_values(effects, "effects")
+    frac = per_cell_values(fractions, "fractions")
     fav = Cell.parse(favorable)
     negative = [str(c) for c, v in frac.items() if v < 0]
     if negative:
@@ -240,9 +215,15 @@ def break_even(effects: Any, fractions: Any, *, favorable: Any = "T+E+") -> Brea
     return _with(result, pi_tool=result.pi_tool_at(p_star), pi_any=result.pi_any_at(p_star))
 
 
-def _ordered(a: float, b: float) -> tuple[float, float]:
-    """The marginals can decrease in p (e.g. favorable T-E+ for pi_T+): sort the ends."""
-    return (min(a, b), max(a, b))
+#: ``method`` of the intervals :func:`break_even_bootstrap` returns.
+BOOTSTRAP_METHOD = "percentile bootstrap, stratified by cell"
+
+
+def _ordered(a: float, b: float, level: float, marginal: str) -> ConfidenceInterval:
+    """The interval for p* mapped to a marginal; the marginals can decrease in p (e.g.
+    favorable T-E+ for pi_T+), so the ends are sorted."""
+    method = f"{BOOTSTRAP_METHOD} (p* interval mapped to {marginal})"
+    return ConfidenceInterval(low=min(a, b), high=max(a, b), level=level, method=method)
 
 
 def _with(result: BreakEvenResult, **changes: Any) -> BreakEvenResult:
@@ -320,103 +301,8 @@ def break_even_bootstrap(
     lo, hi = (float(q) for q in np.quantile(p, [alpha / 2, 1 - alpha / 2]))
     return _with(
         point,
-        ci=(lo, hi),
-        pi_tool_ci=_ordered(point.pi_tool_at(lo), point.pi_tool_at(hi)),
-        pi_any_ci=_ordered(point.pi_any_at(lo), point.pi_any_at(hi)),
+        ci=ConfidenceInterval(low=lo, high=hi, level=level, method=BOOTSTRAP_METHOD),
+        pi_tool_ci=_ordered(point.pi_tool_at(lo), point.pi_tool_at(hi), level, "pi_T+"),
+        pi_any_ci=_ordered(point.pi_any_at(lo), point.pi_any_at(hi), level, "pi_any+"),
         level=level,
     )
-
-
-@dataclass(frozen=True)
-class OracleCeiling:
-    """In-sample oracle-routing ceiling (Section 7): never a deployable gain.
-
-    Attributes
-    ----------
-    gain_over_baseline : float
-        Aggregate effect of routing the `routed_cells` to the treatment and the rest to the
-        baseline, relative to the baseline everywhere: ``sum_{c routed} n_c Delta_c / N``.
-    gain_over_treatment : float
-        The same routing relative to the treatment everywhere:
-        ``gain_over_baseline - aggregate``.
-    aggregate : float
-        Treatment minus baseline over all queries, ``sum_c n_c Delta_c / N``.
-    routed_cells : tuple of Cell
-        Cells routed to the treatment.
-    n : int
-        Total count ``N`` (-1 when `counts` were fractions rather than counts).
-    label : str
-        Always ``'in-sample upper bound (oracle cell labels)'``.
-    """
-
-    gain_over_baseline: float
-    gain_over_treatment: float
-    aggregate: float
-    routed_cells: tuple[Cell, ...]
-    n: int
-    label: str = "in-sample upper bound (oracle cell labels)"
-
-
-def oracle_ceiling(effects: Any, counts: Any, *, route: Any = None) -> OracleCeiling:
-    """Route each cell to the better method and size the gain hidden by the aggregate.
-
-    Parameters
-    ----------
-    effects : mapping or sequence of 4
-        Per-cell effect (treatment minus baseline).
-    counts : mapping or sequence of 4
-        Number of queries per cell.
-    route : Cell, str or iterable of them, optional
-        Cells routed to the treatment (a single cell may be given alone, e.g. ``"T+E+"``);
-        default: the cells with a positive effect.
-
-    Returns
-    -------
-    OracleCeiling
-
-    Notes
-    -----
-    It uses ground-truth cell labels of the same queries it is evaluated on, so it is an
-    in-sample upper bound that sizes the cell-mixture structure, not an estimate of what a
-    deployable router would gain.
-
-    Examples
-    --------
-    The paper's Section 7 figure from Table 4 (Hit@2, B = 256):
-
-    >>> from osustat import oracle_ceiling
-    >>> o = oracle_ceiling([0.179, -0.031, 0.159, -0.129], [56, 96, 44, 132])
-    >>> round(100 * o.gain_over_baseline, 1), [str(c) for c in o.routed_cells]
-    (5.2, ['T+E+', 'T-E+'])
-    """
-    eff = _per_cell(effects, "effects")
-    cnt = _per_cell(counts, "counts")
-    bad = [str(c) for c, v in cnt.items() if v < 0]
-    if bad:
-        raise ValueError(f"`counts` must be non-negative; negative for cells {bad}.")
-    missing = [str(c) for c, v in cnt.items() if v > 0 and c not in eff]
-    if missing:
-        raise ValueError(f"`effects` has no value for cells {missing}, which have queries.")
-    total = sum(cnt.values())
-    if total <= 0:
-        raise ValueError("`counts` must have a positive total.")
-    if route is None:
-        routed = tuple(c for c in CELLS if cnt.get(c, 0) > 0 and eff.get(c, 0.0) > 0)
-    else:
-        routed_set = set()
-        if isinstance(route, str | Cell):  # one cell, not an iterable of characters
-            route = [route]
-        for c in route:
-            try:
-                routed_set.add(Cell.parse(c))
-            except ValueError:
-                raise ValueError(
-                    f"`route` has an unknown cell {c!r}; expected cells among "
-                    f"{[x.value for x in CELLS]}."
-                ) from None
-        routed = tuple(c for c in CELLS if c in routed_set)
-    aggregate = sum(cnt[c] * eff[c] for c in cnt if cnt[c] > 0) / total
-    gain = sum(cnt.get(c, 0.0) * eff.get(c, 0.0) for c in routed) / total
-    counts_given = all(float(v).is_integer() for v in cnt.values())
-    n = int(total) if counts_given else -1  # fractions given: there is no count
-    return OracleCeiling(gain, gain - aggregate, aggregate, routed, n)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Collection, Sequence
+import math
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ __all__ = [
     "as_cells",
     "cell_codes",
     "label_cell",
+    "per_cell_values",
     "sharing_rates",
 ]
 
@@ -118,6 +120,39 @@ def cell_codes(cells: Any, name: str = "cells") -> NDArray[np.int64]:
             f"`{name}` has unknown cell labels at positions {shown}; expected one of "
             f"{[c.value for c in Cell]}."
         )
+    return out
+
+
+def per_cell_values(values: Any, name: str) -> dict[Cell, float]:
+    """A mapping cell -> finite number, from a mapping (keys parsed with :meth:`Cell.parse`)
+    or a length-4 sequence in table order; `name` words the errors.
+
+    >>> from osustat.cells import per_cell_values
+    >>> per_cell_values([0.1, 0.2, 0.3, 0.4], "effects")[Cell.NEITHER]
+    0.4
+    """
+    if isinstance(values, Mapping):
+        out = {}
+        for key, v in values.items():
+            try:
+                cell = Cell.parse(key)
+            except ValueError:
+                raise ValueError(
+                    f"`{name}` has an unknown cell key {key!r}; expected keys among "
+                    f"{[c.value for c in CELLS]}."
+                ) from None
+            out[cell] = float(v)
+    else:
+        arr = np.asarray(values, dtype=np.float64)
+        if arr.shape != (4,):
+            raise ValueError(
+                f"`{name}` must be a mapping cell -> value or 4 values in the order "
+                f"{[c.value for c in CELLS]}; got shape {arr.shape}."
+            )
+        out = dict(zip(CELLS, arr.tolist(), strict=True))
+    bad = [str(c) for c, v in out.items() if not math.isfinite(v)]
+    if bad:
+        raise ValueError(f"`{name}` must be finite; NaN or infinite for cells {bad}.")
     return out
 
 

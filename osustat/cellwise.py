@@ -17,9 +17,10 @@ import numpy as np
 
 from ._validation import check_level
 from .bootstrap import BootstrapCI, bootstrap_ci
-from .breakeven import BreakEvenResult, OracleCeiling, break_even_bootstrap, oracle_ceiling
-from .cells import CELLS, Cell
+from .breakeven import BreakEvenResult, break_even_bootstrap
+from .cells import CELLS, Cell, cell_codes
 from .interaction import InteractionResult, interaction_test
+from .oracle import OracleCeiling, oracle_ceiling
 from .power import PowerValue, minimum_detectable_effect
 from .records import PairedRecords
 from .signflip import SignFlipResult, signflip_tests
@@ -182,11 +183,12 @@ def cell_conditional(
     alpha = check_level(alpha, "alpha")
     gen = np.random.default_rng(rng)
     d = data.differences
-    labels = cell_labels(data)  # one pass over the Cell objects; masks are array compares
+    # Integer cell codes (positions in CELLS): every mask below is an array compare.
+    codes = None if data.cells is None else cell_codes(data.cells)
     groups: list[tuple[Cell | None, np.ndarray]] = [(None, np.ones(d.size, dtype=bool))]
-    if labels is not None:
-        for c in CELLS:
-            mask = labels == c.value
+    if codes is not None:
+        for k, c in enumerate(CELLS):
+            mask = codes == k
             if mask.sum() >= 2:
                 groups.append((c, mask))
     tests = signflip_tests([d[m] for _, m in groups], n_resamples=n_resamples, rng=gen)
@@ -221,15 +223,16 @@ def cell_conditional(
     aggregate, per_cell = rows[0], tuple(rows[1:])
     interaction = be = oracle = None
     excluded: dict[Cell, int] = {}
-    if labels is not None:
+    if codes is not None:
+        counts_by_code = np.bincount(codes, minlength=len(CELLS))
         kept_cells = {r.cell for r in per_cell}
-        for c in CELLS:
-            k = int(np.count_nonzero(labels == c.value))
-            if k and c not in kept_cells:
-                excluded[c] = k  # a cell of one query: no test, no interaction, no break-even
-    if labels is not None and len(per_cell) >= 2:
-        keep = ~np.isin(labels, [c.value for c in excluded])
-        cells_arr = labels[keep]
+        for k, c in enumerate(CELLS):
+            if counts_by_code[k] and c not in kept_cells:
+                # a cell of one query: no test, no interaction, no break-even
+                excluded[c] = int(counts_by_code[k])
+    if codes is not None and len(per_cell) >= 2:
+        keep = ~np.isin(codes, [CELLS.index(c) for c in excluded])
+        cells_arr = np.array(CELLS, dtype=object)[codes[keep]]
         interaction = interaction_test(d[keep], cells_arr, n_resamples=n_resamples, rng=gen)
         effects = {r.cell: r.effect for r in per_cell}
         counts = {r.cell: r.n for r in per_cell}

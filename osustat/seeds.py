@@ -71,7 +71,8 @@ def per_seed_values(
     Parameters
     ----------
     records : pandas.DataFrame
-        Long-format records (validated once with :func:`osustat.validate_records`).
+        Long-format records, validated once with :func:`osustat.validate_records` (a
+        ``ValidatedRecords`` is used as it is); the per-seed pairings check them no more.
     treatment, baseline, metric, budget, unit, benchmark
         As in :func:`osustat.paired`.
     units : array_like of str, optional
@@ -100,13 +101,14 @@ def per_seed_values(
     ((0, 1), [[1.0, 1.0], [0.0, 0.0]])
     """
     df = validate_records(records)
-    chosen = df[
+    mask = (
         df["method"].isin([treatment, baseline])
         & (df["metric"] == "".join(str(metric).split()).lower())
         & (df["budget"] == budget)
-    ]
+    )
     if benchmark is not None:
-        chosen = chosen[chosen["benchmark"] == benchmark]
+        mask &= df["benchmark"] == benchmark
+    chosen = df.select_rows(mask)  # validated once: paired() checks none of it again
     seeds = tuple(sorted(int(s) for s in chosen["seed"].unique()))
     if chosen["method"].nunique() < 2:
         # A method, metric, budget or benchmark is absent: paired() says which, listing the

@@ -18,7 +18,14 @@ from osustat.audit import (
     StandardVerdict,
 )
 
-__all__ = ["UNDERPOWERED_AT_ANY_EFFECT", "flag_message", "note_text", "procedure", "reason"]
+__all__ = [
+    "UNDERPOWERED_AT_ANY_EFFECT",
+    "flag_message",
+    "headline_reason",
+    "note_text",
+    "procedure",
+    "reason",
+]
 
 #: How an infinite MDE reads: no effect size reaches power .8 at this n.
 UNDERPOWERED_AT_ANY_EFFECT = "underpowered at any effect"
@@ -49,6 +56,11 @@ _EQUIVALENCE = {
         "equivalence within {margin} not shown: gap {effect:+.3f}, TOST {p_text}"
     ),
 }
+
+
+def headline_reason(check: ClaimCheck) -> str:
+    """The strict standard's reason (the claim's headline verdict); empty without one."""
+    return reason(check, check.strict) if check.strict is not None else ""
 
 
 def reason(check: ClaimCheck, v: StandardVerdict) -> str:

@@ -21,21 +21,23 @@ __all__ = ["DPI", "fmt_p", "md_table", "pyplot", "save_figure"]
 DPI = 150
 
 
-def fmt_p(p: Any, *, missing: str = "—", leading_zero: bool = True) -> str:
+def fmt_p(p: Any, *, missing: str = "—", leading_zero: bool = True, below: str = "<.001") -> str:
     """A p-value for a report: ``'<.001'``, ``'0.042'`` (or ``'.042'``), `missing` for None/NaN.
+
+    `below` is what a p under .001 prints as (the analysis report writes ``'< .001'``).
 
     Examples
     --------
     >>> from osustat.reports._style import fmt_p
     >>> fmt_p(0.0004), fmt_p(0.04213), fmt_p(0.04213, leading_zero=False), fmt_p(None)
     ('<.001', '0.042', '.042', '—')
-    >>> fmt_p(float("nan"), missing="n/a")
-    'n/a'
+    >>> fmt_p(float("nan"), missing="n/a"), fmt_p(0.0004, below="< .001")
+    ('n/a', '< .001')
     """
     if p is None or (isinstance(p, float) and not math.isfinite(p)):
         return missing
     if p < 0.001:
-        return "<.001"
+        return below
     text = f"{p:.3f}"
     return text if leading_zero else text.lstrip("0")
 

@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Any
 from osustat import stars
 from osustat.wording import UNDERPOWERED, mde_description
 
+from ._style import DPI, fmt_p, pyplot, save_figure
+
 if TYPE_CHECKING:
     from osustat.analysis import AnalysisResult, Comparison
     from osustat.cellwise import CellConditionalResult
 
 __all__ = ["budget_effects_plot", "forest_plot", "render_analysis", "write_figures"]
-
-#: Resolution of every PNG (the SVG beside it is resolution-free).
-DPI = 150
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -34,13 +33,11 @@ def _fmt(x: float, digits: int = 3) -> str:
 
 
 def _p(p: float | None) -> str:
-    if p is None:
-        return "—"
-    return "< .001" if p < 0.001 else f"{p:.3f}"
+    return fmt_p(p, below="< .001")
 
 
 def _peq(p: float) -> str:
-    return "p < .001" if p < 0.001 else f"p = {p:.3f}"
+    return f"p {_p(p)}" if p < 0.001 else f"p = {_p(p)}"
 
 
 def _sig(p: float | None) -> str:
@@ -232,18 +229,6 @@ def write_figures(res: AnalysisResult, folder: Path) -> dict[Any, str]:
     return names
 
 
-def _save(fig: Any, path: Path) -> Path:
-    """PNG and SVG, byte-reproducible: no dates or versions, and SVG element ids from a fixed
-    salt (matplotlib otherwise salts them with a random uuid on every run)."""
-    import matplotlib
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path.with_suffix(".png"), dpi=DPI, metadata={"Software": None})
-    with matplotlib.rc_context({"svg.hashsalt": "osustat"}):
-        fig.savefig(path.with_suffix(".svg"), metadata={"Date": None, "Creator": None})
-    return path.with_suffix(".png")
-
-
 def budget_effects_plot(
     results: list[CellConditionalResult],
     metric: str,
@@ -255,11 +240,7 @@ def budget_effects_plot(
     """Per-cell effect against the budget (or depth) with bootstrap intervals (the paper's
     Table 5 as a figure): PNG (6.4 x 3.6 in at 150 dpi) and SVG beside it. Needs results
     for at least two budgets."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     chosen = sorted(
         (r for r in results if r.paired.metric == metric), key=lambda r: r.paired.budget
     )
@@ -300,9 +281,7 @@ def budget_effects_plot(
         fontsize=8, title="cell", title_fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5)
     )
     fig.tight_layout()
-    out = _save(fig, path)
-    plt.close(fig)
-    return out
+    return save_figure(fig, Path(path).with_suffix(".png"), dpi=DPI, svg=True)
 
 
 def _label(row: Any) -> str:
@@ -312,11 +291,7 @@ def _label(row: Any) -> str:
 def forest_plot(res: CellConditionalResult, path: Path, *, title: str) -> Path:
     """Per-cell effects with their bootstrap intervals: PNG (6.4 x 3.2 in at 150 dpi) and
     SVG beside it."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     rows = [*res.cells, res.aggregate]
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
     ys = list(range(len(rows)))[::-1]
@@ -339,6 +314,4 @@ def forest_plot(res: CellConditionalResult, path: Path, *, title: str) -> Path:
     )
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    out = _save(fig, path)
-    plt.close(fig)
-    return out
+    return save_figure(fig, Path(path).with_suffix(".png"), dpi=DPI, svg=True)

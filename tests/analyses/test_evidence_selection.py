@@ -680,7 +680,7 @@ class TestCompareSelection:
         assert res.aggregate.per_query.pvalue == direct.per_query.pvalue
         assert res.aggregate.pooled.pvalue == direct.pooled.pvalue
         assert res.aggregate.pooled.pvalue < 0.05 < res.aggregate.per_query.pvalue
-        assert res.cells == () and res.aggregate.pvalue_corrected is None
+        assert res.cells == () and res.aggregate.pvalue_adjusted is None
 
     def test_cells_corrected_and_tiny_cell_reported(self):
         t, b = near_duplicate_seeds(n=21)
@@ -693,8 +693,9 @@ class TestCompareSelection:
         assert [c.n_queries for c in res.cells] == [10, 10]
         assert res.skipped_cells == (("T-E+", 1),)
         expected = adjust_pvalues([c.per_query.pvalue for c in res.cells]).pvalues_adjusted
-        np.testing.assert_allclose([c.pvalue_corrected for c in res.cells], expected)
+        np.testing.assert_allclose([c.pvalue_adjusted for c in res.cells], expected)
         assert res.aggregate.n_queries == 21
+        assert [c.pvalue_corrected for c in res.cells] == [c.pvalue_adjusted for c in res.cells]
         frame = res.to_frame()
         assert frame["scope"].tolist() == ["T+E+", "T-E-", "aggregate"]
         assert frame["n"].tolist() == [10, 10, 21]

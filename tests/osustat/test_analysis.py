@@ -20,7 +20,7 @@ def records():
 
 
 def run(records, **kw):
-    kw.setdefault("resamples", 499)
+    kw.setdefault("n_resamples", 499)
     kw.setdefault("bootstrap_resamples", 100)
     return osustat.analyze(records, treatment="osu-mem", baseline="flat-vector", **kw)
 
@@ -131,8 +131,17 @@ class TestVerdicts:
 
 
 class TestOutputs:
+    def test_old_keyword_names_are_aliases(self, records):
+        kw = {"metrics": ["hit@2"], "budgets": [256], "bootstrap_resamples": 100}
+        new = run(records, n_resamples=199, rng=3, **kw).to_json()
+        old = run(records, n_resamples=None, resamples=199, seed=3, **kw).to_json()
+        for key in ("comparisons", "seed", "resamples"):
+            assert new[key] == old[key]
+        with pytest.raises(TypeError, match="`rng` or its old name `seed`"):
+            run(records, rng=3, seed=3, **kw)
+
     def test_json_is_self_describing(self, records):
-        res = run(records, metrics=["hit@2", "recall"], budgets=[256], seed=7)
+        res = run(records, metrics=["hit@2", "recall"], budgets=[256], rng=7)
         p = json.loads(json.dumps(res.to_json()))
         assert p["treatment"] == "osu-mem" and p["baseline"] == "flat-vector"
         assert p["seed"] == 7 and p["alpha"] == 0.05 and p["correction"] == "holm"

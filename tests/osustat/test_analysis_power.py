@@ -58,7 +58,7 @@ def _analyze(cells, **kw):
         _records(cells),
         treatment="a",
         baseline="b",
-        resamples=999,
+        n_resamples=999,
         bootstrap_resamples=50,
         **kw,
     )

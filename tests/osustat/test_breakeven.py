@@ -3,7 +3,14 @@ import math
 import numpy as np
 import pytest
 
-from osustat import Cell, break_even, break_even_bootstrap, cell_effects, oracle_ceiling
+from osustat import (
+    Cell,
+    ConfidenceInterval,
+    break_even,
+    break_even_bootstrap,
+    cell_effects,
+    oracle_ceiling,
+)
 
 # The paper's τ-bench cross-tab: cell counts (Table 4) and OSU-Mem - Flat Vector per-cell
 # gaps at B = 64, 128, 256, 512 (Table 5 Hit@2; Table 4 Recall at B = 256).
@@ -111,6 +118,9 @@ class TestBreakEven:
         r = break_even_bootstrap(d, cells, rng=1, n_resamples=500)
         assert r.ci is not None and r.ci[0] <= r.p_star <= r.ci[1]
         assert r.pi_tool_ci[0] <= r.pi_tool <= r.pi_tool_ci[1]
+        for ci in (r.ci, r.pi_tool_ci, r.pi_any_ci):  # the core's one interval type
+            assert isinstance(ci, ConfidenceInterval) and ci.level == r.level == 0.90
+            assert ci.low <= ci.high and "percentile bootstrap" in ci.method
         effects, counts = cell_effects(d, cells)
         assert r.p_star == break_even(effects, counts).p_star
 

@@ -149,3 +149,48 @@ class TestSeedTests:
         # four identical seeds: Fisher over them is far smaller than any one of them
         assert res.fisher_pvalue < res.per_seed[0].pvalue
         assert fisher_combine([t.pvalue for t in res.per_seed]).pvalue == res.fisher_pvalue
+
+
+def test_records_are_validated_once(monkeypatch):
+    """per_seed_values checks the whole table once; the per-seed pairings reuse it."""
+    from osustat import records as records_module
+    from osustat import schema, seeds
+
+    checked = []
+    real = schema.validate_records
+
+    def spy(df):
+        if not isinstance(df, schema.ValidatedRecords):
+            checked.append(len(df))
+        return real(df)
+
+    monkeypatch.setattr(records_module, "validate_records", spy)
+    monkeypatch.setattr(seeds, "validate_records", spy)
+    df = pd.DataFrame(
+        {
+            "episode_id": "e",
+            "query_id": ["q1", "q2", "q3"] * 6,
+            "method": ["new"] * 9 + ["old"] * 9,
+            "seed": [0, 0, 0, 1, 1, 1, 2, 2, 2] * 2,
+            "budget": 256,
+            "metric": "hit@2",
+            "value": [1, 0, 1] * 3 + [0, 0, 1] * 3,
+        }
+    )
+    plain = per_seed_values(df, "new", "old", metric="hit@2", budget=256)
+    assert checked == [len(df)]  # once, whole table; the three seeds' pairings check nothing
+    checked.clear()
+    again = per_seed_values(real(df), "new", "old", metric="hit@2", budget=256)
+    assert checked == []
+    np.testing.assert_array_equal(plain.differences, again.differences)
+    assert plain.seeds == (0, 1, 2)
+
+
+def test_seed_api_is_exported():
+    import osustat
+    from osustat import evidence, seeds
+
+    assert osustat.per_seed_values is seeds.per_seed_values
+    assert osustat.seed_tests is seeds.seed_tests
+    assert osustat.evidence_metrics is evidence.evidence_metrics
+    assert {"PerSeedValues", "SeedTests", "evidence_metrics"} <= set(osustat.__all__)
