@@ -40,6 +40,7 @@ from ._reading import (
 )
 from ._validation import list_some
 from .evidence import Evidence, check_hit_k, metric_rows, read_evidence
+from .schema import RecordRow
 from .trec import records_from_trec
 
 __all__ = [
@@ -135,7 +136,7 @@ def records_from_retrievals(
         dup = sorted({s for s in got if got.count(s) > 1})
         if dup:
             raise ValueError(f"{loc}: step ids {list_some(dup)} are retrieved more than once.")
-        key = {
+        key: dict[str, Any] = {
             "benchmark": bench,
             "episode_id": episode,
             "query_id": query,
@@ -159,7 +160,8 @@ def records_from_retrievals(
                     f"over its budget {budget}; a budgeted comparison needs every retrieval "
                     "within its budget."
                 )
-            out.append({**key, "cell": out[-1]["cell"], "metric": "tokens", "value": tokens})
+            cell = out[-1]["cell"]
+            out.append(RecordRow(**key, cell=cell, metric="tokens", value=tokens)._asdict())
     if unknown:
         raise ValueError(
             f"{name}: {len(unknown)} retrievals are of queries absent from the evidence file "

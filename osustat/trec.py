@@ -18,6 +18,7 @@ import pandas as pd
 from ._reading import Exclusion, Loaded, Loc, trec_lines
 from ._validation import list_some
 from .evidence import Evidence, check_hit_k, metric_rows, read_evidence
+from .schema import RecordRow
 
 __all__ = ["records_from_trec"]
 
@@ -311,14 +312,9 @@ def records_from_trec(
                 got = ir_values.get((m, depth), {}).get(qid, {})
                 cell = rows[0]["cell"]
                 for meas in ir:
-                    rows.append(
-                        {
-                            **key,
-                            "cell": cell,
-                            "metric": str(meas).lower(),
-                            "value": got.get(str(meas), 0.0),
-                        }
-                    )
+                    value = got.get(str(meas), 0.0)
+                    row = RecordRow(**key, cell=cell, metric=str(meas).lower(), value=value)
+                    rows.append(row._asdict())
                 if annotations is None:
                     for item in rows:
                         item["cell"] = None
