@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from osustat._validation import renamed
+
 __all__ = ["ReproduceResult", "reproduce_synthetic", "reproduce_synthetic_sensitivity"]
 
 #: The paper's methods shown beside user retrievers in the report.
@@ -38,7 +40,7 @@ def reproduce_synthetic(
     episodes: int = 200,
     seed: int = 0,
     jobs: int = 1,
-    resamples: int = 10_000,
+    n_resamples: int | None = None,
     progress: bool = True,
     layout: str = "spread",
     sensitivity: bool = False,
@@ -46,6 +48,7 @@ def reproduce_synthetic(
     retrievers: Sequence[Any] = (),
     scheduler: Any = None,
     checkpoint: Path | None = None,
+    resamples: int | None = None,
 ) -> ReproduceResult:
     """Run the synthetic benchmark end to end and write its outputs to `out`.
 
@@ -54,7 +57,10 @@ def reproduce_synthetic(
     (`grid`, default the shipped ``synthetic_grid.toml``) runs too, into ``out/sensitivity``.
     `retrievers` (``MethodSpec`` of user retrievers) run beside the paper's methods and get a
     report section; `scheduler` (Dask) and `checkpoint` (resuming) go to the runner.
+    `n_resamples` is the number of sign flips per test (old name `resamples`, kept as an
+    alias).
     """
+    resamples = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
     from osustat import validate_records
     from osustat.reports.figures import dose_response
     from osustat.reports.synthetic import budget_curves, near_far_figure, render_synthetic

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from osustat._validation import renamed
 from osustat.retrieval.registry import user_factories
 
 from .tau_bench_data import (
@@ -138,7 +139,7 @@ def reproduce_tau_bench(
     cache: str | Path | None = None,
     jobs: int = 1,
     seed: int = 0,
-    resamples: int = 10_000,
+    n_resamples: int | None = None,
     prefix: bool = True,
     focal: str = "all",
     progress: bool = True,
@@ -152,6 +153,7 @@ def reproduce_tau_bench(
     retrievers: Sequence[Any] = (),
     scheduler: Any = None,
     checkpoint: str | Path | None = None,
+    resamples: int | None = None,
 ) -> TauResult:
     """Run the τ-bench pipeline end to end and write its outputs to `out`.
 
@@ -182,7 +184,10 @@ def reproduce_tau_bench(
         contamination comparison, and get a report section.
     scheduler, checkpoint
         A Dask cluster (address or Client) and a resume folder, passed to ``run_tasks``.
+    n_resamples : int
+        Sign flips per test (default 10,000; old name `resamples`, kept as an alias).
     """
+    resamples = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
     from osustat import validate_records
     from osustat.reports.tau_bench import render_tau_bench, write_figures
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import pandas as pd
 
+from osustat._validation import renamed
+
 __all__ = ["TOOLBENCH_SEEDS", "ToolbenchResult", "audit_toolbench", "reproduce_toolbench"]
 
 TOOLBENCH_SEEDS = (42, 123, 456)
@@ -69,11 +71,12 @@ def reproduce_toolbench(
     episodes: int = 200,
     background: int = 500,
     jobs: int = 1,
-    resamples: int = 10_000,
+    n_resamples: int | None = None,
     progress: bool = True,
     retrievers: Sequence[Any] = (),
     scheduler: Any = None,
     checkpoint: Path | None = None,
+    resamples: int | None = None,
 ) -> ToolbenchResult:
     """Run the ToolBench pipeline end to end (see the module docstring).
 
@@ -81,7 +84,10 @@ def reproduce_toolbench(
     default_cache_dir())``; tests pass a stand-in. `retrievers` (``MethodSpec`` of user
     retrievers) run beside the paper's methods and get a report section; `scheduler` (Dask)
     and `checkpoint` (resuming) go to the runner.
+    `n_resamples` is the number of sign flips per test (old name `resamples`, kept as an
+    alias).
     """
+    resamples = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
     from osustat import validate_records
     from osustat.reports.toolbench import dose_response_figure, render_toolbench
     from osustat.retrieval.registry import user_factories

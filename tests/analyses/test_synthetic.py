@@ -1,6 +1,7 @@
 import itertools
 import json
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -142,3 +143,11 @@ class TestReproduce:
         assert png_size(a.out / "near_far.png") == (800, 400)
         assert png_size(a.out / "mmax_sweep.png") == (960, 540)  # 150 dpi, SVG beside it
         assert "![M_max sweep](mmax_sweep.png)" in report
+
+
+def test_reproduce_takes_n_resamples_and_its_old_name(tmp_path: Path) -> None:
+    from osustat.analyses.reproduce import reproduce_synthetic
+
+    with pytest.raises(TypeError, match="n_resamples"):
+        reproduce_synthetic(tmp_path / "x", episodes=1, n_resamples=99, resamples=99)
+    assert not (tmp_path / "x").exists()  # refused before anything was written
