@@ -16,7 +16,7 @@ from typing import Any
 from ._reading import blank, read_rows, require_columns, split_ids
 from ._validation import list_some
 from .cells import label_cell
-from .metrics import evidence_metrics as _counted_metrics
+from .metrics import count_metrics
 from .schema import RecordRow
 
 __all__ = ["Evidence", "check_hit_k", "evidence_metrics", "metric_rows", "read_evidence"]
@@ -163,7 +163,7 @@ def evidence_metrics(
     ev = set(evidence)
     if not ev:
         raise ValueError("`evidence` is empty: hit@k and recall are undefined for this query.")
-    return dict(_counted_metrics(len(ev & set(retrieved)), len(ev), hit_k))
+    return dict(count_metrics(len(ev & set(retrieved)), len(ev), hit_k))
 
 
 def metric_rows(

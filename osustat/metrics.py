@@ -15,7 +15,7 @@ from dataclasses import dataclass
 __all__ = [
     "METRICS",
     "MetricSpec",
-    "evidence_metrics",
+    "count_metrics",
     "metric_spec",
     "normalize_metric",
 ]
@@ -112,16 +112,17 @@ def metric_spec(metric: str) -> MetricSpec | None:
     return None
 
 
-def evidence_metrics(found: int, n_evidence: int, ks: Sequence[int]) -> list[tuple[str, float]]:
+def count_metrics(found: int, n_evidence: int, ks: Sequence[int]) -> list[tuple[str, float]]:
     """``hit@k`` for each k, then ``recall``, of a query with `found` of its evidence retrieved.
 
     The one definition used by every producer of records (``retrieval.outcomes_to_records``
-    and the raw-retrieval input of :mod:`osustat.inputs`): ``hit@k`` is 1.0 when at least
+    and, through :func:`osustat.evidence.evidence_metrics`, every loader of raw retrievals or
+    TREC runs): ``hit@k`` is 1.0 when at least
     ``k`` of the ``n_evidence`` evidence steps were retrieved (the paper's Hit@2; *not* TREC
     Success@k), ``recall`` is ``found / n_evidence``.
 
-    >>> from osustat.metrics import evidence_metrics
-    >>> evidence_metrics(2, 3, (1, 2, 3))
+    >>> from osustat.metrics import count_metrics
+    >>> count_metrics(2, 3, (1, 2, 3))
     [('hit@1', 1.0), ('hit@2', 1.0), ('hit@3', 0.0), ('recall', 0.6666666666666666)]
     """
     if n_evidence < 1:

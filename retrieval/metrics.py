@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from osustat.metrics import evidence_metrics
+from osustat.metrics import count_metrics
 from osustat.schema import RecordRow
 
 __all__ = [
@@ -49,7 +49,7 @@ def hit_at_k(retrieved: Any, evidence: Any, k: int = 2) -> float:
     found, n = _overlap(retrieved, evidence)
     if n == 0:
         raise ValueError("`evidence` is empty: Hit@k is undefined for a query with no evidence.")
-    return evidence_metrics(found, n, (k,))[0][1]
+    return count_metrics(found, n, (k,))[0][1]
 
 
 def recall(retrieved: Any, evidence: Any) -> float:
@@ -62,7 +62,7 @@ def recall(retrieved: Any, evidence: Any) -> float:
     found, n = _overlap(retrieved, evidence)
     if n == 0:
         raise ValueError("`evidence` is empty: recall is undefined for a query with no evidence.")
-    return evidence_metrics(found, n, ())[-1][1]
+    return count_metrics(found, n, ())[-1][1]
 
 
 def near_far_recall(
@@ -131,7 +131,7 @@ def outcomes_to_records(
                 f"query {o.episode_id}/{o.query_id} has no evidence: hit@k and recall are "
                 "undefined."
             )
-        rows.extend(_row(o, metric, value) for metric, value in evidence_metrics(found, n, ks))
+        rows.extend(_row(o, metric, value) for metric, value in count_metrics(found, n, ks))
         if near_far:
             near, far = near_far_recall(o.retrieved, o.evidence, o.time)
             if near == near:
