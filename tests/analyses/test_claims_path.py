@@ -1,4 +1,4 @@
-"""The pipelines' embedded audits find the repository's claims file (a moved module once lost it)."""
+"""The pipelines' embedded audits find the repository's claims file (a move once lost it)."""
 
 from osustat.analyses.tau_bench.audit import DEFAULT_CLAIMS
 from osustat.analyses.toolbench.reproduce import CLAIMS
