@@ -1,6 +1,8 @@
-"""What every report writes the same way: p-values, markdown tables, and figure files.
+"""What every report writes the same way: markdown tables and figure files.
 
-* :func:`fmt_p` -- a p-value as the reports print it (``<.001`` below .001, else 3 decimals);
+Numbers (p-values, signed effects, intervals, yes/no) are written by :mod:`osustat.formatting`,
+the one set of formatters the core's verdict words share with every report.
+
 * :func:`md_table` -- a markdown table from a header and rows of cells;
 * :func:`pyplot` -- matplotlib's pyplot on the non-interactive Agg backend, imported lazily
   (reports must run on machines without a display, and importing matplotlib is slow);
@@ -10,36 +12,14 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DPI", "fmt_p", "md_table", "pyplot", "save_figure"]
+__all__ = ["DPI", "md_table", "pyplot", "save_figure"]
 
 #: Resolution of the PNGs written beside an SVG (issue #8: at least 150 dpi).
 DPI = 150
-
-
-def fmt_p(p: Any, *, missing: str = "—", leading_zero: bool = True, below: str = "<.001") -> str:
-    """A p-value for a report: ``'<.001'``, ``'0.042'`` (or ``'.042'``), `missing` for None/NaN.
-
-    `below` is what a p under .001 prints as (the analysis report writes ``'< .001'``).
-
-    Examples
-    --------
-    >>> from osustat.reports._style import fmt_p
-    >>> fmt_p(0.0004), fmt_p(0.04213), fmt_p(0.04213, leading_zero=False), fmt_p(None)
-    ('<.001', '0.042', '.042', '—')
-    >>> fmt_p(float("nan"), missing="n/a"), fmt_p(0.0004, below="< .001")
-    ('n/a', '< .001')
-    """
-    if p is None or (isinstance(p, float) and not math.isfinite(p)):
-        return missing
-    if p < 0.001:
-        return below
-    text = f"{p:.3f}"
-    return text if leading_zero else text.lstrip("0")
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:

@@ -1,4 +1,4 @@
-"""The τ-bench paper's printed values and their formatting, for the report (reading only).
+"""The τ-bench paper's printed values, for the report (reading only).
 
 Kept apart from :mod:`reports.tau_bench` so that the report module holds the report; nothing
 here feeds back into a run.
@@ -6,18 +6,11 @@ here feeds back into a run.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-__all__ = ["PAPER", "paper_table7", "signed"]
+from osustat.formatting import fmt_interval, fmt_signed
 
-
-def signed(x: Any, d: int = 3, sign: bool = True) -> str:
-    """`x` to `d` decimals without the leading zero (``+.179``); "—" for None or non-finite."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "—"
-    s = f"{x:+.{d}f}" if sign else f"{x:.{d}f}"
-    return s.replace("0.", ".", 1)
+__all__ = ["PAPER", "paper_table7"]
 
 
 #: The paper's printed values (Tables 4, 5, 11, 17; Appendix C marginals).
@@ -77,7 +70,7 @@ def paper_table7(scope: Any, metric: str) -> str:
         return "—"
     n, osu, flat, floor, soft, soft_ci, hard, hard_ci = row
     delta, ci = (soft, soft_ci) if metric.startswith("soft") else (hard, hard_ci)
-    interval = "" if ci is None else f" [{signed(ci[0])}, {signed(ci[1])}]"
+    interval = "" if ci is None else f" {fmt_interval(*ci)}"
     if metric.startswith("soft"):
-        return f"{n}, Δ {signed(delta)}{interval}"
-    return f"{n}, {osu:.3f} / {flat:.3f} / {floor:.3f}, Δ {signed(delta)}{interval}"
+        return f"{n}, Δ {fmt_signed(delta)}{interval}"
+    return f"{n}, {osu:.3f} / {flat:.3f} / {floor:.3f}, Δ {fmt_signed(delta)}{interval}"

@@ -12,12 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from osustat import stars
 from osustat.audit.result import VERDICTS, AuditResult, ClaimCheck
 from osustat.audit.verdicts import STANDARDS, StandardVerdict
+from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed
 
 from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
-from ._style import fmt_p
 
 __all__ = ["STANDARD_LINES", "render_markdown"]
 
@@ -39,11 +38,7 @@ STANDARD_LINES = (
 
 
 def _num(x: float | None, digits: int = 3, sign: bool = True) -> str:
-    if x is None or math.isnan(x):
-        return "—"
-    if math.isinf(x):
-        return "−∞" if x < 0 else "+∞"
-    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    return fmt_signed(x, digits) if sign else fmt_number(x, digits)
 
 
 def _pct(x: float) -> str:
@@ -56,15 +51,14 @@ def _reported(check: ClaimCheck) -> str:
     c = check.claim
     parts = []
     if c.reported_effect is not None:
-        parts.append(
-            f"{_pct(c.reported_effect)}" if c.kind == "relative" else f"Δ {c.reported_effect:+.3f}"
-        )
+        effect = c.reported_effect
+        parts.append(_pct(effect) if c.kind == "relative" else f"Δ {fmt_signed(effect)}")
     if c.reported_means is not None and (c.reported_effect is None or c.kind == "relative"):
         parts.append(f"{c.reported_means[0]:.3f} vs {c.reported_means[1]:.3f}")
     if c.reported_p is not None:
         parts.append(str(c.reported_p))
     if c.reported_ci is not None:
-        parts.append(f"CI [{c.reported_ci[0]:+.3f}, {c.reported_ci[1]:+.3f}]")
+        parts.append(f"CI {fmt_interval(*c.reported_ci)}")
     if c.reported_n is not None:
         parts.append(f"n {c.reported_n}")
     return ", ".join(parts) or "—"
@@ -101,8 +95,7 @@ def _cell(v: StandardVerdict | None, *, corrected: bool) -> str:
     if v is None:
         return "— | —"
     p = v.pvalue_adjusted if corrected else v.pvalue
-    ptext = fmt_p(p) + (stars(p) if corrected and p is not None else "")
-    return f"{ptext} | **{v.verdict}**"
+    return f"{fmt_p(p)} | **{v.verdict}**"
 
 
 def _row(check: ClaimCheck) -> str:
@@ -193,7 +186,8 @@ def render_markdown(
         "(exact when enumeration is cheap or the metric is 0/1); "
         f"{result.level:.0%} bootstrap CIs ({result.bootstrap_resamples:,} resamples, "
         "clustered by episode for queries); Fieller CIs for ratios; MDE at power .8.",
-        "- Stars on the corrected p: . <.10, * <.05, ** <.01, *** <.001. Verdicts: "
+        "- p columns print the p each standard's verdict uses (corrected within its family). "
+        "Verdicts: "
         "reproduced / direction only (not significant, estimate on the claimed side) / not "
         "significant (interaction) / contradicted / underpowered (MDE exceeds the claimed "
         "effect; equivalence not shown) / not checkable (data missing).",

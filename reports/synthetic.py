@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 
 from osustat import stars
+from osustat.formatting import fmt_p, fmt_signed
 
-from ._style import fmt_p, pyplot, save_figure
+from ._style import pyplot, save_figure
 
 __all__ = ["budget_curves", "near_far_figure", "render_synthetic"]
 
@@ -143,16 +144,16 @@ def render_synthetic(
         "",
         f"OSU-Mem vs each retrieval baseline; per-episode means, n = {a.n_episodes_tested} "
         f"episodes; {a.n_resamples:,} resamples; Holm over the {len(a.table10)} tests. "
-        "Stars on the Holm-corrected p.",
+        "Marks (sig.) on the Holm-corrected p.",
         "",
-        "| Metric | Comparison | Δ | p (2-sided) | p Holm | n | paper Δ | paper p |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Metric | Comparison | Δ | p (2-sided) | p Holm | sig. | n | paper Δ | paper p |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for _, r in a.table10.iterrows():
         out.append(
-            f"| {r['metric']} | {r['comparison']} | {r['delta']:+.4f} | {fmt_p(r['p'])} | "
-            f"{fmt_p(r['p_holm'])}{stars(r['p_holm'])} | {r['n']} | "
-            f"{r['paper_delta']:+.4f} | {r['paper_p']} |"
+            f"| {r['metric']} | {r['comparison']} | {fmt_signed(r['delta'], 4)} | "
+            f"{fmt_p(r['p'])} | {fmt_p(r['p_holm'])} | {stars(r['p_holm'])} | {r['n']} | "
+            f"{fmt_signed(r['paper_delta'], 4)} | {r['paper_p']} |"
         )
     out.append("")
 
@@ -192,15 +193,14 @@ def render_synthetic(
         "",
         "Paired sign-flip tests at B = 256, episode level (Holm over these tests):",
         "",
-        "| Metric | Comparison | Δ | p | p Holm | n | paper Δ | paper p |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Metric | Comparison | Δ | p | p Holm | sig. | n | paper Δ | paper p |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for _, r in a.ablation_tests.iterrows():
-        paper_delta = "n/a" if np.isnan(r["paper_delta"]) else f"{r['paper_delta']:+.4f}"
         out.append(
-            f"| {r['metric']} | {r['comparison']} | {r['delta']:+.4f} | {fmt_p(r['p'])} | "
-            f"{fmt_p(r['p_holm'])}{stars(r['p_holm'])} | {r['n']} | {paper_delta} | "
-            f"{r['paper_p']} |"
+            f"| {r['metric']} | {r['comparison']} | {fmt_signed(r['delta'], 4)} | "
+            f"{fmt_p(r['p'])} | {fmt_p(r['p_holm'])} | {stars(r['p_holm'])} | {r['n']} | "
+            f"{fmt_signed(r['paper_delta'], 4)} | {r['paper_p']} |"
         )
     out += [
         "",

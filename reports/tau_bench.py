@@ -11,22 +11,19 @@ from typing import Any
 
 import pandas as pd
 
-from ._style import fmt_p, pyplot, save_figure
+from osustat.formatting import fmt_interval, fmt_number
+from osustat.formatting import fmt_p as _p
+from osustat.formatting import fmt_signed as _f
+
+from ._style import pyplot, save_figure
 from ._tau_paper import PAPER
 from ._tau_paper import paper_table7 as _paper_table7
-from ._tau_paper import signed as _f
 
 __all__ = ["render_tau_bench", "write_figures"]
 
 
-def _p(p: Any) -> str:
-    return fmt_p(p, leading_zero=False)
-
-
-def _ci(ci: Any) -> str:
-    if ci is None:
-        return "—"
-    return f"[{_f(ci[0])}, {_f(ci[1])}]"
+def _ci(ci: Any, *, signed: bool = True) -> str:
+    return "—" if ci is None else fmt_interval(ci[0], ci[1], signed=signed)
 
 
 def _pstar(r: Any) -> str:
@@ -34,7 +31,7 @@ def _pstar(r: Any) -> str:
         return "0 (T−E− effect ≥ 0)"
     if r["p_star"] is None or not math.isfinite(r["p_star"]):
         return "none (OSU-Mem never ahead)"
-    return _f(r["p_star"], sign=False)
+    return fmt_number(r["p_star"])
 
 
 def render_tau_bench(
@@ -185,10 +182,11 @@ def render_tau_bench(
         b = int(r["budget"])
         w(
             f"| {b} | {_f(r['d_tpep'])} | {_f(r['d_tmem'])} | {_pstar(r)} "
-            f"{_ci(r['p_star_ci'])} | {_f(r['pi_tool'], sign=False)} {_ci(r['pi_tool_ci'])} | "
-            f"{_f(r['pi_any'], sign=False)} | {_f(r['oracle_gain'])} {_ci(r['oracle_ci'])} | "
-            f"{_f(r['aggregate'])} | {_f(PAPER['p_star'][b], sign=False)}, "
-            f"{_f(PAPER['pi_tool'][b], sign=False)} |"
+            f"{_ci(r['p_star_ci'], signed=False)} | {fmt_number(r['pi_tool'])} "
+            f"{_ci(r['pi_tool_ci'], signed=False)} | "
+            f"{fmt_number(r['pi_any'])} | {_f(r['oracle_gain'])} {_ci(r['oracle_ci'])} | "
+            f"{_f(r['aggregate'])} | {fmt_number(PAPER['p_star'][b])}, "
+            f"{fmt_number(PAPER['pi_tool'][b])} |"
         )
     w("")
     w(
@@ -318,7 +316,7 @@ def _mde(value: Any) -> str:
         return "—"
     if isinstance(value, float) and math.isinf(value):
         return "underpowered at any effect"
-    return _f(value, sign=False)
+    return fmt_number(value)
 
 
 def _llm_section(w: Any, llm: dict[str, Any]) -> None:
@@ -358,7 +356,7 @@ def _llm_section(w: Any, llm: dict[str, Any]) -> None:
             floor = tab["floor"].get(r["scope"], tab["floor"].get(str(r["scope"]).lower()))
             w(
                 f"| {r['scope']} | {r['n']} | {r['treatment']:.3f} | {r['baseline']:.3f} | "
-                f"{_f(r['effect'])} [{_f(r['ci_low'])}, {_f(r['ci_high'])}] | "
+                f"{_f(r['effect'])} {fmt_interval(r['ci_low'], r['ci_high'])} | "
                 f"{_p(r['p_per_query'])} | {_p(r['p_corrected'])} | "
                 f"{'—' if floor is None else f'{floor:.3f}'} | "
                 f"{_paper_table7(r['scope'], metric)} |"

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from osustat import stars
+from osustat.formatting import fmt_p, fmt_signed, p_phrase, yes_no
 
-from ._style import fmt_p, md_table, pyplot, save_figure
+from ._style import md_table, pyplot, save_figure
 
 __all__ = ["PAPER", "dose_response_figure", "render_toolbench"]
 
@@ -70,11 +71,7 @@ PAPER: dict[str, Any] = {
 
 
 def _pp(x: float) -> str:
-    return f"{100 * x:+.1f}"
-
-
-def _yes(flag: Any) -> str:
-    return "yes" if flag else "no"
+    return fmt_signed(100 * x, 1)
 
 
 def _nev(bench: str) -> str:
@@ -193,8 +190,8 @@ def render_toolbench(
     gaps = ["Δ overlap − disjoint"]
     for b in _B:
         gaps += [
-            f"{t3[(o, b, 'hit@2')] - t3[(d, b, 'hit@2')]:+.3f}",
-            f"{t3[(o, b, 'recall')] - t3[(d, b, 'recall')]:+.3f}",
+            fmt_signed(t3[(o, b, "hit@2")] - t3[(d, b, "hit@2")]),
+            fmt_signed(t3[(o, b, "recall")] - t3[(d, b, "recall")]),
         ]
     L += md_table(_per_budget("method", "Hit@2", "Recall"), [*rows, gaps])
     L += ["", "(paper in parentheses)", ""]
@@ -226,7 +223,7 @@ def render_toolbench(
         cells = [s]
         for k, b in enumerate(_B):
             gap, p = r.loc[b, "gap"], r.loc[b, "p"]
-            cells += [f"{_pp(gap)}{stars(p)} (p {fmt_p(p)})", paper[k]]
+            cells += [f"{_pp(gap)}{stars(p)} ({p_phrase(p)})", paper[k]]
         rows.append(cells)
     L += md_table(_per_budget("seed", "ours", "paper"), rows)
     c = a.consistency
@@ -250,7 +247,7 @@ def render_toolbench(
         dd = dd[np.isclose(dd["beta"], 0.12)]
         rows = [
             [r["budget"], r["shared_targets"], f"{r['mean_correlation']:.2f}",
-             f"{r['effective_seeds']:.2f}", _yes(r["too_dependent"])]
+             f"{r['effective_seeds']:.2f}", yes_no(r["too_dependent"])]
             for _, r in dd.iterrows()
         ]  # fmt: skip
     header = ["budget", "shared targets", "mean correlation", "effective seeds", "too dependent"]
@@ -277,7 +274,7 @@ def render_toolbench(
         ["n_ev", "metric", "budget", "targets", "statistic", "p", "monotone means"],
         (
             [_nev(r["benchmark"]), r["metric"], r["budget"], r["n_targets"],
-             f"{r['statistic']:+.4f}", fmt_p(r["p"]), _yes(r["monotone_means"])]
+             fmt_signed(r['statistic'], 4), fmt_p(r["p"]), yes_no(r["monotone_means"])]
             for _, r in a.trend.iterrows()
         ),
     )  # fmt: skip
@@ -291,7 +288,7 @@ def render_toolbench(
         paper = PAPER["table14"].get(r["benchmark"], ("-",) * 4)
         rows.append(
             [_nev(r["benchmark"]), f"{r['significant']}/{r['cells']}",
-             f"{r['positive']}/{r['cells']}", _yes(r["b400_all_seeds_p01"]),
+             f"{r['positive']}/{r['cells']}", yes_no(r["b400_all_seeds_p01"]),
              _pp(r["b400_gap"]), ", ".join(paper)]
         )  # fmt: skip
     header = ["n_ev", "sig. (p<.05)", "positive", "B=400 all seeds p<.01", "B=400 gap (pp)"]
@@ -324,7 +321,7 @@ def render_toolbench(
         rows = []
         for (metric, alpha), g in a.cohesion.groupby(["metric", "alpha"], sort=False):
             g = g.set_index("budget")
-            gaps = [f"{_pp(g.loc[b, 'gap'])} (p {fmt_p(g.loc[b, 'target_p'])})" for b in _B]
+            gaps = [f"{_pp(g.loc[b, 'gap'])} ({p_phrase(g.loc[b, 'target_p'])})" for b in _B]
             rows.append([metric, f"{alpha:.3f}", *gaps])
         L += md_table(["metric", "alpha", *(f"B={b}" for b in _B)], rows)
         L += [

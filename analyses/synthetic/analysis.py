@@ -14,6 +14,7 @@ import pandas as pd
 
 from osustat import adjust_pvalues, paired, signflip_tests
 from osustat.analyses import paper_values as paper
+from osustat.formatting import fmt_signed, p_phrase, yes_no
 
 from .run import BUDGETS, MAIN_METHODS, MMAX_SWEEP, SyntheticRun
 
@@ -247,7 +248,7 @@ def _claims(
         Claim(
             "OSU-Mem beats the strongest retrieval baseline at B=256 (Recall and Hit@2)",
             "+39.9% Recall, +61.5% Hit@2 over Flat + MMR (.221/.084 vs .158/.052)",
-            f"{rel_r:+.1f}% Recall, {rel_h:+.1f}% Hit@2 over {best} "
+            f"{fmt_signed(rel_r, 1)}% Recall, {fmt_signed(rel_h, 1)}% Hit@2 over {best} "
             f"({_fmt(osu_r)}/{_fmt(osu_h)} vs {_fmt(br)}/{_fmt(bh)})",
             "reproduced"
             if both
@@ -281,7 +282,8 @@ def _claims(
         Claim(
             "OSU-Mem has the highest recall for both near (<=50 steps) and far evidence, B=256",
             "near .196, far .218 (highest of all methods)",
-            f"near {_fmt(on)}, far {_fmt(of)}; highest among retrieval baselines: {highest}",
+            f"near {_fmt(on)}, far {_fmt(of)}; "
+            f"highest among retrieval baselines: {yes_no(highest)}",
             "reproduced" if highest else "not reproduced",
         )
     )
@@ -300,8 +302,9 @@ def _claims(
         Claim(
             "Removing overlap (disjoint OSUs) lowers Hit@2 and Recall at B=256",
             "Hit@2 .084 -> .034 (-59.6%), Recall .221 -> .138 (-37.4%)",
-            f"Hit@2 {_fmt(osu_h)} -> {_fmt(dh)} ({drop_h:+.1f}%), Recall {_fmt(osu_r)} -> "
-            f"{_fmt(dr)} ({drop_r:+.1f}%); Recall p (Holm) {p_over:.4f}",
+            f"Hit@2 {_fmt(osu_h)} -> {_fmt(dh)} ({fmt_signed(drop_h, 1)}%), "
+            f"Recall {_fmt(osu_r)} -> {_fmt(dr)} ({fmt_signed(drop_r, 1)}%); "
+            f"Recall {p_phrase(p_over, name='p (Holm)')}",
             "reproduced"
             if dh < osu_h and dr < osu_r and sig_over
             else ("direction only" if dh < osu_h and dr < osu_r else "not reproduced"),
@@ -313,7 +316,7 @@ def _claims(
         Claim(
             "Sim-only OSUs fall below all competitive retrieval baselines (Recall, B=256)",
             "Hit@2 .014, Recall .110",
-            f"Hit@2 {_fmt(sh)}, Recall {_fmt(sr)}; below every retrieval baseline: {below}",
+            f"Hit@2 {_fmt(sh)}, Recall {_fmt(sr)}; below every retrieval baseline: {yes_no(below)}",
             "reproduced" if below else "not reproduced",
         )
     )
@@ -322,8 +325,8 @@ def _claims(
         Claim(
             "The novelty term has a small, non-significant effect at B=256",
             "p = .307 (Recall), .876 (Hit@2)",
-            f"delta {nov_r['delta']:+.4f} Recall (p {nov_r['p']:.3f}), {nov_h['delta']:+.4f} "
-            f"Hit@2 (p {nov_h['p']:.3f})",
+            f"delta {fmt_signed(nov_r['delta'], 4)} Recall ({p_phrase(nov_r['p'])}), "
+            f"{fmt_signed(nov_h['delta'], 4)} Hit@2 ({p_phrase(nov_h['p'])})",
             "reproduced" if nov_r["p"] > 0.05 and nov_h["p"] > 0.05 else "not reproduced",
         )
     )
