@@ -4,6 +4,8 @@ Numbers (p-values, signed effects, intervals, yes/no) are written by :mod:`osust
 the one set of formatters the core's verdict words share with every report.
 
 * :func:`md_table` -- a markdown table from a header and rows of cells;
+* :func:`interval_test_notes` -- the sentences a table needs where an interval and the p-value
+  beside it disagree about 0 (and why, with the interval that inverts the test);
 * :func:`pyplot` -- matplotlib's pyplot on the non-interactive Agg backend, imported lazily
   (reports must run on machines without a display, and importing matplotlib is slow);
 * :func:`save_figure` -- write a figure (PNG, optionally an SVG beside it) with no software
@@ -13,10 +15,20 @@ the one set of formatters the core's verdict words share with every report.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DPI", "md_table", "pyplot", "save_figure"]
+from osustat.formatting import fmt_interval, fmt_p, p_phrase
+
+__all__ = [
+    "DPI",
+    "IntervalTest",
+    "interval_test_notes",
+    "md_table",
+    "pyplot",
+    "save_figure",
+]
 
 #: Resolution of the PNGs written beside an SVG (issue #8: at least 150 dpi).
 DPI = 150
@@ -37,6 +49,88 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
             raise ValueError(f"a row has {len(row)} cells, the header {len(header)}: {row!r}.")
         out.append(_row(row))
     return out
+
+
+@dataclass(frozen=True)
+class IntervalTest:
+    """One table row's interval and the test printed beside it.
+
+    `inverted` is the interval that inverts that same test (e.g.
+    :meth:`osustat.SignFlipResult.confidence_interval`), None when not available; `min_p` the
+    smallest p the test can reach with these data (None when unknown).
+    """
+
+    label: str
+    interval: tuple[float, float]
+    pvalue: float
+    inverted: tuple[float, float] | None = None
+    min_p: float | None = None
+
+
+def interval_test_notes(
+    rows: Iterable[IntervalTest], *, level: float, interval: str, test: str
+) -> list[str]:
+    """Lines that explain every row whose interval and p disagree about 0.
+
+    A row disagrees when its ``level`` interval excludes 0 but ``p > 1 - level``, or holds 0
+    but ``p <= 1 - level``: the two come from different procedures (`interval`, e.g. "bootstrap
+    interval resampling whole tasks", and `test`, e.g. "sign-flip test of the per-query
+    differences"). Each such row gets a sentence with the reason the test gives (it cannot
+    reach the level at this n) and the interval that inverts the test, which agrees with its
+    p. No lines when every row agrees.
+
+    Examples
+    --------
+    >>> from osustat.reports._style import IntervalTest, interval_test_notes
+    >>> rows = [IntervalTest("T+E+", (-1.0, -0.33), 0.0625, (-1.0, 0.0), 0.0625),
+    ...         IntervalTest("T-E-", (0.1, 0.3), 0.01, (0.05, 0.35))]
+    >>> lines = interval_test_notes(rows, level=0.95, interval="bootstrap interval",
+    ...                             test="sign-flip test")
+    >>> len(lines), lines[-1].split(": ", 1)[0]
+    (4, '- T+E+')
+    >>> "excludes 0 but p = .062 > α = 0.05 (the test cannot go below p = .062" in lines[-1]
+    True
+    >>> lines[-1].endswith("the interval inverting the test is [-1.000, 0.000].")
+    True
+    """
+    alpha = 1.0 - level
+    notes = []
+    for r in rows:
+        low, high = r.interval
+        if r.pvalue is None or low is None or high is None:
+            continue
+        excludes = not (low <= 0.0 <= high)
+        significant = r.pvalue <= alpha + 1e-12
+        if excludes == significant:
+            continue
+        said = (
+            f"excludes 0 but {p_phrase(r.pvalue)} > α = {alpha:g}"
+            if excludes
+            else f"holds 0 but {p_phrase(r.pvalue)} ≤ α = {alpha:g}"
+        )
+        why = ""
+        if excludes and r.min_p is not None and r.min_p > alpha:
+            why = f" (the test cannot go below p = {fmt_p(r.min_p)} with these differences)"
+        inverted = (
+            ""
+            if r.inverted is None
+            else f"; the interval inverting the test is {fmt_interval(*r.inverted)}"
+        )
+        notes.append(
+            f"- {r.label}: the {level:.0%} {interval} {fmt_interval(low, high)} {said}{why}"
+            f"{inverted}."
+        )
+    if not notes:
+        return []
+    rows_word = "row" if len(notes) == 1 else "rows"
+    return [
+        "",
+        f"Interval and test disagree about 0 in {len(notes)} {rows_word} (the {interval} and "
+        f"the {test} are different procedures; the interval that inverts the test agrees with "
+        "its p):",
+        "",
+        *notes,
+    ]
 
 
 def _row(cells: Sequence[Any]) -> str:

@@ -13,7 +13,7 @@ from osustat import stars
 from osustat.formatting import fmt_interval, fmt_p, fmt_signed, p_phrase
 from osustat.wording import UNDERPOWERED, mde_description
 
-from ._style import DPI, pyplot, save_figure
+from ._style import DPI, IntervalTest, interval_test_notes, pyplot, save_figure
 
 if TYPE_CHECKING:
     from osustat.analysis_result import AnalysisResult, Comparison
@@ -50,6 +50,32 @@ def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
             f"{_sig(shown)} | {fmt_signed(e.contribution)} | {mde} | {row.verdict} |"
         )
     return lines
+
+
+def _agreement(res: AnalysisResult, comp: Comparison) -> list[str]:
+    """Sentences for the rows whose bootstrap interval and raw sign-flip p disagree about 0,
+    with the interval that inverts that test (``SignFlipResult.confidence_interval``)."""
+    rows = []
+    for row in comp.rows:
+        e = row.effect
+        inverted = e.test.confidence_interval(e.ci.level)
+        rows.append(
+            IntervalTest(
+                row.label,
+                (e.ci.low, e.ci.high),
+                row.pvalue,
+                (inverted.low, inverted.high),
+                e.test.min_pvalue,
+            )
+        )
+    clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for r in comp.rows)
+    unit = "episodes" if clustered else f"{res.unit} units"
+    return interval_test_notes(
+        rows,
+        level=comp.rows[-1].effect.ci.level,
+        interval=f"bootstrap interval (resampling {unit})",
+        test="sign-flip test beside it (raw p)",
+    )
 
 
 def _ci_caption(res: AnalysisResult) -> str:
@@ -100,6 +126,7 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
         r = comp.result
         out += [f"## {comp.heading}", ""]
         out += _table(res, comp)
+        out += _agreement(res, comp)
         out.append("")
         if r.excluded_cells:
             listed = ", ".join(f"{c.value} (n = {k})" for c, k in r.excluded_cells.items())

@@ -27,6 +27,11 @@ CURVE_METHODS = (
 )
 
 
+def _setting(value: Any) -> str:
+    """A generator setting as the grid's TOML writes it (``true``, not Python's ``True``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _num(x: Any) -> str:
     if x is None or (isinstance(x, float) and x != x):
         return "n/a"
@@ -111,7 +116,9 @@ def render_synthetic(
     ]
     if config is not None:
         out += [
-            "Generator configuration: " + ", ".join(f"`{k}={v}`" for k, v in config.items()) + ".",
+            "Generator configuration: "
+            + ", ".join(f"`{k}={_setting(v)}`" for k, v in config.items())
+            + ".",
             "",
         ]
     out += ["## Layout check: the recency rows of Table 9", ""]
@@ -138,6 +145,7 @@ def render_synthetic(
     ]
     out += _budget_table(a.table9, "method", "Method", with_paper=True)
     out += ["", f"![Budget curves]({figures['budget_curves']})", ""]
+    out += [_figure_scope(a.table9["method"], "Table 9"), ""]
 
     out += [
         "## Table 10: paired sign-flip tests at B = 256 (episode level)",
@@ -179,6 +187,8 @@ def render_synthetic(
         "Paper (Figure 2): OSU-Mem near .196, far .218.",
         "",
         f"![Near and far recall]({figures['near_far']})",
+        "",
+        _figure_scope(a.near_far["method"], "the table above"),
         "",
     ]
 
@@ -248,12 +258,30 @@ def render_synthetic(
     return "\n".join(out)
 
 
+def _drawn(methods: Any) -> tuple[list[str], list[str]]:
+    """(drawn, left out): the figures draw :data:`CURVE_METHODS` of the methods present."""
+    present = list(dict.fromkeys(str(m) for m in methods))
+    drawn = [m for m in CURVE_METHODS if m in present]
+    return drawn, [m for m in present if m not in CURVE_METHODS]
+
+
+def _figure_scope(methods: Any, table: str) -> str:
+    """The caption line that names what the figure leaves out (and where those methods are)."""
+    drawn, left = _drawn(methods)
+    said = f"*The figure draws {len(drawn)} of {len(drawn) + len(left)} methods"
+    if not left:
+        return said + ".*"
+    return f"{said}; left out (their numbers are in {table}): {', '.join(left)}.*"
+
+
 def budget_curves(table9: pd.DataFrame, path: Path) -> Path:
-    """Hit@2 and Recall against the budget for the main methods (PNG, 10 x 4 in, 100 dpi)."""
+    """Hit@2 and Recall against the budget for :data:`CURVE_METHODS` (PNG, 10 x 4 in,
+    100 dpi); its title says how many of the run's methods it draws."""
     plt = pyplot()
+    drawn, left = _drawn(table9["method"])
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
     for ax, metric in zip(axes, ("hit@2", "recall"), strict=True):
-        for method in CURVE_METHODS:
+        for method in drawn:
             g = table9[table9["method"] == method]
             style = "-" if method.startswith("OSU") else "--"
             ax.plot(g["budget"], g[metric], style, marker="o", label=method)
@@ -263,7 +291,8 @@ def budget_curves(table9: pd.DataFrame, path: Path) -> Path:
         ax.set_ylabel(metric)
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize=7, loc="upper left")
-    fig.suptitle("Synthetic benchmark: metric vs budget (query level)", fontsize=10)
+    scope = f" — {len(drawn)} of {len(drawn) + len(left)} methods" if left else ""
+    fig.suptitle(f"Synthetic benchmark: metric vs budget (query level){scope}", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path)
 

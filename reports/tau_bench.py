@@ -15,7 +15,7 @@ from osustat.formatting import fmt_interval, fmt_number
 from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _f
 
-from ._style import pyplot, save_figure
+from ._style import IntervalTest, interval_test_notes, pyplot, save_figure
 from ._tau_paper import PAPER
 from ._tau_paper import paper_table7 as _paper_table7
 
@@ -102,7 +102,8 @@ def render_tau_bench(
     w("## Table 4: cross-tab at B = 256 (OSU-Mem − Flat Vector)")
     w("")
     w(
-        "Query level: paired sign-flip on per-query differences; 95% bootstrap CIs resample "
+        f"Query level: paired sign-flip on per-query differences; {a.level:.0%} bootstrap CIs "
+        "resample "
         "whole **tasks** (clusters); MDE: the smallest ΔHit@2 the test run detects with power "
         ".8 at α = .05 (exact binomial on the cell's share of discordant queries; "
         "'underpowered at any effect' where no effect reaches that power at this n). Task "
@@ -110,7 +111,8 @@ def render_tau_bench(
     )
     w("")
     w(
-        "| cell | n | ΔHit@2 [95% CI] | p | MDE | ΔRecall [95% CI] | p | overlap−disjoint "
+        f"| cell | n | ΔHit@2 [{a.level:.0%} CI] | p | MDE | ΔRecall [{a.level:.0%} CI] | p | "
+        "overlap−disjoint "
         "ΔHit@2 | p | task-level ΔHit@2 (p, tasks) | paper n, ΔHit@2, ΔRecall, ov−dis |"
     )
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -133,6 +135,11 @@ def render_tau_bench(
             f"{'—' if tk is None else f'{_f(tk[0])} ({_p(tk[1])}, {tk[2]})'} | "
             f"{'—' if pp is None else f'{pp[0]}, {_f(pp[1])}, {_f(pp[2])}, {_f(pp[3])}'} |"
         )
+    for line in _agreement(
+        [("ΔHit@2 " + r["cell"], r) for r in hit] + [("ΔRecall " + r["cell"], r) for r in rec],
+        a.level,
+    ):
+        w(line)
     w("")
     w("![per-cell forest plot](forest_256.png)")
     w("")
@@ -143,7 +150,7 @@ def render_tau_bench(
     w("| --- |" + " --- |" * (len(budgets) + 1))
     for c in (*PAPER["table5"], "Aggregate"):
         cells = []
-        n = None
+        n = 0  # a cell with no query at any budget
         for b in budgets:
             r = a.table5[(a.table5["budget"] == b) & (a.table5["cell"] == c)]
             if r.empty:
@@ -171,11 +178,13 @@ def render_tau_bench(
             f"{_p(PAPER['interaction_hit'].get(int(r['budget'])))} |"
         )
     w("")
+    levels = {f"{v:.0%}" for v in a.breakeven.get("band_level", pd.Series()).dropna()}
+    band = "/".join(sorted(levels)) or "—"
     w("## Break-even (Appendix I, Table 17) and oracle ceiling, from this data's cross-tab")
     w("")
     w(
-        "| budget | Δ T+E+ | Δ T−E− | p* [95% CI] | π_T+* [95% CI] | π_any+* | oracle gain over "
-        "Flat [95% task-bootstrap CI] | aggregate Δ | paper p*, π_T+* |"
+        f"| budget | Δ T+E+ | Δ T−E− | p* [{band} band] | π_T+* [{band} band] | π_any+* | oracle "
+        f"gain over Flat [{a.level:.0%} task-bootstrap CI] | aggregate Δ | paper p*, π_T+* |"
     )
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for _, r in a.breakeven.iterrows():
@@ -197,13 +206,17 @@ def render_tau_bench(
     w("")
     w("## Query variants at B = 256 (OSU-Mem − Flat Vector Hit@2)")
     w("")
-    w("| benchmark | cell | n | Δ [95% CI] | p |")
+    w(f"| benchmark | cell | n | Δ [{a.level:.0%} CI] | p |")
     w("| --- | --- | --- | --- | --- |")
     for _, r in a.variants.iterrows():
         w(
             f"| {r['benchmark']} | {r['cell']} | {r['n']} | "
             f"{_f(r['effect'])} {_ci(r['ci'])} | {_p(r['p'])} |"
         )
+    for line in _agreement(
+        [(f"{r['benchmark']} {r['cell']}", r) for _, r in a.variants.iterrows()], a.level
+    ):
+        w(line)
     w("")
     w(
         "Paper (§6.3, weaker query): T+E+ +.179 → +.143, p .022 → .094. The natural query "
@@ -213,10 +226,12 @@ def render_tau_bench(
         w("")
         w("### Strict reading: one focal source per group (same retrievals, first focal source)")
         w("")
-        w("| cell | n | Δ Hit@2 [95% CI] | p |")
+        w(f"| cell | n | Δ Hit@2 [{a.level:.0%} CI] | p |")
         w("| --- | --- | --- | --- |")
         for _, r in a.strict.iterrows():
             w(f"| {r['cell']} | {r['n']} | {_f(r['effect'])} {_ci(r['ci'])} | {_p(r['p'])} |")
+        for line in _agreement([(r["cell"], r) for _, r in a.strict.iterrows()], a.level):
+            w(line)
     if a.contamination is not None:
         c = a.contamination
         pre = "main" if c["main_prefixed"] else "flipped"
@@ -308,6 +323,19 @@ def render_tau_bench(
     if llm is not None:
         _llm_section(w, llm)
     return "\n".join(L)
+
+
+def _agreement(rows: list[tuple[str, Any]], level: float) -> list[str]:
+    """Sentences for the rows whose task-bootstrap interval and sign-flip p disagree."""
+    return interval_test_notes(
+        (
+            IntervalTest(label, r["ci"], r["p"], r.get("test_ci"), r.get("min_p"))
+            for label, r in rows
+        ),
+        level=level,
+        interval="bootstrap interval (resampling whole tasks)",
+        test="sign-flip test of the per-query differences",
+    )
 
 
 def _mde(value: Any) -> str:

@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from osustat import adjust_pvalues, paired, signflip_tests
+from osustat import adjust_pvalues, paired, paired_signflip_test, validate_records
 from osustat.analyses import paper_values as paper
 from osustat.formatting import fmt_signed, p_phrase, yes_no
+from osustat.schema import ValidatedRecords
+from osustat.streams import stream_rng
 
 from .run import BUDGETS, MAIN_METHODS, MMAX_SWEEP, SyntheticRun
 
@@ -71,23 +73,27 @@ def _means(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def _tests(
-    records: pd.DataFrame,
+    records: ValidatedRecords,
+    family: str,
     treatment: str,
     baselines: tuple[str, ...],
     budget: int,
     metrics: tuple[str, ...],
     n_resamples: int,
-    rng: np.random.Generator,
+    seed: int,
 ) -> pd.DataFrame:
-    rows, cols = [], []
-    records = records[
-        (records["budget"] == budget)
-        & records["metric"].isin(metrics)
-        & records["method"].isin([treatment, *baselines])
-    ]
+    """Episode-level sign-flip tests of `treatment` vs each baseline, Holm over the family.
+
+    Each test draws from its own stream (:func:`osustat.streams.stream_rng` of `seed` and the
+    test's name), so adding a comparison leaves the others' p-values unchanged."""
+    rows = []
     for metric in metrics:
         for base in baselines:
             data = paired(records, treatment, base, metric=metric, budget=budget, unit="episode")
+            rng = stream_rng(seed, "synthetic analysis", family, treatment, base, metric, budget)
+            test = paired_signflip_test(
+                data.treatment, data.baseline, n_resamples=n_resamples, rng=rng
+            )
             rows.append(
                 {
                     "metric": metric,
@@ -95,15 +101,12 @@ def _tests(
                     "baseline": base,
                     "delta": float(data.differences.mean()),
                     "n": data.n,
+                    "p": test.pvalue,
+                    "p_method": test.method,
                 }
             )
-            cols.append(data.differences)
-    results = signflip_tests(cols, n_resamples=n_resamples, rng=rng)
-    adj = adjust_pvalues([r.pvalue for r in results], method="holm")
     out = pd.DataFrame(rows)
-    out["p"] = [r.pvalue for r in results]
-    out["p_method"] = [r.method for r in results]
-    out["p_holm"] = adj.pvalues_adjusted
+    out["p_holm"] = adjust_pvalues(out["p"].to_list(), method="holm").pvalues_adjusted
     return out
 
 
@@ -111,8 +114,9 @@ def analyze_synthetic(
     run: SyntheticRun, *, n_resamples: int = 10_000, seed: int | None = None
 ) -> SyntheticAnalysis:
     """Build every table of the synthetic report from a run (deterministic for a seed)."""
-    rng = np.random.default_rng(run.seed if seed is None else seed)
+    seed = run.seed if seed is None else seed
     rec = run.records
+    rec = rec if isinstance(rec, ValidatedRecords) else validate_records(rec)  # once per run
     means = _means(rec)
 
     def value(method: str, budget: int, metric: str) -> float:
@@ -137,7 +141,9 @@ def analyze_synthetic(
             )
     table9 = pd.DataFrame(t9)
 
-    table10 = _tests(rec, "OSU-Mem", TABLE_10_BASELINES, 256, ("recall", "hit@2"), n_resamples, rng)
+    table10 = _tests(
+        rec, "table 10", "OSU-Mem", TABLE_10_BASELINES, 256, ("recall", "hit@2"), n_resamples, seed
+    )
     table10["paper_delta"] = [
         paper.TABLE_10[(m, b)][0]
         for m, b in zip(table10["metric"], table10["baseline"], strict=True)
@@ -153,12 +159,13 @@ def analyze_synthetic(
     ablation = table9[table9["method"].isin(ABLATIONS)].reset_index(drop=True)
     ablation_tests = _tests(
         rec,
+        "ablations",
         "OSU-Mem",
         ("OSU-Mem (disjoint)", "OSU-Mem (sim only)", "OSU-Mem (no novelty)"),
         256,
         ("recall", "hit@2"),
         n_resamples,
-        rng,
+        seed,
     )
     ablation_tests["paper_delta"] = [
         paper.TABLE_10.get((m, b), (np.nan, ""))[0]

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from osustat import fisher_combine, seed_dependence, signflip_tests
+from osustat.streams import stream_rng
 from osustat.trend import within_block_trend_test
 
 from .run import ALPHAS, BASELINES, BETAS, BUDGETS, cohesion_name, coverage_name
@@ -82,7 +83,11 @@ def analyze_toolbench(
     alphas: tuple[float, ...] = ALPHAS,
 ) -> ToolbenchAnalysis:
     """All statistics of the report (see the module docstring)."""
-    rng = np.random.default_rng(seed)
+
+    # every test draws from its own stream: the master seed and the test's name
+    def rng(*name: Any) -> np.random.Generator:
+        return stream_rng(seed, "toolbench analysis", *name)
+
     targets = {
         (int(s), e): int(t)
         for s, e, t in zip(
@@ -127,7 +132,9 @@ def analyze_toolbench(
                 for s in seeds:
                     ds = d.loc[s]
                     tests = signflip_tests(
-                        ds[list(budgets)].to_numpy(), n_resamples=n_resamples, rng=rng
+                        ds[list(budgets)].to_numpy(),
+                        n_resamples=n_resamples,
+                        rng=rng(bench, metric, beta, "seed", s),
                     )
                     for b, t in zip(budgets, tests, strict=True):
                         per_seed_p.setdefault(b, {})[s] = t.pvalue
@@ -139,7 +146,11 @@ def analyze_toolbench(
                 tg = _with_target(d, targets)
                 by_target = tg.groupby("target")[list(budgets)].mean()
                 target_gaps[beta] = by_target
-                tt = signflip_tests(by_target.to_numpy(), n_resamples=n_resamples, rng=rng)
+                tt = signflip_tests(
+                    by_target.to_numpy(),
+                    n_resamples=n_resamples,
+                    rng=rng(bench, metric, beta, "targets"),
+                )
                 for b, t in zip(budgets, tt, strict=True):
                     ps = [per_seed_p[b][s] for s in seeds]
                     comb_rows.append(
@@ -170,7 +181,10 @@ def analyze_toolbench(
             for b in budgets:
                 mat = pd.concat([target_gaps[beta][b].rename(beta) for beta in betas], axis=1)
                 res = within_block_trend_test(
-                    mat.to_numpy(), scores=list(betas), n_resamples=n_resamples, rng=rng
+                    mat.to_numpy(),
+                    scores=list(betas),
+                    n_resamples=n_resamples,
+                    rng=rng(bench, metric, b, "trend"),
                 )
                 trend_rows.append(
                     {"benchmark": bench, "metric": metric, "budget": b,
@@ -236,7 +250,9 @@ def analyze_toolbench(
                 )
                 tg = _with_target(d, targets)
                 by_target = tg.groupby("target")[list(budgets)].mean()
-                tt = signflip_tests(by_target.to_numpy(), n_resamples=n_resamples, rng=rng)
+                tt = signflip_tests(
+                    by_target.to_numpy(), n_resamples=n_resamples, rng=rng("cohesion", metric, a)
+                )
                 for b, t in zip(budgets, tt, strict=True):
                     coh_rows.append(
                         {"metric": metric, "alpha": a, "budget": b, "gap": float(d[b].mean()),

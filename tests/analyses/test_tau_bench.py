@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -255,7 +256,8 @@ def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
     assert "Table 4" in report and "T+E+" in report and "contamination" in report.lower()
     # Table 7's printed values stand beside ours in the §6.6 tables
     assert "paper n, OSU / Flat / none, Δ [95% CI]" in report
-    assert "107, 0.230 / 0.166 / 0.008, Δ +.064 [+.008, +.121]" in report
+    assert "107, 0.230 / 0.166 / 0.008, Δ +0.064 [+0.008, +0.121]" in report
+    assert not re.search(r"\b(True|False|None)\b", report)
 
 
 def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path) -> None:

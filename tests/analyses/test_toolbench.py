@@ -1,6 +1,7 @@
 """ToolBench pipeline: G.1 loading, planted episodes, the sweep and the report (tiny inputs)."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -248,6 +249,7 @@ def test_reproduce_end_to_end(tmp_path):
         "Audit",
     ):
         assert heading in report
+    assert not re.search(r"\b(True|False|None)\b", report)
     structure = json.loads((res.out / "structure.json").read_text())
     assert structure["design"]["toolbench"]["episodes"] == 6
     again = reproduce_toolbench(
