@@ -23,12 +23,11 @@ from numpy.typing import NDArray
 
 from osustat.analyses.runner import child_seeds, run_tasks
 from osustat.retrieval import (
-    METHODS,
     QueryOutcome,
     Trajectory,
     outcomes_to_records,
 )
-from osustat.retrieval.registry import MethodSpec, user_factories
+from osustat.retrieval.registry import MethodSpec, paper_methods, user_factories
 
 from .data import Group, augment_group, focal_evidence
 
@@ -45,23 +44,7 @@ __all__ = [
 BUDGETS = (64, 128, 256, 512)
 QUERY_SIGMA = 0.25
 
-MAIN_METHODS: dict[str, Callable[[], Any]] = {
-    name: METHODS[name].factory
-    for name in (
-        "No LT Memory",
-        "Budget-Truncated Replay",
-        "Sliding Window",
-        "Periodic Summary",
-        "Flat Vector",
-        "Flat + MMR",
-        "Coverage-Aware",
-        "Disjoint Hierarchy",
-        "Tree Abstraction",
-        "OSU-Mem",
-        "OSU-Mem (disjoint)",
-        "OSU-Mem (no novelty)",
-    )
-}
+MAIN_METHODS: dict[str, Callable[[], Any]] = paper_methods("tau-bench")
 SMALL_METHODS = ("Flat Vector", "OSU-Mem", "OSU-Mem (disjoint)")
 
 

@@ -38,7 +38,7 @@ from osustat.retrieval import (
     evidence_membership,
     outcomes_to_records,
 )
-from osustat.retrieval.registry import MethodSpec, user_factories
+from osustat.retrieval.registry import PAPER_METHODS, MethodSpec, user_factories
 
 from .data import ToolTrajectory
 from .episodes import PlantedEpisode
@@ -61,7 +61,7 @@ BUDGETS = (200, 400, 800, 1600)
 BETAS = (0.04, 0.08, 0.12, 0.16, 0.20)
 ALPHAS = (0.0, 0.005, 0.01, 0.02, 0.04)
 BENCHMARKS = {3: "toolbench", 2: "toolbench-nev2", 4: "toolbench-nev4"}
-BASELINES = ("Flat Vector", "Flat + MMR", "Disjoint Hierarchy")
+BASELINES = PAPER_METHODS["toolbench"]
 
 
 def coverage_name(construction: str, beta: float) -> str:
