@@ -12,8 +12,12 @@ from osustat import stars
 from osustat.formatting import fmt_p, fmt_signed
 
 from ._style import pyplot, save_figure
+from .paper_values import PAPER
 
 __all__ = ["budget_curves", "near_far_figure", "render_synthetic"]
+
+#: The paper's printed synthetic values (:data:`osustat.reports.paper_values.PAPER`).
+SYNTHETIC: dict[str, Any] = PAPER["synthetic"]
 
 CURVE_METHODS = (
     "Flat Vector",
@@ -25,6 +29,25 @@ CURVE_METHODS = (
     "OSU-Mem",
     "OSU-Mem (disjoint)",
 )
+
+
+def _paper_budget(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (method, budget rows) with Table 9's printed Hit@2 and Recall beside ours."""
+    printed = [
+        SYNTHETIC["table9"][m][b] for m, b in zip(frame["method"], frame["budget"], strict=True)
+    ]
+    return frame.assign(
+        **{"paper_hit@2": [h for h, _ in printed], "paper_recall": [r for _, r in printed]}
+    )
+
+
+def _paper_tests(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (metric, baseline rows) with Table 10's printed Δ and p ("n/a" if none)."""
+    printed = [
+        SYNTHETIC["table10"].get((m, b), (np.nan, "n/a"))
+        for m, b in zip(frame["metric"], frame["baseline"], strict=True)
+    ]
+    return frame.assign(paper_delta=[d for d, _ in printed], paper_p=[p for _, p in printed])
 
 
 def _setting(value: Any) -> str:
@@ -122,7 +145,7 @@ def render_synthetic(
             "",
         ]
     out += ["## Layout check: the recency rows of Table 9", ""]
-    out += _layout_check(a.table9)
+    out += _layout_check(_paper_budget(a.table9))
     out.append("")
 
     out += [
@@ -132,7 +155,8 @@ def render_synthetic(
         "|---|---|---|",
     ]
     for _, r in a.structure.iterrows():
-        out.append(f"| {r['statistic']} | {_num(r['ours'])} | {_num(r['paper'])} |")
+        paper = SYNTHETIC["structure"].get(r["statistic"])
+        out.append(f"| {r['statistic']} | {_num(r['ours'])} | {_num(paper)} |")
     out.append("")
 
     out += [
@@ -143,7 +167,7 @@ def render_synthetic(
         "Hit@2 = at least 2 evidence steps retrieved. Paper values in parentheses.",
         "",
     ]
-    out += _budget_table(a.table9, "method", "Method", with_paper=True)
+    out += _budget_table(_paper_budget(a.table9), "method", "Method", with_paper=True)
     out += ["", f"![Budget curves]({figures['budget_curves']})", ""]
     out += [_figure_scope(a.table9["method"], "Table 9"), ""]
 
@@ -157,7 +181,7 @@ def render_synthetic(
         "| Metric | Comparison | Δ | p (2-sided) | p Holm | sig. | n | paper Δ | paper p |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for _, r in a.table10.iterrows():
+    for _, r in _paper_tests(a.table10).iterrows():
         out.append(
             f"| {r['metric']} | {r['comparison']} | {fmt_signed(r['delta'], 4)} | "
             f"{fmt_p(r['p'])} | {fmt_p(r['p_holm'])} | {stars(r['p_holm'])} | {r['n']} | "
@@ -188,7 +212,10 @@ def render_synthetic(
         "",
         f"![Near and far recall]({figures['near_far']})",
         "",
-        _figure_scope(a.near_far["method"], "the table above"),
+        _figure_scope(
+            [m for m in a.table9["method"].unique() if m in set(a.near_far["method"])],
+            "the table above",
+        ),
         "",
     ]
 
@@ -196,7 +223,7 @@ def render_synthetic(
         "## Ablations (Section 6.4)",
         "",
     ]
-    out += _budget_table(a.ablation, "method", "Variant", with_paper=True)
+    out += _budget_table(_paper_budget(a.ablation), "method", "Variant", with_paper=True)
     out += [
         "",
         "OSU-Mem + GF is an **oracle** (it sees the evidence when choosing OSUs).",
@@ -206,7 +233,7 @@ def render_synthetic(
         "| Metric | Comparison | Δ | p | p Holm | sig. | n | paper Δ | paper p |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for _, r in a.ablation_tests.iterrows():
+    for _, r in _paper_tests(a.ablation_tests).iterrows():
         out.append(
             f"| {r['metric']} | {r['comparison']} | {fmt_signed(r['delta'], 4)} | "
             f"{fmt_p(r['p'])} | {fmt_p(r['p_holm'])} | {stars(r['p_holm'])} | {r['n']} | "

@@ -11,15 +11,17 @@ from typing import Any
 
 import pandas as pd
 
-from osustat.formatting import fmt_interval, fmt_number
+from osustat.formatting import fmt_interval, fmt_number, fmt_signed
 from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _f
 
 from ._style import IntervalTest, interval_test_notes, pyplot, save_figure
-from ._tau_paper import PAPER
-from ._tau_paper import paper_table7 as _paper_table7
+from .paper_values import PAPER
 
 __all__ = ["render_tau_bench", "write_figures"]
+
+#: The paper's printed τ-bench values (:data:`osustat.reports.paper_values.PAPER`).
+TAU: dict[str, Any] = PAPER["tau-bench"]
 
 
 def _ci(ci: Any, *, signed: bool = True) -> str:
@@ -80,7 +82,7 @@ def render_tau_bench(
         "evidence more than 50 steps away (paper: 123, 73%)."
     )
     m = s["marginals"]
-    pm = PAPER["marginals"]
+    pm = TAU["marginals"]
     w("")
     w("## Evidence-structure marginals (Appendix C)")
     w("")
@@ -125,7 +127,7 @@ def render_tau_bench(
         rr = next((r for r in rec if r["cell"] == c), None)
         ro = next((r for r in od if r["cell"] == c), None)
         tk = task.get("all" if c == "Aggregate" else c)
-        pp = PAPER["table4"].get(c)
+        pp = TAU["table4"].get(c)
         w(
             f"| {c} | {rh['n']} | {_f(rh['effect'])} {_ci(rh['ci'])} | {_p(rh['p'])} | "
             f"{_mde(rh['mde'])} | "
@@ -148,7 +150,7 @@ def render_tau_bench(
     budgets = sorted(set(a.table5["budget"]))
     w("| cell | " + " | ".join(f"B={b}: Δ (p) [task-level p]" for b in budgets) + " | paper |")
     w("| --- |" + " --- |" * (len(budgets) + 1))
-    for c in (*PAPER["table5"], "Aggregate"):
+    for c in (*TAU["table5"], "Aggregate"):
         cells = []
         n = 0  # a cell with no query at any budget
         for b in budgets:
@@ -159,7 +161,7 @@ def render_tau_bench(
             r = r.iloc[0]
             n = int(r["n"])
             cells.append(f"{_f(r['effect'])} ({_p(r['p'])}) [{_p(r['task_p'])}]")
-        pv = PAPER["table5"].get(c)
+        pv = TAU["table5"].get(c)
         w(
             f"| {c} (n={n}) | "
             + " | ".join(cells)
@@ -175,7 +177,7 @@ def render_tau_bench(
     for _, r in a.interaction.iterrows():
         w(
             f"| {int(r['budget'])} | {_p(r['hit_p'])} | {_p(r['recall_p'])} | "
-            f"{_p(PAPER['interaction_hit'].get(int(r['budget'])))} |"
+            f"{_p(TAU['interaction_hit'].get(int(r['budget'])))} |"
         )
     w("")
     levels = {f"{v:.0%}" for v in a.breakeven.get("band_level", pd.Series()).dropna()}
@@ -194,8 +196,8 @@ def render_tau_bench(
             f"{_ci(r['p_star_ci'], signed=False)} | {fmt_number(r['pi_tool'])} "
             f"{_ci(r['pi_tool_ci'], signed=False)} | "
             f"{fmt_number(r['pi_any'])} | {_f(r['oracle_gain'])} {_ci(r['oracle_ci'])} | "
-            f"{_f(r['aggregate'])} | {fmt_number(PAPER['p_star'][b])}, "
-            f"{fmt_number(PAPER['pi_tool'][b])} |"
+            f"{_f(r['aggregate'])} | {fmt_number(TAU['p_star'][b])}, "
+            f"{fmt_number(TAU['pi_tool'][b])} |"
         )
     w("")
     w(
@@ -287,7 +289,7 @@ def render_tau_bench(
                     f"{h['query'].iloc[0]:.3f} ({h['episode'].iloc[0]:.3f})" if not h.empty else "—"
                 )
                 cells.append(f"{r['query'].iloc[0]:.3f}" if not r.empty else "—")
-            pv = PAPER["table11"].get(meth)
+            pv = TAU["table11"].get(meth)
             w(
                 f"| {meth} | "
                 + " | ".join(cells)
@@ -422,3 +424,15 @@ def write_figures(a: Any, out: Path) -> None:
     fig.suptitle("τ-bench augmented cache: metric vs budget (Figure 3 layout)", fontsize=10)
     fig.tight_layout()
     save_figure(fig, out / "budget_curves.png")
+
+
+def _paper_table7(scope: Any, metric: str) -> str:
+    row = TAU["table7"].get(str(scope)) or TAU["table7"].get(str(scope).lower())
+    if row is None:
+        return "—"
+    n, osu, flat, floor, soft, soft_ci, hard, hard_ci = row
+    delta, ci = (soft, soft_ci) if metric.startswith("soft") else (hard, hard_ci)
+    interval = "" if ci is None else f" {fmt_interval(*ci)}"
+    if metric.startswith("soft"):
+        return f"{n}, Δ {fmt_signed(delta)}{interval}"
+    return f"{n}, {osu:.3f} / {flat:.3f} / {floor:.3f}, Δ {fmt_signed(delta)}{interval}"

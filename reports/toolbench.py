@@ -16,58 +16,15 @@ from osustat import stars
 from osustat.formatting import fmt_p, fmt_signed, p_phrase, yes_no
 
 from ._style import md_table, pyplot, save_figure
+from .paper_values import PAPER
 
-__all__ = ["PAPER", "dose_response_figure", "render_toolbench"]
+__all__ = ["dose_response_figure", "render_toolbench"]
 
 _B = (200, 400, 800, 1600)
 _BETAS = (0.04, 0.08, 0.12, 0.16, 0.20)
 
-#: Printed values of the paper (Section 6.1 Table 3; Section 6.5 Table 6; Appendix G).
-PAPER: dict[str, Any] = {
-    "table3": {  # method -> (hit@2, recall) per budget
-        "Flat Vector": [(0.427, 0.686), (0.583, 0.792), (0.698, 0.863), (0.808, 0.917)],
-        "Flat + MMR": [(0.228, 0.567), (0.420, 0.704), (0.560, 0.797), (0.733, 0.885)],
-        "Disjoint Hierarchy": [(0.057, 0.311), (0.098, 0.381), (0.153, 0.482), (0.243, 0.594)],
-        "coverage-overlap-beta0.12": [
-            (0.430, 0.687),
-            (0.588, 0.794),
-            (0.702, 0.861),
-            (0.792, 0.909),
-        ],
-        "coverage-disjoint-beta0.12": [
-            (0.368, 0.659),
-            (0.540, 0.757),
-            (0.665, 0.840),
-            (0.753, 0.894),
-        ],
-    },
-    "table6": {  # recall gap pp, stars
-        0.04: ["+.5", "+1.2**", "+.3", "+.2"],
-        0.08: ["+1.3*", "+2.6***", "+.8", "+.9"],
-        0.12: ["+2.7***", "+3.7***", "+2.1**", "+1.6*"],
-        0.16: ["+4.2***", "+4.7***", "+4.0***", "+2.6***"],
-        0.20: ["+5.1***", "+6.4***", "+5.4***", "+4.2***"],
-    },
-    "table15": {
-        0.04: ["+1.2", "+.7", "+1.0", "+.5"],
-        0.08: ["+2.7", "+2.7", "+2.0", "+2.2"],
-        0.12: ["+6.2", "+4.8", "+3.7", "+3.8"],
-        0.16: ["+8.3", "+8.0", "+6.7", "+6.8"],
-        0.20: ["+9.7", "+10.8", "+10.8", "+9.3"],
-    },
-    "table16": {
-        42: ["+2.2*", "+2.8**", "+1.3", "+2.5**"],
-        123: ["+2.3*", "+3.5***", "+2.3**", "+1.2"],
-        456: ["+3.7***", "+4.7***", "+2.7*", "+1.0"],
-    },
-    "table14": {
-        "toolbench-nev2": ("4/12", "No (10/12)", "No", "+3.2"),
-        "toolbench": ("9/12", "Yes (12/12)", "Yes", "+3.7"),
-        "toolbench-nev4": ("9/12", "No (11/12)", "No", "+3.2"),
-    },
-    "membership": {"overlap": (2.16, 2, 0.0), "disjoint": (0.87, 1, 0.132)},
-    "consistency": "57/60 (seed 42: 18/20, 123: 19/20, 456: 20/20)",
-}
+#: The paper's printed ToolBench values (:data:`osustat.reports.paper_values.PAPER`).
+TOOLBENCH: dict[str, Any] = PAPER["toolbench"]
 
 
 def _pp(x: float) -> str:
@@ -180,7 +137,7 @@ def render_toolbench(
     ]
     t3 = a.table3.set_index(["method", "budget", "metric"])["mean"]
     rows = []
-    for m, paper_rows in PAPER["table3"].items():
+    for m, paper_rows in TOOLBENCH["table3"].items():
         cells = [m]
         for k, b in enumerate(_B):
             h, r = t3.get((m, b, "hit@2"), np.nan), t3.get((m, b, "recall"), np.nan)
@@ -202,11 +159,11 @@ def render_toolbench(
         "Ours: mean over 3 x 200 episodes, stars on the Fisher-combined per-seed sign-flip p "
         "(two-sided); in parentheses the Fisher p and the dependence-robust target-level p.",
         "",
-        *_sweep_table(a.combined, "recall", PAPER["table6"]),
+        *_sweep_table(a.combined, "recall", TOOLBENCH["table6"]),
         "",
         "## Table 15: the Hit@2 version",
         "",
-        *_sweep_table(a.combined, "hit@2", PAPER["table15"]),
+        *_sweep_table(a.combined, "hit@2", TOOLBENCH["table15"]),
         "",
         f"![dose-response]({figures['dose_recall']}) "
         f"![dose-response Hit@2]({figures['dose_hit2']})",
@@ -219,7 +176,7 @@ def render_toolbench(
     rows = []
     for s in a.seeds:
         r = s12[s12["seed"] == s].set_index("budget")
-        paper = PAPER["table16"].get(s, ["-"] * 4)
+        paper = TOOLBENCH["table16"].get(s, ["-"] * 4)
         cells = [s]
         for k, b in enumerate(_B):
             gap, p = r.loc[b, "gap"], r.loc[b, "p"]
@@ -232,7 +189,7 @@ def render_toolbench(
         "Directional consistency over beta x B x seed (Recall): "
         f"{c['positive_cells']}/{c['cells']} positive (per seed: "
         + ", ".join(f"{s}: {v}/{c['per_seed_cells']}" for s, v in c["per_seed"].items())
-        + f"); paper {PAPER['consistency']}.",
+        + f"); paper {TOOLBENCH['consistency']}.",
         "",
         "## Seed dependence (may the seeds be combined?)",
         "",
@@ -285,7 +242,7 @@ def render_toolbench(
     ]
     rows = []
     for _, r in a.table14.iterrows():
-        paper = PAPER["table14"].get(r["benchmark"], ("-",) * 4)
+        paper = TOOLBENCH["table14"].get(r["benchmark"], ("-",) * 4)
         rows.append(
             [_nev(r["benchmark"]), f"{r['significant']}/{r['cells']}",
              f"{r['positive']}/{r['cells']}", yes_no(r["b400_all_seeds_p01"]),
@@ -300,7 +257,7 @@ def render_toolbench(
     ]
     rows = []
     for _, r in a.membership.iterrows():
-        pm = PAPER["membership"][r["construction"]] if r["benchmark"] == "toolbench" else None
+        pm = TOOLBENCH["membership"][r["construction"]] if r["benchmark"] == "toolbench" else None
         paper = f"{pm[0]:.2f}, {pm[1]}, {100 * pm[2]:.1f}%" if pm else "-"
         rows.append(
             [_nev(r["benchmark"]), r["construction"], r["evidence_steps"],

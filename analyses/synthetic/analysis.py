@@ -1,7 +1,7 @@
 """The synthetic benchmark's tables, tests and claim checks (paper Sections 6.1, 6.4, B.2-B.4).
 
 Everything here is computed from a :class:`~analyses.synthetic.run.SyntheticRun`; the paper's
-numbers (``analyses.paper_values``) are only placed beside ours. Reports render the result.
+numbers are placed beside ours by the report (``reports.paper_values``), never seen here.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 
 from osustat import adjust_pvalues, paired, paired_signflip_test, validate_records
-from osustat.analyses import paper_values as paper
 from osustat.formatting import fmt_signed, p_phrase, yes_no
 from osustat.schema import ValidatedRecords
 from osustat.streams import stream_rng
@@ -128,15 +127,12 @@ def analyze_synthetic(
     t9 = []
     for method in MAIN_METHODS:
         for b in BUDGETS:
-            ph, pr = paper.TABLE_9[method][b]
             t9.append(
                 {
                     "method": method,
                     "budget": b,
                     "hit@2": value(method, b, "hit@2"),
                     "recall": value(method, b, "recall"),
-                    "paper_hit@2": ph,
-                    "paper_recall": pr,
                 }
             )
     table9 = pd.DataFrame(t9)
@@ -144,14 +140,6 @@ def analyze_synthetic(
     table10 = _tests(
         rec, "table 10", "OSU-Mem", TABLE_10_BASELINES, 256, ("recall", "hit@2"), n_resamples, seed
     )
-    table10["paper_delta"] = [
-        paper.TABLE_10[(m, b)][0]
-        for m, b in zip(table10["metric"], table10["baseline"], strict=True)
-    ]
-    table10["paper_p"] = [
-        paper.TABLE_10[(m, b)][1]
-        for m, b in zip(table10["metric"], table10["baseline"], strict=True)
-    ]
 
     nf = rec[(rec["budget"] == 256) & rec["metric"].isin(["recall_near", "recall_far"])]
     near_far = nf.groupby(["method", "metric"])["value"].agg(["mean", "size"]).reset_index()
@@ -167,14 +155,6 @@ def analyze_synthetic(
         n_resamples,
         seed,
     )
-    ablation_tests["paper_delta"] = [
-        paper.TABLE_10.get((m, b), (np.nan, ""))[0]
-        for m, b in zip(ablation_tests["metric"], ablation_tests["baseline"], strict=True)
-    ]
-    ablation_tests["paper_p"] = [
-        paper.TABLE_10.get((m, b), (np.nan, "n/a"))[1]
-        for m, b in zip(ablation_tests["metric"], ablation_tests["baseline"], strict=True)
-    ]
     mmax_rows = []
     names = {1: "OSU-Mem (disjoint)", 5: "OSU-Mem", **MMAX_SWEEP}
     for m in sorted(names):
@@ -197,12 +177,7 @@ def analyze_synthetic(
         if not run.membership.empty
         else pd.DataFrame()
     )
-    structure = pd.DataFrame(
-        [
-            {"statistic": k, "ours": v, "paper": paper.STRUCTURE.get(k)}
-            for k, v in run.structure.items()
-        ]
-    )
+    structure = pd.DataFrame([{"statistic": k, "ours": v} for k, v in run.structure.items()])
     claims = _claims(value, table10, near_far, ablation_tests, mmax)
     return SyntheticAnalysis(
         table9,
