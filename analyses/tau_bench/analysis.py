@@ -61,20 +61,6 @@ def _tasks(records: pd.DataFrame) -> dict[str, str]:
     return dict(zip(units, keys["task"].astype(str), strict=True))
 
 
-def _pair(
-    records: ValidatedRecords,
-    tasks: dict[str, str],
-    t: str,
-    b: str,
-    metric: str,
-    budget: int,
-    bench: str,
-) -> PairedRecords:
-    """Query-level pairs whose clusters are tasks (one task recurs across sources)."""
-    p = paired(records, t, b, metric=metric, budget=budget, benchmark=bench)
-    return replace(p, episode_ids=np.array([tasks[u] for u in p.ids], dtype=str))
-
-
 def _cc(
     records: ValidatedRecords,
     tasks: dict[str, str],
@@ -86,7 +72,10 @@ def _cc(
     cfg: _Settings,
     *name: Any,
 ) -> tuple[CellConditionalResult, PairedRecords]:
-    p = _pair(records, tasks, t, b, metric, budget, bench)
+    """The cell-conditional analysis of one comparison on query-level pairs whose clusters are
+    tasks (one task recurs across sources), and those pairs."""
+    p = paired(records, t, b, metric=metric, budget=budget, benchmark=bench)
+    p = replace(p, episode_ids=np.array([tasks[u] for u in p.ids], dtype=str))
     res = cell_conditional(
         p,
         n_resamples=cfg.n_resamples,

@@ -212,16 +212,15 @@ def test_reproduce_end_to_end(tmp_path):
     from osustat.analyses.toolbench.reproduce import reproduce_toolbench
 
     data = _write_data(tmp_path / "data")
-    res = reproduce_toolbench(
-        data,
-        tmp_path / "out",
-        encoder=HashingBagOfWordsEncoder(64),
-        seeds=(1, 2),
-        episodes=3,
-        background=60,
-        resamples=99,
-        progress=False,
-    )
+    kw = {
+        "encoder": HashingBagOfWordsEncoder(64),
+        "seeds": (1, 2),
+        "episodes": 3,
+        "background": 60,
+        "n_resamples": 99,
+        "progress": False,
+    }
+    res = reproduce_toolbench(data, tmp_path / "out", **kw)
     rec = validate_records(pd.read_parquet(res.out / "records.parquet"))
     assert set(rec["benchmark"]) == {"toolbench", "toolbench-nev2", "toolbench-nev4"}
     assert {
@@ -252,16 +251,7 @@ def test_reproduce_end_to_end(tmp_path):
     assert not re.search(r"\b(True|False|None)\b", report)
     structure = json.loads((res.out / "structure.json").read_text())
     assert structure["design"]["toolbench"]["episodes"] == 6
-    again = reproduce_toolbench(
-        data,
-        tmp_path / "out2",
-        encoder=HashingBagOfWordsEncoder(64),
-        seeds=(1, 2),
-        episodes=3,
-        background=60,
-        resamples=99,
-        progress=False,
-    )
+    again = reproduce_toolbench(data, tmp_path / "out2", **kw)
     assert (again.out / "report.md").read_bytes() == (res.out / "report.md").read_bytes()
     assert (again.out / "records.csv").read_bytes() == (res.out / "records.csv").read_bytes()
 
