@@ -49,8 +49,12 @@ def reproduce_synthetic(
     scheduler: Any = None,
     checkpoint: Path | None = None,
     resamples: int | None = None,
+    command: str | None = None,
 ) -> ReproduceResult:
     """Run the synthetic benchmark end to end and write its outputs to `out`.
+
+    `command` is the command line the report names (the CLI passes the one its provenance
+    records, so the two agree); from Python, the equivalent CLI call is written.
 
     `layout` is the generator's layout (``"spread"``, the default inferred from the paper's
     recency rows, or ``"segment"``, the first version's); with `sensitivity` the grid
@@ -123,12 +127,13 @@ def reproduce_synthetic(
         ylabel="recall",
         title="OSU-Mem recall by M_max and budget (query level)",
     )
-    command = f"osustat reproduce synthetic --out DIR --episodes {episodes} --seed {seed}"
-    if layout != "spread":
-        command += f" --layout {layout}"
-    if sensitivity:
-        command += " --sensitivity" + (f" --grid {grid}" if grid is not None else "")
-    command += "".join(f" --retriever {r.source or r.name}" for r in retrievers)
+    if command is None:
+        command = f"osustat reproduce synthetic --out DIR --episodes {episodes} --seed {seed}"
+        if layout != "spread":
+            command += f" --layout {layout}"
+        if sensitivity:
+            command += " --sensitivity" + (f" --grid {grid}" if grid is not None else "")
+        command += "".join(f" --retriever {r.source or r.name}" for r in retrievers)
     text = render_synthetic(
         analysis,
         n_episodes=episodes,

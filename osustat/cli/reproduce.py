@@ -184,6 +184,7 @@ def _synthetic(
             sensitivity=args.sensitivity,
             grid=Path(args.grid) if args.grid else None,
             retrievers=retrievers,
+            command=prov.command,  # the report's header and provenance name one command
             **_backend(args, scheduler, ckpt),
         )
         report = tmp / "report.md"
