@@ -219,7 +219,7 @@ class TestRun:
         assert (eff.loc[~near_far, "n"] == 6).all() and (eff.loc[near_far, "n"] <= 6).all()
 
     def test_report_section_and_bad_layout(self, tiny, tmp_path):
-        with pytest.raises(ValueError, match="layout=diag.*allowed: spread, segment"):
+        with pytest.raises(ValueError, match=r"layout=diag.*allowed: spread, segment"):
             reproduce_synthetic(tmp_path / "x", episodes=2, layout="diag", progress=False)
         assert not (tmp_path / "x").exists()  # nothing half-written
         r = reproduce_synthetic(
