@@ -170,7 +170,7 @@ def _summarize(effects: pd.DataFrame) -> pd.DataFrame:
             lambda v: bool((v == "reproduced").all())
         )
         n_points = int(frame["point"].nunique())
-        held = int(per_point.sum())
+        held = sum(bool(x) for x in per_point)
         if checkable.empty:
             verdict = "not checkable"
         elif held == n_points:

@@ -27,6 +27,7 @@ from osustat.analyses.protocol import (
     RunSpec,
 )
 from osustat.cli.main import main
+from osustat.retrieval.encoder import HashingBagOfWordsEncoder
 
 CLAIMS = """
 [family.f]
@@ -229,3 +230,27 @@ def test_a_user_retriever_gets_paired_tests_in_the_report(fake, tmp_path, monkey
     assert "### Paired tests against the paper's methods" in report
     table = pd.read_csv(out / "user_retriever_tests.csv")
     assert set(table["reference"]) == {"B"} and (table["effect"] == 1.0).all()
+
+
+def test_sensitivity_and_choice_on_toolbench(tmp_path):
+    """`--choice` and `--sensitivity` through the protocol on a real benchmark (tiny data)."""
+    from tests.analyses.test_toolbench import _write_data
+
+    data = _write_data(tmp_path / "tb")
+    common = {
+        "data": (str(data),), "seeds": (1,), "episodes": 3, "n_resamples": 99,
+        "progress": False, "encoder": HashingBagOfWordsEncoder(64),
+    }  # fmt: skip
+    one = driver.reproduce(
+        driver.Request("toolbench", tmp_path / "a", choices=("trajectory-groups=g1-g2",), **common)
+    )
+    assert "`trajectory-groups` | `g1-g2` (changed)" in (one.out / "report.md").read_text()
+    res = driver.reproduce(driver.Request("toolbench", tmp_path / "s", sensitivity=True, **common))
+    effects = pd.read_csv(res.out / "sensitivity" / "effects.csv")
+    assert set(effects["point_name"]) == {"default", "trajectory-groups=g1-g2"}
+    summary = pd.read_csv(res.out / "sensitivity" / "summary.csv")
+    assert set(summary["claim"]) == set(effects["claim"])
+    assert set(summary["verdict"]) <= {
+        "robust", "choice-dependent", "not reproduced", "not checkable"
+    }  # fmt: skip
+    assert "## Sensitivity to the open choices" in (res.out / "report.md").read_text()
