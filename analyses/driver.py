@@ -111,12 +111,15 @@ def _count(value: Any, name: str, low: int = 1, high: int | None = None) -> None
         raise UsageError(f"`{name}` must be at most {high:,}; got {value!r}.")
 
 
-def resolve_data(benchmark: Benchmark, values: Sequence[str]) -> tuple[Path, ...]:
-    """``--data`` values as input paths: THE one place where data are resolved.
+def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]:
+    """``--data`` values of benchmark `benchmark_name` as input paths: THE one place where
+    data are resolved (``UsageError`` naming the value).
 
     Today a value is a path (a file for ``files`` benchmarks, one directory for ``directory``
-    ones); a data registry (dataset names -> shipped or cached paths) plugs in here.
+    ones, nothing for generated data); a data registry (dataset names -> shipped or cached
+    paths) plugs in here, before the path checks.
     """
+    benchmark = get_benchmark(benchmark_name)
     kind = benchmark.data.kind
     if kind == "none":
         if values:
@@ -225,7 +228,7 @@ def plan(request: Request) -> Plan:
         choices = bench.choices.resolve(request.choices)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    data = resolve_data(bench, request.data)
+    data = resolve_data(bench.name, request.data)
     retrievers = _load_retrievers(request.retrievers, bench.methods())
     grid = None
     if request.sensitivity:
