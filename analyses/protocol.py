@@ -230,6 +230,19 @@ class RunSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     encoder: Any = None
 
+    def text_encoder(self) -> Any:
+        """The encoder of this run: ``encoder`` if given (tests pass a stand-in), else
+        all-MiniLM-L6-v2 through the disk cache (``cache`` or the default cache folder)."""
+        if self.encoder is not None:
+            return self.encoder
+        from osustat.retrieval.encoder import (
+            CachedEncoder,
+            SentenceTransformerEncoder,
+            default_cache_dir,
+        )
+
+        return CachedEncoder(SentenceTransformerEncoder(), self.cache or default_cache_dir())
+
 
 @dataclass(frozen=True)
 class BenchmarkRun:

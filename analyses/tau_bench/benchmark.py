@@ -121,18 +121,6 @@ def _cross_source_sharing(groups: list[Group]) -> dict[str, float]:
     }
 
 
-def _encoder(spec: RunSpec) -> Any:
-    if spec.encoder is not None:
-        return spec.encoder
-    from osustat.retrieval.encoder import (
-        CachedEncoder,
-        SentenceTransformerEncoder,
-        default_cache_dir,
-    )
-
-    return CachedEncoder(SentenceTransformerEncoder(), spec.cache or default_cache_dir())
-
-
 def _load(spec: RunSpec) -> tuple[Any, list[Group], list[Any], int]:
     """Stage B and C: the files read, the groups packed (errors name file and record)."""
     loaded = load_files(list(spec.data))
@@ -182,7 +170,7 @@ def run_tau(spec: RunSpec) -> BenchmarkRun:
     variants = bool(spec.options.get("variants", True))
     budgets = tuple(spec.options.get("budgets", BUDGETS))
     loaded, groups, drops, n_focal_all = _load(spec)
-    encoder = _encoder(spec)
+    encoder = spec.text_encoder()
     focal_keys = [s.episode.episode_key for g in groups for s in g.sources if s.focal]
     by_key = {s.episode.episode_key: s.episode for g in groups for s in g.sources}
     instr_texts = [by_key[k].instruction or "(no instruction)" for k in focal_keys]

@@ -34,18 +34,6 @@ EPISODES = 200
 BACKGROUND = 500
 
 
-def _encoder(spec: RunSpec) -> Any:
-    if spec.encoder is not None:
-        return spec.encoder
-    from osustat.retrieval.encoder import (
-        CachedEncoder,
-        SentenceTransformerEncoder,
-        default_cache_dir,
-    )
-
-    return CachedEncoder(SentenceTransformerEncoder(), spec.cache or default_cache_dir())
-
-
 def run_toolbench(spec: RunSpec) -> BenchmarkRun:
     """Load (G.1), plant the episodes per seed and evidence size, sweep through the one runner."""
     from osustat.schema import validate_records
@@ -62,7 +50,7 @@ def run_toolbench(spec: RunSpec) -> BenchmarkRun:
     trajectories = loaded.trajectories
     if spec.choices["trajectory-groups"] == "g1-g2":
         trajectories = tuple(t for t in trajectories if t.group in ("G1", "G2"))
-    table = step_table(trajectories, _encoder(spec))
+    table = step_table(trajectories, spec.text_encoder())
     all_eps = []
     design: dict[str, Any] = {}
     for n_ev in n_evs:
