@@ -209,7 +209,7 @@ class TestEpisodes:
 
 def test_reproduce_end_to_end(tmp_path):
     from osustat import validate_records
-    from osustat.analyses.toolbench.reproduce import reproduce_toolbench
+    from osustat.analyses.toolbench.benchmark import reproduce_toolbench
 
     data = _write_data(tmp_path / "data")
     kw = {
