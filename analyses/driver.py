@@ -261,7 +261,11 @@ def plan(request: Request) -> Plan:
         "episodes": spec.episodes,
         "resamples": spec.n_resamples,
         "choices": dict(sorted(choices.items())),
-        "options": {k: str(v) for k, v in sorted(spec.options.items())},
+        # JSON values as JSON writes them (false, null), never Python's False/None as text
+        "options": {
+            k: v if v is None or isinstance(v, bool | int | float) else str(v)
+            for k, v in sorted(spec.options.items())
+        },
         "retrievers": [r.source or r.name for r in retrievers],
         "sensitivity": bool(request.sensitivity),
         "grid": request.grid,
