@@ -1,0 +1,118 @@
+"""The pipeline end to end on the made-up file; byte-identical reruns; nothing written on bad
+input; the conversation-level test against an independent enumeration."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from osustat.analyses.locomo.analysis import conversation_level
+from osustat.analyses.locomo.data import LocomoDataError
+from osustat.analyses.locomo.pipeline import reproduce
+from osustat.retrieval import HashingBagOfWordsEncoder
+
+from .conftest import small_data
+
+KW: dict[str, Any] = {
+    "encoder": HashingBagOfWordsEncoder(64),
+    "methods": ("Flat Vector", "OSU-Mem", "OSU-Mem (disjoint)"),
+    "budgets": (64, 128),
+    "n_resamples": 1024,
+    "progress": False,
+    "claims": None,
+}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("locomo")
+    data = base / "locomo.json"
+    data.write_text(json.dumps(small_data()), encoding="utf-8")
+    reproduce(data, base / "a", **KW)
+    reproduce(data, base / "b", **KW)
+    return base / "a", base / "b"
+
+
+def test_outputs_and_report_sections(run: tuple[Path, Path]) -> None:
+    a, _ = run
+    assert {p.name for p in a.iterdir()} >= {
+        "records.csv",
+        "structure.json",
+        "report.md",
+        "forest.png",
+        "budget_curves.png",
+    }
+    rec = pd.read_csv(a / "records.csv")
+    assert set(rec["benchmark"]) == {"locomo"}
+    assert rec["query_id"].nunique() == 15  # 5 queries in each of 3 conversations
+    assert set(rec["episode_id"]) == {"conv-1", "conv-2", "conv-3"}
+    report = (a / "report.md").read_text(encoding="utf-8")
+    for heading in (
+        "## Data and queries",
+        "## Cells and view marginals",
+        "## Does the paper's claim transfer?",
+        "## Cross-tab at B = 128",
+        "## Effect by budget",
+        "## Break-even and oracle ceiling",
+        "## By question category",
+    ):
+        assert heading in report
+    st = json.loads((a / "structure.json").read_text(encoding="utf-8"))
+    assert st["queries"] == 15
+    assert st["excluded_by_reason"]["category 5 (adversarial, no answer)"] == 3
+    assert len(st["unresolved_evidence"]) == 6
+
+
+def test_reruns_are_byte_identical(run: tuple[Path, Path]) -> None:
+    a, b = run
+    for p in sorted(a.iterdir()):
+        assert p.read_bytes() == (b / p.name).read_bytes(), p.name
+
+
+def test_bad_input_writes_nothing(tmp_path: Path) -> None:
+    data = small_data()
+    del data[0]["conversation"]["session_1"][0]["dia_id"]
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(LocomoDataError, match=r"conv-1.*'dia_id'"):
+        reproduce(p, tmp_path / "out", **KW)
+    assert not (tmp_path / "out").exists()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["bad.json"]
+
+
+def test_conversation_level_is_an_exact_signflip_over_conversation_means() -> None:
+    rng = np.random.default_rng(3)
+    rows = []
+    for c in range(7):
+        for q in range(5):
+            cell = "T-E-" if q % 2 else "T+E-"
+            for m in ("A", "B"):
+                rows.append(
+                    {
+                        "benchmark": "x",
+                        "episode_id": f"c{c}",
+                        "query_id": f"c{c}/q{q}",
+                        "method": m,
+                        "budget": 8,
+                        "seed": 0,
+                        "cell": cell,
+                        "metric": "recall",
+                        "value": float(rng.uniform()),
+                    }
+                )
+    df = pd.DataFrame(rows)
+    out = conversation_level(df, "A", "B", "recall", 8, 1024, 0)
+    w = df.pivot_table(index=["episode_id", "query_id"], columns="method", values="value")
+    d = (w["A"] - w["B"]).groupby(level=0).mean().to_numpy()
+    null = [abs(np.dot(s, d)) for s in itertools.product((-1, 1), repeat=d.size)]
+    p = np.mean(np.array(null) >= abs(d.sum()) - 1e-12)
+    assert out["all"]["n_conversations"] == 7 and out["all"]["exact"]
+    assert out["all"]["p"] == pytest.approx(p)
+    assert out["all"]["effect"] == pytest.approx(d.mean())
+    assert out["all"]["p_floor"] == pytest.approx(2 / 2**7)
