@@ -6,7 +6,8 @@ Mapping to the paper (every line also in ``docs/locomo.md``):
   ``" [image: <blip_caption>]"`` appended on image turns when captions are in; token cost
   ``max(5, min(40, len(text) // 4))`` (Section 3.2, as the τ-bench and ToolBench pipelines);
 - entity view <- the named entities of the turn's text (:mod:`.entities`);
-- tool view <- the speaker (the step's "signature": who acted);
+- tool view <- nothing by default (a conversation calls no tool); the declared variant puts the
+  speaker there (the step's "signature": who acted);
 - subgoal view <- the session (the user-turn segment of τ-bench; ``session_<n>``);
 - similarity view: unchanged (k-NN communities of the embeddings).
 
@@ -31,6 +32,7 @@ from .entities import EntityExtractor, speaker_exclusions
 from .evidence import resolve_evidence
 
 __all__ = [
+    "ANSWERABLE",
     "MIN_EVIDENCE",
     "ConvSteps",
     "LocomoQuery",
@@ -38,6 +40,7 @@ __all__ = [
     "build_queries",
     "conversation_steps",
     "step_cost",
+    "trajectory",
 ]
 
 MIN_EVIDENCE = 2
@@ -60,6 +63,7 @@ class ConvSteps:
     sessions: tuple[int, ...]
     entities: tuple[frozenset[str], ...]
     index: dict[str, int]
+    tools: tuple[str | None, ...]
 
     @property
     def n_steps(self) -> int:
@@ -98,6 +102,7 @@ def conversation_steps(
         tuple(t.session for t in conv.turns),
         tuple(ents),
         {t.dia_id: i for i, t in enumerate(conv.turns)},
+        tuple(t.speaker if choices.speaker_view == "tool-slot" else None for t in conv.turns),
     )
 
 
@@ -201,13 +206,14 @@ def _entity_rate(ents: Sequence[frozenset[str]]) -> float:
 
 
 def trajectory(steps: ConvSteps, embeddings: NDArray[np.float64]) -> Any:
-    """The retrieval trajectory: speaker in the tool slot, session as the subgoal id."""
+    """The retrieval trajectory: entities, session as the subgoal id, the speaker as the tool
+    signature only under ``speaker_view='tool-slot'``."""
     from osustat.retrieval import Trajectory
 
     return Trajectory.from_steps(
         embeddings,
         list(steps.costs),
-        tools=list(steps.speakers),
+        tools=list(steps.tools),
         entities=[sorted(e) for e in steps.entities],
         subgoals=list(steps.sessions),
     )

@@ -18,6 +18,7 @@ class Choices:
     query_time: str = "end"
     entity_extractor: str = "proper-nouns"
     captions: str = "in"
+    speaker_view: str = "off"
 
     def __post_init__(self) -> None:
         table = declared()

@@ -79,6 +79,9 @@ def test_trajectory_views(small_file: Path) -> None:
 
     _, steps, _ = _setup(small_file, Choices())
     traj = trajectory(steps, np.eye(steps.n_steps, 32))
+    assert traj.tool_of(0) is None and traj.tool_of(1) is None
+    _, spk, _ = _setup(small_file, Choices(speaker_view="tool-slot"))
+    traj = trajectory(spk, np.eye(spk.n_steps, 32))
     assert traj.tool_of(0) == "Caroline" and traj.tool_of(1) == "Melanie"
     assert traj.subgoal_ids.tolist()[:9] == [0] * 8 + [1]
     assert traj.entity_names(0) == {"toby", "boston"}
