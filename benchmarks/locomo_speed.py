@@ -41,8 +41,10 @@ def _same(a: Path, b: Path) -> list[str]:
     """Names of the files that differ between two output folders (empty: identical)."""
     names = sorted({p.name for p in a.iterdir()} | {p.name for p in b.iterdir()})
     return [
-        n for n in names
-        if not (a / n).is_file() or not (b / n).is_file()
+        n
+        for n in names
+        if not (a / n).is_file()
+        or not (b / n).is_file()
         or (a / n).read_bytes() != (b / n).read_bytes()
     ]
 
