@@ -116,3 +116,17 @@ def test_conversation_level_is_an_exact_signflip_over_conversation_means() -> No
     assert out["all"]["p"] == pytest.approx(p)
     assert out["all"]["effect"] == pytest.approx(d.mean())
     assert out["all"]["p_floor"] == pytest.approx(2 / 2**7)
+
+
+def test_user_retriever_joins_the_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from osustat.retrieval.registry import load_retriever
+
+    examples = Path(__file__).resolve().parents[3] / "examples"
+    monkeypatch.chdir(examples)
+    spec = load_retriever("my_retriever:RecencyCosine")
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(small_data()), encoding="utf-8")
+    kw = {**KW, "budgets": (64,), "methods": ("Flat Vector", "OSU-Mem")}
+    reproduce(data, tmp_path / "o", retrievers=(spec,), **kw)
+    rec = pd.read_csv(tmp_path / "o" / "records.csv")
+    assert set(rec["method"]) == {"Flat Vector", "OSU-Mem", spec.name}
