@@ -16,7 +16,7 @@ The verdicts of the "does the claim transfer?" section use the conversation unit
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +158,101 @@ def _means(records: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([q, e], axis=1).reset_index()
 
 
+def _breakeven_row(key: str, budget: int, res: Any) -> dict[str, Any]:
+    bh, oc = res.break_even, res.oracle
+    return {
+        "comparison": key,
+        "budget": budget,
+        "p_star": None if bh is None else bh.p_star,
+        "p_star_ci": None if bh is None or bh.ci is None else (bh.ci.low, bh.ci.high),
+        "pi_tool": None if bh is None else bh.pi_tool,
+        "pi_any": None if bh is None else bh.pi_any,
+        "never_negative": None if bh is None else bh.never_negative,
+        "oracle_gain": None if oc is None else oc.gain_over_baseline,
+        "aggregate": res.aggregate.effect,
+    }
+
+
+def _per_budget(
+    records: pd.DataFrame, comps: dict[str, tuple[str, str, str]], primary: int, n: int, seed: int
+) -> dict[str, Any]:
+    """Every comparison at every budget: cell rows, interaction, clustered contrast, break-even."""
+    out: dict[str, Any] = {"crosstab": {}, "forest": None}
+    by_budget, inter, contrast, be = [], [], [], []
+    for key, (t, b, metric) in comps.items():
+        for budget in sorted(set(records["budget"])):
+            res = _cc(records, t, b, metric, budget, n, seed)
+            rows = _rows(res, conversation_level(records, t, b, metric, budget, n, seed))
+            if budget == primary:
+                out["crosstab"][key] = rows
+                if key == "osu_flat_hit":
+                    out["forest"] = res
+            by_budget += [{"comparison": key, "budget": budget, **r} for r in rows]
+            it = res.interaction
+            inter.append(
+                {
+                    "comparison": key,
+                    "budget": budget,
+                    "p": None if it is None else it.pvalue,
+                    "method": None if it is None else it.method,
+                }
+            )
+            contrast.append(
+                {
+                    "comparison": key,
+                    "budget": budget,
+                    **_contrast(records, t, b, metric, budget, n, seed),
+                }
+            )
+            if key in ("osu_flat_hit", "osu_flat_recall"):
+                be.append(_breakeven_row(key, budget, res))
+    out.update(by_budget=by_budget, interaction=inter, contrast=contrast, breakeven=be)
+    return out
+
+
+def _by_category(
+    records: pd.DataFrame, comps: dict[str, tuple[str, str, str]], primary: int, n: int, seed: int
+) -> list[dict[str, Any]]:
+    rows = []
+    for cat, part in records.groupby("category"):
+        for key, (t, b, metric) in comps.items():
+            if key.endswith("recall"):
+                continue
+            a = _cc(part, t, b, metric, primary, n, seed).aggregate
+            conv = conversation_level(part, t, b, metric, primary, n, seed).get("all", {})
+            rows.append(
+                {
+                    "category": int(cat),
+                    "comparison": key,
+                    "n": a.n,
+                    "effect": a.effect,
+                    "p": a.test.pvalue,
+                    "ci_low": a.ci.low,
+                    "ci_high": a.ci.high,
+                    "conv_effect": conv.get("effect", np.nan),
+                    "conv_p": conv.get("p", np.nan),
+                    "conv_n": conv.get("n_conversations", 0),
+                }
+            )
+    return rows
+
+
+def _sensitivity(
+    sensitivity: list[tuple[Any, pd.DataFrame, dict[str, Any]]], primary: int, n: int, seed: int
+) -> list[dict[str, Any]]:
+    rows = []
+    for ch, rec, _ in sensitivity:
+        for key in ("osu_flat_hit", "overlap_disjoint_hit"):
+            t, b, metric = COMPARISONS[key]
+            if not {t, b} <= set(rec["method"]):
+                continue
+            res = _cc(rec, t, b, metric, primary, n, seed)
+            p_int = None if res.interaction is None else res.interaction.pvalue
+            for r in _rows(res, conversation_level(rec, t, b, metric, primary, n, seed)):
+                rows.append({"variant": ch.label(), "comparison": key, "interaction_p": p_int, **r})
+    return rows
+
+
 def analyze(
     records: pd.DataFrame,
     sensitivity: list[tuple[Any, pd.DataFrame, dict[str, Any]]],
@@ -167,111 +262,26 @@ def analyze(
     seed: int = 0,
     claims: str | Path | None = None,
 ) -> LocomoAnalysis:
-    budgets = sorted(set(records["budget"]))
+    """Every table of the report, from the main run's `records` and the sensitivity reruns
+    (``(choices, records, structure)`` each); `primary` is the budget of the cross-tab."""
     methods = set(records["method"])
     comps = {k: v for k, v in COMPARISONS.items() if v[0] in methods and v[1] in methods}
-    crosstab: dict[str, list[dict[str, Any]]] = {}
-    by_budget, inter, contrast, be = [], [], [], []
-    forest = None
-    for key, (t, b, metric) in comps.items():
-        for budget in budgets:
-            res = _cc(records, t, b, metric, budget, n_resamples, seed)
-            conv = conversation_level(records, t, b, metric, budget, n_resamples, seed)
-            rows = _rows(res, conv)
-            if budget == primary:
-                crosstab[key] = rows
-                if key == "osu_flat_hit":
-                    forest = res
-            by_budget += [{"comparison": key, "budget": budget, **r} for r in rows]
-            inter.append(
-                {
-                    "comparison": key,
-                    "budget": budget,
-                    "p": None if res.interaction is None else res.interaction.pvalue,
-                    "method": None if res.interaction is None else res.interaction.method,
-                }
-            )
-            contrast.append(
-                {
-                    "comparison": key,
-                    "budget": budget,
-                    **_contrast(records, t, b, metric, budget, n_resamples, seed),
-                }
-            )
-            if key in ("osu_flat_hit", "osu_flat_recall"):
-                bh, oc = res.break_even, res.oracle
-                be.append(
-                    {
-                        "comparison": key,
-                        "budget": budget,
-                        "p_star": None if bh is None else bh.p_star,
-                        "p_star_ci": None
-                        if bh is None or bh.ci is None
-                        else (bh.ci.low, bh.ci.high),
-                        "pi_tool": None if bh is None else bh.pi_tool,
-                        "pi_any": None if bh is None else bh.pi_any,
-                        "never_negative": None if bh is None else bh.never_negative,
-                        "oracle_gain": None if oc is None else oc.gain_over_baseline,
-                        "aggregate": res.aggregate.effect,
-                    }
-                )
-    cat_rows = []
-    for cat, part in records.groupby("category"):
-        for key, (t, b, metric) in comps.items():
-            if key.endswith("recall"):
-                continue
-            res = _cc(part, t, b, metric, primary, n_resamples, seed)
-            conv = conversation_level(part, t, b, metric, primary, n_resamples, seed)
-            a = res.aggregate
-            cat_rows.append(
-                {
-                    "category": int(cat),
-                    "comparison": key,
-                    "n": a.n,
-                    "effect": a.effect,
-                    "p": a.test.pvalue,
-                    "ci_low": a.ci.low,
-                    "ci_high": a.ci.high,
-                    "conv_effect": conv.get("all", {}).get("effect", np.nan),
-                    "conv_p": conv.get("all", {}).get("p", np.nan),
-                    "conv_n": conv.get("all", {}).get("n_conversations", 0),
-                }
-            )
-    sens_rows = []
-    for ch, rec, _ in sensitivity:
-        for key in ("osu_flat_hit", "overlap_disjoint_hit"):
-            t, b, metric = COMPARISONS[key]
-            if not {t, b} <= set(rec["method"]):
-                continue
-            res = _cc(rec, t, b, metric, primary, n_resamples, seed)
-            conv = conversation_level(rec, t, b, metric, primary, n_resamples, seed)
-            for r in _rows(res, conv):
-                sens_rows.append(
-                    {
-                        "variant": ch.label(),
-                        "comparison": key,
-                        "interaction_p": None
-                        if res.interaction is None
-                        else res.interaction.pvalue,
-                        **r,
-                    }
-                )
+    pb = _per_budget(records, comps, primary, n_resamples, seed)
     ana = LocomoAnalysis(
         primary=primary,
-        crosstab=crosstab,
-        by_budget=pd.DataFrame(by_budget),
-        interaction=pd.DataFrame(inter),
-        clustered_contrast=pd.DataFrame(contrast),
-        breakeven=pd.DataFrame(be),
-        by_category=pd.DataFrame(cat_rows),
+        crosstab=pb["crosstab"],
+        by_budget=pd.DataFrame(pb["by_budget"]),
+        interaction=pd.DataFrame(pb["interaction"]),
+        clustered_contrast=pd.DataFrame(pb["contrast"]),
+        breakeven=pd.DataFrame(pb["breakeven"]),
+        by_category=pd.DataFrame(_by_category(records, comps, primary, n_resamples, seed)),
         means=_means(records),
-        sensitivity=pd.DataFrame(sens_rows),
+        sensitivity=pd.DataFrame(_sensitivity(sensitivity, primary, n_resamples, seed)),
         transfer=[],
         audit_markdown=audit_locomo_claims(records, claims, n_resamples=n_resamples, seed=seed),
-        forest=forest,
+        forest=pb["forest"],
     )
-    object.__setattr__(ana, "transfer", transfer_verdicts(ana))
-    return ana
+    return replace(ana, transfer=transfer_verdicts(ana))
 
 
 def _verdict(p_conv: float, e_conv: float, p_query: float, e_query: float, sign: int) -> str:
@@ -358,8 +368,6 @@ def audit_locomo_claims(
     kept = tuple(c for c in claims.claims if c.benchmark == "locomo" and c.budget in budgets)
     if not kept:
         return None
-    from dataclasses import replace
-
     used = {c.family for c in kept}
     sub = replace(
         claims, claims=kept, families={k: v for k, v in claims.families.items() if k in used}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +150,7 @@ def reproduce(
     scheduler: Any = None,
     checkpoint: str | Path | None = None,
     claims: str | Path | None = None,
+    force: bool = False,
 ) -> LocomoResult:
     """Run the LoCoMo analysis on ``locomo10.json`` at `data` and write it into `out`.
 
@@ -168,36 +169,40 @@ def reproduce(
     encoder : TextEncoder, optional
         Overrides the real encoder (tests pass a stand-in); `cache` is then unused.
     n_resamples : int
-        Sign flips per test (>= 1024, so the 10 conversation means are enumerated exactly).
+        Sign flips per test (the conversation-level tests use at least 1,024, so 10
+        conversation means are enumerated exactly).
+    force : bool
+        Replace a non-empty `out` made from other inputs (or not by osustat).
     """
     from osustat import validate_records
-    from osustat.provenance import atomic_output
+    from osustat.provenance import Provenance, check_target
 
     from .analysis import analyze
-    from .report import render, write_figures
+    from .report import render
 
-    for name, v in (("jobs", jobs), ("n_resamples", n_resamples)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"`{name}` must be a positive integer; got {v!r}.")
-    bad = [b for b in budgets if isinstance(b, bool) or not isinstance(b, int) or b <= 0]
-    if bad or not budgets:
-        raise ValueError(f"`budgets` must be positive integers; got {list(budgets)}.")
+    _check_args(jobs, n_resamples, budgets)
     choices = choices or Choices()
     start = time.perf_counter()
     data = Path(data)
     if not data.is_file():
         raise LocomoDataError(f"{data}: no such file.")
     convs = load_locomo(data)
+    audit_file = _audit_path(data)
     needs_audit = choices.labels == "audit" or sensitivity
-    audit = (
-        load_audit(_audit_path(data), convs)
-        if needs_audit and _audit_path(data).is_file()
-        else None
+    audit = load_audit(audit_file, convs) if needs_audit and audit_file.is_file() else None
+    files = [("data", data)] + ([("audit", audit_file)] if audit is not None else [])
+    command = f"osustat reproduce locomo --data {data.name} --out DIR --seed {seed}" + (
+        " --sensitivity" if sensitivity else ""
     )
+    prov = Provenance.for_files(
+        files,
+        command=command,
+        seeds={"master": seed},
+        resamples={"sign-flip": n_resamples, "bootstrap": 2000},
+    )
+    check_target(out, prov.inputs_digest, force=force)
     if choices.labels == "audit" and audit is None:
-        raise LocomoDataError(
-            f"{_audit_path(data)}: the audit overlay is needed for labels='audit'."
-        )
+        raise LocomoDataError(f"{audit_file}: the audit overlay is needed for labels='audit'.")
     if encoder is None:
         from osustat.retrieval import CachedEncoder, SentenceTransformerEncoder, default_cache_dir
 
@@ -228,37 +233,81 @@ def reproduce(
     validate_records(records)
     structure = _structure(convs, prep)
     structure["membership"] = membership.to_dict(orient="records")
-    sens: list[tuple[Choices, pd.DataFrame, dict[str, Any]]] = []
-    if sensitivity:
-        small = tuple(m for m in ("Flat Vector", "OSU-Mem", "OSU-Mem (disjoint)") if m in methods)
-        for ch in variants()[1:]:
-            if ch.labels == "audit" and audit is None:
-                continue
-            p = prepare(convs, ch, encoder, audit)
-            rec, _ = run_sweep(
-                p.steps,
-                p.embeddings,
-                [t.queries for t in p.tables],
-                p.query_embeddings,
-                methods=small,
-                **kw,
-            )
-            sens.append((ch, rec, _structure(convs, p)))
+    sens = _sensitivity_runs(convs, encoder, audit, methods, kw) if sensitivity else []
     primary = PRIMARY_BUDGET if PRIMARY_BUDGET in budgets else sorted(budgets)[len(budgets) // 2]
     result = analyze(
         records, sens, primary=primary, n_resamples=n_resamples, seed=seed, claims=claims
     )
     report = render(result, structure, declared(), sens_structures=[s for _, _, s in sens])
+    excl = tuple(sorted(structure["excluded_by_reason"].items()))
+    prov = replace(prov, exclusions=excl)
+    report += "\n" + "\n".join(prov.markdown()) + "\n"
     seconds = time.perf_counter() - start
-    with atomic_output(out, force=True) as tmp:
+    _write(Path(out), records, structure, report, result, prov, force)
+    return LocomoResult(Path(out), len(records), seconds, encode_seconds, structure)
+
+
+def _check_args(jobs: Any, n_resamples: Any, budgets: Sequence[Any]) -> None:
+    for name, v in (("jobs", jobs), ("n_resamples", n_resamples)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"`{name}` must be a positive integer; got {v!r}.")
+    bad = [b for b in budgets if isinstance(b, bool) or not isinstance(b, int) or b <= 0]
+    if bad or not budgets:
+        raise ValueError(f"`budgets` must be positive integers; got {list(budgets)}.")
+
+
+def _sensitivity_runs(
+    convs: list[Conversation],
+    encoder: Any,
+    audit: dict[tuple[str, int], tuple[str, ...]] | None,
+    methods: Sequence[str],
+    kw: dict[str, Any],
+) -> list[tuple[Choices, pd.DataFrame, dict[str, Any]]]:
+    """Every other option of each choice, one at a time, with OSU-Mem, its disjoint variant
+    and Flat Vector. The audit-label variant is skipped (and so absent from the report) when
+    the overlay file is missing."""
+    small = tuple(m for m in ("Flat Vector", "OSU-Mem", "OSU-Mem (disjoint)") if m in methods)
+    out = []
+    for ch in variants()[1:]:
+        if ch.labels == "audit" and audit is None:
+            continue
+        p = prepare(convs, ch, encoder, audit)
+        rec, _ = run_sweep(
+            p.steps,
+            p.embeddings,
+            [t.queries for t in p.tables],
+            p.query_embeddings,
+            methods=small,
+            **kw,
+        )
+        out.append((ch, rec, _structure(convs, p)))
+    return out
+
+
+def _write(
+    out: Path,
+    records: pd.DataFrame,
+    structure: dict[str, Any],
+    report: str,
+    result: Any,
+    prov: Any,
+    force: bool,
+) -> None:
+    from osustat.provenance import atomic_output
+
+    from .report import write_figures
+
+    with atomic_output(out, inputs_digest=prov.inputs_digest, force=force) as tmp:
         tmp = Path(tmp)
+        (tmp / "provenance.json").write_text(
+            json.dumps(prov.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
         records.to_csv(tmp / "records.csv", index=False)
         (tmp / "structure.json").write_text(
             json.dumps(_jsonable(structure), indent=1, sort_keys=True) + "\n", encoding="utf-8"
         )
         (tmp / "report.md").write_text(report, encoding="utf-8")
         write_figures(result, tmp)
-    return LocomoResult(Path(out), len(records), seconds, encode_seconds, structure)
 
 
 def _jsonable(x: Any) -> Any:

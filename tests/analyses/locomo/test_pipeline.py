@@ -130,3 +130,40 @@ def test_user_retriever_joins_the_sweep(tmp_path: Path, monkeypatch: pytest.Monk
     reproduce(data, tmp_path / "o", retrievers=(spec,), **kw)
     rec = pd.read_csv(tmp_path / "o" / "records.csv")
     assert set(rec["method"]) == {"Flat Vector", "OSU-Mem", spec.name}
+
+
+@pytest.mark.parametrize(
+    ("p_conv", "e_conv", "p_query", "e_query", "expected"),
+    [
+        (0.01, -0.1, 0.001, -0.1, "transfers"),
+        (0.01, 0.1, 0.001, 0.1, "reversed (significant, opposite sign)"),
+        (0.2, -0.1, 0.01, -0.1, "query level only"),
+        (0.2, 0.1, 0.01, 0.1, "reversed at the query level only"),
+        (0.2, -0.1, 0.3, -0.1, "does not transfer at this n"),
+        (float("nan"), -0.1, 0.3, -0.1, "does not transfer at this n"),
+    ],
+)
+def test_transfer_verdict_decides_at_the_conversation_unit(
+    p_conv: float, e_conv: float, p_query: float, e_query: float, expected: str
+) -> None:
+    from osustat.analyses.locomo.analysis import _verdict
+
+    assert _verdict(p_conv, e_conv, p_query, e_query, -1) == expected
+
+
+def test_out_folder_of_something_else_is_refused_before_any_work(
+    run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from osustat.provenance import OutputError
+
+    a, _ = run
+    prov = json.loads((a / "provenance.json").read_text(encoding="utf-8"))
+    assert prov["inputs"][0]["role"] == "data" and prov["seeds"] == {"master": 0}
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me", encoding="utf-8")
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(small_data()), encoding="utf-8")
+    with pytest.raises(OutputError, match="without an osustat"):
+        reproduce(data, other, **{**KW, "encoder": None})  # would load the model if it ran
+    assert (other / "notes.txt").read_text(encoding="utf-8") == "keep me"
