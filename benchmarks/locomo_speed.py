@@ -8,7 +8,7 @@ byte-identical (every output file compared). Other lanes share the machine: the 
 is printed beside each time. Results: ``benchmarks/results-locomo_speed.md``.
 
 Until the benchmark protocol's ``osustat reproduce locomo`` lands, this calls
-``osustat.analyses.locomo.pipeline.reproduce`` in a fresh interpreter (so model loading and
+``osustat.analyses.locomo.reproduce.reproduce_locomo`` in a fresh interpreter (so model loading and
 imports count, as they would from the CLI).
 """
 
@@ -27,8 +27,8 @@ DATA = "/work/shared/data/locomo/locomo10.json"
 
 def _run(cache: str, jobs: int, out: str, sensitivity: bool) -> float:
     code = (
-        "from osustat.analyses.locomo.pipeline import reproduce\n"
-        f"reproduce({DATA!r}, {out!r}, cache={cache!r}, jobs={jobs}, progress=False, "
+        "from osustat.analyses.locomo.reproduce import reproduce_locomo\n"
+        f"reproduce_locomo({DATA!r}, {out!r}, cache={cache!r}, jobs={jobs}, progress=False, "
         f"sensitivity={sensitivity})\n"
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}

@@ -14,7 +14,7 @@ import pytest
 
 from osustat.analyses.locomo.analysis import conversation_level
 from osustat.analyses.locomo.data import LocomoDataError
-from osustat.analyses.locomo.pipeline import reproduce
+from osustat.analyses.locomo.reproduce import reproduce_locomo
 from osustat.retrieval import HashingBagOfWordsEncoder
 
 from .conftest import small_data
@@ -34,8 +34,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("locomo")
     data = base / "locomo.json"
     data.write_text(json.dumps(small_data()), encoding="utf-8")
-    reproduce(data, base / "a", **KW)
-    reproduce(data, base / "b", **KW)
+    reproduce_locomo(data, base / "a", **KW)
+    reproduce_locomo(data, base / "b", **KW)
     return base / "a", base / "b"
 
 
@@ -81,7 +81,7 @@ def test_bad_input_writes_nothing(tmp_path: Path) -> None:
     p = tmp_path / "bad.json"
     p.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(LocomoDataError, match=r"conv-1.*'dia_id'"):
-        reproduce(p, tmp_path / "out", **KW)
+        reproduce_locomo(p, tmp_path / "out", **KW)
     assert not (tmp_path / "out").exists()
     assert sorted(x.name for x in tmp_path.iterdir()) == ["bad.json"]
 
@@ -127,7 +127,7 @@ def test_user_retriever_joins_the_sweep(tmp_path: Path, monkeypatch: pytest.Monk
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(small_data()), encoding="utf-8")
     kw = {**KW, "budgets": (64,), "methods": ("Flat Vector", "OSU-Mem")}
-    reproduce(data, tmp_path / "o", retrievers=(spec,), **kw)
+    reproduce_locomo(data, tmp_path / "o", retrievers=(spec,), **kw)
     rec = pd.read_csv(tmp_path / "o" / "records.csv")
     assert set(rec["method"]) == {"Flat Vector", "OSU-Mem", spec.name}
 
@@ -165,5 +165,5 @@ def test_out_folder_of_something_else_is_refused_before_any_work(
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(small_data()), encoding="utf-8")
     with pytest.raises(OutputError, match="without an osustat"):
-        reproduce(data, other, **{**KW, "encoder": None})  # would load the model if it ran
+        reproduce_locomo(data, other, **{**KW, "encoder": None})  # would load the model if it ran
     assert (other / "notes.txt").read_text(encoding="utf-8") == "keep me"

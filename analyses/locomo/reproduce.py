@@ -23,7 +23,7 @@ from .data import Conversation, LocomoDataError, load_audit, load_locomo
 from .entities import EntityExtractor
 from .run import BENCHMARK, BUDGETS, MAIN_METHODS, PRIMARY_BUDGET, run_sweep
 
-__all__ = ["LocomoResult", "prepare", "reproduce"]
+__all__ = ["LocomoResult", "prepare", "reproduce_locomo"]
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def _marginal_summary(marg: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def reproduce(
+def reproduce_locomo(
     data: str | Path,
     out: str | Path,
     *,
