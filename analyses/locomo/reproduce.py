@@ -239,6 +239,12 @@ def reproduce_locomo(
         records, sens, primary=primary, n_resamples=n_resamples, seed=seed, claims=claims
     )
     report = render(result, structure, declared(), sens_structures=[s for _, _, s in sens])
+    if retrievers:
+        from osustat.reports.user_methods import render_user_methods
+
+        names = [r.name for r in retrievers]
+        refs = tuple(m for m in ("OSU-Mem", "Flat Vector") if m in methods)
+        report += "\n" + render_user_methods(records, names, references=refs) + "\n"
     excl = tuple(sorted(structure["excluded_by_reason"].items()))
     prov = replace(prov, exclusions=excl)
     report += "\n" + "\n".join(prov.markdown()) + "\n"

@@ -130,6 +130,7 @@ def test_user_retriever_joins_the_sweep(tmp_path: Path, monkeypatch: pytest.Monk
     reproduce_locomo(data, tmp_path / "o", retrievers=(spec,), **kw)
     rec = pd.read_csv(tmp_path / "o" / "records.csv")
     assert set(rec["method"]) == {"Flat Vector", "OSU-Mem", spec.name}
+    assert spec.name in (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(
