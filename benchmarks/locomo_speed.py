@@ -7,9 +7,8 @@ turn and question encoded by all-MiniLM-L6-v2); the second reuses the cache (war
 byte-identical (every output file compared). Other lanes share the machine: the load average
 is printed beside each time. Results: ``benchmarks/results-locomo_speed.md``.
 
-Until the benchmark protocol's ``osustat reproduce locomo`` lands, this calls
-``osustat.analyses.locomo.reproduce.reproduce_locomo`` in a fresh interpreter (so model loading and
-imports count, as they would from the CLI).
+Runs ``osustat reproduce locomo`` (the CLI, through the one driver) in a fresh interpreter, so
+model loading and imports count.
 """
 
 from __future__ import annotations
@@ -26,14 +25,15 @@ DATA = "/work/shared/data/locomo/locomo10.json"
 
 
 def _run(cache: str, jobs: int, out: str, sensitivity: bool) -> float:
-    code = (
-        "from osustat.analyses.locomo.reproduce import reproduce_locomo\n"
-        f"reproduce_locomo({DATA!r}, {out!r}, cache={cache!r}, jobs={jobs}, progress=False, "
-        f"sensitivity={sensitivity})\n"
-    )
+    cmd = [
+        sys.executable, "-m", "osustat", "reproduce", "locomo", "--data", DATA, "--out", out,
+        "--cache", cache, "--jobs", str(jobs), "--no-progress",
+    ]  # fmt: skip
+    if sensitivity:
+        cmd.append("--sensitivity")
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    subprocess.run(cmd, check=True, env=env)
     return time.perf_counter() - start
 
 

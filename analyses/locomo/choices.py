@@ -1,56 +1,52 @@
-"""The declared open choices of the LoCoMo pipeline, read from ``choices.toml`` (package data)."""
+"""The declared open choices of LoCoMo (``choices.toml``, package data, read through the
+protocol's :func:`analyses.protocol.load_choices`) as one typed setting."""
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, fields, replace
-from importlib import resources
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["Choices", "declared", "variants"]
+__all__ = ["Choices", "declared"]
+
+
+def declared() -> Any:
+    """The protocol's :class:`~analyses.protocol.Choices` of LoCoMo."""
+    from osustat.analyses.protocol import load_choices
+
+    return load_choices("osustat.analyses.locomo", "locomo")
 
 
 @dataclass(frozen=True)
 class Choices:
-    """One setting of every open choice (defaults: ``choices.toml``)."""
+    """One setting of every open choice (field ``query_time`` <-> choice ``query-time``)."""
 
     labels: str = "original"
     query_time: str = "end"
     entity_extractor: str = "proper-nouns"
-    captions: str = "in"
     speaker_view: str = "off"
+    captions: str = "in"
 
     def __post_init__(self) -> None:
         table = declared()
         for f in fields(self):
-            value = getattr(self, f.name)
-            options = table[f.name]["options"]
-            if value not in options:
-                raise ValueError(f"choice `{f.name}` must be one of {options}; got {value!r}.")
+            choice = table.get(f.name.replace("_", "-"))
+            if getattr(self, f.name) not in choice.values:
+                raise ValueError(
+                    f"choice `{choice.name}` must be one of {list(choice.values)}; "
+                    f"got {getattr(self, f.name)!r}."
+                )
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, str]) -> Choices:
+        """From the protocol's ``{choice name: value}`` (missing names take the default)."""
+        return cls(**{k.replace("-", "_"): v for k, v in values.items()})
+
+    def as_mapping(self) -> dict[str, str]:
+        return {f.name.replace("_", "-"): getattr(self, f.name) for f in fields(self)}
 
     def label(self) -> str:
         """``name=value`` of the settings that differ from the defaults (``'default'`` if none)."""
-        base = Choices()
-        diff = [
-            f"{f.name}={getattr(self, f.name)}"
-            for f in fields(self)
-            if getattr(self, f.name) != getattr(base, f.name)
-        ]
+        base = Choices().as_mapping()
+        diff = [f"{k}={v}" for k, v in self.as_mapping().items() if v != base[k]]
         return ", ".join(diff) or "default"
-
-
-def declared() -> dict[str, dict[str, Any]]:
-    """The ``[choices.*]`` tables of ``choices.toml``: ``default``, ``options``, ``why``."""
-    text = resources.files(__package__).joinpath("choices.toml").read_text(encoding="utf-8")
-    table: dict[str, dict[str, Any]] = tomllib.loads(text)["choices"]
-    return table
-
-
-def variants() -> list[Choices]:
-    """The default setting, then each non-default option of one choice at a time."""
-    out = [Choices()]
-    for name, spec in declared().items():
-        for option in spec["options"]:
-            if option != spec["default"]:
-                out.append(replace(Choices(), **{name: option}))
-    return out

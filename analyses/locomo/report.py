@@ -442,8 +442,8 @@ def _transfer_section(a: LocomoAnalysis) -> list[str]:
     return w
 
 
-def _sensitivity_section(a: LocomoAnalysis, sens_structures: list[dict[str, Any]]) -> list[str]:
-    if a.sensitivity.empty:
+def _sensitivity_section(a: LocomoAnalysis, skipped: list[str]) -> list[str]:
+    if a.sensitivity.empty and not skipped:
         return []
     w = [f"## Sensitivity to the open choices (B = {a.primary}, Hit@2)", ""]
     w.append(
@@ -452,7 +452,10 @@ def _sensitivity_section(a: LocomoAnalysis, sens_structures: list[dict[str, Any]
     )
     w.append("")
     rows = []
-    for (variant, key), g in a.sensitivity.groupby(["variant", "comparison"], sort=False):
+    groups = (
+        a.sensitivity.groupby(["variant", "comparison"], sort=False) if len(a.sensitivity) else []
+    )
+    for (variant, key), g in groups:
         cells = {r["cell"]: r for _, r in g.iterrows()}
         line: list[Any] = [variant, _COMP_WORDS[key]]
         for c in (*CELL_ORDER, "Aggregate"):
@@ -466,29 +469,31 @@ def _sensitivity_section(a: LocomoAnalysis, sens_structures: list[dict[str, Any]
         rows.append(line)
     w += _table(["variant", "comparison", *CELL_ORDER, "Aggregate", "p interaction"], rows)
     w.append("")
+    for label in skipped:
+        w.append(f"Not run: {label} (the audit overlay audit/errors.json is not beside the data).")
+        w.append("")
     return w
 
 
 def render(
     a: LocomoAnalysis,
     structure: dict[str, Any],
-    choices: dict[str, dict[str, Any]],
+    choices: Any,
     *,
-    sens_structures: list[dict[str, Any]] = (),
-) -> str:  # type: ignore[assignment]
+    skipped: list[str] | None = None,
+) -> str:
+    """The report's markdown (the driver appends the choices of the run and the provenance)."""
     w = ["# LoCoMo: the cell-conditional analysis on long conversations with natural queries", ""]
     w.append(
         "Data: LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, snap-research/locomo), "
         "audit overlay by dial481/locomo-audit (CC BY-NC 4.0). Mapping of views and every "
-        "choice: docs/locomo.md."
+        f"choice: docs/locomo.md; the choices are declared in `{choices.source}`."
     )
     w.append("")
     w.append(
         "Choices of this run: "
         + ", ".join(f"{k} = `{v}`" for k, v in structure["choices"].items())
-        + " (declared defaults: "
-        + ", ".join(f"{k} = `{v['default']}`" for k, v in choices.items())
-        + ")."
+        + "."
     )
     w.append("")
     for part in (
@@ -500,17 +505,14 @@ def render(
         _breakeven_section(a),
         _category_section(a),
         _means_section(a),
-        _sensitivity_section(a, list(sens_structures)),
+        _sensitivity_section(a, skipped or []),
     ):
         w += part
     if a.audit_markdown:
         w.append("## Audit of claims/locomo.toml")
         w.append("")
-        w.append(
-            a.audit_markdown.split("\n", 1)[1]
-            if a.audit_markdown.startswith("# ")
-            else a.audit_markdown
-        )
+        body = a.audit_markdown
+        w.append(body.split("\n", 1)[1] if body.startswith("# ") else body)
     w.append("")
     w.append(
         "Figures: forest.png (cells at the primary budget), budget_effects_hit.png, "

@@ -1,4 +1,4 @@
-"""The declared open choices: the TOML (package data) and the dataclass agree."""
+"""The declared open choices: the TOML (package data, protocol format) and the dataclass agree."""
 
 from __future__ import annotations
 
@@ -6,26 +6,33 @@ from dataclasses import fields
 
 import pytest
 
-from osustat.analyses.locomo.choices import Choices, declared, variants
+from osustat.analyses.locomo.benchmark import BENCHMARK
+from osustat.analyses.locomo.choices import Choices, declared
+from osustat.analyses.protocol import Benchmark
 
 
 def test_defaults_agree_with_the_toml() -> None:
     table = declared()
-    assert set(table) == {f.name for f in fields(Choices)}
-    for f in fields(Choices):
-        assert getattr(Choices(), f.name) == table[f.name]["default"]
-        assert table[f.name]["default"] in table[f.name]["options"]
-        assert table[f.name]["why"].strip()
+    assert set(table.names()) == {f.name.replace("_", "-") for f in fields(Choices)}
+    assert Choices().as_mapping() == table.defaults()
+    for c in table.choices:
+        assert c.why and c.paper and c.default in c.values
 
 
-def test_variants_change_one_choice_at_a_time() -> None:
-    vs = variants()
-    assert vs[0] == Choices()
-    assert len(vs) == 1 + sum(len(v["options"]) - 1 for v in declared().values())
-    for v in vs[1:]:
-        assert v.label().count("=") == 1
+def test_mapping_round_trip_and_labels() -> None:
+    ch = Choices.from_mapping({"query-time": "after-evidence-session"})
+    assert ch.query_time == "after-evidence-session" and ch.labels == "original"
+    assert Choices.from_mapping(ch.as_mapping()) == ch
+    assert ch.label() == "query-time=after-evidence-session"
+    assert Choices().label() == "default"
 
 
 def test_unknown_option_is_an_error() -> None:
-    with pytest.raises(ValueError, match="query_time"):
+    with pytest.raises(ValueError, match="query-time"):
         Choices(query_time="middle")
+
+
+def test_the_benchmark_implements_the_protocol() -> None:
+    assert isinstance(BENCHMARK, Benchmark)
+    assert BENCHMARK.choices.defaults() == Choices().as_mapping()
+    assert set(BENCHMARK.references) <= set(BENCHMARK.methods())

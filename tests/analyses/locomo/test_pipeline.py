@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from osustat.analyses.locomo.analysis import conversation_level
+from osustat.analyses.locomo.benchmark import reproduce_locomo
 from osustat.analyses.locomo.data import LocomoDataError
-from osustat.analyses.locomo.reproduce import reproduce_locomo
 from osustat.retrieval import HashingBagOfWordsEncoder
 
 from .conftest import small_data
@@ -45,6 +45,7 @@ def test_outputs_and_report_sections(run: tuple[Path, Path]) -> None:
         "records.csv",
         "structure.json",
         "report.md",
+        "provenance.json",
         "forest.png",
         "budget_curves.png",
     }
@@ -155,16 +156,30 @@ def test_transfer_verdict_decides_at_the_conversation_unit(
 def test_out_folder_of_something_else_is_refused_before_any_work(
     run: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    from osustat.provenance import OutputError
-
     a, _ = run
     prov = json.loads((a / "provenance.json").read_text(encoding="utf-8"))
-    assert prov["inputs"][0]["role"] == "data" and prov["seeds"] == {"master": 0}
+    assert prov["inputs"][0]["role"] == "data file" and prov["seeds"] == {"master": 0}
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep me", encoding="utf-8")
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(small_data()), encoding="utf-8")
-    with pytest.raises(OutputError, match="without an osustat"):
+    with pytest.raises(ValueError, match="without an osustat"):
         reproduce_locomo(data, other, **{**KW, "encoder": None})  # would load the model if it ran
     assert (other / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_cli_bad_file_exits_2_naming_conversation_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from osustat.cli.main import main
+
+    data = small_data()
+    del data[1]["qa"]
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(data), encoding="utf-8")
+    code = main(["reproduce", "locomo", "--data", str(p), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "conv-2" in err and "'qa'" in err
+    assert not (tmp_path / "out").exists()
