@@ -183,3 +183,33 @@ def test_cli_bad_file_exits_2_naming_conversation_and_field(
     assert code == 2
     assert "conv-2" in err and "'qa'" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_sensitivity_through_the_driver(tmp_path: Path) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(small_data()), encoding="utf-8")
+    kw = {**KW, "budgets": (64,), "n_resamples": 1024}
+    reproduce_locomo(data, tmp_path / "o", sensitivity=True, **kw)
+    report = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
+    assert "## Sensitivity to the open choices" in report
+    # no overlay beside the made-up file: that point is listed as not run, never dropped
+    assert "Not run: labels=audit" in report
+    files = sorted(p.name for p in (tmp_path / "o" / "sensitivity").iterdir())
+    assert files == [
+        "records-captions=out.csv",
+        "records-entity-extractor=proper-nouns+speakers.csv",
+        "records-query-time=after-evidence-session.csv",
+        "records-speaker-view=tool-slot.csv",
+    ]
+    assert "| query-time=after-evidence-session |" in report
+
+
+def test_choice_changes_the_run(tmp_path: Path) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(small_data()), encoding="utf-8")
+    kw = {**KW, "budgets": (64,)}
+    reproduce_locomo(data, tmp_path / "o", choices={"captions": "out"}, **kw)
+    st = json.loads((tmp_path / "o" / "structure.json").read_text(encoding="utf-8"))
+    assert st["choices"]["captions"] == "out"
+    prov = json.loads((tmp_path / "o" / "provenance.json").read_text(encoding="utf-8"))
+    assert prov["choices"]["captions"] == "out"
