@@ -41,8 +41,8 @@ LOCOMO = "/work/shared/data/locomo/locomo10.json"
 
 
 def tau_texts() -> list[str]:
-    from osustat.analyses.tau_bench_data import concatenate
-    from osustat.analyses.tau_bench_formats import load_files
+    from osustat.analyses.tau_bench.data import concatenate
+    from osustat.analyses.tau_bench.formats import load_files
 
     groups, _ = concatenate(load_files(TAU).episodes, prefix=True)
     return sorted({t for g in groups for t in g.texts})

@@ -87,7 +87,7 @@ def steps_study(sizes: list[int], reps: int, dim: int, budget: int) -> None:
 _SWEEP = """
 import hashlib, resource, sys, time
 import osustat.analyses.runner as runner
-from osustat.analyses.synthetic_run import run_synthetic
+from osustat.analyses.synthetic.run import run_synthetic
 n, jobs, backend = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 if backend == "dask-per-episode":  # the runner before batching: one Dask task per episode
     runner.DASK_BATCHES_PER_THREAD = 10**9

@@ -92,7 +92,7 @@ class TestDask:
         `shared`, resumed from a checkpoint, and a tiny synthetic sweep's records: all equal to
         the serial run's."""
         distributed = pytest.importorskip("distributed")
-        from osustat.analyses.synthetic_run import run_synthetic
+        from osustat.analyses.synthetic.run import run_synthetic
 
         tasks = [(i, s) for i, s in enumerate(child_seeds(4, 21))]
         serial = run_tasks(_draw, tasks, progress=False)

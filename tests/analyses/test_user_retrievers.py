@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from osustat.cli import main
+from osustat.cli.main import main
 from osustat.retrieval import HashingBagOfWordsEncoder
 from osustat.retrieval.registry import load_retriever
 
@@ -74,7 +74,7 @@ def test_synthetic_cli(tmp_path: Path) -> None:
 
 
 def test_tau_bench_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from osustat.analyses.tau_bench import reproduce_tau_bench
+    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
 
     monkeypatch.chdir(EXAMPLES)
     files = _tau_files(tmp_path / "data")
@@ -82,7 +82,7 @@ def test_tau_bench_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         files,
         tmp_path / "tau",
         encoder=HashingBagOfWordsEncoder(64),
-        resamples=50,
+        n_resamples=50,
         progress=False,
         budgets=(256,),
         selector=None,
@@ -115,29 +115,35 @@ def test_toolbench_cli(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("in_examples")
 @pytest.mark.parametrize("benchmark", ["tau-bench", "toolbench"])
 def test_cli_hands_retrievers_and_backend_to_the_pipeline(tmp_path, monkeypatch, benchmark):
-    import osustat.analyses.tau_bench as tau
-    import osustat.analyses.toolbench as tb
+    import osustat.analyses.driver as driver
 
     seen: dict[str, Any] = {}
 
-    def fake(*args: Any, **kwargs: Any) -> Any:
-        seen.update(kwargs)
-        return type("R", (), {"n_records": 0, "seconds": 0.0})()
+    def fake(checked: Any) -> Any:
+        seen["spec"] = checked.spec
+        return driver.ReproduceResult(tmp_path, 0, 0.0)
 
-    monkeypatch.setattr(tau, "reproduce_tau_bench", fake)
-    monkeypatch.setattr(tb, "reproduce_toolbench", fake)
+    monkeypatch.setattr(driver, "_run", fake)
+    data = tmp_path / "d"
+    data.mkdir()
+    if benchmark == "tau-bench":
+        data = data / "t.json"
+        data.write_text("[]")
     out = tmp_path / "o"
-    argv = ["reproduce", benchmark, "--out", str(out), "--data", "d", "--jobs", "2"]
+    argv = ["reproduce", benchmark, "--out", str(out), "--data", str(data), "--jobs", "2"]
     assert main([*argv, "--retriever", f"{SPEC},{SPEC.replace(':', ':Recency')}"]) == 2
     assert main([*argv, "--retriever", SPEC, "--no-progress"]) == 0
-    assert [r.name for r in seen["retrievers"]] == [NAME]
-    assert seen["jobs"] == 2 and seen["scheduler"] is None and seen["progress"] is False
-    assert seen["checkpoint"] == tmp_path / ".o.sweep"
+    spec = seen["spec"]
+    assert [r.name for r in spec.retrievers] == [NAME]
+    b = spec.backend
+    assert b.jobs == 2 and b.scheduler is None and b.progress is False
+    assert b.checkpoint == tmp_path / ".o.sweep"
 
 
 def _tau_sweep(tmp_path: Path) -> dict[str, Any]:
-    from osustat.analyses.tau_bench import _encode_groups, _queries
-    from osustat.analyses.tau_bench_data import concatenate, load_files
+    from osustat.analyses.tau_bench.benchmark import _encode_groups, _queries
+    from osustat.analyses.tau_bench.data import concatenate
+    from osustat.analyses.tau_bench.formats import load_files
 
     groups, _ = concatenate(load_files(_tau_files(tmp_path / "data")).episodes)
     embs, _ = _encode_groups(groups, HashingBagOfWordsEncoder(64), [])
@@ -155,11 +161,11 @@ def _tau_sweep(tmp_path: Path) -> dict[str, Any]:
 
 def _three_sweeps(tmp_path: Path, **backend: Any) -> list[str]:
     """Records (as CSV text) of a tiny synthetic, tau-bench and ToolBench sweep."""
-    from osustat.analyses.synthetic_run import run_synthetic
-    from osustat.analyses.tau_bench_run import run_sweep
-    from osustat.analyses.toolbench_data import load_toolbench
-    from osustat.analyses.toolbench_episodes import build_episodes
-    from osustat.analyses.toolbench_run import run_episodes, step_table
+    from osustat.analyses.synthetic.run import run_synthetic
+    from osustat.analyses.tau_bench.run import run_sweep
+    from osustat.analyses.toolbench.data import load_toolbench
+    from osustat.analyses.toolbench.episodes import build_episodes
+    from osustat.analyses.toolbench.run import run_episodes, step_table
 
     mine = (load_retriever(SPEC),)
     syn = run_synthetic(
@@ -226,7 +232,8 @@ class TestBadRetriever:
         err = capsys.readouterr().err
         assert "`--retriever`" in err and "'OSU-Mem' is already a method" in err, err
         argv[1] = "toolbench"  # not a ToolBench method, but twice is one too many
-        assert main([*argv, "clash:Mine", "--retriever", "clash:Mine", "--data", "x"]) == 2
+        argv += ["clash:Mine", "--data", str(tmp_path), "--retriever"]
+        assert main([*argv, "clash:Mine"]) == 2
         assert "'OSU-Mem' is already a method" in capsys.readouterr().err
 
 
