@@ -24,6 +24,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -138,6 +139,7 @@ def main() -> None:
             cpu[name] = min(cpu[name], time.process_time() - c0)
             cosine[name] = float(np.min(np.sum(out * ref, axis=1)))
     print(f"load after: {load()}\n")
+    shutil.rmtree(tmp, ignore_errors=True)  # the exported graph (90 MB)
     base = best[next(iter(configs))]
     print("| configuration | texts/s (best of rounds) | × reference | CPU s | min cosine |")
     print("|---|---|---|---|---|")
