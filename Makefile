@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[text,distributed,ir,dev]'
+	$(BIN)/pip install --quiet -e '.[text,onnx,distributed,ann,ir,dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)
