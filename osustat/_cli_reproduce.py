@@ -37,10 +37,10 @@ def _check_options(args: argparse.Namespace) -> None:
     """The options every pipeline shares, in the order the synthetic pipeline always used."""
     if args.benchmark == "synthetic" and args.grid and not args.sensitivity:
         raise ValueError("`--grid` needs `--sensitivity`.")
-    if args.benchmark != "synthetic" and not args.data:
-        if args.benchmark == "toolbench":
-            raise ValueError("`--data` (one ToolBench data directory) is required for toolbench.")
-        raise ValueError("`reproduce tau-bench` needs `--data FILE [FILE ...]`.")
+    if args.benchmark != "synthetic":  # dataset names (default: the registry's) -> paths
+        from osustat.data.store import resolve_data
+
+        args.data = [str(p) for p in resolve_data(args.benchmark, args.data)]
     if args.benchmark == "toolbench" and len(args.data) != 1:
         raise ValueError("`--data` (one ToolBench data directory) is required for toolbench.")
     _count(args.episodes, "--episodes", 1, 1_000_000)
@@ -267,7 +267,9 @@ def add_reproduce_parser(sub: Any) -> None:
         "--data",
         nargs="+",
         default=None,
-        help="τ-/τ²-bench trajectory files (tau-bench) or the data directory (toolbench)",
+        help="τ-/τ²-bench trajectory files (tau-bench) or the data directory (toolbench), or "
+        "dataset names (osustat data list); default: the registry's copy (tau-bench: "
+        "tau-bench and tau2-bench; toolbench: toolbench)",
     )
     rp.add_argument("--cache", default=None, help="embedding cache directory")
     rp.add_argument(

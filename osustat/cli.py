@@ -135,6 +135,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from osustat._cli_data import add_data_parser
     from osustat._cli_reproduce import add_reproduce_parser
     from osustat.analysis import FAMILIES
     from osustat.multitest import CORRECTIONS
@@ -260,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     au.set_defaults(func=audit_command)
 
     add_reproduce_parser(sub)
+    add_data_parser(sub)
 
     cr = sub.add_parser(
         "check-retriever",
