@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,7 +91,7 @@ def _choose(df: pd.DataFrame, column: str, value: Any, what: str) -> pd.DataFram
 
 
 def paired(
-    records: pd.DataFrame,
+    records: pd.DataFrame | str | os.PathLike[str],
     treatment: str,
     baseline: str,
     *,
@@ -104,8 +105,10 @@ def paired(
 
     Parameters
     ----------
-    records : pandas.DataFrame
-        Long-format records; validated with :func:`validate_records`.
+    records : pandas.DataFrame or path
+        Long-format records, or the path of a records file (read with
+        :func:`osustat.load_records`, as :func:`osustat.analyze` reads one); validated with
+        :func:`validate_records`.
     treatment, baseline : str
         Method names.
     metric : str
@@ -146,6 +149,10 @@ def paired(
     """
     if unit not in ("query", "episode"):
         raise ValueError(f"`unit` must be one of {{'query', 'episode'}}; got {unit!r}.")
+    if isinstance(records, str | os.PathLike):
+        from .inputs import load_records  # the reader analyze() uses (inputs imports records)
+
+        records = load_records(records)
     df = validate_records(records)
     df = _choose(df, "benchmark", benchmark, "benchmark")
     methods = sorted(df["method"].unique().tolist())
