@@ -51,9 +51,10 @@ $(TORCH): $(BASE)
 	then echo "torch $(TORCH_VERSION): from the wheels pip's configuration supplies"; \
 	elif [ -n "$(TORCH_INDEX)" ]; then \
 	  echo "torch $(TORCH_VERSION): CPU build from $(TORCH_INDEX)"; \
-	  $(BIN)/pip install --quiet --index-url $(TORCH_INDEX) torch==$(TORCH_VERSION) || exit 1; \
-	else echo "no torch $(TORCH_VERSION) wheel without an index; unset TORCH_INDEX="; exit 1; fi
-	$(BIN)/pip install --quiet torch==$(TORCH_VERSION)
+	  $(BIN)/pip install --quiet --no-deps --index-url $(TORCH_INDEX) torch==$(TORCH_VERSION) \
+	    || exit 1; \
+	else echo "pip supplies no torch $(TORCH_VERSION) wheel and TORCH_INDEX is empty"; exit 1; fi
+	$(BIN)/pip install --quiet torch==$(TORCH_VERSION)  # its dependencies; keeps the CPU build
 	$(BIN)/python -c "import sys, torch; sys.exit(f'torch {torch.__version__} is a CUDA build' \
 		if torch.version.cuda else 0)"
 	touch $@
