@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -91,7 +91,7 @@ def _choose(df: pd.DataFrame, column: str, value: Any, what: str) -> pd.DataFram
 
 
 def paired(
-    records: pd.DataFrame | str | os.PathLike[str],
+    records: pd.DataFrame | str | Path,
     treatment: str,
     baseline: str,
     *,
@@ -149,7 +149,7 @@ def paired(
     """
     if unit not in ("query", "episode"):
         raise ValueError(f"`unit` must be one of {{'query', 'episode'}}; got {unit!r}.")
-    if isinstance(records, str | os.PathLike):
+    if isinstance(records, str | Path):
         from .inputs import load_records  # the reader analyze() uses (inputs imports records)
 
         records = load_records(records)
