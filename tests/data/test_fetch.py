@@ -22,6 +22,9 @@ NAME = "tau-bench"
 def mirror(tmp_path, tau_bench_data):
     served = tmp_path / "served"
     shutil.copytree(tau_bench_data, served / NAME)
+    locomo = tau_bench_data.parent / "locomo"
+    if locomo.is_dir():
+        shutil.copytree(locomo, served / "locomo")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
     handler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -92,3 +95,14 @@ def test_missing_files_make_verify_exit_1(fresh, capsys):
     assert main(["data", "verify", NAME]) == 1
     assert "gpt-4o-airline.json: missing" in capsys.readouterr().out
     assert main(["data", "path", NAME]) == 1
+
+
+def test_restricted_license_is_shown_before_download(fresh, capsys):
+    served, _ = fresh
+    if not (served / "locomo").is_dir():
+        pytest.skip("needs dataset 'locomo' beside tau-bench in OSUSTAT_DATA_DIR")
+    assert main(["data", "fetch", "locomo", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    notice = err.index("CC-BY-NC-4.0, not for every use")
+    assert "non-commercial" in err and notice < err.index("fetched from mirror")
+    assert main(["data", "verify", "locomo"]) == 0
