@@ -211,8 +211,8 @@ def resolve_data(benchmark_or_dataset: str, values: Sequence[str] | None) -> lis
 
     With no values, the datasets the benchmark reads by default (``BENCHMARK_DATA``), or the
     dataset itself when `benchmark_or_dataset` names one. Absent datasets raise
-    :class:`DataMissingError` naming them, the fetch command and the folder to fill by hand; a
-    value that is neither an existing path nor a dataset name raises FileNotFoundError.
+    :class:`DataMissingError` naming them, the fetch command and the folder to fill by hand;
+    any other value is returned as a path (the pipeline reading it reports it missing).
     """
     names = {d.name for d in datasets()}
     if not values:
@@ -235,12 +235,8 @@ def resolve_data(benchmark_or_dataset: str, values: Sequence[str] | None) -> lis
                 continue
             root = dataset_dir(value)
             out.extend(root if i == "." else root / i for i in get_dataset(value).inputs)
-        else:
-            known = ", ".join(sorted(names))
-            raise FileNotFoundError(
-                f"`--data` {value!r}: no such file or folder, and not a dataset name "
-                f"(datasets: {known}; see `osustat data list`)."
-            )
+        else:  # not there: the pipeline that reads it names the missing path
+            out.append(path)
     if absent:
         fetch_names = " ".join(n for n, _ in absent)
         raise DataMissingError(
