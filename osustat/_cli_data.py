@@ -119,7 +119,7 @@ def add_data_parser(sub: Any) -> None:
         "cache; `fetch` downloads from the pinned upstream URLs, or from "
         "$OSUSTAT_DATA_MIRROR/<dataset>/<file> when set, and checks every SHA-256.",
     )
-    acts = dp.add_subparsers(dest="action", required=True)
+    acts = dp.add_subparsers(dest="action", required=True, help="list, fetch, verify or path")
     acts.add_parser(
         "list", help="each dataset: source, license, size, folder, status"
     ).set_defaults(func=_list)
