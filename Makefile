@@ -24,7 +24,7 @@ BASE := $(VENV)/.installed-base
 TORCH := $(VENV)/.installed-torch
 FULL := $(VENV)/.installed-full
 SOURCES := $(sort $(wildcard osustat/*.py osustat/*/*.py osustat/*/*.toml retrieval/*.py \
-	retrieval/*/*.py analyses/*.py analyses/*/*.py analyses/*.toml reports/*.py reports/*/*.py))
+	retrieval/*/*.py analyses/*.py analyses/*/*.py analyses/*/*.toml reports/*.py reports/*/*.py))
 # Real data and the paper for the tests that need them (skipped, saying so, when absent).
 OSUSTAT_DATA_DIR ?= $(abspath $(wildcard ../shared/data))
 OSUSTAT_PAPER ?= $(abspath $(wildcard ../shared/paper/osu-mem-paper.md))

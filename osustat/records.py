@@ -14,24 +14,10 @@ from ._validation import list_some
 from .cells import as_cells
 from .metrics import normalize_metric
 from .schema import (
-    KEY_COLUMNS,
-    OPTIONAL_COLUMNS,
-    REQUIRED_COLUMNS,
-    RecordRow,
-    ValidatedRecords,
     validate_records,
 )
 
-__all__ = [
-    "KEY_COLUMNS",
-    "OPTIONAL_COLUMNS",
-    "REQUIRED_COLUMNS",
-    "PairedRecords",
-    "RecordRow",
-    "ValidatedRecords",
-    "paired",
-    "validate_records",
-]
+__all__ = ["PairedRecords", "paired"]
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -150,7 +136,7 @@ def paired(
     if unit not in ("query", "episode"):
         raise ValueError(f"`unit` must be one of {{'query', 'episode'}}; got {unit!r}.")
     if isinstance(records, str | Path):
-        from .inputs import load_records  # the reader analyze() uses (inputs imports records)
+        from osustat.io.reading import load_records  # the reader analyze() uses
 
         records = load_records(records)
     df = validate_records(records)

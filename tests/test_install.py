@@ -55,7 +55,7 @@ class Block:
             tried.append(name)
             raise ImportError(f"blocked {name}")
 sys.meta_path.insert(0, Block())
-from osustat.cli import main
+from osustat.cli.main import main
 rc = main(["reproduce", "synthetic", "--out", sys.argv[1], "--episodes", "3",
            "--resamples", "100", "--no-progress"])
 assert not tried, tried

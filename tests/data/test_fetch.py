@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from osustat.cli import main
+from osustat.cli.main import main
 from osustat.data.registry import get_dataset
 
 NAME = "tau-bench"

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from osustat.cli import main
+from osustat.cli.main import main
 from osustat.data.recipes import build
 from osustat.data.registry import BENCHMARK_DATA, datasets, get_dataset
 from osustat.data.store import DataMissingError, resolve_data

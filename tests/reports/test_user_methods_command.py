@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from osustat.cli import main
+from osustat.cli.main import main
 from osustat.reports.user_methods import render_user_methods
 
 RECORDS = Path(__file__).resolve().parents[2] / "examples" / "records.csv"
