@@ -45,6 +45,37 @@ def as_float_vector(x: Any, name: str, *, min_size: int = 1) -> NDArray[np.float
     return arr
 
 
+def align_paired(a: Any, b: Any, names: tuple[str, str]) -> tuple[Any, Any]:
+    """Pair two pandas objects by their index labels, not by position.
+
+    Two pandas Series (or one-column DataFrames) with the same labels in another order are
+    aligned to `a`'s order; labels that differ, or repeat, are an error listing them. Any
+    other input (arrays, lists, one pandas object beside an array) pairs by position.
+    """
+    if not all(hasattr(x, "index") and hasattr(x, "reindex") for x in (a, b)):
+        return a, b
+    ia, ib = a.index, b.index
+    if ia.equals(ib):
+        return a, b
+    na, nb = names
+    for name, idx in ((na, ia), (nb, ib)):
+        if not idx.is_unique:
+            dup = idx[idx.duplicated()].unique().tolist()
+            raise ValueError(
+                f"`{name}` has repeated index labels {list_some(dup)}; pandas inputs are "
+                "paired by index, so each label must appear once."
+            )
+    only_a = ia.difference(ib).tolist()
+    only_b = ib.difference(ia).tolist()
+    if only_a or only_b:
+        raise ValueError(
+            f"`{na}` and `{nb}` are paired by index but their labels differ: only in `{na}`: "
+            f"[{list_some(only_a)}]; only in `{nb}`: [{list_some(only_b)}]. Select the common "
+            "units (and report how many were left out), or pass arrays to pair by position."
+        )
+    return a, b.reindex(ia)
+
+
 def check_alternative(alternative: str) -> str:
     if alternative not in ALTERNATIVES:
         raise ValueError(f"`alternative` must be one of {set(ALTERNATIVES)}; got {alternative!r}.")

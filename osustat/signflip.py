@@ -28,6 +28,7 @@ from ._signflip_null import (
     tie_tolerance,
 )
 from ._validation import (
+    align_paired,
     as_float_vector,
     check_alternative,
     check_level,
@@ -205,7 +206,8 @@ def paired_signflip_test(
     ----------
     a, b : array_like
         Paired per-unit scores of the two methods (e.g. Hit@2 of treatment and baseline per
-        query). Equal length, finite, at least 2 pairs.
+        query). Equal length, finite, at least 2 pairs. Two pandas Series are paired by
+        index label (labels that differ are an error), anything else by position.
     alternative : {'two-sided', 'greater', 'less'}
         Two-sided compares ``|T|`` with ``|T_obs|``; ``'greater'`` tests ``mean(a - b) > 0``.
     n_resamples : int
@@ -251,6 +253,7 @@ def paired_signflip_test(
     >>> res.exact, res.pvalue * 2**res.n_nonzero
     (True, 2.0)
     """
+    a, b = align_paired(a, b, ("a", "b"))
     a_arr = as_float_vector(a, "a", min_size=2)
     b_arr = as_float_vector(b, "b", min_size=2)
     check_same_length([("a", a_arr), ("b", b_arr)], note=" (paired data)")
