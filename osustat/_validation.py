@@ -82,12 +82,26 @@ def check_alternative(alternative: str) -> str:
     return alternative
 
 
-def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+#: Largest resample count any resampling function accepts (2**25, the largest exact
+#: sign-flip enumeration): beyond it a run takes hours or exhausts memory instead of failing.
+MAX_RESAMPLES = 2**25
+
+
+def check_positive_int(
+    value: Any, name: str, *, minimum: int = 1, maximum: int | None = None
+) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise TypeError(f"`{name}` must be an integer; got {type(value).__name__}.")
     if value < minimum:
         raise ValueError(f"`{name}` must be at least {minimum}; got {value}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"`{name}` must be at most {maximum:,}; got {int(value):,}.")
     return int(value)
+
+
+def check_resamples(value: Any, name: str = "n_resamples", *, minimum: int = 1) -> int:
+    """A resample count in ``[minimum, MAX_RESAMPLES]``, named in the error."""
+    return check_positive_int(value, name, minimum=minimum, maximum=MAX_RESAMPLES)
 
 
 def check_level(level: Any, name: str = "level") -> float:

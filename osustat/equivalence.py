@@ -9,12 +9,13 @@ within ``[low, high]`` is shown when the mean paired difference is significantly
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._validation import as_float_vector, check_positive_int
+from ._validation import as_float_vector, check_resamples, check_rng, power_of_two_scale
 from .signflip import signflip_tests
 
 __all__ = ["EquivalenceResult", "tost_signflip"]
@@ -138,12 +139,16 @@ def tost_signflip(
     True
     """
     d, low, high = _tost_iv(differences, margin)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    gen = np.random.default_rng(rng)
-    lower = signflip_tests([d - low], alternative="greater", n_resamples=n_resamples, rng=gen)[0]
-    upper = signflip_tests([d - high], alternative="less", n_resamples=n_resamples, rng=gen)[0]
+    n_resamples = check_resamples(n_resamples)
+    gen = check_rng(rng)
+    # Scale by a power of two (exact; sign-flip p-values are scale-free) so that d - low
+    # and d - high cannot overflow near the float64 limit (issue 23: 1e307).
+    e = power_of_two_scale(np.concatenate([d, [low, high]])) + 1
+    ds, lo_s, hi_s = np.ldexp(d, -e), math.ldexp(low, -e), math.ldexp(high, -e)
+    lower = signflip_tests([ds - lo_s], alternative="greater", n_resamples=n_resamples, rng=gen)[0]
+    upper = signflip_tests([ds - hi_s], alternative="less", n_resamples=n_resamples, rng=gen)[0]
     return EquivalenceResult(
-        statistic=float(d.mean()),
+        statistic=math.ldexp(float(ds.mean()), e),
         pvalue=max(lower.pvalue, upper.pvalue),
         pvalue_low=lower.pvalue,
         pvalue_high=upper.pvalue,

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._resampling import chunk_rows
-from ._validation import check_alternative, check_positive_int, list_some
+from ._validation import check_alternative, check_resamples, check_rng, list_some
 
 __all__ = ["TrendResult", "within_block_trend_test"]
 
@@ -75,7 +75,7 @@ def _trend_iv(
         x,
         s - s.mean(),
         check_alternative(alternative),
-        check_positive_int(n_resamples, "n_resamples"),
+        check_resamples(n_resamples),
     )
 
 
@@ -164,7 +164,7 @@ def within_block_trend_test(
             n_conditions=k,
             alternative=alternative,
         )
-    gen = np.random.default_rng(rng)
+    gen = check_rng(rng)
     count = 0
     done = 0
     chunk = min(n_resamples, chunk_rows(n * k))

@@ -88,3 +88,23 @@ class TestTostSignflip:
         )
         assert rejections / 400 <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 400)
         assert stats.binomtest(rejections, 400, 0.05, alternative="greater").pvalue > 0.01
+
+
+class TestIssue23Limits:
+    def test_no_overflow_near_the_float_limit(self):
+        # d - low overflowed at 1e307 (a RuntimeWarning, then an error naming an internal
+        # `differences[0]`); the test is scale-free, so scaled data give the same p-values
+        import warnings
+
+        d = np.array([1.0, -1.0, 1.0, 0.5, 0.25, -0.5])
+        ref = tost_signflip(d, 1.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            big = tost_signflip(d * 1.6e308, 1.6e308)
+        assert (big.pvalue_low, big.pvalue_high) == (ref.pvalue_low, ref.pvalue_high)
+
+    def test_bad_rng_and_resamples_are_named(self):
+        with pytest.raises(TypeError, match="`rng` must be None"):
+            tost_signflip([0.1, 0.2, 0.0], 0.5, rng=0.5)
+        with pytest.raises(ValueError, match="`n_resamples` must be at most"):
+            tost_signflip([0.1, 0.2, 0.0], 0.5, n_resamples=10**9)

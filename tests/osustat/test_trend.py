@@ -93,3 +93,16 @@ class TestWithinBlockTrendTest:
         )
         # binomial(300, .05): mean 15, 99.9% upper bound ~ 29
         assert rej <= 29
+
+
+class TestIssue23Limits:
+    def test_resample_count_is_capped(self):
+        # n_resamples=10**9 used to run for hours (no cap)
+        x = np.random.default_rng(0).normal(size=(30, 4))
+        with pytest.raises(ValueError, match="`n_resamples` must be at most 33,554,432"):
+            within_block_trend_test(x, n_resamples=10**9)
+
+    def test_bad_rng_is_named(self):
+        x = np.random.default_rng(0).normal(size=(30, 4))
+        with pytest.raises(TypeError, match="`rng` must be None"):
+            within_block_trend_test(x, rng=0.5)
