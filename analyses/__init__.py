@@ -1,9 +1,10 @@
 """Benchmark pipelines that build trajectories, run retrievers and emit records.
 
-- ``analyses.synthetic`` / ``synthetic_run`` / ``synthetic_analysis`` / ``reproduce``: the
-  synthetic benchmark end to end (``osustat reproduce synthetic``; docs/synthetic.md).
-- ``analyses.evidence_selection`` (+ ``evidence_selectors``, ``evidence_selection_stats``): the
-  LLM-mediated evidence-selection scoring of Section 6.6 (docs/evidence_selection.md).
+One subpackage per benchmark: ``analyses.synthetic`` (docs/synthetic.md),
+``analyses.tau_bench`` (docs/tau_bench.md), ``analyses.toolbench`` (docs/toolbench.md), and
+``analyses.evidence_selection`` (§6.6's LLM-mediated evidence selection, used by τ-bench;
+docs/evidence_selection.md). Shared by all: ``analyses.runner`` (the one sweep runner) and
+``analyses.paper_values`` (the paper's printed numbers).
 
 Submodules are imported explicitly; importing ``analyses`` itself loads nothing heavy.
 """

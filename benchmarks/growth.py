@@ -77,7 +77,7 @@ def steps_study(sizes: list[int], reps: int, dim: int, budget: int) -> None:
 
 _SWEEP = """
 import resource, sys, time
-from osustat.analyses.synthetic_run import run_synthetic
+from osustat.analyses.synthetic.run import run_synthetic
 n, jobs, backend = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 if backend == "dask":
     from distributed import Client, LocalCluster

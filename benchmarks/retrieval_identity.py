@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np
 from retrieval_speed import make_trajectory
 
-from osustat.analyses.synthetic import generate_episode
+from osustat.analyses.synthetic.generator import generate_episode
 from osustat.retrieval import CohesionOSU, CoverageGuidedOSU, OSUConfig, OSUMem, OSUMemGF
 
 h = hashlib.sha256()

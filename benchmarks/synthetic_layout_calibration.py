@@ -26,7 +26,7 @@ import itertools
 import numpy as np
 
 from osustat.analyses.paper_values import TABLE_9
-from osustat.analyses.synthetic import (
+from osustat.analyses.synthetic.generator import (
     SEGMENT_CONFIG,
     GeneratorConfig,
     generate_episodes,

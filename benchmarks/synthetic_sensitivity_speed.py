@@ -24,7 +24,7 @@ from pathlib import Path
 
 def timed(args: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "osustat.cli", *args], check=True)
+    subprocess.run([sys.executable, "-m", "osustat", *args], check=True)
     return time.perf_counter() - start
 
 

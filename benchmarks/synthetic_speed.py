@@ -35,7 +35,7 @@ def main() -> None:
                 [
                     sys.executable,
                     "-m",
-                    "osustat.cli",
+                    "osustat",
                     "reproduce",
                     "synthetic",
                     "--out",

@@ -26,7 +26,7 @@ def _run(cache: str, jobs: int, out: str) -> float:
     cmd = [
         sys.executable,
         "-m",
-        "osustat.cli",
+        "osustat",
         "reproduce",
         "tau-bench",
         "--data",

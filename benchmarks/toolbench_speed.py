@@ -32,7 +32,7 @@ def main() -> None:
         start = time.perf_counter()
         subprocess.run(
             [
-                sys.executable, "-m", "osustat.cli", "reproduce", "toolbench",
+                sys.executable, "-m", "osustat", "reproduce", "toolbench",
                 "--data", args.data, "--out", out, "--episodes", str(args.episodes),
                 "--jobs", str(args.jobs), "--resamples", str(args.resamples), "--no-progress",
             ],

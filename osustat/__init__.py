@@ -4,13 +4,16 @@ Arrays in, frozen dataclass results out; randomness only through a keyword ``rng
 (SPEC 7). See ``docs/statistics.md`` for the methods and their measured calibration.
 """
 
-from .analysis import AnalysisResult, analyze
-from .audit import AuditResult, ClaimCheck
-from .audit import audit as audit_claims
+from ._version import __version__ as __version__
+from .analysis import analyze
+from .analysis_result import AnalysisResult
+from .audit.claim import Claim, ClaimsFile
+from .audit.claims import load_claims, parse_claims
+from .audit.result import AuditResult, ClaimCheck
+from .audit.run import audit as audit_claims
 from .bootstrap import BootstrapCI, bootstrap_ci
 from .breakeven import BreakEvenResult, break_even, break_even_bootstrap, cell_effects
 from .cells import CELLS, Cell, SharingRates, label_cell, sharing_rates
-from .claims import Claim, ClaimsFile, load_claims, parse_claims
 from .combine import (
     CombinedResult,
     SeedDependence,
@@ -19,25 +22,21 @@ from .combine import (
     stouffer_combine,
 )
 from .equivalence import EquivalenceResult, tost_signflip
-from .evidence import evidence_metrics
-from .inputs import (
-    load_records,
-    read_evidence,
-    read_records,
-    records_from_retrievals,
-    records_from_trec,
-)
 from .interaction import INTERACTION_METHODS, InteractionResult, interaction_test
+from .intervals import ConfidenceInterval
+from .io.evidence import evidence_metrics, read_evidence
+from .io.inputs import records_from_retrievals
+from .io.reading import load_records, read_records
+from .io.trec import records_from_trec
 from .multitest import AdjustedPValues, adjust_pvalues, stars
 from .oracle import OracleCeiling, oracle_ceiling
 from .power import minimum_detectable_effect, power
 from .ratio import RatioResult, ratio_of_means
-from .records import PairedRecords, paired, validate_records
+from .records import PairedRecords, paired
+from .schema import validate_records
 from .seeds import PerSeedValues, SeedTests, per_seed_values, seed_tests
-from .signflip import ConfidenceInterval, SignFlipResult, paired_signflip_test, signflip_tests
+from .signflip import SignFlipResult, paired_signflip_test, signflip_tests
 from .trend import TrendResult, within_block_trend_test
-
-__version__ = "0.1.0"
 
 __all__ = [
     "CELLS",

@@ -1,5 +1,5 @@
 """``python -m osustat``: the same command as ``osustat``."""
 
-from osustat.cli import main
+from osustat.cli.main import main
 
 raise SystemExit(main())

@@ -6,6 +6,7 @@ where it helps, the offending positions, so a user can find the bad row.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence, Sized
 from typing import Any
 
@@ -115,11 +116,14 @@ def check_level(level: Any, name: str = "level") -> float:
 
 
 def renamed(value: Any, old_value: Any, name: str, old_name: str, default: Any) -> Any:
-    """The value of a renamed keyword: `value` (new name), else `old_value` (the documented
-    old name, kept as an alias), else `default`; both given is a ``TypeError``."""
+    """The value of a renamed keyword: `value` (new name), else `old_value` (the old name, a
+    deprecated alias: ``DeprecationWarning``), else `default`; both given is a ``TypeError``."""
     if old_value is not None:
         if value is not None:
             raise TypeError(f"pass `{name}` or its old name `{old_name}`, not both.")
+        warnings.warn(
+            f"`{old_name}` is deprecated; use `{name}`.", DeprecationWarning, stacklevel=3
+        )
         return old_value
     return default if value is None else value
 

@@ -31,9 +31,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._analysis_options import FAMILIES, check_options, family_groups, select
+from osustat.power import PowerValue
+from osustat.schema import validate_records
+from osustat.wording import describe_verdict
+
+from ._analysis_options import check_options, family_groups, select
 from ._validation import renamed
-from .analysis_result import AnalysisResult, Comparison, Row, describe_verdict
+from .analysis_result import AnalysisResult, Comparison, Row
 from .cells import CELLS, cell_codes
 from .cellwise import (
     MDE_POWER,
@@ -43,19 +47,11 @@ from .cellwise import (
     cell_conditional,
 )
 from .multitest import adjust_pvalues
-from .power import PowerValue, minimum_detectable_effect
+from .power import minimum_detectable_effect
 from .provenance import Provenance, command_line, package_versions
-from .records import paired, validate_records
+from .records import paired
 
-__all__ = [
-    "FAMILIES",
-    "MDE_POWER",
-    "AnalysisResult",
-    "Comparison",
-    "Row",
-    "analyze",
-    "describe_verdict",
-]
+__all__ = ["analyze"]
 
 
 def _records_digest(df: pd.DataFrame) -> str:
@@ -91,7 +87,7 @@ def analyze(
     records : pandas.DataFrame or path
         Long records (:func:`osustat.validate_records`), or the path of a records file
         (read with :func:`osustat.load_records` and hashed for the provenance), e.g. from
-        :func:`osustat.inputs.read_records`, :func:`osustat.records_from_trec` or
+        :func:`osustat.io.reading.read_records`, :func:`osustat.records_from_trec` or
         :func:`osustat.records_from_retrievals` (``.records``).
     treatment, baseline : str
         Method names.
@@ -155,7 +151,7 @@ def analyze(
     if budget_kind not in ("tokens", "depth"):
         raise ValueError(f"`budget_kind` must be 'tokens' or 'depth'; got {budget_kind!r}.")
     if isinstance(records, str | Path):
-        from .inputs import load_records
+        from osustat.io.reading import load_records
 
         if provenance is None:
             provenance = Provenance.for_files([("records", records)], command=command_line())

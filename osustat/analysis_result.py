@@ -2,10 +2,11 @@
 
 :class:`AnalysisResult` is self-describing: every :class:`Row` carries its raw and corrected
 p, its correction family, its minimum detectable effect (with the method that computed it)
-and its verdict in words (:func:`describe_verdict`). It renders itself
-(:meth:`~AnalysisResult.to_markdown` through :mod:`osustat.reports.cellwise`,
-:meth:`~AnalysisResult.to_json`, :meth:`~AnalysisResult.to_frame`) and saves report + figures
-atomically (:meth:`~AnalysisResult.save`). The computation is in :mod:`osustat.analysis`.
+and its verdict in words (:func:`describe_verdict`). It gives its data
+(:meth:`~AnalysisResult.to_json`, :meth:`~AnalysisResult.to_frame`); the conveniences
+:meth:`~AnalysisResult.to_markdown` and :meth:`~AnalysisResult.save` (report + figures,
+atomically) go through the renderers registered in :mod:`osustat.renderers`, so the core never
+imports ``reports``. The computation is in :mod:`osustat.analysis`.
 """
 
 from __future__ import annotations
@@ -17,19 +18,13 @@ from typing import Any
 
 import pandas as pd
 
-from .cellwise import MDE_POWER, CellConditionalResult, CellEffect
-from .power import PowerValue
-from .provenance import Provenance
-from .wording import CORRECTION_NAMES, UNDERPOWERED, describe_verdict, mde_description
+from osustat.power import PowerValue
 
-__all__ = [
-    "UNDERPOWERED",
-    "AnalysisResult",
-    "Comparison",
-    "Row",
-    "describe_verdict",
-    "mde_description",
-]
+from .cellwise import MDE_POWER, CellConditionalResult, CellEffect
+from .provenance import Provenance
+from .wording import CORRECTION_NAMES, UNDERPOWERED
+
+__all__ = ["AnalysisResult", "Comparison", "Row"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,9 +142,9 @@ class AnalysisResult:
 
     def to_markdown(self, *, figures: dict[str, Any] | None = None) -> str:
         """The report (markdown). `figures` maps headings/keys to figure file names."""
-        from osustat.reports.cellwise import render_analysis
+        from .renderers import renderer
 
-        return render_analysis(self, figures or {})
+        return str(renderer("analysis-markdown")(self, figures or {}))
 
     def family_sentence(self) -> str:
         name = CORRECTION_NAMES.get(self.correction, self.correction)
@@ -311,13 +306,12 @@ class AnalysisResult:
 
         Returns the folder.
         """
-        from osustat.reports.cellwise import write_figures
-
         from .provenance import PROVENANCE_FILE, atomic_output, write_json
+        from .renderers import renderer
 
         out = Path(out)
         with atomic_output(out, inputs_digest=self.provenance.inputs_digest, force=force) as tmp:
-            names = write_figures(self, tmp) if figures else {}
+            names = renderer("analysis-figures")(self, tmp) if figures else {}
             (tmp / "report.md").write_text(self.to_markdown(figures=names) + "\n", "utf-8")
             if json:
                 write_json(tmp / "results.json", self.to_json())

@@ -29,16 +29,8 @@ from ._validation import (
 )
 from .cells import CELLS, Cell, cell_codes, per_cell_values
 from .intervals import ConfidenceInterval
-from .oracle import OracleCeiling, oracle_ceiling  # re-exported: imported from here before
 
-__all__ = [
-    "BreakEvenResult",
-    "OracleCeiling",
-    "break_even",
-    "break_even_bootstrap",
-    "cell_effects",
-    "oracle_ceiling",
-]
+__all__ = ["BreakEvenResult", "break_even", "break_even_bootstrap", "cell_effects"]
 
 
 def cell_effects(differences: Any, cells: Any) -> tuple[dict[Cell, float], dict[Cell, int]]:

@@ -15,13 +15,15 @@ from typing import Any
 
 import numpy as np
 
+from osustat.power import PowerValue
+
 from ._validation import check_level
 from .bootstrap import BootstrapCI, bootstrap_ci
 from .breakeven import BreakEvenResult, break_even_bootstrap
 from .cells import CELLS, Cell, cell_codes
 from .interaction import InteractionResult, interaction_test
 from .oracle import OracleCeiling, oracle_ceiling
-from .power import PowerValue, minimum_detectable_effect
+from .power import minimum_detectable_effect
 from .records import PairedRecords
 from .signflip import SignFlipResult, signflip_tests
 

@@ -116,7 +116,7 @@ def count_metrics(found: int, n_evidence: int, ks: Sequence[int]) -> list[tuple[
     """``hit@k`` for each k, then ``recall``, of a query with `found` of its evidence retrieved.
 
     The one definition used by every producer of records (``retrieval.outcomes_to_records``
-    and, through :func:`osustat.evidence.evidence_metrics`, every loader of raw retrievals or
+    and, through :func:`osustat.io.evidence.evidence_metrics`, every loader of raw retrievals or
     TREC runs): ``hit@k`` is 1.0 when at least
     ``k`` of the ``n_evidence`` evidence steps were retrieved (the paper's Hit@2; *not* TREC
     Success@k), ``recall`` is ``found / n_evidence``.

@@ -63,7 +63,7 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "not installed"
     if out["osustat"] == "not installed":  # running from a source tree without install
-        from . import __version__
+        from ._version import __version__
 
         out["osustat"] = __version__
     return out

@@ -13,24 +13,10 @@ from ._validation import list_some
 from .cells import as_cells
 from .metrics import normalize_metric
 from .schema import (
-    KEY_COLUMNS,
-    OPTIONAL_COLUMNS,
-    REQUIRED_COLUMNS,
-    RecordRow,
-    ValidatedRecords,
     validate_records,
 )
 
-__all__ = [
-    "KEY_COLUMNS",
-    "OPTIONAL_COLUMNS",
-    "REQUIRED_COLUMNS",
-    "PairedRecords",
-    "RecordRow",
-    "ValidatedRecords",
-    "paired",
-    "validate_records",
-]
+__all__ = ["PairedRecords", "paired"]
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -91,7 +91,7 @@ class ValidatedRecords(pd.DataFrame):
         time (the audit, :func:`osustat.seeds.per_seed_values`).
 
         >>> import pandas as pd
-        >>> from osustat.records import validate_records
+        >>> from osustat.schema import validate_records
         >>> df = validate_records(pd.DataFrame({"episode_id": "e1", "query_id": ["q1", "q2"],
         ...     "method": "osu", "budget": 256, "metric": "hit@2", "value": [1, 0]}))
         >>> sub = df.select_rows(df["query_id"] == "q2")
@@ -134,7 +134,7 @@ def validate_records(records: pd.DataFrame) -> ValidatedRecords:
     Examples
     --------
     >>> import pandas as pd
-    >>> from osustat.records import validate_records
+    >>> from osustat.schema import validate_records
     >>> df = pd.DataFrame({"episode_id": ["e1"], "query_id": ["q1"], "method": ["osu"],
     ...                    "budget": [256], "metric": ["Hit@2"], "value": [1]})
     >>> validate_records(df).loc[0, ["metric", "seed", "benchmark"]].astype(str).tolist()

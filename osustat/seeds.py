@@ -6,7 +6,7 @@ common and anti-conservative when seeds are near-duplicates (temperature 0, dete
 retrieval): pooling every (unit, seed) difference as an independent pair (``n * k`` pairs),
 and Fisher-combining one test per seed. This module computes all three from one sign matrix,
 plus :func:`osustat.seed_dependence` of the ``(n, k)`` differences, so the audit
-(:mod:`osustat.audit`) and the evidence-selection analysis share one implementation:
+(:mod:`osustat.audit.run`) and the evidence-selection analysis share one implementation:
 
 * :func:`per_seed_values` -- records to ``(n_units, n_seeds)`` matrices of both methods,
   aligned on the units of the seed-averaged pairing (:func:`osustat.paired`); every seed must
@@ -24,8 +24,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from osustat.schema import validate_records
+
 from .combine import SeedDependence, fisher_combine, seed_dependence
-from .records import paired, validate_records
+from .records import paired
 from .signflip import SignFlipResult, signflip_tests
 
 __all__ = ["PerSeedValues", "SeedTests", "per_seed_values", "seed_matrix", "seed_tests"]

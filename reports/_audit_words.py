@@ -1,7 +1,7 @@
 """The words of an audit: each verdict's reason and each flag's message.
 
-:func:`osustat.audit.audit` returns reason and flag codes with the numbers behind them
-(:data:`osustat.audit.REASONS`, :data:`osustat.audit.FLAG_CODES`); this module turns them
+:func:`osustat.audit.run.audit` returns reason and flag codes with the numbers behind them
+(:data:`osustat.audit.run.REASONS`, :data:`osustat.audit.run.FLAG_CODES`); this module turns them
 into the sentences of the report and of ``audit.json``.
 """
 
@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import math
 
-from osustat.audit import (
-    AS_TESTED_INTERACTION,
-    STRICT_INTERACTION,
-    ClaimCheck,
-    Flag,
-    Note,
-    StandardVerdict,
-)
+from osustat.audit.measure import AS_TESTED_INTERACTION, STRICT_INTERACTION, Note
+from osustat.audit.result import ClaimCheck
+from osustat.audit.verdicts import Flag, StandardVerdict
 
 __all__ = [
     "UNDERPOWERED_AT_ANY_EFFECT",
@@ -68,9 +63,9 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
 
     Examples
     --------
-    >>> from osustat.audit import StandardVerdict
-    >>> from osustat.claims import Claim
-    >>> from osustat.audit import ClaimCheck
+    >>> from osustat.audit.run import StandardVerdict
+    >>> from osustat.audit.claims import Claim
+    >>> from osustat.audit.run import ClaimCheck
     >>> c = Claim(id="a", family="f", treatment="new", baseline="old", metric="hit@2",
     ...           budget=256, cell=None, direction="greater", threshold=0.1)
     >>> v = StandardVerdict(standard="strict", verdict="underpowered", code="underpowered",

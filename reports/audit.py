@@ -1,5 +1,5 @@
-"""Rendering of claim audits (:func:`osustat.audit.audit`): markdown here, JSON in
-:mod:`osustat.reports._audit_json` (re-exported as :func:`to_json`).
+"""Rendering of claim audits (:func:`osustat.audit.run.audit`): markdown here, JSON in
+:mod:`osustat.reports.audit_json`.
 
 The audit returns verdict codes and numbers under two standards; this module writes the
 words: the report's first lines say which standard each column uses, a summary counts the
@@ -13,21 +13,13 @@ import math
 from collections.abc import Sequence
 
 from osustat import stars
-from osustat.audit import STANDARDS, VERDICTS, AuditResult, ClaimCheck, StandardVerdict
+from osustat.audit.result import VERDICTS, AuditResult, ClaimCheck
+from osustat.audit.verdicts import STANDARDS, StandardVerdict
 
-from ._audit_json import to_json
 from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
 from ._style import fmt_p
 
-__all__ = [
-    "STANDARD_LINES",
-    "flag_message",
-    "note_text",
-    "procedure",
-    "reason",
-    "render_markdown",
-    "to_json",
-]
+__all__ = ["STANDARD_LINES", "render_markdown"]
 
 _UNITS = {"query": "queries", "episode": "episodes"}
 
@@ -161,8 +153,8 @@ def render_markdown(
     Examples
     --------
     >>> import pandas as pd
-    >>> from osustat.audit import audit
-    >>> from osustat.claims import parse_claims
+    >>> from osustat.audit.run import audit
+    >>> from osustat.audit.claims import parse_claims
     >>> cf = parse_claims('''
     ... [[claim]]
     ... id = "a"

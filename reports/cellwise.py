@@ -1,6 +1,6 @@
 """Markdown and figures for cell-conditional analyses (the paper's Table 4 layout).
 
-Everything renders an :class:`osustat.analysis.AnalysisResult`: the rows carry their own
+Everything renders an :class:`osustat.analysis_result.AnalysisResult`: the rows carry their own
 corrected p, family and verdict, so nothing here recomputes statistics.
 """
 
@@ -16,7 +16,7 @@ from osustat.wording import UNDERPOWERED, mde_description
 from ._style import DPI, fmt_p, pyplot, save_figure
 
 if TYPE_CHECKING:
-    from osustat.analysis import AnalysisResult, Comparison
+    from osustat.analysis_result import AnalysisResult, Comparison
     from osustat.cellwise import CellConditionalResult
 
 __all__ = ["budget_effects_plot", "forest_plot", "render_analysis", "write_figures"]
@@ -81,7 +81,7 @@ def _ci_caption(res: AnalysisResult) -> str:
 
 
 def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
-    """The markdown report of an :class:`osustat.analysis.AnalysisResult`.
+    """The markdown report of an :class:`osustat.analysis_result.AnalysisResult`.
 
     `figures` maps a comparison heading to its forest plot's base name, and ``('budgets',
     metric)`` to the budget plot's base name (each written as ``.svg`` and ``.png``).

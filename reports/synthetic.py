@@ -89,10 +89,10 @@ def render_synthetic(
     config: dict[str, Any] | None = None,
     robustness: pd.DataFrame | None = None,
 ) -> str:
-    """Markdown report of a synthetic run (see ``analyses.synthetic_analysis``).
+    """Markdown report of a synthetic run (see ``analyses.synthetic.analysis``).
 
     `config` is the generator configuration (printed); `robustness` the sensitivity grid's
-    per-claim summary (``analyses.synthetic_sensitivity``), if it was run.
+    per-claim summary (``analyses.synthetic.sensitivity``), if it was run.
     """
     from .synthetic_sensitivity import robustness_lines
 
@@ -103,7 +103,8 @@ def render_synthetic(
         f"Command: `{command}` (master seed {seed}, {n_episodes} episodes). The same seed "
         "gives byte-identical records and report.",
         "",
-        "Generator: `analyses/synthetic.py` documents every choice the paper leaves open. "
+        "Generator: `analyses/synthetic/generator.py` documents every choice the paper leaves "
+        "open. "
         "The paper's numbers are printed beside ours; nothing was tuned to match them.",
         "",
     ]

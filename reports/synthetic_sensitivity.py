@@ -1,5 +1,5 @@
 """The generator sensitivity report: which synthetic claims survive the choices the paper leaves
-open (``analyses.synthetic_sensitivity``)."""
+open (``analyses.synthetic.sensitivity``)."""
 
 from __future__ import annotations
 

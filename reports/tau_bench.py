@@ -16,7 +16,7 @@ from ._tau_paper import PAPER
 from ._tau_paper import paper_table7 as _paper_table7
 from ._tau_paper import signed as _f
 
-__all__ = ["PAPER", "render_tau_bench", "write_figures"]
+__all__ = ["render_tau_bench", "write_figures"]
 
 
 def _p(p: Any) -> str:

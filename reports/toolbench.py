@@ -139,7 +139,7 @@ def render_toolbench(
     audit_markdown: str,
     seconds: Mapping[str, float],
 ) -> str:
-    """Render the report (``a`` is an ``analyses.toolbench_analysis.ToolbenchAnalysis``)."""
+    """Render the report (``a`` is an ``analyses.toolbench.analysis.ToolbenchAnalysis``)."""
     L: list[str] = [
         "# ToolBench planted-retrieval probe (paper Sections 5.1, 6.1, 6.5; App. G)",
         "",

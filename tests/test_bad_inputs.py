@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from osustat.cli import main
+from osustat.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EX = ROOT / "examples"

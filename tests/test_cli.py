@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from osustat.cli import main
+from osustat.cli.main import main
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "records.csv"
 
@@ -153,7 +153,7 @@ class TestCommandLine:
         assert done.returncode == 0 and done.stdout.strip() == f"osustat {osustat.__version__}"
 
     def test_every_option_has_help(self):
-        from osustat.cli import build_parser
+        from osustat.cli.main import build_parser
 
         parser = build_parser()
         sub = next(a for a in parser._actions if a.dest == "command")

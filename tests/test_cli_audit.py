@@ -4,8 +4,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from osustat.claims import load_claims
-from osustat.cli import main
+from osustat.audit.claims import load_claims
+from osustat.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "records.csv"

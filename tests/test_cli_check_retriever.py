@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from osustat.cli import main
+from osustat.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -1,7 +1,7 @@
 import json
 from pathlib import Path
 
-from osustat.cli import main
+from osustat.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 RETRIEVALS = EXAMPLES / "retrievals.csv"

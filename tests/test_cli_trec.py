@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from osustat.cli import main
-from osustat.inputs import records_from_trec
+from osustat.cli.main import main
+from osustat.io.trec import records_from_trec
 
 ir_measures = pytest.importorskip("ir_measures")
 

@@ -55,7 +55,9 @@ def test_wheel_claims_one_top_level_name(wheel):
     assert tops == {"osustat"}
     assert "osustat/retrieval/osumem.py" in names
     assert "osustat/reports/cellwise.py" in names
-    assert "osustat/analyses/reproduce.py" in names
+    assert "osustat/analyses/synthetic/reproduce.py" in names
+    assert "osustat/analyses/synthetic/grid.toml" in names
+    assert "osustat/cli/main.py" in names
 
 
 def test_commands_beside_a_user_reports_package(fresh_env, tmp_path):

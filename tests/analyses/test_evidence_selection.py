@@ -13,22 +13,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import osustat.analyses.evidence_selection as selection_module
-import osustat.analyses.evidence_selection_stats as stats_module
-import osustat.analyses.evidence_selectors as selectors_module
+import osustat.analyses.evidence_selection.run as selection_module
+import osustat.analyses.evidence_selection.selectors as selectors_module
+import osustat.analyses.evidence_selection.stats as stats_module
 from osustat import adjust_pvalues, paired_signflip_test, validate_records
-from osustat.analyses.evidence_selection import (
+from osustat.analyses.evidence_selection.run import (
     SelectionOutcome,
     SelectionQuery,
-    compare_selection,
-    hard_recall_metric,
-    max_cosines,
     run_evidence_selection,
-    score_selection,
-    seed_aware_test,
     selection_records,
 )
-from osustat.analyses.evidence_selectors import (
+from osustat.analyses.evidence_selection.scoring import (
+    hard_recall_metric,
+    max_cosines,
+    score_selection,
+)
+from osustat.analyses.evidence_selection.selectors import (
     ChatCompletionsSelector,
     ExtractiveSimilaritySelector,
     Selector,
@@ -36,6 +36,7 @@ from osustat.analyses.evidence_selectors import (
     build_user_prompt,
     parse_listed_events,
 )
+from osustat.analyses.evidence_selection.stats import compare_selection, seed_aware_test
 from osustat.retrieval.encoder import HashingBagOfWordsEncoder
 
 
@@ -695,7 +696,8 @@ class TestCompareSelection:
         expected = adjust_pvalues([c.per_query.pvalue for c in res.cells]).pvalues_adjusted
         np.testing.assert_allclose([c.pvalue_adjusted for c in res.cells], expected)
         assert res.aggregate.n_queries == 21
-        assert [c.pvalue_corrected for c in res.cells] == [c.pvalue_adjusted for c in res.cells]
+        with pytest.warns(DeprecationWarning, match="`pvalue_corrected` is deprecated"):
+            assert [c.pvalue_corrected for c in res.cells] == [c.pvalue_adjusted for c in res.cells]
         frame = res.to_frame()
         assert frame["scope"].tolist() == ["T+E+", "T-E-", "aggregate"]
         assert frame["n"].tolist() == [10, 10, 21]
@@ -744,7 +746,7 @@ class TestTrajectoryAdapters:
     def test_texts_follow_the_retrieval_and_the_evidence(self):
         import numpy as np
 
-        from osustat.analyses.evidence_selection import query_from_trajectory, retrieved_texts
+        from osustat.analyses.evidence_selection.run import query_from_trajectory, retrieved_texts
         from osustat.retrieval import Query, RetrievalResult, Trajectory
 
         tr = Trajectory.from_steps(np.eye(4), [5] * 4, text=["w", "x", "y", "z"])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from osustat.analyses import synthetic_run
 from osustat.analyses.runner import child_seeds, run_tasks, stable_digest
-from osustat.cli import main
+from osustat.analyses.synthetic import run as synthetic_run
+from osustat.cli.main import main
 
 GENERATE = synthetic_run.generate_episode
 ARGS = ["--episodes", "3", "--resamples", "50", "--seed", "3"]
@@ -99,9 +99,10 @@ def test_a_failure_before_any_task_leaves_nothing(tmp_path, monkeypatch):
 def test_tau_and_toolbench_sweeps_resume_from_their_checkpoints(tmp_path, monkeypatch):
     """Finished tasks of the real-data sweeps are loaded, not run again (shared step table
     included in the key)."""
-    from osustat.analyses import tau_bench_run, toolbench_run
-    from osustat.analyses.toolbench_data import load_toolbench
-    from osustat.analyses.toolbench_episodes import build_episodes
+    from osustat.analyses.tau_bench import run as tau_bench_run
+    from osustat.analyses.toolbench import run as toolbench_run
+    from osustat.analyses.toolbench.data import load_toolbench
+    from osustat.analyses.toolbench.episodes import build_episodes
     from osustat.retrieval import HashingBagOfWordsEncoder
 
     from .test_toolbench import _write_data

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from osustat import validate_records
-from osustat.analyses.reproduce import reproduce_synthetic
-from osustat.analyses.synthetic import (
+from osustat.analyses.synthetic.generator import (
     SEGMENT_CONFIG,
     generate_episode,
     generate_episodes,
     structural_statistics,
 )
-from osustat.analyses.synthetic_run import BUDGETS, MAIN_METHODS, MMAX_SWEEP, run_synthetic
+from osustat.analyses.synthetic.reproduce import reproduce_synthetic
+from osustat.analyses.synthetic.run import BUDGETS, MAIN_METHODS, MMAX_SWEEP, run_synthetic
 
 
 class TestGenerator:
@@ -85,7 +85,7 @@ class TestRun:
         import sys
 
         code = (
-            "from osustat.analyses.synthetic_run import run_synthetic;"
+            "from osustat.analyses.synthetic.run import run_synthetic;"
             "r = run_synthetic(2, seed=6, progress=False, budgets=(256,),"
             " methods=('OSU-Mem', 'OSU-Mem (disjoint)')).records;"
             "import sys; sys.stdout.write(r.to_csv())"
@@ -112,8 +112,8 @@ def png_size(path):
 
 class TestReproduce:
     def test_outputs_byte_identical_and_complete(self, tmp_path):
-        a = reproduce_synthetic(tmp_path / "a", episodes=3, seed=9, resamples=999, progress=False)
-        reproduce_synthetic(tmp_path / "b", episodes=3, seed=9, resamples=999, progress=False)
+        a = reproduce_synthetic(tmp_path / "a", episodes=3, seed=9, n_resamples=999, progress=False)
+        reproduce_synthetic(tmp_path / "b", episodes=3, seed=9, n_resamples=999, progress=False)
         names = [
             "records.csv",
             "records.parquet",
@@ -146,7 +146,7 @@ class TestReproduce:
 
 
 def test_reproduce_takes_n_resamples_and_its_old_name(tmp_path: Path) -> None:
-    from osustat.analyses.reproduce import reproduce_synthetic
+    from osustat.analyses.synthetic.reproduce import reproduce_synthetic
 
     with pytest.raises(TypeError, match="n_resamples"):
         reproduce_synthetic(tmp_path / "x", episodes=1, n_resamples=99, resamples=99)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from osustat.analyses.synthetic import (
+from osustat.analyses.synthetic.generator import (
     SEGMENT_CONFIG,
     GeneratorConfig,
     generate_episode,

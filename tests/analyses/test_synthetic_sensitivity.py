@@ -6,18 +6,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osustat.analyses.reproduce import reproduce_synthetic, reproduce_synthetic_sensitivity
-from osustat.analyses.synthetic import GeneratorConfig
-from osustat.analyses.synthetic_sensitivity import (
+from osustat.analyses.synthetic.generator import GeneratorConfig
+from osustat.analyses.synthetic.grid import (
     GRID_METHODS,
     ClaimSpec,
-    _summarize,
-    _test_point,
     claim_specs,
     default_grid_path,
     load_grid,
-    run_sensitivity,
 )
+from osustat.analyses.synthetic.reproduce import (
+    reproduce_synthetic,
+    reproduce_synthetic_sensitivity,
+)
+from osustat.analyses.synthetic.sensitivity import _summarize, _test_point, run_sensitivity
 
 TINY = """
 episodes = 3
@@ -44,7 +45,7 @@ def tiny(tmp_path):
 class TestGridFile:
     def test_shipped_grid(self):
         g = load_grid()
-        assert default_grid_path().name == "synthetic_grid.toml"
+        assert default_grid_path().name == "grid.toml"
         assert len(g.points) >= 24 and len(g.seeds) >= 3 and g.episodes >= 120
         assert g.points[g.default_index].config == GeneratorConfig()
         varied = {
@@ -222,7 +223,7 @@ class TestRun:
             reproduce_synthetic(tmp_path / "x", episodes=2, layout="diag", progress=False)
         assert not (tmp_path / "x").exists()  # nothing half-written
         r = reproduce_synthetic(
-            tmp_path / "y", episodes=2, resamples=99, progress=False, sensitivity=True, grid=tiny
+            tmp_path / "y", episodes=2, n_resamples=99, progress=False, sensitivity=True, grid=tiny
         )
         report = (r.out / "report.md").read_text()
         assert "## Which claims are robust to the generator" in report

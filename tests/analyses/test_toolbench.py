@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osustat.analyses.toolbench_data import (
+from osustat.analyses.toolbench.data import (
     COT_DIR,
     entities_of,
     load_toolbench,
@@ -14,7 +14,7 @@ from osustat.analyses.toolbench_data import (
     step_cost,
     tool_signature,
 )
-from osustat.analyses.toolbench_episodes import build_episodes, evenly_spaced
+from osustat.analyses.toolbench.episodes import build_episodes, evenly_spaced
 from osustat.retrieval import HashingBagOfWordsEncoder
 
 TOPICS = ["weather", "movies", "football", "recipes", "stocks", "flights", "music", "books"]
@@ -208,7 +208,7 @@ class TestEpisodes:
 
 def test_reproduce_end_to_end(tmp_path):
     from osustat import validate_records
-    from osustat.analyses.toolbench import reproduce_toolbench
+    from osustat.analyses.toolbench.reproduce import reproduce_toolbench
 
     data = _write_data(tmp_path / "data")
     res = reproduce_toolbench(
@@ -265,7 +265,7 @@ def test_reproduce_end_to_end(tmp_path):
 
 
 def test_cli_missing_data_exits_2(tmp_path, capsys):
-    from osustat.cli import main
+    from osustat.cli.main import main
 
     code = main(
         [

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from osustat.cli import main
+from osustat.cli.main import main
 from osustat.retrieval import HashingBagOfWordsEncoder
 from osustat.retrieval.registry import load_retriever
 
@@ -74,7 +74,7 @@ def test_synthetic_cli(tmp_path: Path) -> None:
 
 
 def test_tau_bench_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from osustat.analyses.tau_bench import reproduce_tau_bench
+    from osustat.analyses.tau_bench.reproduce import reproduce_tau_bench
 
     monkeypatch.chdir(EXAMPLES)
     files = _tau_files(tmp_path / "data")
@@ -82,7 +82,7 @@ def test_tau_bench_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         files,
         tmp_path / "tau",
         encoder=HashingBagOfWordsEncoder(64),
-        resamples=50,
+        n_resamples=50,
         progress=False,
         budgets=(256,),
         selector=None,
@@ -115,8 +115,8 @@ def test_toolbench_cli(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("in_examples")
 @pytest.mark.parametrize("benchmark", ["tau-bench", "toolbench"])
 def test_cli_hands_retrievers_and_backend_to_the_pipeline(tmp_path, monkeypatch, benchmark):
-    import osustat.analyses.tau_bench as tau
-    import osustat.analyses.toolbench as tb
+    import osustat.analyses.tau_bench.reproduce as tau
+    import osustat.analyses.toolbench.reproduce as tb
 
     seen: dict[str, Any] = {}
 
@@ -136,8 +136,9 @@ def test_cli_hands_retrievers_and_backend_to_the_pipeline(tmp_path, monkeypatch,
 
 
 def _tau_sweep(tmp_path: Path) -> dict[str, Any]:
-    from osustat.analyses.tau_bench import _encode_groups, _queries
-    from osustat.analyses.tau_bench_data import concatenate, load_files
+    from osustat.analyses.tau_bench.data import concatenate
+    from osustat.analyses.tau_bench.formats import load_files
+    from osustat.analyses.tau_bench.reproduce import _encode_groups, _queries
 
     groups, _ = concatenate(load_files(_tau_files(tmp_path / "data")).episodes)
     embs, _ = _encode_groups(groups, HashingBagOfWordsEncoder(64), [])
@@ -155,11 +156,11 @@ def _tau_sweep(tmp_path: Path) -> dict[str, Any]:
 
 def _three_sweeps(tmp_path: Path, **backend: Any) -> list[str]:
     """Records (as CSV text) of a tiny synthetic, tau-bench and ToolBench sweep."""
-    from osustat.analyses.synthetic_run import run_synthetic
-    from osustat.analyses.tau_bench_run import run_sweep
-    from osustat.analyses.toolbench_data import load_toolbench
-    from osustat.analyses.toolbench_episodes import build_episodes
-    from osustat.analyses.toolbench_run import run_episodes, step_table
+    from osustat.analyses.synthetic.run import run_synthetic
+    from osustat.analyses.tau_bench.run import run_sweep
+    from osustat.analyses.toolbench.data import load_toolbench
+    from osustat.analyses.toolbench.episodes import build_episodes
+    from osustat.analyses.toolbench.run import run_episodes, step_table
 
     mine = (load_retriever(SPEC),)
     syn = run_synthetic(

@@ -9,7 +9,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 import osustat
-from osustat.analysis import describe_verdict
+from osustat.wording import describe_verdict
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "records.csv"
 
@@ -131,10 +131,12 @@ class TestVerdicts:
 
 
 class TestOutputs:
-    def test_old_keyword_names_are_aliases(self, records):
+    def test_old_keyword_names_are_deprecated_aliases(self, records):
         kw = {"metrics": ["hit@2"], "budgets": [256], "bootstrap_resamples": 100}
         new = run(records, n_resamples=199, rng=3, **kw).to_json()
-        old = run(records, n_resamples=None, resamples=199, seed=3, **kw).to_json()
+        with pytest.warns(DeprecationWarning, match="`resamples` is deprecated; use `n_resamples`"):
+            with pytest.warns(DeprecationWarning, match="`seed` is deprecated; use `rng`"):
+                old = run(records, n_resamples=None, resamples=199, seed=3, **kw).to_json()
         for key in ("comparisons", "seed", "resamples"):
             assert new[key] == old[key]
         with pytest.raises(TypeError, match="`rng` or its old name `seed`"):

@@ -157,7 +157,7 @@ def test_mde_follows_the_analysis_alpha():
 def test_significance_mark_agrees_with_the_verdict_at_every_cut(p):
     # Issue 9: stars used p < .05 while the verdict used p <= .05, so p = .05 printed "."
     # beside "helps". The report's marks now cut at <= like every verdict.
-    v = osustat.analysis.describe_verdict(
+    v = osustat.wording.describe_verdict(
         0.2, p, p, alpha=0.05, correction="none", family_size=1, mde=0.1, mde_alpha=0.05
     )
     assert v.startswith("helps") == (_sig(p) in ("*", "**", "***"))

@@ -10,9 +10,11 @@ from osustat import (
     paired,
     paired_signflip_test,
 )
-from osustat.audit import VERDICTS, audit
-from osustat.claims import ClaimsFile, Family, parse_claims
-from osustat.reports.audit import flag_message, note_text, procedure, reason
+from osustat.audit.claim import ClaimsFile, Family
+from osustat.audit.claims import parse_claims
+from osustat.audit.result import VERDICTS
+from osustat.audit.run import audit
+from osustat.reports._audit_words import flag_message, note_text, procedure, reason
 
 
 def why(check, standard="strict"):

@@ -22,9 +22,10 @@ import pytest
 from scipy import optimize, stats
 
 from osustat import interaction_test
-from osustat.audit import audit
-from osustat.claims import Claim, ClaimsFile, load_claims
-from osustat.reports.audit import reason
+from osustat.audit.claim import Claim, ClaimsFile
+from osustat.audit.claims import load_claims
+from osustat.audit.run import audit
+from osustat.reports._audit_words import reason
 
 
 def why(check, standard="strict"):

@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 from osustat import Cell
-from osustat.claims import CLAIM_KEYS, KINDS, ReportedP, load_claims, parse_claims
+from osustat.audit.claim import CLAIM_KEYS, KINDS, ReportedP
+from osustat.audit.claims import load_claims, parse_claims
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_TOML = ROOT / "claims" / "paper.toml"

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from osustat.evidence import evidence_metrics
-from osustat.inputs import read_evidence, records_from_retrievals
+from osustat.io.evidence import evidence_metrics, read_evidence
+from osustat.io.inputs import records_from_retrievals
 from osustat.retrieval import hit_at_k, recall
 
 

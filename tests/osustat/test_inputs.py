@@ -5,7 +5,9 @@ import pandas as pd
 import pytest
 
 from osustat import label_cell, validate_records
-from osustat.inputs import read_evidence, records_from_retrievals, records_from_trec
+from osustat.io.evidence import read_evidence
+from osustat.io.inputs import records_from_retrievals
+from osustat.io.trec import records_from_trec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -349,7 +351,7 @@ class TestRecordsFromTrec:
 
 
 def test_trec_depths_accepts_one_int(tmp_path):
-    from osustat.inputs import records_from_trec
+    from osustat.io.trec import records_from_trec
 
     (tmp_path / "run.txt").write_text("e1/q1 Q0 s3 1 9.1 osu\ne1/q1 Q0 s5 2 8.0 osu\n")
     (tmp_path / "qrels.txt").write_text("e1/q1 0 s3 1\ne1/q1 0 s8 1\n")
@@ -360,7 +362,7 @@ def test_trec_depths_accepts_one_int(tmp_path):
 
 def test_trec_ties_follow_trec_eval(tmp_path):
     """Equal scores: docid descending first (trec_eval), whatever the rank column says."""
-    from osustat.inputs import records_from_trec
+    from osustat.io.trec import records_from_trec
 
     (tmp_path / "run.txt").write_text("q Q0 a 1 5.0 m\nq Q0 b 2 5.0 m\nq Q0 c 3 1.0 m\n")
     (tmp_path / "qrels.txt").write_text("q 0 b 1\n")

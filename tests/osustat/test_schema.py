@@ -6,8 +6,8 @@ import pytest
 
 import osustat.schema
 from osustat import paired, validate_records
+from osustat.audit.claims import parse_claims
 from osustat.cells import CELLS, Cell, as_cells, cell_codes
-from osustat.claims import parse_claims
 from osustat.metrics import METRICS, metric_spec, normalize_metric
 from osustat.retrieval.metrics import QueryOutcome, outcomes_to_records
 from osustat.schema import RecordRow, ValidatedRecords

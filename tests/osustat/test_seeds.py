@@ -188,7 +188,8 @@ def test_records_are_validated_once(monkeypatch):
 
 def test_seed_api_is_exported():
     import osustat
-    from osustat import evidence, seeds
+    from osustat import seeds
+    from osustat.io import evidence
 
     assert osustat.per_seed_values is seeds.per_seed_values
     assert osustat.seed_tests is seeds.seed_tests

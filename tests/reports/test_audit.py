@@ -3,9 +3,12 @@ import json
 import numpy as np
 import pytest
 
-from osustat.audit import VERDICTS, audit
-from osustat.claims import parse_claims
-from osustat.reports.audit import reason, render_markdown, to_json
+from osustat.audit.claims import parse_claims
+from osustat.audit.result import VERDICTS
+from osustat.audit.run import audit
+from osustat.reports._audit_words import reason
+from osustat.reports.audit import render_markdown
+from osustat.reports.audit_json import to_json
 from tests.osustat.test_audit import FAST, claim, from_differences, records
 
 
@@ -141,7 +144,7 @@ class TestWords:
         assert payload["claims"][0]["strict"]["code"] == "underpowered"
 
     def test_every_reason_code_is_worded(self):
-        from osustat.audit import REASONS
+        from osustat.audit.verdicts import REASONS
 
         res = demo()
         seen = {c.strict.code for c in res.checks} | {c.as_tested.code for c in res.checks}
@@ -153,8 +156,8 @@ class TestWords:
     def test_every_test_code_is_worded(self):
         from dataclasses import replace
 
-        from osustat.audit import TESTS
-        from osustat.reports.audit import procedure
+        from osustat.audit.verdicts import TESTS
+        from osustat.reports._audit_words import procedure
 
         res = demo()
         check = res.checks[0]

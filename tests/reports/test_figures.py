@@ -8,7 +8,8 @@ import pytest
 
 from osustat import analyze, paired
 from osustat.cellwise import cell_conditional
-from osustat.reports import budget_effects_plot, dose_response, forest_plot
+from osustat.reports.cellwise import budget_effects_plot, forest_plot
+from osustat.reports.figures import dose_response
 
 
 def png_size(path):
@@ -93,7 +94,7 @@ class TestFigures:
 class TestRenderings:
     def test_dataframe_and_json_carry_the_same_numbers(self):
         res = analyze(
-            frame(), treatment="a", baseline="b", resamples=199, bootstrap_resamples=100, seed=1
+            frame(), treatment="a", baseline="b", n_resamples=199, bootstrap_resamples=100, rng=1
         )
         table = res.to_frame()
         payload = res.to_json()

@@ -1,0 +1,398 @@
+"""``osustat reproduce tau-bench``: Stage B/C/D, the query variants, the sweeps and the analysis.
+
+Writes into ``out``: ``records.parquet`` / ``records.csv`` (benchmarks ``tau-bench``,
+``tau-bench-augmented``, ``tau-bench-weak-query``, ``tau-bench-natural-query``; a ``cell`` and a
+``task`` column), ``records-contamination.csv`` (the run with namespace prefixing flipped),
+``structure.json`` (drops, groups, queries, marginals), ``report.md`` and figures. Everything
+is computed in memory and validated before the first file is written.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from osustat._validation import renamed
+from osustat.analyses.tau_bench.formats import MIN_MATCHED, MIN_STEPS, TauDataError, load_files
+from osustat.retrieval.registry import user_factories
+
+from .data import Group, concatenate, drop_counts
+from .run import (
+    BUDGETS,
+    MAIN_METHODS,
+    SMALL_METHODS,
+    GroupQueries,
+    make_queries,
+    run_sweep,
+)
+
+__all__ = ["TauResult", "reproduce_tau_bench"]
+
+KINDS = {"noisy-mean": 0, "weak": 1, "natural": 2}
+
+
+@dataclass(frozen=True)
+class TauResult:
+    out: Path
+    n_records: int
+    seconds: float
+    structure: dict[str, Any]
+    encode_seconds: float
+
+
+def _encode_groups(
+    groups: list[Group], encoder: Any, extra: list[str]
+) -> tuple[list[NDArray[np.float64]], NDArray[np.float64]]:
+    texts = sorted({t for g in groups for t in g.texts} | set(extra))
+    vecs = np.asarray(encoder.encode(texts), dtype=np.float64)
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    vecs = vecs / np.where(norms > 0, norms, 1.0)
+    row = {t: i for i, t in enumerate(texts)}
+    embs = [vecs[[row[t] for t in g.texts]] for g in groups]
+    return embs, np.vstack([vecs[row[t]] for t in extra]) if extra else vecs[:0]
+
+
+def _queries(
+    groups: list[Group],
+    embs: list[NDArray[np.float64]],
+    kind: str,
+    seed: int,
+    focal: str,
+    instr: dict[str, NDArray[np.float64]] | None = None,
+) -> list[GroupQueries]:
+    out = []
+    for g, (group, emb) in enumerate(zip(groups, embs, strict=True)):
+        rng = np.random.default_rng([seed, KINDS[kind], g])
+        q = make_queries(group, emb, kind, rng, instr)
+        if focal == "one" and len(q.positions) > 1:
+            q = GroupQueries(q.positions[:1], q.tasks[:1], q.evidence[:1], q.embeddings[:1])
+        out.append(q)
+    return out
+
+
+def _marginals(groups: list[Group], queries: list[GroupQueries]) -> dict[str, Any]:
+    from osustat import sharing_rates
+
+    rows = []
+    for group, q in zip(groups, queries, strict=True):
+        for ev in q.evidence:
+            idx = [int(i) for i in ev]
+            r = sharing_rates(
+                [group.tools[i] for i in idx],
+                [group.entities[i] for i in idx],
+                subgoals=[group.subgoals[i] for i in idx],
+            )
+            rows.append((r.entity, r.tool, r.subgoal))
+    a = np.asarray(rows, dtype=float).reshape(-1, 3)
+    out: dict[str, Any] = {"queries": int(a.shape[0])}
+    for k, view in enumerate(("entity", "tool", "subgoal")):
+        out[view] = {
+            "mean": float(np.mean(a[:, k])),
+            "median": float(np.median(a[:, k])),
+            "zero_fraction": float(np.mean(a[:, k] == 0)),
+        }
+    out["all_three_fraction"] = float(np.mean((a > 0).all(axis=1)))
+    out["all_three_count"] = int((a > 0).all(axis=1).sum())
+    return out
+
+
+def _cross_source_sharing(groups: list[Group]) -> dict[str, float]:
+    """Fraction of pairs of tool-call steps sharing an entity or tool: same vs cross source."""
+    same = [0, 0]
+    cross = [0, 0]
+    for g in groups:
+        idx = [i for i, t in enumerate(g.tools) if t is not None]
+        for a_pos, i in enumerate(idx):
+            for j in idx[a_pos + 1 :]:
+                shared = bool(g.entities[i] & g.entities[j]) or g.tools[i] == g.tools[j]
+                bucket = same if g.source_of[i] == g.source_of[j] else cross
+                bucket[0] += int(shared)
+                bucket[1] += 1
+    return {
+        "same_source": same[0] / same[1] if same[1] else float("nan"),
+        "cross_source": cross[0] / cross[1] if cross[1] else float("nan"),
+        "same_pairs": same[1],
+        "cross_pairs": cross[1],
+    }
+
+
+def reproduce_tau_bench(
+    data: list[str | Path],
+    out: str | Path,
+    *,
+    cache: str | Path | None = None,
+    jobs: int = 1,
+    seed: int = 0,
+    n_resamples: int | None = None,
+    prefix: bool = True,
+    focal: str = "all",
+    progress: bool = True,
+    encoder: Any = None,
+    budgets: tuple[int, ...] = BUDGETS,
+    variants: bool = True,
+    claims: str | Path | None = None,
+    selector: str | None = "extractive",
+    endpoint: str | None = None,
+    model: str | None = None,
+    retrievers: Sequence[Any] = (),
+    scheduler: Any = None,
+    checkpoint: str | Path | None = None,
+    resamples: int | None = None,
+) -> TauResult:
+    """Run the τ-bench pipeline end to end and write its outputs to `out`.
+
+    Parameters
+    ----------
+    data : list of paths
+        τ-bench or τ²-bench files (format detected per file).
+    out : path
+    cache : path, optional
+        Embedding cache directory (default ``retrieval.default_cache_dir()``).
+    encoder : TextEncoder, optional
+        Overrides the real encoder (tests pass a stand-in); `cache` is then unused.
+    prefix : bool
+        Namespace prefixing of entities and tools per source (Appendix C). The contamination
+        comparison always runs the other setting too.
+    focal : {'all', 'one'}
+        Every surviving source of a group is focal (default, an inference from the paper's
+        125 groups / 328 queries) or only the first one (the strict reading).
+    claims : path, optional
+        Claims file audited in the report (default: the repository's ``claims/paper.toml``).
+    selector : {'extractive', 'chat', None}
+        §6.6 evidence selection on the B = 256 retrievals (None skips it); ``'chat'`` needs
+        `endpoint` and `model` (an OpenAI-compatible server).
+    variants : bool
+        Also run the weak- and natural-query variants and the contamination comparison.
+    retrievers : sequence of MethodSpec
+        User retrievers (``retrieval.registry.load_retriever``): they join every sweep but the
+        contamination comparison, and get a report section.
+    scheduler, checkpoint
+        A Dask cluster (address or Client) and a resume folder, passed to ``run_tasks``.
+    n_resamples : int
+        Sign flips per test (default 10,000; old name `resamples`, kept as an alias).
+    """
+    resamples = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
+    from osustat import validate_records
+    from osustat.reports.tau_bench import render_tau_bench, write_figures
+
+    from .analysis import analyze
+
+    if selector == "chat" and (not endpoint or not model):
+        raise ValueError("`--selector chat` needs `--endpoint URL` and `--model NAME`.")
+    if focal not in ("all", "one"):
+        raise ValueError(f"`focal` must be 'all' or 'one'; got {focal!r}.")
+    for name, v in (("jobs", jobs), ("resamples", resamples)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"`{name}` must be a positive integer; got {v!r}.")
+    user_factories(retrievers, taken=MAIN_METHODS)  # a name clash fails before any work
+    start = time.perf_counter()
+    out = Path(out)
+    loaded = load_files(data)
+    groups, drops = concatenate(loaded.episodes, prefix=prefix)
+    n_focal_all = sum(s.focal for g in groups for s in g.sources)
+    if n_focal_all == 0:
+        counts = drop_counts(drops)
+        raise TauDataError(
+            "no usable episode: every episode was dropped or left without a group "
+            f"(rules: >= {MIN_STEPS} steps, >= {MIN_MATCHED} matched ground-truth actions, "
+            f"groups of 150-300 steps); drops by reason and file: {json.dumps(counts)}."
+        )
+    if encoder is None:
+        from osustat.retrieval import CachedEncoder, SentenceTransformerEncoder, default_cache_dir
+
+        encoder = CachedEncoder(
+            SentenceTransformerEncoder(), Path(cache) if cache else default_cache_dir()
+        )
+    focal_keys = [s.episode.episode_key for g in groups for s in g.sources if s.focal]
+    by_key = {s.episode.episode_key: s.episode for g in groups for s in g.sources}
+    instr_texts = [by_key[k].instruction or "(no instruction)" for k in focal_keys]
+    t0 = time.perf_counter()
+    embs, instr = _encode_groups(groups, encoder, instr_texts if variants else [])
+    encode_seconds = time.perf_counter() - t0
+    instr_emb = dict(zip(focal_keys, instr, strict=False)) if variants else None
+
+    queries = _queries(groups, embs, "noisy-mean", seed, focal)
+    kw: dict[str, Any] = {
+        "seed": seed,
+        "jobs": jobs,
+        "progress": progress,
+        "budgets": budgets,
+        "scheduler": scheduler,
+        "checkpoint": checkpoint,
+    }
+    mine: dict[str, Any] = {"retrievers": tuple(retrievers)}
+    methods = list(MAIN_METHODS)
+    parts = []
+    keep = tuple((m, 256) for m in ("OSU-Mem", "Flat Vector")) if 256 in budgets else ()
+    rec, main_info = run_sweep(
+        groups, embs, queries, benchmark="tau-bench", methods=methods, keep=keep, **mine, **kw
+    )
+    parts.append(rec)
+    llm = None
+    if selector is not None and keep:
+        from .llm import llm_tables, make_selector, run_llm_selection
+
+        sel = make_selector(selector, encoder, endpoint=endpoint, model=model)
+        retrieved = {k: v for info in main_info for k, v in info["retrieved"].items()}
+        cells = dict(zip(rec["query_id"], rec["cell"], strict=True))
+        with_q = [(g, q) for g, q in zip(groups, queries, strict=True) if q.positions]
+        rec_llm = run_llm_selection(
+            [g for g, _ in with_q], [q for _, q in with_q], retrieved, cells, sel, encoder
+        )
+        parts.append(rec_llm)
+        llm = {
+            "selector": selector,
+            "name": getattr(sel, "name", selector),
+            "tables": llm_tables(rec_llm, n_resamples=resamples, seed=seed),
+        }
+    rec_aug, aug_info = run_sweep(
+        groups,
+        embs,
+        queries,
+        benchmark="tau-bench-augmented",
+        methods=methods,
+        augment=True,
+        **mine,
+        **kw,
+    )
+    parts.append(rec_aug)
+    contamination = None
+    if variants:
+        weak = _queries(groups, embs, "weak", seed, focal)
+        parts.append(
+            run_sweep(
+                groups,
+                embs,
+                weak,
+                benchmark="tau-bench-weak-query",
+                methods=SMALL_METHODS,
+                **mine,
+                **kw,
+            )[0]
+        )
+        nat = _queries(groups, embs, "natural", seed, focal, instr_emb)
+        parts.append(
+            run_sweep(
+                groups,
+                embs,
+                nat,
+                benchmark="tau-bench-natural-query",
+                methods=SMALL_METHODS,
+                **mine,
+                **kw,
+            )[0]
+        )
+        other, _ = concatenate(loaded.episodes, prefix=not prefix)
+        contamination_rec, _ = run_sweep(
+            other, embs, queries, benchmark="tau-bench", methods=SMALL_METHODS, **kw
+        )
+        contamination = {
+            "records": validate_records(contamination_rec),
+            "sharing_prefixed": _cross_source_sharing(groups if prefix else other),
+            "sharing_unprefixed": _cross_source_sharing(other if prefix else groups),
+            "main_prefixed": prefix,
+        }
+    records = validate_records(pd.concat(parts, ignore_index=True))
+
+    n_one = sum(1 for g in groups if any(s.focal for s in g.sources))
+    structure: dict[str, Any] = {
+        "files": {Path(p).name: f for p, f in loaded.formats.items()},
+        "episodes_loaded": len(loaded.episodes),
+        "episodes_by_file": {
+            Path(p).name: sum(e.source_file == p for e in loaded.episodes) for p in loaded.formats
+        },
+        "drops": drop_counts(drops),
+        "drops_total": {r: sum(v.values()) for r, v in drop_counts(drops).items()},
+        "groups": len(groups),
+        "groups_with_queries": n_one,
+        "group_length": {
+            "min": min(g.n_steps for g in groups),
+            "median": float(np.median([g.n_steps for g in groups])),
+            "max": max(g.n_steps for g in groups),
+        },
+        "steps": sum(g.n_steps for g in groups),
+        "queries_all_focal": n_focal_all,
+        "queries_one_focal": n_one,
+        "focal_reading": focal,
+        "queries": sum(len(q.positions) for q in queries),
+        "tasks": len({t for q in queries for t in q.tasks}),
+        "prefix": prefix,
+        "marginals": _marginals(groups, queries),
+        "evidence_distance": _distances(groups, queries),
+        "stage_d": {
+            "copies": sum(i.get("copies", 0) for i in aug_info),
+            "evidence_steps_gap_relaxed": sum(i.get("gap_relaxed", 0) for i in aug_info),
+            "evidence_steps": sum(len(ev) for q in queries for ev in q.evidence),
+        },
+        "seed": seed,
+    }
+    analysis = analyze(records, structure, contamination, n_resamples=resamples, seed=seed)
+    command = (
+        "osustat reproduce tau-bench --data "
+        + " ".join(Path(p).name for p in data)
+        + f" --out DIR --seed {seed} --resamples {resamples}"
+        + ("" if prefix else " --no-prefix")
+        + ("" if focal == "all" else " --focal one")
+        + "".join(f" --retriever {r.source or r.name}" for r in retrievers)
+    )
+    from .audit import audit_tau_claims
+
+    audit_md = audit_tau_claims(records, claims, n_resamples=resamples, seed=seed)
+    text = render_tau_bench(analysis, structure, command=command, audit=audit_md, llm=llm)
+    if retrievers:
+        from osustat.reports.user_methods import render_user_methods
+
+        names = [r.name for r in retrievers]
+        user = render_user_methods(records, names, references=("OSU-Mem", "Flat Vector"))
+        text += "\n\n" + user
+
+    # everything is computed; only now write
+    out.mkdir(parents=True, exist_ok=True)
+    records.to_parquet(out / "records.parquet", index=False)
+    records.to_csv(out / "records.csv", index=False)
+    if contamination is not None:
+        contamination["records"].to_csv(out / "records-contamination.csv", index=False)
+    write_figures(analysis, out)
+    # timings (encode_seconds in the result) stay out of the byte-identical outputs
+    (out / "structure.json").write_text(
+        json.dumps(_jsonable(structure), indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    (out / "report.md").write_text(text + "\n", encoding="utf-8")
+    return TauResult(
+        out, len(records), time.perf_counter() - start, structure, round(encode_seconds, 1)
+    )
+
+
+def _distances(groups: list[Group], queries: list[GroupQueries]) -> dict[str, float]:
+    d = [
+        g.n_steps - int(i)
+        for g, q in zip(groups, queries, strict=True)
+        for ev in q.evidence
+        for i in ev
+    ]
+    if not d:
+        return {"mean": float("nan"), "over_50": float("nan")}
+    a = np.asarray(d, dtype=float)
+    return {"mean": float(a.mean()), "over_50": float(np.mean(a > 50))}
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, float) and not np.isfinite(x):
+        return None
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    return x

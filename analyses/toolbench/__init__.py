@@ -1,0 +1,7 @@
+"""The ToolBench planted-retrieval probe (paper Sections 5.1-5.2, 6.1, 6.5, Appendix G;
+docs/toolbench.md).
+
+:mod:`.data` loads the answer trajectories, :mod:`.episodes` plants the episodes, :mod:`.run`
+runs the sweep, :mod:`.analysis` computes the tables and tests, and :mod:`.reproduce` writes a
+run's outputs.
+"""

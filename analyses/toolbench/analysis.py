@@ -1,0 +1,265 @@
+"""Statistics of the ToolBench run: Tables 3, 6, 14, 15, 16, membership, G.5, trend, seeds.
+
+Unit of analysis: the episode (one query each). Per seed, the overlap - disjoint gap of an
+episode is a paired difference and is tested by the paired sign-flip test (two-sided,
+``n_resamples``); the per-seed p-values are Fisher-combined as the paper does. Because the
+three seeds draw their targets from the same ~400 eligible trajectories, the same target
+appears in several seeds; the seed-dependence check correlates the per-target gaps between
+seeds, and the dependence-robust test averages every target's episodes (all seeds) into one
+unit and runs one sign-flip test over distinct targets. The trend test in beta uses the same
+target-level units (:func:`osustat.trend.within_block_trend_test`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from osustat import fisher_combine, seed_dependence, signflip_tests
+from osustat.trend import within_block_trend_test
+
+from .run import ALPHAS, BASELINES, BETAS, BUDGETS, cohesion_name, coverage_name
+
+__all__ = ["ToolbenchAnalysis", "analyze_toolbench", "gap_matrix"]
+
+PRIMARY_BETA = 0.12
+
+
+@dataclass(frozen=True)
+class ToolbenchAnalysis:
+    table3: pd.DataFrame
+    sweep: pd.DataFrame  # per (benchmark, metric, beta, budget, seed) and seed == -1 combined
+    combined: pd.DataFrame  # per (benchmark, metric, beta, budget): mean gap, Fisher, target test
+    consistency: dict[str, Any]
+    table14: pd.DataFrame
+    seed_dep: pd.DataFrame
+    trend: pd.DataFrame
+    membership: pd.DataFrame
+    cohesion: pd.DataFrame
+    structure: pd.DataFrame
+    evidence_stats: pd.DataFrame
+    seeds: tuple[int, ...]
+
+
+def gap_matrix(records: pd.DataFrame, treatment: str, baseline: str, metric: str) -> pd.DataFrame:
+    """Wide table of per-episode gaps ``treatment - baseline``: index (seed, episode_id), budgets.
+
+    Raises ``ValueError`` when the two methods do not cover the same episodes (no silent join).
+    """
+    sub = records[(records["metric"] == metric) & records["method"].isin([treatment, baseline])]
+    wide = sub.pivot_table(
+        index=["seed", "episode_id", "budget"], columns="method", values="value", aggfunc="first"
+    )
+    for m in (treatment, baseline):
+        if m not in wide:
+            raise ValueError(f"records have no method {m!r} for metric {metric!r}.")
+    missing = wide[[treatment, baseline]].isna().any(axis=1)
+    if missing.any():
+        raise ValueError(
+            f"{int(missing.sum())} (episode, budget) pairs lack {treatment!r} or {baseline!r}."
+        )
+    d = (wide[treatment] - wide[baseline]).unstack("budget")
+    return d
+
+
+def _with_target(d: pd.DataFrame, targets: dict[tuple[int, str], int]) -> pd.DataFrame:
+    tg = d.reset_index()
+    tg["target"] = [targets[(int(s), e)] for s, e in zip(tg["seed"], tg["episode_id"], strict=True)]
+    return tg
+
+
+def analyze_toolbench(
+    records: pd.DataFrame,
+    episodes: pd.DataFrame,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    betas: tuple[float, ...] = BETAS,
+    budgets: tuple[int, ...] = BUDGETS,
+    alphas: tuple[float, ...] = ALPHAS,
+) -> ToolbenchAnalysis:
+    """All statistics of the report (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    targets = {
+        (int(s), e): int(t)
+        for s, e, t in zip(
+            episodes["seed"], episodes["episode_id"], episodes["target"], strict=True
+        )
+    }
+    seeds = tuple(sorted(int(s) for s in records["seed"].unique()))
+    benches = [
+        b
+        for b in ("toolbench", "toolbench-nev2", "toolbench-nev4")
+        if b in set(records["benchmark"])
+    ]
+
+    # -- Table 3 ----------------------------------------------------------------------
+    main = records[records["benchmark"] == "toolbench"]
+    t3_methods = [
+        *BASELINES,
+        coverage_name("overlap", PRIMARY_BETA),
+        coverage_name("disjoint", PRIMARY_BETA),
+    ]
+    t3 = (
+        main[main["method"].isin(t3_methods) & main["metric"].isin(["hit@2", "recall"])]
+        .groupby(["method", "budget", "metric"])["value"]
+        .agg(["mean", "count"])
+        .reset_index()
+    )
+
+    # -- beta sweep: per seed sign-flip, Fisher, target-level -------------------------
+    sweep_rows = []
+    comb_rows = []
+    dep_rows = []
+    trend_rows = []
+    for bench in benches:
+        recs = records[records["benchmark"] == bench]
+        for metric in ("recall", "hit@2"):
+            target_gaps: dict[float, pd.DataFrame] = {}
+            for beta in betas:
+                d = gap_matrix(
+                    recs, coverage_name("overlap", beta), coverage_name("disjoint", beta), metric
+                )
+                per_seed_p: dict[int, dict[int, float]] = {}
+                for s in seeds:
+                    ds = d.loc[s]
+                    tests = signflip_tests(
+                        ds[list(budgets)].to_numpy(), n_resamples=n_resamples, rng=rng
+                    )
+                    for b, t in zip(budgets, tests, strict=True):
+                        per_seed_p.setdefault(b, {})[s] = t.pvalue
+                        sweep_rows.append(
+                            {"benchmark": bench, "metric": metric, "beta": beta, "budget": b,
+                             "seed": s, "gap": float(ds[b].mean()), "p": t.pvalue,
+                             "n": int(ds[b].size)}
+                        )  # fmt: skip
+                tg = _with_target(d, targets)
+                by_target = tg.groupby("target")[list(budgets)].mean()
+                target_gaps[beta] = by_target
+                tt = signflip_tests(by_target.to_numpy(), n_resamples=n_resamples, rng=rng)
+                for b, t in zip(budgets, tt, strict=True):
+                    ps = [per_seed_p[b][s] for s in seeds]
+                    comb_rows.append(
+                        {
+                            "benchmark": bench, "metric": metric, "beta": beta, "budget": b,
+                            "gap": float(d[b].mean()),
+                            "seed_min": float(d[b].groupby(level="seed").mean().min()),
+                            "seed_max": float(d[b].groupby(level="seed").mean().max()),
+                            "fisher_p": fisher_combine(ps).pvalue if len(ps) > 1 else ps[0],
+                            "target_gap": float(by_target[b].mean()),
+                            "target_p": t.pvalue, "n_targets": int(by_target.shape[0]),
+                            "n_episodes": int(d[b].size),
+                        }
+                    )  # fmt: skip
+                    if len(seeds) > 1:
+                        per_t = tg.groupby(["target", "seed"])[b].mean().unstack("seed").dropna()
+                        if per_t.shape[0] >= 3:
+                            sd = seed_dependence(per_t.to_numpy())
+                            dep_rows.append(
+                                {"benchmark": bench, "metric": metric, "beta": beta, "budget": b,
+                                 "shared_targets": int(per_t.shape[0]),
+                                 "mean_correlation": sd.mean_correlation,
+                                 "duplicate_fraction": sd.duplicate_fraction,
+                                 "effective_seeds": sd.effective_seeds,
+                                 "too_dependent": sd.too_dependent}
+                            )  # fmt: skip
+            # trend in beta per budget, units = distinct targets
+            for b in budgets:
+                mat = pd.concat([target_gaps[beta][b].rename(beta) for beta in betas], axis=1)
+                res = within_block_trend_test(
+                    mat.to_numpy(), scores=list(betas), n_resamples=n_resamples, rng=rng
+                )
+                trend_rows.append(
+                    {"benchmark": bench, "metric": metric, "budget": b,
+                     "statistic": res.statistic, "p": res.pvalue, "n_targets": res.n_blocks,
+                     "monotone_means": bool(np.all(np.diff(mat.mean().to_numpy()) > 0))}
+                )  # fmt: skip
+    sweep = pd.DataFrame(sweep_rows)
+    combined = pd.DataFrame(comb_rows)
+
+    main_sweep = sweep[(sweep["benchmark"] == "toolbench") & (sweep["metric"] == "recall")]
+    per_seed_pos = main_sweep.groupby("seed")["gap"].apply(lambda g: int((g > 0).sum()))
+    consistency = {
+        "positive_cells": int((main_sweep["gap"] > 0).sum()),
+        "cells": len(main_sweep),
+        "per_seed": {int(k): int(v) for k, v in per_seed_pos.items()},
+        "per_seed_cells": len(betas) * len(budgets),
+    }
+
+    # -- Table 14 ---------------------------------------------------------------------
+    t14 = []
+    for bench in benches:
+        s = sweep[(sweep["benchmark"] == bench) & (sweep["metric"] == "recall")]
+        s = s[np.isclose(s["beta"], PRIMARY_BETA)]
+        b400 = s[s["budget"] == 400]
+        t14.append(
+            {
+                "benchmark": bench,
+                "significant": int((s["p"] < 0.05).sum()),
+                "positive": int((s["gap"] > 0).sum()),
+                "cells": len(s),
+                "b400_all_seeds_p01": bool((b400["p"] < 0.01).all()) if len(b400) else False,
+                "b400_gap": float(b400["gap"].mean()) if len(b400) else float("nan"),
+            }
+        )
+
+    # -- membership (Sections 4.1, 6.1) -----------------------------------------------
+    mem_rows = []
+    for bench in benches:
+        ep = episodes[episodes["benchmark"] == bench]
+        for construction in ("overlap", "disjoint"):
+            counts = np.array(
+                [int(c) for row in ep[f"{construction}_counts"] for c in row.split()], dtype=int
+            )
+            mem_rows.append(
+                {
+                    "benchmark": bench,
+                    "construction": construction,
+                    "evidence_steps": int(counts.size),
+                    "mean_osus": float(counts.mean()),
+                    "median_osus": float(np.median(counts)),
+                    "evicted_fraction": float(np.mean(counts == 0)),
+                    "mean_pool_osus": float(ep[f"{construction}_n_osus"].mean()),
+                }
+            )
+
+    # -- cohesion (G.5) -----------------------------------------------------------------
+    coh_rows = []
+    if alphas and cohesion_name("overlap", alphas[0]) in set(main["method"]):
+        for metric in ("hit@2", "recall"):
+            for a in alphas:
+                d = gap_matrix(
+                    main, cohesion_name("overlap", a), cohesion_name("disjoint", a), metric
+                )
+                tg = _with_target(d, targets)
+                by_target = tg.groupby("target")[list(budgets)].mean()
+                tt = signflip_tests(by_target.to_numpy(), n_resamples=n_resamples, rng=rng)
+                for b, t in zip(budgets, tt, strict=True):
+                    coh_rows.append(
+                        {"metric": metric, "alpha": a, "budget": b, "gap": float(d[b].mean()),
+                         "target_p": t.pvalue}
+                    )  # fmt: skip
+
+    # -- structural check ---------------------------------------------------------------
+    struct = episodes.groupby(["benchmark", "cell"]).size().rename("episodes").reset_index()
+    ev = episodes.groupby("benchmark")[["n_ev", "evidence_truncated", "evidence_with_entities"]]
+    ev_stats = ev.sum().reset_index()
+    ev_stats["truncated_fraction"] = ev_stats["evidence_truncated"] / ev_stats["n_ev"]
+    ev_stats["with_entities_fraction"] = ev_stats["evidence_with_entities"] / ev_stats["n_ev"]
+    return ToolbenchAnalysis(
+        table3=t3,
+        sweep=sweep,
+        combined=combined,
+        consistency=consistency,
+        table14=pd.DataFrame(t14),
+        seed_dep=pd.DataFrame(dep_rows),
+        trend=pd.DataFrame(trend_rows),
+        membership=pd.DataFrame(mem_rows),
+        cohesion=pd.DataFrame(coh_rows),
+        structure=struct,
+        evidence_stats=ev_stats,
+        seeds=seeds,
+    )

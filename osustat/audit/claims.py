@@ -1,0 +1,382 @@
+"""Significance claims to audit: the TOML claims file (docs/audit.md) and its validation.
+
+A claims file lists published (or planned) claims about paired comparisons -- "method A beats
+method B on metric M at budget B in cell C, by at least t, with p = ..." -- grouped into
+correction families. Five kinds of claim (:data:`KINDS`): a paired ``difference`` (the
+default), a descriptive ordering of ``means`` (no significance claimed), a method x cell
+``interaction``, ``equivalence`` within a stated margin, and a ``relative`` effect (ratio of
+means). :func:`parse_claims` turns it into frozen :class:`Claim` objects and
+rejects unknown keys and impossible claims with an error that names the file, the claim's
+position, id and line, and the offending value; :func:`osustat.audit.run.audit` checks the
+claims against records.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from osustat.audit import claim as _model
+from osustat.cells import Cell
+from osustat.metrics import metric_spec
+from osustat.multitest import CORRECTIONS
+
+from .claim import (
+    CLAIM_KEYS,
+    DIRECTIONS,
+    FAMILY_CORRECTIONS,
+    KINDS,
+    SEED_HANDLING,
+    UNITS,
+    Claim,
+    ClaimsFile,
+    Family,
+    ReportedP,
+)
+
+__all__ = [*_model.__all__, "load_claims", "parse_claims"]
+
+#: Kinds that assert a direction (``direction`` required).
+_DIRECTED = ("difference", "means", "relative")
+_FAMILY_KEYS = ("correction", "strict_correction", "alpha", "description")
+_TOP_KEYS = ("title", "description", "defaults", "family", "claim")
+
+
+def load_claims(path: str | Path) -> ClaimsFile:
+    """Read and validate a claims TOML file (see :func:`parse_claims`)."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"claims file {str(p)!r} does not exist.")
+    return parse_claims(p.read_text(encoding="utf-8"), source=str(p))
+
+
+def _claim_lines(text: str) -> list[int]:
+    return [i for i, line in enumerate(text.splitlines(), 1) if line.strip() == "[[claim]]"]
+
+
+def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
+    """Parse and validate the text of a claims file.
+
+    Parameters
+    ----------
+    text : str
+        TOML with optional ``title``/``description``, an optional ``[defaults]`` table (any
+        claim key but ``id``), optional ``[family.NAME]`` tables (``correction`` -- the one
+        the authors applied, default ``'none'`` --, ``strict_correction`` -- default
+        ``'holm'`` --, ``alpha``, ``description``) and one ``[[claim]]`` table per claim (keys
+        in :data:`CLAIM_KEYS`).
+    source : str
+        File name used in error messages.
+
+    Returns
+    -------
+    ClaimsFile
+
+    Raises
+    ------
+    ValueError
+        Invalid TOML; unknown keys (listing the allowed ones); missing required keys;
+        duplicate ids; unknown cells, directions, units, seed handling or corrections; a cell
+        with ``unit = 'episode'``; thresholds, effects, means or intervals outside [-1, 1]
+        (or [0, 1] for means) for metrics in [0, 1] (hit@k, recall: ``osustat.metrics``); a reported
+        effect on the wrong side of the threshold; a p-value outside (0, 1]; a declared
+        family no claim uses; an unknown `kind`; a key without meaning for the kind
+        (``margin`` outside equivalence, ``direction`` on equivalence/interaction, ``cell``
+        on interaction); a missing ``margin``/``direction`` the kind needs; a non-positive
+        margin; a relative effect or threshold <= -1.
+    TypeError
+        A key of the wrong type (e.g. a budget given as a string).
+
+    Examples
+    --------
+    >>> from osustat.audit.claims import parse_claims
+    >>> cf = parse_claims('''
+    ... [defaults]
+    ... family = "t4"
+    ... treatment = "osu-mem"
+    ... baseline = "flat-vector"
+    ... budget = 256
+    ... [[claim]]
+    ... id = "te-hit"
+    ... metric = "hit@2"
+    ... cell = "T+E+"
+    ... direction = "greater"
+    ... reported_effect = 0.179
+    ... reported_p = 0.022
+    ... ''')
+    >>> c = cf.claims[0]
+    >>> c.describe(), c.reported_p.text, cf.families["t4"].correction
+    ('osu-mem − flat-vector > 0 on hit@2, B=256, T+E+ (query)', '0.022', 'none')
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"claims file {source!r} is not valid TOML: {exc}.") from None
+    unknown = sorted(set(data) - set(_TOP_KEYS))
+    if unknown:
+        raise ValueError(
+            f"claims file {source!r}: unknown top-level keys {unknown}; allowed: {list(_TOP_KEYS)}."
+        )
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise TypeError(f"claims file {source!r}: `defaults` must be a table.")
+    bad = sorted(set(defaults) - set(CLAIM_KEYS) | ({"id"} & set(defaults)))
+    if bad:
+        raise ValueError(
+            f"claims file {source!r}: unknown keys in [defaults]: {bad}; allowed: "
+            f"{[k for k in CLAIM_KEYS if k != 'id']}."
+        )
+    families = _families(data.get("family", {}), source)
+    raw_claims = data.get("claim", [])
+    if not isinstance(raw_claims, list) or not raw_claims:
+        raise ValueError(
+            f"claims file {source!r} has no claims; add one [[claim]] table per claim."
+        )
+    lines = _claim_lines(text)
+    claims: list[Claim] = []
+    seen: dict[str, int] = {}
+    for pos, raw in enumerate(raw_claims, 1):
+        line = lines[pos - 1] if len(lines) == len(raw_claims) else None
+        where = f"claims file {source!r}, claim {pos}" + (f" (line {line})" if line else "")
+        claim = _claim({**defaults, **raw}, where, line)
+        if claim.id in seen:
+            raise ValueError(
+                f"{where}: duplicate id {claim.id!r} (first used by claim {seen[claim.id]})."
+            )
+        seen[claim.id] = pos
+        claims.append(claim)
+    unused = sorted(set(families) - {c.family for c in claims})
+    if unused:
+        raise ValueError(
+            f"claims file {source!r}: families {unused} are declared but no claim uses them "
+            "(a misspelt `family` key?)."
+        )
+    for c in claims:
+        families.setdefault(c.family, Family(c.family))
+    return ClaimsFile(tuple(claims), families, str(data.get("title", "")), source)
+
+
+def _families(raw: Any, source: str) -> dict[str, Family]:
+    if not isinstance(raw, dict):
+        raise TypeError(f"claims file {source!r}: `family` must hold [family.NAME] tables.")
+    out = {}
+    for name, spec in raw.items():
+        where = f"claims file {source!r}, [family.{name}]"
+        if not isinstance(spec, dict):
+            raise TypeError(f"{where} must be a table.")
+        unknown = sorted(set(spec) - set(_FAMILY_KEYS))
+        if unknown:
+            raise ValueError(f"{where}: unknown keys {unknown}; allowed: {list(_FAMILY_KEYS)}.")
+        correction = spec.get("correction", "none")
+        if correction not in FAMILY_CORRECTIONS:
+            raise ValueError(
+                f"{where}: `correction` must be one of {list(FAMILY_CORRECTIONS)}; "
+                f"got {correction!r}."
+            )
+        strict = spec.get("strict_correction", "holm")
+        if strict not in CORRECTIONS:
+            raise ValueError(
+                f"{where}: `strict_correction` must be one of {list(CORRECTIONS)}; got {strict!r}."
+            )
+        alpha = _number(spec.get("alpha", 0.05), "alpha", where)
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"{where}: `alpha` must be in (0, 1); got {alpha}.")
+        out[name] = Family(name, correction, alpha, str(spec.get("description", "")), strict)
+    return out
+
+
+def _number(value: Any, key: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{where}: `{key}` must be a number; got {value!r}.")
+    if not math.isfinite(value):
+        raise ValueError(f"{where}: `{key}` must be finite; got {value!r}.")
+    return float(value)
+
+
+def _integer(value: Any, key: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where}: `{key}` must be an integer; got {value!r}.")
+    if value < 1:
+        raise ValueError(f"{where}: `{key}` must be a positive integer; got {value}.")
+    return value
+
+
+def _string(value: Any, key: str, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise TypeError(f"{where}: `{key}` must be a non-empty string; got {value!r}.")
+    return value.strip()
+
+
+def _pair(value: Any, key: str, where: str) -> tuple[float, float]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise TypeError(f"{where}: `{key}` must be a list of two numbers; got {value!r}.")
+    return _number(value[0], key, where), _number(value[1], key, where)
+
+
+def _choice(value: Any, key: str, allowed: tuple[str, ...], where: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{where}: `{key}` must be one of {list(allowed)}; got {value!r}.")
+    return str(value)
+
+
+def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
+    unknown = sorted(set(raw) - set(CLAIM_KEYS))
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {unknown}; allowed: {list(CLAIM_KEYS)}.")
+    missing = [k for k, (required, _) in CLAIM_KEYS.items() if required and k not in raw]
+    if missing:
+        raise ValueError(f"{where}: missing required keys {missing}.")
+    cid = _string(raw["id"], "id", where)
+    where = f"{where} (id {cid!r})"
+    kind = _choice(raw.get("kind", "difference"), "kind", KINDS, where)
+    needed = ["direction"] if kind in _DIRECTED else []
+    needed += ["cell"] if kind != "interaction" else []
+    needed += ["margin"] if kind == "equivalence" else []
+    missing = [k for k in needed if k not in raw]
+    if missing:
+        raise ValueError(f"{where}: missing required keys {missing} for kind {kind!r}.")
+    forbidden = {
+        "interaction": ["direction", "threshold", "margin", "reported_effect", "reported_ci"],
+        "equivalence": ["direction", "threshold"],
+    }.get(kind, ["margin"])
+    present = [k for k in forbidden if k in raw]
+    if present:
+        raise ValueError(f"{where}: keys {present} have no meaning for kind {kind!r}.")
+    metric = _string(raw["metric"], "metric", where).lower()
+    spec = metric_spec(metric)
+    bounded = spec is not None and spec.unit_interval  # hit@k, recall (osustat.metrics)
+    cell_raw = raw.get("cell", "aggregate")
+    if isinstance(cell_raw, str) and cell_raw.strip().lower() == "aggregate":
+        cell = None
+    else:
+        try:
+            cell = Cell.parse(cell_raw)
+        except ValueError:
+            raise ValueError(
+                f"{where}: unknown cell {cell_raw!r}; expected 'aggregate' or one of "
+                f"{[c.value for c in Cell]}."
+            ) from None
+    if kind == "interaction" and cell is not None:
+        raise ValueError(f"{where}: an interaction claim spans the cells; omit `cell`.")
+    unit = _choice(raw.get("unit", "query"), "unit", UNITS, where)
+    if unit == "episode" and cell is not None:
+        raise ValueError(
+            f"{where}: cell {cell.value!r} with unit 'episode' is impossible: an episode mixes "
+            "queries of several cells; use unit = 'query' or cell = 'aggregate'."
+        )
+    if unit == "episode" and kind == "interaction":
+        raise ValueError(f"{where}: an interaction claim needs unit = 'query' (cells).")
+    direction = (
+        _choice(raw["direction"], "direction", DIRECTIONS, where)
+        if kind in _DIRECTED
+        else "two-sided"
+    )
+    threshold = _number(raw.get("threshold", 0.0), "threshold", where)
+    relative = kind == "relative"
+
+    def in_range(x: float, key: str, low: float = -1.0) -> None:
+        if bounded and not low <= x <= 1.0:
+            raise ValueError(
+                f"{where}: `{key}` = {x} is impossible for metric {metric!r}, whose values "
+                f"lie in [0, 1] (so differences lie in [-1, 1]); effects are in metric units, "
+                "not percentage points."
+            )
+
+    if relative:
+        if threshold <= -1.0:
+            raise ValueError(
+                f"{where}: a relative `threshold` is ratio - 1 and must exceed -1; got {threshold}."
+            )
+    else:
+        in_range(threshold, "threshold")
+    margin = None
+    if kind == "equivalence":
+        margin = _number(raw["margin"], "margin", where)
+        if margin <= 0:
+            raise ValueError(f"{where}: `margin` must be positive; got {margin}.")
+        in_range(margin, "margin")
+    effect = None
+    if "reported_effect" in raw:
+        effect = _number(raw["reported_effect"], "reported_effect", where)
+        if relative and effect <= -1.0:
+            raise ValueError(
+                f"{where}: a relative `reported_effect` is ratio - 1 (+0.399 for +39.9%) and "
+                f"must exceed -1; got {effect}."
+            )
+        if not relative:
+            in_range(effect, "reported_effect")
+    means = None
+    if "reported_means" in raw:
+        means = _pair(raw["reported_means"], "reported_means", where)
+        for m in means:
+            in_range(m, "reported_means", low=0.0)
+    claimed = effect if effect is not None else (means[0] - means[1] if means else None)
+    if relative and effect is None and means is not None:
+        claimed = means[0] / means[1] - 1.0 if means[1] > 0 else None
+    if (
+        kind in _DIRECTED
+        and claimed is not None
+        and (
+            (direction == "greater" and claimed < threshold)
+            or (direction == "less" and claimed > threshold)
+        )
+    ):
+        raise ValueError(
+            f"{where}: the reported effect {claimed:+g} contradicts the claim itself "
+            f"(direction {direction!r}, threshold {threshold:g})."
+        )
+    ci = None
+    if "reported_ci" in raw:
+        ci = _pair(raw["reported_ci"], "reported_ci", where)
+        if ci[0] > ci[1]:
+            raise ValueError(f"{where}: `reported_ci` must be [low, high]; got {list(ci)}.")
+        if not relative:
+            for x in ci:
+                in_range(x, "reported_ci")
+    p = None
+    if "reported_p" in raw:
+        try:
+            p = ReportedP.parse(raw["reported_p"])
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{where}: `reported_p`: {exc}") from None
+    treatment = _string(raw["treatment"], "treatment", where)
+    baseline = _string(raw["baseline"], "baseline", where)
+    if treatment == baseline:
+        raise ValueError(f"{where}: `treatment` and `baseline` are both {treatment!r}.")
+    seed = None
+    if "seed" in raw:
+        seed = raw["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise TypeError(f"{where}: `seed` must be a non-negative integer; got {seed!r}.")
+    return Claim(
+        id=cid,
+        family=_string(raw["family"], "family", where),
+        treatment=treatment,
+        baseline=baseline,
+        metric=metric,
+        budget=_integer(raw["budget"], "budget", where),
+        cell=cell,
+        direction=direction,
+        threshold=threshold,
+        unit=unit,
+        benchmark=_string(raw["benchmark"], "benchmark", where) if "benchmark" in raw else None,
+        reported_effect=effect,
+        reported_means=means,
+        reported_p=p,
+        reported_ci=ci,
+        reported_n=_integer(raw["reported_n"], "reported_n", where)
+        if "reported_n" in raw
+        else None,
+        reported_resamples=_integer(raw["reported_resamples"], "reported_resamples", where)
+        if "reported_resamples" in raw
+        else None,
+        seeds=_choice(raw.get("seeds", "average"), "seeds", SEED_HANDLING, where),
+        source=str(raw.get("source", "")),
+        note=str(raw.get("note", "")),
+        line=line,
+        kind=kind,
+        margin=margin,
+        seed=seed,
+    )

@@ -1,0 +1,256 @@
+"""Phase 1 of the audit: pair the records and recompute each claim's statistics.
+
+Nothing here judges a claim; :mod:`osustat.audit.verdicts` does that after the family
+corrections (:mod:`osustat.audit.run`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from osustat.audit.claim import Claim
+from osustat.bootstrap import BootstrapCI, bootstrap_ci
+from osustat.cells import CELLS, cell_codes
+from osustat.combine import SeedDependence
+from osustat.equivalence import EquivalenceResult, tost_signflip
+from osustat.interaction import InteractionResult, interaction_test
+from osustat.ratio import RatioResult, ratio_of_means
+from osustat.records import PairedRecords, paired
+from osustat.schema import ValidatedRecords, validate_records
+from osustat.seeds import PerSeedValues, per_seed_values, seed_tests
+from osustat.signflip import SignFlipResult, signflip_tests
+
+__all__ = ["NOTE_CODES", "Measured", "Note", "Pairings", "measure"]
+
+#: Note codes (:func:`osustat.reports._audit_words.note_text` words them):
+#: ``seed-dependence-unmeasured`` (``detail`` says why), ``fieller-independent-queries`` (a
+#: relative claim on clustered queries), ``one-seed`` (a pooled/Fisher claim on one seed).
+NOTE_CODES = ("seed-dependence-unmeasured", "fieller-independent-queries", "one-seed")
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something the reader of a claim's check should know; ``code`` is in :data:`NOTE_CODES`."""
+
+    code: str
+    detail: str = ""
+
+
+#: The paper's interaction test (Section 6.3) and the calibrated one (docs/statistics.md).
+AS_TESTED_INTERACTION = "centered-signflip"
+STRICT_INTERACTION = "studentized-signflip"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Phase-1 result of one claim, before the family corrections."""
+
+    claim: Claim
+    missing: str | None = None
+    n: int = 0
+    n_seeds: int = 0
+    d: NDArray[np.float64] | None = None
+    treatment_mean: float = math.nan
+    baseline_mean: float = math.nan
+    test: SignFlipResult | None = None
+    ci: BootstrapCI | None = None
+    seeds: SeedDependence | None = None
+    per_seed_pvalues: tuple[float, ...] = ()
+    pooled: SignFlipResult | None = None
+    equivalence: EquivalenceResult | None = None
+    ratio: RatioResult | None = None
+    interaction: InteractionResult | None = None
+    interaction_as_tested: InteractionResult | None = None
+    notes: tuple[Note, ...] = ()
+
+
+class Pairings:
+    """The records of one audit, paired once per comparison (claims share comparisons).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Records, validated once here (:func:`osustat.validate_records`; a
+        ``ValidatedRecords`` is used as it is). Each comparison pairs only its own rows,
+        selected with :meth:`~osustat.schema.ValidatedRecords.select_rows` so that
+        :func:`osustat.paired` does not check them again.
+    """
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.df = validate_records(df)
+        self._pairs: dict[tuple[Any, ...], tuple[PairedRecords | str, PerSeedValues | None, str]]
+        self._pairs = {}
+        self._combos: ValidatedRecords | None = None
+
+    def _why_absent(self, c: Claim) -> str:
+        """:func:`osustat.paired`'s own error for a comparison whose rows are absent.
+
+        Its checks for an absent benchmark, method, metric or budget depend only on which
+        (benchmark, method, metric, budget) combinations exist, so one row of each gives
+        the same message as the whole table, without validating the whole table again.
+        """
+        if self._combos is None:
+            df = self.df
+            self._combos = df.select_rows(
+                ~df.duplicated(["benchmark", "method", "metric", "budget"]).to_numpy()
+            )
+        try:
+            paired(
+                self._combos, c.treatment, c.baseline, metric=c.metric, budget=c.budget,
+                unit=c.unit, benchmark=c.benchmark,
+            )  # fmt: skip
+        except ValueError as exc:
+            return str(exc)
+        raise AssertionError("paired() accepted a comparison whose rows are absent")
+
+    def get(self, c: Claim) -> tuple[PairedRecords | str, PerSeedValues | None, str]:
+        """The seed-averaged pairing (or why there is none), per-seed values, and a note."""
+        key = (c.benchmark, c.treatment, c.baseline, c.metric, c.budget, c.unit, c.seed)
+        if key not in self._pairs:
+            self._pairs[key] = self._pair(c)
+        return self._pairs[key]
+
+    def _pair(self, c: Claim) -> tuple[PairedRecords | str, PerSeedValues | None, str]:
+        df = self.df
+        kw: dict[str, Any] = {"metric": c.metric, "budget": c.budget, "unit": c.unit}
+        mask = (
+            df["method"].isin([c.treatment, c.baseline])
+            & (df["metric"] == c.metric)
+            & (df["budget"] == c.budget)
+        )
+        if c.benchmark is not None:
+            mask &= df["benchmark"] == c.benchmark
+        sub = df.select_rows(mask)
+        if sub["method"].nunique() < 2:
+            return self._why_absent(c), None, ""
+        if c.seed is not None and c.seed not in set(sub["seed"].tolist()):
+            known = sorted(sub["seed"].unique().tolist())
+            why = f"seed {c.seed} is not in the records for this comparison; known seeds: {known}"
+            return why, None, ""
+        try:
+            data = paired(sub, c.treatment, c.baseline, benchmark=c.benchmark, seed=c.seed, **kw)
+        except ValueError as exc:
+            return str(exc), None, ""
+        if data.n_seeds < 2:
+            return data, None, ""
+        try:
+            values = per_seed_values(
+                sub, c.treatment, c.baseline, benchmark=c.benchmark, units=data.ids, **kw
+            )
+        except ValueError as exc:
+            return data, None, str(exc)
+        return data, values, ""
+
+
+def _shifted(c: Claim, t: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per-unit values whose mean is 0 under the claim's boundary null."""
+    if c.kind == "relative":
+        # mean(t) = (1 + r0) mean(b)  <=>  mean(t - (1 + r0) b) = 0 (Fieller's pivot).
+        return t - (1.0 + c.threshold) * b
+    if c.kind == "equivalence":
+        return t - b
+    return t - b - c.threshold
+
+
+def _interaction(c: Claim, data: PairedRecords, n_resamples: int, gen: Any) -> Measured:
+    if data.cells is None:
+        return Measured(c, missing="the records carry no `cell` column for these queries")
+    present = {x for x in data.cells if x is not None}
+    if len(present) < 2:
+        return Measured(c, missing=f"the records hold {len(present)} cell(s); 2 are needed")
+    as_tested = interaction_test(
+        data.differences, data.cells, method=AS_TESTED_INTERACTION, n_resamples=n_resamples,
+        rng=gen,
+    )  # fmt: skip
+    strict = interaction_test(
+        data.differences, data.cells, method=STRICT_INTERACTION, n_resamples=n_resamples,
+        rng=gen,
+    )  # fmt: skip
+    return Measured(
+        c,
+        n=data.n,
+        n_seeds=data.n_seeds,
+        d=data.differences,
+        treatment_mean=float(data.treatment.mean()),
+        baseline_mean=float(data.baseline.mean()),
+        interaction=strict,
+        interaction_as_tested=as_tested,
+    )
+
+
+def measure(
+    c: Claim,
+    pairings: Pairings,
+    n_resamples: int,
+    bootstrap_resamples: int,
+    level: float,
+    gen: np.random.Generator,
+) -> Measured:
+    """Recompute everything the verdicts of claim `c` need (or say what is missing)."""
+    data, per_seed, note = pairings.get(c)
+    if isinstance(data, str):
+        return Measured(c, missing=data)
+    if c.kind == "interaction":
+        return _interaction(c, data, n_resamples, gen)
+    if c.cell is None:
+        mask = np.ones(data.n, dtype=bool)
+    elif data.cells is None:
+        return Measured(c, missing="the records carry no `cell` column for these queries")
+    else:
+        mask = cell_codes(data.cells) == CELLS.index(c.cell)
+    n = int(mask.sum())
+    least = 3 if c.kind == "relative" else 2
+    if n < least:
+        return Measured(
+            c, missing=f"cell {c.cell_label} has {n} {c.unit}(s) in the records; {least} are needed"
+        )
+    t, b = data.treatment[mask], data.baseline[mask]
+    d = data.differences[mask]
+    test = signflip_tests([_shifted(c, t, b)], n_resamples=n_resamples, rng=gen)[0]
+    clusters = data.episode_ids[mask] if c.unit == "query" else None
+    if clusters is not None and np.unique(clusters).size < 2:
+        clusters = None
+    ci = bootstrap_ci(d, level=level, clusters=clusters, n_resamples=bootstrap_resamples, rng=gen)
+    notes = [Note("seed-dependence-unmeasured", note)] if note else []
+    equivalence = ratio = None
+    if c.kind == "equivalence":
+        assert c.margin is not None  # parse_claims guarantees it
+        equivalence = tost_signflip(d, c.margin, n_resamples=n_resamples, rng=gen)
+    if c.kind == "relative":
+        ratio = ratio_of_means(t, b, level=level)
+        if c.unit == "query" and clusters is not None:
+            notes.append(Note("fieller-independent-queries"))
+    dep = pooled = None
+    per_seed_p: tuple[float, ...] = ()
+    if per_seed is not None and c.kind in ("difference", "relative"):
+        ts, bs = per_seed.treatment[mask], per_seed.baseline[mask]
+        seeds = seed_tests(ts - bs, tested=_shifted(c, ts, bs), n_resamples=n_resamples, rng=gen)
+        dep = seeds.dependence
+        if dep is None:
+            notes.append(Note("seed-dependence-unmeasured", "fewer than 3 units"))
+        per_seed_p = tuple(x.pvalue for x in seeds.per_seed)
+        pooled = seeds.pooled
+    elif c.seeds != "average" and data.n_seeds == 1:
+        notes.append(Note("one-seed"))
+    return Measured(
+        c,
+        n=n,
+        n_seeds=data.n_seeds,
+        d=d,
+        treatment_mean=float(t.mean()),
+        baseline_mean=float(b.mean()),
+        test=test,
+        ci=ci,
+        seeds=dep,
+        per_seed_pvalues=per_seed_p,
+        pooled=pooled,
+        equivalence=equivalence,
+        ratio=ratio,
+        notes=tuple(notes),
+    )

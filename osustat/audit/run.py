@@ -1,0 +1,256 @@
+"""Audit significance claims against records under two standards (Sections 5.3, 6; App. F).
+
+For every claim of a :class:`~osustat.audit.claim.ClaimsFile` the records are paired
+(:func:`osustat.paired`: per-unit averaging across seeds, never pooling; or one seed when the
+claim names it), the claim's statistics are recomputed in the claimed cell
+(:mod:`osustat.audit.measure`) and the claim is judged twice
+(:mod:`osustat.audit.verdicts`):
+
+* **as tested** -- on the claim's own terms: its unit and n, its seed handling (pooled or
+  Fisher-combined when it says so), the paper's interaction statistic, the correction its
+  family says was applied (none by default); descriptive claims checked as printed;
+* **strict** -- seeds averaged per unit, calibrated tests (studentized interaction, TOST for
+  equivalence, a test of the ratio for relative effects), the family's strict correction
+  (Holm by default).
+
+============== =====================================================================
+verdict        meaning
+============== =====================================================================
+reproduced     significant after correction with the estimate beyond the threshold on
+               the claimed side; for ``means``: the ordering holds; for
+               ``equivalence``: equivalent within the margin (strict) or not
+               significantly different / gap within the margin (as tested)
+contradicted   significant on the wrong side, or the CI lies entirely on the wrong
+               side, or (adequately powered) the estimate has the wrong sign; the
+               ordering fails; significantly outside the equivalence margin
+underpowered   not significant, and the minimum detectable effect exceeds the claimed
+               effect; for ``equivalence`` (strict): equivalence not shown
+direction only not significant after correction, but the estimate lies on the claimed side
+not significant an interaction claim without a significant interaction
+not checkable  the records lack what the claim needs (the reason says what)
+============== =====================================================================
+
+Flags point at problems with how the claim's own numbers were obtained: a reported p below
+the smallest p attainable with that n and resampling count; seeds pooled as if independent,
+or Fisher-combined, although their per-unit values are near-duplicates
+(:func:`osustat.seed_dependence`); a reported effect outside the records' interval; a reported
+n that differs from the records'.
+
+The audit returns codes and numbers; :mod:`osustat.reports.audit` writes the words around
+them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from osustat._validation import check_level, check_positive_int
+from osustat.audit.claim import ClaimsFile, Family
+from osustat.combine import fisher_combine
+from osustat.multitest import adjust_pvalues
+from osustat.power import PowerValue
+from osustat.schema import validate_records
+
+from .measure import (
+    Measured,
+    Pairings,
+    measure,
+)
+from .result import AuditResult, ClaimCheck
+from .verdicts import (
+    STANDARDS,
+    StandardVerdict,
+    flags,
+    judge,
+    mde_of,
+    min_attainable,
+)
+from .verdicts import raw_pvalue as _raw_pvalue
+
+__all__ = ["audit"]
+
+
+def audit(
+    claims: ClaimsFile,
+    records: pd.DataFrame,
+    *,
+    n_resamples: int = 10_000,
+    bootstrap_resamples: int = 2_000,
+    level: float = 0.95,
+    rng: Any = None,
+) -> AuditResult:
+    """Check every claim of a claims file against long-format records.
+
+    Parameters
+    ----------
+    claims : ClaimsFile
+        From :func:`osustat.audit.claims.load_claims` or :func:`~osustat.audit.claims.parse_claims`.
+    records : pandas.DataFrame
+        Long-format records (:func:`osustat.validate_records`; invalid records raise, they
+        are not reported as "not checkable").
+    n_resamples : int
+        Sign vectors for the recomputed tests.
+    bootstrap_resamples : int
+        Resamples for the bootstrap intervals.
+    level : float
+        Confidence level of the intervals (used by the ``effect-outside-ci`` flag).
+    rng : {None, int, numpy.random.Generator}
+        One child seed per claim is spawned from it in file order: the same `rng`, claims
+        and records give the same audit.
+
+    Returns
+    -------
+    AuditResult
+
+    Notes
+    -----
+    Each claim is judged under two standards (:data:`STANDARDS`), each with its own p and
+    correction; ``ClaimCheck.verdict`` is the strict one. A difference claim's test is the
+    two-sided paired sign-flip test of ``H0: mean(d) = threshold`` on the per-unit
+    differences ``d``; the verdict then requires the estimate on the claimed side. As tested,
+    a claim with ``seeds = 'fisher'`` (``'pooled'``) uses Fisher's combination of the
+    per-seed tests (the pooled test); strict always averages seeds per unit first (Appendix
+    F). Interaction claims: the paper's centered sign-flip statistic as tested, the
+    studentized one strict (:func:`osustat.interaction_test`). Equivalence claims: as tested,
+    "not significantly different" (with a printed p) or "gap within the margin" (without);
+    strict, TOST at the margin (:func:`osustat.equivalence.tost_signflip`). Relative claims:
+    the ratio of means with Fieller's interval (:func:`osustat.ratio.ratio_of_means`); strict
+    tests ``mean(t - (1 + threshold) b) = 0``. ``means`` claims check the ordering only,
+    under both standards. p-values are corrected within each family over the claims that
+    have a p under that standard (the report prints m). The MDE uses the family's alpha,
+    two-sided, power .8, and the claimed magnitude is the reported effect (or the
+    difference of the reported means) minus the threshold, else the threshold.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from osustat.audit.run import audit
+    >>> from osustat.audit.claims import parse_claims
+    >>> cf = parse_claims('''
+    ... [[claim]]
+    ... id = "a"
+    ... family = "f"
+    ... treatment = "new"
+    ... baseline = "old"
+    ... metric = "hit@2"
+    ... budget = 256
+    ... cell = "aggregate"
+    ... direction = "greater"
+    ... ''')
+    >>> df = pd.DataFrame({"episode_id": [f"e{i % 10}" for i in range(80)] * 2,
+    ...                    "query_id": [f"q{i}" for i in range(80)] * 2,
+    ...                    "method": ["new"] * 80 + ["old"] * 80, "budget": 256,
+    ...                    "metric": "hit@2", "value": [1, 1, 1, 0] * 20 + [1, 0, 0, 0] * 20})
+    >>> res = audit(cf, df, n_resamples=999, bootstrap_resamples=200, rng=0)
+    >>> check = res.checks[0]
+    >>> check.verdict, check.n, round(check.effect, 2)
+    ('reproduced', 80, 0.5)
+    >>> check.as_tested.correction, check.strict.correction, res.summary()["strict"]["reproduced"]
+    ('none', 'holm', 1)
+    """
+    if not isinstance(claims, ClaimsFile):
+        raise TypeError(f"`claims` must be a ClaimsFile; got {type(claims).__name__}.")
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    bootstrap_resamples = check_positive_int(bootstrap_resamples, "bootstrap_resamples", minimum=2)
+    level = check_level(level)
+    df = validate_records(records)
+    gen = np.random.default_rng(rng)
+    children = np.random.SeedSequence(int(gen.integers(2**63 - 1))).spawn(len(claims.claims))
+    pairings = Pairings(df)
+    measured = [
+        measure(c, pairings, n_resamples, bootstrap_resamples, level, np.random.default_rng(s))
+        for c, s in zip(claims.claims, children, strict=True)
+    ]
+    # A ClaimsFile built by hand may omit families: no correction as tested, Holm strict.
+    families = {**{c.family: Family(c.family) for c in claims.claims}, **claims.families}
+    mdes = [mde_of(m, families[m.claim.family].alpha) for m in measured]
+    verdicts = {st: _standard(measured, mdes, families, st) for st in STANDARDS}
+    checks = tuple(
+        _check(m, verdicts["as tested"][i], verdicts["strict"][i], mdes[i])
+        for i, m in enumerate(measured)
+    )
+    return AuditResult(
+        checks, families, n_resamples, bootstrap_resamples, level,
+        claims.title, claims.source,
+    )  # fmt: skip
+
+
+def _standard(
+    measured: list[Measured],
+    mdes: list[PowerValue | None],
+    families: dict[str, Family],
+    standard: str,
+) -> list[StandardVerdict]:
+    """Every claim's verdict under `standard`: raw p, correction within family, rules."""
+    raw = [_raw_pvalue(m, standard) for m in measured]
+    adjusted: dict[int, float] = {}
+    sizes: dict[str, int] = {}
+    for name, fam in families.items():
+        members = [
+            i for i, m in enumerate(measured) if m.claim.family == name and raw[i][0] is not None
+        ]
+        sizes[name] = len(members)
+        method = fam.correction if standard == "as tested" else fam.strict_correction
+        if not members:
+            continue
+        pvals = [float(raw[i][0]) for i in members]  # type: ignore[arg-type]
+        if method == "none":
+            adj = pvals
+        else:
+            adj = adjust_pvalues(pvals, method=method, alpha=fam.alpha).pvalues_adjusted.tolist()
+        adjusted.update(zip(members, adj, strict=True))
+    return [
+        judge(
+            m,
+            standard,
+            raw[i][0],
+            adjusted.get(i),
+            sizes[m.claim.family],
+            families[m.claim.family],
+            raw[i][1],
+            mdes[i],
+        )
+        for i, m in enumerate(measured)
+    ]
+
+
+def _check(
+    m: Measured, as_tested: StandardVerdict, strict: StandardVerdict, mde: PowerValue | None
+) -> ClaimCheck:
+    c = m.claim
+    if m.missing is not None:
+        return ClaimCheck(
+            claim=c, verdict="not checkable", family_size=strict.family_size,
+            as_tested=as_tested, strict=strict,
+        )  # fmt: skip
+    floor = min_attainable(m) if m.test is not None else None
+    fisher = fisher_combine(list(m.per_seed_pvalues)).pvalue if m.per_seed_pvalues else None
+    return ClaimCheck(
+        claim=c,
+        verdict=strict.verdict,
+        n=m.n,
+        n_seeds=m.n_seeds,
+        effect=float(m.d.mean()) if m.d is not None else None,
+        treatment_mean=m.treatment_mean,
+        baseline_mean=m.baseline_mean,
+        test=m.test,
+        ci=m.ci,
+        pvalue_adjusted=strict.pvalue_adjusted,
+        family_size=strict.family_size,
+        mde=mde,
+        min_attainable_p=floor,
+        seed_dependence=m.seeds,
+        pooled_pvalue=m.pooled.pvalue if m.pooled is not None else None,
+        fisher_pvalue=fisher,
+        flags=tuple(flags(m, floor)),
+        notes=m.notes,
+        as_tested=as_tested,
+        strict=strict,
+        equivalence=m.equivalence,
+        ratio=m.ratio,
+        interaction=m.interaction,
+        interaction_as_tested=m.interaction_as_tested,
+    )

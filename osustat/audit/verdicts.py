@@ -1,0 +1,390 @@
+"""Phase 2 of the audit: the p each standard uses, the verdict rules, and the flags.
+
+Two standards judge every claim (docs/audit.md):
+
+* **as tested** -- the claim's own procedure: its unit and n, its seed handling (pooled or
+  Fisher-combined seeds as the claim says), the paper's interaction statistic, and the
+  correction its family declares it applied (``'none'`` by default). Descriptive claims
+  (means, relative effects without a printed p, equivalence without a printed p) are checked
+  as printed: ordering, ratio or gap.
+* **strict** -- seeds averaged per unit (Appendix F), the calibrated studentized interaction
+  statistic, TOST for equivalence, a test of the ratio for relative effects, and the family's
+  strict correction (Holm by default) over its checkable claims.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from osustat.audit.claim import Claim, Family
+from osustat.combine import fisher_combine
+from osustat.intervals import ConfidenceInterval
+from osustat.power import PowerValue, minimum_detectable_effect
+
+from .measure import Measured
+
+__all__ = [
+    "FLAG_CODES",
+    "REASONS",
+    "STANDARDS",
+    "TESTS",
+    "Flag",
+    "StandardVerdict",
+    "flags",
+    "judge",
+    "mde_of",
+    "min_attainable",
+    "pooled_n",
+    "raw_pvalue",
+]
+
+STANDARDS = ("as tested", "strict")
+
+
+#: Flag codes (:func:`osustat.reports._audit_words.flag_message` words them with the numbers).
+FLAG_CODES = (
+    "p-below-minimum",
+    "seeds-pooled",
+    "fisher-dependent-seeds",
+    "effect-outside-ci",
+    "n-mismatch",
+)
+
+#: Reason codes of :class:`StandardVerdict` (:func:`osustat.reports._audit_words.reason` words
+#: them).
+REASONS = (
+    "missing",  # not checkable: ``detail`` says what the records lack
+    "ordering-holds",  # means: the ordering holds
+    "ordering-fails",  # means: it fails (``effect`` = gap of means, 0 for a tie)
+    "interaction",  # significant interaction
+    "no-interaction",  # no significant interaction
+    "no-interaction-as-claimed",  # ... and the claim's own p says so too
+    "gap-inside-margin",  # equivalence as tested, descriptive
+    "gap-outside-margin",
+    "not-different",  # equivalence as tested: difference not significant
+    "different",  # equivalence as tested: difference significant
+    "equivalent",  # TOST significant
+    "outside-margin",  # significantly nonzero and outside the margin
+    "equivalence-not-shown",
+    "ratio-on-side",  # relative, descriptive
+    "ratio-off-side",
+    "beyond",  # significant, estimate beyond the threshold on the claimed side
+    "significant-wrong-side",
+    "ci-wrong-side",  # the CI lies entirely on the wrong side
+    "underpowered",  # MDE (possibly infinite) exceeds the claimed magnitude
+    "direction-only",  # not significant, estimate on the claimed side
+    "wrong-side",  # not significant, estimate on the wrong side
+)
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A problem with how a claim's own numbers were obtained.
+
+    ``code`` is one of :data:`FLAG_CODES`; the numbers behind it are those of the
+    :class:`~osustat.audit.result.ClaimCheck` that carries the flag.
+    """
+
+    code: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class StandardVerdict:
+    """A claim's verdict under one standard, as codes and numbers.
+
+    Attributes
+    ----------
+    standard : str
+        ``'as tested'`` or ``'strict'``.
+    verdict : str
+        One of :data:`osustat.audit.result.VERDICTS`.
+    code : str
+        Why, as one of :data:`REASONS` (:func:`osustat.reports._audit_words.reason` words it).
+    pvalue : float or None
+        The uncorrected p of the test this standard uses (None for descriptive checks).
+    pvalue_adjusted : float or None
+        ``pvalue`` after the standard's correction within the family.
+    correction : str
+        ``'none'`` or the correction applied.
+    family_size : int
+        Claims of the family with a p under this standard (the correction's m).
+    test : str
+        The procedure, one of :data:`TESTS` (:func:`osustat.reports._audit_words.procedure` words
+        it, e.g. ``'fisher'`` as "Fisher over 3 seeds").
+    effect : float or None
+        The estimate the verdict rests on: the mean difference (gap of means for
+        ``means``/``equivalence``), the relative effect for ``relative`` claims.
+    interval : (float, float) or None
+        Its confidence interval (bootstrap; Fieller for ``relative``).
+    mde : PowerValue or None
+        Minimum detectable effect of the test run (infinite: underpowered at any effect),
+        difference claims only.
+    magnitude : float or None
+        The claimed magnitude the MDE is compared with.
+    detail : str
+        For ``'missing'``: what the records lack (an error message of the pairing).
+    """
+
+    standard: str
+    verdict: str
+    code: str
+    pvalue: float | None
+    pvalue_adjusted: float | None
+    correction: str
+    family_size: int
+    test: str
+    effect: float | None = None
+    interval: tuple[float, float] | None = None
+    mde: PowerValue | None = None
+    magnitude: float | None = None
+    detail: str = ""
+
+
+#: Test codes of :class:`StandardVerdict` (:func:`osustat.reports._audit_words.procedure` words
+#: them): the procedure each standard ran for the claim.
+TESTS = (
+    "none",  # not checkable
+    "ordering",  # means: ordering of means (descriptive)
+    "interaction-centered",  # the paper's interaction statistic
+    "interaction-studentized",  # the calibrated one
+    "tost",  # TOST at the margin, seeds averaged
+    "gap-vs-margin",  # equivalence as tested without a printed p (descriptive)
+    "difference-test",  # equivalence as tested with a printed p
+    "ratio-descriptive",  # relative as tested without a printed p
+    "ratio-test",  # relative, strict: seeds averaged
+    "sign-flip",  # one seed in the records
+    "sign-flip-averaged",  # seeds averaged per unit
+    "sign-flip-seed",  # the claim's own seed
+    "fisher",  # Fisher over the per-seed tests
+    "pooled",  # every (unit, seed) pair as a unit
+)
+
+
+def raw_pvalue(m: Measured, standard: str) -> tuple[float | None, str]:
+    """The uncorrected p the `standard` uses for claim `m`, and its test (:data:`TESTS`)."""
+    c = m.claim
+    if m.missing is not None:
+        return None, "none"
+    if c.kind == "means":
+        return None, "ordering"
+    if c.kind == "interaction":
+        res = m.interaction_as_tested if standard == "as tested" else m.interaction
+        code = "interaction-centered" if standard == "as tested" else "interaction-studentized"
+        return (res.pvalue if res else None), code
+    assert m.test is not None
+    if standard == "strict":
+        if c.kind == "equivalence":
+            assert m.equivalence is not None
+            return m.equivalence.pvalue, "tost"
+        return m.test.pvalue, "ratio-test" if c.kind == "relative" else "sign-flip-averaged"
+    # -- as tested --
+    if c.kind == "equivalence":
+        if c.reported_p is None:
+            return None, "gap-vs-margin"
+        return m.test.pvalue, "difference-test"
+    if c.kind == "relative" and c.reported_p is None:
+        return None, "ratio-descriptive"
+    if c.seed is not None:
+        return m.test.pvalue, "sign-flip-seed"
+    if c.seeds == "fisher" and m.per_seed_pvalues:
+        return fisher_combine(list(m.per_seed_pvalues)).pvalue, "fisher"
+    if c.seeds == "pooled" and m.pooled is not None:
+        return m.pooled.pvalue, "pooled"
+    return m.test.pvalue, "sign-flip-averaged" if m.n_seeds > 1 else "sign-flip"
+
+
+def _difference(
+    m: Measured,
+    p_adj: float,
+    alpha: float,
+    effect: float,
+    ci: ConfidenceInterval,
+    mde: PowerValue | None,
+) -> tuple[str, str, float | None]:
+    """The difference-claim rules (also relative claims on the ratio scale).
+
+    Returns the verdict, the reason code and the claimed magnitude the MDE was compared with.
+    """
+    c = m.claim
+    t = c.threshold
+    beyond = effect > t if c.direction == "greater" else effect < t
+    wrong_ci = ci[1] < t if c.direction == "greater" else ci[0] > t
+    if p_adj <= alpha:
+        if beyond:
+            return "reproduced", "beyond", None
+        return "contradicted", "significant-wrong-side", None
+    if wrong_ci:
+        return "contradicted", "ci-wrong-side", None
+    magnitude = _magnitude(c) if c.kind == "difference" else None
+    if magnitude is not None and mde is not None and mde > magnitude:
+        return "underpowered", "underpowered", magnitude
+    if beyond:
+        return "direction only", "direction-only", None
+    return "contradicted", "wrong-side", None
+
+
+def _magnitude(c: Claim) -> float | None:
+    """The claimed magnitude an MDE is compared with (difference scale)."""
+    t = c.threshold
+    if c.reported_effect is not None or c.reported_means is not None:
+        return abs((c.claimed_effect or 0.0) - t)
+    return abs(t) if t != 0 else None
+
+
+def mde_of(m: Measured, alpha: float) -> PowerValue | None:
+    """MDE of the claim's recomputed test (two-sided, power .8) at its n, None if untested.
+
+    The method follows the differences (:func:`osustat.minimum_detectable_effect` with
+    ``differences=``): exact binomial for 0/1 metrics, simulation for small n, normal
+    otherwise; infinite when the test can never reach power .8 at this n.
+    """
+    if m.d is None or m.d.size < 2 or m.claim.kind == "interaction":
+        return None
+    return minimum_detectable_effect(float(m.d.std(ddof=1)), m.n, alpha=alpha, differences=m.d)
+
+
+def judge(
+    m: Measured,
+    standard: str,
+    pvalue: float | None,
+    p_adj: float | None,
+    family_size: int,
+    fam: Family,
+    procedure: str,
+    mde: PowerValue | None = None,
+) -> StandardVerdict:
+    """Verdict of claim `m` under `standard`, given its corrected p and MDE (:func:`mde_of`)."""
+    c = m.claim
+    correction = fam.correction if standard == "as tested" else fam.strict_correction
+    if m.missing is not None:
+        return StandardVerdict(
+            standard=standard, verdict="not checkable", code="missing", pvalue=None,
+            pvalue_adjusted=None, correction=correction, family_size=family_size, test="none",
+            detail=m.missing,
+        )  # fmt: skip
+    alpha = fam.alpha
+
+    def out(
+        verdict: str, code: str, effect: float | None = None, **numbers: Any
+    ) -> StandardVerdict:
+        return StandardVerdict(
+            standard=standard, verdict=verdict, code=code, pvalue=pvalue, pvalue_adjusted=p_adj,
+            correction=correction, family_size=family_size, test=procedure, effect=effect,
+            **numbers,
+        )  # fmt: skip
+
+    if c.kind == "means":
+        gap = m.treatment_mean - m.baseline_mean
+        holds = gap > 0 if c.direction == "greater" else gap < 0
+        return out("reproduced", "ordering-holds", gap) if holds else out(
+            "contradicted", "ordering-fails", gap)  # fmt: skip
+    if c.kind == "interaction":
+        assert p_adj is not None
+        if p_adj <= alpha:
+            return out("reproduced", "interaction")
+        as_claimed = c.reported_p is not None and c.reported_p.upper > alpha
+        return out(
+            "not significant", "no-interaction-as-claimed" if as_claimed else "no-interaction"
+        )
+    if c.kind == "equivalence":
+        assert m.d is not None and c.margin is not None
+        gap = float(m.d.mean())
+        if standard == "as tested":
+            if p_adj is None:
+                if abs(gap) <= c.margin:
+                    return out("reproduced", "gap-inside-margin", gap)
+                return out("contradicted", "gap-outside-margin", gap)
+            if p_adj > alpha:
+                return out("reproduced", "not-different", gap)
+            return out("contradicted", "different", gap)
+        assert p_adj is not None and m.test is not None and m.equivalence is not None
+        if p_adj <= alpha:
+            return out("reproduced", "equivalent", gap)
+        if m.test.pvalue <= alpha and abs(gap) > c.margin:
+            return out("contradicted", "outside-margin", gap)
+        return out("underpowered", "equivalence-not-shown", gap)
+    # difference and relative
+    assert m.d is not None
+    if c.kind == "relative":
+        assert m.ratio is not None
+        effect = m.ratio.relative
+        ci = m.ratio.relative_interval
+        if p_adj is None:  # as tested, descriptive
+            t = c.threshold
+            holds = effect > t if c.direction == "greater" else effect < t
+            if holds:
+                return out("reproduced", "ratio-on-side", effect, interval=ci)
+            return out("contradicted", "ratio-off-side", effect, interval=ci)
+        mde = None  # the MDE is on the difference scale
+    else:
+        assert m.ci is not None
+        effect = float(m.d.mean())
+        ci = m.ci  # a BootstrapCI is a ConfidenceInterval
+    assert p_adj is not None
+    verdict, code, magnitude = _difference(m, p_adj, alpha, effect, ci, mde)
+    return out(verdict, code, effect, interval=ci, mde=mde, magnitude=magnitude)
+
+
+def min_attainable(m: Measured) -> float:
+    """Smallest p the claim's own test could give with its n and resampling count."""
+    c, test = m.claim, m.test
+    assert test is not None  # internal invariant: only called for tested claims
+    nonzero = test.n_nonzero
+    if c.seeds == "pooled" and m.pooled is not None:
+        nonzero = m.pooled.n_nonzero
+    elif c.seeds == "pooled":
+        nonzero *= max(m.n_seeds, 1)
+    if c.reported_n is not None:
+        nonzero = min(nonzero, c.reported_n)
+    floor = math.ldexp(1.0, 1 - nonzero) if nonzero else 1.0  # two-sided exact minimum
+    if c.reported_resamples is not None:
+        floor = max(floor, 1.0 / (c.reported_resamples + 1))
+    floor = min(floor, 1.0)
+    if c.seeds == "fisher" and c.seed is None:
+        k = max(m.n_seeds, len(m.per_seed_pvalues), 1)
+        floor = fisher_combine([floor] * k).pvalue if k > 1 else floor
+    return floor
+
+
+def flags(m: Measured, floor: float | None) -> list[Flag]:
+    """The flags of a checkable claim (``floor``: :func:`min_attainable`, None if untested)."""
+    c = m.claim
+    out = []
+    rp = c.reported_p
+    if (
+        floor is not None
+        and rp is not None
+        and (
+            (rp.relation in ("=", "<=") and rp.value < floor * (1 - 1e-9))
+            or (rp.relation == "<" and rp.value <= floor)
+        )
+    ):
+        out.append(Flag("p-below-minimum"))
+    dep = m.seeds
+    if (
+        dep is not None
+        and dep.too_dependent
+        and (c.seeds == "pooled" or pooled_n(c, m.n, m.n_seeds))
+    ):
+        out.append(Flag("seeds-pooled"))
+    if dep is not None and dep.too_dependent and c.seeds == "fisher" and m.per_seed_pvalues:
+        out.append(Flag("fisher-dependent-seeds"))
+    claimed = c.claimed_effect if c.reported_effect is not None or c.reported_means else None
+    if claimed is not None and c.kind == "relative" and m.ratio is not None:
+        lo, hi = m.ratio.relative_interval
+        if not lo <= claimed <= hi:
+            out.append(Flag("effect-outside-ci"))
+    elif claimed is not None and c.kind in ("difference", "equivalence") and m.ci is not None:
+        if not m.ci.low <= claimed <= m.ci.high:
+            out.append(Flag("effect-outside-ci"))
+    if c.reported_n is not None and c.reported_n != m.n and not pooled_n(c, m.n, m.n_seeds):
+        out.append(Flag("n-mismatch"))
+    return out
+
+
+def pooled_n(c: Claim, n: int | None, n_seeds: int | None) -> bool:
+    """Whether the claim's reported n counts every (unit, seed) pair: ``n x seeds``."""
+    k = n_seeds or 0
+    return c.reported_n is not None and n is not None and k > 1 and c.reported_n == n * k

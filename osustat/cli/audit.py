@@ -1,0 +1,101 @@
+"""``osustat audit CLAIMS --records RECORDS``: check significance claims against records."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from osustat.cli.common import _check_out, _count, _input_file, _json_ready, _prob
+from osustat.cli.inputs import input_notes, read_input
+
+__all__ = ["audit_command"]
+
+# -- audit --------------------------------------------------------------------------------
+
+
+def _aliases(pairs: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        old, sep, new = pair.partition("=")
+        if not sep or not old.strip() or not new.strip():
+            raise ValueError(f"`--alias` must look like RECORDS_NAME=CLAIMS_NAME; got {pair!r}.")
+        out[old.strip()] = new.strip()
+    return out
+
+
+def audit_command(args: argparse.Namespace) -> int:
+    from osustat import validate_records
+    from osustat.audit.claims import load_claims
+    from osustat.audit.run import audit
+    from osustat.provenance import Provenance, atomic_output, write_json
+    from osustat.reports.audit import render_markdown
+    from osustat.reports.audit_json import to_json
+
+    _count(args.resamples, "--resamples")
+    _count(args.bootstrap_resamples, "--bootstrap-resamples")
+    _prob(args.level, "--level")
+    _count(args.seed, "--seed", 0, 2**63 - 1)
+    aliases = _aliases(args.alias)
+    claims_path = _input_file(args.claims, "claims")
+    _check_out(args)
+    claims = load_claims(args.claims)
+    args.run = []
+    raw, files, loaded = read_input(args)
+    files = [("claims", claims_path), *files]  # type: ignore[list-item]
+    notes, exclusions = input_notes(loaded, f"`{files[1][1]}`", len(raw))
+    input_lines = [f"- {n}" for n in notes]
+    if aliases:
+        raw = raw.copy()
+        for col in ("method", "benchmark"):
+            if col in raw.columns:
+                raw[col] = raw[col].replace(aliases)
+    records = validate_records(raw)
+    result = audit(
+        claims,
+        records,
+        n_resamples=args.resamples,
+        bootstrap_resamples=args.bootstrap_resamples,
+        level=args.level,
+        rng=args.seed,
+    )
+    unchecked = result.counts()["not checkable"]
+    preamble = [
+        f"- Claims file: `{args.claims}`.",
+        *input_lines,
+        f"- Records hold methods {sorted(records['method'].unique().tolist())}, benchmarks "
+        f"{sorted(records['benchmark'].unique().tolist())}.",
+        f"- Excluded claims: {unchecked} not checkable against these records (listed below "
+        "with the reason); they are left out of their family's correction.",
+        f"- Master seed {args.seed}: the same seed, claims and records give the same report.",
+    ]
+    if aliases:
+        preamble.append(
+            "- Aliases applied to the records: "
+            + ", ".join(f"`{a}` → `{b}`" for a, b in aliases.items())
+            + "."
+        )
+    prov = Provenance.for_files(
+        [(r, p) for r, p in files],
+        command=args.command_line,
+        seeds={"master": args.seed},
+        resamples={"sign-flip": args.resamples, "bootstrap": args.bootstrap_resamples},
+        exclusions=(*exclusions, *((("claims not checkable", unchecked),) if unchecked else ())),
+    )
+    text = render_markdown(result, preamble=preamble) + "\n\n" + "\n".join(prov.markdown())
+    payload = to_json(result)
+    if isinstance(payload, dict):
+        payload["provenance"] = prov.to_dict()
+    if args.out:
+        with atomic_output(args.out, inputs_digest=prov.inputs_digest, force=args.force) as tmp:
+            (tmp / "report.md").write_text(text + "\n", encoding="utf-8")
+            write_json(tmp / "audit.json", payload)
+            write_json(tmp / "provenance.json", prov.to_dict())
+        print(f"wrote {Path(args.out) / 'report.md'}", file=sys.stderr)
+    if args.json and not args.out:
+        print(json.dumps(_json_ready(payload), indent=2))
+    else:
+        print(text)
+    return 0

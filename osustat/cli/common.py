@@ -1,0 +1,125 @@
+"""Helpers shared by the ``osustat`` commands: option checks that fail before any work.
+
+Every check raises :class:`UsageError` (a ``ValueError``; the CLI reports it with exit code 2)
+naming the option and the value it refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MAX_RESAMPLES", "UsageError"]
+
+#: Largest resample count accepted (memory and time stay bounded; exact tests need none).
+MAX_RESAMPLES = 10_000_000
+
+
+class UsageError(ValueError):
+    """A bad option value (reported with exit code 2 before any work)."""
+
+
+def _split(values: str) -> list[str]:
+    return [v.strip() for v in values.split(",") if v.strip()]
+
+
+def _ints(values: str, option: str, *, low: int = 1) -> list[int]:
+    out = []
+    for item in _split(values):
+        try:
+            x = int(item)
+        except ValueError:
+            raise UsageError(
+                f"`{option}` must be comma-separated integers; got {values!r}."
+            ) from None
+        if x < low:
+            raise UsageError(f"`{option}` values must be >= {low}; got {x} in {values!r}.")
+        out.append(x)
+    if not out:
+        raise UsageError(f"`{option}` is empty; give comma-separated integers.")
+    return out
+
+
+def _prob(value: float, option: str) -> float:
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise UsageError(f"`{option}` must lie strictly between 0 and 1; got {value!r}.")
+    return value
+
+
+def _count(value: int, option: str, low: int = 1, high: int = MAX_RESAMPLES) -> int:
+    if not low <= value <= high:
+        raise UsageError(f"`{option}` must be an integer in [{low:,}, {high:,}]; got {value:,}.")
+    return value
+
+
+def _input_file(path: str | None, option: str) -> Path | None:
+    if path is None:
+        return None
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{option} file {str(p)!r} does not exist.")
+    if p.is_dir():
+        raise UsageError(f"{option} {str(p)!r} is a folder, not a file.")
+    return p
+
+
+def _runs(pairs: Sequence[str]) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for pair in pairs:
+        name, sep, file = pair.partition("=")
+        if not sep or not name.strip() or not file.strip():
+            raise UsageError(f"`--run` must look like NAME=FILE; got {pair!r}.")
+        if name.strip() in out:
+            raise UsageError(f"`--run` name {name.strip()!r} is given twice.")
+        p = _input_file(file.strip(), f"--run {name.strip()}")
+        assert p is not None
+        out[name.strip()] = p
+    return out
+
+
+def _family(text: str) -> Any:
+    from osustat._analysis_options import FAMILIES
+
+    if text in FAMILIES:
+        return text
+    groups = []
+    for g in text.split(";"):
+        members = []
+        for item in _split(g):
+            metric, sep, budget = item.rpartition(":")
+            try:
+                members.append((metric, int(budget)))
+            except ValueError:
+                sep = ""
+            if not sep or not metric:
+                raise UsageError(
+                    f"`--family` must be one of {list(FAMILIES)} or groups like "
+                    f"'hit@2:256,hit@2:512;recall:256' (METRIC:BUDGET, ';' between groups); "
+                    f"got {text!r}."
+                )
+        if members:
+            groups.append(members)
+    if not groups:
+        raise UsageError(f"`--family` is empty; got {text!r}.")
+    return groups
+
+
+def _check_out(args: argparse.Namespace, digest: str | None = None) -> None:
+    from osustat.provenance import check_target
+
+    if getattr(args, "out", None):
+        check_target(args.out, digest, force=args.force)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _json_ready(payload: Any) -> Any:
+    from osustat.provenance import _clean
+
+    return _clean(payload)

@@ -1,0 +1,164 @@
+"""Reading the inputs of ``osustat analyze`` and ``osustat audit``: options and loaders.
+
+Records, raw retrievals with an evidence file, or TREC runs with qrels all become one records
+table plus notes on what was read and what was excluded (never silently).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from osustat.cli.common import UsageError, _input_file, _ints, _runs, _split
+
+__all__ = ["add_input_options", "input_notes", "read_input", "write_json_file"]
+
+# -- inputs -------------------------------------------------------------------------------
+
+
+def read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], Any]:
+    """Records (a DataFrame), the input files with their roles, and the Loaded (or None)."""
+    from osustat.io.inputs import records_from_retrievals
+    from osustat.io.reading import load_records
+    from osustat.io.trec import records_from_trec
+
+    path = _input_file(args.records, "records") if args.records else None
+    runs = _runs(getattr(args, "run", []) or [])
+    qrels = _input_file(args.qrels, "--qrels")
+    evidence = _input_file(args.evidence, "--evidence")
+    hit_k = _ints(args.hit_k, "--hit-k")
+    trec_only = [
+        o
+        for o, v in (
+            ("--run", runs),
+            ("--depth", args.depth),
+            ("--zero-fill", args.zero_fill),
+            ("--measure", args.measure),
+            ("--order rank", args.order == "rank"),
+        )
+        if v
+    ]
+    if qrels is None and trec_only:
+        raise UsageError(f"{', '.join(trec_only)} apply to TREC runs and need `--qrels`.")
+    if path is not None and runs:
+        raise UsageError("give the TREC runs either as the input file or with --run, not both.")
+    if path is None and not runs:
+        raise UsageError("give an input file (records, retrievals or a TREC run) or --run.")
+    files: list[tuple[str, Path]] = []
+    if qrels is not None:
+        if not args.depth:
+            raise UsageError("a TREC run needs `--depth` (comma-separated cut-offs, e.g. 5,10).")
+        depths = _ints(args.depth, "--depth")
+        measures = _split(args.measure) if args.measure else []
+        source: Any = runs if runs else path
+        files = [(f"run {n}", p) for n, p in runs.items()] if runs else [("run", path)]  # type: ignore[list-item]
+        files.append(("qrels", qrels))
+        if evidence is not None:
+            files.append(("evidence", evidence))
+        loaded = records_from_trec(
+            source,
+            qrels,
+            depths=depths,
+            evidence=evidence,
+            qid_separator=args.qid_sep,
+            hit_k=hit_k,
+            order=args.order,
+            zero_fill=args.zero_fill,
+            measures=measures,
+        )
+        return loaded.records, files, loaded
+    assert path is not None
+    if evidence is not None:
+        loaded = records_from_retrievals(path, evidence, hit_k=hit_k)
+        return loaded.records, [("retrievals", path), ("evidence", evidence)], loaded
+    return load_records(path), [("records", path)], None
+
+
+def input_notes(loaded: Any, path_label: str, n_rows: int) -> tuple[list[str], list[Any]]:
+    if loaded is None:
+        return [f"Records: {path_label} ({n_rows:,} rows; nothing excluded)."], []
+    notes = [f"Input: {loaded.description} → {len(loaded.records):,} record rows."]
+    notes += [f"Note: {n}." for n in loaded.notes]
+    notes += [f"Warning: {w}" for w in loaded.warnings]
+    if loaded.exclusions:
+        notes += [f"Excluded (not silently): {e}." for e in loaded.exclusions]
+    else:
+        notes.append("Nothing excluded.")
+    return notes, [(e.reason, len(e.ids)) for e in loaded.exclusions]
+
+
+def write_json_file(path: Path, payload: Any, force: bool) -> None:
+    from osustat.provenance import write_json
+
+    if path.exists() and path.is_dir():
+        raise UsageError(f"`--json` {str(path)!r} is a folder; give a file name.")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        write_json(tmp, payload)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def add_input_options(parser: argparse.ArgumentParser, *, runs: bool = True) -> None:
+    group = parser.add_argument_group("other inputs (docs/inputs.md)")
+    group.add_argument(
+        "--evidence",
+        default=None,
+        metavar="FILE",
+        help="evidence file: the input is raw retrievals (or, with --qrels, the cells' "
+        "annotations)",
+    )
+    group.add_argument(
+        "--qrels", default=None, metavar="FILE", help="TREC qrels: the input is a TREC run"
+    )
+    if runs:
+        group.add_argument(
+            "--run",
+            action="append",
+            default=[],
+            metavar="NAME=FILE",
+            help="a TREC run file whose method is NAME (repeatable; instead of the input file, "
+            "e.g. for runs that share a tag)",
+        )
+    group.add_argument(
+        "--depth",
+        default=None,
+        metavar="K[,K...]",
+        help="TREC cut-offs, comma-separated: each is a 'budget' of retrieved documents",
+    )
+    group.add_argument(
+        "--order",
+        choices=("score", "rank"),
+        default="score",
+        help="order of a TREC ranking: 'score' as trec_eval (score descending, ties by docid "
+        "descending; default) or 'rank' (the file's rank column)",
+    )
+    group.add_argument(
+        "--zero-fill",
+        action="store_true",
+        help="score judged queries that a run does not rank as 0 (trec_eval -c)",
+    )
+    group.add_argument(
+        "--measure",
+        default=None,
+        metavar="M[,M...]",
+        help="extra TREC measures computed by ir_measures (pip install 'osustat[ir]'), e.g. "
+        "nDCG@10,AP,P@5",
+    )
+    group.add_argument(
+        "--qid-sep",
+        default="/",
+        metavar="SEP",
+        help="TREC qid = EPISODE<SEP>QUERY (default '/'; a qid without it is its own episode)",
+    )
+    group.add_argument(
+        "--hit-k",
+        default="2",
+        metavar="K[,K...]",
+        help="k of the computed hit@k metrics (default 2: Hit@2 = at least 2 evidence steps "
+        "retrieved)",
+    )

@@ -1,0 +1,336 @@
+"""The ``osustat`` command: the composition root (imports reports lazily).
+
+Every command validates all its options before any work, writes its outputs into a
+temporary folder that is renamed into place only on success (:mod:`osustat.provenance`),
+and turns bad input and OS errors into one clear message with exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from osustat.cli.audit import audit_command
+from osustat.cli.common import (
+    UsageError,
+    _check_out,
+    _count,
+    _family,
+    _ints,
+    _json_ready,
+    _prob,
+    _split,
+)
+from osustat.cli.inputs import add_input_options, input_notes, read_input, write_json_file
+
+__all__ = ["build_parser", "main"]
+
+# -- analyze ------------------------------------------------------------------------------
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    from osustat.analysis import analyze
+    from osustat.provenance import Provenance
+
+    # Every option is checked before any input is read or anything is computed.
+    correction = args.correction
+    alpha = _prob(args.alpha, "--alpha")
+    level = _prob(args.level, "--level")
+    resamples = _count(args.resamples, "--resamples")
+    boot = _count(args.bootstrap_resamples, "--bootstrap-resamples")
+    seed = _count(args.seed, "--seed", 0, 2**63 - 1)
+    budgets = _ints(args.budget, "--budget") if args.budget else None
+    metrics = _split(args.metric) if args.metric else None
+    if args.metric is not None and not metrics:
+        raise UsageError("`--metric` is empty; give comma-separated metric names.")
+    family = _family(args.family)
+    if args.json and args.json != "-" and Path(args.json).is_dir():
+        raise UsageError(f"`--json` {args.json!r} is a folder; give a file name.")
+    _check_out(args)
+
+    records, files, loaded = read_input(args)
+    digest_prov = Provenance.for_files([(r, p) for r, p in files], command=args.command_line)
+    _check_out(args, digest_prov.inputs_digest)
+    notes, exclusions = input_notes(loaded, f"`{files[0][1]}`", len(records))
+    for w in loaded.warnings if loaded is not None else ():
+        print(f"osustat analyze: warning: {w}", file=sys.stderr)
+    prov = Provenance(
+        command=digest_prov.command,
+        inputs=digest_prov.inputs,
+        exclusions=tuple(exclusions),
+        versions=digest_prov.versions,
+    )
+    try:
+        result = analyze(
+            records,
+            treatment=args.treatment,
+            baseline=args.baseline,
+            metrics=metrics,
+            budgets=budgets,
+            unit=args.unit,
+            family=family,
+            correction=correction,
+            alpha=alpha,
+            level=level,
+            n_resamples=resamples,
+            bootstrap_resamples=boot,
+            rng=seed,
+            benchmark=args.benchmark,
+            budget_kind="depth" if args.qrels else "tokens",
+            provenance=prov,
+            input_notes=notes,
+        )
+    except ValueError as exc:
+        msg = str(exc)
+        if "unpaired queries" in msg and args.qrels and not args.zero_fill:
+            msg += (
+                " A run does not rank every judged query: pass --zero-fill (trec_eval -c) to "
+                "score missing queries as 0."
+            )
+        elif "not in the records" in msg and "`metrics`" in msg and args.qrels:
+            msg += " Measures such as nDCG@10 or AP come from --measure (needs ir_measures)."
+        raise ValueError(msg) from None
+    _register_renderers()
+    if args.out:
+        out = result.save(args.out, force=args.force)
+        print(f"wrote {out / 'report.md'} and {out / 'results.json'}", file=sys.stderr)
+    if args.json == "-":
+        print(json.dumps(_json_ready(result.to_json()), indent=2))
+        return 0
+    if args.json:
+        write_json_file(Path(args.json), result.to_json(), args.force)
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.out:
+        print((Path(args.out) / "report.md").read_text(encoding="utf-8"), end="")
+    else:
+        print(result.to_markdown())
+    return 0
+
+
+def _register_renderers() -> None:
+    """Wire the shipped renderers of core results (the composition root's job)."""
+    from osustat.renderers import register_renderer
+    from osustat.reports.cellwise import render_analysis, write_figures
+
+    register_renderer("analysis-markdown", render_analysis)
+    register_renderer("analysis-figures", write_figures)
+
+
+# -- check-retriever ----------------------------------------------------------------------
+
+
+def _check_retriever(args: argparse.Namespace) -> int:
+    from osustat.retrieval.contract import check_retriever
+    from osustat.retrieval.registry import load_retriever
+
+    spec = load_retriever(args.retriever)
+    report = check_retriever(spec.factory)
+    print(report.to_text())
+    return 0 if report.passed else 1
+
+
+# -- parser -------------------------------------------------------------------------------
+
+
+def _version() -> str:
+    from osustat._version import __version__
+
+    return f"osustat {__version__}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from osustat._analysis_options import FAMILIES
+    from osustat.cli.reproduce import add_reproduce_parser
+    from osustat.multitest import CORRECTIONS
+
+    parser = argparse.ArgumentParser(
+        prog="osustat",
+        description="Cell-conditional, statistics-first evaluation of agent-memory retrieval.",
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", required=True)
+    an = sub.add_parser(
+        "analyze",
+        help="cell-conditional report of treatment vs baseline",
+        description="Cell-conditional report of treatment vs baseline (osustat.analyze).",
+    )
+    an.add_argument(
+        "records",
+        nargs="?",
+        default=None,
+        help="records file (.csv, .jsonl or .parquet; long schema), or raw retrievals "
+        "(with --evidence), or a TREC run (with --qrels)",
+    )
+    an.add_argument("--treatment", required=True, help="method name of the treatment")
+    an.add_argument("--baseline", required=True, help="method name of the baseline")
+    an.add_argument(
+        "--metric",
+        default=None,
+        metavar="M[,M...]",
+        help="comma-separated metrics (default: every metric in the records except tokens)",
+    )
+    an.add_argument(
+        "--budget",
+        default=None,
+        metavar="B[,B...]",
+        help="comma-separated budgets or depths (default: all in the records)",
+    )
+    an.add_argument("--benchmark", default=None, help="needed when records hold several")
+    an.add_argument(
+        "--unit",
+        choices=("query", "episode"),
+        default="query",
+        help="unit of the paired test (default query; episode averages queries first)",
+    )
+    an.add_argument(
+        "--family",
+        default="per-metric-budget",
+        metavar="FAMILY",
+        help=f"correction family: one of {', '.join(FAMILIES)} (default per-metric-budget), or "
+        "groups 'METRIC:BUDGET,...;METRIC:BUDGET,...'",
+    )
+    an.add_argument(
+        "--correction",
+        choices=(*CORRECTIONS, "none"),
+        default="holm",
+        help="multiple-testing correction within each family (default holm)",
+    )
+    an.add_argument(
+        "--alpha", type=float, default=0.05, help="family-wise level (FDR for fdr_*), in (0, 1)"
+    )
+    an.add_argument(
+        "--level", type=float, default=0.95, help="confidence level of the intervals, in (0, 1)"
+    )
+    an.add_argument(
+        "--resamples",
+        type=int,
+        default=10_000,
+        help="Monte Carlo sign vectors per test when it is not exact (default 10000)",
+    )
+    an.add_argument(
+        "--bootstrap-resamples",
+        type=int,
+        default=2_000,
+        help="bootstrap resamples per interval (default 2000)",
+    )
+    an.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    an.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="folder for report.md, results.json, provenance.json and figures (SVG + PNG); "
+        "written atomically",
+    )
+    an.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an --out folder made from different inputs",
+    )
+    an.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="FILE",
+        help="also write the results as JSON to FILE (with --out, results.json is always "
+        "written beside report.md); '--json' alone prints JSON on stdout instead of the "
+        "markdown, for piping",
+    )
+    add_input_options(an)
+    an.set_defaults(func=_analyze)
+
+    au = sub.add_parser("audit", help="check significance claims (TOML) against records")
+    au.add_argument("claims", help="claims file (TOML; see docs/audit.md)")
+    au.add_argument("--records", required=True, help="records file (.csv, .jsonl or .parquet)")
+    au.add_argument("--resamples", type=int, default=10_000, help="sign flips per test")
+    au.add_argument(
+        "--bootstrap-resamples", type=int, default=2_000, help="bootstrap resamples per CI"
+    )
+    au.add_argument("--level", type=float, default=0.95, help="confidence level of the CIs")
+    au.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    au.add_argument(
+        "--alias",
+        action="append",
+        default=[],
+        metavar="RECORDS_NAME=CLAIMS_NAME",
+        help="rename a method or benchmark of the records to the claims' name (repeatable)",
+    )
+    au.add_argument("--out", default=None, help="directory for report.md (and audit.json)")
+    au.add_argument(
+        "--force", action="store_true", help="replace an --out folder made from other inputs"
+    )
+    au.add_argument("--json", action="store_true", help="also emit the audit as JSON")
+    add_input_options(au, runs=False)
+    au.set_defaults(func=audit_command)
+
+    add_reproduce_parser(sub)
+
+    cr = sub.add_parser(
+        "check-retriever",
+        help="run the retriever contract on your own class (exit 0 pass, 1 fail, 2 bad input)",
+    )
+    cr.add_argument(
+        "retriever",
+        help="module:Class (importable; a zero-argument class or factory) or the name of an "
+        "entry point in the group osustat.retrievers",
+    )
+    cr.set_defaults(func=_check_retriever)
+    return parser
+
+
+def _os_message(exc: OSError) -> str:
+    what = exc.strerror or type(exc).__name__
+    where = f" {exc.filename!r}" if exc.filename else ""
+    if exc.filename2:
+        where += f" -> {exc.filename2!r}"
+    return f"{what}:{where}" if where else str(exc)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import shlex
+
+    parser = build_parser()
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(given)
+    # The output folder is where the report lives, so it is not part of what the report
+    # records: reports written to different folders stay byte-identical.
+    shown = []
+    skip = False
+    for item in given:
+        if skip:
+            shown.append("<this folder>")
+            skip = False
+        elif item == "--out":
+            shown.append(item)
+            skip = True
+        elif item.startswith("--out="):
+            shown.append("--out=<this folder>")
+        else:
+            shown.append(item)
+    args.command_line = "osustat " + shlex.join(shown)
+    try:
+        return int(args.func(args))
+    except (ValueError, TypeError, OSError, MemoryError) as exc:
+        if os.environ.get("OSUSTAT_DEBUG"):
+            raise
+        if isinstance(exc, FileNotFoundError) and not exc.filename:
+            msg = str(exc)
+        elif isinstance(exc, OSError):
+            msg = _os_message(exc)
+        elif isinstance(exc, MemoryError):
+            msg = "out of memory; lower --resamples or --bootstrap-resamples"
+        else:
+            msg = str(exc)
+        print(
+            f"osustat {args.command}: error: {msg}\n(set OSUSTAT_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,284 @@
+"""Reading input tables: long records, and the rows of other inputs with their file lines.
+
+Used by :mod:`osustat.io.inputs` and :mod:`osustat.io.trec`: one reader for CSV, JSON Lines
+and Parquet (:func:`read_records` for typed records,
+:func:`read_rows` for raw rows kept as text), the line-oriented TREC reader (:func:`trec_lines`),
+the small parsers every loader shares, and the :class:`Loaded` result type.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from osustat._validation import list_some
+
+__all__ = ["Exclusion", "Loaded", "load_records", "read_records"]
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """Units left out on purpose: why, how many, and which (up to 10 listed)."""
+
+    reason: str
+    ids: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{len(self.ids)} {self.reason}: {list_some(self.ids)}"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """Records computed from an input, with what was left out and how they were built."""
+
+    records: pd.DataFrame
+    exclusions: tuple[Exclusion, ...]
+    description: str
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+# -- tables -------------------------------------------------------------------------------
+
+_RECORD_SUFFIXES = ".csv, .jsonl/.ndjson or .parquet"
+_TABLE_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet", ".pq")
+
+
+def _looks_like_trec(path: Path) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = fh.readline().split()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(first) == 6 and first[1].upper() == "Q0":
+        return "run"
+    if len(first) == 4 and first[3].lstrip("-").isdigit():
+        return "qrels"
+    return None
+
+
+def _check_file(path: Path, name: str) -> None:
+    if not path.exists():
+        raise FileNotFoundError(f"{name} does not exist.")
+    if path.is_dir():
+        raise ValueError(f"{name} is a folder, not a file.")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{name} is empty.")
+
+
+def _jsonl(path: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
+    """The objects of a JSON Lines file and their line numbers (blank lines skipped)."""
+    rows, lines = [], []
+    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{name}, line {no}: invalid JSON: {exc}.") from None
+        if not isinstance(obj, dict):
+            raise ValueError(f"{name}, line {no}: expected a JSON object per line.")
+        rows.append(obj)
+        lines.append(no)
+    return rows, lines
+
+
+def _read(
+    path: Path, name: str, *, text: bool
+) -> tuple[pd.DataFrame | list[dict[str, Any]], list[int]]:
+    """A table file's rows and their file lines (CSV, from 2; JSON Lines) or 0-based rows
+    (Parquet), with the same errors for every reader.
+
+    CSV and Parquet give a DataFrame indexed by those numbers; with `text`, CSV cells stay
+    strings (``''`` when empty). JSON Lines gives a DataFrame, or with `text` the objects
+    themselves (ids keep their JSON types: a key absent from one object does not turn
+    another's integers into floats).
+    """
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".csv":
+            options: dict[str, Any] = {"dtype": str, "keep_default_na": False} if text else {}
+            df = pd.read_csv(path, encoding="utf-8", **options)
+            df.index = pd.RangeIndex(2, 2 + len(df))
+            return df, list(df.index)
+        if suffix in (".jsonl", ".ndjson"):
+            rows, lines = _jsonl(path, name)
+            return (rows if text else pd.DataFrame(rows, index=lines)), lines
+        df = pd.read_parquet(path)
+        df.index = pd.RangeIndex(len(df))
+        return df, list(df.index)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{name} is empty.") from None
+    except pd.errors.ParserError as exc:
+        raise ValueError(f"{name} is not valid CSV: {exc}") from None
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, ValueError) and str(exc).startswith(name):
+            raise
+        if isinstance(exc, FileNotFoundError | PermissionError):
+            raise
+        raise ValueError(f"cannot read {name}: {exc}") from None
+
+
+def read_records(path: str | Path) -> pd.DataFrame:
+    """Read long records from CSV, JSON Lines (.jsonl/.ndjson) or Parquet, by extension.
+
+    The returned frame's index is the file's line number (CSV, JSON Lines) or 0-based row
+    (Parquet), so :func:`load_records` can name lines in its errors.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ValueError
+        Unknown extension (with a hint when the file looks like a TREC run or qrels), an
+        empty file, a header without rows, text that is not UTF-8, invalid JSON (with its
+        line) or an unreadable Parquet file -- each naming the file.
+    """
+    path = Path(path)
+    name = f"records file {str(path)!r}"
+    suffix = path.suffix.lower()
+    if path.is_file() and suffix not in _TABLE_SUFFIXES:
+        kind = _looks_like_trec(path)
+        hint = ""
+        if kind == "run":
+            hint = (
+                " It looks like a TREC run (qid Q0 docid rank score tag): pass --qrels QRELS "
+                "--depth K (Python: osustat.records_from_trec)."
+            )
+        elif kind == "qrels":
+            hint = " It looks like TREC qrels: give the run as the input and this file as --qrels."
+        raise ValueError(
+            f"cannot read {name}: unknown extension {suffix!r}; use {_RECORD_SUFFIXES}.{hint}"
+        )
+    _check_file(path, name)
+    df, _ = _read(path, name, text=False)
+    assert isinstance(df, pd.DataFrame)
+    if df.empty:
+        raise ValueError(f"{name} has no records (a header or nothing but blank lines).")
+    return df
+
+
+def load_records(path: str | Path) -> pd.DataFrame:
+    """:func:`read_records` + :func:`osustat.validate_records`, errors naming the file and
+    its lines (CSV/JSON Lines) or 0-based rows (Parquet)."""
+    from osustat.schema import validate_records
+
+    path = Path(path)
+    df = read_records(path)
+    where = "rows (0-based)" if path.suffix.lower() in (".parquet", ".pq") else "lines"
+    try:
+        out = validate_records(df)
+        if "budget" in out and (out["budget"] <= 0).any():
+            bad = out.index[(out["budget"] <= 0).to_numpy()].tolist()
+            raise ValueError(f"`budget` must be positive; bad values in rows {list_some(bad)}.")
+    except (ValueError, TypeError) as exc:
+        msg = str(exc).replace("in rows ", f"on {where} ").replace(" rows ", f" {where} ")
+        raise type(exc)(f"records file {str(path)!r}: {msg}") from None
+    return out.reset_index(drop=True)
+
+
+def read_rows(path: Path, what: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Rows of a CSV, JSON Lines or Parquet file as dicts (CSV cells as text), each with its
+    location (``'line 7'``, ``'row 0'``) for error messages."""
+    name = f"{what} file {str(path)!r}"
+    suffix = path.suffix.lower()
+    if suffix not in _TABLE_SUFFIXES:
+        if not path.exists():
+            raise FileNotFoundError(f"{name} does not exist.")
+        raise ValueError(
+            f"cannot read {name}: unknown extension {suffix!r}; use {_RECORD_SUFFIXES}."
+        )
+    _check_file(path, name)
+    data, numbers = _read(path, name, text=True)
+    rows = data if isinstance(data, list) else data.to_dict("records")
+    label = "row" if suffix in (".parquet", ".pq") else "line"
+    return rows, [f"{label} {i}" for i in numbers]
+
+
+def require_columns(
+    rows: list[dict[str, Any]], required: Sequence[str], path: Path, what: str
+) -> None:
+    found = list(rows[0]) if rows else []
+    missing = [c for c in required if c not in found]
+    if missing or not rows:
+        raise ValueError(
+            f"{what} file {str(path)!r} is missing required columns {missing or list(required)}; "
+            f"found columns {found}. Required: {list(required)}."
+        )
+
+
+def blank(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip() == ""
+
+
+def split_ids(value: Any, *, split: str) -> list[str]:
+    """A list of ids from a JSON/Parquet list or a separated string."""
+    if isinstance(value, list | tuple | np.ndarray):
+        return [str(x).strip() for x in value]
+    if blank(value):
+        return []
+    return [x for x in re.split(split, str(value).strip()) if x]
+
+
+def as_int(value: Any, name: str, loc: str) -> int:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{loc}: `{name}` must be an integer; got {value!r}.") from None
+    if not math.isfinite(x) or x != round(x):
+        raise ValueError(f"{loc}: `{name}` must be an integer; got {value!r}.")
+    return int(x)
+
+
+class Loc:
+    """``<what> file '<path>', line <no>``, formatted only when an error needs it."""
+
+    __slots__ = ("no", "prefix")
+
+    def __init__(self, prefix: str, no: int) -> None:
+        self.prefix, self.no = prefix, no
+
+    def __str__(self) -> str:
+        return f"{self.prefix}, line {self.no}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def trec_lines(path: Path, what: str, n_fields: int) -> list[tuple[int, list[str]]]:
+    if not path.exists():
+        raise FileNotFoundError(f"{what} file {str(path)!r} does not exist.")
+    if path.is_dir():
+        raise ValueError(f"{what} file {str(path)!r} is a folder, not a file.")
+    prefix = f"{what} file {str(path)!r}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{prefix} is not UTF-8 text ({exc.reason} at byte {exc.start})."
+        ) from None
+    out = []
+    for no, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != n_fields:
+            expected = "qid Q0 docid rank score tag" if what == "run" else "qid iteration docid rel"
+            raise ValueError(
+                f"{prefix}, line {no}: expected {n_fields} whitespace-separated fields "
+                f"({expected}); got {len(fields)}: {line.strip()!r}."
+            )
+        out.append((no, fields))
+    if not out:
+        raise ValueError(f"{prefix} is empty.")
+    return out

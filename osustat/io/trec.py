@@ -1,0 +1,355 @@
+"""TREC run(s) and qrels to records, ordered as trec_eval orders them (docs/inputs.md).
+
+``tag`` (or the run's name) is the method, ``docid`` a step id, ``qid`` is
+``EPISODE/QUERY``, the top ``depth`` documents are "retrieved at budget ``depth``", the
+documents with ``rel > 0`` are the evidence; cells need an evidence file. hit@k and recall
+come from :func:`osustat.io.evidence.evidence_metrics`, other measures from ir_measures.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from osustat._validation import list_some
+from osustat.schema import RecordRow
+
+from .evidence import Evidence, check_hit_k, metric_rows, read_evidence
+from .reading import Exclusion, Loaded, Loc, trec_lines
+
+__all__ = ["records_from_trec"]
+
+
+def _run_sources(
+    runs: str | Path | Sequence[str | Path] | Mapping[str, str | Path],
+) -> list[tuple[str | None, Path]]:
+    if isinstance(runs, str | Path):
+        return [(None, Path(runs))]
+    if isinstance(runs, Mapping):
+        out: list[tuple[str | None, Path]] = []
+        for name, p in runs.items():
+            if not str(name).strip():
+                raise ValueError(f"`runs`: empty run name for file {str(p)!r}.")
+            out.append((str(name).strip(), Path(p)))
+        return out
+    return [(None, Path(r)) for r in runs]
+
+
+def _trec_order(entries: list[tuple[int, float, str, Any]], order: str) -> list[str]:
+    """Documents in trec_eval's order (score descending, ties by docid descending) or, with
+    ``order='rank'``, by the rank column (same tie-break)."""
+    by_docid = sorted(entries, key=lambda e: e[2], reverse=True)
+    by_score = sorted(by_docid, key=lambda e: -e[1])
+    if order == "rank":
+        by_score = sorted(by_score, key=lambda e: e[0])
+    return [d for _, _, d, _ in by_score]
+
+
+def _measures(names: Sequence[str]) -> list[Any]:
+    if not names:
+        return []
+    try:
+        import ir_measures
+    except ImportError:
+        raise ValueError(
+            f"measures {list(names)} need the optional dependency ir_measures: "
+            "pip install 'osustat[ir]' (or pip install ir-measures)."
+        ) from None
+    out = []
+    for name in names:
+        try:
+            out.append(ir_measures.parse_measure(name))
+        except Exception as exc:  # ir_measures raises several types for unknown names
+            raise ValueError(
+                f"`measures`: ir_measures does not know {name!r} ({exc}); examples: nDCG@10, "
+                "AP, P@5, RR, R@100."
+            ) from None
+    return out
+
+
+def records_from_trec(
+    runs: str | Path | Sequence[str | Path] | Mapping[str, str | Path],
+    qrels: str | Path,
+    *,
+    depths: int | Sequence[int],
+    evidence: str | Path | None = None,
+    qid_separator: str = "/",
+    hit_k: Sequence[int] = (2,),
+    order: str = "score",
+    zero_fill: bool = False,
+    measures: Sequence[str] = (),
+) -> Loaded:
+    """Records from TREC run file(s) and qrels (the format trec_eval, ranx and ir_measures read).
+
+    Mapping (docs/inputs.md): ``tag`` -> method (or the name given in a ``{name: file}``
+    mapping); ``docid`` -> step id; ``qid`` -> ``episode_id`` and ``query_id`` split at the
+    last `qid_separator` (a qid without it is its own episode); the first ``depth``
+    documents -> retrieved "at budget ``depth``" (the budget column then counts retrieved
+    documents, not tokens); qrels documents with ``rel > 0`` -> the evidence. Cells come
+    from `evidence` (whose steps must equal the relevant documents) and are absent without it.
+
+    Parameters
+    ----------
+    runs : path, sequence of paths, or mapping name -> path
+        ``qid Q0 docid rank score tag`` per line (whitespace-separated). With a mapping the
+        name is the method and the file's tags are ignored (several runs that share a tag).
+    qrels : path
+        ``qid iteration docid rel`` per line.
+    depths : int or sequence of int
+        Cut-offs; one "budget" per depth.
+    evidence : path, optional
+        Evidence annotations (:func:`read_evidence`) for the cells.
+    qid_separator : str
+    hit_k : sequence of int
+    order : {'score', 'rank'}
+        ``'score'`` (default) orders each ranking as trec_eval does: score descending, ties
+        by docid descending. ``'rank'`` keeps the file's rank column. A warning in
+        :attr:`Loaded.warnings` counts the rankings where the two orders disagree.
+    zero_fill : bool
+        trec_eval ``-c``: a judged query (with relevant documents) that a run does not rank
+        scores 0 on every metric for that run instead of being unpaired. Filled queries are
+        counted in :attr:`Loaded.notes`.
+    measures : sequence of str
+        Extra measures computed by ir_measures (optional dependency, ``pip install
+        'osustat[ir]'``) on each depth's ranking, e.g. ``('nDCG@10', 'AP', 'P@5')``; the
+        metric name is the measure's name lower-cased (``ndcg@10``). At a depth at least
+        the run length the values equal trec_eval's.
+
+    Returns
+    -------
+    Loaded
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from osustat.io.trec import records_from_trec
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "run.txt").write_text("e1/q1 Q0 s3 1 9.1 osu\\ne1/q1 Q0 s5 2 8.0 osu\\n"
+    ...                                "e1/q1 Q0 s8 3 7.5 osu\\n")
+    >>> _ = (d / "qrels.txt").write_text("e1/q1 0 s3 1\\ne1/q1 0 s8 1\\ne1/q1 0 s9 0\\n")
+    >>> rec = records_from_trec(d / "run.txt", d / "qrels.txt", depths=[2, 3]).records
+    >>> rec[["budget", "metric", "value"]].values.tolist()
+    [[2, 'hit@2', 0.0], [2, 'recall', 0.5], [3, 'hit@2', 1.0], [3, 'recall', 1.0]]
+    """
+    ks = check_hit_k(hit_k)
+    ds: list[Any] = [depths] if isinstance(depths, int) else list(depths)
+    if not ds or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ds):
+        raise ValueError(f"`depths` must be positive integers; got {depths!r}.")
+    if not qid_separator:
+        raise ValueError("`qid_separator` must be a non-empty string.")
+    if order not in ("score", "rank"):
+        raise ValueError(f"`order` must be 'score' (trec_eval) or 'rank'; got {order!r}.")
+    ir = _measures(list(measures))
+    sources = _run_sources(runs)
+    if not sources:
+        raise ValueError("`runs` is empty: give at least one run file.")
+    qrels_path = Path(qrels)
+
+    def split(qid: str) -> tuple[str, str]:
+        if qid_separator in qid:
+            episode, _, query = qid.rpartition(qid_separator)
+            return episode, query
+        return qid, qid
+
+    relevant: dict[str, list[str]] = {}
+    grades: dict[str, dict[str, int]] = {}
+    judged: set[str] = set()
+    qprefix = f"qrels file {str(qrels_path)!r}"
+    for no, fields in trec_lines(qrels_path, "qrels", 4):
+        loc = Loc(qprefix, no)
+        qid, _, docid, rel = fields
+        try:
+            grade = int(rel)
+        except ValueError:
+            raise ValueError(f"{loc}: relevance must be an integer; got {rel!r}.") from None
+        judged.add(qid)
+        if docid in grades.setdefault(qid, {}):
+            raise ValueError(f"{loc}: document {docid!r} is judged twice for {qid!r}.")
+        grades[qid][docid] = grade
+        if grade > 0:
+            relevant.setdefault(qid, []).append(docid)
+
+    ranked: dict[tuple[str, str], list[tuple[int, float, str, Any]]] = {}
+    ranked_docs: dict[tuple[str, str], set[str]] = {}
+    origin: dict[str, str] = {}
+    for name, path in sources:
+        spath = str(path)
+        rprefix = f"run file {spath!r}"
+        for no, fields in trec_lines(path, "run", 6):
+            qid, _, docid, rank, score, tag = fields
+            method = name or tag
+            try:
+                r, s = int(rank), float(score)
+            except ValueError:
+                raise ValueError(
+                    f"{Loc(rprefix, no)}: rank must be an integer and score a number; got "
+                    f"{rank!r}, {score!r}."
+                ) from None
+            if not math.isfinite(s):
+                raise ValueError(f"{Loc(rprefix, no)}: score must be finite; got {score!r}.")
+            if origin.setdefault(method, spath) != spath:
+                raise ValueError(
+                    f"{Loc(rprefix, no)}: run {method!r} also comes from {origin[method]!r}; "
+                    "give each run its own name with --run NAME=FILE (Python: runs={name: file})."
+                )
+            rk = (method, qid)
+            entries = ranked.get(rk)
+            if entries is None:
+                entries = ranked[rk] = []
+                ranked_docs[rk] = set()
+            seen_docs = ranked_docs[rk]
+            if docid in seen_docs:
+                raise ValueError(
+                    f"{Loc(rprefix, no)}: document {docid!r} is ranked twice for {qid!r} by "
+                    f"{method!r}. If this file concatenates several runs that share a tag, give "
+                    "each run its own file and name: --run NAME=FILE (repeatable)."
+                )
+            entries.append((r, s, docid, no))
+            seen_docs.add(docid)
+
+    annotations = read_evidence(evidence) if evidence is not None else None
+    methods = sorted({m for m, _ in ranked})
+    no_rel = sorted(judged - set(relevant))
+    no_qrels = sorted({q for _, q in ranked} - judged)
+    ranked_q = {q for _, q in ranked}
+    unranked = sorted(set(relevant) - ranked_q)
+    warnings: list[str] = []
+    notes: list[str] = []
+
+    orders: dict[tuple[str, str], list[str]] = {}
+    disagree = 0
+    for rkey, entries in ranked.items():
+        by_score = _trec_order(entries, "score")
+        by_rank = _trec_order(entries, "rank")
+        if by_score != by_rank:
+            disagree += 1
+        orders[rkey] = by_score if order == "score" else by_rank
+    if disagree:
+        warnings.append(
+            f"in {disagree} of {len(ranked)} rankings the rank column disagrees with the score "
+            f"order trec_eval uses (score descending, ties by docid descending); using the "
+            + (
+                "score order (pass --order rank to keep the file's ranks)."
+                if order == "score"
+                else "file's ranks (--order rank); trec_eval would use the scores."
+            )
+        )
+
+    queries = sorted(set(relevant) if zero_fill else set(relevant) & ranked_q)
+    filled: dict[str, list[str]] = {}
+    for m in methods:
+        lacking = [q for q in queries if (m, q) not in ranked]
+        if lacking and zero_fill:
+            filled[m] = lacking
+        elif lacking:
+            warnings.append(
+                f"run {m!r} does not rank {len(lacking)} judged queries that another run ranks "
+                f"({list_some(lacking)}); they are unpaired for {m!r}. Pass --zero-fill "
+                "(trec_eval -c; Python: zero_fill=True) to score them as 0."
+            )
+    for m, lacking in filled.items():
+        notes.append(
+            f"zero-filled (trec_eval -c): {len(lacking)} judged queries that run {m!r} does "
+            f"not rank score 0 on every metric: {list_some(lacking)}"
+        )
+
+    ir_values: dict[tuple[str, int], dict[str, dict[str, float]]] = {}
+    if ir:
+        import ir_measures
+
+        qrels_dict = {q: dict(g) for q, g in grades.items()}
+        for m in methods:
+            for depth in ds:
+                run_dict = {}
+                for q in queries:
+                    docs = orders.get((m, q), [])[:depth]
+                    if docs:
+                        run_dict[q] = {d: float(len(docs) - i) for i, d in enumerate(docs)}
+                vals: dict[str, dict[str, float]] = {}
+                if run_dict:
+                    for metric in ir_measures.iter_calc(ir, qrels_dict, run_dict):
+                        vals.setdefault(metric.query_id, {})[str(metric.measure)] = float(
+                            metric.value
+                        )
+                ir_values[(m, depth)] = vals
+
+    out: list[dict[str, Any]] = []
+    for m in methods:
+        for qid in queries:
+            if (m, qid) not in ranked and qid not in filled.get(m, []):
+                continue
+            episode, query = split(qid)
+            steps = relevant[qid]
+            if annotations is not None:
+                ev = annotations.get(("default", episode, query))
+                if ev is None:
+                    raise ValueError(
+                        f"evidence file {str(evidence)!r} has no entry for query "
+                        f"{episode}/{query} (qid {qid!r}); cells need one for every judged query."
+                    )
+                if set(ev.steps) != set(steps):
+                    raise ValueError(
+                        f"evidence file {str(evidence)!r}, {ev.where}: evidence steps "
+                        f"{sorted(ev.steps)} of {episode}/{query} differ from the relevant "
+                        f"documents in qrels {str(qrels_path)!r}: {sorted(steps)}."
+                    )
+            else:
+                ev = Evidence(tuple(steps), (None,) * len(steps), (frozenset(),) * len(steps), "")
+            ordered = orders.get((m, qid), [])
+            for depth in ds:
+                key = {
+                    "benchmark": "default",
+                    "episode_id": episode,
+                    "query_id": query,
+                    "method": m,
+                    "budget": depth,
+                    "seed": 0,
+                }
+                rows = metric_rows(key, ordered[:depth], ev, ks)
+                got = ir_values.get((m, depth), {}).get(qid, {})
+                cell = rows[0]["cell"]
+                for meas in ir:
+                    value = got.get(str(meas), 0.0)
+                    row = RecordRow(**key, cell=cell, metric=str(meas).lower(), value=value)
+                    rows.append(row._asdict())
+                if annotations is None:
+                    for item in rows:
+                        item["cell"] = None
+                out += rows
+    exclusions = []
+    if no_rel:
+        exclusions.append(Exclusion("judged queries without relevant documents", tuple(no_rel)))
+    if no_qrels:
+        exclusions.append(Exclusion("run queries absent from the qrels", tuple(no_qrels)))
+    if unranked and not zero_fill:
+        exclusions.append(Exclusion("judged queries that no run ranks", tuple(unranked)))
+    if not out:
+        raise ValueError(
+            f"no run query of {[str(p) for _, p in sources]} has relevant documents in qrels "
+            f"{str(qrels_path)!r}; check that the qids match."
+        )
+    shown = ", ".join(f"`{p}`" + (f" as {n!r}" if n else "") for n, p in sources)
+    desc = (
+        f"TREC run(s) {shown} with qrels `{qrels_path}`: "
+        f"{'tag' if any(n is None for n, _ in sources) else 'run name'} → method, docid → step, "
+        f"qid → episode{qid_separator}query, documents ordered by "
+        + (
+            "score as trec_eval does (ties by docid descending)"
+            if order == "score"
+            else "the file's rank column"
+        )
+        + f", top-k at depth {', '.join(map(str, ds))} → budget (retrieved documents, not "
+        "tokens), rel > 0 → evidence"
+        + (f"; ir_measures {', '.join(map(str, ir))}" if ir else "")
+        + ("; zero-fill on (trec_eval -c)" if zero_fill else "")
+        + (
+            f"; cells from `{evidence}`"
+            if evidence is not None
+            else "; no cells (no evidence file)"
+        )
+    )
+    return Loaded(pd.DataFrame(out), tuple(exclusions), desc, tuple(warnings), tuple(notes))

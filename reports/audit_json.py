@@ -1,0 +1,161 @@
+"""The JSON form of a claim audit (:func:`to_json`).
+
+The same numbers as the markdown, with the words of :mod:`osustat.reports._audit_words`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from osustat.audit.result import VERDICTS, AuditResult, ClaimCheck
+from osustat.audit.verdicts import STANDARDS, StandardVerdict
+
+from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
+
+__all__ = ["to_json"]
+
+
+def _standard_json(check: ClaimCheck, v: StandardVerdict | None) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    return {
+        "verdict": v.verdict,
+        "code": v.code,
+        "reason": reason(check, v),
+        "test": procedure(check, v),
+        "pvalue": v.pvalue,
+        "pvalue_adjusted": v.pvalue_adjusted,
+        "correction": v.correction,
+        "family_size": v.family_size,
+    }
+
+
+def to_json(result: AuditResult) -> dict[str, Any]:
+    """The audit as plain JSON-serializable data (same numbers as the markdown).
+
+    ``verdict``/``reason``/``counts`` are the strict standard's (as before the two
+    standards); ``as_tested``/``strict`` per claim and ``summary`` hold both.
+    """
+    claims = []
+    for c in result.checks:
+        cl = c.claim
+        item: dict[str, Any] = {
+            "id": cl.id,
+            "family": cl.family,
+            "kind": cl.kind,
+            "source": cl.source,
+            "claim": cl.describe(),
+            "treatment": cl.treatment,
+            "baseline": cl.baseline,
+            "metric": cl.metric,
+            "budget": cl.budget,
+            "cell": cl.cell_label,
+            "unit": cl.unit,
+            "benchmark": cl.benchmark,
+            "seed": cl.seed,
+            "direction": cl.direction,
+            "threshold": cl.threshold,
+            "margin": cl.margin,
+            "reported": {
+                "effect": cl.reported_effect,
+                "means": list(cl.reported_means) if cl.reported_means else None,
+                "p": (
+                    {
+                        "relation": cl.reported_p.relation,
+                        "value": cl.reported_p.value,
+                        "text": cl.reported_p.text,
+                    }
+                    if cl.reported_p
+                    else None
+                ),
+                "ci": list(cl.reported_ci) if cl.reported_ci else None,
+                "n": cl.reported_n,
+                "resamples": cl.reported_resamples,
+                "seeds": cl.seeds,
+            },
+            "verdict": c.verdict,
+            "reason": headline_reason(c),
+            "as_tested": _standard_json(c, c.as_tested),
+            "strict": _standard_json(c, c.strict),
+            "flags": [{"code": f.code, "message": flag_message(c, f)} for f in c.flags],
+            "notes": [note_text(c, n) for n in c.notes],
+        }
+        if c.checkable:
+            rec: dict[str, Any] = {
+                "n": c.n,
+                "n_seeds": c.n_seeds,
+                "effect": c.effect,
+                "treatment_mean": c.treatment_mean,
+                "baseline_mean": c.baseline_mean,
+                "pvalue_adjusted": c.pvalue_adjusted,
+                "family_size": c.family_size,
+                # null when infinite: underpowered at any effect (mde_method says why)
+                "mde": float(c.mde) if c.mde is not None and math.isfinite(c.mde) else None,
+                "mde_method": c.mde.method if c.mde is not None else None,
+                "min_attainable_p": c.min_attainable_p,
+                "pooled_pvalue": c.pooled_pvalue,
+                "fisher_pvalue": c.fisher_pvalue,
+                "seed_correlation": (
+                    c.seed_dependence.mean_correlation if c.seed_dependence else None
+                ),
+            }
+            if c.test is not None and c.ci is not None:
+                rec.update(
+                    ci=[c.ci.low, c.ci.high],
+                    ci_level=c.ci.level,
+                    pvalue=c.test.pvalue,
+                    pvalue_method=c.test.method,
+                )
+            if c.equivalence is not None:
+                e = c.equivalence
+                rec["tost"] = {
+                    "pvalue": e.pvalue,
+                    "pvalue_low": e.pvalue_low,
+                    "pvalue_high": e.pvalue_high,
+                    "margin": [e.low, e.high],
+                }
+            if c.ratio is not None:
+                r = c.ratio
+                rec["ratio"] = {
+                    "statistic": r.statistic,
+                    "ci": [r.low, r.high],
+                    "level": r.level,
+                    "bounded": r.bounded,
+                }
+            for key, res in (
+                ("interaction", c.interaction),
+                ("interaction_as_tested", c.interaction_as_tested),
+            ):
+                if res is not None:
+                    rec[key] = {
+                        "statistic": res.statistic,
+                        "pvalue": res.pvalue,
+                        "method": res.method,
+                        "cell_means": {k.value: v for k, v in res.cell_means.items()},
+                        "cell_n": {k.value: v for k, v in res.cell_n.items()},
+                    }
+            item["recomputed"] = rec
+        claims.append(item)
+    return {
+        "title": result.title,
+        "claims_file": result.source,
+        "standards": list(STANDARDS),
+        "settings": {
+            "n_resamples": result.n_resamples,
+            "bootstrap_resamples": result.bootstrap_resamples,
+            "level": result.level,
+        },
+        "families": {
+            k: {
+                "correction": f.correction,
+                "strict_correction": f.strict_correction,
+                "alpha": f.alpha,
+                "description": f.description,
+            }
+            for k, f in result.families.items()
+        },
+        "counts": {v: result.counts()[v] for v in VERDICTS},
+        "summary": result.summary(),
+        "claims": claims,
+    }
