@@ -236,7 +236,13 @@ def paired_signflip_test(
        when ``2**m <= n_resamples``; ``p * 2**m`` is then an integer;
     3. Monte Carlo with ``p = (b + 1) / (B + 1)`` (Phipson & Smyth, 2010), which is never 0.
 
-    Ties are counted as "at least as extreme" with a tolerance relative to ``sum(|d|)``.
+    Ties are counted as "at least as extreme" with a tolerance ``8 n eps sum(|d|)``
+    (``eps`` = 2.2e-16), which absorbs the rounding of sums taken in different orders. Two
+    null sums closer than that are merged, so when the magnitudes span more than about
+    ``1 / (8 n eps)`` (5.6e14 / n) the small differences cannot move the p-value: for
+    ``d = (1e15, 1, 1, 1)`` the p-value is 1 where exact rational enumeration gives 1/8. The
+    merging only adds patterns to the count, so p is then conservative, never smaller than
+    exact; rescale or drop such outliers if the small differences matter.
 
     References
     ----------

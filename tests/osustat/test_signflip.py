@@ -410,3 +410,12 @@ class TestPandasPairing:
         assert (got.low, got.high) == (ref.low, ref.high)
         by_position = ratio_of_means(t.to_numpy(), b.iloc[::-1].to_numpy())
         assert (by_position.low, by_position.high) != (ref.low, ref.high)
+
+
+def test_tie_tolerance_merges_huge_magnitude_ratios_conservatively():
+    # issue 23 item 8, documented: at a magnitude ratio 1e15 the small differences are
+    # merged into ties; p is then never below the exact rational p (here 1 vs 1/8)
+    d = np.array([1e15, 1.0, 1.0, 1.0])
+    got = paired_signflip_test(d, np.zeros(4)).pvalue
+    exact = exact_signflip_pvalue([Fraction(x) for x in d])
+    assert exact == Fraction(1, 8) and got == 1.0 >= exact
