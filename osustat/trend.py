@@ -8,7 +8,7 @@ Two nulls, two tests (issue 23):
   only the average slope is tested, by a sign-flip (or t) test on the per-unit slopes.
 - :func:`within_block_trend_test`: H0 "the k values of a unit are exchangeable across
   doses" (Page's null), a sharper null. It also rejects when units have smooth responses
-  with no mean trend (11-21% at alpha .05 on AR(1) and random-slope nulls;
+  with no mean trend (.09-.16 at alpha .05 on AR(1) and random-slope nulls;
   ``benchmarks/results-trend_calibration.md``), so a rejection says "not exchangeable", not
   "the mean rises with the dose".
 
@@ -143,7 +143,7 @@ def within_block_trend_test(
     H0: within every block, the joint distribution of the ``k`` values is invariant under
     permutations of the conditions (no dose effect of any kind). This is sharper than "no
     trend in the mean": units whose responses are smooth in the dose (AR(1) across doses,
-    random slopes averaging 0) violate it, and the test rejects them 11-21% of the time at
+    random slopes averaging 0) violate it, and the test rejects them .09-.16 of the time at
     alpha = .05. For a claim that the mean rises with the dose use :func:`mean_trend_test`.
     Statistic ``T = (1/n) sum_b sum_j (s_j - s_bar) x_bj``. The permutation distribution
     permutes each block's row independently; Monte Carlo p is ``(b + 1) / (B + 1)`` (Phipson
