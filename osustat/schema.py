@@ -175,7 +175,7 @@ def validate_records(records: pd.DataFrame) -> ValidatedRecords:
     nonpositive = (df["budget"] <= 0).to_numpy()
     if nonpositive.any():
         raise ValueError(
-            f"`budget` must be a positive token budget; values <= 0 in rows "
+            f"`budget` must be positive (a token budget); values <= 0 in rows "
             f"{_rows(df, nonpositive)}."
         )
     for col in ("benchmark", "episode_id", "query_id", "method", "metric"):

@@ -132,11 +132,11 @@ class TestIssue23SilentAnswers:
     @pytest.mark.parametrize("budget", [0, -128])
     def test_nonpositive_budgets_are_refused_everywhere(self, budget):
         df = records().assign(budget=budget)
-        with pytest.raises(ValueError, match=r"`budget` must be a positive token budget"):
+        with pytest.raises(ValueError, match=r"`budget` must be positive \(a token budget\)"):
             validate_records(df)
-        with pytest.raises(ValueError, match=r"`budget` must be a positive token budget"):
+        with pytest.raises(ValueError, match=r"`budget` must be positive \(a token budget\)"):
             paired(df, "a", "b", metric="hit@2", budget=budget)
-        with pytest.raises(ValueError, match=r"`budget` must be a positive token budget"):
+        with pytest.raises(ValueError, match=r"`budget` must be positive \(a token budget\)"):
             osustat.analyze(df, treatment="a", baseline="b")
 
     def test_ids_mixing_text_and_numbers_are_refused(self):
