@@ -13,7 +13,7 @@ one choice at a time) lists points, each an assignment of the benchmark's declar
 
 At every point and seed the benchmark runs in full (through the one runner) and the claims it
 selects from ``claims/paper.toml`` are audited on the records
-(:func:`analyses.driver.claims_audit`): per claim × point × seed the effect, its CI, p and the
+(:func:`analyses.claims_audit.claims_audit`): per claim × point × seed the effect, its CI, p and the
 verdict (strict standard, the audit's
 calibrated tests). A claim is **robust** when it is reproduced at every point (every seed),
 **choice-dependent** when at some, **not reproduced** when at none.
@@ -116,7 +116,7 @@ def run_choice_sensitivity(
     claims_path: Path | None = None,
 ) -> ChoiceSensitivity:
     """Run `bench` at every point and seed of `grid`, audit its claims, write the tables."""
-    from .driver import claims_audit
+    from .claims_audit import claims_audit
 
     rows = []
     seeds = grid.seeds or (spec.seed,)

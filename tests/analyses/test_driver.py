@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import osustat.analyses.claims_audit as claims_audit
 import osustat.analyses.driver as driver
 from osustat import paired, paired_signflip_test
 from osustat.analyses.protocol import (
@@ -28,6 +29,7 @@ from osustat.analyses.protocol import (
 )
 from osustat.cli.main import main
 from osustat.retrieval.encoder import HashingBagOfWordsEncoder
+from osustat.streams import stream_seed
 
 CLAIMS = """
 [family.f]
@@ -123,7 +125,7 @@ def fake(monkeypatch, tmp_path) -> Fake:
     monkeypatch.setattr(driver, "get_benchmark", lambda name: bench)
     claims = tmp_path / "claims.toml"
     claims.write_text(CLAIMS)
-    monkeypatch.setattr(driver, "CLAIMS_FILE", claims)
+    monkeypatch.setattr(claims_audit, "CLAIMS_FILE", claims)
     return bench
 
 
@@ -212,7 +214,7 @@ def test_user_retriever_tests_are_the_cores_paired_tests():
     p = paired(records, "A", "B", metric="hit@2", budget=256, benchmark="fake")
     assert row.n == p.n == 13
     assert row.effect == pytest.approx(np.mean(p.differences))
-    rng = driver._test_seed(3, "A|B|fake|256|hit@2")
+    rng = stream_seed(3, "A|B|fake|256|hit@2")
     ref = paired_signflip_test(p.treatment, p.baseline, n_resamples=999, rng=rng)
     assert row.p == pytest.approx(ref.pvalue)
     assert row.ci_low <= row.effect <= row.ci_high
