@@ -40,7 +40,10 @@ def _p_text(v: StandardVerdict) -> str:
 #: Equivalence reasons: the gap of means (``effect``) against the margin.
 _EQUIVALENCE = {
     "gap-inside-margin": "gap {effect:+.3f} lies inside the margin {margin} (no test)",
-    "gap-outside-margin": "gap {effect:+.3f} lies outside the margin {margin} (no test)",
+    "gap-outside-margin": (
+        "gap {effect:+.3f} lies outside the margin {margin} (descriptive, as the claim read "
+        "its means; CI {ci})"
+    ),
     "not-different": (
         "difference {effect:+.3f} not significant ({p_text}), as the claim read it; "
         "this does not show equivalence (see strict, margin {margin})"
@@ -48,9 +51,17 @@ _EQUIVALENCE = {
     "different": "difference {effect:+.3f} is significant; {p_text}",
     "equivalent": "equivalent within {margin}: gap {effect:+.3f}, TOST {p_text}",
     "equivalence-not-shown": (
-        "equivalence within {margin} not shown: gap {effect:+.3f}, TOST {p_text}"
+        "equivalence within {margin} not shown: gap {effect:+.3f}, CI {ci} reaches into the "
+        "margin, TOST {p_text}"
     ),
+    "outside-margin": ("gap {effect:+.3f}: its whole CI {ci} lies outside {margin}, TOST {p_text}"),
 }
+
+
+def _ci(v: StandardVerdict) -> str:
+    if v.interval is None:
+        return "[?]"
+    return f"[{v.interval[0]:+.3f}, {v.interval[1]:+.3f}]"
 
 
 def headline_reason(check: ClaimCheck) -> str:
@@ -95,14 +106,7 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
         return f"no significant interaction; {p_text}{paper}"
     equivalence = _EQUIVALENCE.get(code)
     if equivalence is not None:
-        return equivalence.format(effect=effect, margin=f"±{c.margin:g}", p_text=p_text)
-    if code == "outside-margin":
-        margin = f"±{c.margin:g}"
-        assert check.test is not None
-        return (
-            f"gap {effect:+.3f} is significantly nonzero and outside {margin} "
-            f"(difference p = {check.test.pvalue:.3g})"
-        )
+        return equivalence.format(effect=effect, margin=f"±{c.margin:g}", p_text=p_text, ci=_ci(v))
     t = c.threshold
     if code in ("ratio-on-side", "ratio-off-side"):
         assert check.ratio is not None
@@ -116,6 +120,11 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
     what = "relative effect" if c.kind == "relative" else "estimate"
     if code == "beyond":
         return f"{what} {effect:+.3f} {side} {t:g}; {p_text}"
+    if code == "beyond-paper-ns":
+        return (
+            f"{what} {effect:+.3f} {side} {t:g} and significant ({p_text}), where the paper "
+            f"printed {c.reported_p} (not significant)"
+        )
     if code == "significant-wrong-side":
         return f"{what} {effect:+.3f} is significantly {other} {t:g}; {p_text}"
     if code == "ci-wrong-side":
@@ -134,6 +143,12 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
         )
     if code == "direction-only":
         return f"{what} {effect:+.3f} {side} {t:g} but not significant; {p_text}"
+    if code == "wrong-side-underpowered":
+        mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
+        return (
+            f"opposite direction, not significant: {what} {effect:+.3f} lies {other} "
+            f"{t:g}{mde_text}; {p_text}"
+        )
     if code == "wrong-side":
         mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
         return f"{what} {effect:+.3f} lies {other} {t:g} (not significant{mde_text}); {p_text}"
@@ -206,6 +221,14 @@ def note_text(check: ClaimCheck, note: Note) -> str:
         return (
             "the Fieller interval treats queries as independent; queries cluster in "
             "episodes, so prefer unit = 'episode' for relative claims"
+        )
+    if note.code == "seeds-share-units":
+        return (
+            f"the seeds hold different units that partly recur ({note.detail}): the "
+            "seed-averaged test has one unit per distinct unit id (the records' episode id), "
+            "each averaged over the seeds it appears in; Fisher combines per-seed tests on "
+            "each seed's own units, and the seed dependence is the correlation of the per-seed "
+            "statistics through the shared units"
         )
     if note.code == "one-seed":
         how = "pooled" if c.seeds == "pooled" else "Fisher-combined"

@@ -194,9 +194,14 @@ def render_markdown(
         f"{result.level:.0%} bootstrap CIs ({result.bootstrap_resamples:,} resamples, "
         "clustered by episode for queries); Fieller CIs for ratios; MDE at power .8.",
         "- Stars on the corrected p: . <.10, * <.05, ** <.01, *** <.001. Verdicts: "
-        "reproduced / direction only (not significant, estimate on the claimed side) / not "
-        "significant (interaction) / contradicted / underpowered (MDE exceeds the claimed "
-        "effect; equivalence not shown) / not checkable (data missing).",
+        "reproduced / significant (paper: n.s.) (significant on the claimed side where the "
+        "paper printed a non-significant p) / direction only (not significant, estimate on "
+        "the claimed side) / not significant (interaction) / equivalence not shown (the CI "
+        "reaches into the margin and TOST is not significant) / opposite direction (not "
+        "significant, estimate on the other side, test too weak for the claimed effect) / "
+        "contradicted (significant or the whole CI on the wrong side or outside the margin; "
+        "or, adequately powered, the estimate on the wrong side) / underpowered (MDE exceeds "
+        "the claimed effect) / not checkable (data missing).",
         "",
         "## Summary",
         "",

@@ -77,6 +77,8 @@ def reproduce_toolbench(
     scheduler: Any = None,
     checkpoint: Path | None = None,
     resamples: int | None = None,
+    reachability: str = "all-steps",
+    splits: str = "G1-G2",
 ) -> ToolbenchResult:
     """Run the ToolBench pipeline end to end (see the module docstring).
 
@@ -85,18 +87,26 @@ def reproduce_toolbench(
     retrievers) run beside the paper's methods and get a report section; `scheduler` (Dask)
     and `checkpoint` (resuming) go to the runner.
     `n_resamples` is the number of sign flips per test (old name `resamples`, kept as an
-    alias).
+    alias). Declared choices (docs/toolbench.md): `reachability` of the greedy selectors
+    (``'all-steps'`` | ``'members-only'``) and the loaded `splits` (``'G1-G2'`` |
+    ``'G1-G2-G3'``).
     """
     resamples = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
     from osustat import validate_records
     from osustat.reports.toolbench import dose_response_figure, render_toolbench
+    from osustat.retrieval.osumem import REACHABILITY
     from osustat.retrieval.registry import user_factories
 
     from .analysis import analyze_toolbench
-    from .data import load_toolbench
+    from .data import SPLITS, load_toolbench
     from .episodes import build_episodes, design_summary
     from .run import benchmark_name, method_names, run_episodes, step_table
 
+    if reachability not in REACHABILITY or splits not in SPLITS:
+        raise ValueError(
+            f"`reachability` must be one of {list(REACHABILITY)} and `splits` one of "
+            f"{list(SPLITS)}; got {reachability!r}, {splits!r}."
+        )
     if not seeds or episodes < 1 or jobs < 1 or resamples < 1 or 3 not in n_evs:
         raise ValueError(
             "`seeds` must be non-empty, `episodes`, `jobs`, `resamples` >= 1, and the evidence "
@@ -105,7 +115,7 @@ def reproduce_toolbench(
     user_factories(retrievers, taken=method_names())  # a name clash fails before any work
     start = time.perf_counter()
     seconds: dict[str, float] = {}
-    loaded = load_toolbench(data)
+    loaded = load_toolbench(data, splits=splits)
     if encoder is None:
         from osustat.retrieval import CachedEncoder, SentenceTransformerEncoder, default_cache_dir
 
@@ -140,6 +150,7 @@ def reproduce_toolbench(
         retrievers=retrievers,
         scheduler=scheduler,
         checkpoint=checkpoint,
+        reachability=reachability,
     )
     seconds["sweep (run_tasks)"] = time.perf_counter() - t
     records = validate_records(run.records)
@@ -170,10 +181,12 @@ def reproduce_toolbench(
     command = (
         f"osustat reproduce toolbench --data {data} --out DIR --episodes {episodes} "
         f"--seeds {','.join(map(str, seeds))} --resamples {resamples}"
+        f" --choice reachability={reachability} --choice splits={splits}"
         + "".join(f" --retriever {r.source or r.name}" for r in retrievers)
     )
     text = render_toolbench(
         analysis,
+        choices={"reachability": reachability, "splits": splits},
         load=loaded.summary(),
         design=design,
         figures=figures,

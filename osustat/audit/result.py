@@ -23,8 +23,11 @@ __all__ = ["VERDICTS", "AuditResult", "ClaimCheck"]
 
 VERDICTS = (
     "reproduced",
+    "significant (paper: n.s.)",
     "direction only",
     "not significant",
+    "equivalence not shown",
+    "opposite direction",
     "contradicted",
     "underpowered",
     "not checkable",
