@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from osustat import stars
 from osustat.audit.result import VERDICTS, AuditResult, ClaimCheck
@@ -19,7 +20,7 @@ from osustat.audit.verdicts import STANDARDS, StandardVerdict
 from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
 from ._style import fmt_p
 
-__all__ = ["STANDARD_LINES", "render_markdown"]
+__all__ = ["STANDARD_LINES", "render_markdown", "render_paper_checks"]
 
 _UNITS = {"query": "queries", "episode": "episodes"}
 
@@ -270,4 +271,46 @@ def render_markdown(
             )
         out.append(line + extra + notes)
     out.append("")
+    return "\n".join(out)
+
+
+def render_paper_checks(checks: Sequence[Any], *, title: str = "") -> str:
+    """Markdown of :func:`osustat.audit.paper_checks.check_paper`: findings about the paper.
+
+    One line per check (how many printed cells break the relation), then every violating
+    cell with the printed numbers and the bound.
+    """
+    n_bad = sum(not c.holds for c in checks)
+    out = [
+        f"## {title or 'Findings about the paper (its own printed numbers)'}",
+        "",
+        f"{n_bad} of {len(checks)} consistency checks fail on the paper's printed numbers. "
+        "These are findings about the paper, not about any records: no run of ours enters.",
+        "",
+        "| check | source | relation | cells violating |",
+        "|---|---|---|---|",
+    ]
+    for c in checks:
+        out.append(
+            f"| {c.id} | {c.source} | {c.statement} | {len(c.violations)} of {len(c.rows)} |"
+        )
+    for c in checks:
+        if c.holds:
+            continue
+        out += ["", f"**{c.id}** ({c.source}): {c.statement}.", ""]
+        for r in c.violations:
+            printed = ", ".join(f"{x:.3f}" for x in r.printed)
+            if c.kind == "recall-hit-bound":
+                what = f"Hit, Recall = {printed}; Recall bound {r.bound:.3f}"
+            elif c.kind == "interaction-p-attainable":
+                what = (
+                    f"printed p = {printed}; the largest p the printed cells allow "
+                    f"(every 0/1 difference ±1) is {r.bound:.3g}"
+                )
+            elif c.kind == "printed-gap-within-margin":
+                gap = r.printed[0] - r.printed[1]
+                what = f"printed {printed}: gap {gap:+.3f} outside ±{r.bound:g}"
+            else:
+                what = f"printed {printed} exceeds {r.bound:.3f}"
+            out.append(f"- {r.label}: {what}")
     return "\n".join(out)
