@@ -34,6 +34,7 @@ def _paper_checks_only(args: argparse.Namespace) -> int:
     if args.out or args.json:
         raise ValueError("`--out` and `--json` need `--records`; --check-paper alone prints.")
     path = _input_file(args.check_paper, "check-paper")
+    assert path is not None  # given, so checked
     text = render_paper_checks(check_paper(load_paper_checks(path), rng=args.seed))
     print(text)
     return 0
@@ -108,6 +109,7 @@ def audit_command(args: argparse.Namespace) -> int:
         from osustat.reports.audit import render_paper_checks
 
         paper_path = _input_file(args.check_paper, "check-paper")
+        assert paper_path is not None  # given, so checked
         text += "\n\n" + render_paper_checks(
             check_paper(load_paper_checks(paper_path), rng=args.seed)
         )
