@@ -219,8 +219,9 @@ def note_text(check: ClaimCheck, note: Note) -> str:
         return f"seed dependence not measured: {note.detail}"
     if note.code == "fieller-independent-queries":
         return (
-            "the Fieller interval treats queries as independent; queries cluster in "
-            "episodes, so prefer unit = 'episode' for relative claims"
+            "the ratio is of per-query means, the paper's unit; the Fieller interval treats "
+            "queries as independent although they cluster in episodes, so it is too narrow "
+            "when episodes' queries correlate"
         )
     if note.code == "seeds-share-units":
         return (

@@ -206,13 +206,17 @@ def render_markdown(
         "",
         "## Summary",
         "",
-        "| verdict | as tested | strict |",
-        "|---|---|---|",
+        "| verdict | as tested | strict | strict, BH in place of Holm |",
+        "|---|---|---|---|",
         *(
-            f"| {v} | {result.counts('as tested')[v]} | {result.counts('strict')[v]} |"
+            f"| {v} | {result.counts('as tested')[v]} | {result.counts('strict')[v]} | "
+            f"{result.counts_bh()[v]} |"
             for v in VERDICTS
         ),
-        f"| **total** | {n} | {n} |",
+        f"| **total** | {n} | {n} | {n} |",
+        "",
+        "The last column repeats the strict standard with Benjamini–Hochberg (false "
+        "discovery rate) in place of each family's strict correction.",
         "",
     ]
     for name, fam in result.families.items():
