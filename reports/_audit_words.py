@@ -41,15 +41,28 @@ def _p_text(v: StandardVerdict) -> str:
 #: Equivalence reasons: the gap of means (``effect``) against the margin.
 _EQUIVALENCE = {
     "gap-inside-margin": "gap {effect} lies inside the margin {margin} (no test)",
-    "gap-outside-margin": "gap {effect} lies outside the margin {margin} (no test)",
+    "gap-outside-margin": (
+        "gap {effect} lies outside the margin {margin} (descriptive, as the claim read "
+        "its means; CI {ci})"
+    ),
     "not-different": (
         "difference {effect} not significant ({p_text}), as the claim read it; "
         "this does not show equivalence (see strict, margin {margin})"
     ),
     "different": "difference {effect} is significant; {p_text}",
     "equivalent": "equivalent within {margin}: gap {effect}, TOST {p_text}",
-    "equivalence-not-shown": ("equivalence within {margin} not shown: gap {effect}, TOST {p_text}"),
+    "equivalence-not-shown": (
+        "equivalence within {margin} not shown: gap {effect}, CI {ci} reaches into the "
+        "margin, TOST {p_text}"
+    ),
+    "outside-margin": ("gap {effect}: its whole CI {ci} lies outside {margin}, TOST {p_text}"),
 }
+
+
+def _ci(v: StandardVerdict) -> str:
+    if v.interval is None:
+        return "[?]"
+    return fmt_interval(v.interval[0], v.interval[1])
 
 
 def headline_reason(check: ClaimCheck) -> str:
@@ -94,13 +107,8 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
         return f"no significant interaction; {p_text}{paper}"
     equivalence = _EQUIVALENCE.get(code)
     if equivalence is not None:
-        return equivalence.format(effect=fmt_signed(effect), margin=f"±{c.margin:g}", p_text=p_text)
-    if code == "outside-margin":
-        margin = f"±{c.margin:g}"
-        assert check.test is not None
-        return (
-            f"gap {fmt_signed(effect)} is significantly nonzero and outside {margin} "
-            f"(difference {p_phrase(check.test.pvalue)})"
+        return equivalence.format(
+            effect=fmt_signed(effect), margin=f"±{c.margin:g}", p_text=p_text, ci=_ci(v)
         )
     t = c.threshold
     if code in ("ratio-on-side", "ratio-off-side"):
@@ -115,6 +123,11 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
     what = "relative effect" if c.kind == "relative" else "estimate"
     if code == "beyond":
         return f"{what} {fmt_signed(effect)} {side} {t:g}; {p_text}"
+    if code == "beyond-paper-ns":
+        return (
+            f"{what} {fmt_signed(effect)} {side} {t:g} and significant ({p_text}), where the paper "
+            f"printed {c.reported_p} (not significant)"
+        )
     if code == "significant-wrong-side":
         return f"{what} {fmt_signed(effect)} is significantly {other} {t:g}; {p_text}"
     if code == "ci-wrong-side":
@@ -133,6 +146,12 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
         )
     if code == "direction-only":
         return f"{what} {fmt_signed(effect)} {side} {t:g} but not significant; {p_text}"
+    if code == "wrong-side-underpowered":
+        mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
+        return (
+            f"opposite direction, not significant: {what} {fmt_signed(effect)} lies {other} "
+            f"{t:g}{mde_text}; {p_text}"
+        )
     if code == "wrong-side":
         mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
         said = f"{what} {fmt_signed(effect)} lies {other} {t:g}"
@@ -204,8 +223,17 @@ def note_text(check: ClaimCheck, note: Note) -> str:
         return f"seed dependence not measured: {note.detail}"
     if note.code == "fieller-independent-queries":
         return (
-            "the Fieller interval treats queries as independent; queries cluster in "
-            "episodes, so prefer unit = 'episode' for relative claims"
+            "the ratio is of per-query means, the paper's unit; the Fieller interval treats "
+            "queries as independent although they cluster in episodes, so it is too narrow "
+            "when episodes' queries correlate"
+        )
+    if note.code == "seeds-share-units":
+        return (
+            f"the seeds hold different units that partly recur ({note.detail}): the "
+            "seed-averaged test has one unit per distinct unit id (the records' episode id), "
+            "each averaged over the seeds it appears in; Fisher combines per-seed tests on "
+            "each seed's own units, and the seed dependence is the correlation of the per-seed "
+            "statistics through the shared units"
         )
     if note.code == "one-seed":
         how = "pooled" if c.seeds == "pooled" else "Fisher-combined"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from osustat.audit.result import VERDICTS, AuditResult, ClaimCheck
 from osustat.audit.verdicts import STANDARDS, StandardVerdict
@@ -18,7 +19,7 @@ from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed
 
 from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
 
-__all__ = ["STANDARD_LINES", "render_markdown"]
+__all__ = ["STANDARD_LINES", "render_markdown", "render_paper_checks"]
 
 _UNITS = {"query": "queries", "episode": "episodes"}
 
@@ -188,19 +189,28 @@ def render_markdown(
         "clustered by episode for queries); Fieller CIs for ratios; MDE at power .8.",
         "- p columns print the p each standard's verdict uses (corrected within its family). "
         "Verdicts: "
-        "reproduced / direction only (not significant, estimate on the claimed side) / not "
-        "significant (interaction) / contradicted / underpowered (MDE exceeds the claimed "
-        "effect; equivalence not shown) / not checkable (data missing).",
+        "reproduced / significant (paper: n.s.) (significant on the claimed side where the "
+        "paper printed a non-significant p) / direction only (not significant, estimate on "
+        "the claimed side) / not significant (interaction) / equivalence not shown (the CI "
+        "reaches into the margin and TOST is not significant) / opposite direction (not "
+        "significant, estimate on the other side, test too weak for the claimed effect) / "
+        "contradicted (significant or the whole CI on the wrong side or outside the margin; "
+        "or, adequately powered, the estimate on the wrong side) / underpowered (MDE exceeds "
+        "the claimed effect) / not checkable (data missing).",
         "",
         "## Summary",
         "",
-        "| verdict | as tested | strict |",
-        "|---|---|---|",
+        "| verdict | as tested | strict | strict, BH in place of Holm |",
+        "|---|---|---|---|",
         *(
-            f"| {v} | {result.counts('as tested')[v]} | {result.counts('strict')[v]} |"
+            f"| {v} | {result.counts('as tested')[v]} | {result.counts('strict')[v]} | "
+            f"{result.counts_bh()[v]} |"
             for v in VERDICTS
         ),
-        f"| **total** | {n} | {n} |",
+        f"| **total** | {n} | {n} | {n} |",
+        "",
+        "The last column repeats the strict standard with Benjamini–Hochberg (false "
+        "discovery rate) in place of each family's strict correction.",
         "",
     ]
     for name, fam in result.families.items():
@@ -259,4 +269,46 @@ def render_markdown(
             )
         out.append(line + extra + notes)
     out.append("")
+    return "\n".join(out)
+
+
+def render_paper_checks(checks: Sequence[Any], *, title: str = "") -> str:
+    """Markdown of :func:`osustat.audit.paper_checks.check_paper`: findings about the paper.
+
+    One line per check (how many printed cells break the relation), then every violating
+    cell with the printed numbers and the bound.
+    """
+    n_bad = sum(not c.holds for c in checks)
+    out = [
+        f"## {title or 'Findings about the paper (its own printed numbers)'}",
+        "",
+        f"{n_bad} of {len(checks)} consistency checks fail on the paper's printed numbers. "
+        "These are findings about the paper, not about any records: no run of ours enters.",
+        "",
+        "| check | source | relation | cells violating |",
+        "|---|---|---|---|",
+    ]
+    for c in checks:
+        out.append(
+            f"| {c.id} | {c.source} | {c.statement} | {len(c.violations)} of {len(c.rows)} |"
+        )
+    for c in checks:
+        if c.holds:
+            continue
+        out += ["", f"**{c.id}** ({c.source}): {c.statement}.", ""]
+        for r in c.violations:
+            printed = ", ".join(f"{x:.3f}" for x in r.printed)
+            if c.kind == "recall-hit-bound":
+                what = f"Hit, Recall = {printed}; Recall bound {r.bound:.3f}"
+            elif c.kind == "interaction-p-attainable":
+                what = (
+                    f"printed p = {printed}; the largest p the printed cells allow "
+                    f"(every 0/1 difference ±1) is {r.bound:.3g}"
+                )
+            elif c.kind == "printed-gap-within-margin":
+                gap = r.printed[0] - r.printed[1]
+                what = f"printed {printed}: gap {gap:+.3f} outside ±{r.bound:g}"
+            else:
+                what = f"printed {printed} exceeds {r.bound:.3f}"
+            out.append(f"- {r.label}: {what}")
     return "\n".join(out)

@@ -187,9 +187,16 @@ def render_sensitivity(result: Any, *, figure: str) -> str:
         "",
     ]
     out += robustness_lines(summ)
+    layouts = sorted(pts["layout"].unique()) if "layout" in pts else []
+    counts = ", ".join(f"{lay} {int((pts['layout'] == lay).sum())}" for lay in layouts)
     out += [
         "",
         "## Per claim",
+        "",
+        f"The 'holds' counts are over all {len(pts)} points of every layout in the grid "
+        f"({counts or 'one layout'}); a point of a layout other than the default's is a "
+        "generator the default was chosen against (`benchmarks/results-synthetic_layout.md`), "
+        "so read the counts per layout in `effects.csv` before quoting them.",
         "",
         "| claim | source | holds (raw) | holds (Holm) | reversed (Holm) | verdict | effect range "
         "| default effect [95% CI] | default p |",

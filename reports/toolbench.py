@@ -36,7 +36,8 @@ def _nev(bench: str) -> str:
 
 
 def dose_response_figure(combined: pd.DataFrame, path: Path, metric: str = "recall") -> Path:
-    """Figure 4: gap (pp) against beta per budget; filled marker = Fisher p < .05; band = seeds."""
+    """Figure 4: gap (pp) against beta per budget; filled marker = target-level p < .05 (the
+    valid unit); band = per-seed range."""
     plt = pyplot()
 
     c = combined[(combined["benchmark"] == "toolbench") & (combined["metric"] == metric)]
@@ -48,7 +49,7 @@ def dose_response_figure(combined: pd.DataFrame, path: Path, metric: str = "reca
             g["beta"], 100 * g["seed_min"], 100 * g["seed_max"], color=color, alpha=0.15
         )
         ax.plot(g["beta"], 100 * g["gap"], color=color, label=f"B = {b}")
-        sig = g["fisher_p"] < 0.05
+        sig = g["target_p"] < 0.05
         ax.scatter(g["beta"][sig], 100 * g["gap"][sig], color=color, zorder=3)
         ax.scatter(
             g["beta"][~sig], 100 * g["gap"][~sig], facecolors="white", edgecolors=color, zorder=3
@@ -77,10 +78,10 @@ def _sweep_table(
         cells = [f"{beta:.2f}"]
         for k, b in enumerate(_B):
             r = row.loc[b]
-            p_text = f"({fmt_p(r['fisher_p'])}; {fmt_p(r['target_p'])})"
-            cells += [f"{_pp(r['gap'])}{stars(r['fisher_p'])} {p_text}", paper[beta][k]]
+            p_text = f"(target p {fmt_p(r['target_p'])}; Fisher p {fmt_p(r['fisher_p'])})"
+            cells += [f"{_pp(r['gap'])}{stars(r['target_p'])} {p_text}", paper[beta][k]]
         rows.append(cells)
-    return md_table(_per_budget("beta", "ours (Fisher p; target p)", "paper"), rows)
+    return md_table(_per_budget("beta", "ours (target p; Fisher p)", "paper"), rows)
 
 
 def render_toolbench(
@@ -92,8 +93,14 @@ def render_toolbench(
     command: str,
     audit_markdown: str,
     seconds: Mapping[str, float],
+    choices: Mapping[str, str] | None = None,
 ) -> str:
-    """Render the report (``a`` is an ``analyses.toolbench.analysis.ToolbenchAnalysis``)."""
+    """Render the report (``a`` is an ``analyses.toolbench.analysis.ToolbenchAnalysis``).
+
+    `choices` are the declared choices of the run (``reachability``, ``splits``).
+    """
+    choices = dict(choices or {})
+    reach = choices.get("reachability", "all-steps")
     L: list[str] = [
         "# ToolBench planted-retrieval probe (paper Sections 5.1, 6.1, 6.5; App. G)",
         "",
@@ -103,6 +110,15 @@ def render_toolbench(
         f"seeds {', '.join(map(str, a.seeds))}. Paper values are printed beside ours for "
         "comparison; nothing was tuned toward them.",
         "",
+        "Declared choices of this run: "
+        + (", ".join(f"`{k} = {v}`" for k, v in choices.items()) or "defaults")
+        + ". `reachability`: whether the greedy selectors may select a step that belongs to "
+        "no OSU (`all-steps`, no coverage bonus for it) or only OSU members (`members-only`); "
+        "the paper's text says members-only (Sections 4.1, 6.1: evicted evidence has "
+        "P_reach = 0), its numbers rule that out (disjoint Recall .894 at B = 1600 exceeds the "
+        "1 − .132 = .868 that eviction would allow). `splits`: the ToolBench splits loaded "
+        "(the paper: G1/G2).",
+        "",
         "## Data and design",
         "",
         f"- Loaded {load['trajectories']} trajectories from {load['files_read']} files "
@@ -110,7 +126,9 @@ def render_toolbench(
         f"{load['truncated_steps']} have arguments cut at 100 characters (only complete "
         f"`key: value` pairs kept) and {load['finish_steps']} are `Finish` calls. "
         f"Exclusions: {load['exclusions'] or 'none'}.",
-        "- The paper drew targets from the full G1/G2 splits; here the data holds far fewer.",
+        "- The paper drew targets from the full G1/G2 splits; here the data holds far fewer "
+        f"(loaded splits: {choices.get('splits', 'G1-G2')}; other splits are counted among "
+        "the exclusions).",
     ]
     for key, d in design.items():
         L.append(
@@ -156,8 +174,10 @@ def render_toolbench(
     L += [
         "## Table 6: overlap − disjoint Recall gap (pp) across beta and B (n_ev = 3)",
         "",
-        "Ours: mean over 3 x 200 episodes, stars on the Fisher-combined per-seed sign-flip p "
-        "(two-sided); in parentheses the Fisher p and the dependence-robust target-level p.",
+        "Ours: mean over 3 x 200 episodes, stars on the target-level sign-flip p (two-sided; "
+        "one unit per distinct target, its episodes over all seeds averaged: the valid unit, "
+        "since seeds share targets); in parentheses that p and the paper's Fisher combination "
+        "of the per-seed tests, which assumes independent seeds. The paper's stars are Fisher.",
         "",
         *_sweep_table(a.combined, "recall", TOOLBENCH["table6"]),
         "",
@@ -194,7 +214,11 @@ def render_toolbench(
         "## Seed dependence (may the seeds be combined?)",
         "",
         "Per target present in every seed, its mean gap in each seed; `seed_dependence` "
-        "correlates them across seeds (Recall, beta = .12).",
+        "correlates them across seeds (within-target correlation, Recall, beta = .12). What "
+        "Fisher's combination needs is the correlation of the per-seed statistics (the seed "
+        "means), which comes only from the targets the seeds share: the between-seed "
+        "correlation (`osustat.seeds.between_seed_dependence`); the effective number of seeds "
+        "and the flag use it.",
         "",
     ]
     dep = a.seed_dep
@@ -203,11 +227,15 @@ def render_toolbench(
         dd = dep[(dep["benchmark"] == "toolbench") & (dep["metric"] == "recall")]
         dd = dd[np.isclose(dd["beta"], 0.12)]
         rows = [
-            [r["budget"], r["shared_targets"], f"{r['mean_correlation']:.2f}",
-             f"{r['effective_seeds']:.2f}", yes_no(r["too_dependent"])]
+            [r["budget"], r["shared_targets"], f"{r['within_correlation']:.2f}",
+             f"{r['mean_correlation']:.2f}", f"{r['effective_seeds']:.2f}",
+             yes_no(r["too_dependent"])]
             for _, r in dd.iterrows()
         ]  # fmt: skip
-    header = ["budget", "shared targets", "mean correlation", "effective seeds", "too dependent"]
+    header = [
+        "budget", "targets in every seed", "within-target correlation",
+        "between-seed correlation", "effective seeds", "too dependent",
+    ]  # fmt: skip
     L += md_table(header, rows)
     if not dep.empty:
         n_dep = int(dep["too_dependent"].sum())
@@ -283,12 +311,18 @@ def render_toolbench(
         L += md_table(["metric", "alpha", *(f"B={b}" for b in _B)], rows)
         L += [
             "",
-            "Reading: both greedy variants (`CoverageGuidedOSU`, `CohesionOSU`) can only select "
-            "steps that belong to some OSU. At alpha = 0 the cohesion greedy is plain cosine "
-            "ranking over those reachable steps, so its overlap − disjoint gap is the "
-            "reachability effect alone (evidence evicted from every disjoint OSU, Proposition 1; "
-            "see the membership table), with no coverage reward. Compare it with the coverage "
-            "gaps of Table 6: only the part above it grows with beta.",
+            (
+                "Reading (members-only): both greedy variants can only select steps that belong "
+                "to some OSU. At alpha = 0 the cohesion greedy is plain cosine ranking over "
+                "those reachable steps, so its overlap − disjoint gap is the reachability "
+                "effect alone (evidence evicted from every disjoint OSU; see the membership "
+                "table), with no coverage reward."
+                if reach == "members-only"
+                else "Reading (all-steps): every step is selectable, so at alpha = 0 the "
+                "cohesion greedy is plain cosine ranking over all steps for both pools and "
+                "its overlap − disjoint gap is 0 by construction; at alpha > 0 the pools "
+                "do not enter the score either (the cohesion term reads embeddings only)."
+            ),
         ]
     L += [
         "",

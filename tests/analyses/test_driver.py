@@ -244,12 +244,16 @@ def test_sensitivity_and_choice_on_toolbench(tmp_path):
         "progress": False, "encoder": HashingBagOfWordsEncoder(64),
     }  # fmt: skip
     one = driver.reproduce(
-        driver.Request("toolbench", tmp_path / "a", choices=("trajectory-groups=g1-g2",), **common)
+        driver.Request(
+            "toolbench", tmp_path / "a", choices=("trajectory-groups=g1-g2-g3",), **common
+        )
     )
-    assert "`trajectory-groups` | `g1-g2` (changed)" in (one.out / "report.md").read_text()
+    assert "`trajectory-groups` | `g1-g2-g3` (changed)" in (one.out / "report.md").read_text()
     res = driver.reproduce(driver.Request("toolbench", tmp_path / "s", sensitivity=True, **common))
     effects = pd.read_csv(res.out / "sensitivity" / "effects.csv")
-    assert set(effects["point_name"]) == {"default", "trajectory-groups=g1-g2"}
+    assert set(effects["point_name"]) == {
+        "default", "trajectory-groups=g1-g2-g3", "reachability=members-only"
+    }  # fmt: skip
     summary = pd.read_csv(res.out / "sensitivity" / "summary.csv")
     assert set(summary["claim"]) == set(effects["claim"])
     assert set(summary["verdict"]) <= {
