@@ -122,6 +122,15 @@ def _oracle_ci(
     return float(lo), float(hi)
 
 
+def _t5_rows(res: Any, tl: dict[str, Any], budget: int, bench: str) -> list[dict[str, Any]]:
+    out = []
+    for r in _rows(res):
+        key = r["cell"] if r["cell"] != "Aggregate" else "all"
+        effect, p, _ = tl.get(key, (np.nan, np.nan, 0))
+        out.append({"benchmark": bench, "budget": budget, **r, "task_effect": effect, "task_p": p})
+    return out
+
+
 def analyze(
     records: pd.DataFrame,
     structure: dict[str, Any],
@@ -135,40 +144,41 @@ def analyze(
     main_b = 256 if 256 in budgets else budgets[len(budgets) // 2]
     crosstab: dict[str, Any] = {}
     forest = None
-    for bench in ("tau-bench",):
-        comps = {}
+    readings = sorted(b for b in benches if b.startswith("tau-bench-query-"))
+    for bench in ("tau-bench", *readings):
+        comps: dict[str, Any] = {}
         for key, (t, b, metric) in {
             "osu_flat_hit": (OSU, FLAT, "hit@2"),
             "osu_flat_recall": (OSU, FLAT, "recall"),
             "overlap_disjoint_hit": (OSU, DISJ, "hit@2"),
         }.items():
             res = _cc(records, t, b, metric, main_b, bench, n_resamples, seed)
-            if key == "osu_flat_hit":
+            if key == "osu_flat_hit" and bench == "tau-bench":
                 forest = res
             comps[key] = {
                 "rows": _rows(res),
                 "task": _task_level(records, t, b, metric, main_b, bench, n_resamples, seed),
             }
+        sub = records[
+            (records["benchmark"] == bench)
+            & (records["budget"] == main_b)
+            & (records["metric"] == "hit@2")
+        ]
+        comps["mean_hit"] = {
+            str(k): float(v) for k, v in sub.groupby("method")["value"].mean().items()
+        }
         crosstab[bench] = comps
     # Table 5, interaction, break-even per budget
     t5, inter, be = [], [], []
     for budget in budgets:
+        for bench in readings:
+            res_o = _cc(records, OSU, FLAT, "hit@2", budget, bench, n_resamples, seed)
+            tl_o = _task_level(records, OSU, FLAT, "hit@2", budget, bench, n_resamples, seed)
+            t5.extend(_t5_rows(res_o, tl_o, budget, bench))
         res_h = _cc(records, OSU, FLAT, "hit@2", budget, "tau-bench", n_resamples, seed)
         res_r = _cc(records, OSU, FLAT, "recall", budget, "tau-bench", n_resamples, seed)
         tl = _task_level(records, OSU, FLAT, "hit@2", budget, "tau-bench", n_resamples, seed)
-        for r in _rows(res_h):
-            t5.append(
-                {
-                    "budget": budget,
-                    **r,
-                    "task_effect": tl.get(
-                        r["cell"] if r["cell"] != "Aggregate" else "all", (np.nan, np.nan, 0)
-                    )[0],
-                    "task_p": tl.get(
-                        r["cell"] if r["cell"] != "Aggregate" else "all", (np.nan, np.nan, 0)
-                    )[1],
-                }
-            )
+        t5.extend(_t5_rows(res_h, tl, budget, "tau-bench"))
         inter.append(
             {
                 "budget": budget,

@@ -24,10 +24,13 @@ from osustat._validation import renamed
 from osustat.analyses.tau_bench.formats import MIN_MATCHED, MIN_STEPS, TauDataError, load_files
 from osustat.retrieval.registry import user_factories
 
-from .data import Group, concatenate, drop_counts
+from . import structure as st
+from .data import NOISE_READINGS, PACKINGS, Group, concatenate, drop_counts
+from .formats import MATCHINGS
 from .run import (
     BUDGETS,
     MAIN_METHODS,
+    QUERY_KINDS,
     SMALL_METHODS,
     GroupQueries,
     make_queries,
@@ -36,7 +39,8 @@ from .run import (
 
 __all__ = ["TauResult", "reproduce_tau_bench"]
 
-KINDS = {"noisy-mean": 0, "weak": 1, "natural": 2}
+KINDS = {"noisy-mean": 0, "weak": 1, "instruction": 2}
+OTHER_NOISE = {"per-coordinate": "per-norm", "per-norm": "per-coordinate"}
 
 
 @dataclass(frozen=True)
@@ -67,61 +71,16 @@ def _queries(
     seed: int,
     focal: str,
     instr: dict[str, NDArray[np.float64]] | None = None,
+    noise: str = "per-coordinate",
 ) -> list[GroupQueries]:
     out = []
     for g, (group, emb) in enumerate(zip(groups, embs, strict=True)):
         rng = np.random.default_rng([seed, KINDS[kind], g])
-        q = make_queries(group, emb, kind, rng, instr)
+        q = make_queries(group, emb, kind, rng, instr, noise=noise)
         if focal == "one" and len(q.positions) > 1:
             q = GroupQueries(q.positions[:1], q.tasks[:1], q.evidence[:1], q.embeddings[:1])
         out.append(q)
     return out
-
-
-def _marginals(groups: list[Group], queries: list[GroupQueries]) -> dict[str, Any]:
-    from osustat import sharing_rates
-
-    rows = []
-    for group, q in zip(groups, queries, strict=True):
-        for ev in q.evidence:
-            idx = [int(i) for i in ev]
-            r = sharing_rates(
-                [group.tools[i] for i in idx],
-                [group.entities[i] for i in idx],
-                subgoals=[group.subgoals[i] for i in idx],
-            )
-            rows.append((r.entity, r.tool, r.subgoal))
-    a = np.asarray(rows, dtype=float).reshape(-1, 3)
-    out: dict[str, Any] = {"queries": int(a.shape[0])}
-    for k, view in enumerate(("entity", "tool", "subgoal")):
-        out[view] = {
-            "mean": float(np.mean(a[:, k])),
-            "median": float(np.median(a[:, k])),
-            "zero_fraction": float(np.mean(a[:, k] == 0)),
-        }
-    out["all_three_fraction"] = float(np.mean((a > 0).all(axis=1)))
-    out["all_three_count"] = int((a > 0).all(axis=1).sum())
-    return out
-
-
-def _cross_source_sharing(groups: list[Group]) -> dict[str, float]:
-    """Fraction of pairs of tool-call steps sharing an entity or tool: same vs cross source."""
-    same = [0, 0]
-    cross = [0, 0]
-    for g in groups:
-        idx = [i for i, t in enumerate(g.tools) if t is not None]
-        for a_pos, i in enumerate(idx):
-            for j in idx[a_pos + 1 :]:
-                shared = bool(g.entities[i] & g.entities[j]) or g.tools[i] == g.tools[j]
-                bucket = same if g.source_of[i] == g.source_of[j] else cross
-                bucket[0] += int(shared)
-                bucket[1] += 1
-    return {
-        "same_source": same[0] / same[1] if same[1] else float("nan"),
-        "cross_source": cross[0] / cross[1] if cross[1] else float("nan"),
-        "same_pairs": same[1],
-        "cross_pairs": cross[1],
-    }
 
 
 def reproduce_tau_bench(
@@ -146,6 +105,11 @@ def reproduce_tau_bench(
     scheduler: Any = None,
     checkpoint: str | Path | None = None,
     resamples: int | None = None,
+    query_noise: str = "per-coordinate",
+    copy_noise: str = "per-norm",
+    matching: str = "order-free",
+    packing: str = "any",
+    query_kind: str = "noisy-mean",
 ) -> TauResult:
     """Run the τ-bench pipeline end to end and write its outputs to `out`.
 
@@ -178,6 +142,21 @@ def reproduce_tau_bench(
         A Dask cluster (address or Client) and a resume folder, passed to ``run_tasks``.
     n_resamples : int
         Sign flips per test (default 10,000; old name `resamples`, kept as an alias).
+    query_noise : {'per-coordinate', 'per-norm'}
+        Reading of the query's "noisy mean (σ = .25)": sd .25 per coordinate (default: the
+        paper's synthetic benchmark uses the same words, "lower noise σ = .25", for
+        per-coordinate noise) or a noise vector of norm .25. The other reading also runs
+        (Flat Vector, OSU-Mem, OSU-Mem (disjoint); benchmark ``tau-bench-query-<reading>``).
+    copy_noise : {'per-norm', 'per-coordinate'}
+        Reading of Stage D's copy noise σ = .10: norm .10 (default: the paper calls it "small
+        embedding noise" and the copies "near-duplicates"; per coordinate, cos to the anchor
+        would be about .45) or sd .10 per coordinate.
+    matching : {'order-free', 'in-order'}
+        Ground-truth matching (Stage B: "greedy name plus keyword-argument equality").
+    packing : {'any', 'one-episode-per-task-per-group'}
+        Stage C packing; the second keeps runs of one task out of the same group.
+    query_kind : {'noisy-mean', 'weak', 'instruction'}
+        The query of the main benchmark ``tau-bench`` (and of Stage D).
     """
     resamples = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
     from osustat import validate_records
@@ -189,14 +168,23 @@ def reproduce_tau_bench(
         raise ValueError("`--selector chat` needs `--endpoint URL` and `--model NAME`.")
     if focal not in ("all", "one"):
         raise ValueError(f"`focal` must be 'all' or 'one'; got {focal!r}.")
+    for name, value, allowed in (
+        ("query_noise", query_noise, NOISE_READINGS),
+        ("copy_noise", copy_noise, NOISE_READINGS),
+        ("matching", matching, MATCHINGS),
+        ("packing", packing, PACKINGS),
+        ("query_kind", query_kind, QUERY_KINDS),
+    ):
+        if value not in allowed:
+            raise ValueError(f"`{name}` must be one of {list(allowed)}; got {value!r}.")
     for name, v in (("jobs", jobs), ("resamples", resamples)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"`{name}` must be a positive integer; got {v!r}.")
     user_factories(retrievers, taken=MAIN_METHODS)  # a name clash fails before any work
     start = time.perf_counter()
     out = Path(out)
-    loaded = load_files(data)
-    groups, drops = concatenate(loaded.episodes, prefix=prefix)
+    loaded = load_files(data, matching=matching)
+    groups, drops = concatenate(loaded.episodes, prefix=prefix, packing=packing)
     n_focal_all = sum(s.focal for g in groups for s in g.sources)
     if n_focal_all == 0:
         counts = drop_counts(drops)
@@ -215,11 +203,11 @@ def reproduce_tau_bench(
     by_key = {s.episode.episode_key: s.episode for g in groups for s in g.sources}
     instr_texts = [by_key[k].instruction or "(no instruction)" for k in focal_keys]
     t0 = time.perf_counter()
-    embs, instr = _encode_groups(groups, encoder, instr_texts if variants else [])
+    embs, instr = _encode_groups(groups, encoder, instr_texts)
     encode_seconds = time.perf_counter() - t0
-    instr_emb = dict(zip(focal_keys, instr, strict=False)) if variants else None
+    instr_emb = dict(zip(focal_keys, instr, strict=False))
 
-    queries = _queries(groups, embs, "noisy-mean", seed, focal)
+    queries = _queries(groups, embs, query_kind, seed, focal, instr_emb, query_noise)
     kw: dict[str, Any] = {
         "seed": seed,
         "jobs": jobs,
@@ -260,13 +248,27 @@ def reproduce_tau_bench(
         benchmark="tau-bench-augmented",
         methods=methods,
         augment=True,
+        copy_noise=copy_noise,
         **mine,
         **kw,
     )
     parts.append(rec_aug)
-    contamination = None
+    contamination: dict[str, Any] | None = None
     if variants:
-        weak = _queries(groups, embs, "weak", seed, focal)
+        other_noise = OTHER_NOISE[query_noise]
+        other_q = _queries(groups, embs, "noisy-mean", seed, focal, noise=other_noise)
+        parts.append(
+            run_sweep(
+                groups,
+                embs,
+                other_q,
+                benchmark=f"tau-bench-query-{other_noise}",
+                methods=SMALL_METHODS,
+                **mine,
+                **kw,
+            )[0]
+        )
+        weak = _queries(groups, embs, "weak", seed, focal, noise=query_noise)
         parts.append(
             run_sweep(
                 groups,
@@ -278,7 +280,7 @@ def reproduce_tau_bench(
                 **kw,
             )[0]
         )
-        nat = _queries(groups, embs, "natural", seed, focal, instr_emb)
+        nat = _queries(groups, embs, "instruction", seed, focal, instr_emb)
         parts.append(
             run_sweep(
                 groups,
@@ -296,8 +298,8 @@ def reproduce_tau_bench(
         )
         contamination = {
             "records": validate_records(contamination_rec),
-            "sharing_prefixed": _cross_source_sharing(groups if prefix else other),
-            "sharing_unprefixed": _cross_source_sharing(other if prefix else groups),
+            "sharing_prefixed": st.cross_source_sharing(groups if prefix else other),
+            "sharing_unprefixed": st.cross_source_sharing(other if prefix else groups),
             "main_prefixed": prefix,
         }
     records = validate_records(pd.concat(parts, ignore_index=True))
@@ -325,12 +327,18 @@ def reproduce_tau_bench(
         "queries": sum(len(q.positions) for q in queries),
         "tasks": len({t for q in queries for t in q.tasks}),
         "prefix": prefix,
-        "marginals": _marginals(groups, queries),
-        "evidence_distance": _distances(groups, queries),
-        "stage_d": {
-            "copies": sum(i.get("copies", 0) for i in aug_info),
-            "evidence_steps_gap_relaxed": sum(i.get("gap_relaxed", 0) for i in aug_info),
-            "evidence_steps": sum(len(ev) for q in queries for ev in q.evidence),
+        "marginals": st.marginals(groups, queries),
+        "evidence_distance": st.distances(groups, queries),
+        "stage_d": st.stage_d_summary(aug_info, sum(len(q.positions) for q in queries)),
+        "twins": st.twin_counts(groups),
+        "agents": st.agents(loaded.episodes),
+        "query_rank": _ranks(groups, embs, seed, focal, instr_emb),
+        "choices": {
+            "query_noise": query_noise,
+            "copy_noise": copy_noise,
+            "matching": matching,
+            "packing": packing,
+            "query_kind": query_kind,
         },
         "seed": seed,
     }
@@ -341,6 +349,17 @@ def reproduce_tau_bench(
         + f" --out DIR --seed {seed} --resamples {resamples}"
         + ("" if prefix else " --no-prefix")
         + ("" if focal == "all" else " --focal one")
+        + "".join(
+            f" --{k.replace('_', '-')} {v}"
+            for k, v, d in (
+                ("query_noise", query_noise, "per-coordinate"),
+                ("copy_noise", copy_noise, "per-norm"),
+                ("matching", matching, "order-free"),
+                ("packing", packing, "any"),
+                ("query_kind", query_kind, "noisy-mean"),
+            )
+            if v != d
+        )
         + "".join(f" --retriever {r.source or r.name}" for r in retrievers)
     )
     from .audit import audit_tau_claims
@@ -371,17 +390,23 @@ def reproduce_tau_bench(
     )
 
 
-def _distances(groups: list[Group], queries: list[GroupQueries]) -> dict[str, float]:
-    d = [
-        g.n_steps - int(i)
-        for g, q in zip(groups, queries, strict=True)
-        for ev in q.evidence
-        for i in ev
-    ]
-    if not d:
-        return {"mean": float("nan"), "over_50": float("nan")}
-    a = np.asarray(d, dtype=float)
-    return {"mean": float(a.mean()), "over_50": float(np.mean(a > 50))}
+def _ranks(
+    groups: list[Group],
+    embs: list[NDArray[np.float64]],
+    seed: int,
+    focal: str,
+    instr: dict[str, NDArray[np.float64]],
+) -> dict[str, Any]:
+    """Median evidence rank under each query construction (how far from random each is)."""
+    out: dict[str, Any] = {}
+    for noise in NOISE_READINGS:
+        for kind in ("noisy-mean", "weak"):
+            q = _queries(groups, embs, kind, seed, focal, noise=noise)
+            out[f"{kind} {noise}"] = st.query_ranks(embs, q)
+    out["instruction"] = st.query_ranks(
+        embs, _queries(groups, embs, "instruction", seed, focal, instr)
+    )
+    return out
 
 
 def _jsonable(x: Any) -> Any:

@@ -223,6 +223,11 @@ def _tau(args: argparse.Namespace, retrievers: tuple[Any, ...], scheduler: Any, 
         n_resamples=args.resamples,
         prefix=not args.no_prefix,
         focal=args.focal,
+        query_noise=args.query_noise,
+        copy_noise=args.copy_noise,
+        matching=args.matching,
+        packing=args.packing,
+        query_kind=args.query_kind,
         selector=args.selector,
         endpoint=args.endpoint,
         model=args.model,
@@ -292,6 +297,16 @@ def add_reproduce_parser(sub: Any) -> None:
         default="all",
         help="focal sources per group: all surviving sources (default, the paper's n) or one",
     )
+    for flag, values, text in (
+        ("--query-noise", ("per-coordinate", "per-norm"), "reading of the query's σ = .25"),
+        ("--copy-noise", ("per-norm", "per-coordinate"), "reading of Stage D's σ = .10"),
+        ("--matching", ("order-free", "in-order"), "ground-truth matching"),
+        ("--packing", ("any", "one-episode-per-task-per-group"), "Stage C packing"),
+        ("--query-kind", ("noisy-mean", "weak", "instruction"), "query of the main run"),
+    ):
+        tau.add_argument(
+            flag, choices=values, default=values[0], help=f"{text} (default {values[0]})"
+        )
     tau.add_argument(
         "--selector",
         choices=("extractive", "chat"),
