@@ -13,9 +13,11 @@ files; it refuses to replace a folder made from different inputs unless ``force=
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import platform
 import shutil
 import sys
 import tempfile
@@ -55,7 +57,8 @@ def file_sha256(path: str | Path) -> str:
 
 
 def package_versions() -> dict[str, str]:
-    """Installed versions of osustat and its numerical stack (``'not installed'`` if absent)."""
+    """Installed versions of osustat and its numerical stack (``'not installed'`` if absent),
+    torch when it is installed, the Python version and the platform."""
     out = {}
     for name in _PACKAGES:
         try:
@@ -66,6 +69,10 @@ def package_versions() -> dict[str, str]:
         from ._version import __version__
 
         out["osustat"] = __version__
+    with contextlib.suppress(metadata.PackageNotFoundError):
+        out["torch"] = metadata.version("torch")
+    out["python"] = platform.python_version()
+    out["platform"] = platform.platform()
     return out
 
 

@@ -37,7 +37,7 @@ def _row(rows: list[dict[str, Any]], cell: str) -> dict[str, Any] | None:
 
 def query_readings(w: Writer, a: Any, s: dict[str, Any]) -> None:
     """Tables 4 and 5 under both readings of the query's σ = .25, and the evidence ranks."""
-    main = s["choices"]["query_noise"]
+    main = s["choices"]["query-noise"]
     others = [b for b in a.crosstab if b.startswith("tau-bench-query-")]
     w("")
     w("## Both readings of the query noise σ = .25 (Tables 4 and 5 side by side)")

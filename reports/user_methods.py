@@ -1,8 +1,6 @@
-"""The report section for user retrievers (``--retriever``): their means beside the paper's.
-
-Descriptive only: the mean of each metric per benchmark, method and budget, for the user's
-retrievers and a few reference methods of the same run. The cell-conditional paired test of a
-user retriever against a paper method is ``osustat analyze`` on the run's ``records.csv``.
+"""The report sections for user retrievers (``--retriever``): means beside the paper's methods
+(:func:`render_user_methods`) and the paired tests against them (:func:`render_user_tests`,
+computed by ``analyses.driver.user_retriever_tests``).
 """
 
 from __future__ import annotations
@@ -11,7 +9,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-__all__ = ["render_user_methods"]
+from ._style import fmt_p, md_table
+
+__all__ = ["render_user_methods", "render_user_tests"]
 
 
 def render_user_methods(
@@ -53,4 +53,39 @@ def render_user_methods(
             n = int(table.loc[(method, budget, present[0]), "size"])
             bold = f"**{method}**" if method in names else method
             lines.append(f"| {bold} | {budget} | " + " | ".join(cells) + f" | {n} |")
+    return "\n".join(lines)
+
+
+def render_user_tests(table: pd.DataFrame, *, n_resamples: int) -> str:
+    """Markdown: every user retriever minus each reference method, paired per query."""
+    lines = [
+        "### Paired tests against the paper's methods",
+        "",
+        "Per benchmark, budget and metric: mean paired difference (your retriever − reference) "
+        "over the queries both answered (seeds averaged per query), 95% bootstrap CI clustered "
+        f"by episode, two-sided paired sign-flip p ({n_resamples:,} resamples or exact), and "
+        "Holm's adjustment over all tests of the same retriever. `user_retriever_tests.csv` "
+        "holds the table.",
+        "",
+    ]
+    if table.empty:
+        lines.append("No reference method shares queries with your retrievers in these records.")
+        return "\n".join(lines)
+    rows = [
+        [
+            f"**{r.retriever}**",
+            r.reference,
+            r.benchmark,
+            str(r.budget),
+            r.metric,
+            str(r.n),
+            f"{r.effect:+.3f}",
+            "-" if pd.isna(r.ci_low) else f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]",
+            fmt_p(r.p, missing="not testable (n = 1)" if r.n < 2 else "-"),
+            fmt_p(r.p_holm, missing="-"),
+        ]
+        for r in table.itertuples(index=False)
+    ]
+    header = ["retriever", "reference", "benchmark", "budget", "metric", "n", "effect", "CI"]
+    lines += md_table([*header, "p", "p (Holm)"], rows)
     return "\n".join(lines)

@@ -197,7 +197,7 @@ def test_reproduce_synthetic_is_atomic_with_provenance(tmp_path):
     args = ["reproduce", "synthetic", "--out", str(out), "--episodes", "2"]
     assert main([*args, "--resamples", "50", "--no-progress"]) == 0
     text = (out / "report.md").read_text()
-    assert "## Provenance" in text and "synthetic episodes=2 seed=0" in text
+    assert "## Provenance" in text and '"episodes": 2' in text and '"seed": 0' in text
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["seeds"] == {"master": 0} and prov["resamples"] == {"sign-flip": 50}
     assert [p.name for p in tmp_path.iterdir()] == ["s"]

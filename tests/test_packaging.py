@@ -55,7 +55,7 @@ def test_wheel_claims_one_top_level_name(wheel):
     assert tops == {"osustat"}
     assert "osustat/retrieval/osumem.py" in names
     assert "osustat/reports/cellwise.py" in names
-    assert "osustat/analyses/synthetic/reproduce.py" in names
+    assert "osustat/analyses/synthetic/benchmark.py" in names
     assert "osustat/analyses/synthetic/grid.toml" in names
     assert "osustat/cli/main.py" in names
 

@@ -7,6 +7,7 @@ corrections (:mod:`osustat.audit.run`).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +165,10 @@ def _interaction(c: Claim, data: PairedRecords, n_resamples: int, gen: Any) -> M
     present = {x for x in data.cells if x is not None}
     if len(present) < 2:
         return Measured(c, missing=f"the records hold {len(present)} cell(s); 2 are needed")
+    sizes = Counter(x for x in data.cells if x is not None)
+    small = [f"{cell} (n = {sizes[cell]})" for cell in CELLS if 0 < sizes[cell] < 2]
+    if small:  # the interaction test needs 2 units per cell: not testable, never a crash
+        return Measured(c, missing=f"not testable: too few units in {', '.join(small)}")
     as_tested = interaction_test(
         data.differences, data.cells, method=AS_TESTED_INTERACTION, n_resamples=n_resamples,
         rng=gen,

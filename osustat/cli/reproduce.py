@@ -1,142 +1,65 @@
-"""``osustat reproduce synthetic|tau-bench|toolbench``: options, checks and the three pipelines.
+"""``osustat reproduce BENCHMARK``: parse the options and call the one driver.
 
-Every option is checked before any work (one check per option, shared by the three
-pipelines). User retrievers (``--retriever``) are loaded and their names checked against the
-pipeline's methods up front; ``--scheduler`` connects to the Dask cluster once for the whole
-run. Finished sweep tasks are kept in a folder beside ``--out`` (``.<out>.sweep``) so that an
-interrupted run resumes where it stopped; the folder is removed when the run has been written.
+Everything else — option checks before any work, ``--out`` / ``--force``, data resolution, the
+sweep backend and resuming, user retrievers and their paired tests, the claims audit, atomic
+output with provenance, ``--choice`` and ``--sensitivity`` — is :mod:`analyses.driver`'s, the
+same for every benchmark of :mod:`analyses.registry`.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import shutil
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from osustat.cli.common import UsageError, _check_out, _count, _digest, _ints, _split
+from osustat.cli.common import _ints
 
-__all__ = ["add_reproduce_parser", "checkpoint_dir", "reproduce"]
-
-BENCHMARKS = ("synthetic", "tau-bench", "toolbench")
+__all__ = ["add_reproduce_parser", "reproduce"]
 
 
-def checkpoint_dir(out: str | Path) -> Path:
-    """Where a run keeps its finished sweep tasks: ``.<name>.sweep`` beside `out`."""
-    out = Path(out)
-    return out.parent / f".{out.name}.sweep"
+def _request(args: argparse.Namespace) -> Any:
+    from osustat.analyses.driver import Request
 
-
-# -- checks -------------------------------------------------------------------------------
-
-
-def _check_options(args: argparse.Namespace) -> None:
-    """The options every pipeline shares, in the order the synthetic pipeline always used."""
-    if args.benchmark == "synthetic" and args.grid and not args.sensitivity:
-        raise ValueError("`--grid` needs `--sensitivity`.")
-    if args.benchmark != "synthetic" and not args.data:
-        if args.benchmark == "toolbench":
-            raise ValueError("`--data` (one ToolBench data directory) is required for toolbench.")
-        raise ValueError("`reproduce tau-bench` needs `--data FILE [FILE ...]`.")
-    if args.benchmark == "toolbench" and len(args.data) != 1:
-        raise ValueError("`--data` (one ToolBench data directory) is required for toolbench.")
-    _count(args.episodes, "--episodes", 1, 1_000_000)
-    _count(args.jobs, "--jobs", 1, 1024)
-    _count(args.resamples, "--resamples")
-    _count(args.seed, "--seed", 0, 2**63 - 1)
-    if args.scheduler is not None and args.jobs != 1:
-        raise UsageError(
-            "give `--jobs` (worker processes here) or `--scheduler` (a Dask cluster), not both."
-        )
-    if args.scheduler is not None and not args.scheduler.strip():
-        raise UsageError("`--scheduler` is empty; give a Dask address like tcp://HOST:8786.")
-
-
-def _taken(benchmark: str) -> list[str]:
-    """Method names the pipeline writes itself (a user retriever must not reuse one)."""
-    if benchmark == "synthetic":
-        from osustat.analyses.synthetic.run import method_factories
-
-        return list(method_factories())
-    if benchmark == "tau-bench":
-        from osustat.analyses.tau_bench.run import MAIN_METHODS
-
-        return list(MAIN_METHODS)
-    from osustat.analyses.toolbench.run import method_names
-
-    return list(method_names())
-
-
-def _user_retrievers(args: argparse.Namespace) -> tuple[Any, ...]:
-    """``--retriever`` values (repeatable, comma-separated) as checked ``MethodSpec``."""
-    from osustat.retrieval.registry import load_retriever, user_factories
-
-    specs = []
-    for value in args.retriever:
-        items = _split(value)
-        if not items:
-            raise UsageError(f"`--retriever` is empty; give module:Class; got {value!r}.")
-        for item in items:
-            try:
-                specs.append(load_retriever(item))
-            except ValueError as exc:
-                raise UsageError(f"`--retriever`: {exc}") from None
-    try:
-        user_factories(specs, taken=_taken(args.benchmark))
-    except ValueError as exc:
-        raise UsageError(f"`--retriever`: {exc}") from None
-    return tuple(specs)
-
-
-@contextlib.contextmanager
-def _scheduler(address: str | None) -> Iterator[Any]:
-    """A ``distributed.Client`` connected once for the whole run (None without --scheduler)."""
-    if address is None:
-        yield None
-        return
-    try:
-        from distributed import Client
-    except ImportError:
-        raise UsageError(
-            "`--scheduler` needs dask.distributed: pip install 'osustat[distributed]'."
-        ) from None
-    try:
-        client = Client(address.strip(), timeout="20s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise UsageError(
-            f"`--scheduler` {address!r}: cannot connect to a Dask scheduler ({exc})."
-        ) from None
-    with client:
-        yield client
-
-
-# -- running ------------------------------------------------------------------------------
+    choices = list(args.choice)
+    if args.layout is not None:
+        choices.append(f"layout={args.layout}")
+    if args.focal is not None:
+        choices.append(f"focal={args.focal}")
+    if args.no_prefix:
+        choices.append("namespace-prefix=unprefixed")
+    options: dict[str, Any] = {}
+    if args.benchmark == "tau-bench":
+        options = {"selector": args.selector, "endpoint": args.endpoint, "model": args.model}
+    if args.benchmark == "synthetic":
+        options = {"sensitivity": args.sensitivity, "grid": args.grid}
+    return Request(
+        args.benchmark,
+        Path(args.out),
+        data=tuple(args.data or ()),
+        force=args.force,
+        seed=args.seed,
+        seeds=tuple(_ints(args.seeds, "--seeds", low=0)) if args.seeds else None,
+        n_resamples=args.resamples,
+        episodes=args.episodes,
+        cache=args.cache,
+        jobs=args.jobs,
+        scheduler=args.scheduler,
+        retrievers=tuple(args.retriever),
+        choices=tuple(choices),
+        sensitivity=args.sensitivity,
+        grid=args.grid,
+        progress=not args.no_progress,
+        options=options,
+        command=args.command_line,
+    )
 
 
 def reproduce(args: argparse.Namespace) -> int:
-    """Check every option, then run the pipeline with resuming and the chosen backend."""
-    _check_options(args)
-    retrievers = _user_retrievers(args)
-    run = {"synthetic": _synthetic, "tau-bench": _tau, "toolbench": _toolbench}[args.benchmark]
-    ckpt = checkpoint_dir(args.out)
-    with _scheduler(args.scheduler) as scheduler:
-        try:
-            result = run(args, retrievers, scheduler, ckpt)
-        except BaseException:
-            finished = len(list(ckpt.glob("*.pkl"))) if ckpt.is_dir() else 0
-            if finished:
-                print(
-                    f"osustat reproduce: {finished} finished task(s) kept in {ckpt}; run the "
-                    "same command again to resume from them.",
-                    file=sys.stderr,
-                )
-            elif ckpt.is_dir():
-                shutil.rmtree(ckpt, ignore_errors=True)
-            raise
-    shutil.rmtree(ckpt, ignore_errors=True)  # written: nothing left to resume
+    """Parse into a driver request and run it (the driver checks every option first)."""
+    from osustat.analyses.driver import reproduce as run
+
+    result = run(_request(args))
     print(
         f"wrote {Path(args.out) / 'report.md'} ({result.n_records:,} records, "
         f"{result.seconds:.1f} s)",
@@ -145,110 +68,23 @@ def reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
-def _backend(args: argparse.Namespace, scheduler: Any, ckpt: Path) -> dict[str, Any]:
-    return {
-        "jobs": args.jobs,
-        "scheduler": scheduler,
-        "checkpoint": ckpt,
-        "progress": not args.no_progress,
-    }
-
-
-def _synthetic(
-    args: argparse.Namespace, retrievers: tuple[Any, ...], scheduler: Any, ckpt: Path
-) -> Any:
-    from osustat.analyses.synthetic.reproduce import reproduce_synthetic
-    from osustat.provenance import Provenance, atomic_output, write_json
-
-    _check_out(args)
-    settings = f"synthetic episodes={args.episodes} seed={args.seed}"
-    key = f"synthetic/{args.episodes}/{args.seed}"
-    if retrievers:  # other methods, other records: another inputs digest
-        names = ",".join(r.source for r in retrievers)
-        settings += f" retrievers={names}"
-        key += f"/{names}"
-    prov = Provenance(
-        command=args.command_line,
-        inputs=(("generator settings (no input files)", settings, _digest(key)),),
-        seeds={"master": args.seed},
-        resamples={"sign-flip": args.resamples},
-        exclusions_note="the pipeline's own exclusions, if any, are stated in the report above.",
-    )
-    with atomic_output(args.out, inputs_digest=prov.inputs_digest, force=args.force) as tmp:
-        result = reproduce_synthetic(
-            tmp,
-            episodes=args.episodes,
-            seed=args.seed,
-            n_resamples=args.resamples,
-            layout=args.layout,
-            sensitivity=args.sensitivity,
-            grid=Path(args.grid) if args.grid else None,
-            retrievers=retrievers,
-            **_backend(args, scheduler, ckpt),
-        )
-        report = tmp / "report.md"
-        if report.exists():
-            text = report.read_text(encoding="utf-8").rstrip("\n")
-            report.write_text(text + "\n\n" + "\n".join(prov.markdown()) + "\n", "utf-8")
-        write_json(tmp / "provenance.json", prov.to_dict())
-    return result
-
-
-def _toolbench(
-    args: argparse.Namespace, retrievers: tuple[Any, ...], scheduler: Any, ckpt: Path
-) -> Any:
-    from osustat.analyses.toolbench.reproduce import TOOLBENCH_SEEDS, reproduce_toolbench
-
-    seeds = tuple(_ints(args.seeds, "--seeds", low=0)) if args.seeds else TOOLBENCH_SEEDS
-    return reproduce_toolbench(
-        Path(args.data[0]),
-        Path(args.out),
-        cache=None if args.cache is None else Path(args.cache),
-        seeds=seeds,
-        episodes=args.episodes,
-        n_resamples=args.resamples,
-        retrievers=retrievers,
-        **_backend(args, scheduler, ckpt),
-    )
-
-
-def _tau(args: argparse.Namespace, retrievers: tuple[Any, ...], scheduler: Any, ckpt: Path) -> Any:
-    from osustat.analyses.tau_bench.reproduce import reproduce_tau_bench
-
-    return reproduce_tau_bench(
-        args.data,
-        Path(args.out),
-        cache=args.cache,
-        seed=args.seed,
-        n_resamples=args.resamples,
-        prefix=not args.no_prefix,
-        focal=args.focal,
-        query_noise=args.query_noise,
-        copy_noise=args.copy_noise,
-        matching=args.matching,
-        packing=args.packing,
-        query_kind=args.query_kind,
-        selector=args.selector,
-        endpoint=args.endpoint,
-        model=args.model,
-        retrievers=retrievers,
-        **_backend(args, scheduler, ckpt),
-    )
-
-
 # -- parser -------------------------------------------------------------------------------
 
 
 def add_reproduce_parser(sub: Any) -> None:
     """The ``reproduce`` sub-command and its options."""
     rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
-    rp.add_argument("benchmark", choices=BENCHMARKS, help="which pipeline")
+    from osustat.analyses.registry import BENCHMARKS
+
+    rp.add_argument("benchmark", choices=tuple(BENCHMARKS), help="which benchmark")
     rp.add_argument("--seeds", default=None, help="comma-separated seeds (toolbench: 42,123,456)")
     rp.add_argument("--out", required=True, help="directory for records, report and figures")
     rp.add_argument(
         "--force", action="store_true", help="replace an --out folder made with other settings"
     )
-    rp.add_argument("--episodes", type=int, default=200, help="episodes to generate")
+    rp.add_argument(
+        "--episodes", type=int, default=None, help="episodes (per seed) to generate or plant"
+    )
     rp.add_argument("--seed", type=int, default=0, help="master seed")
     rp.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
     rp.add_argument(
@@ -276,37 +112,35 @@ def add_reproduce_parser(sub: Any) -> None:
     )
     rp.add_argument("--cache", default=None, help="embedding cache directory")
     rp.add_argument(
+        "--choice",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set one of the benchmark's declared open choices (repeatable; the report lists "
+        "them with their defaults)",
+    )
+    rp.add_argument(
         "--layout",
         choices=("spread", "segment"),
-        default="spread",
-        help="synthetic generator layout (default spread; segment = the first version's)",
+        default=None,
+        help="synthetic: same as --choice layout=VALUE",
     )
     rp.add_argument(
         "--sensitivity",
         action="store_true",
-        help="also run the synthetic generator sensitivity grid (into OUT/sensitivity)",
+        help="also run the benchmark's grid of open choices (into OUT/sensitivity): per claim "
+        "and point effect, CI, p and verdict robust / choice-dependent / not reproduced",
     )
     rp.add_argument(
         "--grid", default=None, help="grid file for --sensitivity (default: the shipped one)"
     )
     tau = rp.add_argument_group("tau-bench")
-    tau.add_argument("--no-prefix", action="store_true", help="no per-source namespace prefix")
     tau.add_argument(
-        "--focal",
-        choices=("all", "one"),
-        default="all",
-        help="focal sources per group: all surviving sources (default, the paper's n) or one",
+        "--no-prefix", action="store_true", help="same as --choice namespace-prefix=unprefixed"
     )
-    for flag, values, text in (
-        ("--query-noise", ("per-coordinate", "per-norm"), "reading of the query's σ = .25"),
-        ("--copy-noise", ("per-norm", "per-coordinate"), "reading of Stage D's σ = .10"),
-        ("--matching", ("order-free", "in-order"), "ground-truth matching"),
-        ("--packing", ("any", "one-episode-per-task-per-group"), "Stage C packing"),
-        ("--query-kind", ("noisy-mean", "weak", "instruction"), "query of the main run"),
-    ):
-        tau.add_argument(
-            flag, choices=values, default=values[0], help=f"{text} (default {values[0]})"
-        )
+    tau.add_argument(
+        "--focal", choices=("all", "one"), default=None, help="same as --choice focal=VALUE"
+    )
     tau.add_argument(
         "--selector",
         choices=("extractive", "chat"),

@@ -1,9 +1,7 @@
-"""The pipelines' embedded audits find the repository's claims file (a move once lost it)."""
+"""The driver's embedded audit finds the repository's claims file (a move once lost it)."""
 
-from osustat.analyses.tau_bench.audit import DEFAULT_CLAIMS
-from osustat.analyses.toolbench.reproduce import CLAIMS
+from osustat.analyses.driver import CLAIMS_FILE
 
 
-def test_the_pipelines_find_claims_paper_toml():
-    assert DEFAULT_CLAIMS.is_file() and DEFAULT_CLAIMS.name == "paper.toml"
-    assert CLAIMS == DEFAULT_CLAIMS
+def test_the_driver_finds_claims_paper_toml():
+    assert CLAIMS_FILE.is_file() and CLAIMS_FILE.name == "paper.toml"

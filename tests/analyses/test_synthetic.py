@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from osustat import validate_records
+from osustat.analyses.synthetic.benchmark import reproduce_synthetic
 from osustat.analyses.synthetic.generator import (
     SEGMENT_CONFIG,
     generate_episode,
     generate_episodes,
     structural_statistics,
 )
-from osustat.analyses.synthetic.reproduce import reproduce_synthetic
 from osustat.analyses.synthetic.run import BUDGETS, MAIN_METHODS, MMAX_SWEEP, run_synthetic
 
 
@@ -146,7 +146,7 @@ class TestReproduce:
 
 
 def test_reproduce_takes_n_resamples_and_its_old_name(tmp_path: Path) -> None:
-    from osustat.analyses.synthetic.reproduce import reproduce_synthetic
+    from osustat.analyses.synthetic.benchmark import reproduce_synthetic
 
     with pytest.raises(TypeError, match="n_resamples"):
         reproduce_synthetic(tmp_path / "x", episodes=1, n_resamples=99, resamples=99)

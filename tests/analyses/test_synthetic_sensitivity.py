@@ -6,6 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from osustat.analyses.synthetic.benchmark import (
+    reproduce_synthetic,
+    reproduce_synthetic_sensitivity,
+)
 from osustat.analyses.synthetic.generator import GeneratorConfig
 from osustat.analyses.synthetic.grid import (
     GRID_METHODS,
@@ -13,10 +17,6 @@ from osustat.analyses.synthetic.grid import (
     claim_specs,
     default_grid_path,
     load_grid,
-)
-from osustat.analyses.synthetic.reproduce import (
-    reproduce_synthetic,
-    reproduce_synthetic_sensitivity,
 )
 from osustat.analyses.synthetic.sensitivity import _summarize, _test_point, run_sensitivity
 
@@ -219,7 +219,7 @@ class TestRun:
         assert (eff.loc[~near_far, "n"] == 6).all() and (eff.loc[near_far, "n"] <= 6).all()
 
     def test_report_section_and_bad_layout(self, tiny, tmp_path):
-        with pytest.raises(ValueError, match="`layout` must be one of"):
+        with pytest.raises(ValueError, match=r"layout=diag.*allowed: spread, segment"):
             reproduce_synthetic(tmp_path / "x", episodes=2, layout="diag", progress=False)
         assert not (tmp_path / "x").exists()  # nothing half-written
         r = reproduce_synthetic(

@@ -210,7 +210,7 @@ def test_cli_bad_file_exit_2_nothing_written(tmp_path: Path, capsys: Any) -> Non
 
 
 def test_no_usable_episode_names_rules(tmp_path: Path) -> None:
-    from osustat.analyses.tau_bench.reproduce import reproduce_tau_bench
+    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
 
     p = tmp_path / "short.json"
     p.write_text(json.dumps([_tau1_record(t, 0, n_turns=1) for t in range(3)]))
@@ -221,11 +221,11 @@ def test_no_usable_episode_names_rules(tmp_path: Path) -> None:
 
 def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
     from osustat import validate_records
-    from osustat.analyses.tau_bench.reproduce import reproduce_tau_bench
+    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
 
     kw: dict[str, Any] = {
         "encoder": HashingBagOfWordsEncoder(64),
-        "resamples": 100,
+        "n_resamples": 100,
         "progress": False,
         "budgets": (64, 256),
     }
@@ -268,7 +268,7 @@ def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path)
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from osustat.analyses.tau_bench.reproduce import reproduce_tau_bench
+    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
 
     seen: list[dict[str, Any]] = []
 
@@ -333,7 +333,7 @@ def test_cli_chat_needs_endpoint(files: list[str], tmp_path: Path, capsys: Any) 
 
 
 def test_prefixing_removes_cross_source_sharing(files: list[str]) -> None:
-    from osustat.analyses.tau_bench.reproduce import _cross_source_sharing
+    from osustat.analyses.tau_bench.benchmark import _cross_source_sharing
 
     eps = load_files(files).episodes
     on = _cross_source_sharing(concatenate(eps, prefix=True)[0])
@@ -344,7 +344,7 @@ def test_prefixing_removes_cross_source_sharing(files: list[str]) -> None:
 
 
 def test_focal_one_keeps_one_query_per_group(files: list[str], tmp_path: Path) -> None:
-    from osustat.analyses.tau_bench.reproduce import _queries
+    from osustat.analyses.tau_bench.benchmark import _queries
 
     groups, _ = concatenate(load_files(files).episodes)
     embs = [np.random.default_rng(0).normal(size=(g.n_steps, 8)) for g in groups]

@@ -197,3 +197,27 @@ def test_cells_match_an_independent_stage_b_on_the_five_shared_files() -> None:
     in_order = load_files(FIVE, matching="in-order")
     g2, _ = concatenate(in_order.episodes)
     assert sum(s.focal for g in g2 for s in g.sources) == 149
+
+
+def test_declared_choices_and_the_sensitivity_grid() -> None:
+    from osustat.analyses.tau_bench.benchmark import BENCHMARK
+
+    d = BENCHMARK.choices.defaults()
+    assert (d["query-noise"], d["copy-noise"], d["matching"], d["packing"], d["query-kind"]) == (
+        "per-coordinate",
+        "per-norm",
+        "order-free",
+        "any",
+        "noisy-mean",
+    )
+    grid = BENCHMARK.load_grid(None)
+    assert grid.seeds == (0, 1, 2)
+    points = [p for _, p in grid.points]
+    four = ("query-noise", "copy-noise", "matching", "packing")
+    at_default_kind = {
+        tuple(p[k] for k in four) for p in points if p["query-kind"] == d["query-kind"]
+    }
+    assert len(at_default_kind) == 16  # every combination of the first four choices
+    kinds = [p for p in points if p["query-kind"] != d["query-kind"]]
+    assert {p["query-kind"] for p in kinds} == {"weak", "instruction"}
+    assert all(all(p[k] == d[k] for k in four) for p in kinds)

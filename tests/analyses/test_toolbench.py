@@ -208,7 +208,7 @@ class TestEpisodes:
 
 def test_reproduce_end_to_end(tmp_path):
     from osustat import validate_records
-    from osustat.analyses.toolbench.reproduce import reproduce_toolbench
+    from osustat.analyses.toolbench.benchmark import reproduce_toolbench
 
     data = _write_data(tmp_path / "data")
     res = reproduce_toolbench(
@@ -218,7 +218,7 @@ def test_reproduce_end_to_end(tmp_path):
         seeds=(1, 2),
         episodes=3,
         background=60,
-        resamples=99,
+        n_resamples=99,
         progress=False,
     )
     rec = validate_records(pd.read_parquet(res.out / "records.parquet"))
@@ -257,7 +257,7 @@ def test_reproduce_end_to_end(tmp_path):
         seeds=(1, 2),
         episodes=3,
         background=60,
-        resamples=99,
+        n_resamples=99,
         progress=False,
     )
     assert (again.out / "report.md").read_bytes() == (res.out / "report.md").read_bytes()

@@ -74,7 +74,7 @@ def test_synthetic_cli(tmp_path: Path) -> None:
 
 
 def test_tau_bench_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from osustat.analyses.tau_bench.reproduce import reproduce_tau_bench
+    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
 
     monkeypatch.chdir(EXAMPLES)
     files = _tau_files(tmp_path / "data")
@@ -115,30 +115,35 @@ def test_toolbench_cli(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("in_examples")
 @pytest.mark.parametrize("benchmark", ["tau-bench", "toolbench"])
 def test_cli_hands_retrievers_and_backend_to_the_pipeline(tmp_path, monkeypatch, benchmark):
-    import osustat.analyses.tau_bench.reproduce as tau
-    import osustat.analyses.toolbench.reproduce as tb
+    import osustat.analyses.driver as driver
 
     seen: dict[str, Any] = {}
 
-    def fake(*args: Any, **kwargs: Any) -> Any:
-        seen.update(kwargs)
-        return type("R", (), {"n_records": 0, "seconds": 0.0})()
+    def fake(checked: Any) -> Any:
+        seen["spec"] = checked.spec
+        return driver.ReproduceResult(tmp_path, 0, 0.0)
 
-    monkeypatch.setattr(tau, "reproduce_tau_bench", fake)
-    monkeypatch.setattr(tb, "reproduce_toolbench", fake)
+    monkeypatch.setattr(driver, "_run", fake)
+    data = tmp_path / "d"
+    data.mkdir()
+    if benchmark == "tau-bench":
+        data = data / "t.json"
+        data.write_text("[]")
     out = tmp_path / "o"
-    argv = ["reproduce", benchmark, "--out", str(out), "--data", "d", "--jobs", "2"]
+    argv = ["reproduce", benchmark, "--out", str(out), "--data", str(data), "--jobs", "2"]
     assert main([*argv, "--retriever", f"{SPEC},{SPEC.replace(':', ':Recency')}"]) == 2
     assert main([*argv, "--retriever", SPEC, "--no-progress"]) == 0
-    assert [r.name for r in seen["retrievers"]] == [NAME]
-    assert seen["jobs"] == 2 and seen["scheduler"] is None and seen["progress"] is False
-    assert seen["checkpoint"] == tmp_path / ".o.sweep"
+    spec = seen["spec"]
+    assert [r.name for r in spec.retrievers] == [NAME]
+    b = spec.backend
+    assert b.jobs == 2 and b.scheduler is None and b.progress is False
+    assert b.checkpoint == tmp_path / ".o.sweep"
 
 
 def _tau_sweep(tmp_path: Path) -> dict[str, Any]:
+    from osustat.analyses.tau_bench.benchmark import _encode_groups, _queries
     from osustat.analyses.tau_bench.data import concatenate
     from osustat.analyses.tau_bench.formats import load_files
-    from osustat.analyses.tau_bench.reproduce import _encode_groups, _queries
 
     groups, _ = concatenate(load_files(_tau_files(tmp_path / "data")).episodes)
     embs, _ = _encode_groups(groups, HashingBagOfWordsEncoder(64), [])
@@ -227,7 +232,8 @@ class TestBadRetriever:
         err = capsys.readouterr().err
         assert "`--retriever`" in err and "'OSU-Mem' is already a method" in err, err
         argv[1] = "toolbench"  # not a ToolBench method, but twice is one too many
-        assert main([*argv, "clash:Mine", "--retriever", "clash:Mine", "--data", "x"]) == 2
+        argv += ["clash:Mine", "--data", str(tmp_path), "--retriever"]
+        assert main([*argv, "clash:Mine"]) == 2
         assert "'OSU-Mem' is already a method" in capsys.readouterr().err
 
 

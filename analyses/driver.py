@@ -1,0 +1,542 @@
+"""The one ``reproduce`` driver: what every benchmark gets alike (analyses.protocol).
+
+:func:`reproduce` takes a :class:`Request` (what the CLI parsed, or a Python caller's) and
+
+1. checks every option before any work: counts, ``--jobs`` vs ``--scheduler``, ``--grid``
+   without ``--sensitivity``, ``--out`` (an existing file, or a non-empty folder without an
+   osustat ``provenance.json``, is refused unless ``--force``), ``--choice NAME=VALUE``
+   against the benchmark's declared choices, the data (:func:`resolve_data`, the single place
+   where ``--data`` values become inputs), user retrievers (``--retriever``: loaded, names
+   checked against the benchmark's methods), and the benchmark's own :meth:`check`;
+2. runs the benchmark (load, build, sweep through the one runner with ``--jobs`` /
+   ``--scheduler`` and resuming from ``.<out>.sweep``), its analysis, the embedded claims audit
+   (claims of ``claims/paper.toml`` selected by the benchmark; a cell too small for a test is
+   "not testable", the report is still written), paired sign-flip tests of every user
+   retriever against the benchmark's reference methods, and ``--sensitivity``;
+3. writes every file atomically (a temporary folder renamed into place) with
+   ``provenance.json`` (versions incl. Python, platform and torch; the command line; input
+   SHA-256; seeds; resamples; choices) and the same provenance at the end of ``report.md``.
+
+The driver knows no benchmark by name: it looks them up in :mod:`analyses.registry`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import shutil
+import sys
+import time
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .protocol import Backend, Benchmark, BenchmarkRun, ClaimSelection, RunSpec
+from .registry import get_benchmark
+from .sensitivity import ChoiceSensitivity
+
+__all__ = [
+    "CLAIMS_FILE",
+    "ReproduceResult",
+    "Request",
+    "checkpoint_dir",
+    "claims_audit",
+    "plan",
+    "reproduce",
+    "resolve_data",
+    "user_retriever_tests",
+]
+
+#: The paper's claims, audited by every run (selected per benchmark).
+CLAIMS_FILE = Path(__file__).resolve().parents[1] / "claims" / "paper.toml"
+
+
+class UsageError(ValueError):
+    """A bad option (the CLI exits 2 with this message, before any work)."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One ``osustat reproduce`` request; ``None`` means "the benchmark's default"."""
+
+    benchmark: str
+    out: Path
+    data: tuple[str, ...] = ()
+    force: bool = False
+    seed: int = 0
+    seeds: tuple[int, ...] | None = None
+    n_resamples: int = 10_000
+    episodes: int | None = None
+    cache: str | None = None
+    jobs: int = 1
+    scheduler: str | None = None
+    retrievers: tuple[Any, ...] = ()  # "module:Class" strings or MethodSpec
+    choices: tuple[str, ...] = ()  # "NAME=VALUE"
+    sensitivity: bool = False
+    grid: str | None = None
+    progress: bool = True
+    options: Mapping[str, Any] = field(default_factory=dict)
+    command: str = "python API"
+    encoder: Any = None  # tests pass a stand-in for the real encoder
+    claims: Path | None = None  # default CLAIMS_FILE
+
+
+@dataclass(frozen=True)
+class ReproduceResult:
+    out: Path
+    n_records: int
+    seconds: float
+    run: BenchmarkRun | None = None
+
+
+def checkpoint_dir(out: str | Path) -> Path:
+    """Where a run keeps its finished sweep tasks: ``.<name>.sweep`` beside `out`."""
+    out = Path(out)
+    return out.parent / f".{out.name}.sweep"
+
+
+# -- checks -------------------------------------------------------------------------------
+
+
+def _count(value: Any, name: str, low: int = 1, high: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise UsageError(f"`{name}` must be an integer >= {low}; got {value!r}.")
+    if high is not None and value > high:
+        raise UsageError(f"`{name}` must be at most {high:,}; got {value!r}.")
+
+
+def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]:
+    """``--data`` values of benchmark `benchmark_name` as input paths: THE one place where
+    data are resolved (``UsageError`` naming the value).
+
+    Today a value is a path (a file for ``files`` benchmarks, one directory for ``directory``
+    ones, nothing for generated data); a data registry (dataset names -> shipped or cached
+    paths) plugs in here, before the path checks.
+    """
+    benchmark = get_benchmark(benchmark_name)
+    kind = benchmark.data.kind
+    if kind == "none":
+        if values:
+            raise UsageError(f"`reproduce {benchmark.name}` takes no `--data` (generated data).")
+        return ()
+    if not values:
+        raise UsageError(f"`reproduce {benchmark.name}` needs `--data` ({benchmark.data.help}).")
+    paths = tuple(Path(v) for v in values)
+    if kind == "directory":
+        if len(paths) != 1:
+            raise UsageError(
+                f"`--data`: give one directory for {benchmark.name} ({benchmark.data.help}); "
+                f"got {len(paths)} values."
+            )
+    for v, p in zip(values, paths, strict=True):
+        if not p.exists():
+            raise UsageError(f"`--data` {v!r} does not exist ({benchmark.data.help}).")
+        wrong = not p.is_dir() if kind == "directory" else not p.is_file()
+        if wrong:
+            what = "a directory" if kind == "directory" else "a file"
+            raise UsageError(f"`--data` {v!r} is not {what} ({benchmark.data.help}).")
+    return paths
+
+
+def _load_retrievers(values: Sequence[Any], taken: Sequence[str]) -> tuple[Any, ...]:
+    from osustat.retrieval.registry import MethodSpec, load_retriever, user_factories
+
+    specs = []
+    for value in values:
+        if isinstance(value, MethodSpec):
+            specs.append(value)
+            continue
+        items = [x.strip() for x in str(value).split(",") if x.strip()]
+        if not items:
+            raise UsageError(f"`--retriever` is empty; give module:Class; got {value!r}.")
+        for item in items:
+            try:
+                specs.append(load_retriever(item))
+            except ValueError as exc:
+                raise UsageError(f"`--retriever`: {exc}") from None
+    try:
+        user_factories(specs, taken=list(taken))
+    except ValueError as exc:
+        raise UsageError(f"`--retriever`: {exc}") from None
+    return tuple(specs)
+
+
+def _sha_of(paths: Sequence[Path]) -> list[tuple[str, str, str]]:
+    """(role, path, SHA-256) per input; a directory is hashed over its files' names and bytes."""
+    from osustat.provenance import file_sha256
+
+    out = []
+    for p in paths:
+        if p.is_dir():
+            h = hashlib.sha256()
+            for f in sorted(x for x in p.rglob("*") if x.is_file()):
+                h.update(str(f.relative_to(p)).encode() + b"\0" + file_sha256(f).encode())
+            out.append(("data directory", str(p), h.hexdigest()))
+        else:
+            out.append(("data file", str(p), file_sha256(p)))
+    return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A checked request: the benchmark, the run it asks for, and its provenance."""
+
+    benchmark: Benchmark
+    spec: RunSpec
+    request: Request
+    provenance: Any
+    grid: Any = None
+
+
+def plan(request: Request) -> Plan:
+    """Every check of `request`, before any work (``UsageError`` / ``ValueError`` naming the
+    option). Returns what :func:`reproduce` runs."""
+    from osustat.provenance import OutputError, Provenance, check_target
+
+    try:
+        bench = get_benchmark(request.benchmark)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if request.grid and not request.sensitivity:
+        raise UsageError("`--grid` needs `--sensitivity`.")
+    if request.episodes is not None:
+        _count(request.episodes, "--episodes", 1, 1_000_000)
+    _count(request.jobs, "--jobs", 1, 1024)
+    _count(request.n_resamples, "--resamples")
+    _count(request.seed, "--seed", 0, 2**63 - 1)
+    for s in request.seeds or ():
+        _count(s, "--seeds", 0, 2**63 - 1)
+    if request.seeds is not None and not request.seeds:
+        raise UsageError("`--seeds` is empty; give comma-separated integers.")
+    if request.scheduler is not None and request.jobs != 1:
+        raise UsageError(
+            "give `--jobs` (worker processes here) or `--scheduler` (a Dask cluster), not both."
+        )
+    if request.scheduler is not None and not request.scheduler.strip():
+        raise UsageError("`--scheduler` is empty; give a Dask address like tcp://HOST:8786.")
+    try:
+        check_target(request.out, None, force=request.force)
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        choices = bench.choices.resolve(request.choices)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    data = resolve_data(bench.name, request.data)
+    retrievers = _load_retrievers(request.retrievers, bench.methods())
+    grid = None
+    if request.sensitivity:
+        grid = _load_grid(bench, request.grid)
+    spec = RunSpec(
+        data=data,
+        seed=request.seed,
+        seeds=request.seeds,
+        n_resamples=request.n_resamples,
+        episodes=request.episodes,
+        cache=Path(request.cache) if request.cache else None,
+        choices=choices,
+        retrievers=retrievers,
+        backend=Backend(
+            jobs=request.jobs,
+            checkpoint=checkpoint_dir(request.out),
+            progress=request.progress,
+        ),
+        options=dict(request.options),
+        encoder=request.encoder,
+    )
+    bench.check(spec)
+    settings = {
+        "benchmark": bench.name,
+        "seed": spec.seed,
+        "seeds": list(spec.seeds or ()),
+        "episodes": spec.episodes,
+        "resamples": spec.n_resamples,
+        "choices": dict(sorted(choices.items())),
+        "options": {k: str(v) for k, v in sorted(spec.options.items())},
+        "retrievers": [r.source or r.name for r in retrievers],
+        "sensitivity": bool(request.sensitivity),
+        "grid": request.grid,
+    }
+    settings_text = json.dumps(settings, sort_keys=True)
+    inputs = [*_sha_of(data)]
+    inputs.append(("settings", settings_text, hashlib.sha256(settings_text.encode()).hexdigest()))
+    seeds = {"master": spec.seed}
+    if spec.seeds:
+        seeds.update({f"seed {k + 1}": s for k, s in enumerate(spec.seeds)})
+    prov = Provenance(
+        command=request.command,
+        inputs=tuple(inputs),
+        seeds=seeds,
+        resamples={"sign-flip": spec.n_resamples},
+        exclusions_note="the benchmark's own exclusions, if any, are stated in the report above.",
+    )
+    try:
+        check_target(request.out, prov.inputs_digest, force=request.force)
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    return Plan(bench, spec, request, prov, grid)
+
+
+def _load_grid(bench: Benchmark, grid: str | None) -> Any:
+    own = getattr(bench, "load_grid", None)
+    if own is not None:
+        return own(Path(grid) if grid else None)
+    from .sensitivity import load_choice_grid
+
+    return load_choice_grid(bench, Path(grid) if grid else None)
+
+
+@contextlib.contextmanager
+def _scheduler(address: str | None) -> Iterator[Any]:
+    """A ``distributed.Client`` connected once for the whole run (None without --scheduler)."""
+    if address is None:
+        yield None
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError(
+            "`--scheduler` needs dask.distributed: pip install 'osustat[distributed]'."
+        ) from None
+    try:
+        client = Client(address.strip(), timeout="20s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise UsageError(
+            f"`--scheduler` {address!r}: cannot connect to a Dask scheduler ({exc})."
+        ) from None
+    with client:
+        yield client
+
+
+# -- the shared steps ----------------------------------------------------------------------
+
+
+def claims_audit(
+    records: pd.DataFrame,
+    selection: ClaimSelection | None,
+    *,
+    n_resamples: int,
+    seed: int,
+    claims_path: Path | None = None,
+) -> tuple[Any, str | None]:
+    """Audit the claims `selection` picks from the claims file on `records`.
+
+    Returns ``(AuditResult or None, markdown or None)``; both None when no claims file was
+    found or none of its claims is selected. A cell too small for a claim's test makes that
+    claim "not checkable" (the audit says why), never an error.
+    """
+    from osustat.audit.claims import load_claims
+    from osustat.audit.run import audit
+    from osustat.reports.audit import render_markdown
+
+    path = claims_path if claims_path is not None else CLAIMS_FILE
+    if selection is None or not path.is_file():
+        return None, None
+    claims = load_claims(path)
+    kept = tuple(
+        c
+        for c in claims.claims
+        if c.id in selection.ids
+        or any((c.benchmark or "").startswith(p) for p in selection.benchmark_prefixes)
+    )
+    if not kept:
+        return None, None
+    used = {c.family for c in kept}
+    sub = replace(
+        claims, claims=kept, families={k: v for k, v in claims.families.items() if k in used}
+    )
+    cols = [c for c in records.columns if c not in selection.drop_columns]
+    result = audit(
+        sub,
+        records[cols],
+        n_resamples=n_resamples,
+        bootstrap_resamples=selection.bootstrap_resamples,
+        rng=seed,
+    )
+    return result, render_markdown(result, title=selection.title)
+
+
+def _test_seed(master: int, key: str) -> int:
+    """A seed for one test from the master seed and the test's name (stable across runs)."""
+    seq = np.random.SeedSequence([master, zlib.crc32(key.encode())])
+    return int(seq.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+
+
+def user_retriever_tests(
+    records: pd.DataFrame,
+    names: Sequence[str],
+    references: Sequence[str],
+    *,
+    n_resamples: int,
+    seed: int,
+    metrics: Sequence[str] = ("hit@2", "recall"),
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Paired tests of every user retriever against every reference method.
+
+    Per benchmark, budget and metric: the mean paired difference (user − reference) over the
+    queries both answered (seeds averaged per query), a bootstrap CI clustered by episode, and
+    a two-sided paired sign-flip p (``osustat.paired_signflip_test``); Holm-adjusted p within
+    each user retriever. Every test has its own seed, derived from `seed` and the test's name.
+    """
+    from osustat import adjust_pvalues, bootstrap_ci, paired, paired_signflip_test
+
+    rows = []
+    present = set(records["method"])
+    for name in names:
+        for ref in references:
+            if ref not in present or name not in present:
+                continue
+            sub = records[records["method"].isin([name, ref])]
+            for (bench, budget, metric), _ in sub.groupby(
+                ["benchmark", "budget", "metric"], sort=True
+            ):
+                if metric not in metrics:
+                    continue
+                try:
+                    p = paired(sub, name, ref, metric=metric, budget=int(budget), benchmark=bench)
+                except ValueError:
+                    continue  # the two methods do not share these queries
+                key = f"{name}|{ref}|{bench}|{budget}|{metric}"
+                rng = _test_seed(seed, key)
+                d = p.differences
+                row: dict[str, Any] = {
+                    "retriever": name,
+                    "reference": ref,
+                    "benchmark": bench,
+                    "budget": int(budget),
+                    "metric": metric,
+                    "n": int(d.size),
+                    "effect": float(d.mean()) if d.size else float("nan"),
+                    "ci_low": float("nan"),
+                    "ci_high": float("nan"),
+                    "p": float("nan"),
+                }
+                if d.size >= 2:
+                    test = paired_signflip_test(
+                        p.treatment, p.baseline, n_resamples=n_resamples, rng=rng
+                    )
+                    clusters = p.episode_ids if np.unique(p.episode_ids).size >= 2 else None
+                    ci = bootstrap_ci(d, level=level, clusters=clusters, rng=rng)
+                    row.update(ci_low=float(ci.low), ci_high=float(ci.high), p=float(test.pvalue))
+                rows.append(row)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    table["p_holm"] = np.nan
+    for _, idx in table.groupby("retriever").groups.items():
+        ps = table.loc[idx, "p"]
+        ok = ps.notna()
+        if ok.any():
+            adj = adjust_pvalues(ps[ok].to_numpy(), method="holm").pvalues_adjusted
+            table.loc[ps[ok].index, "p_holm"] = adj
+    return table
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+def reproduce(request: Request) -> ReproduceResult:
+    """Check `request` (before any work), run its benchmark and write every output atomically."""
+    checked = plan(request)
+    ckpt = checkpoint_dir(request.out)
+    with _scheduler(request.scheduler) as scheduler:
+        spec = replace(checked.spec, backend=replace(checked.spec.backend, scheduler=scheduler))
+        try:
+            result = _run(replace(checked, spec=spec))
+        except BaseException:
+            finished = len(list(ckpt.glob("*.pkl"))) if ckpt.is_dir() else 0
+            if finished:
+                print(
+                    f"osustat reproduce: {finished} finished task(s) kept in {ckpt}; run the "
+                    "same command again to resume from them.",
+                    file=sys.stderr,
+                )
+            elif ckpt.is_dir():
+                shutil.rmtree(ckpt, ignore_errors=True)
+            raise
+    shutil.rmtree(ckpt, ignore_errors=True)  # written: nothing left to resume
+    return result
+
+
+def _run(checked: Plan) -> ReproduceResult:
+    from osustat.provenance import atomic_output, write_json
+    from osustat.reports.user_methods import render_user_methods, render_user_tests
+
+    bench, spec, request, prov = (
+        checked.benchmark,
+        checked.spec,
+        checked.request,
+        checked.provenance,
+    )
+    start = time.perf_counter()
+    with atomic_output(request.out, inputs_digest=prov.inputs_digest, force=request.force) as tmp:
+        sensitivity = None
+        if checked.grid is not None:
+            sensitivity = _sensitivity(bench, checked.grid, spec, tmp / "sensitivity", request)
+        run = bench.run(spec)
+        if sensitivity is not None:
+            run = replace(run, state={**run.state, "sensitivity": sensitivity})
+        analysis = bench.analyze(run, spec)
+        _, audit_md = claims_audit(
+            run.records,
+            bench.claims,
+            n_resamples=spec.n_resamples,
+            seed=spec.seed,
+            claims_path=request.claims,
+        )
+        text = bench.write(run, analysis, spec, tmp, audit_md)
+        if isinstance(sensitivity, ChoiceSensitivity):  # the generic grid: the driver reports it
+            from osustat.reports.choice_sensitivity import render_choice_sensitivity
+
+            text = text.rstrip("\n") + "\n\n" + render_choice_sensitivity(sensitivity)
+        if spec.retrievers:
+            names = [r.name for r in spec.retrievers]
+            text += "\n\n" + render_user_methods(run.records, names, references=bench.references)
+            tests = user_retriever_tests(
+                run.records,
+                names,
+                bench.references,
+                n_resamples=spec.n_resamples,
+                seed=spec.seed,
+            )
+            tests.to_csv(tmp / "user_retriever_tests.csv", index=False)
+            text += "\n\n" + render_user_tests(tests, n_resamples=spec.n_resamples)
+        if spec.choices:
+            text += "\n\n" + _choices_section(bench, spec)
+        text = text.rstrip("\n") + "\n\n" + "\n".join(prov.markdown()) + "\n"
+        (tmp / "report.md").write_text(text, encoding="utf-8")
+        write_json(tmp / "provenance.json", {**prov.to_dict(), "choices": dict(spec.choices)})
+    return ReproduceResult(Path(request.out), len(run.records), time.perf_counter() - start, run)
+
+
+def _choices_section(bench: Benchmark, spec: RunSpec) -> str:
+    lines = [
+        "## Open choices of this run",
+        "",
+        f"Declared in `{bench.choices.source}`; set one with `--choice NAME=VALUE`.",
+        "",
+        "| choice | value | default | allowed |",
+        "|---|---|---|---|",
+    ]
+    for c in bench.choices.choices:
+        value = spec.choices.get(c.name, c.default)
+        mark = "" if value == c.default else " (changed)"
+        lines.append(f"| `{c.name}` | `{value}`{mark} | `{c.default}` | {', '.join(c.values)} |")
+    return "\n".join(lines)
+
+
+def _sensitivity(bench: Benchmark, grid: Any, spec: RunSpec, folder: Path, request: Request) -> Any:
+    own = getattr(bench, "sensitivity", None)
+    folder.mkdir(parents=True, exist_ok=True)
+    if own is not None:
+        return own(grid, spec, folder)
+    from .sensitivity import run_choice_sensitivity
+
+    return run_choice_sensitivity(bench, grid, spec, folder, claims_path=request.claims)

@@ -1,0 +1,183 @@
+"""``--sensitivity`` for every benchmark: its claims at every point of a grid of open choices.
+
+A grid (TOML; default: the benchmark's defaults plus each other value of each declared choice,
+one choice at a time) lists points, each an assignment of the benchmark's declared choices
+(:mod:`analyses.protocol`), and the seeds to run at each point::
+
+    seeds = [0, 1, 2]
+    [cross]                 # optional: every combination of these values ...
+    focal = ["all", "one"]
+    [[point]]               # ... on top of every point (default: one point, the defaults)
+    name = "unprefixed"
+    namespace-prefix = "unprefixed"
+
+At every point and seed the benchmark runs in full (through the one runner) and the claims it
+selects from ``claims/paper.toml`` are audited on the records
+(:func:`analyses.driver.claims_audit`): per claim × point × seed the effect, its CI, p and the
+verdict (strict standard, the audit's
+calibrated tests). A claim is **robust** when it is reproduced at every point (every seed),
+**choice-dependent** when at some, **not reproduced** when at none.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+
+from .protocol import Benchmark, ChoiceError, RunSpec
+
+__all__ = ["ChoiceGrid", "ChoiceSensitivity", "load_choice_grid", "run_choice_sensitivity"]
+
+
+@dataclass(frozen=True)
+class ChoiceGrid:
+    """Points (name, choice assignment) and seeds."""
+
+    points: tuple[tuple[str, dict[str, str]], ...]
+    seeds: tuple[int, ...] | None
+    source: str
+
+
+@dataclass(frozen=True)
+class ChoiceSensitivity:
+    """Per claim × point × seed (``effects``) and per claim (``summary``)."""
+
+    effects: pd.DataFrame
+    summary: pd.DataFrame
+    grid: ChoiceGrid
+
+
+def _default_points(bench: Benchmark) -> list[tuple[str, dict[str, str]]]:
+    defaults = bench.choices.defaults()
+    points = [("default", dict(defaults))]
+    for c in bench.choices.choices:
+        for v in c.values:
+            if v != c.default:
+                points.append((f"{c.name}={v}", {**defaults, c.name: v}))
+    return points
+
+
+def load_choice_grid(bench: Benchmark, path: Path | None = None) -> ChoiceGrid:
+    """Read a choice grid for `bench` (module docstring); None -> one choice at a time."""
+    if path is None:
+        return ChoiceGrid(tuple(_default_points(bench)), None, "one choice at a time (default)")
+    if not path.is_file():
+        raise FileNotFoundError(f"grid file {str(path)!r} does not exist.")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML ({exc}).") from None
+    unknown = sorted(set(data) - {"seeds", "cross", "point"})
+    if unknown:
+        raise ValueError(f"{path}: unknown top-level key(s) {unknown}; known: cross, point, seeds.")
+    seeds = data.get("seeds")
+    if seeds is not None and (
+        not isinstance(seeds, list)
+        or not seeds
+        or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)
+    ):
+        raise ValueError(f"{path}: `seeds` must be a non-empty list of integers >= 0.")
+    cross = data.get("cross", {})
+    if not isinstance(cross, dict) or not all(isinstance(v, list) and v for v in cross.values()):
+        raise ValueError(f"{path}: [cross] must map choice names to non-empty lists.")
+    raw_points = data.get("point", [{"name": "default"}])
+    points: list[tuple[str, dict[str, str]]] = []
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    axes = sorted(cross)
+    for k, raw in enumerate(raw_points):
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: [[point]] {k} is not a table.")
+        name = str(raw.get("name", f"point {k}"))
+        base = {key: str(v) for key, v in raw.items() if key != "name"}
+        for combo in itertools.product(*(cross[a] for a in axes)):
+            over = {**base, **{a: str(v) for a, v in zip(axes, combo, strict=True)}}
+            label = name + "".join(f" | {a}={v}" for a, v in zip(axes, combo, strict=True))
+            try:
+                values = bench.choices.resolve(over)
+            except ChoiceError as exc:
+                raise ValueError(f"{path}: [[point]] {k} ({label}): {exc}") from None
+            key = tuple(sorted(values.items()))
+            if key not in seen:
+                seen.add(key)
+                points.append((label, values))
+    return ChoiceGrid(tuple(points), tuple(seeds) if seeds else None, str(path))
+
+
+def run_choice_sensitivity(
+    bench: Benchmark,
+    grid: ChoiceGrid,
+    spec: RunSpec,
+    folder: Path,
+    *,
+    claims_path: Path | None = None,
+) -> ChoiceSensitivity:
+    """Run `bench` at every point and seed of `grid`, audit its claims, write the tables."""
+    from .driver import claims_audit
+
+    rows = []
+    seeds = grid.seeds or (spec.seed,)
+    for index, (name, values) in enumerate(grid.points):
+        for seed in seeds:
+            point = replace(spec, choices=values, seed=seed, retrievers=())
+            run = bench.run(point)
+            result, _ = claims_audit(
+                run.records,
+                bench.claims,
+                n_resamples=spec.n_resamples,
+                seed=seed,
+                claims_path=claims_path,
+            )
+            for check in () if result is None else result.checks:
+                rows.append(
+                    {
+                        "claim": check.claim.id,
+                        "point": index,
+                        "point_name": name,
+                        "seed": seed,
+                        **{f"choice:{k}": v for k, v in sorted(values.items())},
+                        "n": check.n,
+                        "effect": check.effect,
+                        "ci_low": None if check.ci is None else check.ci.low,
+                        "ci_high": None if check.ci is None else check.ci.high,
+                        "p": None if check.test is None else check.test.pvalue,
+                        "verdict": check.verdict,
+                        "verdict_as_tested": None
+                        if check.as_tested is None
+                        else check.as_tested.verdict,
+                    }
+                )
+    effects = pd.DataFrame(rows)
+    summary = _summarize(effects)
+    folder.mkdir(parents=True, exist_ok=True)
+    effects.to_csv(folder / "effects.csv", index=False)
+    summary.to_csv(folder / "summary.csv", index=False)
+    return ChoiceSensitivity(effects, summary, grid)
+
+
+def _summarize(effects: pd.DataFrame) -> pd.DataFrame:
+    """Per claim: at how many points it is reproduced (every seed) -> robust / choice-dependent
+    / not reproduced; claims never checkable are said so."""
+    if effects.empty:
+        return pd.DataFrame(columns=["claim", "points", "reproduced_at", "verdict"])
+    out = []
+    for claim, frame in effects.groupby("claim", sort=False):
+        checkable = frame[frame["verdict"] != "not checkable"]
+        per_point = checkable.groupby("point")["verdict"].agg(
+            lambda v: bool((v == "reproduced").all())
+        )
+        n_points = int(frame["point"].nunique())
+        held = sum(bool(x) for x in per_point)
+        if checkable.empty:
+            verdict = "not checkable"
+        elif held == n_points:
+            verdict = "robust"
+        elif held > 0:
+            verdict = "choice-dependent"
+        else:
+            verdict = "not reproduced"
+        out.append({"claim": claim, "points": n_points, "reproduced_at": held, "verdict": verdict})
+    return pd.DataFrame(out)

@@ -1,0 +1,239 @@
+"""The synthetic benchmark on the protocol: generate, run, analyze and write.
+
+:data:`BENCHMARK` implements :class:`analyses.protocol.Benchmark` (``osustat reproduce
+synthetic`` runs it through :mod:`analyses.driver`). Writes ``records.parquet`` and
+``records.csv`` (the long record schema), ``structure.json`` (the generated data's structural
+statistics), ``membership.csv`` (evidence-OSU membership per query) and the figures
+``budget_curves.png``, ``near_far.png`` and ``mmax_sweep.png``; the driver adds ``report.md``
+and ``provenance.json``. The same seed gives byte-identical files.
+
+Its ``--sensitivity`` is its own generator grid (``grid.toml``,
+:mod:`analyses.synthetic.sensitivity`), run into ``out/sensitivity/``; the robustness verdicts
+go into ``report.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from osustat._validation import renamed
+from osustat.analyses.protocol import BenchmarkRun, ClaimSelection, DataSpec, RunSpec, load_choices
+
+__all__ = [
+    "BENCHMARK",
+    "Synthetic",
+    "analyze_synthetic_run",
+    "reproduce_synthetic",
+    "reproduce_synthetic_sensitivity",
+    "run_synthetic_benchmark",
+    "write_synthetic",
+]
+
+#: The paper's methods user retrievers are compared with (means and paired tests).
+USER_REFERENCES = ("OSU-Mem", "Flat Vector", "Tree Abstraction")
+EPISODES = 200
+
+
+def run_synthetic_benchmark(spec: RunSpec) -> BenchmarkRun:
+    """Generate the episodes and run every Table 9 method through the one runner."""
+    from osustat.schema import validate_records
+
+    from .generator import GeneratorConfig
+    from .run import run_synthetic
+
+    config = GeneratorConfig(layout=spec.choices["layout"])
+    b = spec.backend
+    run = run_synthetic(
+        spec.episodes or EPISODES,
+        spec.seed,
+        jobs=b.jobs,
+        progress=b.progress,
+        config=config,
+        retrievers=spec.retrievers,
+        scheduler=b.scheduler,
+        checkpoint=b.checkpoint,
+    )
+    records = validate_records(run.records)  # the contract holds before anything is written
+    return BenchmarkRun(records, {"run": run, "config": config})
+
+
+def analyze_synthetic_run(run: BenchmarkRun, spec: RunSpec) -> Any:
+    """The analysis step: Table 9, near/far, the M_max sweep, the claim checks."""
+    from .analysis import analyze_synthetic
+
+    return analyze_synthetic(run.state["run"], n_resamples=spec.n_resamples)
+
+
+def _command(spec: RunSpec) -> str:
+    command = (
+        f"osustat reproduce synthetic --out DIR --episodes {spec.episodes or EPISODES} "
+        f"--seed {spec.seed}"
+    )
+    if spec.choices["layout"] != "spread":
+        command += f" --layout {spec.choices['layout']}"
+    if spec.options.get("sensitivity"):
+        grid = spec.options.get("grid")
+        command += " --sensitivity" + (f" --grid {grid}" if grid is not None else "")
+    return command + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
+
+
+def write_synthetic(
+    run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
+) -> str:
+    """Records, membership, structure and the figures into `folder`; the report."""
+    from osustat.reports.figures import dose_response
+    from osustat.reports.synthetic import budget_curves, near_far_figure, render_synthetic
+
+    records, state = run.records, run.state
+    records.to_parquet(folder / "records.parquet", index=False)
+    records.to_csv(folder / "records.csv", index=False)
+    state["run"].membership.to_csv(folder / "membership.csv", index=False)
+    (folder / "structure.json").write_text(
+        json.dumps(state["run"].structure, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    figures = {
+        "budget_curves": "budget_curves.png",
+        "near_far": "near_far.png",
+        "mmax": "mmax_sweep.png",
+    }
+    budget_curves(analysis.table9, folder / figures["budget_curves"])
+    near_far_figure(analysis.near_far, folder / figures["near_far"])
+    dose_response(
+        analysis.mmax,
+        folder / figures["mmax"],
+        x="m_max",
+        y="recall",
+        group="budget",
+        xlabel="M_max (memberships per step; 1 = disjoint)",
+        ylabel="recall",
+        title="OSU-Mem recall by M_max and budget (query level)",
+    )
+    text = render_synthetic(
+        analysis,
+        n_episodes=spec.episodes or EPISODES,
+        seed=spec.seed,
+        figures=figures,
+        command=_command(spec),
+        config=state["config"].as_dict(),
+        robustness=state.get("sensitivity"),
+    )
+    return str(text) if audit is None else f"{text}\n\n{audit}"
+
+
+class Synthetic:
+    """The synthetic benchmark on the protocol (analyses.protocol)."""
+
+    name = "synthetic"
+    description = "generated episodes with the paper's factor structure (Sections 3.2, 5.1)"
+    data = DataSpec("none", "generated; no input files")
+    choices = load_choices("osustat.analyses.synthetic", "synthetic")
+    claims = ClaimSelection(
+        "Audit of the paper's synthetic claims", benchmark_prefixes=("synthetic",)
+    )
+    references = USER_REFERENCES
+
+    def methods(self) -> tuple[str, ...]:
+        from .run import method_factories
+
+        return tuple(method_factories())
+
+    def check(self, spec: RunSpec) -> None:
+        from .generator import GeneratorConfig
+
+        GeneratorConfig(layout=spec.choices["layout"])  # validates before anything runs
+
+    def load_grid(self, path: Path | None) -> Any:
+        """The generator sensitivity grid (``grid.toml`` or `path`): the benchmark's own."""
+        from .grid import load_grid
+
+        return load_grid(path)
+
+    def sensitivity(self, grid: Any, spec: RunSpec, folder: Path) -> Any:
+        """Run the generator grid into `folder`; its summary goes into the report."""
+        b = spec.backend
+        return reproduce_synthetic_sensitivity(
+            folder, grid, jobs=b.jobs, progress=b.progress, scheduler=b.scheduler,
+            checkpoint=b.checkpoint,
+        )  # fmt: skip
+
+    run = staticmethod(run_synthetic_benchmark)
+    analyze = staticmethod(analyze_synthetic_run)
+    write = staticmethod(write_synthetic)
+
+
+BENCHMARK = Synthetic()
+
+
+def reproduce_synthetic(
+    out: Path,
+    *,
+    episodes: int = EPISODES,
+    seed: int = 0,
+    jobs: int = 1,
+    n_resamples: int | None = None,
+    progress: bool = True,
+    layout: str = "spread",
+    sensitivity: bool = False,
+    grid: Path | None = None,
+    retrievers: Sequence[Any] = (),
+    scheduler: str | None = None,
+    force: bool = False,
+    resamples: int | None = None,
+) -> Any:
+    """The synthetic benchmark from Python, through the one driver (:mod:`analyses.driver`).
+
+    `layout` is the declared choice ``layout``; with `sensitivity` the generator grid (`grid`,
+    default the shipped ``grid.toml``) runs too, into ``out/sensitivity``. `n_resamples` is
+    the number of sign flips per test (old name `resamples`, deprecated).
+    """
+    from osustat.analyses.driver import Request, reproduce
+
+    n = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
+    return reproduce(
+        Request(
+            "synthetic", Path(out), force=force, seed=seed, n_resamples=n, episodes=episodes,
+            jobs=jobs, scheduler=scheduler, retrievers=tuple(retrievers),
+            choices=(f"layout={layout}",), sensitivity=sensitivity,
+            grid=None if grid is None else str(grid), progress=progress,
+            options={"sensitivity": sensitivity, "grid": grid},
+        )
+    )  # fmt: skip
+
+
+def reproduce_synthetic_sensitivity(
+    out: Path,
+    grid: Any,
+    *,
+    jobs: int = 1,
+    progress: bool = True,
+    scheduler: Any = None,
+    checkpoint: Path | None = None,
+) -> Any:
+    """Run the generator sensitivity grid and write its outputs to `out`; returns the summary.
+
+    Writes ``grid.toml`` (the grid file as read), ``points.csv``, ``effects.csv``,
+    ``summary.csv``, ``episode_means.parquet``, ``report.md`` and ``effects.png``.
+    """
+    from osustat.analyses.synthetic.grid import load_grid
+    from osustat.reports.synthetic_sensitivity import effects_figure, render_sensitivity
+
+    from .sensitivity import run_sensitivity
+
+    spec = grid if not isinstance(grid, (str, Path)) and grid is not None else load_grid(grid)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = run_sensitivity(
+        spec, jobs=jobs, progress=progress, scheduler=scheduler, checkpoint=checkpoint
+    )
+    (out / "grid.toml").write_text(Path(spec.source).read_text(encoding="utf-8"), "utf-8")
+    result.points.to_csv(out / "points.csv", index=False)
+    result.effects.to_csv(out / "effects.csv", index=False)
+    result.summary.to_csv(out / "summary.csv", index=False)
+    result.episode_means.to_parquet(out / "episode_means.parquet", index=False)
+    effects_figure(result, out / "effects.png")
+    text = render_sensitivity(result, figure="effects.png")
+    (out / "report.md").write_text(text + "\n", encoding="utf-8")
+    return result.summary

@@ -1,0 +1,197 @@
+"""The ToolBench probe on the benchmark protocol: load, plant, run, analyze and write.
+
+:data:`BENCHMARK` implements :class:`analyses.protocol.Benchmark` (``osustat reproduce
+toolbench`` runs it through :mod:`analyses.driver`). Writes ``records.parquet`` /
+``records.csv`` (benchmarks ``toolbench``, ``toolbench-nev2``, ``toolbench-nev4``),
+``episodes.csv`` (one row per episode: target, evidence cell, evidence-OSU memberships),
+``structure.json`` (data and design counts) and the dose-response figures; the driver adds
+``report.md`` and ``provenance.json``. Same inputs and seeds give identical files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from osustat._validation import renamed
+from osustat.analyses.protocol import BenchmarkRun, ClaimSelection, DataSpec, RunSpec, load_choices
+
+__all__ = [
+    "BENCHMARK",
+    "TOOLBENCH_SEEDS",
+    "ToolBench",
+    "analyze_toolbench_run",
+    "reproduce_toolbench",
+    "run_toolbench",
+    "write_toolbench",
+]
+
+TOOLBENCH_SEEDS = (42, 123, 456)
+N_EVS = (3, 2, 4)  # the primary evidence size first; 2 and 4 for Table 14
+EPISODES = 200
+BACKGROUND = 500
+
+
+def run_toolbench(spec: RunSpec) -> BenchmarkRun:
+    """Load (G.1), plant the episodes per seed and evidence size, sweep through the one runner."""
+    from osustat.schema import validate_records
+
+    from .data import load_toolbench
+    from .episodes import build_episodes, design_summary
+    from .run import benchmark_name, run_episodes, step_table
+
+    seeds = spec.seeds or TOOLBENCH_SEEDS
+    n_evs = tuple(spec.options.get("n_evs", N_EVS))
+    episodes = spec.episodes or EPISODES
+    background = int(spec.options.get("background", BACKGROUND))
+    loaded = load_toolbench(spec.data[0])
+    trajectories = loaded.trajectories
+    if spec.choices["trajectory-groups"] == "g1-g2":
+        trajectories = tuple(t for t in trajectories if t.group in ("G1", "G2"))
+    table = step_table(trajectories, spec.text_encoder())
+    all_eps = []
+    design: dict[str, Any] = {}
+    for n_ev in n_evs:
+        by_seed = {
+            s: build_episodes(
+                trajectories,
+                table.query_embeddings,
+                n_episodes=episodes,
+                seed=s,
+                n_ev=n_ev,
+                background=background,
+            )
+            for s in seeds
+        }
+        design[benchmark_name(n_ev)] = design_summary(by_seed, trajectories)
+        all_eps.extend(e for eps in by_seed.values() for e in eps)
+    b = spec.backend
+    run = run_episodes(
+        table, all_eps, jobs=b.jobs, progress=b.progress, retrievers=spec.retrievers,
+        scheduler=b.scheduler, checkpoint=b.checkpoint,
+    )  # fmt: skip
+    records = validate_records(run.records)
+    state = {"episodes": run.episodes, "load": loaded.summary(), "design": design}
+    return BenchmarkRun(records, state)
+
+
+def analyze_toolbench_run(run: BenchmarkRun, spec: RunSpec) -> Any:
+    """The analysis step: Tables 3, 6, 14-16, membership, G.5, trend, seed dependence."""
+    from .analysis import analyze_toolbench
+
+    return analyze_toolbench(run.records, run.state["episodes"], n_resamples=spec.n_resamples)
+
+
+def write_toolbench(
+    run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
+) -> str:
+    """Records, episodes, structure and the dose-response figures; the report."""
+    from osustat.reports.toolbench import dose_response_figure, render_toolbench
+
+    records, state = run.records, run.state
+    records.to_parquet(folder / "records.parquet", index=False)
+    records.to_csv(folder / "records.csv", index=False)
+    state["episodes"].to_csv(folder / "episodes.csv", index=False)
+    structure = {
+        "data": state["load"],
+        "design": state["design"],
+        "cells": {
+            f"{r.benchmark}/{r.cell}": int(r.episodes) for r in analysis.structure.itertuples()
+        },
+        "membership": analysis.membership.to_dict(orient="records"),
+    }
+    (folder / "structure.json").write_text(
+        json.dumps(structure, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    figures = {"dose_recall": "dose_response_recall.png", "dose_hit2": "dose_response_hit2.png"}
+    dose_response_figure(analysis.combined, folder / figures["dose_recall"], "recall")
+    dose_response_figure(analysis.combined, folder / figures["dose_hit2"], "hit@2")
+    seeds = spec.seeds or TOOLBENCH_SEEDS
+    command = (
+        f"osustat reproduce toolbench --data {spec.data[0]} --out DIR "
+        f"--episodes {spec.episodes or EPISODES} --seeds {','.join(map(str, seeds))} "
+        f"--resamples {spec.n_resamples}"
+        + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
+    )
+    return str(
+        render_toolbench(
+            analysis,
+            load=state["load"],
+            design=state["design"],
+            figures=figures,
+            command=command,
+            audit_markdown=audit
+            if audit is not None
+            else "Not run: no claims file with ToolBench claims was found.",
+            seconds={},  # timings vary run to run: printed by the CLI, kept out of report.md
+        )
+    )
+
+
+class ToolBench:
+    """The ToolBench planted-retrieval probe on the protocol (analyses.protocol)."""
+
+    name = "toolbench"
+    description = "ToolBench answer trajectories with planted evidence (Appendix G.1)"
+    data = DataSpec("directory", "one ToolBench data directory")
+    choices = load_choices("osustat.analyses.toolbench", "toolbench")
+    claims = ClaimSelection(
+        "Audit of the paper's ToolBench claims", benchmark_prefixes=("toolbench",),
+        bootstrap_resamples=1000,
+    )  # fmt: skip
+    references = ("Flat Vector", "coverage-overlap-beta0.12", "Disjoint Hierarchy")
+
+    def methods(self) -> tuple[str, ...]:
+        from .run import method_names
+
+        return tuple(method_names())
+
+    def check(self, spec: RunSpec) -> None:
+        n_evs = tuple(spec.options.get("n_evs", N_EVS))
+        if 3 not in n_evs:
+            raise ValueError("the evidence sizes must include the primary 3.")
+
+    run = staticmethod(run_toolbench)
+    analyze = staticmethod(analyze_toolbench_run)
+    write = staticmethod(write_toolbench)
+
+
+BENCHMARK = ToolBench()
+
+
+def reproduce_toolbench(
+    data: Path,
+    out: Path,
+    *,
+    cache: Path | None = None,
+    encoder: Any = None,
+    seeds: tuple[int, ...] = TOOLBENCH_SEEDS,
+    n_evs: tuple[int, ...] = N_EVS,
+    episodes: int = EPISODES,
+    background: int = BACKGROUND,
+    jobs: int = 1,
+    n_resamples: int | None = None,
+    progress: bool = True,
+    retrievers: Sequence[Any] = (),
+    scheduler: str | None = None,
+    force: bool = False,
+    resamples: int | None = None,
+) -> Any:
+    """The ToolBench pipeline from Python, through the one driver (:mod:`analyses.driver`).
+
+    `encoder` overrides the real encoder (tests pass a stand-in). `n_resamples` is the number
+    of sign flips per test (old name `resamples`, deprecated).
+    """
+    from osustat.analyses.driver import Request, reproduce
+
+    n = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
+    return reproduce(
+        Request(
+            "toolbench", Path(out), data=(str(data),), force=force, seeds=tuple(seeds),
+            n_resamples=n, episodes=episodes, cache=None if cache is None else str(cache),
+            jobs=jobs, scheduler=scheduler, retrievers=tuple(retrievers), progress=progress,
+            options={"n_evs": tuple(n_evs), "background": background}, encoder=encoder,
+        )
+    )  # fmt: skip

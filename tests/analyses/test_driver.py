@@ -1,0 +1,256 @@
+"""The one reproduce driver (analyses.driver), on a tiny fake benchmark of the protocol.
+
+Checks before any work (``--out``, ``--force``, ``--choice``), atomic output with provenance,
+a one-query cell that leaves the claims audit "not testable" but the report written, and the
+paired tests of a user retriever against the reference methods.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import osustat.analyses.driver as driver
+from osustat import paired, paired_signflip_test
+from osustat.analyses.protocol import (
+    Benchmark,
+    BenchmarkRun,
+    Choice,
+    Choices,
+    ClaimSelection,
+    DataSpec,
+    RunSpec,
+)
+from osustat.cli.main import main
+from osustat.retrieval.encoder import HashingBagOfWordsEncoder
+
+CLAIMS = """
+[family.f]
+correction = "none"
+[[claim]]
+id = "F-interaction"
+family = "f"
+kind = "interaction"
+benchmark = "fake"
+treatment = "A"
+baseline = "B"
+metric = "hit@2"
+budget = 256
+reported_p = 0.01
+[[claim]]
+id = "F-diff"
+family = "f"
+benchmark = "fake"
+treatment = "A"
+baseline = "B"
+metric = "hit@2"
+budget = 256
+cell = "T+E+"
+direction = "greater"
+reported_effect = 0.5
+reported_p = 0.01
+"""
+
+
+def _records(seed: int, extra: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A: hit in every other query; B: never; cells T+E+ (6), T-E- (6) and T+E- (1 query)."""
+    cells = ["T+E+"] * 6 + ["T-E-"] * 6 + ["T+E-"]
+    rows = []
+    for i, cell in enumerate(cells):
+        for method, value in (("A", float(i % 2 == 0)), ("B", 0.0), *((m, 1.0) for m in extra)):
+            rows.append(
+                {
+                    "benchmark": "fake",
+                    "episode_id": f"e{i // 2}",
+                    "query_id": f"q{i}",
+                    "method": method,
+                    "budget": 256,
+                    "seed": seed,
+                    "metric": "hit@2",
+                    "value": value,
+                    "cell": cell,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+class Fake:
+    """A benchmark of the protocol whose run is a fixed table (calls are counted)."""
+
+    name = "fake"
+    description = "a fixed records table"
+    data = DataSpec("none")
+    choices = Choices(
+        "fake", (Choice("reading", ("one", "two"), "one", "why", "words"),), "fake/choices.toml"
+    )
+    claims = ClaimSelection("Audit of fake", benchmark_prefixes=("fake",))
+    references = ("B",)
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.fail_in_write = False
+
+    def methods(self) -> tuple[str, ...]:
+        return ("A", "B")
+
+    def check(self, spec: RunSpec) -> None:
+        pass
+
+    def run(self, spec: RunSpec) -> BenchmarkRun:
+        self.runs += 1
+        return BenchmarkRun(_records(spec.seed, tuple(r.name for r in spec.retrievers)))
+
+    def analyze(self, run: BenchmarkRun, spec: RunSpec) -> Any:
+        return run.records.groupby("method")["value"].mean()
+
+    def write(
+        self, run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
+    ) -> str:
+        if self.fail_in_write:
+            raise RuntimeError("late failure")
+        run.records.to_csv(folder / "records.csv", index=False)
+        return "# Fake\n\n" + (audit or "no audit")
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path) -> Fake:
+    bench = Fake()
+    monkeypatch.setattr(driver, "get_benchmark", lambda name: bench)
+    claims = tmp_path / "claims.toml"
+    claims.write_text(CLAIMS)
+    monkeypatch.setattr(driver, "CLAIMS_FILE", claims)
+    return bench
+
+
+def test_the_fake_follows_the_protocol(fake):
+    assert isinstance(fake, Benchmark)
+
+
+def _argv(out: Path, *extra: str) -> list[str]:
+    return ["reproduce", "synthetic", "--out", str(out), "--resamples", "99", *extra]
+
+
+def test_an_out_that_is_a_file_is_refused_before_any_work(fake, tmp_path, capsys):
+    out = tmp_path / "file"
+    out.write_text("x")
+    assert main(_argv(out)) == 2
+    assert "is an existing file" in capsys.readouterr().err
+    assert fake.runs == 0
+
+
+def test_a_foreign_folder_needs_force(fake, tmp_path, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep")
+    assert main(_argv(out)) == 2
+    assert "without an osustat provenance.json" in capsys.readouterr().err
+    assert fake.runs == 0 and (out / "notes.txt").exists()
+    assert main(_argv(out, "--force")) == 0
+    assert fake.runs == 1 and not (out / "notes.txt").exists()
+    assert (out / "report.md").exists() and (out / "provenance.json").exists()
+
+
+def test_the_same_request_may_rewrite_its_own_folder_but_not_another(fake, tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(_argv(out)) == 0
+    assert main(_argv(out)) == 0  # same inputs: replaced
+    assert main(_argv(out, "--seed", "7")) == 2  # other settings: refused before work
+    assert "different inputs" in capsys.readouterr().err
+    assert fake.runs == 2
+
+
+def test_output_is_atomic(fake, tmp_path):
+    fake.fail_in_write = True
+    out = tmp_path / "o"
+    with pytest.raises(RuntimeError, match="late failure"):
+        driver.reproduce(driver.Request("fake", out, n_resamples=99))
+    assert list(tmp_path.iterdir()) == [tmp_path / "claims.toml"]  # nothing half-written
+
+
+def test_a_one_query_cell_is_not_testable_and_the_report_is_written(fake, tmp_path):
+    out = tmp_path / "o"
+    driver.reproduce(driver.Request("fake", out, n_resamples=99))
+    report = (out / "report.md").read_text()
+    assert "Audit of fake" in report
+    assert "not testable: too few units in T+E- (n = 1)" in report
+
+
+def test_provenance_has_the_run_and_the_machine(fake, tmp_path):
+    out = tmp_path / "o"
+    assert main(_argv(out, "--choice", "reading=two")) == 0
+    prov = json.loads((out / "provenance.json").read_text())
+    assert {"python", "platform", "numpy"} <= set(prov["versions"])
+    assert prov["choices"] == {"reading": "two"}
+    assert prov["command"].startswith("osustat reproduce")
+    report = (out / "report.md").read_text()
+    assert "## Provenance" in report and "`reading` | `two` (changed)" in report
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("reading=three", "`--choice reading=three`: 'three' is not allowed; allowed: one, two"),
+        ("nope=one", "has no choice 'nope'; its choices: reading"),
+        ("reading", "`--choice` must look like NAME=VALUE; got 'reading'"),
+    ],
+)
+def test_choice_errors_name_the_choice_and_its_values(fake, tmp_path, capsys, value, message):
+    assert main(_argv(tmp_path / "o", "--choice", value)) == 2
+    assert message in capsys.readouterr().err
+    assert fake.runs == 0
+
+
+def test_user_retriever_tests_are_the_cores_paired_tests():
+    records = _records(0)
+    table = driver.user_retriever_tests(records, ["A"], ["B"], n_resamples=999, seed=3)
+    (row,) = table.itertuples(index=False)
+    p = paired(records, "A", "B", metric="hit@2", budget=256, benchmark="fake")
+    assert row.n == p.n == 13
+    assert row.effect == pytest.approx(np.mean(p.differences))
+    rng = driver._test_seed(3, "A|B|fake|256|hit@2")
+    ref = paired_signflip_test(p.treatment, p.baseline, n_resamples=999, rng=rng)
+    assert row.p == pytest.approx(ref.pvalue)
+    assert row.ci_low <= row.effect <= row.ci_high
+    assert row.p_holm == pytest.approx(row.p)  # one test: Holm leaves it
+
+
+def test_a_user_retriever_gets_paired_tests_in_the_report(fake, tmp_path, monkeypatch):
+    from osustat.retrieval.registry import MethodSpec
+
+    spec = MethodSpec("Mine", lambda: None, False, source="mine:Mine")
+    monkeypatch.setattr(driver, "_load_retrievers", lambda values, taken: (spec,))
+    out = tmp_path / "o"
+    driver.reproduce(driver.Request("fake", out, n_resamples=99, retrievers=("mine:Mine",)))
+    report = (out / "report.md").read_text()
+    assert "### Paired tests against the paper's methods" in report
+    table = pd.read_csv(out / "user_retriever_tests.csv")
+    assert set(table["reference"]) == {"B"} and (table["effect"] == 1.0).all()
+
+
+def test_sensitivity_and_choice_on_toolbench(tmp_path):
+    """`--choice` and `--sensitivity` through the protocol on a real benchmark (tiny data)."""
+    from tests.analyses.test_toolbench import _write_data
+
+    data = _write_data(tmp_path / "tb")
+    common = {
+        "data": (str(data),), "seeds": (1,), "episodes": 3, "n_resamples": 99,
+        "progress": False, "encoder": HashingBagOfWordsEncoder(64),
+    }  # fmt: skip
+    one = driver.reproduce(
+        driver.Request("toolbench", tmp_path / "a", choices=("trajectory-groups=g1-g2",), **common)
+    )
+    assert "`trajectory-groups` | `g1-g2` (changed)" in (one.out / "report.md").read_text()
+    res = driver.reproduce(driver.Request("toolbench", tmp_path / "s", sensitivity=True, **common))
+    effects = pd.read_csv(res.out / "sensitivity" / "effects.csv")
+    assert set(effects["point_name"]) == {"default", "trajectory-groups=g1-g2"}
+    summary = pd.read_csv(res.out / "sensitivity" / "summary.csv")
+    assert set(summary["claim"]) == set(effects["claim"])
+    assert set(summary["verdict"]) <= {
+        "robust", "choice-dependent", "not reproduced", "not checkable"
+    }  # fmt: skip
+    assert "## Sensitivity to the open choices" in (res.out / "report.md").read_text()
