@@ -333,11 +333,11 @@ def test_cli_chat_needs_endpoint(files: list[str], tmp_path: Path, capsys: Any) 
 
 
 def test_prefixing_removes_cross_source_sharing(files: list[str]) -> None:
-    from osustat.analyses.tau_bench.benchmark import _cross_source_sharing
+    from osustat.analyses.tau_bench.structure import cross_source_sharing
 
     eps = load_files(files).episodes
-    on = _cross_source_sharing(concatenate(eps, prefix=True)[0])
-    off = _cross_source_sharing(concatenate(eps, prefix=False)[0])
+    on = cross_source_sharing(concatenate(eps, prefix=True)[0])
+    off = cross_source_sharing(concatenate(eps, prefix=False)[0])
     assert on["cross_source"] == 0.0 < off["cross_source"]
     assert on["same_source"] == off["same_source"] > 0
     assert on["cross_pairs"] == off["cross_pairs"]
