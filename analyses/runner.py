@@ -16,7 +16,11 @@ changed has another key and is run again.
 
 Dask: ``scheduler`` is a scheduler address (``tcp://host:8786``) or a
 ``distributed.Client``. Objects passed as ``shared`` are scattered once and broadcast, so each
-worker receives them once, not once per task (``docs/scaling.md``).
+worker receives them once, not once per task (``docs/scaling.md``). Tasks are sent in batches
+(one Dask task runs several consecutive tasks and returns their results together): about
+:data:`DASK_BATCHES_PER_THREAD` batches per worker thread, so the per-task cost of the
+scheduler (a round trip, a future, a result message) is paid per batch, while every thread
+still gets several batches to balance the load (``docs/performance.md``).
 """
 
 from __future__ import annotations
@@ -35,11 +39,15 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["child_seeds", "run_tasks", "stable_digest", "task_key"]
+__all__ = ["child_seeds", "dask_batches", "run_tasks", "stable_digest", "task_key"]
 
 R = TypeVar("R")
 
 _NO_SHARED = object()
+
+#: Dask batches per worker thread (see the module docstring): enough for load balancing
+#: across uneven tasks, few enough that the scheduler's per-task cost is amortized.
+DASK_BATCHES_PER_THREAD = 4
 
 
 def child_seeds(seed: int, n: int) -> list[np.random.SeedSequence]:
@@ -213,6 +221,32 @@ def _indexed(fn: Callable[..., Any], i: int, *args: Any) -> tuple[int, Any]:
     return i, fn(*args)
 
 
+def _run_batch(
+    fn: Callable[..., Any], head: tuple[Any, ...], batch: list[tuple[int, tuple[Any, ...]]]
+) -> list[tuple[int, Any]]:
+    """Run one Dask batch: ``fn(*head, *task)`` for each ``(i, task)`` of `batch`."""
+    return [(i, fn(*head, *task)) for i, task in batch]
+
+
+def _run_batch_shared(
+    fn: Callable[..., Any], shared: Any, batch: list[tuple[int, tuple[Any, ...]]]
+) -> list[tuple[int, Any]]:
+    return _run_batch(fn, (shared,), batch)
+
+
+def dask_batches(todo: list[int], n_threads: int) -> list[list[int]]:
+    """Consecutive runs of `todo`, about :data:`DASK_BATCHES_PER_THREAD` per thread.
+
+    Examples
+    --------
+    >>> from osustat.analyses.runner import dask_batches
+    >>> dask_batches(list(range(10)), 1)
+    [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+    """
+    size = max(1, -(-len(todo) // (DASK_BATCHES_PER_THREAD * max(1, n_threads))))
+    return [todo[j : j + size] for j in range(0, len(todo), size)]
+
+
 def _run_dask(
     fn: Callable[..., Any],
     tasks: Sequence[tuple[Any, ...]],
@@ -230,11 +264,18 @@ def _run_dask(
     own = isinstance(scheduler, str)
     client = Client(scheduler) if own else scheduler
     try:
+        # the scattered object's future must be a top-level argument to be resolved on the
+        # worker; `_run_batch` gets it back as a 1-tuple (or an empty one)
+        n_threads = sum(client.nthreads().values())
+        batches = [[(i, tasks[i]) for i in b] for b in dask_batches(todo, n_threads)]
         if head:
-            head = (client.scatter(head[0], broadcast=True),)
-        futures = {client.submit(fn, *head, *tasks[i], pure=False): i for i in todo}
+            shared = client.scatter(head[0], broadcast=True)
+            futures = [client.submit(_run_batch_shared, fn, shared, b, pure=False) for b in batches]
+        else:
+            futures = [client.submit(_run_batch, fn, (), b, pure=False) for b in batches]
         for fut in as_completed(futures):
-            done(futures[fut], fut.result())
+            for i, value in fut.result():
+                done(i, value)
     finally:
         if own:
             client.close()

@@ -7,6 +7,15 @@ Two studies (issue 12), each printed as a markdown table with the fitted log-log
 2. episodes (50 → 1,600 by default up to ``--max-episodes``): wall time and peak RSS of the
    synthetic sweep through the runner (``run_synthetic``, ``--jobs``).
 
+3. long trajectories (``--long``: 1,000 → 50,000 steps, 384-d): ``build_osus`` time (exact k-NN
+   graph up to ``knn_exact_max_steps = 4,096`` steps, HNSW above), OSU-Mem retrieve, the peak
+   RSS of a fresh process per size, and the recall of the approximate 5-NN graph against the
+   exact one (computed blockwise; up to ``--recall-max`` steps). Trajectories: the annotations
+   of ``make_trajectory`` with topic-structured embeddings (one random unit centre per 10
+   steps on average, step = centre + N(0, 0.6² / d) per coordinate, normalized: within-topic
+   cosines ≈ 0.7, across ≈ 0); with ``--real-embeddings FILE.npy`` also the recall on real
+   all-MiniLM-L6-v2 step embeddings.
+
 Run (numbers go to docs/performance.md):
 
     .venv/bin/python benchmarks/growth.py [--jobs 2] [--max-episodes 800] [--dask]
@@ -30,7 +39,7 @@ import time
 
 import numpy as np
 
-from osustat.retrieval import FlatVector, OSUMem, build_osus
+from osustat.retrieval import FlatVector, OSUMem, Trajectory, build_osus
 
 sys.path.insert(0, os.path.dirname(__file__))
 from retrieval_speed import make_trajectory
@@ -76,10 +85,13 @@ def steps_study(sizes: list[int], reps: int, dim: int, budget: int) -> None:
 
 
 _SWEEP = """
-import resource, sys, time
+import hashlib, resource, sys, time
+import osustat.analyses.runner as runner
 from osustat.analyses.synthetic.run import run_synthetic
 n, jobs, backend = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-if backend == "dask":
+if backend == "dask-per-episode":  # the runner before batching: one Dask task per episode
+    runner.DASK_BATCHES_PER_THREAD = 10**9
+if backend.startswith("dask"):
     from distributed import Client, LocalCluster
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
                       dashboard_address=None) as cluster, Client(cluster) as client:
@@ -91,19 +103,162 @@ else:
     out = run_synthetic(n, 0, jobs=jobs, progress=False)
     secs = time.perf_counter() - t0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(secs, rss, len(out.records))
+digest = hashlib.sha256(out.records.to_csv(index=False).encode()).hexdigest()[:16]
+print(secs, rss, len(out.records), digest)
 """
 
 
-def sweep(n: int, jobs: int, backend: str) -> tuple[float, float, int]:
+_LONG = """
+import resource, sys, time
+import numpy as np
+sys.path.insert(0, sys.argv[3])
+from growth import long_trajectory
+from osustat.retrieval import OSUMem, build_osus
+n, reps = int(sys.argv[1]), int(sys.argv[2])
+rng = np.random.default_rng(n)
+traj = long_trajectory(rng, n)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+build, retr = [], []
+for _ in range(reps):
+    t0 = time.perf_counter()
+    pool = build_osus(traj)
+    build.append(time.perf_counter() - t0)
+r = OSUMem().build(traj)
+for _ in range(5):
+    q = traj.embeddings[rng.choice(n, 3)].mean(axis=0)
+    t0 = time.perf_counter()
+    r.retrieve(q, 256)
+    retr.append(time.perf_counter() - t0)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(np.median(build), np.median(retr), before, peak, pool.n_osus)
+"""
+
+
+def long_trajectory(rng: np.random.Generator, n: int, dim: int = 384) -> Trajectory:
+    """``make_trajectory``'s annotations with topic-structured embeddings (module docstring)."""
+    base = make_trajectory(rng, n, 8)
+    centres = rng.normal(size=(max(1, n // 10), dim))
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    topic = np.sort(rng.integers(len(centres), size=n))  # topics in runs of ~10 steps
+    emb = centres[topic] + rng.normal(scale=0.6 / np.sqrt(dim), size=(n, dim))
+    return Trajectory.from_steps(
+        emb,
+        base.costs,
+        tools=[base.tool_vocab[k] if k >= 0 else None for k in base.tool_ids],
+        entities=[{base.entity_vocab[e] for e in base.entities_of(i)} for i in range(n)],
+        subgoals=base.subgoal_ids.tolist(),
+    )
+
+
+def blockwise_knn(emb: np.ndarray, k: int, block: int = 2048) -> np.ndarray:
+    """Exact k nearest other rows (inner product), a block of rows at a time."""
+    out = np.empty((len(emb), k), dtype=np.int64)
+    for a in range(0, len(emb), block):
+        s = emb[a : a + block] @ emb.T
+        s[np.arange(len(s)), np.arange(a, a + len(s))] = -np.inf
+        out[a : a + block] = np.argpartition(-s, k - 1, axis=1)[:, :k]
+    return out
+
+
+def recall(emb: np.ndarray, k: int = 5) -> float:
+    from osustat.retrieval.osu import _approximate_knn
+
+    exact, approx = blockwise_knn(emb, k), _approximate_knn(emb, k)
+    return float(
+        np.mean(
+            [len(set(a) & set(e)) / k for a, e in zip(approx.tolist(), exact.tolist(), strict=True)]
+        )
+    )
+
+
+def long_study(sizes: list[int], reps: int, recall_max: int, real: str | None) -> None:
+    print("\n### Long trajectories (384-d, B = 256; exact k-NN up to 4,096 steps, HNSW above)\n")
+    print(f"load before: {load()}\n")
+    print(
+        "| steps | k-NN graph | build_osus s | OSU-Mem retrieve ms | peak RSS MB (fresh process) "
+        "| RSS before build MB | OSUs | 5-NN recall vs exact |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    rows = []
+    for n in sizes:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _LONG,
+                str(n),
+                str(reps),
+                os.path.dirname(os.path.abspath(__file__)),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        b, r, before, peak, n_osus = (float(x) for x in proc.stdout.split())
+        rec = "—"
+        if n > 4096 and n <= recall_max:
+            rec = f"{recall(long_trajectory(np.random.default_rng(n), n).embeddings):.4f}"
+        rows.append((n, b, r))
+        kind = "exact" if n <= 4096 else "HNSW"
+        print(
+            f"| {n:,} | {kind} | {b:.2f} | {1e3 * r:.1f} | {peak:.0f} | {before:.0f} | "
+            f"{n_osus:.0f} | {rec} |",
+            flush=True,
+        )
+    ns = [x[0] for x in rows]
+    print(
+        f"\nFitted exponents over {ns[0]:,}-{ns[-1]:,} steps: build_osus b = "
+        f"{slope(ns, [x[1] for x in rows]):.2f}, OSU-Mem retrieve b = "
+        f"{slope(ns, [x[2] for x in rows]):.2f}"
+    )
+    ann = [x for x in rows if x[0] > 4096]
+    if len(ann) >= 2:
+        print(
+            f"HNSW sizes only ({ann[0][0]:,}-{ann[-1][0]:,}): build_osus b = "
+            f"{slope([x[0] for x in ann], [x[1] for x in ann]):.2f}"
+        )
+    if real:
+        emb = np.load(real)
+        emb = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+        print(
+            f"\n5-NN recall of the HNSW graph on {len(emb):,} real all-MiniLM-L6-v2 step "
+            f"embeddings ({real}): {recall(emb):.4f}"
+        )
+    print(f"\nload after: {load()}")
+
+
+def sweep(n: int, jobs: int, backend: str) -> tuple[float, float, int, str]:
     proc = subprocess.run(
         [sys.executable, "-c", _SWEEP, str(n), str(jobs), backend],
         capture_output=True,
         text=True,
         check=True,
     )
-    secs, rss, rows = proc.stdout.split()
-    return float(secs), float(rss), int(rows)
+    secs, rss, rows, digest = proc.stdout.split()
+    return float(secs), float(rss), int(rows), digest
+
+
+def load() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def dask_study(n: int, rounds: int) -> None:
+    """``--jobs 2`` against Dask (batched, and one task per episode), interleaved per round."""
+    print(f"\n### Dask LocalCluster (2 workers x 1 thread) against --jobs 2, {n} episodes\n")
+    print(f"load before: {load()}\n")
+    print("| round | --jobs 2 s | Dask batched s | ratio | Dask per-episode s | ratio | records |")
+    print("|---|---|---|---|---|---|---|")
+    for r in range(rounds):
+        j, _, rows, d0 = sweep(n, 2, "joblib")
+        b, _, _, d1 = sweep(n, 1, "dask")
+        e, _, _, d2 = sweep(n, 1, "dask-per-episode")
+        same = "identical" if d0 == d1 == d2 else f"DIFFER {d0} {d1} {d2}"
+        print(
+            f"| {r + 1} | {j:.1f} | {b:.1f} | {b / j:.2f} | {e:.1f} | {e / j:.2f} | "
+            f"{rows:,} {same} |",
+            flush=True,
+        )
+    print(f"\nload after: {load()}")
 
 
 def episodes_study(sizes: list[int], jobs: int, dask: bool) -> None:
@@ -112,13 +267,13 @@ def episodes_study(sizes: list[int], jobs: int, dask: bool) -> None:
     print("|---|---|---|---|")
     secs = []
     for n in sizes:
-        s, rss, rows = sweep(n, jobs, "joblib")
+        s, rss, rows, _ = sweep(n, jobs, "joblib")
         secs.append(s)
         print(f"| {n} | {s:.1f} | {rss:.0f} | {rows:,} |")
     print(f"\nFitted exponent (wall ∝ episodes^b): b = {slope(sizes, secs):.2f}.")
     if dask:
         n = sizes[-1]
-        s_dask, _, rows_dask = sweep(n, 1, "dask")
+        s_dask, _, rows_dask, _ = sweep(n, 1, "dask")
         print(
             f"\nDask LocalCluster (2 workers) on {n} episodes: {s_dask:.1f} s vs --jobs 2 "
             f"{secs[-1]:.1f} s → overhead ratio {s_dask / secs[-1]:.2f} ({rows_dask:,} records)."
@@ -133,7 +288,27 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--dask", action="store_true")
     parser.add_argument("--skip-episodes", action="store_true")
+    parser.add_argument("--skip-steps", action="store_true")
+    parser.add_argument(
+        "--dask-compare",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only time --jobs 2 vs Dask batched vs per-episode on N episodes",
+    )
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--long", action="store_true", help="only the long-trajectory study")
+    parser.add_argument("--long-max", type=int, default=50_000)
+    parser.add_argument("--recall-max", type=int, default=20_000)
+    parser.add_argument("--real-embeddings", default=None, metavar="FILE.npy")
     args = parser.parse_args()
+    if args.long:
+        sizes = [n for n in (1000, 2000, 4000, 8000, 16000, 32000, 50000) if n <= args.long_max]
+        long_study(sizes, max(1, min(args.reps, 3)), args.recall_max, args.real_embeddings)
+        return
+    if args.dask_compare:
+        dask_study(args.dask_compare, args.rounds)
+        return
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     steps = [s for s in (150, 300, 600, 1200, 2400, 4800) if s <= args.max_steps]
     steps_study(steps, args.reps, 384, 256)

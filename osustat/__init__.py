@@ -36,7 +36,7 @@ from .records import PairedRecords, paired
 from .schema import validate_records
 from .seeds import PerSeedValues, SeedTests, per_seed_values, seed_tests
 from .signflip import SignFlipResult, paired_signflip_test, signflip_tests
-from .trend import TrendResult, within_block_trend_test
+from .trend import TrendResult, mean_trend_test, within_block_trend_test
 
 __all__ = [
     "CELLS",
@@ -76,6 +76,7 @@ __all__ = [
     "label_cell",
     "load_claims",
     "load_records",
+    "mean_trend_test",
     "minimum_detectable_effect",
     "oracle_ceiling",
     "paired",
@@ -98,3 +99,15 @@ __all__ = [
     "validate_records",
     "within_block_trend_test",
 ]
+
+import os as _os
+
+# Imported straight from a source checkout (the repository root on sys.path: pytest, or
+# `python -m osustat` run there), this folder lacks the subpackages that pyproject maps from the
+# repository's top-level folders (osustat.retrieval <- retrieval/, ...): look there too. An
+# installed copy (wheel, or the strict editable link tree the Makefile builds) has them inside.
+_here = _os.path.dirname(__file__)
+if not _os.path.isdir(_os.path.join(_here, "retrieval")) and _os.path.isfile(
+    _os.path.join(_here, _os.pardir, "retrieval", "__init__.py")
+):
+    __path__.append(_os.path.normpath(_os.path.join(_here, _os.pardir)))

@@ -13,7 +13,7 @@ from ._resampling import chunk_rows
 from ._validation import (
     as_float_vector,
     check_level,
-    check_positive_int,
+    check_resamples,
     check_rng,
     list_some,
     power_of_two_scale,
@@ -104,7 +104,7 @@ def bootstrap_ci(
     """
     d = as_float_vector(differences, "differences", min_size=2)
     level = check_level(level)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=2)
+    n_resamples = check_resamples(n_resamples, minimum=2)
     if method not in ("bca", "percentile"):
         raise ValueError(f"`method` must be one of {{'bca', 'percentile'}}; got {method!r}.")
     gen = check_rng(rng)

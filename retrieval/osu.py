@@ -12,6 +12,15 @@ Construction, with the paper's Table 8 defaults (none tuned here):
    (cosine, ``k = 5``; an edge when each step is among the other's k nearest), most similar
    edge first, never beyond ``S_max`` steps (single linkage with a size cap).
    Candidates with fewer than ``f_min = 2`` steps are dropped.
+
+   The k-NN graph is exact (every pair's cosine) up to ``knn_exact_max_steps = 4096`` steps,
+   which covers the paper's trajectories (at most 311 steps) and every shared data set, so
+   their OSUs are exactly the paper's construction. Longer trajectories (agent memories of
+   10^4-10^5 steps) use an approximate index instead (HNSW, hnswlib, the ``ann`` extra): the
+   exact graph needs a t x t matrix (128 MiB at 4,096 steps, 20 GB at 50,000) and O(t^2 d)
+   time. The threshold is set by that memory bound, not by any outcome; an approximate graph
+   can miss a true neighbour (recall measured in ``benchmarks/growth.py``), which changes
+   communities, so it is a declared part of the configuration.
 2. **Membership cap.** Each step keeps at most ``M_max = 5`` memberships, by view priority
    entity > tool > similarity > subgoal; within a view, larger candidates first, then earlier
    ones. ``M_max = 1`` is the disjoint construction: each step keeps only its highest-priority
@@ -57,6 +66,7 @@ class OSUConfig:
     m_max: int = 5
     views: tuple[str, ...] = VIEWS
     knn_k: int = 5
+    knn_exact_max_steps: int = 4096
     boilerplate_tools: frozenset[str] = field(default=_DEFAULT_BOILERPLATE)
     boilerplate_max_fraction: float = 0.5
 
@@ -64,7 +74,7 @@ class OSUConfig:
         unknown = [v for v in self.views if v not in VIEWS]
         if unknown:
             raise ValueError(f"`views` has unknown views {unknown}; known: {list(VIEWS)}.")
-        for name in ("delta_gap", "s_max", "f_min", "m_max", "knn_k"):
+        for name in ("delta_gap", "s_max", "f_min", "m_max", "knn_k", "knn_exact_max_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"`{name}` must be >= 1; got {getattr(self, name)}.")
 
@@ -143,25 +153,78 @@ def _boilerplate(traj: Trajectory, cfg: OSUConfig) -> set[int]:
     return out
 
 
-def _similarity_communities(emb: NDArray[np.float64], k: int, s_max: int) -> list[list[int]]:
+#: HNSW settings of the approximate k-NN graph: hnswlib's documented recommendations
+#: (README: ``M = 16``, ``ef_construction = 200``; ``ef`` above k), fixed, not tuned.
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 200
+HNSW_EF_SEARCH = 50
+HNSW_SEED = 100
+
+
+def _exact_knn(emb: NDArray[np.float64], k: int) -> tuple[NDArray[np.int64], Any]:
+    """The k nearest (unordered) per step and the negated cosine of any pair, exactly."""
+    # the one O(t^2 d) step: exact k-NN needs every pair's cosine; negated in place (no
+    # second t x t array), so the k nearest are the k smallest
+    neg = emb @ emb.T
+    np.negative(neg, out=neg)
+    np.fill_diagonal(neg, np.inf)
+    nn = np.argpartition(neg, k - 1, axis=1)[:, :k]
+    return nn, lambda rows, cols: neg[rows, cols]
+
+
+def _approximate_knn(emb: NDArray[np.float64], k: int) -> NDArray[np.int64]:
+    """The k nearest other steps of every step (inner product) from an HNSW index.
+
+    hnswlib with :data:`HNSW_M`, :data:`HNSW_EF_CONSTRUCTION`, :data:`HNSW_EF_SEARCH` and a
+    fixed seed, built and queried on one thread, so the graph (and the result) is the same
+    on every run. Each step asks for k + 1 neighbours and drops itself.
+    """
+    try:
+        import hnswlib
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "trajectories longer than `knn_exact_max_steps` need hnswlib: "
+            "pip install 'osustat[ann]' (or raise `knn_exact_max_steps`)."
+        ) from exc
+    t, d = emb.shape
+    data = np.ascontiguousarray(emb, dtype=np.float32)
+    index = hnswlib.Index(space="ip", dim=d)
+    index.init_index(
+        max_elements=t, ef_construction=HNSW_EF_CONSTRUCTION, M=HNSW_M, random_seed=HNSW_SEED
+    )
+    index.add_items(data, np.arange(t), num_threads=1)
+    index.set_ef(max(HNSW_EF_SEARCH, k + 1))
+    labels, _ = index.knn_query(data, k=k + 1, num_threads=1)
+    labels = labels.astype(np.int64)
+    other = labels != np.arange(t)[:, None]
+    keep = other & (np.cumsum(other, axis=1) <= k)  # the first k that are not the step itself
+    return labels[keep].reshape(t, k)
+
+
+def _similarity_communities(
+    emb: NDArray[np.float64], k: int, s_max: int, exact_max: int = 4096
+) -> list[list[int]]:
     """Communities merged along mutual k-NN edges, most similar first, never above `s_max`.
 
     Kruskal-style single-linkage merging with a size cap: every step starts alone; the mutual
     k-nearest-neighbour edges (cosine) are visited in descending similarity (ties by step
     indices) and two communities merge when the result holds at most `s_max` steps. The cap
     is what keeps the communities semantic: the uncapped components of this graph are often a
-    single giant component.
+    single giant component. The k-NN graph is exact up to `exact_max` steps, approximate
+    (:func:`_approximate_knn`) above.
     """
     t = emb.shape[0]
     if t < 2:
         return []
     k = min(k, t - 1)
-    # the one O(t^2 d) step: exact k-NN needs every pair's cosine; negated in place (no
-    # second t x t array), so the k nearest are the k smallest
-    neg = emb @ emb.T
-    np.negative(neg, out=neg)
-    np.fill_diagonal(neg, np.inf)
-    nn = np.argpartition(neg, k - 1, axis=1)[:, :k]  # the k nearest (unordered) per step
+    if t <= exact_max:
+        nn, neg_cos = _exact_knn(emb, k)
+    else:
+        nn = _approximate_knn(emb, k)
+
+        def neg_cos(rows: NDArray[np.int64], cols: NDArray[np.int64]) -> NDArray[np.float64]:
+            return -np.einsum("ij,ij->i", emb[rows], emb[cols])
+
     # mutual edges without a t x t adjacency matrix: (i, j) is kept when (j, i) is also a
     # k-NN pair; keys i*t + j, so sorting the O(t k) keys finds the reverse pairs
     src = np.repeat(np.arange(t, dtype=np.int64), k)
@@ -169,7 +232,7 @@ def _similarity_communities(emb: NDArray[np.float64], k: int, s_max: int) -> lis
     keys = np.sort(src * t + dst)
     mutual = np.isin(dst * t + src, keys, assume_unique=True) & (src < dst)
     rows, cols = src[mutual], dst[mutual]  # each mutual edge once (i < j)
-    order = np.lexsort((cols, rows, neg[rows, cols]))
+    order = np.lexsort((cols, rows, neg_cos(rows, cols)))
     parent = list(range(t))
     size = [1] * t
 
@@ -220,7 +283,9 @@ def _candidates(traj: Trajectory, cfg: OSUConfig) -> list[tuple[str, str, list[i
                     by_key.setdefault(g, []).append(i)
             groups = [(f"subgoal:{g}", s, cfg.delta_subgoal) for g, s in by_key.items()]
         else:  # similarity
-            comms = _similarity_communities(traj.embeddings, cfg.knn_k, cfg.s_max)
+            comms = _similarity_communities(
+                traj.embeddings, cfg.knn_k, cfg.s_max, cfg.knn_exact_max_steps
+            )
             groups = [(f"community:{j}", c, t + 1) for j, c in enumerate(comms)]
         for key, steps, gap in groups:
             for part in _split(steps, gap, cfg.s_max):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from osustat.analyses.runner import child_seeds, run_tasks
+from osustat.analyses.runner import DASK_BATCHES_PER_THREAD, child_seeds, dask_batches, run_tasks
 
 
 def _draw(i, seed_seq):
@@ -87,6 +87,51 @@ class TestDask:
             )
         assert on_dask == serial == by_address
 
+    def test_batched_tasks_with_checkpoint_and_synthetic_records(self, tmp_path):
+        """Several tasks per Dask task (21 tasks, 2 threads: batches of 3), with and without
+        `shared`, resumed from a checkpoint, and a tiny synthetic sweep's records: all equal to
+        the serial run's."""
+        distributed = pytest.importorskip("distributed")
+        from osustat.analyses.synthetic.run import run_synthetic
+
+        tasks = [(i, s) for i, s in enumerate(child_seeds(4, 21))]
+        serial = run_tasks(_draw, tasks, progress=False)
+        serial_shared = run_tasks(_with_shared, tasks, shared={"offset": 2}, progress=False)
+        run_tasks(_draw, tasks[::4], checkpoint=tmp_path / "ck", progress=False)
+        records = run_synthetic(3, 5, progress=False).records
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            assert len(dask_batches(list(range(21)), sum(client.nthreads().values()))) == 7
+            assert run_tasks(_draw, tasks, scheduler=client, progress=False) == serial
+            shared = run_tasks(
+                _with_shared, tasks, shared={"offset": 2}, scheduler=client, progress=False
+            )
+            resumed = run_tasks(
+                _draw, tasks, scheduler=client, checkpoint=tmp_path / "ck", progress=False
+            )
+            on_dask = run_synthetic(3, 5, progress=False, scheduler=client).records
+        assert shared == serial_shared
+        assert resumed == serial
+        assert len(list((tmp_path / "ck").glob("*.pkl"))) == 21
+        assert on_dask.to_csv(index=False) == records.to_csv(index=False)
+
     def test_bad_scheduler(self):
         with pytest.raises(TypeError, match="`scheduler` must be a Dask scheduler address"):
             run_tasks(_draw, [], scheduler=3, progress=False)
+
+
+class TestDaskBatches:
+    @pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 100, 801])
+    @pytest.mark.parametrize("threads", [0, 1, 2, 5])
+    def test_consecutive_cover_in_order(self, n, threads):
+        todo = list(range(3, 3 + n))
+        batches = dask_batches(todo, threads)
+        assert [i for b in batches for i in b] == todo
+        assert all(batches)
+        assert len(batches) <= DASK_BATCHES_PER_THREAD * max(1, threads)
+        if n >= DASK_BATCHES_PER_THREAD * max(1, threads):  # every thread gets work
+            assert 2 * len(batches) >= DASK_BATCHES_PER_THREAD * max(1, threads)

