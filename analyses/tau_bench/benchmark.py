@@ -326,11 +326,7 @@ class TauBench:
         ):
             raise ValueError("`--selector chat` needs `--endpoint URL` and `--model NAME`.")
 
-    def load_grid(self, path: Path | None) -> Any:
-        """The issue-20 grid (``sensitivity.toml``) unless `path` names another."""
-        from osustat.analyses.sensitivity import load_choice_grid
-
-        return load_choice_grid(self, path or SENSITIVITY_GRID)
+    grid_file = SENSITIVITY_GRID  # the issue-20 grid, the default of --sensitivity
 
     run = staticmethod(run_tau)
     analyze = staticmethod(analyze_tau)

@@ -210,7 +210,9 @@ def test_declared_choices_and_the_sensitivity_grid() -> None:
         "any",
         "noisy-mean",
     )
-    grid = BENCHMARK.load_grid(None)
+    from osustat.analyses.sensitivity import load_choice_grid
+
+    grid = load_choice_grid(BENCHMARK, None)
     assert grid.seeds == (0, 1, 2)
     points = [p for _, p in grid.points]
     four = ("query-noise", "copy-noise", "matching", "packing")
