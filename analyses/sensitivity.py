@@ -62,7 +62,10 @@ def _default_points(bench: Benchmark) -> list[tuple[str, dict[str, str]]]:
 
 
 def load_choice_grid(bench: Benchmark, path: Path | None = None) -> ChoiceGrid:
-    """Read a choice grid for `bench` (module docstring); None -> one choice at a time."""
+    """Read a choice grid for `bench` (module docstring); None -> the benchmark's own grid file
+    (its ``grid_file`` attribute, if it has one), else one choice at a time."""
+    if path is None:
+        path = getattr(bench, "grid_file", None)
     if path is None:
         return ChoiceGrid(tuple(_default_points(bench)), None, "one choice at a time (default)")
     if not path.is_file():

@@ -16,6 +16,7 @@ from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _f
 
 from ._style import IntervalTest, interval_test_notes, pyplot, save_figure
+from ._tau_sections import query_readings, stage_d_placement, twins_and_agents
 from .paper_values import PAPER
 
 __all__ = ["render_tau_bench", "write_figures"]
@@ -99,6 +100,7 @@ def render_tau_bench(
         f"Non-zero sharing in all three views: {m['all_three_fraction']:.1%} "
         f"({m['all_three_count']}/{m['queries']}); paper 14.3% (47/328)."
     )
+    twins_and_agents(w, s)
     ct = a.crosstab["tau-bench"]
     w("")
     w("## Table 4: cross-tab at B = 256 (OSU-Mem − Flat Vector)")
@@ -147,14 +149,15 @@ def render_tau_bench(
     w("")
     w("## Table 5: OSU-Mem − Flat Vector Hit@2 by budget and cell")
     w("")
-    budgets = sorted(set(a.table5["budget"]))
+    t5 = a.table5[a.table5["benchmark"] == "tau-bench"]
+    budgets = sorted(set(t5["budget"]))
     w("| cell | " + " | ".join(f"B={b}: Δ (p) [task-level p]" for b in budgets) + " | paper |")
     w("| --- |" + " --- |" * (len(budgets) + 1))
     for c in (*TAU["table5"], "Aggregate"):
         cells = []
         n = 0  # a cell with no query at any budget
         for b in budgets:
-            r = a.table5[(a.table5["budget"] == b) & (a.table5["cell"] == c)]
+            r = t5[(t5["budget"] == b) & (t5["cell"] == c)]
             if r.empty:
                 cells.append("—")
                 continue
@@ -170,6 +173,7 @@ def render_tau_bench(
             + " |"
         )
     w("")
+    query_readings(w, a, s)
     w("## Method × cell interaction test per budget")
     w("")
     w("| budget | Hit@2 p | Recall p | paper Hit@2 p |")
@@ -264,16 +268,8 @@ def render_tau_bench(
         w("")
         w("## Stage D: multi-burst augmented cache (Appendix D)")
         w("")
-        sd = s["stage_d"]
         tot = sum(a.augmented_cells.values())
-        w(
-            f"Copies inserted: {sd['copies']:,} for {sd['evidence_steps']} focal evidence steps; "
-            f"{sd['evidence_steps_gap_relaxed']} evidence steps sat in a focal segment too short "
-            "(< 37 steps) for pairwise gaps ≥ 18, so their copies were evenly spaced instead. "
-            f"Cells after augmentation: {a.augmented_cells} — "
-            f"{a.augmented_cells.get('T+E+', 0) / tot:.1%} T+E+ (paper: 100%)."
-        )
-        w("")
+        stage_d_placement(w, s["stage_d"], a.augmented_cells, tot)
         w("### Table 11 (query level; episode level in parentheses for Hit@2)")
         w("")
         hdr = " | ".join(f"B={b} Hit@2 | Recall" for b in budgets)

@@ -165,6 +165,15 @@ def _oracle_ci(p: PairedRecords, cfg: _Settings, *name: Any) -> tuple[float, flo
     return ci.low, ci.high
 
 
+def _t5_rows(res: Any, tl: dict[str, Any], budget: int, bench: str) -> list[dict[str, Any]]:
+    out = []
+    for r in _rows(res):
+        key = r["cell"] if r["cell"] != "Aggregate" else "all"
+        effect, p, _ = tl.get(key, (np.nan, np.nan, 0))
+        out.append({"benchmark": bench, "budget": budget, **r, "task_effect": effect, "task_p": p})
+    return out
+
+
 def analyze(
     records: pd.DataFrame,
     structure: dict[str, Any],
@@ -192,18 +201,27 @@ def analyze(
     main_b = 256 if 256 in budgets else budgets[len(budgets) // 2]
     crosstab: dict[str, Any] = {}
     forest = None
-    comps = {}
-    for key, (t, b, metric) in {
-        "osu_flat_hit": (OSU, FLAT, "hit@2"),
-        "osu_flat_recall": (OSU, FLAT, "recall"),
-        "overlap_disjoint_hit": (OSU, DISJ, "hit@2"),
-    }.items():
-        res, pr = _cc(rec, tasks, t, b, metric, main_b, "tau-bench", cfg)
-        if key == "osu_flat_hit":
-            forest = res
-        comps[key] = {"rows": _rows(res), "task": _task_level(pr, cfg)}
-    crosstab["tau-bench"] = comps
-    t5, inter, be = _by_budget(rec, tasks, budgets, cfg)
+    # the main run and the other query-noise reading(s), side by side (Tables 4 and 5)
+    readings = sorted(b for b in benches if b.startswith("tau-bench-query-"))
+    for bench in ("tau-bench", *readings):
+        comps: dict[str, Any] = {}
+        for key, (t, b, metric) in {
+            "osu_flat_hit": (OSU, FLAT, "hit@2"),
+            "osu_flat_recall": (OSU, FLAT, "recall"),
+            "overlap_disjoint_hit": (OSU, DISJ, "hit@2"),
+        }.items():
+            res, pr = _cc(rec, tasks, t, b, metric, main_b, bench, cfg)
+            if key == "osu_flat_hit" and bench == "tau-bench":
+                forest = res
+            comps[key] = {"rows": _rows(res), "task": _task_level(pr, cfg)}
+        sub = rec[
+            (rec["benchmark"] == bench) & (rec["budget"] == main_b) & (rec["metric"] == "hit@2")
+        ]
+        comps["mean_hit"] = {
+            str(k): float(v) for k, v in sub.groupby("method")["value"].mean().items()
+        }
+        crosstab[bench] = comps
+    t5, inter, be = _by_budget(rec, tasks, budgets, readings, cfg)
     t11, t12, aug_cells = _stage_d(rec, budgets, cfg)
     vrows = []
     for bench in sorted(benches):
@@ -229,18 +247,26 @@ def analyze(
 
 
 def _by_budget(
-    rec: ValidatedRecords, tasks: dict[str, str], budgets: list[int], cfg: _Settings
+    rec: ValidatedRecords,
+    tasks: dict[str, str],
+    budgets: list[int],
+    readings: list[str],
+    cfg: _Settings,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """Table 5, the interaction test and break-even / oracle per budget (OSU-Mem - Flat)."""
-    t5, inter, be = [], [], []
+    """Table 5 (the main run and every other query-noise reading), the interaction test and
+    break-even / oracle per budget (OSU-Mem - Flat)."""
+    t5: list[dict[str, Any]] = []
+    inter: list[dict[str, Any]] = []
+    be: list[dict[str, Any]] = []
     for budget in budgets:
+        for bench in readings:
+            res_o, pr_o = _cc(rec, tasks, OSU, FLAT, "hit@2", budget, bench, cfg)
+            t5.extend(_t5_rows(res_o, _task_level(pr_o, cfg), budget, bench))
         res_h, pr = _cc(rec, tasks, OSU, FLAT, "hit@2", budget, "tau-bench", cfg)
         res_r, _ = _cc(rec, tasks, OSU, FLAT, "recall", budget, "tau-bench", cfg)
         tl = _task_level(pr, cfg)
         rows = _rows(res_h)
-        for r in rows:
-            task = tl.get("all" if r["cell"] == "Aggregate" else r["cell"], (np.nan, np.nan, 0))
-            t5.append({"budget": budget, **r, "task_effect": task[0], "task_p": task[1]})
+        t5.extend(_t5_rows(res_h, tl, budget, "tau-bench"))
         inter.append(
             {
                 "budget": budget,
