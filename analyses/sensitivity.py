@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import itertools
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -113,24 +115,17 @@ def run_choice_sensitivity(
     spec: RunSpec,
     folder: Path,
     *,
-    claims_path: Path | None = None,
+    audit: Callable[..., tuple[Any, Any]],
 ) -> ChoiceSensitivity:
-    """Run `bench` at every point and seed of `grid`, audit its claims, write the tables."""
-    from .driver import claims_audit
-
+    """Run `bench` at every point and seed of `grid`, audit its claims with `audit` (the
+    driver's ``claims_audit`` with its claims file bound), write the tables."""
     rows = []
     seeds = grid.seeds or (spec.seed,)
     for index, (name, values) in enumerate(grid.points):
         for seed in seeds:
             point = replace(spec, choices=values, seed=seed, retrievers=())
             run = bench.run(point)
-            result, _ = claims_audit(
-                run.records,
-                bench.claims,
-                n_resamples=spec.n_resamples,
-                seed=seed,
-                claims_path=claims_path,
-            )
+            result, _ = audit(run.records, bench.claims, n_resamples=spec.n_resamples, seed=seed)
             for check in () if result is None else result.checks:
                 rows.append(
                     {
