@@ -23,7 +23,6 @@ The driver knows no benchmark by name: it looks them up in :mod:`analyses.regist
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import shutil
@@ -500,5 +499,4 @@ def _sensitivity(bench: Benchmark, grid: Any, spec: RunSpec, folder: Path, reque
         return own(grid, spec, folder)
     from .sensitivity import run_choice_sensitivity
 
-    audit = functools.partial(claims_audit, claims_path=request.claims)
-    return run_choice_sensitivity(bench, grid, spec, folder, audit=audit)
+    return run_choice_sensitivity(bench, grid, spec, folder, claims_path=request.claims)
