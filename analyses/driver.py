@@ -218,6 +218,11 @@ def plan(request: Request) -> Plan:
         _count(s, "--seeds", 0, 2**63 - 1)
     if request.seeds is not None and not request.seeds:
         raise UsageError("`--seeds` is empty; give comma-separated integers.")
+    if request.seeds is not None and not bench.multi_seed:
+        raise UsageError(
+            f"`--seeds` does not apply to {bench.name}, which runs one master `--seed`; "
+            "it sets the seeds of a multi-seed benchmark (toolbench)."
+        )
     if request.scheduler is not None and request.jobs != 1:
         raise UsageError(
             "give `--jobs` (worker processes here) or `--scheduler` (a Dask cluster), not both."

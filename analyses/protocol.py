@@ -267,6 +267,9 @@ class Benchmark(Protocol):
     choices: Choices
     claims: ClaimSelection | None
     references: tuple[str, ...]
+    #: Whether the benchmark runs several seeds (``--seeds``); the driver refuses ``--seeds``
+    #: for a benchmark that would ignore it.
+    multi_seed: bool
 
     def methods(self) -> tuple[str, ...]:
         """Method names the benchmark writes itself (a user retriever must not reuse one)."""

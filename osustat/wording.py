@@ -31,6 +31,7 @@ MDE_METHOD_NAMES = {
     "exact-binomial": "exact binomial",
     "simulation": "simulated sign-flip",
     "normal": "noncentral t",
+    "empirical": "sign-flip simulated from the observed differences",
 }
 
 #: What the report and the verdict say instead of an infinite MDE.

@@ -12,10 +12,10 @@ from typing import Any
 from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _f
 
-from .paper_values import PAPER as _ALL_PAPERS
+from .paper_values import PAPER
 
 #: The paper's printed τ-bench values (:data:`osustat.reports.paper_values.PAPER`).
-PAPER: dict[str, Any] = _ALL_PAPERS["tau-bench"]
+TAU: dict[str, Any] = PAPER["tau-bench"]
 
 __all__ = ["query_readings", "stage_d_placement", "twins_and_agents"]
 
@@ -95,7 +95,7 @@ def query_readings(w: Writer, a: Any, s: dict[str, Any]) -> None:
             for b in benches
         ]
         n = next((h["n"] for h in hit if h is not None), 0)
-        pp = PAPER["table4"].get(c)
+        pp = TAU["table4"].get(c)
         w(
             f"| {c} | {n} | {_eff(hit[0])} | {_eff(hit[1])} | "
             f"{_eff(od[0]) if od[0] else '—'} | {_eff(od[1]) if od[1] else '—'} | "
@@ -134,7 +134,7 @@ def query_readings(w: Writer, a: Any, s: dict[str, Any]) -> None:
                     "—" if r.empty else f"{_f(r['effect'].iloc[0])} ({_p(r['p'].iloc[0])})"
                 )
             cells.append(" / ".join(parts))
-        pv = PAPER["table5"].get(c)
+        pv = TAU["table5"].get(c)
         w(
             f"| {c} | "
             + " | ".join(cells)
@@ -202,7 +202,7 @@ def stage_d_placement(w: Writer, sd: dict[str, Any], cells: dict[str, int], tot:
     )
     sh = sd["sharing"]
     if sh.get("queries"):
-        pm = PAPER["marginals"]
+        pm = TAU["marginals"]
         w("")
         w("| after Stage D | mean | zero fraction | paper mean (before → after) |")
         w("| --- | --- | --- | --- |")

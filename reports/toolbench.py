@@ -250,16 +250,23 @@ def render_toolbench(
         "",
         "## Trend test: monotone dose-response in beta",
         "",
-        "Within-target permutation test of a linear trend in beta (`osustat.trend`; units = "
-        "distinct targets, gaps averaged over their episodes in all seeds; one-sided 'gap grows "
-        "with beta'); `monotone means` says whether the five mean gaps strictly increase.",
+        "Units = distinct targets, gaps averaged over their episodes in all seeds; one-sided "
+        "'gap grows with beta'. `mean slope` and its p: the mean-trend test (per-target "
+        "least-squares slopes, sign-flip; `osustat.trend.mean_trend_test`), whose null is no "
+        "trend in the mean gap: the test of the claim. `p (exchangeable)`: the within-target "
+        "permutation test of a linear trend (`within_block_trend_test`; identical to Page's "
+        "test on tie-free data), whose null is that beta has no effect at all: it also "
+        "rejects when each target's gap moves with beta without a trend in the mean. "
+        "`monotone means` says whether the five mean gaps strictly increase.",
         "",
     ]
     L += md_table(
-        ["n_ev", "metric", "budget", "targets", "statistic", "p", "monotone means"],
+        ["n_ev", "metric", "budget", "targets", "mean slope", "p", "p (exchangeable)",
+         "monotone means"],
         (
             [_nev(r["benchmark"]), r["metric"], r["budget"], r["n_targets"],
-             fmt_signed(r['statistic'], 4), fmt_p(r["p"]), yes_no(r["monotone_means"])]
+             fmt_signed(r["statistic"], 4), fmt_p(r["p"]), fmt_p(r["p_exchangeable"]),
+             yes_no(r["monotone_means"])]
             for _, r in a.trend.iterrows()
         ),
     )  # fmt: skip

@@ -127,6 +127,7 @@ class LoCoMo:
     choices = load_choices("osustat.analyses.locomo", "locomo")
     claims = None  # the transfer claims (claims/locomo.toml) are audited in the analysis step
     references = ("OSU-Mem", "Flat Vector")
+    multi_seed = False
 
     def methods(self) -> tuple[str, ...]:
         return tuple(MAIN_METHODS)

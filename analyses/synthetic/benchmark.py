@@ -136,6 +136,7 @@ class Synthetic:
         "Audit of the paper's synthetic claims", benchmark_prefixes=("synthetic",)
     )
     references = USER_REFERENCES
+    multi_seed = False
 
     def methods(self) -> tuple[str, ...]:
         from .run import method_factories

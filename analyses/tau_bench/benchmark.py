@@ -315,6 +315,7 @@ class TauBench:
         drop_columns=("task",),
     )  # fmt: skip
     references = ("OSU-Mem", "Flat Vector")
+    multi_seed = False
 
     def methods(self) -> tuple[str, ...]:
         return tuple(MAIN_METHODS)

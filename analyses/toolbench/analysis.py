@@ -7,7 +7,9 @@ three seeds draw their targets from the same ~400 eligible trajectories, the sam
 appears in several seeds; the seed-dependence check correlates the per-target gaps between
 seeds, and the dependence-robust test averages every target's episodes (all seeds) into one
 unit and runs one sign-flip test over distinct targets. The trend test in beta uses the same
-target-level units (:func:`osustat.trend.within_block_trend_test`).
+target-level units: a trend in the mean gap (:func:`osustat.trend.mean_trend_test`, per-target
+slopes; the claim's default) beside the within-target exchangeability test
+(:func:`osustat.trend.within_block_trend_test`, whose null is "no effect of beta at all").
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pandas as pd
 from osustat import fisher_combine, seed_dependence, signflip_tests
 from osustat.seeds import between_seed_dependence
 from osustat.streams import stream_rng
-from osustat.trend import within_block_trend_test
+from osustat.trend import mean_trend_test, within_block_trend_test
 
 from .run import ALPHAS, BASELINES, BETAS, BUDGETS, cohesion_name, coverage_name
 
@@ -184,15 +186,22 @@ def analyze_toolbench(
             # trend in beta per budget, units = distinct targets
             for b in budgets:
                 mat = pd.concat([target_gaps[beta][b].rename(beta) for beta in betas], axis=1)
-                res = within_block_trend_test(
+                exch = within_block_trend_test(
                     mat.to_numpy(),
                     scores=list(betas),
                     n_resamples=n_resamples,
                     rng=rng(bench, metric, b, "trend"),
                 )
+                res = mean_trend_test(
+                    mat.to_numpy(),
+                    scores=list(betas),
+                    n_resamples=n_resamples,
+                    rng=rng(bench, metric, b, "mean trend"),
+                )
                 trend_rows.append(
                     {"benchmark": bench, "metric": metric, "budget": b,
                      "statistic": res.statistic, "p": res.pvalue, "n_targets": res.n_blocks,
+                     "statistic_exchangeable": exch.statistic, "p_exchangeable": exch.pvalue,
                      "monotone_means": bool(np.all(np.diff(mat.mean().to_numpy()) > 0))}
                 )  # fmt: skip
     sweep = pd.DataFrame(sweep_rows)

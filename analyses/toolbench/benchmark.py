@@ -144,6 +144,7 @@ class ToolBench:
         bootstrap_resamples=1000,
     )  # fmt: skip
     references = ("Flat Vector", "coverage-overlap-beta0.12", "Disjoint Hierarchy")
+    multi_seed = True
 
     def methods(self) -> tuple[str, ...]:
         from .run import method_names

@@ -92,6 +92,7 @@ class Fake:
     )
     claims = ClaimSelection("Audit of fake", benchmark_prefixes=("fake",))
     references = ("B",)
+    multi_seed = False
 
     def __init__(self) -> None:
         self.runs = 0
@@ -143,6 +144,12 @@ def test_an_out_that_is_a_file_is_refused_before_any_work(fake, tmp_path, capsys
     assert main(_argv(out)) == 2
     assert "is an existing file" in capsys.readouterr().err
     assert fake.runs == 0
+
+
+def test_seeds_are_refused_where_the_benchmark_runs_one_seed(fake, tmp_path, capsys):
+    assert main(_argv(tmp_path / "o", "--seeds", "1,2")) == 2
+    assert "`--seeds` does not apply to fake" in capsys.readouterr().err
+    assert fake.runs == 0 and not (tmp_path / "o").exists()
 
 
 def test_a_foreign_folder_needs_force(fake, tmp_path, capsys):
