@@ -115,16 +115,23 @@ def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]
     """``--data`` values of benchmark `benchmark_name` as input paths: THE one place where
     data are resolved (``UsageError`` naming the value).
 
-    Today a value is a path (a file for ``files`` benchmarks, one directory for ``directory``
-    ones, nothing for generated data); a data registry (dataset names -> shipped or cached
-    paths) plugs in here, before the path checks.
+    A value is a path (a file for ``files`` benchmarks, one directory for ``directory`` ones,
+    nothing for generated data) or a dataset name of the registry (``osustat data list``),
+    which becomes that dataset's input paths in the data folder; with no values, the
+    registry's datasets for the benchmark (``osustat.data.registry.BENCHMARK_DATA``). An absent
+    dataset is an error naming it, the fetch command and the folder to fill by hand.
     """
+    from osustat.data.registry import BENCHMARK_DATA
+    from osustat.data.store import resolve_data as registry_paths
+
     benchmark = get_benchmark(benchmark_name)
     kind = benchmark.data.kind
     if kind == "none":
         if values:
             raise UsageError(f"`reproduce {benchmark.name}` takes no `--data` (generated data).")
         return ()
+    if values or benchmark.name in BENCHMARK_DATA:
+        values = [str(p) for p in registry_paths(benchmark.name, values)]
     if not values:
         raise UsageError(f"`reproduce {benchmark.name}` needs `--data` ({benchmark.data.help}).")
     paths = tuple(Path(v) for v in values)

@@ -98,3 +98,15 @@ __all__ = [
     "validate_records",
     "within_block_trend_test",
 ]
+
+import os as _os
+
+# Imported straight from a source checkout (the repository root on sys.path: pytest, or
+# `python -m osustat` run there), this folder lacks the subpackages that pyproject maps from the
+# repository's top-level folders (osustat.retrieval <- retrieval/, ...): look there too. An
+# installed copy (wheel, or the strict editable link tree the Makefile builds) has them inside.
+_here = _os.path.dirname(__file__)
+if not _os.path.isdir(_os.path.join(_here, "retrieval")) and _os.path.isfile(
+    _os.path.join(_here, _os.pardir, "retrieval", "__init__.py")
+):
+    __path__.append(_os.path.normpath(_os.path.join(_here, _os.pardir)))

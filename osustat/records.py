@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -76,7 +77,7 @@ def _choose(df: pd.DataFrame, column: str, value: Any, what: str) -> pd.DataFram
 
 
 def paired(
-    records: pd.DataFrame,
+    records: pd.DataFrame | str | Path,
     treatment: str,
     baseline: str,
     *,
@@ -90,8 +91,10 @@ def paired(
 
     Parameters
     ----------
-    records : pandas.DataFrame
-        Long-format records; validated with :func:`validate_records`.
+    records : pandas.DataFrame or path
+        Long-format records, or the path of a records file (read with
+        :func:`osustat.load_records`, as :func:`osustat.analyze` reads one); validated with
+        :func:`validate_records`.
     treatment, baseline : str
         Method names.
     metric : str
@@ -132,6 +135,10 @@ def paired(
     """
     if unit not in ("query", "episode"):
         raise ValueError(f"`unit` must be one of {{'query', 'episode'}}; got {unit!r}.")
+    if isinstance(records, str | Path):
+        from osustat.io.reading import load_records  # the reader analyze() uses
+
+        records = load_records(records)
     df = validate_records(records)
     df = _choose(df, "benchmark", benchmark, "benchmark")
     methods = sorted(df["method"].unique().tolist())

@@ -5,6 +5,7 @@ computed by ``analyses.driver.user_retriever_tests``).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 import pandas as pd
@@ -30,11 +31,10 @@ def render_user_methods(
         "## Your retrievers",
         "",
         "User retrievers run beside the paper's methods on the same episodes, queries and "
-        f"budgets: {', '.join(f'`{n}`' for n in names)}. Means per query (n = queries); for the "
-        "cell-conditional paired test run e.g. `osustat analyze records.csv --treatment "
-        f'"{names[0]}" --baseline "{references[0] if references else names[0]}" '
-        "--benchmark BENCHMARK`.",
+        f"budgets: {', '.join(f'`{n}`' for n in names)}. Means per query (n = queries); the "
+        "cell-conditional paired test of each benchmark is the command under its table.",
     ]
+    baseline = references[0] if references else names[0]
     rank = {m: k for k, m in enumerate(shown)}
     for bench, frame in sub.groupby("benchmark", sort=True):
         table = frame.groupby(["method", "budget", "metric"])["value"].agg(["mean", "size"])
@@ -53,6 +53,9 @@ def render_user_methods(
             n = int(table.loc[(method, budget, present[0]), "size"])
             bold = f"**{method}**" if method in names else method
             lines.append(f"| {bold} | {budget} | " + " | ".join(cells) + f" | {n} |")
+        args = ["analyze", "records.csv", "--treatment", names[0], "--baseline", baseline]
+        command = shlex.join(["osustat", *args, "--benchmark", str(bench)])
+        lines += ["", f"Paired test: `{command}`"]
     return "\n".join(lines)
 
 

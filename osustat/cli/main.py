@@ -154,6 +154,7 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     from osustat._analysis_options import FAMILIES
+    from osustat.cli.data import add_data_parser
     from osustat.cli.reproduce import add_reproduce_parser
     from osustat.multitest import CORRECTIONS
 
@@ -285,6 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     au.set_defaults(func=audit_command)
 
     add_reproduce_parser(sub)
+    add_data_parser(sub)
 
     cr = sub.add_parser(
         "check-retriever",

@@ -108,7 +108,9 @@ def add_reproduce_parser(sub: Any) -> None:
         "--data",
         nargs="+",
         default=None,
-        help="τ-/τ²-bench trajectory files (tau-bench) or the data directory (toolbench)",
+        help="τ-/τ²-bench trajectory files (tau-bench) or the data directory (toolbench), or "
+        "dataset names (osustat data list); default: the registry's copy (tau-bench: "
+        "tau-bench and tau2-bench; toolbench: toolbench)",
     )
     rp.add_argument("--cache", default=None, help="embedding cache directory")
     rp.add_argument(
