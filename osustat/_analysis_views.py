@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import html
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .multitest import stars
 
-if TYPE_CHECKING:
-    from .analysis_result import AnalysisResult, Row
+# The result and its rows are typed Any here: this module is imported by
+# osustat.analysis_result, and importing it back (even for type checking) is a cycle.
+AnalysisResult = Any
+Row = Any
 
 __all__ = ["html_table", "latex_table", "markdown_table", "short_repr"]
 
