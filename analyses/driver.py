@@ -28,7 +28,6 @@ import json
 import shutil
 import sys
 import time
-import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,24 +36,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .protocol import Backend, Benchmark, BenchmarkRun, ClaimSelection, RunSpec
+from osustat.streams import stream_seed
+
+from .claims_audit import claims_audit
+from .protocol import Backend, Benchmark, BenchmarkRun, RunSpec
 from .registry import get_benchmark
 from .sensitivity import ChoiceSensitivity
 
 __all__ = [
-    "CLAIMS_FILE",
     "ReproduceResult",
     "Request",
     "checkpoint_dir",
-    "claims_audit",
     "plan",
     "reproduce",
     "resolve_data",
     "user_retriever_tests",
 ]
-
-#: The paper's claims, audited by every run (selected per benchmark).
-CLAIMS_FILE = Path(__file__).resolve().parents[1] / "claims" / "paper.toml"
 
 
 class UsageError(ValueError):
@@ -256,6 +253,9 @@ def plan(request: Request) -> Plan:
         ),
         options=dict(request.options),
         encoder=request.encoder,
+        # one command line per run: the header names the command the provenance records
+        # (from Python there is none: the header then gives the equivalent CLI call)
+        command=None if request.command == "python API" else request.command,
     )
     bench.check(spec)
     settings = {
@@ -265,7 +265,11 @@ def plan(request: Request) -> Plan:
         "episodes": spec.episodes,
         "resamples": spec.n_resamples,
         "choices": dict(sorted(choices.items())),
-        "options": {k: str(v) for k, v in sorted(spec.options.items())},
+        # JSON values as JSON writes them (false, null), never Python's False/None as text
+        "options": {
+            k: v if v is None or isinstance(v, bool | int | float) else str(v)
+            for k, v in sorted(spec.options.items())
+        },
         "retrievers": [r.source or r.name for r in retrievers],
         "sensitivity": bool(request.sensitivity),
         "grid": request.grid,
@@ -324,57 +328,6 @@ def _scheduler(address: str | None) -> Iterator[Any]:
 # -- the shared steps ----------------------------------------------------------------------
 
 
-def claims_audit(
-    records: pd.DataFrame,
-    selection: ClaimSelection | None,
-    *,
-    n_resamples: int,
-    seed: int,
-    claims_path: Path | None = None,
-) -> tuple[Any, str | None]:
-    """Audit the claims `selection` picks from the claims file on `records`.
-
-    Returns ``(AuditResult or None, markdown or None)``; both None when no claims file was
-    found or none of its claims is selected. A cell too small for a claim's test makes that
-    claim "not checkable" (the audit says why), never an error.
-    """
-    from osustat.audit.claims import load_claims
-    from osustat.audit.run import audit
-    from osustat.reports.audit import render_markdown
-
-    path = claims_path if claims_path is not None else CLAIMS_FILE
-    if selection is None or not path.is_file():
-        return None, None
-    claims = load_claims(path)
-    kept = tuple(
-        c
-        for c in claims.claims
-        if c.id in selection.ids
-        or any((c.benchmark or "").startswith(p) for p in selection.benchmark_prefixes)
-    )
-    if not kept:
-        return None, None
-    used = {c.family for c in kept}
-    sub = replace(
-        claims, claims=kept, families={k: v for k, v in claims.families.items() if k in used}
-    )
-    cols = [c for c in records.columns if c not in selection.drop_columns]
-    result = audit(
-        sub,
-        records[cols],
-        n_resamples=n_resamples,
-        bootstrap_resamples=selection.bootstrap_resamples,
-        rng=seed,
-    )
-    return result, render_markdown(result, title=selection.title)
-
-
-def _test_seed(master: int, key: str) -> int:
-    """A seed for one test from the master seed and the test's name (stable across runs)."""
-    seq = np.random.SeedSequence([master, zlib.crc32(key.encode())])
-    return int(seq.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
-
-
 def user_retriever_tests(
     records: pd.DataFrame,
     names: Sequence[str],
@@ -411,7 +364,7 @@ def user_retriever_tests(
                 except ValueError:
                     continue  # the two methods do not share these queries
                 key = f"{name}|{ref}|{bench}|{budget}|{metric}"
-                rng = _test_seed(seed, key)
+                rng = stream_seed(seed, key)
                 d = p.differences
                 row: dict[str, Any] = {
                     "retriever": name,

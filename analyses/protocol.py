@@ -215,7 +215,8 @@ class RunSpec:
 
     ``data`` are resolved paths (empty for generated data); ``choices`` maps every declared
     choice to its value; ``options`` holds the benchmark's own options (e.g. τ-bench's
-    ``selector``), ``None`` meaning "the benchmark's default".
+    ``selector``), ``None`` meaning "the benchmark's default"; ``command`` the run's command
+    line, which the report's header and ``provenance.json`` both name.
     """
 
     data: tuple[Path, ...] = ()
@@ -229,6 +230,9 @@ class RunSpec:
     backend: Backend = field(default_factory=Backend)
     options: Mapping[str, Any] = field(default_factory=dict)
     encoder: Any = None
+    #: The command line of this run as its provenance records it; reports name this one
+    #: (None: the benchmark writes the equivalent ``osustat reproduce`` call).
+    command: str | None = None
 
     def text_encoder(self) -> Any:
         """The encoder of this run: ``encoder`` if given (tests pass a stand-in), else

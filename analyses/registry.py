@@ -18,6 +18,7 @@ BENCHMARKS: dict[str, str] = {
     "synthetic": "osustat.analyses.synthetic.benchmark",
     "tau-bench": "osustat.analyses.tau_bench.benchmark",
     "toolbench": "osustat.analyses.toolbench.benchmark",
+    "locomo": "osustat.analyses.locomo.benchmark",
 }
 
 

@@ -13,7 +13,7 @@ one choice at a time) lists points, each an assignment of the benchmark's declar
 
 At every point and seed the benchmark runs in full (through the one runner) and the claims it
 selects from ``claims/paper.toml`` are audited on the records
-(:func:`analyses.driver.claims_audit`): per claim × point × seed the effect, its CI, p and the
+(:func:`analyses.claims_audit.claims_audit`): per claim × point × seed the effect, its CI, p and the
 verdict (strict standard, the audit's
 calibrated tests). A claim is **robust** when it is reproduced at every point (every seed),
 **choice-dependent** when at some, **not reproduced** when at none.
@@ -62,7 +62,10 @@ def _default_points(bench: Benchmark) -> list[tuple[str, dict[str, str]]]:
 
 
 def load_choice_grid(bench: Benchmark, path: Path | None = None) -> ChoiceGrid:
-    """Read a choice grid for `bench` (module docstring); None -> one choice at a time."""
+    """Read a choice grid for `bench` (module docstring); None -> the benchmark's own grid file
+    (its ``grid_file`` attribute, if it has one), else one choice at a time."""
+    if path is None:
+        path = getattr(bench, "grid_file", None)
     if path is None:
         return ChoiceGrid(tuple(_default_points(bench)), None, "one choice at a time (default)")
     if not path.is_file():
@@ -116,7 +119,7 @@ def run_choice_sensitivity(
     claims_path: Path | None = None,
 ) -> ChoiceSensitivity:
     """Run `bench` at every point and seed of `grid`, audit its claims, write the tables."""
-    from .driver import claims_audit
+    from .claims_audit import claims_audit
 
     rows = []
     seeds = grid.seeds or (spec.seed,)

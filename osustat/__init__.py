@@ -36,7 +36,7 @@ from .records import PairedRecords, paired
 from .schema import validate_records
 from .seeds import PerSeedValues, SeedTests, per_seed_values, seed_tests
 from .signflip import SignFlipResult, paired_signflip_test, signflip_tests
-from .trend import TrendResult, within_block_trend_test
+from .trend import TrendResult, mean_trend_test, within_block_trend_test
 
 __all__ = [
     "CELLS",
@@ -76,6 +76,7 @@ __all__ = [
     "label_cell",
     "load_claims",
     "load_records",
+    "mean_trend_test",
     "minimum_detectable_effect",
     "oracle_ceiling",
     "paired",

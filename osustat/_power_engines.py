@@ -102,3 +102,139 @@ class SignFlipSimulation:
             hits = (sums <= obs + tol).sum(axis=0)
         p = hits / sums.shape[0]
         return float(np.mean(p <= self.alpha * (1 + 1e-9)))
+
+
+# -- empirical: the observed zeros and magnitudes (any n) ------------------------------------
+
+#: Random sign patterns behind a simulated data set's Monte Carlo p-value: ``ceil(25 /
+#: alpha)`` (about 25 null sums beyond the critical value) within these bounds. Below
+#: alpha = .025 the simulated test has fewer resamples than the real one (10,000 by
+#: default), so its power is a little lower: the MDE errs on the large side.
+EMPIRICAL_RESAMPLES = (500, 1_000)
+
+#: Nonzero differences up to which a simulated data set's null is enumerated exactly.
+EMPIRICAL_EXACT_MAX = 11
+
+#: Nonzero differences from which the null is the normal law with the sign-flip null's own
+#: variance ``sum(v**2)`` (a z-test on the sum): cheap, and within Monte Carlo error of the
+#: test's power there (benchmarks/power_check.py, issue 23 table).
+EMPIRICAL_NORMAL_MIN = 61
+
+#: Simulated data sets sharing one Monte Carlo sign matrix.
+_SIGN_BLOCK = 64
+
+
+class EmpiricalShiftSimulation:
+    """The sign-flip test on data sets resampled from observed differences, shifted.
+
+    Each simulated data set draws `n` units with replacement from the observed differences;
+    a unit that drew an exact zero stays 0 (ties do not move with the effect: the two
+    methods returned the same result), a nonzero unit gets an independently resampled
+    centred nonzero difference plus ``effect / (1 - q0)``, where ``q0`` is the observed
+    share of zeros. The mean difference is then `effect`. The p-value of each data set is
+    the test's own: exact enumeration of the ``2**m`` sign patterns of its ``m`` nonzero
+    values when ``m <= 11``, a Monte Carlo p-value ``(b + 1) / (B + 1)`` up to ``m = 60``,
+    and the normal approximation of the null (variance ``sum(v**2)``) beyond. Sign-pattern
+    sums are linear in the shift, so they are computed once (common random numbers).
+
+    A data set's p-value is nonincreasing in the shift wherever its observed sum is >= 0
+    (the observed sum grows by ``m`` per unit shift, a null sum by at most ``m``), so a
+    data set seen rejecting (with a positive sum) at one shift rejects at every larger
+    shift, and one seen not rejecting does not reject at smaller shifts with a positive sum:
+    the search evaluates only the data sets whose fate is still open.
+    """
+
+    def __init__(
+        self, d: NDArray[Any], n: int, n_simulations: int, alpha: float, alt: str, rng: Any
+    ) -> None:
+        gen = check_rng(rng)
+        zero = d == 0
+        nonzero = d[~zero]
+        self.share = 1.0 - float(zero.mean())
+        self.mirror = alt == "less"  # test 'less' as 'greater' on the mirrored data
+        self.two_sided = alt == "two-sided"
+        self.limit = alpha * (1 + 1e-9)
+        self.n, self.n_simulations = n, n_simulations
+        self.groups: list[dict[str, Any]] = []
+        if nonzero.size == 0:
+            return
+        resid = nonzero - nonzero.mean()
+        if self.mirror:
+            resid = -resid
+        live = ~zero[gen.integers(0, d.size, size=(n_simulations, n))]
+        draws = resid[gen.integers(0, resid.size, size=(n_simulations, n))]
+        m_of = live.sum(axis=1)
+        first = np.argsort(~live, axis=1, kind="stable")  # each row's nonzero units first
+        lo, hi = EMPIRICAL_RESAMPLES
+        b = int(min(hi, max(lo, np.ceil(25 / alpha))))
+        for m in np.unique(m_of):
+            if m == 0:
+                continue  # a data set of ties only never rejects (p = 1)
+            rows = np.flatnonzero(m_of == m)
+            r = np.take_along_axis(draws[rows], first[rows, :m], axis=1)  # (count, m)
+            exact = m <= EMPIRICAL_EXACT_MAX
+            if m >= EMPIRICAL_NORMAL_MIN:
+                noise, ones = np.empty((0, rows.size)), np.empty((0, 1))
+            elif exact:
+                bits = (np.arange(2**m)[:, None] >> np.arange(m)[None, :]) & 1
+                signs = 1.0 - 2.0 * bits  # row 0: the observed (all-plus) pattern
+                noise, ones = signs @ r.T, signs.sum(axis=1)[:, None]
+            else:
+                # fresh signs per block of data sets: the error of a Monte Carlo critical
+                # value then averages out over blocks instead of being shared by all
+                noise = np.empty((b, rows.size))
+                ones = np.empty((b, rows.size))
+                for start in range(0, rows.size, _SIGN_BLOCK):
+                    part = slice(start, start + _SIGN_BLOCK)
+                    signs = 1.0 - 2.0 * gen.integers(0, 2, size=(b, m)).astype(np.float64)
+                    noise[:, part] = signs @ r[part].T
+                    ones[:, part] = signs.sum(axis=1)[:, None]
+            count = rows.size
+            self.groups.append(
+                {
+                    "m": int(m),
+                    "exact": exact,
+                    "r": r,
+                    "r_sum": r.sum(axis=1),
+                    "noise": noise,
+                    "ones": ones,
+                    "rejects_from": np.full(count, np.inf),
+                    "accepts_to": np.full(count, -np.inf),
+                }
+            )
+
+    def _reject(self, g: dict[str, Any], idx: NDArray[Any], shift: float) -> NDArray[Any]:
+        values = g["r"][idx] + shift
+        obs = values.sum(axis=1)
+        if g["m"] >= EMPIRICAL_NORMAL_MIN:
+            z = obs / np.sqrt(np.einsum("ij,ij->i", values, values))
+            p = 2.0 * stats.norm.sf(np.abs(z)) if self.two_sided else stats.norm.sf(z)
+            return p <= self.limit
+        tol = 8.0 * self.n * _EPS * np.abs(values).sum(axis=1)
+        ones = g["ones"] if g["ones"].shape[1] == 1 else g["ones"][:, idx]
+        sums = g["noise"][:, idx] + shift * ones
+        if self.two_sided:
+            hits = (np.abs(sums) >= np.abs(obs) - tol).sum(axis=0)
+        else:
+            hits = (sums >= obs - tol).sum(axis=0)
+        size = g["noise"].shape[0]
+        p = hits / size if g["exact"] else (hits + 1) / (size + 1)
+        return p <= self.limit
+
+    def power(self, effect: float) -> float:
+        shift = (-effect if self.mirror else effect) / self.share
+        rejected = 0
+        for g in self.groups:
+            obs = g["r_sum"] + shift * g["m"]
+            monotone = obs >= 0 if self.two_sided else np.ones(obs.size, dtype=bool)
+            yes = g["rejects_from"] <= shift
+            no = (g["accepts_to"] >= shift) & monotone
+            idx = np.flatnonzero(~(yes | no))
+            out = self._reject(g, idx, shift)
+            keep = monotone[idx]
+            # remember the fates that hold for every larger (rejected) / smaller shift
+            hit, miss = idx[out & keep], idx[~out & keep]
+            g["rejects_from"][hit] = np.minimum(g["rejects_from"][hit], shift)
+            g["accepts_to"][miss] = np.maximum(g["accepts_to"][miss], shift)
+            rejected += int(np.count_nonzero(yes)) + int(np.count_nonzero(out))
+        return rejected / self.n_simulations

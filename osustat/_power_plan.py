@@ -11,11 +11,15 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ._validation import check_alternative, check_level, check_positive_int
 
 #: Values of the `test` argument.
-POWER_TESTS = ("auto", "normal", "exact-binomial", "simulation")
+POWER_TESTS = ("auto", "normal", "exact-binomial", "simulation", "empirical")
+
+#: Largest `n_simulations` (Monte Carlo standard error of a power near .8: .0013).
+MAX_SIMULATIONS = 100_000
 
 #: Largest n for which power is simulated by full sign-flip enumeration.
 SIMULATION_MAX_N = 12
@@ -29,17 +33,25 @@ class PowerValue(float):
     Attributes
     ----------
     method : str
-        ``'normal'`` (noncentral t), ``'exact-binomial'`` (0/1 differences) or
-        ``'simulation'`` (exact sign-flip test on simulated normal differences). An infinite
-        MDE (power 0) under any method means no effect reaches the target power: ``n`` is too
-        small for the test to ever reach `alpha`, or too few pairs differ.
+        ``'normal'`` (noncentral t), ``'exact-binomial'`` (0/1 differences),
+        ``'simulation'`` (exact sign-flip test on simulated normal differences) or
+        ``'empirical'`` (the sign-flip test on data sets resampled from the observed
+        differences: their share of exact zeros and their magnitudes, signs tilted). An
+        infinite MDE means no effect of the modelled kind reaches the target power at this
+        ``n``: the test can never reach `alpha`, or too few pairs differ (too many exact
+        zeros) even when every nonzero difference has the same sign.
     n : int
     alpha : float
     alternative : str
     p_nonzero : float or None
         ``P(d != 0)`` used by the exact-binomial model.
     n_simulations : int
-        Simulated data sets behind a ``'simulation'`` value (0 otherwise).
+        Simulated data sets behind a ``'simulation'`` or ``'empirical'`` value (0 otherwise).
+    max_effect : float
+        The largest mean difference of the modelled kind (``inf`` for the shift models
+        ``'normal'`` and ``'simulation'``): ``magnitude * p_nonzero`` for
+        ``'exact-binomial'``, ``mean(|d|)`` for ``'empirical'`` (every nonzero difference
+        positive). A finite MDE never exceeds it.
     """
 
     method: str
@@ -48,6 +60,7 @@ class PowerValue(float):
     alternative: str
     p_nonzero: float | None
     n_simulations: int
+    max_effect: float
 
     def __new__(
         cls,
@@ -59,6 +72,7 @@ class PowerValue(float):
         alternative: str,
         p_nonzero: float | None = None,
         n_simulations: int = 0,
+        max_effect: float = math.inf,
     ) -> PowerValue:
         obj = super().__new__(cls, value)
         obj.method = method
@@ -67,6 +81,7 @@ class PowerValue(float):
         obj.alternative = alternative
         obj.p_nonzero = p_nonzero
         obj.n_simulations = n_simulations
+        obj.max_effect = max_effect
         return obj
 
     def __reduce__(self) -> Any:
@@ -101,12 +116,12 @@ class Plan:
         test: str,
         n_simulations: Any,
     ) -> None:
-        try:
-            sd = float(differences_sd)
-        except (TypeError, ValueError):
-            raise TypeError(f"`differences_sd` must be a number; got {differences_sd!r}.") from None
-        if not math.isfinite(sd) or sd < 0:
-            raise ValueError(f"`differences_sd` must be finite and >= 0; got {sd}.")
+        d = None
+        if differences is not None:
+            from ._validation import as_float_vector
+
+            d = as_float_vector(differences, "differences", min_size=2)
+        sd = _check_sd(differences_sd, d)
         try:
             n_ok = not isinstance(n, bool) and float(n).is_integer() and int(n) >= 2
         except (TypeError, ValueError, OverflowError):
@@ -119,6 +134,11 @@ class Plan:
         if test not in POWER_TESTS:
             raise ValueError(f"`test` must be one of {set(POWER_TESTS)}; got {test!r}.")
         self.n_simulations = check_positive_int(n_simulations, "n_simulations", minimum=100)
+        if self.n_simulations > MAX_SIMULATIONS:
+            raise ValueError(
+                f"`n_simulations` must be at most {MAX_SIMULATIONS:,} (Monte Carlo standard "
+                f"error of a power near .8: .0013); got {self.n_simulations:,}."
+            )
         self.magnitude = 1.0
         if magnitude is not None:
             self.magnitude = float(magnitude)
@@ -131,31 +151,43 @@ class Plan:
                 raise ValueError(f"`p_nonzero` must be in [0, 1]; got {p_nonzero!r}.")
         if binary is not None and not isinstance(binary, bool | np.bool_):
             raise TypeError(f"`binary` must be True, False or None; got {binary!r}.")
-        if differences is not None:
-            from ._validation import as_float_vector
-
-            d = as_float_vector(differences, "differences", min_size=2)
-            if d.size != self.n:
-                raise ValueError(
-                    f"`differences` has {d.size} values but `n` is {self.n}; they must agree."
-                )
+        if binary is not None and not binary and (magnitude is not None or q is not None):
+            raise ValueError(
+                "`magnitude` and `p_nonzero` describe the binary model ({-c, 0, c} "
+                "differences); they contradict `binary=False`."
+            )
+        self.d = d
+        if d is not None:
             nz = np.abs(d[d != 0])
             equal = nz.size == 0 or bool(np.all(np.abs(nz - nz[0]) <= 64 * _EPS * nz[0]))
+            if binary and not equal:
+                raise ValueError(
+                    "`binary=True` but `differences` are not of the form {-c, 0, c}: their "
+                    f"nonzero magnitudes range from {nz.min():.6g} to {nz.max():.6g}. Leave "
+                    "`binary` unset to model the observed magnitudes."
+                )
             if binary is None:
                 binary = equal
-            if binary and equal and nz.size and magnitude is None:
+            if binary and nz.size and magnitude is None:
                 self.magnitude = float(nz[0])
             if q is None and binary:
                 q = nz.size / d.size
         if binary is None:
-            binary = p_nonzero is not None
+            # The binary model is named by its parameters; sd alone means a shift model.
+            binary = p_nonzero is not None or magnitude is not None
         if test == "auto":
             if binary:
                 test = "exact-binomial"
+            elif d is not None:
+                test = "empirical"
             elif self.n <= SIMULATION_MAX_N:
                 test = "simulation"
             else:
                 test = "normal"
+        if test == "empirical" and d is None:
+            raise ValueError(
+                "`test='empirical'` resamples the observed differences: pass `differences`."
+            )
         if test == "exact-binomial" and q is None:
             # Under the null a difference in {-c, 0, c} has variance q c^2.
             q = min(1.0, (sd / self.magnitude) ** 2)
@@ -168,6 +200,17 @@ class Plan:
         self.sd = sd
         self.q = q
         self.test = test
+
+    def max_effect(self) -> float:
+        """The largest mean difference of the modelled kind (see :class:`PowerValue`)."""
+        if self.test == "exact-binomial":
+            assert self.q is not None
+            return self.magnitude * self.q
+        if self.test == "empirical":
+            # every nonzero difference as large as the largest observed one, zeros kept
+            assert self.d is not None
+            return float(np.count_nonzero(self.d)) / self.d.size * float(np.abs(self.d).max())
+        return math.inf
 
     @classmethod
     def from_arguments(cls, arguments: dict[str, Any]) -> Plan:
@@ -183,5 +226,28 @@ class Plan:
             alpha=self.alpha,
             alternative=self.alternative,
             p_nonzero=self.q if self.test == "exact-binomial" else None,
-            n_simulations=self.n_simulations if self.test == "simulation" else 0,
+            n_simulations=(self.n_simulations if self.test in ("simulation", "empirical") else 0),
+            max_effect=self.max_effect(),
         )
+
+
+def _check_sd(differences_sd: Any, d: NDArray[np.float64] | None) -> float:
+    """The sd of the differences: given, or read from `d`; a given one must agree with `d`."""
+    if differences_sd is None:
+        if d is None:
+            raise TypeError("`differences_sd` is required when `differences` is not given.")
+        return float(d.std(ddof=1))
+    try:
+        sd = float(differences_sd)
+    except (TypeError, ValueError):
+        raise TypeError(f"`differences_sd` must be a number; got {differences_sd!r}.") from None
+    if not math.isfinite(sd) or sd < 0:
+        raise ValueError(f"`differences_sd` must be finite and >= 0; got {sd}.")
+    if d is not None:
+        observed = (float(d.std(ddof=1)), float(d.std(ddof=0)))
+        if not any(math.isclose(sd, o, rel_tol=1e-6, abs_tol=1e-12) for o in observed):
+            raise ValueError(
+                f"`differences_sd` = {sd:.6g} contradicts `differences`, whose sd is "
+                f"{observed[0]:.6g} (ddof=1); pass one of them, or `differences_sd=None`."
+            )
+    return sd

@@ -46,18 +46,63 @@ def as_float_vector(x: Any, name: str, *, min_size: int = 1) -> NDArray[np.float
     return arr
 
 
+def align_paired(a: Any, b: Any, names: tuple[str, str]) -> tuple[Any, Any]:
+    """Pair two pandas objects by their index labels, not by position.
+
+    Two pandas Series (or one-column DataFrames) with the same labels in another order are
+    aligned to `a`'s order; labels that differ, or repeat, are an error listing them. Any
+    other input (arrays, lists, one pandas object beside an array) pairs by position.
+    """
+    if not all(hasattr(x, "index") and hasattr(x, "reindex") for x in (a, b)):
+        return a, b
+    ia, ib = a.index, b.index
+    if ia.equals(ib):
+        return a, b
+    na, nb = names
+    for name, idx in ((na, ia), (nb, ib)):
+        if not idx.is_unique:
+            dup = idx[idx.duplicated()].unique().tolist()
+            raise ValueError(
+                f"`{name}` has repeated index labels {list_some(dup)}; pandas inputs are "
+                "paired by index, so each label must appear once."
+            )
+    only_a = ia.difference(ib).tolist()
+    only_b = ib.difference(ia).tolist()
+    if only_a or only_b:
+        raise ValueError(
+            f"`{na}` and `{nb}` are paired by index but their labels differ: only in `{na}`: "
+            f"[{list_some(only_a)}]; only in `{nb}`: [{list_some(only_b)}]. Select the common "
+            "units (and report how many were left out), or pass arrays to pair by position."
+        )
+    return a, b.reindex(ia)
+
+
 def check_alternative(alternative: str) -> str:
     if alternative not in ALTERNATIVES:
         raise ValueError(f"`alternative` must be one of {set(ALTERNATIVES)}; got {alternative!r}.")
     return alternative
 
 
-def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+#: Largest resample count any resampling function accepts (2**25, the largest exact
+#: sign-flip enumeration): beyond it a run takes hours or exhausts memory instead of failing.
+MAX_RESAMPLES = 2**25
+
+
+def check_positive_int(
+    value: Any, name: str, *, minimum: int = 1, maximum: int | None = None
+) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise TypeError(f"`{name}` must be an integer; got {type(value).__name__}.")
     if value < minimum:
         raise ValueError(f"`{name}` must be at least {minimum}; got {value}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"`{name}` must be at most {maximum:,}; got {int(value):,}.")
     return int(value)
+
+
+def check_resamples(value: Any, name: str = "n_resamples", *, minimum: int = 1) -> int:
+    """A resample count in ``[minimum, MAX_RESAMPLES]``, named in the error."""
+    return check_positive_int(value, name, minimum=minimum, maximum=MAX_RESAMPLES)
 
 
 def check_level(level: Any, name: str = "level") -> float:

@@ -239,7 +239,12 @@ def analyze(
             resamples,
             bootstrap_resamples,
             exclusions,
-            simulated=[r.mde for c in comparisons for r in c.rows if r.mde_method == "simulation"],
+            simulated=[
+                r.mde
+                for c in comparisons
+                for r in c.rows
+                if r.mde_method in ("simulation", "empirical")
+            ],
         ),
         input_notes=tuple(input_notes),
         family_members="per-cell tests" if has_cells else "aggregate tests",

@@ -53,9 +53,9 @@ class Row:
         actually tested at: alpha / m for the family-wise corrections (the strictest step of
         Holm, Bonferroni level) and for FDR (its first step), alpha when uncorrected.
         Computed from the row's differences by :func:`osustat.minimum_detectable_effect`
-        (``mde.method``: exact binomial for 0/1 differences, simulation of the exact
-        sign-flip test for other differences with n <= 12, noncentral t otherwise); infinite
-        when no effect reaches that power (:data:`UNDERPOWERED`).
+        (``mde.method``: exact binomial for 0/1 differences, ``'empirical'`` -- the test
+        on data sets resampled from the row's differences, ties kept -- otherwise); infinite
+        when no effect of that kind reaches that power (:data:`UNDERPOWERED`).
     mde_alpha : float
         That per-test level.
     verdict : str
@@ -74,7 +74,7 @@ class Row:
 
     @property
     def mde_method(self) -> str:
-        """``'exact-binomial'``, ``'simulation'`` or ``'normal'``."""
+        """``'exact-binomial'``, ``'empirical'``, ``'simulation'`` or ``'normal'``."""
         return str(getattr(self.mde, "method", "normal"))
 
     @property

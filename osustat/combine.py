@@ -108,6 +108,14 @@ def stouffer_combine(pvalues: Any) -> CombinedResult:
     -------
     CombinedResult
 
+    Notes
+    -----
+    One ``p = 1`` vetoes the combination: ``Phi^{-1}(0) = -inf``, so ``Z = -inf`` and the
+    combined p is 1 whatever the other p-values (``scipy.stats.combine_pvalues`` does the
+    same). An exact 1 comes from discrete tests (a sign-flip test whose differences are all
+    0). :func:`fisher_combine` is not vetoed (a p of 1 adds 0 to its statistic); with
+    Stouffer, report the veto rather than drop the p-value.
+
     Examples
     --------
     >>> from osustat import stouffer_combine

@@ -71,7 +71,10 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm", alpha: float = 0.05) -
     bad = np.flatnonzero(~np.isfinite(p) | (p < 0) | (p > 1))
     if bad.size:
         raise ValueError(f"`pvalues` must lie in [0, 1]; bad values at positions {list_some(bad)}.")
-    sm_reject, adjusted, _, _ = multipletests(p, alpha=alpha, method=method)
+    # Sidak's 1 - (1 - p)^m is computed as -expm1(m log1p(-p)): p = 1 takes log1p(-1) =
+    # -inf, which gives the right adjusted value 1 but warns (issue 23); silence only that.
+    with np.errstate(divide="ignore"):
+        sm_reject, adjusted, _, _ = multipletests(p, alpha=alpha, method=method)
     adjusted = np.minimum(np.asarray(adjusted, dtype=np.float64), 1.0)
     reject = np.asarray(sm_reject, dtype=bool)
     # statsmodels decides by comparing p with alpha / m (etc.) while the adjusted value is

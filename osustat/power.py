@@ -8,13 +8,19 @@ depends on the data's type and on ``n``, so one formula does not fit all:
   ``q = P(d != 0)`` and ``pi = P(d > 0 | d != 0)``, ``m ~ Binomial(n, q)`` and the number of
   positive differences given ``m`` is ``Binomial(m, pi)``; the power is an exact finite sum
   (``method='exact-binomial'``). The mean difference is ``c q (2 pi - 1)``.
-- **small n, continuous differences** (``n <= 12``): the test enumerates all ``2**n`` sign
-  patterns and its p-value is discrete (at ``n = 6`` it rejects at .05 only when all six signs
-  agree). Power is simulated for normal differences, computing the exact test on each draw
-  (``method='simulation'``; common random numbers make the MDE deterministic given `rng`,
-  and an integer `rng` caches it per design, so repeated calls cost nothing).
-- **otherwise**: noncentral-t power (statsmodels ``TTestPower``), which the sign-flip test
-  matches within Monte Carlo error for normal differences from ``n`` ≈ 10 on
+- **observed differences of any other kind** (``differences=`` given: recall, nDCG, many
+  exact zeros or none): data sets are resampled from them -- a unit that drew an exact zero
+  (a tie) stays 0, a nonzero one gets a resampled centred nonzero difference plus a shift --
+  and the test's own p-value (exact enumeration or Monte Carlo) is computed on each
+  (``method='empirical'``, issue 23). The MDE never exceeds the largest effect of that kind,
+  ``(1 - share of zeros) * max|d|``; beyond it the MDE is ``inf``.
+- **only an sd given, small n** (``n <= 12``): the test enumerates all ``2**n`` sign
+  patterns and its p-value is discrete (at ``n = 6`` it rejects at .05 only when all six
+  signs agree). Power is simulated for normal differences, computing the exact test on each
+  draw (``method='simulation'``; common random numbers make the MDE deterministic given
+  `rng`, and an integer `rng` caches it per design, so repeated calls cost nothing).
+- **only an sd given, otherwise**: noncentral-t power (statsmodels ``TTestPower``), which the
+  sign-flip test matches within Monte Carlo error for normal differences from ``n`` ≈ 10 on
   (``method='normal'``; ``docs/validation.md``).
 
 The returned numbers are :class:`PowerValue` floats that carry the method and its inputs.
@@ -29,7 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from ._power_engines import SignFlipSimulation, attainable, binomial_power
+from ._power_engines import (
+    EmpiricalShiftSimulation,
+    SignFlipSimulation,
+    attainable,
+    binomial_power,
+)
 from ._power_plan import POWER_TESTS, Plan, PowerValue
 from ._validation import check_level, check_rng
 
@@ -59,6 +70,20 @@ def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
             return binomial_power(n, q, pi, alpha, alt)
 
         return binomial
+    if plan.test == "empirical":
+        assert plan.d is not None
+        top = plan.max_effect()
+        sim = EmpiricalShiftSimulation(plan.d, n, plan.n_simulations, alpha, alt, rng)
+
+        def empirical(effect: float) -> float:
+            if abs(effect) > top * (1 + 1e-12):
+                raise ValueError(
+                    f"`effect` {effect} is beyond the largest effect of this kind: |effect| <= "
+                    f"(1 - share of zeros) * max(|differences|) = {top}."
+                )
+            return sim.power(effect)
+
+        return empirical
     sd = plan.sd
     if sd == 0:  # every difference equals `effect`
         if alt == "greater":
@@ -67,8 +92,8 @@ def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
             return lambda effect: 1.0 if effect < 0 else 0.0
         return lambda effect: 1.0 if effect != 0 else 0.0
     if plan.test == "simulation":
-        sim = SignFlipSimulation(n, plan.n_simulations, alpha, alt, rng)
-        return lambda effect: sim.power(effect / sd)
+        shifted = SignFlipSimulation(n, plan.n_simulations, alpha, alt, rng)
+        return lambda effect: shifted.power(effect / sd)
     from statsmodels.stats.power import TTestPower
 
     def normal(effect: float) -> float:
@@ -81,10 +106,15 @@ def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
 
 
 def _smallest_effect(
-    power_at: Callable[[float], float], target: float, hi: float, *, grow: bool
+    power_at: Callable[[float], float],
+    target: float,
+    hi: float,
+    *,
+    grow: bool,
+    halvings: int = 50,
 ) -> float:
     """Smallest effect size ``e >= 0`` with ``power_at(e) >= target``, by bisection on
-    ``[0, hi]`` (50 halvings). With `grow`, `hi` doubles until it is reached (up to 1e6);
+    ``[0, hi]`` (`halvings` halvings). With `grow`, `hi` doubles until it is reached (up to 1e6);
     infinite when it is not."""
     while power_at(hi) < target:
         if not grow or hi > 1e6:
@@ -93,7 +123,50 @@ def _smallest_effect(
     lo = 0.0
     if power_at(lo) >= target:  # cannot happen for a valid test; never return garbage
         return 0.0
-    for _ in range(50):
+    for _ in range(halvings):
+        mid = 0.5 * (lo + hi)
+        if power_at(mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _empirical_mde(
+    power_at: Callable[[float], float], target: float, hi: float, plan: Plan
+) -> float:
+    """The smallest effect reaching `target` on the simulated (step-function) power curve,
+    to 0.1% of its value: bracketed around the noncentral-t MDE of the same sd, which is
+    usually within a factor 2, then bisected (about 12 evaluations instead of 20+)."""
+    if power_at(hi) < target:
+        return math.inf
+    from statsmodels.stats.power import TTestPower
+
+    guess = float(
+        np.squeeze(
+            TTestPower().solve_power(
+                effect_size=None,
+                nobs=plan.n,
+                alpha=plan.alpha,
+                power=target,
+                alternative=_SM_ALTERNATIVE[plan.alternative],
+            )
+        )
+    )
+    guess = min(abs(guess) * plan.sd, hi)
+    lo = 0.0
+    if 0 < guess < hi:
+        if power_at(guess) >= target:
+            hi = guess
+            while hi > 1e-12 * guess and power_at(hi / 2) >= target:
+                hi /= 2
+            lo = hi / 2
+        else:
+            lo = guess
+            while 2 * lo < hi and power_at(2 * lo) < target:
+                lo *= 2
+            hi = min(hi, 2 * lo)
+    while hi - lo > 1e-3 * hi:
         mid = 0.5 * (lo + hi)
         if power_at(mid) >= target:
             hi = mid
@@ -134,8 +207,10 @@ def minimum_detectable_effect(
 
     Parameters
     ----------
-    differences_sd : float
+    differences_sd : float or None
         Standard deviation of the per-unit paired differences (e.g. from the data or a pilot).
+        ``None`` reads it from `differences`; a value that contradicts `differences` (neither
+        their ``ddof=1`` nor ``ddof=0`` sd) is refused.
     n : int
         Number of pairs (queries or episodes: the unit the test runs on).
     alpha : float
@@ -145,7 +220,10 @@ def minimum_detectable_effect(
     alternative : {'two-sided', 'greater', 'less'}
     binary : bool, optional
         Whether the differences take values in ``{-c, 0, c}`` (0/1 metrics). Default: inferred
-        from `differences` when given, else True exactly when `p_nonzero` is given.
+        from `differences` when given, else True exactly when `p_nonzero` or `magnitude` is
+        given. Without `differences`, 0/1 data need ``binary=True`` (or `p_nonzero`): an sd
+        alone is modelled as normal differences. ``binary=True`` with `differences` of
+        several magnitudes is refused.
     p_nonzero : float, optional
         ``P(d != 0)``, the share of pairs that differ (binary model). Default: the observed
         share in `differences`, else ``(differences_sd / magnitude)**2`` (the null variance
@@ -154,14 +232,17 @@ def minimum_detectable_effect(
         ``c``, the size of a nonzero difference in the binary model (default 1, or the
         observed one in `differences`).
     differences : array_like, optional
-        The observed paired differences (length `n`). The preferred call: the method, the
-        magnitude and ``P(d != 0)`` are read from them.
-    test : {'auto', 'normal', 'exact-binomial', 'simulation'}
-        ``'auto'`` picks ``'exact-binomial'`` for binary differences, ``'simulation'`` for
-        ``n <= 12`` and ``'normal'`` otherwise.
+        The observed paired differences (usually length `n`; a pilot of another size
+        describes a planned study of `n` units). The preferred call: the method, the share of
+        exact zeros, the magnitudes and ``P(d != 0)`` are read from them.
+    test : {'auto', 'normal', 'exact-binomial', 'simulation', 'empirical'}
+        ``'auto'`` picks ``'exact-binomial'`` for binary differences, ``'empirical'`` for
+        other `differences`, and without them ``'simulation'`` for ``n <= 12`` and
+        ``'normal'`` otherwise.
     n_simulations : int
-        Simulated data sets for ``'simulation'`` (Monte Carlo standard error of the power is
-        about ``sqrt(.16 / n_simulations)``, .009 at the default).
+        Simulated data sets for ``'simulation'`` and ``'empirical'`` (Monte Carlo standard
+        error of the power is about ``sqrt(.16 / n_simulations)``, .009 at the default);
+        at most 100,000.
     rng : {None, int, numpy.random.Generator}
         Seed for ``'simulation'``; the default 0 makes the value reproducible (and cached per
         ``(n, alpha, alternative, power, n_simulations)``).
@@ -170,10 +251,12 @@ def minimum_detectable_effect(
     -------
     PowerValue
         A float in the units of the differences (always >= 0, for every `alternative`), with
-        ``.method`` naming the computation. 0 when `differences_sd` is 0 (continuous model);
-        infinite when the test can never reach `power`: two-sided needs
-        ``2^(1-n) <= alpha`` (n >= 6 at .05), and in the binary model enough pairs must
-        differ.
+        ``.method`` naming the computation and ``.max_effect`` the largest effect of the
+        modelled kind. 0 when `differences_sd` is 0 (shift models without `differences`).
+        Infinite -- "no effect of this kind reaches `power` at this n" -- when the test can
+        never reach `power`: two-sided needs ``2^(1-n) <= alpha`` (n >= 6 at .05); in the
+        binary and empirical models enough pairs must differ (exact zeros stay ties), and
+        the MDE must not exceed ``.max_effect``.
 
     Notes
     -----
@@ -205,11 +288,12 @@ def minimum_detectable_effect(
     if not attainable(n, alpha, alt):
         return plan.result(math.inf)  # the sign-flip test cannot reject at all
     sign = -1.0 if alt == "less" else 1.0
-    if plan.test == "exact-binomial":
-        assert plan.q is not None
+    if plan.test in ("exact-binomial", "empirical"):
         curve = _power_curve(plan, rng)
-        hi = plan.magnitude * plan.q  # the largest possible mean difference
-        return plan.result(_smallest_effect(lambda e: curve(sign * e), target, hi, grow=False))
+        hi = plan.max_effect()  # the largest possible mean difference of this kind
+        if plan.test == "exact-binomial":
+            return plan.result(_smallest_effect(lambda e: curve(sign * e), target, hi, grow=False))
+        return plan.result(_empirical_mde(lambda e: curve(sign * e), target, hi, plan))
     if plan.sd == 0:
         return plan.result(0.0)
     if plan.test == "simulation":

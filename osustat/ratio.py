@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from ._validation import as_float_vector, check_level, check_same_length
+from ._validation import align_paired, as_float_vector, check_level, check_same_length
 from .intervals import ConfidenceInterval
 
 __all__ = ["RatioResult", "ratio_of_means"]
@@ -72,7 +72,8 @@ def ratio_of_means(treatment: Any, baseline: Any, *, level: float = 0.95) -> Rat
     Parameters
     ----------
     treatment, baseline : array_like
-        Paired per-unit values (same length, at least 3), finite.
+        Paired per-unit values (same length, at least 3), finite. Two pandas Series are
+        paired by index label (labels that differ are an error), anything else by position.
     level : float
         Confidence level in (0, 1).
 
@@ -108,6 +109,7 @@ def ratio_of_means(treatment: Any, baseline: Any, *, level: float = 0.95) -> Rat
     >>> round(res.relative, 1), res.low < 1.4 < res.high, res.bounded
     (0.4, True, True)
     """
+    treatment, baseline = align_paired(treatment, baseline, ("treatment", "baseline"))
     t = as_float_vector(treatment, "treatment", min_size=3)
     b = as_float_vector(baseline, "baseline", min_size=3)
     check_same_length([("treatment", t), ("baseline", b)])

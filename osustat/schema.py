@@ -127,8 +127,9 @@ def validate_records(records: pd.DataFrame) -> ValidatedRecords:
         `records` is not a DataFrame, or `value`/`budget`/`seed` are not numeric.
     ValueError
         Missing columns (listing missing and found), NaN or infinite values, non-0/1 hit
-        values, recall outside [0, 1], non-integer budgets, unknown cell labels, a query with
-        conflicting cells, or duplicate record keys -- each naming the rows.
+        values, recall outside [0, 1], non-integer or non-positive budgets, ids that mix
+        text and numbers (``1`` and ``"1"``), unknown cell labels, a query with conflicting
+        cells, or duplicate record keys -- each naming the rows.
 
     Examples
     --------
@@ -171,10 +172,17 @@ def validate_records(records: pd.DataFrame) -> ValidatedRecords:
         if bad.any():
             raise ValueError(f"`{col}` must hold integers; bad values in rows {_rows(df, bad)}.")
         df[col] = x.astype(np.int64)
+    nonpositive = (df["budget"] <= 0).to_numpy()
+    if nonpositive.any():
+        raise ValueError(
+            f"`budget` must be positive (a token budget); values <= 0 in rows "
+            f"{_rows(df, nonpositive)}."
+        )
     for col in ("benchmark", "episode_id", "query_id", "method", "metric"):
         empty = df[col].isna()
         if empty.any():
             raise ValueError(f"`{col}` has missing values in rows {_rows(df, empty)}.")
+        _refuse_mixed_types(df, col)
         df[col] = df[col].astype(str)
     df["metric"] = df["metric"].str.replace(r"\s+", "", regex=True).str.lower()
 
@@ -188,6 +196,22 @@ def validate_records(records: pd.DataFrame) -> ValidatedRecords:
             "(benchmark, episode, query, method, budget, seed, metric) must appear once."
         )
     return ValidatedRecords(df)
+
+
+def _refuse_mixed_types(df: pd.DataFrame, col: str) -> None:
+    """Ids are compared as text: ``1`` and ``"1"`` would silently become one id, so a
+    column that mixes text with numbers is refused, naming the rows of the rarer kind."""
+    if df[col].dtype != object:
+        return
+    text = df[col].map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+    if text.all() or not text.any():
+        return
+    rare = ~text if text.sum() >= (~text).sum() else text
+    kind = "non-text" if text.sum() >= (~text).sum() else "text"
+    raise ValueError(
+        f"`{col}` mixes text and numbers (1 and '1' would become one id); {kind} values in "
+        f"rows {_rows(df, rare)}. Use one type for the whole column."
+    )
 
 
 def _check_metric_values(df: pd.DataFrame) -> None:

@@ -30,7 +30,14 @@ from .combine import SeedDependence, fisher_combine, seed_dependence
 from .records import paired
 from .signflip import SignFlipResult, signflip_tests
 
-__all__ = ["PerSeedValues", "SeedTests", "per_seed_values", "seed_matrix", "seed_tests"]
+__all__ = [
+    "PerSeedValues",
+    "SeedTests",
+    "between_seed_dependence",
+    "per_seed_values",
+    "seed_matrix",
+    "seed_tests",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -287,3 +294,79 @@ def seed_tests(
     )
     dep = seed_dependence(d, threshold=dependence_threshold) if k >= 2 and n >= 3 else None
     return SeedTests(tests[0], tuple(tests[1:-1]), tests[-1], dep)
+
+
+def between_seed_dependence(differences: Any, *, threshold: float = 0.3) -> SeedDependence:
+    """Dependence of the per-seed test statistics when seeds share only some units.
+
+    Parameters
+    ----------
+    differences : array_like, shape (n_units, n_seeds)
+        Paired differences, NaN where a unit is absent from a seed (each seed draws its own
+        units, e.g. ToolBench targets, and some units recur across seeds).
+    threshold : float
+        Correlation above which the seeds are flagged too dependent (as
+        :func:`osustat.seed_dependence`, whose calibration is for the correlation of the
+        per-seed statistics when every unit is shared).
+
+    Returns
+    -------
+    SeedDependence
+        ``correlation`` is the estimated correlation of the per-seed means,
+        ``sum_shared (d_us - m_s)(d_us' - m_s') / sqrt(SS_s SS_s')`` (centered within each
+        seed over its own units); it equals the Pearson correlation of the columns when every
+        unit is in every seed and is 0 when no unit is shared. ``effective_seeds`` is
+        ``k / (1 + (k - 1) max(rho, 0))`` with ``rho`` its mean off-diagonal value;
+        ``duplicate_fraction`` is over the shared (unit, seed pair)s.
+
+    Notes
+    -----
+    Fisher's combination needs independent per-seed p-values, i.e. uncorrelated statistics.
+    The within-unit correlation of the differences (:func:`osustat.seed_dependence` on the
+    units present in every seed) overstates that correlation by the inverse share of units
+    the seeds have in common.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from osustat.seeds import between_seed_dependence
+    >>> d = np.array([[1.0, 1.0], [0.0, np.nan], [np.nan, 0.5], [2.0, 2.0], [1.0, np.nan]])
+    >>> round(between_seed_dependence(d).mean_correlation, 3)
+    0.546
+    """
+    x = np.asarray(differences, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] < 2:
+        raise ValueError(
+            f"`differences` must have shape (n_units, n_seeds >= 2); got {np.shape(differences)}."
+        )
+    present = ~np.isnan(x)
+    if np.isinf(x).any():
+        raise ValueError("`differences` has infinite values.")
+    k = x.shape[1]
+    few = [j for j in range(k) if present[:, j].sum() < 2]
+    if few:
+        raise ValueError(f"`differences`: seed columns {few} have fewer than 2 units.")
+    centered = np.where(present, x - np.nanmean(x, axis=0), 0.0)
+    ss = (centered**2).sum(axis=0)
+    corr = np.eye(k)
+    dup = []
+    for i in range(k):
+        for j in range(i + 1, k):
+            both = present[:, i] & present[:, j]
+            if both.any():
+                dup.append(float(np.isclose(x[both, i], x[both, j], rtol=0, atol=1e-12).mean()))
+            if ss[i] > 0 and ss[j] > 0:
+                r = float((centered[both, i] * centered[both, j]).sum() / np.sqrt(ss[i] * ss[j]))
+            else:
+                r = 0.0
+            corr[i, j] = corr[j, i] = r
+    rho = float(corr[np.triu_indices(k, 1)].mean())
+    eff = float(k / (1.0 + (k - 1) * max(rho, 0.0)))
+    return SeedDependence(
+        correlation=corr,
+        mean_correlation=rho,
+        duplicate_fraction=float(np.mean(dup)) if dup else 0.0,
+        effective_seeds=max(eff, 1.0),
+        too_dependent=rho > threshold,
+        threshold=float(threshold),
+    )

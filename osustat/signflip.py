@@ -28,6 +28,7 @@ from ._signflip_null import (
     tie_tolerance,
 )
 from ._validation import (
+    align_paired,
     as_float_vector,
     check_alternative,
     check_level,
@@ -205,7 +206,8 @@ def paired_signflip_test(
     ----------
     a, b : array_like
         Paired per-unit scores of the two methods (e.g. Hit@2 of treatment and baseline per
-        query). Equal length, finite, at least 2 pairs.
+        query). Equal length, finite, at least 2 pairs. Two pandas Series are paired by
+        index label (labels that differ are an error), anything else by position.
     alternative : {'two-sided', 'greater', 'less'}
         Two-sided compares ``|T|`` with ``|T_obs|``; ``'greater'`` tests ``mean(a - b) > 0``.
     n_resamples : int
@@ -234,7 +236,13 @@ def paired_signflip_test(
        when ``2**m <= n_resamples``; ``p * 2**m`` is then an integer;
     3. Monte Carlo with ``p = (b + 1) / (B + 1)`` (Phipson & Smyth, 2010), which is never 0.
 
-    Ties are counted as "at least as extreme" with a tolerance relative to ``sum(|d|)``.
+    Ties are counted as "at least as extreme" with a tolerance ``8 n eps sum(|d|)``
+    (``eps`` = 2.2e-16), which absorbs the rounding of sums taken in different orders. Two
+    null sums closer than that are merged, so when the magnitudes span more than about
+    ``1 / (8 n eps)`` (5.6e14 / n) the small differences cannot move the p-value: for
+    ``d = (1e15, 1, 1, 1)`` the p-value is 1 where exact rational enumeration gives 1/8. The
+    merging only adds patterns to the count, so p is then conservative, never smaller than
+    exact; rescale or drop such outliers if the small differences matter.
 
     References
     ----------
@@ -251,6 +259,7 @@ def paired_signflip_test(
     >>> res.exact, res.pvalue * 2**res.n_nonzero
     (True, 2.0)
     """
+    a, b = align_paired(a, b, ("a", "b"))
     a_arr = as_float_vector(a, "a", min_size=2)
     b_arr = as_float_vector(b, "b", min_size=2)
     check_same_length([("a", a_arr), ("b", b_arr)], note=" (paired data)")

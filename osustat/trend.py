@@ -1,11 +1,23 @@
-"""Within-block permutation test of a monotone trend across ordered conditions.
+"""Trend tests across ordered conditions (doses) measured on the same blocks (units).
 
-Used for the dose-response of the ToolBench overlap - disjoint gap in the coverage bonus
-beta (paper Section 6.5): each block (a target, or an episode) carries one value per
-ordered condition, and under the null the values within a block are exchangeable across
-conditions, so the conditions' labels are permuted within each block and never across blocks
-(the paired structure is kept). With within-block ranks as data the test is Page's (1963)
-L test, which is how it is checked against ``scipy.stats.page_trend_test``.
+Two nulls, two tests (issue 23):
+
+- :func:`mean_trend_test` (the default for a dose-response *claim*): H0 "no trend in the
+  mean" -- the mean over units of each unit's least-squares slope on the doses is 0. Each
+  unit may respond smoothly to the dose (AR(1) noise across doses, its own random slope);
+  only the average slope is tested, by a sign-flip (or t) test on the per-unit slopes.
+- :func:`within_block_trend_test`: H0 "the k values of a unit are exchangeable across
+  doses" (Page's null), a sharper null. It also rejects when units have smooth responses
+  with no mean trend (.09-.16 at alpha .05 on AR(1) and random-slope nulls;
+  ``benchmarks/results-trend_calibration.md``), so a rejection says "not exchangeable", not
+  "the mean rises with the dose".
+
+The within-block test was used for the dose-response of the ToolBench overlap - disjoint gap
+in the coverage bonus beta (paper Section 6.5): each block (a target, or an episode) carries
+one value per ordered condition, and under the null the values within a block are
+exchangeable across conditions, so the conditions' labels are permuted within each block and
+never across blocks (the paired structure is kept). With within-block ranks as data the test
+is Page's (1963) L test, which is how it is checked against ``scipy.stats.page_trend_test``.
 """
 
 from __future__ import annotations
@@ -19,21 +31,26 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._resampling import chunk_rows
-from ._validation import check_alternative, check_positive_int, list_some
+from ._validation import check_alternative, check_resamples, check_rng, list_some
 
-__all__ = ["TrendResult", "within_block_trend_test"]
+__all__ = ["TrendResult", "mean_trend_test", "within_block_trend_test"]
+
+#: Values of :func:`mean_trend_test`'s `method`.
+MEAN_TREND_METHODS = ("sign-flip", "t")
 
 _MAX_EXACT = 10**6
 
 
 @dataclass(frozen=True, kw_only=True)
 class TrendResult:
-    """Result of :func:`within_block_trend_test`.
+    """Result of :func:`within_block_trend_test` or :func:`mean_trend_test`.
 
     Attributes
     ----------
     statistic : float
-        Mean over blocks of the linear contrast ``sum_j (s_j - mean(s)) x_bj``.
+        Mean over blocks of the linear contrast ``sum_j (s_j - mean(s)) x_bj``
+        (:func:`within_block_trend_test`), or the mean per-block least-squares slope
+        (:func:`mean_trend_test`, in units of the data per unit of score).
     pvalue : float
         Permutation p-value (exact, or ``(b + 1) / (B + 1)`` by Monte Carlo).
     exact : bool
@@ -43,6 +60,11 @@ class TrendResult:
     n_blocks : int
     n_conditions : int
     alternative : str
+    null : str
+        The null hypothesis tested: ``'exchangeable within blocks'`` or
+        ``'mean slope 0'``.
+    method : str
+        ``'within-block permutation'``, ``'sign-flip'`` or ``'t'``.
     """
 
     statistic: float
@@ -52,6 +74,8 @@ class TrendResult:
     n_blocks: int
     n_conditions: int
     alternative: str
+    null: str = "exchangeable within blocks"
+    method: str = "within-block permutation"
 
 
 def _trend_iv(
@@ -75,7 +99,7 @@ def _trend_iv(
         x,
         s - s.mean(),
         check_alternative(alternative),
-        check_positive_int(n_resamples, "n_resamples"),
+        check_resamples(n_resamples),
     )
 
 
@@ -117,14 +141,17 @@ def within_block_trend_test(
     Notes
     -----
     H0: within every block, the joint distribution of the ``k`` values is invariant under
-    permutations of the conditions (no dose effect). Statistic
-    ``T = (1/n) sum_b sum_j (s_j - s_bar) x_bj``. The permutation distribution permutes each
-    block's row independently; Monte Carlo p is ``(b + 1) / (B + 1)`` (Phipson & Smyth 2010),
-    ties within a relative tolerance of 1e-9 count as extreme. The null is symmetric, so the
-    two-sided p compares ``|T|``. Blocks must be independent of each other: when several
-    blocks share a unit (e.g. the same ToolBench target in several seeds), average them into
-    one block first. With within-block ranks as data, T is an increasing affine function of
-    Page's L and the exact p equals Page's exact p.
+    permutations of the conditions (no dose effect of any kind). This is sharper than "no
+    trend in the mean": units whose responses are smooth in the dose (AR(1) across doses,
+    random slopes averaging 0) violate it, and the test rejects them .09-.16 of the time at
+    alpha = .05. For a claim that the mean rises with the dose use :func:`mean_trend_test`.
+    Statistic ``T = (1/n) sum_b sum_j (s_j - s_bar) x_bj``. The permutation distribution
+    permutes each block's row independently; Monte Carlo p is ``(b + 1) / (B + 1)`` (Phipson
+    & Smyth 2010), ties within a relative tolerance of 1e-9 count as extreme. The null is
+    symmetric, so the two-sided p compares ``|T|``. Blocks must be independent of each
+    other: when several blocks share a unit (e.g. the same ToolBench target in several
+    seeds), average them into one block first. With within-block ranks as data, T is an
+    increasing affine function of Page's L and the exact p equals Page's exact p.
 
     References
     ----------
@@ -164,7 +191,7 @@ def within_block_trend_test(
             n_conditions=k,
             alternative=alternative,
         )
-    gen = np.random.default_rng(rng)
+    gen = check_rng(rng)
     count = 0
     done = 0
     chunk = min(n_resamples, chunk_rows(n * k))
@@ -183,4 +210,97 @@ def within_block_trend_test(
         n_blocks=n,
         n_conditions=k,
         alternative=alternative,
+    )
+
+
+def mean_trend_test(
+    data: Any,
+    *,
+    scores: Any = None,
+    alternative: str = "greater",
+    method: str = "sign-flip",
+    n_resamples: int = 10_000,
+    rng: Any = None,
+) -> TrendResult:
+    """Test for a trend in the mean across ordered conditions: per-block slopes.
+
+    Parameters
+    ----------
+    data : array_like, shape (n_blocks, n_conditions)
+        One value per block (unit) and condition (in increasing dose order). No NaN.
+        Blocks must be independent (average blocks that share a unit first).
+    scores : array_like, shape (n_conditions,), optional
+        Dose of each condition (default ``0, 1, ..., k-1``).
+    alternative : {'greater', 'less', 'two-sided'}
+        'greater': the mean rises with the dose.
+    method : {'sign-flip', 't'}
+        Test on the per-block slopes: the paired sign-flip test
+        (:func:`osustat.signflip_tests`, exact when cheap; assumes slopes symmetric about 0
+        under H0) or the one-sample t-test (``scipy.stats.ttest_1samp``; assumes their mean
+        is about normal).
+    n_resamples : int
+        Random sign vectors for ``'sign-flip'`` when not enumerated exactly.
+    rng : {None, int, numpy.random.Generator}
+
+    Returns
+    -------
+    TrendResult
+        ``statistic`` is the mean slope; ``null`` is ``'mean slope 0'``.
+
+    Notes
+    -----
+    Each block's least-squares slope ``b_i = sum_j (s_j - s_bar) x_ij / sum_j (s_j -
+    s_bar)^2`` summarizes its dose response; H0: ``E[b_i] = 0`` (no trend in the mean). Unlike
+    :func:`within_block_trend_test` it allows any within-block dependence across doses
+    (AR(1) noise, each unit's own slope), so a rejection is a statement about the mean trend.
+    Calibration on exchangeable, AR(1)-across-doses and random-slope (mean 0) nulls:
+    ``benchmarks/results-trend_calibration.md``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from osustat.trend import mean_trend_test
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(40, 5)) + 0.3 * np.arange(5)
+    >>> res = mean_trend_test(x, rng=1)
+    >>> res.pvalue < 0.001, res.null
+    (True, 'mean slope 0')
+    """
+    from scipy import stats
+
+    from .signflip import signflip_tests
+
+    x, c, alternative, n_resamples = _trend_iv(data, scores, alternative, n_resamples)
+    if method not in MEAN_TREND_METHODS:
+        raise ValueError(f"`method` must be one of {set(MEAN_TREND_METHODS)}; got {method!r}.")
+    if x.shape[0] < 2:
+        raise ValueError("`data` must have at least 2 blocks to test the mean slope; got 1.")
+    gen = check_rng(rng)
+    slopes = (x @ c) / float(c @ c)
+    if method == "t":
+        if np.ptp(slopes) == 0:
+            raise ValueError("every block has the same slope: the t statistic is undefined.")
+        t = stats.ttest_1samp(slopes, 0.0, alternative=alternative)
+        return TrendResult(
+            statistic=float(slopes.mean()),
+            pvalue=float(t.pvalue),
+            exact=False,
+            n_resamples=0,
+            n_blocks=x.shape[0],
+            n_conditions=x.shape[1],
+            alternative=alternative,
+            null="mean slope 0",
+            method="t",
+        )
+    res = signflip_tests([slopes], alternative=alternative, n_resamples=n_resamples, rng=gen)[0]
+    return TrendResult(
+        statistic=float(slopes.mean()),
+        pvalue=res.pvalue,
+        exact=res.exact,
+        n_resamples=res.n_resamples,
+        n_blocks=x.shape[0],
+        n_conditions=x.shape[1],
+        alternative=alternative,
+        null="mean slope 0",
+        method="sign-flip",
     )

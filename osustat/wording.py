@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from .formatting import p_phrase
+
 __all__ = ["CORRECTION_NAMES", "UNDERPOWERED", "describe_verdict", "mde_description"]
 
 CORRECTION_NAMES = {
@@ -22,19 +24,6 @@ CORRECTION_NAMES = {
     "fdr_by": "Benjamini–Yekutieli (FDR)",
     "none": "no correction",
 }
-
-
-def _p(p: float) -> str:
-    """``.004``, ``< .001``: a p-value without its leading zero."""
-    if p < 0.001:
-        return "< .001"
-    return f"{p:.3f}".lstrip("0") if p < 1 else "1.000"
-
-
-def _peq(p: float) -> str:
-    """``p = .004`` or ``p < .001``."""
-    s = _p(p)
-    return f"p {s}" if s.startswith("<") else f"p = {s}"
 
 
 #: How each MDE method is named in the report.
@@ -89,7 +78,7 @@ def describe_verdict(
     'helps: significant after Holm over m = 4 (p_adj = .004)'
     >>> describe_verdict(0.01, 0.6, 1.0, alpha=0.05, correction="holm", family_size=4,
     ...                  mde=0.15, mde_alpha=0.0125)
-    'not significant (raw p = .600); effect below the MDE .150 at α/m'
+    'not significant (raw p = .600); effect below the MDE 0.150 at α/m'
     >>> describe_verdict(0.4, 0.12, 0.48, alpha=0.05, correction="holm", family_size=4,
     ...                  mde=float("inf"), mde_alpha=0.0125)
     'not significant (raw p = .120); underpowered at any effect at α/m'
@@ -98,22 +87,22 @@ def describe_verdict(
     direction = "helps" if effect > 0 else "hurts"
     if pvalue_adjusted is None:  # outside every family: raw p
         if pvalue <= alpha:
-            return f"{direction}: {_peq(pvalue)} uncorrected (not in a family)"
-        return f"not significant ({_peq(pvalue)}, uncorrected)"
+            return f"{direction}: {p_phrase(pvalue)} uncorrected (not in a family)"
+        return f"not significant ({p_phrase(pvalue)}, uncorrected)"
     corrected = correction != "none" and family_size > 1
     if pvalue_adjusted <= alpha:
         if corrected:
             return (
                 f"{direction}: significant after {name} over m = {family_size} "
-                f"({_peq(pvalue_adjusted).replace('p', 'p_adj', 1)})"
+                f"({p_phrase(pvalue_adjusted, name='p_adj')})"
             )
-        return f"{direction}: significant at α = {alpha:g} ({_peq(pvalue)})"
+        return f"{direction}: significant at α = {alpha:g} ({p_phrase(pvalue)})"
     where = " at α/m" if corrected else ""
     if corrected and pvalue <= alpha:
-        said = f"not significant after {name} over m = {family_size} (raw {_peq(pvalue)})"
+        said = f"not significant after {name} over m = {family_size} (raw {p_phrase(pvalue)})"
         return said if math.isfinite(mde) else f"{said}; {UNDERPOWERED}{where}"
     if not math.isfinite(mde):
-        return f"not significant (raw {_peq(pvalue)}); {UNDERPOWERED}{where}"
+        return f"not significant (raw {p_phrase(pvalue)}); {UNDERPOWERED}{where}"
     if abs(effect) < mde:
-        return f"not significant (raw {_peq(pvalue)}); effect below the MDE {_p(mde)}{where}"
-    return f"not significant (raw {_peq(pvalue)})"
+        return f"not significant (raw {p_phrase(pvalue)}); effect below the MDE {mde:.3f}{where}"
+    return f"not significant (raw {p_phrase(pvalue)})"

@@ -12,6 +12,7 @@ import math
 from osustat.audit.measure import AS_TESTED_INTERACTION, STRICT_INTERACTION, Note
 from osustat.audit.result import ClaimCheck
 from osustat.audit.verdicts import Flag, StandardVerdict
+from osustat.formatting import fmt_interval, fmt_signed, p_phrase
 
 __all__ = [
     "UNDERPOWERED_AT_ANY_EFFECT",
@@ -34,23 +35,34 @@ def _p_text(v: StandardVerdict) -> str:
     if v.pvalue_adjusted is None:
         return ""
     how = "uncorrected" if v.correction == "none" else v.correction
-    return f"p = {v.pvalue_adjusted:.3g} ({how}, m = {v.family_size})"
+    return f"{p_phrase(v.pvalue_adjusted)} ({how}, m = {v.family_size})"
 
 
 #: Equivalence reasons: the gap of means (``effect``) against the margin.
 _EQUIVALENCE = {
-    "gap-inside-margin": "gap {effect:+.3f} lies inside the margin {margin} (no test)",
-    "gap-outside-margin": "gap {effect:+.3f} lies outside the margin {margin} (no test)",
+    "gap-inside-margin": "gap {effect} lies inside the margin {margin} (no test)",
+    "gap-outside-margin": (
+        "gap {effect} lies outside the margin {margin} (descriptive, as the claim read "
+        "its means; CI {ci})"
+    ),
     "not-different": (
-        "difference {effect:+.3f} not significant ({p_text}), as the claim read it; "
+        "difference {effect} not significant ({p_text}), as the claim read it; "
         "this does not show equivalence (see strict, margin {margin})"
     ),
-    "different": "difference {effect:+.3f} is significant; {p_text}",
-    "equivalent": "equivalent within {margin}: gap {effect:+.3f}, TOST {p_text}",
+    "different": "difference {effect} is significant; {p_text}",
+    "equivalent": "equivalent within {margin}: gap {effect}, TOST {p_text}",
     "equivalence-not-shown": (
-        "equivalence within {margin} not shown: gap {effect:+.3f}, TOST {p_text}"
+        "equivalence within {margin} not shown: gap {effect}, CI {ci} reaches into the "
+        "margin, TOST {p_text}"
     ),
+    "outside-margin": ("gap {effect}: its whole CI {ci} lies outside {margin}, TOST {p_text}"),
 }
+
+
+def _ci(v: StandardVerdict) -> str:
+    if v.interval is None:
+        return "[?]"
+    return fmt_interval(v.interval[0], v.interval[1])
 
 
 def headline_reason(check: ClaimCheck) -> str:
@@ -72,7 +84,7 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
     ...                     pvalue=0.3, pvalue_adjusted=0.3, correction="holm", family_size=1,
     ...                     test="sign-flip", effect=0.05, mde=float("inf"), magnitude=0.1)
     >>> reason(ClaimCheck(claim=c, verdict="underpowered", n=5, strict=v), v)
-    'underpowered at any effect at n = 5 (claimed effect 0.100); p = 0.3 (holm, m = 1)'
+    'underpowered at any effect at n = 5 (claimed effect 0.100); p = .300 (holm, m = 1)'
     """
     c = check.claim
     code, p_text = v.code, _p_text(v)
@@ -95,13 +107,8 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
         return f"no significant interaction; {p_text}{paper}"
     equivalence = _EQUIVALENCE.get(code)
     if equivalence is not None:
-        return equivalence.format(effect=effect, margin=f"±{c.margin:g}", p_text=p_text)
-    if code == "outside-margin":
-        margin = f"±{c.margin:g}"
-        assert check.test is not None
-        return (
-            f"gap {effect:+.3f} is significantly nonzero and outside {margin} "
-            f"(difference p = {check.test.pvalue:.3g})"
+        return equivalence.format(
+            effect=fmt_signed(effect), margin=f"±{c.margin:g}", p_text=p_text, ci=_ci(v)
         )
     t = c.threshold
     if code in ("ratio-on-side", "ratio-off-side"):
@@ -115,12 +122,17 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
     other = "below" if c.direction == "greater" else "above"
     what = "relative effect" if c.kind == "relative" else "estimate"
     if code == "beyond":
-        return f"{what} {effect:+.3f} {side} {t:g}; {p_text}"
+        return f"{what} {fmt_signed(effect)} {side} {t:g}; {p_text}"
+    if code == "beyond-paper-ns":
+        return (
+            f"{what} {fmt_signed(effect)} {side} {t:g} and significant ({p_text}), where the paper "
+            f"printed {c.reported_p} (not significant)"
+        )
     if code == "significant-wrong-side":
-        return f"{what} {effect:+.3f} is significantly {other} {t:g}; {p_text}"
+        return f"{what} {fmt_signed(effect)} is significantly {other} {t:g}; {p_text}"
     if code == "ci-wrong-side":
         assert v.interval is not None
-        return f"the CI [{v.interval[0]:+.3f}, {v.interval[1]:+.3f}] lies {other} {t:g}"
+        return f"the CI {fmt_interval(v.interval[0], v.interval[1])} lies {other} {t:g}"
     if code == "underpowered":
         assert v.mde is not None and v.magnitude is not None
         if math.isinf(v.mde):
@@ -133,10 +145,17 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
             f"{p_text}"
         )
     if code == "direction-only":
-        return f"{what} {effect:+.3f} {side} {t:g} but not significant; {p_text}"
+        return f"{what} {fmt_signed(effect)} {side} {t:g} but not significant; {p_text}"
+    if code == "wrong-side-underpowered":
+        mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
+        return (
+            f"opposite direction, not significant: {what} {fmt_signed(effect)} lies {other} "
+            f"{t:g}{mde_text}; {p_text}"
+        )
     if code == "wrong-side":
         mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
-        return f"{what} {effect:+.3f} lies {other} {t:g} (not significant{mde_text}); {p_text}"
+        said = f"{what} {fmt_signed(effect)} lies {other} {t:g}"
+        return f"{said} (not significant{mde_text}); {p_text}"
     raise ValueError(f"unknown reason code {code!r} (claim {c.id!r}).")
 
 
@@ -163,16 +182,16 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
             f"seeds pooled as if independent ({why}), but they are near-duplicates: mean "
             f"between-seed correlation {dep.mean_correlation:.2f}, "
             f"{dep.duplicate_fraction:.0%} identical values, effective seeds "
-            f"{dep.effective_seeds:.2f} of {k}; pooled p = {pooled:.3g} vs per-unit averaged "
-            f"p = {averaged_p:.3g}"
+            f"{dep.effective_seeds:.2f} of {k}; pooled {p_phrase(pooled)} vs per-unit "
+            f"averaged {p_phrase(averaged_p)}"
         )
     if flag.code == "fisher-dependent-seeds":
         assert dep is not None and check.fisher_pvalue is not None
         return (
             f"Fisher combination assumes independent seeds, but the mean between-seed "
             f"correlation is {dep.mean_correlation:.2f} (effective seeds "
-            f"{dep.effective_seeds:.2f} of {k}); Fisher p = {check.fisher_pvalue:.3g} vs "
-            f"per-unit averaged p = {averaged_p:.3g}"
+            f"{dep.effective_seeds:.2f} of {k}); Fisher {p_phrase(check.fisher_pvalue)} "
+            f"vs per-unit averaged {p_phrase(averaged_p)}"
         )
     if flag.code == "effect-outside-ci":
         claimed = c.claimed_effect
@@ -189,8 +208,8 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
         assert ci is not None
         what = "reported effect" if c.reported_effect is not None else "reported means' gap"
         return (
-            f"{what} {claimed:+.3f} lies outside the records' {ci.level:.0%} bootstrap "
-            f"CI [{ci.low:+.3f}, {ci.high:+.3f}] (estimate {ci.statistic:+.3f})"
+            f"{what} {fmt_signed(claimed)} lies outside the records' {ci.level:.0%} bootstrap "
+            f"CI {fmt_interval(ci.low, ci.high)} (estimate {fmt_signed(ci.statistic)})"
         )
     if flag.code == "n-mismatch":
         return f"reported n = {c.reported_n}, the records hold n = {check.n}"
@@ -204,8 +223,17 @@ def note_text(check: ClaimCheck, note: Note) -> str:
         return f"seed dependence not measured: {note.detail}"
     if note.code == "fieller-independent-queries":
         return (
-            "the Fieller interval treats queries as independent; queries cluster in "
-            "episodes, so prefer unit = 'episode' for relative claims"
+            "the ratio is of per-query means, the paper's unit; the Fieller interval treats "
+            "queries as independent although they cluster in episodes, so it is too narrow "
+            "when episodes' queries correlate"
+        )
+    if note.code == "seeds-share-units":
+        return (
+            f"the seeds hold different units that partly recur ({note.detail}): the "
+            "seed-averaged test has one unit per distinct unit id (the records' episode id), "
+            "each averaged over the seeds it appears in; Fisher combines per-seed tests on "
+            "each seed's own units, and the seed dependence is the correlation of the per-seed "
+            "statistics through the shared units"
         )
     if note.code == "one-seed":
         how = "pooled" if c.seeds == "pooled" else "Fisher-combined"

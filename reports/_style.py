@@ -1,7 +1,11 @@
-"""What every report writes the same way: p-values, markdown tables, and figure files.
+"""What every report writes the same way: markdown tables and figure files.
 
-* :func:`fmt_p` -- a p-value as the reports print it (``<.001`` below .001, else 3 decimals);
+Numbers (p-values, signed effects, intervals, yes/no) are written by :mod:`osustat.formatting`,
+the one set of formatters the core's verdict words share with every report.
+
 * :func:`md_table` -- a markdown table from a header and rows of cells;
+* :func:`interval_test_notes` -- the sentences a table needs where an interval and the p-value
+  beside it disagree about 0 (and why, with the interval that inverts the test);
 * :func:`pyplot` -- matplotlib's pyplot on the non-interactive Agg backend, imported lazily
   (reports must run on machines without a display, and importing matplotlib is slow);
 * :func:`save_figure` -- write a figure (PNG, optionally an SVG beside it) with no software
@@ -10,36 +14,24 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DPI", "fmt_p", "md_table", "pyplot", "save_figure"]
+from osustat.formatting import fmt_interval, fmt_p, p_phrase
+
+__all__ = [
+    "DPI",
+    "IntervalTest",
+    "interval_test_notes",
+    "md_table",
+    "pyplot",
+    "save_figure",
+]
 
 #: Resolution of the PNGs written beside an SVG (issue #8: at least 150 dpi).
 DPI = 150
-
-
-def fmt_p(p: Any, *, missing: str = "—", leading_zero: bool = True, below: str = "<.001") -> str:
-    """A p-value for a report: ``'<.001'``, ``'0.042'`` (or ``'.042'``), `missing` for None/NaN.
-
-    `below` is what a p under .001 prints as (the analysis report writes ``'< .001'``).
-
-    Examples
-    --------
-    >>> from osustat.reports._style import fmt_p
-    >>> fmt_p(0.0004), fmt_p(0.04213), fmt_p(0.04213, leading_zero=False), fmt_p(None)
-    ('<.001', '0.042', '.042', '—')
-    >>> fmt_p(float("nan"), missing="n/a"), fmt_p(0.0004, below="< .001")
-    ('n/a', '< .001')
-    """
-    if p is None or (isinstance(p, float) and not math.isfinite(p)):
-        return missing
-    if p < 0.001:
-        return below
-    text = f"{p:.3f}"
-    return text if leading_zero else text.lstrip("0")
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
@@ -57,6 +49,88 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
             raise ValueError(f"a row has {len(row)} cells, the header {len(header)}: {row!r}.")
         out.append(_row(row))
     return out
+
+
+@dataclass(frozen=True)
+class IntervalTest:
+    """One table row's interval and the test printed beside it.
+
+    `inverted` is the interval that inverts that same test (e.g.
+    :meth:`osustat.SignFlipResult.confidence_interval`), None when not available; `min_p` the
+    smallest p the test can reach with these data (None when unknown).
+    """
+
+    label: str
+    interval: tuple[float, float]
+    pvalue: float
+    inverted: tuple[float, float] | None = None
+    min_p: float | None = None
+
+
+def interval_test_notes(
+    rows: Iterable[IntervalTest], *, level: float, interval: str, test: str
+) -> list[str]:
+    """Lines that explain every row whose interval and p disagree about 0.
+
+    A row disagrees when its ``level`` interval excludes 0 but ``p > 1 - level``, or holds 0
+    but ``p <= 1 - level``: the two come from different procedures (`interval`, e.g. "bootstrap
+    interval resampling whole tasks", and `test`, e.g. "sign-flip test of the per-query
+    differences"). Each such row gets a sentence with the reason the test gives (it cannot
+    reach the level at this n) and the interval that inverts the test, which agrees with its
+    p. No lines when every row agrees.
+
+    Examples
+    --------
+    >>> from osustat.reports._style import IntervalTest, interval_test_notes
+    >>> rows = [IntervalTest("T+E+", (-1.0, -0.33), 0.0625, (-1.0, 0.0), 0.0625),
+    ...         IntervalTest("T-E-", (0.1, 0.3), 0.01, (0.05, 0.35))]
+    >>> lines = interval_test_notes(rows, level=0.95, interval="bootstrap interval",
+    ...                             test="sign-flip test")
+    >>> len(lines), lines[-1].split(": ", 1)[0]
+    (4, '- T+E+')
+    >>> "excludes 0 but p = .062 > α = 0.05 (the test cannot go below p = .062" in lines[-1]
+    True
+    >>> lines[-1].endswith("the interval inverting the test is [-1.000, 0.000].")
+    True
+    """
+    alpha = 1.0 - level
+    notes = []
+    for r in rows:
+        low, high = r.interval
+        if r.pvalue is None or low is None or high is None:
+            continue
+        excludes = not (low <= 0.0 <= high)
+        significant = r.pvalue <= alpha + 1e-12
+        if excludes == significant:
+            continue
+        said = (
+            f"excludes 0 but {p_phrase(r.pvalue)} > α = {alpha:g}"
+            if excludes
+            else f"holds 0 but {p_phrase(r.pvalue)} ≤ α = {alpha:g}"
+        )
+        why = ""
+        if excludes and r.min_p is not None and r.min_p > alpha:
+            why = f" (the test cannot go below p = {fmt_p(r.min_p)} with these differences)"
+        inverted = (
+            ""
+            if r.inverted is None
+            else f"; the interval inverting the test is {fmt_interval(*r.inverted)}"
+        )
+        notes.append(
+            f"- {r.label}: the {level:.0%} {interval} {fmt_interval(low, high)} {said}{why}"
+            f"{inverted}."
+        )
+    if not notes:
+        return []
+    rows_word = "row" if len(notes) == 1 else "rows"
+    return [
+        "",
+        f"Interval and test disagree about 0 in {len(notes)} {rows_word} (the {interval} and "
+        f"the {test} are different procedures; the interval that inverts the test agrees with "
+        "its p):",
+        "",
+        *notes,
+    ]
 
 
 def _row(cells: Sequence[Any]) -> str:

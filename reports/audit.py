@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
-from osustat import stars
 from osustat.audit.result import VERDICTS, AuditResult, ClaimCheck
 from osustat.audit.verdicts import STANDARDS, StandardVerdict
+from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed
 
 from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
-from ._style import fmt_p
 
-__all__ = ["STANDARD_LINES", "render_markdown"]
+__all__ = ["STANDARD_LINES", "render_markdown", "render_paper_checks"]
 
 _UNITS = {"query": "queries", "episode": "episodes"}
 
@@ -39,11 +39,7 @@ STANDARD_LINES = (
 
 
 def _num(x: float | None, digits: int = 3, sign: bool = True) -> str:
-    if x is None or math.isnan(x):
-        return "—"
-    if math.isinf(x):
-        return "−∞" if x < 0 else "+∞"
-    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    return fmt_signed(x, digits) if sign else fmt_number(x, digits)
 
 
 def _pct(x: float) -> str:
@@ -56,15 +52,14 @@ def _reported(check: ClaimCheck) -> str:
     c = check.claim
     parts = []
     if c.reported_effect is not None:
-        parts.append(
-            f"{_pct(c.reported_effect)}" if c.kind == "relative" else f"Δ {c.reported_effect:+.3f}"
-        )
+        effect = c.reported_effect
+        parts.append(_pct(effect) if c.kind == "relative" else f"Δ {fmt_signed(effect)}")
     if c.reported_means is not None and (c.reported_effect is None or c.kind == "relative"):
         parts.append(f"{c.reported_means[0]:.3f} vs {c.reported_means[1]:.3f}")
     if c.reported_p is not None:
         parts.append(str(c.reported_p))
     if c.reported_ci is not None:
-        parts.append(f"CI [{c.reported_ci[0]:+.3f}, {c.reported_ci[1]:+.3f}]")
+        parts.append(f"CI {fmt_interval(*c.reported_ci)}")
     if c.reported_n is not None:
         parts.append(f"n {c.reported_n}")
     return ", ".join(parts) or "—"
@@ -101,8 +96,7 @@ def _cell(v: StandardVerdict | None, *, corrected: bool) -> str:
     if v is None:
         return "— | —"
     p = v.pvalue_adjusted if corrected else v.pvalue
-    ptext = fmt_p(p) + (stars(p) if corrected and p is not None else "")
-    return f"{ptext} | **{v.verdict}**"
+    return f"{fmt_p(p)} | **{v.verdict}**"
 
 
 def _row(check: ClaimCheck) -> str:
@@ -193,20 +187,30 @@ def render_markdown(
         "(exact when enumeration is cheap or the metric is 0/1); "
         f"{result.level:.0%} bootstrap CIs ({result.bootstrap_resamples:,} resamples, "
         "clustered by episode for queries); Fieller CIs for ratios; MDE at power .8.",
-        "- Stars on the corrected p: . <.10, * <.05, ** <.01, *** <.001. Verdicts: "
-        "reproduced / direction only (not significant, estimate on the claimed side) / not "
-        "significant (interaction) / contradicted / underpowered (MDE exceeds the claimed "
-        "effect; equivalence not shown) / not checkable (data missing).",
+        "- p columns print the p each standard's verdict uses (corrected within its family). "
+        "Verdicts: "
+        "reproduced / significant (paper: n.s.) (significant on the claimed side where the "
+        "paper printed a non-significant p) / direction only (not significant, estimate on "
+        "the claimed side) / not significant (interaction) / equivalence not shown (the CI "
+        "reaches into the margin and TOST is not significant) / opposite direction (not "
+        "significant, estimate on the other side, test too weak for the claimed effect) / "
+        "contradicted (significant or the whole CI on the wrong side or outside the margin; "
+        "or, adequately powered, the estimate on the wrong side) / underpowered (MDE exceeds "
+        "the claimed effect) / not checkable (data missing).",
         "",
         "## Summary",
         "",
-        "| verdict | as tested | strict |",
-        "|---|---|---|",
+        "| verdict | as tested | strict | strict, BH in place of Holm |",
+        "|---|---|---|---|",
         *(
-            f"| {v} | {result.counts('as tested')[v]} | {result.counts('strict')[v]} |"
+            f"| {v} | {result.counts('as tested')[v]} | {result.counts('strict')[v]} | "
+            f"{result.counts_bh()[v]} |"
             for v in VERDICTS
         ),
-        f"| **total** | {n} | {n} |",
+        f"| **total** | {n} | {n} | {n} |",
+        "",
+        "The last column repeats the strict standard with Benjamini–Hochberg (false "
+        "discovery rate) in place of each family's strict correction.",
         "",
     ]
     for name, fam in result.families.items():
@@ -265,4 +269,46 @@ def render_markdown(
             )
         out.append(line + extra + notes)
     out.append("")
+    return "\n".join(out)
+
+
+def render_paper_checks(checks: Sequence[Any], *, title: str = "") -> str:
+    """Markdown of :func:`osustat.audit.paper_checks.check_paper`: findings about the paper.
+
+    One line per check (how many printed cells break the relation), then every violating
+    cell with the printed numbers and the bound.
+    """
+    n_bad = sum(not c.holds for c in checks)
+    out = [
+        f"## {title or 'Findings about the paper (its own printed numbers)'}",
+        "",
+        f"{n_bad} of {len(checks)} consistency checks fail on the paper's printed numbers. "
+        "These are findings about the paper, not about any records: no run of ours enters.",
+        "",
+        "| check | source | relation | cells violating |",
+        "|---|---|---|---|",
+    ]
+    for c in checks:
+        out.append(
+            f"| {c.id} | {c.source} | {c.statement} | {len(c.violations)} of {len(c.rows)} |"
+        )
+    for c in checks:
+        if c.holds:
+            continue
+        out += ["", f"**{c.id}** ({c.source}): {c.statement}.", ""]
+        for r in c.violations:
+            printed = ", ".join(f"{x:.3f}" for x in r.printed)
+            if c.kind == "recall-hit-bound":
+                what = f"Hit, Recall = {printed}; Recall bound {r.bound:.3f}"
+            elif c.kind == "interaction-p-attainable":
+                what = (
+                    f"printed p = {printed}; the largest p the printed cells allow "
+                    f"(every 0/1 difference ±1) is {r.bound:.3g}"
+                )
+            elif c.kind == "printed-gap-within-margin":
+                gap = r.printed[0] - r.printed[1]
+                what = f"printed {printed}: gap {gap:+.3f} outside ±{r.bound:g}"
+            else:
+                what = f"printed {printed} exceeds {r.bound:.3f}"
+            out.append(f"- {r.label}: {what}")
     return "\n".join(out)

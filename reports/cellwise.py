@@ -6,38 +6,20 @@ corrected p, family and verdict, so nothing here recomputes statistics.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osustat import stars
+from osustat.formatting import fmt_interval, fmt_p, fmt_signed, p_phrase
 from osustat.wording import UNDERPOWERED, mde_description
 
-from ._style import DPI, fmt_p, pyplot, save_figure
+from ._style import DPI, IntervalTest, interval_test_notes, pyplot, save_figure
 
 if TYPE_CHECKING:
     from osustat.analysis_result import AnalysisResult, Comparison
     from osustat.cellwise import CellConditionalResult
 
 __all__ = ["budget_effects_plot", "forest_plot", "render_analysis", "write_figures"]
-
-
-def _fmt(x: float, digits: int = 3) -> str:
-    """Signed number; a value that rounds to zero prints as ``0.000`` (never ``-0.000``)."""
-    if math.isinf(x):
-        return "−∞" if x < 0 else "+∞"
-    if math.isnan(x):
-        return "n/a"
-    s = f"{x:+.{digits}f}"
-    return s[1:] if float(s) == 0 else s
-
-
-def _p(p: float | None) -> str:
-    return fmt_p(p, below="< .001")
-
-
-def _peq(p: float) -> str:
-    return f"p {_p(p)}" if p < 0.001 else f"p = {_p(p)}"
 
 
 def _sig(p: float | None) -> str:
@@ -63,12 +45,39 @@ def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
         shown = row.pvalue_adjusted if row.pvalue_adjusted is not None else row.pvalue
         lines.append(
             f"| {row.label} | {e.n} | {e.fraction:.1%} | {e.treatment_mean:.3f} | "
-            f"{e.baseline_mean:.3f} | {_fmt(e.effect)} | [{_fmt(e.ci.low)}, {_fmt(e.ci.high)}] "
-            f"| {e.wins}/{e.ties}/{e.losses} | {_fmt(e.effect_size_dz, 2)} | {e.cles:.3f} "
-            f"| {_p(row.pvalue)} | {row.pvalue_method} | {se} | {_p(row.pvalue_adjusted)} | "
-            f"{_sig(shown)} | {_fmt(e.contribution)} | {mde} | {row.verdict} |"
+            f"{e.baseline_mean:.3f} | {fmt_signed(e.effect)} | {fmt_interval(e.ci.low, e.ci.high)} "
+            f"| {e.wins}/{e.ties}/{e.losses} | {fmt_signed(e.effect_size_dz, 2, missing='n/a')} "
+            f"| {e.cles:.3f} "
+            f"| {fmt_p(row.pvalue)} | {row.pvalue_method} | {se} | {fmt_p(row.pvalue_adjusted)} | "
+            f"{_sig(shown)} | {fmt_signed(e.contribution)} | {mde} | {row.verdict} |"
         )
     return lines
+
+
+def _agreement(res: AnalysisResult, comp: Comparison) -> list[str]:
+    """Sentences for the rows whose bootstrap interval and raw sign-flip p disagree about 0,
+    with the interval that inverts that test (``SignFlipResult.confidence_interval``)."""
+    rows = []
+    for row in comp.rows:
+        e = row.effect
+        inverted = e.test.confidence_interval(e.ci.level)
+        rows.append(
+            IntervalTest(
+                row.label,
+                (e.ci.low, e.ci.high),
+                row.pvalue,
+                (inverted.low, inverted.high),
+                e.test.min_pvalue,
+            )
+        )
+    clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for r in comp.rows)
+    unit = "episodes" if clustered else f"{res.unit} units"
+    return interval_test_notes(
+        rows,
+        level=comp.rows[-1].effect.ci.level,
+        interval=f"bootstrap interval (resampling {unit})",
+        test="sign-flip test beside it (raw p)",
+    )
 
 
 def _ci_caption(res: AnalysisResult) -> str:
@@ -122,6 +131,7 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
         r = comp.result
         out += [f"## {comp.heading}", ""]
         out += _table(res, comp)
+        out += _agreement(res, comp)
         out.append("")
         if r.excluded_cells:
             listed = ", ".join(f"{c.value} (n = {k})" for c, k in r.excluded_cells.items())
@@ -135,7 +145,7 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
             mark = _sig(it.pvalue)
             out.append(
                 f"- Method × cell interaction ({it.method}, {it.n_resamples:,} resamples): "
-                f"statistic {it.statistic:.3f}, {_peq(it.pvalue)}"
+                f"statistic {it.statistic:.3f}, {p_phrase(it.pvalue)}"
                 + (f" ({mark})" if mark else "")
                 + "."
             )
@@ -165,9 +175,9 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
             routed = ", ".join(c.value for c in o.routed_cells) or "none"
             out.append(
                 f"- Oracle ceiling, **{o.label}**: routing {routed} to the treatment gives "
-                f"{_fmt(o.gain_over_baseline)} over the baseline and "
-                f"{_fmt(o.gain_over_treatment)} over the treatment (aggregate Δ "
-                f"{_fmt(o.aggregate)})."
+                f"{fmt_signed(o.gain_over_baseline)} over the baseline and "
+                f"{fmt_signed(o.gain_over_treatment)} over the treatment (aggregate Δ "
+                f"{fmt_signed(o.aggregate)})."
             )
         name = figures.get(comp.heading)
         if name:

@@ -6,13 +6,15 @@ from typing import Any
 
 import pandas as pd
 
-from ._style import fmt_p, md_table
+from osustat.formatting import fmt_p, fmt_signed
+
+from ._style import md_table
 
 __all__ = ["render_choice_sensitivity"]
 
 
 def _num(x: Any) -> str:
-    return "-" if x is None or pd.isna(x) else f"{float(x):+.3f}"
+    return fmt_signed(x, missing="-")
 
 
 def render_choice_sensitivity(result: Any) -> str:

@@ -9,10 +9,15 @@ import numpy as np
 import pandas as pd
 
 from osustat import stars
+from osustat.formatting import fmt_p, fmt_signed
 
-from ._style import fmt_p, pyplot, save_figure
+from ._style import pyplot, save_figure
+from .paper_values import PAPER
 
 __all__ = ["budget_curves", "near_far_figure", "render_synthetic"]
+
+#: The paper's printed synthetic values (:data:`osustat.reports.paper_values.PAPER`).
+SYNTHETIC: dict[str, Any] = PAPER["synthetic"]
 
 CURVE_METHODS = (
     "Flat Vector",
@@ -24,6 +29,30 @@ CURVE_METHODS = (
     "OSU-Mem",
     "OSU-Mem (disjoint)",
 )
+
+
+def _paper_budget(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (method, budget rows) with Table 9's printed Hit@2 and Recall beside ours."""
+    printed = [
+        SYNTHETIC["table9"][m][b] for m, b in zip(frame["method"], frame["budget"], strict=True)
+    ]
+    return frame.assign(
+        **{"paper_hit@2": [h for h, _ in printed], "paper_recall": [r for _, r in printed]}
+    )
+
+
+def _paper_tests(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (metric, baseline rows) with Table 10's printed Δ and p ("n/a" if none)."""
+    printed = [
+        SYNTHETIC["table10"].get((m, b), (np.nan, "n/a"))
+        for m, b in zip(frame["metric"], frame["baseline"], strict=True)
+    ]
+    return frame.assign(paper_delta=[d for d, _ in printed], paper_p=[p for _, p in printed])
+
+
+def _setting(value: Any) -> str:
+    """A generator setting as the grid's TOML writes it (``true``, not Python's ``True``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _num(x: Any) -> str:
@@ -110,11 +139,13 @@ def render_synthetic(
     ]
     if config is not None:
         out += [
-            "Generator configuration: " + ", ".join(f"`{k}={v}`" for k, v in config.items()) + ".",
+            "Generator configuration: "
+            + ", ".join(f"`{k}={_setting(v)}`" for k, v in config.items())
+            + ".",
             "",
         ]
     out += ["## Layout check: the recency rows of Table 9", ""]
-    out += _layout_check(a.table9)
+    out += _layout_check(_paper_budget(a.table9))
     out.append("")
 
     out += [
@@ -124,7 +155,8 @@ def render_synthetic(
         "|---|---|---|",
     ]
     for _, r in a.structure.iterrows():
-        out.append(f"| {r['statistic']} | {_num(r['ours'])} | {_num(r['paper'])} |")
+        paper = SYNTHETIC["structure"].get(r["statistic"])
+        out.append(f"| {r['statistic']} | {_num(r['ours'])} | {_num(paper)} |")
     out.append("")
 
     out += [
@@ -135,24 +167,25 @@ def render_synthetic(
         "Hit@2 = at least 2 evidence steps retrieved. Paper values in parentheses.",
         "",
     ]
-    out += _budget_table(a.table9, "method", "Method", with_paper=True)
+    out += _budget_table(_paper_budget(a.table9), "method", "Method", with_paper=True)
     out += ["", f"![Budget curves]({figures['budget_curves']})", ""]
+    out += [_figure_scope(a.table9["method"], "Table 9"), ""]
 
     out += [
         "## Table 10: paired sign-flip tests at B = 256 (episode level)",
         "",
         f"OSU-Mem vs each retrieval baseline; per-episode means, n = {a.n_episodes_tested} "
         f"episodes; {a.n_resamples:,} resamples; Holm over the {len(a.table10)} tests. "
-        "Stars on the Holm-corrected p.",
+        "Marks (sig.) on the Holm-corrected p.",
         "",
-        "| Metric | Comparison | Δ | p (2-sided) | p Holm | n | paper Δ | paper p |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Metric | Comparison | Δ | p (2-sided) | p Holm | sig. | n | paper Δ | paper p |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for _, r in a.table10.iterrows():
+    for _, r in _paper_tests(a.table10).iterrows():
         out.append(
-            f"| {r['metric']} | {r['comparison']} | {r['delta']:+.4f} | {fmt_p(r['p'])} | "
-            f"{fmt_p(r['p_holm'])}{stars(r['p_holm'])} | {r['n']} | "
-            f"{r['paper_delta']:+.4f} | {r['paper_p']} |"
+            f"| {r['metric']} | {r['comparison']} | {fmt_signed(r['delta'], 4)} | "
+            f"{fmt_p(r['p'])} | {fmt_p(r['p_holm'])} | {stars(r['p_holm'])} | {r['n']} | "
+            f"{fmt_signed(r['paper_delta'], 4)} | {r['paper_p']} |"
         )
     out.append("")
 
@@ -179,28 +212,32 @@ def render_synthetic(
         "",
         f"![Near and far recall]({figures['near_far']})",
         "",
+        _figure_scope(
+            [m for m in a.table9["method"].unique() if m in set(a.near_far["method"])],
+            "the table above",
+        ),
+        "",
     ]
 
     out += [
         "## Ablations (Section 6.4)",
         "",
     ]
-    out += _budget_table(a.ablation, "method", "Variant", with_paper=True)
+    out += _budget_table(_paper_budget(a.ablation), "method", "Variant", with_paper=True)
     out += [
         "",
         "OSU-Mem + GF is an **oracle** (it sees the evidence when choosing OSUs).",
         "",
         "Paired sign-flip tests at B = 256, episode level (Holm over these tests):",
         "",
-        "| Metric | Comparison | Δ | p | p Holm | n | paper Δ | paper p |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Metric | Comparison | Δ | p | p Holm | sig. | n | paper Δ | paper p |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for _, r in a.ablation_tests.iterrows():
-        paper_delta = "n/a" if np.isnan(r["paper_delta"]) else f"{r['paper_delta']:+.4f}"
+    for _, r in _paper_tests(a.ablation_tests).iterrows():
         out.append(
-            f"| {r['metric']} | {r['comparison']} | {r['delta']:+.4f} | {fmt_p(r['p'])} | "
-            f"{fmt_p(r['p_holm'])}{stars(r['p_holm'])} | {r['n']} | {paper_delta} | "
-            f"{r['paper_p']} |"
+            f"| {r['metric']} | {r['comparison']} | {fmt_signed(r['delta'], 4)} | "
+            f"{fmt_p(r['p'])} | {fmt_p(r['p_holm'])} | {stars(r['p_holm'])} | {r['n']} | "
+            f"{fmt_signed(r['paper_delta'], 4)} | {r['paper_p']} |"
         )
     out += [
         "",
@@ -248,12 +285,30 @@ def render_synthetic(
     return "\n".join(out)
 
 
+def _drawn(methods: Any) -> tuple[list[str], list[str]]:
+    """(drawn, left out): the figures draw :data:`CURVE_METHODS` of the methods present."""
+    present = list(dict.fromkeys(str(m) for m in methods))
+    drawn = [m for m in CURVE_METHODS if m in present]
+    return drawn, [m for m in present if m not in CURVE_METHODS]
+
+
+def _figure_scope(methods: Any, table: str) -> str:
+    """The caption line that names what the figure leaves out (and where those methods are)."""
+    drawn, left = _drawn(methods)
+    said = f"*The figure draws {len(drawn)} of {len(drawn) + len(left)} methods"
+    if not left:
+        return said + ".*"
+    return f"{said}; left out (their numbers are in {table}): {', '.join(left)}.*"
+
+
 def budget_curves(table9: pd.DataFrame, path: Path) -> Path:
-    """Hit@2 and Recall against the budget for the main methods (PNG, 10 x 4 in, 100 dpi)."""
+    """Hit@2 and Recall against the budget for :data:`CURVE_METHODS` (PNG, 10 x 4 in,
+    100 dpi); its title says how many of the run's methods it draws."""
     plt = pyplot()
+    drawn, left = _drawn(table9["method"])
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
     for ax, metric in zip(axes, ("hit@2", "recall"), strict=True):
-        for method in CURVE_METHODS:
+        for method in drawn:
             g = table9[table9["method"] == method]
             style = "-" if method.startswith("OSU") else "--"
             ax.plot(g["budget"], g[metric], style, marker="o", label=method)
@@ -263,7 +318,8 @@ def budget_curves(table9: pd.DataFrame, path: Path) -> Path:
         ax.set_ylabel(metric)
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize=7, loc="upper left")
-    fig.suptitle("Synthetic benchmark: metric vs budget (query level)", fontsize=10)
+    scope = f" — {len(drawn)} of {len(drawn) + len(left)} methods" if left else ""
+    fig.suptitle(f"Synthetic benchmark: metric vs budget (query level){scope}", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path)
 

@@ -9,13 +9,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._style import fmt_p, pyplot, save_figure
+from osustat.formatting import fmt_interval, fmt_p, fmt_signed, yes_no
+
+from ._style import pyplot, save_figure
 
 __all__ = ["FIGURE_CLAIMS", "effects_figure", "render_sensitivity", "robustness_lines"]
-
-
-def _p(p: float) -> str:
-    return fmt_p(p, missing="n/a")
 
 
 #: The claims drawn in the figure (the headline and the construction-principle contrast).
@@ -189,9 +187,16 @@ def render_sensitivity(result: Any, *, figure: str) -> str:
         "",
     ]
     out += robustness_lines(summ)
+    layouts = sorted(pts["layout"].unique()) if "layout" in pts else []
+    counts = ", ".join(f"{lay} {int((pts['layout'] == lay).sum())}" for lay in layouts)
     out += [
         "",
         "## Per claim",
+        "",
+        f"The 'holds' counts are over all {len(pts)} points of every layout in the grid "
+        f"({counts or 'one layout'}); a point of a layout other than the default's is a "
+        "generator the default was chosen against (`benchmarks/results-synthetic_layout.md`), "
+        "so read the counts per layout in `effects.csv` before quoting them.",
         "",
         "| claim | source | holds (raw) | holds (Holm) | reversed (Holm) | verdict | effect range "
         "| default effect [95% CI] | default p |",
@@ -201,9 +206,10 @@ def render_sensitivity(result: Any, *, figure: str) -> str:
         out.append(
             f"| {r['text']} | {r['source']} | {r['holds_raw']}/{r['points']} | "
             f"{r['holds_holm']}/{r['points']} | {r['reversed_holm']} | **{r['verdict']}** | "
-            f"{r['effect_min']:+.3f} .. {r['effect_max']:+.3f} | "
-            f"{r['default_effect']:+.3f} [{r['default_ci_low']:+.3f}, "
-            f"{r['default_ci_high']:+.3f}] | {_p(r['default_p'])} |"
+            f"{fmt_signed(r['effect_min'])} .. {fmt_signed(r['effect_max'])} | "
+            f"{fmt_signed(r['default_effect'])} "
+            f"{fmt_interval(r['default_ci_low'], r['default_ci_high'])} | "
+            f"{fmt_p(r['default_p'])} |"
         )
     out += ["", f"![Effect vs generator parameters]({figure})", ""]
     out += [
@@ -244,9 +250,8 @@ def render_sensitivity(result: Any, *, figure: str) -> str:
         for _, r in e.merge(pts[["point", "name"]], on="point").iterrows():
             out.append(
                 f"| {r['point']} | {r['name']} | {r['n']} | "
-                f"{r['effect']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] | "
-                f"{_p(r['p'])} | {_p(r['p_holm'])} | "
-                f"{'yes' if r['holds_holm'] else 'no'} |"
+                f"{fmt_signed(r['effect'])} {fmt_interval(r['ci_low'], r['ci_high'])} | "
+                f"{fmt_p(r['p'])} | {fmt_p(r['p_holm'])} | {yes_no(r['holds_holm'])} |"
             )
         out.append("")
     return "\n".join(out)

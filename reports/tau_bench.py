@@ -11,22 +11,22 @@ from typing import Any
 
 import pandas as pd
 
-from ._style import fmt_p, pyplot, save_figure
-from ._tau_paper import PAPER
-from ._tau_paper import paper_table7 as _paper_table7
-from ._tau_paper import signed as _f
+from osustat.formatting import fmt_interval, fmt_number, fmt_signed
+from osustat.formatting import fmt_p as _p
+from osustat.formatting import fmt_signed as _f
+
+from ._style import IntervalTest, interval_test_notes, pyplot, save_figure
+from ._tau_sections import query_readings, stage_d_placement, twins_and_agents
+from .paper_values import PAPER
 
 __all__ = ["render_tau_bench", "write_figures"]
 
+#: The paper's printed τ-bench values (:data:`osustat.reports.paper_values.PAPER`).
+TAU: dict[str, Any] = PAPER["tau-bench"]
 
-def _p(p: Any) -> str:
-    return fmt_p(p, leading_zero=False)
 
-
-def _ci(ci: Any) -> str:
-    if ci is None:
-        return "—"
-    return f"[{_f(ci[0])}, {_f(ci[1])}]"
+def _ci(ci: Any, *, signed: bool = True) -> str:
+    return "—" if ci is None else fmt_interval(ci[0], ci[1], signed=signed)
 
 
 def _pstar(r: Any) -> str:
@@ -34,7 +34,7 @@ def _pstar(r: Any) -> str:
         return "0 (T−E− effect ≥ 0)"
     if r["p_star"] is None or not math.isfinite(r["p_star"]):
         return "none (OSU-Mem never ahead)"
-    return _f(r["p_star"], sign=False)
+    return fmt_number(r["p_star"])
 
 
 def render_tau_bench(
@@ -83,7 +83,7 @@ def render_tau_bench(
         "evidence more than 50 steps away (paper: 123, 73%)."
     )
     m = s["marginals"]
-    pm = PAPER["marginals"]
+    pm = TAU["marginals"]
     w("")
     w("## Evidence-structure marginals (Appendix C)")
     w("")
@@ -100,12 +100,14 @@ def render_tau_bench(
         f"Non-zero sharing in all three views: {m['all_three_fraction']:.1%} "
         f"({m['all_three_count']}/{m['queries']}); paper 14.3% (47/328)."
     )
+    twins_and_agents(w, s)
     ct = a.crosstab["tau-bench"]
     w("")
     w("## Table 4: cross-tab at B = 256 (OSU-Mem − Flat Vector)")
     w("")
     w(
-        "Query level: paired sign-flip on per-query differences; 95% bootstrap CIs resample "
+        f"Query level: paired sign-flip on per-query differences; {a.level:.0%} bootstrap CIs "
+        "resample "
         "whole **tasks** (clusters); MDE: the smallest ΔHit@2 the test run detects with power "
         ".8 at α = .05 (exact binomial on the cell's share of discordant queries; "
         "'underpowered at any effect' where no effect reaches that power at this n). Task "
@@ -113,7 +115,8 @@ def render_tau_bench(
     )
     w("")
     w(
-        "| cell | n | ΔHit@2 [95% CI] | p | MDE | ΔRecall [95% CI] | p | overlap−disjoint "
+        f"| cell | n | ΔHit@2 [{a.level:.0%} CI] | p | MDE | ΔRecall [{a.level:.0%} CI] | p | "
+        "overlap−disjoint "
         "ΔHit@2 | p | task-level ΔHit@2 (p, tasks) | paper n, ΔHit@2, ΔRecall, ov−dis |"
     )
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -126,7 +129,7 @@ def render_tau_bench(
         rr = next((r for r in rec if r["cell"] == c), None)
         ro = next((r for r in od if r["cell"] == c), None)
         tk = task.get("all" if c == "Aggregate" else c)
-        pp = PAPER["table4"].get(c)
+        pp = TAU["table4"].get(c)
         w(
             f"| {c} | {rh['n']} | {_f(rh['effect'])} {_ci(rh['ci'])} | {_p(rh['p'])} | "
             f"{_mde(rh['mde'])} | "
@@ -136,26 +139,32 @@ def render_tau_bench(
             f"{'—' if tk is None else f'{_f(tk[0])} ({_p(tk[1])}, {tk[2]})'} | "
             f"{'—' if pp is None else f'{pp[0]}, {_f(pp[1])}, {_f(pp[2])}, {_f(pp[3])}'} |"
         )
+    for line in _agreement(
+        [("ΔHit@2 " + r["cell"], r) for r in hit] + [("ΔRecall " + r["cell"], r) for r in rec],
+        a.level,
+    ):
+        w(line)
     w("")
     w("![per-cell forest plot](forest_256.png)")
     w("")
     w("## Table 5: OSU-Mem − Flat Vector Hit@2 by budget and cell")
     w("")
-    budgets = sorted(set(a.table5["budget"]))
+    t5 = a.table5[a.table5["benchmark"] == "tau-bench"]
+    budgets = sorted(set(t5["budget"]))
     w("| cell | " + " | ".join(f"B={b}: Δ (p) [task-level p]" for b in budgets) + " | paper |")
     w("| --- |" + " --- |" * (len(budgets) + 1))
-    for c in (*PAPER["table5"], "Aggregate"):
+    for c in (*TAU["table5"], "Aggregate"):
         cells = []
-        n = None
+        n = 0  # a cell with no query at any budget
         for b in budgets:
-            r = a.table5[(a.table5["budget"] == b) & (a.table5["cell"] == c)]
+            r = t5[(t5["budget"] == b) & (t5["cell"] == c)]
             if r.empty:
                 cells.append("—")
                 continue
             r = r.iloc[0]
             n = int(r["n"])
             cells.append(f"{_f(r['effect'])} ({_p(r['p'])}) [{_p(r['task_p'])}]")
-        pv = PAPER["table5"].get(c)
+        pv = TAU["table5"].get(c)
         w(
             f"| {c} (n={n}) | "
             + " | ".join(cells)
@@ -164,6 +173,7 @@ def render_tau_bench(
             + " |"
         )
     w("")
+    query_readings(w, a, s)
     w("## Method × cell interaction test per budget")
     w("")
     w("| budget | Hit@2 p | Recall p | paper Hit@2 p |")
@@ -171,24 +181,27 @@ def render_tau_bench(
     for _, r in a.interaction.iterrows():
         w(
             f"| {int(r['budget'])} | {_p(r['hit_p'])} | {_p(r['recall_p'])} | "
-            f"{_p(PAPER['interaction_hit'].get(int(r['budget'])))} |"
+            f"{_p(TAU['interaction_hit'].get(int(r['budget'])))} |"
         )
     w("")
+    levels = {f"{v:.0%}" for v in a.breakeven.get("band_level", pd.Series()).dropna()}
+    band = "/".join(sorted(levels)) or "—"
     w("## Break-even (Appendix I, Table 17) and oracle ceiling, from this data's cross-tab")
     w("")
     w(
-        "| budget | Δ T+E+ | Δ T−E− | p* [95% CI] | π_T+* [95% CI] | π_any+* | oracle gain over "
-        "Flat [95% task-bootstrap CI] | aggregate Δ | paper p*, π_T+* |"
+        f"| budget | Δ T+E+ | Δ T−E− | p* [{band} band] | π_T+* [{band} band] | π_any+* | oracle "
+        f"gain over Flat [{a.level:.0%} task-bootstrap CI] | aggregate Δ | paper p*, π_T+* |"
     )
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for _, r in a.breakeven.iterrows():
         b = int(r["budget"])
         w(
             f"| {b} | {_f(r['d_tpep'])} | {_f(r['d_tmem'])} | {_pstar(r)} "
-            f"{_ci(r['p_star_ci'])} | {_f(r['pi_tool'], sign=False)} {_ci(r['pi_tool_ci'])} | "
-            f"{_f(r['pi_any'], sign=False)} | {_f(r['oracle_gain'])} {_ci(r['oracle_ci'])} | "
-            f"{_f(r['aggregate'])} | {_f(PAPER['p_star'][b], sign=False)}, "
-            f"{_f(PAPER['pi_tool'][b], sign=False)} |"
+            f"{_ci(r['p_star_ci'], signed=False)} | {fmt_number(r['pi_tool'])} "
+            f"{_ci(r['pi_tool_ci'], signed=False)} | "
+            f"{fmt_number(r['pi_any'])} | {_f(r['oracle_gain'])} {_ci(r['oracle_ci'])} | "
+            f"{_f(r['aggregate'])} | {fmt_number(TAU['p_star'][b])}, "
+            f"{fmt_number(TAU['pi_tool'][b])} |"
         )
     w("")
     w(
@@ -199,13 +212,17 @@ def render_tau_bench(
     w("")
     w("## Query variants at B = 256 (OSU-Mem − Flat Vector Hit@2)")
     w("")
-    w("| benchmark | cell | n | Δ [95% CI] | p |")
+    w(f"| benchmark | cell | n | Δ [{a.level:.0%} CI] | p |")
     w("| --- | --- | --- | --- | --- |")
     for _, r in a.variants.iterrows():
         w(
             f"| {r['benchmark']} | {r['cell']} | {r['n']} | "
             f"{_f(r['effect'])} {_ci(r['ci'])} | {_p(r['p'])} |"
         )
+    for line in _agreement(
+        [(f"{r['benchmark']} {r['cell']}", r) for _, r in a.variants.iterrows()], a.level
+    ):
+        w(line)
     w("")
     w(
         "Paper (§6.3, weaker query): T+E+ +.179 → +.143, p .022 → .094. The natural query "
@@ -215,10 +232,12 @@ def render_tau_bench(
         w("")
         w("### Strict reading: one focal source per group (same retrievals, first focal source)")
         w("")
-        w("| cell | n | Δ Hit@2 [95% CI] | p |")
+        w(f"| cell | n | Δ Hit@2 [{a.level:.0%} CI] | p |")
         w("| --- | --- | --- | --- |")
         for _, r in a.strict.iterrows():
             w(f"| {r['cell']} | {r['n']} | {_f(r['effect'])} {_ci(r['ci'])} | {_p(r['p'])} |")
+        for line in _agreement([(r["cell"], r) for _, r in a.strict.iterrows()], a.level):
+            w(line)
     if a.contamination is not None:
         c = a.contamination
         pre = "main" if c["main_prefixed"] else "flipped"
@@ -249,16 +268,8 @@ def render_tau_bench(
         w("")
         w("## Stage D: multi-burst augmented cache (Appendix D)")
         w("")
-        sd = s["stage_d"]
         tot = sum(a.augmented_cells.values())
-        w(
-            f"Copies inserted: {sd['copies']:,} for {sd['evidence_steps']} focal evidence steps; "
-            f"{sd['evidence_steps_gap_relaxed']} evidence steps sat in a focal segment too short "
-            "(< 37 steps) for pairwise gaps ≥ 18, so their copies were evenly spaced instead. "
-            f"Cells after augmentation: {a.augmented_cells} — "
-            f"{a.augmented_cells.get('T+E+', 0) / tot:.1%} T+E+ (paper: 100%)."
-        )
-        w("")
+        stage_d_placement(w, s["stage_d"], a.augmented_cells, tot)
         w("### Table 11 (query level; episode level in parentheses for Hit@2)")
         w("")
         hdr = " | ".join(f"B={b} Hit@2 | Recall" for b in budgets)
@@ -274,7 +285,7 @@ def render_tau_bench(
                     f"{h['query'].iloc[0]:.3f} ({h['episode'].iloc[0]:.3f})" if not h.empty else "—"
                 )
                 cells.append(f"{r['query'].iloc[0]:.3f}" if not r.empty else "—")
-            pv = PAPER["table11"].get(meth)
+            pv = TAU["table11"].get(meth)
             w(
                 f"| {meth} | "
                 + " | ".join(cells)
@@ -312,13 +323,26 @@ def render_tau_bench(
     return "\n".join(L)
 
 
+def _agreement(rows: list[tuple[str, Any]], level: float) -> list[str]:
+    """Sentences for the rows whose task-bootstrap interval and sign-flip p disagree."""
+    return interval_test_notes(
+        (
+            IntervalTest(label, r["ci"], r["p"], r.get("test_ci"), r.get("min_p"))
+            for label, r in rows
+        ),
+        level=level,
+        interval="bootstrap interval (resampling whole tasks)",
+        test="sign-flip test of the per-query differences",
+    )
+
+
 def _mde(value: Any) -> str:
     """An MDE for the table; an infinite one (no effect reaches the power) in words."""
     if value is None:
         return "—"
     if isinstance(value, float) and math.isinf(value):
         return "underpowered at any effect"
-    return _f(value, sign=False)
+    return fmt_number(value)
 
 
 def _llm_section(w: Any, llm: dict[str, Any]) -> None:
@@ -358,7 +382,7 @@ def _llm_section(w: Any, llm: dict[str, Any]) -> None:
             floor = tab["floor"].get(r["scope"], tab["floor"].get(str(r["scope"]).lower()))
             w(
                 f"| {r['scope']} | {r['n']} | {r['treatment']:.3f} | {r['baseline']:.3f} | "
-                f"{_f(r['effect'])} [{_f(r['ci_low'])}, {_f(r['ci_high'])}] | "
+                f"{_f(r['effect'])} {fmt_interval(r['ci_low'], r['ci_high'])} | "
                 f"{_p(r['p_per_query'])} | {_p(r['p_corrected'])} | "
                 f"{'—' if floor is None else f'{floor:.3f}'} | "
                 f"{_paper_table7(r['scope'], metric)} |"
@@ -396,3 +420,15 @@ def write_figures(a: Any, out: Path) -> None:
     fig.suptitle("τ-bench augmented cache: metric vs budget (Figure 3 layout)", fontsize=10)
     fig.tight_layout()
     save_figure(fig, out / "budget_curves.png")
+
+
+def _paper_table7(scope: Any, metric: str) -> str:
+    row = TAU["table7"].get(str(scope)) or TAU["table7"].get(str(scope).lower())
+    if row is None:
+        return "—"
+    n, osu, flat, floor, soft, soft_ci, hard, hard_ci = row
+    delta, ci = (soft, soft_ci) if metric.startswith("soft") else (hard, hard_ci)
+    interval = "" if ci is None else f" {fmt_interval(*ci)}"
+    if metric.startswith("soft"):
+        return f"{n}, Δ {fmt_signed(delta)}{interval}"
+    return f"{n}, {osu:.3f} / {flat:.3f} / {floor:.3f}, Δ {fmt_signed(delta)}{interval}"

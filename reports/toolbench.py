@@ -13,68 +13,22 @@ import numpy as np
 import pandas as pd
 
 from osustat import stars
+from osustat.formatting import fmt_p, fmt_signed, p_phrase, yes_no
 
-from ._style import fmt_p, md_table, pyplot, save_figure
+from ._style import md_table, pyplot, save_figure
+from .paper_values import PAPER
 
-__all__ = ["PAPER", "dose_response_figure", "render_toolbench"]
+__all__ = ["dose_response_figure", "render_toolbench"]
 
 _B = (200, 400, 800, 1600)
 _BETAS = (0.04, 0.08, 0.12, 0.16, 0.20)
 
-#: Printed values of the paper (Section 6.1 Table 3; Section 6.5 Table 6; Appendix G).
-PAPER: dict[str, Any] = {
-    "table3": {  # method -> (hit@2, recall) per budget
-        "Flat Vector": [(0.427, 0.686), (0.583, 0.792), (0.698, 0.863), (0.808, 0.917)],
-        "Flat + MMR": [(0.228, 0.567), (0.420, 0.704), (0.560, 0.797), (0.733, 0.885)],
-        "Disjoint Hierarchy": [(0.057, 0.311), (0.098, 0.381), (0.153, 0.482), (0.243, 0.594)],
-        "coverage-overlap-beta0.12": [
-            (0.430, 0.687),
-            (0.588, 0.794),
-            (0.702, 0.861),
-            (0.792, 0.909),
-        ],
-        "coverage-disjoint-beta0.12": [
-            (0.368, 0.659),
-            (0.540, 0.757),
-            (0.665, 0.840),
-            (0.753, 0.894),
-        ],
-    },
-    "table6": {  # recall gap pp, stars
-        0.04: ["+.5", "+1.2**", "+.3", "+.2"],
-        0.08: ["+1.3*", "+2.6***", "+.8", "+.9"],
-        0.12: ["+2.7***", "+3.7***", "+2.1**", "+1.6*"],
-        0.16: ["+4.2***", "+4.7***", "+4.0***", "+2.6***"],
-        0.20: ["+5.1***", "+6.4***", "+5.4***", "+4.2***"],
-    },
-    "table15": {
-        0.04: ["+1.2", "+.7", "+1.0", "+.5"],
-        0.08: ["+2.7", "+2.7", "+2.0", "+2.2"],
-        0.12: ["+6.2", "+4.8", "+3.7", "+3.8"],
-        0.16: ["+8.3", "+8.0", "+6.7", "+6.8"],
-        0.20: ["+9.7", "+10.8", "+10.8", "+9.3"],
-    },
-    "table16": {
-        42: ["+2.2*", "+2.8**", "+1.3", "+2.5**"],
-        123: ["+2.3*", "+3.5***", "+2.3**", "+1.2"],
-        456: ["+3.7***", "+4.7***", "+2.7*", "+1.0"],
-    },
-    "table14": {
-        "toolbench-nev2": ("4/12", "No (10/12)", "No", "+3.2"),
-        "toolbench": ("9/12", "Yes (12/12)", "Yes", "+3.7"),
-        "toolbench-nev4": ("9/12", "No (11/12)", "No", "+3.2"),
-    },
-    "membership": {"overlap": (2.16, 2, 0.0), "disjoint": (0.87, 1, 0.132)},
-    "consistency": "57/60 (seed 42: 18/20, 123: 19/20, 456: 20/20)",
-}
+#: The paper's printed ToolBench values (:data:`osustat.reports.paper_values.PAPER`).
+TOOLBENCH: dict[str, Any] = PAPER["toolbench"]
 
 
 def _pp(x: float) -> str:
-    return f"{100 * x:+.1f}"
-
-
-def _yes(flag: Any) -> str:
-    return "yes" if flag else "no"
+    return fmt_signed(100 * x, 1)
 
 
 def _nev(bench: str) -> str:
@@ -82,7 +36,8 @@ def _nev(bench: str) -> str:
 
 
 def dose_response_figure(combined: pd.DataFrame, path: Path, metric: str = "recall") -> Path:
-    """Figure 4: gap (pp) against beta per budget; filled marker = Fisher p < .05; band = seeds."""
+    """Figure 4: gap (pp) against beta per budget; filled marker = target-level p < .05 (the
+    valid unit); band = per-seed range."""
     plt = pyplot()
 
     c = combined[(combined["benchmark"] == "toolbench") & (combined["metric"] == metric)]
@@ -94,7 +49,7 @@ def dose_response_figure(combined: pd.DataFrame, path: Path, metric: str = "reca
             g["beta"], 100 * g["seed_min"], 100 * g["seed_max"], color=color, alpha=0.15
         )
         ax.plot(g["beta"], 100 * g["gap"], color=color, label=f"B = {b}")
-        sig = g["fisher_p"] < 0.05
+        sig = g["target_p"] < 0.05
         ax.scatter(g["beta"][sig], 100 * g["gap"][sig], color=color, zorder=3)
         ax.scatter(
             g["beta"][~sig], 100 * g["gap"][~sig], facecolors="white", edgecolors=color, zorder=3
@@ -123,10 +78,10 @@ def _sweep_table(
         cells = [f"{beta:.2f}"]
         for k, b in enumerate(_B):
             r = row.loc[b]
-            p_text = f"({fmt_p(r['fisher_p'])}; {fmt_p(r['target_p'])})"
-            cells += [f"{_pp(r['gap'])}{stars(r['fisher_p'])} {p_text}", paper[beta][k]]
+            p_text = f"(target p {fmt_p(r['target_p'])}; Fisher p {fmt_p(r['fisher_p'])})"
+            cells += [f"{_pp(r['gap'])}{stars(r['target_p'])} {p_text}", paper[beta][k]]
         rows.append(cells)
-    return md_table(_per_budget("beta", "ours (Fisher p; target p)", "paper"), rows)
+    return md_table(_per_budget("beta", "ours (target p; Fisher p)", "paper"), rows)
 
 
 def render_toolbench(
@@ -138,8 +93,14 @@ def render_toolbench(
     command: str,
     audit_markdown: str,
     seconds: Mapping[str, float],
+    choices: Mapping[str, str] | None = None,
 ) -> str:
-    """Render the report (``a`` is an ``analyses.toolbench.analysis.ToolbenchAnalysis``)."""
+    """Render the report (``a`` is an ``analyses.toolbench.analysis.ToolbenchAnalysis``).
+
+    `choices` are the declared choices of the run (``reachability``, ``splits``).
+    """
+    choices = dict(choices or {})
+    reach = choices.get("reachability", "all-steps")
     L: list[str] = [
         "# ToolBench planted-retrieval probe (paper Sections 5.1, 6.1, 6.5; App. G)",
         "",
@@ -149,6 +110,15 @@ def render_toolbench(
         f"seeds {', '.join(map(str, a.seeds))}. Paper values are printed beside ours for "
         "comparison; nothing was tuned toward them.",
         "",
+        "Declared choices of this run: "
+        + (", ".join(f"`{k} = {v}`" for k, v in choices.items()) or "defaults")
+        + ". `reachability`: whether the greedy selectors may select a step that belongs to "
+        "no OSU (`all-steps`, no coverage bonus for it) or only OSU members (`members-only`); "
+        "the paper's text says members-only (Sections 4.1, 6.1: evicted evidence has "
+        "P_reach = 0), its numbers rule that out (disjoint Recall .894 at B = 1600 exceeds the "
+        "1 − .132 = .868 that eviction would allow). `splits`: the ToolBench splits loaded "
+        "(the paper: G1/G2).",
+        "",
         "## Data and design",
         "",
         f"- Loaded {load['trajectories']} trajectories from {load['files_read']} files "
@@ -156,7 +126,9 @@ def render_toolbench(
         f"{load['truncated_steps']} have arguments cut at 100 characters (only complete "
         f"`key: value` pairs kept) and {load['finish_steps']} are `Finish` calls. "
         f"Exclusions: {load['exclusions'] or 'none'}.",
-        "- The paper drew targets from the full G1/G2 splits; here the data holds far fewer.",
+        "- The paper drew targets from the full G1/G2 splits; here the data holds far fewer "
+        f"(loaded splits: {choices.get('splits', 'G1-G2')}; other splits are counted among "
+        "the exclusions).",
     ]
     for key, d in design.items():
         L.append(
@@ -183,7 +155,7 @@ def render_toolbench(
     ]
     t3 = a.table3.set_index(["method", "budget", "metric"])["mean"]
     rows = []
-    for m, paper_rows in PAPER["table3"].items():
+    for m, paper_rows in TOOLBENCH["table3"].items():
         cells = [m]
         for k, b in enumerate(_B):
             h, r = t3.get((m, b, "hit@2"), np.nan), t3.get((m, b, "recall"), np.nan)
@@ -193,8 +165,8 @@ def render_toolbench(
     gaps = ["Δ overlap − disjoint"]
     for b in _B:
         gaps += [
-            f"{t3[(o, b, 'hit@2')] - t3[(d, b, 'hit@2')]:+.3f}",
-            f"{t3[(o, b, 'recall')] - t3[(d, b, 'recall')]:+.3f}",
+            fmt_signed(t3[(o, b, "hit@2")] - t3[(d, b, "hit@2")]),
+            fmt_signed(t3[(o, b, "recall")] - t3[(d, b, "recall")]),
         ]
     L += md_table(_per_budget("method", "Hit@2", "Recall"), [*rows, gaps])
     L += ["", "(paper in parentheses)", ""]
@@ -202,14 +174,16 @@ def render_toolbench(
     L += [
         "## Table 6: overlap − disjoint Recall gap (pp) across beta and B (n_ev = 3)",
         "",
-        "Ours: mean over 3 x 200 episodes, stars on the Fisher-combined per-seed sign-flip p "
-        "(two-sided); in parentheses the Fisher p and the dependence-robust target-level p.",
+        "Ours: mean over 3 x 200 episodes, stars on the target-level sign-flip p (two-sided; "
+        "one unit per distinct target, its episodes over all seeds averaged: the valid unit, "
+        "since seeds share targets); in parentheses that p and the paper's Fisher combination "
+        "of the per-seed tests, which assumes independent seeds. The paper's stars are Fisher.",
         "",
-        *_sweep_table(a.combined, "recall", PAPER["table6"]),
+        *_sweep_table(a.combined, "recall", TOOLBENCH["table6"]),
         "",
         "## Table 15: the Hit@2 version",
         "",
-        *_sweep_table(a.combined, "hit@2", PAPER["table15"]),
+        *_sweep_table(a.combined, "hit@2", TOOLBENCH["table15"]),
         "",
         f"![dose-response]({figures['dose_recall']}) "
         f"![dose-response Hit@2]({figures['dose_hit2']})",
@@ -222,11 +196,11 @@ def render_toolbench(
     rows = []
     for s in a.seeds:
         r = s12[s12["seed"] == s].set_index("budget")
-        paper = PAPER["table16"].get(s, ["-"] * 4)
+        paper = TOOLBENCH["table16"].get(s, ["-"] * 4)
         cells = [s]
         for k, b in enumerate(_B):
             gap, p = r.loc[b, "gap"], r.loc[b, "p"]
-            cells += [f"{_pp(gap)}{stars(p)} (p {fmt_p(p)})", paper[k]]
+            cells += [f"{_pp(gap)}{stars(p)} ({p_phrase(p)})", paper[k]]
         rows.append(cells)
     L += md_table(_per_budget("seed", "ours", "paper"), rows)
     c = a.consistency
@@ -235,12 +209,16 @@ def render_toolbench(
         "Directional consistency over beta x B x seed (Recall): "
         f"{c['positive_cells']}/{c['cells']} positive (per seed: "
         + ", ".join(f"{s}: {v}/{c['per_seed_cells']}" for s, v in c["per_seed"].items())
-        + f"); paper {PAPER['consistency']}.",
+        + f"); paper {TOOLBENCH['consistency']}.",
         "",
         "## Seed dependence (may the seeds be combined?)",
         "",
         "Per target present in every seed, its mean gap in each seed; `seed_dependence` "
-        "correlates them across seeds (Recall, beta = .12).",
+        "correlates them across seeds (within-target correlation, Recall, beta = .12). What "
+        "Fisher's combination needs is the correlation of the per-seed statistics (the seed "
+        "means), which comes only from the targets the seeds share: the between-seed "
+        "correlation (`osustat.seeds.between_seed_dependence`); the effective number of seeds "
+        "and the flag use it.",
         "",
     ]
     dep = a.seed_dep
@@ -249,11 +227,15 @@ def render_toolbench(
         dd = dep[(dep["benchmark"] == "toolbench") & (dep["metric"] == "recall")]
         dd = dd[np.isclose(dd["beta"], 0.12)]
         rows = [
-            [r["budget"], r["shared_targets"], f"{r['mean_correlation']:.2f}",
-             f"{r['effective_seeds']:.2f}", _yes(r["too_dependent"])]
+            [r["budget"], r["shared_targets"], f"{r['within_correlation']:.2f}",
+             f"{r['mean_correlation']:.2f}", f"{r['effective_seeds']:.2f}",
+             yes_no(r["too_dependent"])]
             for _, r in dd.iterrows()
         ]  # fmt: skip
-    header = ["budget", "shared targets", "mean correlation", "effective seeds", "too dependent"]
+    header = [
+        "budget", "targets in every seed", "within-target correlation",
+        "between-seed correlation", "effective seeds", "too dependent",
+    ]  # fmt: skip
     L += md_table(header, rows)
     if not dep.empty:
         n_dep = int(dep["too_dependent"].sum())
@@ -277,7 +259,7 @@ def render_toolbench(
         ["n_ev", "metric", "budget", "targets", "statistic", "p", "monotone means"],
         (
             [_nev(r["benchmark"]), r["metric"], r["budget"], r["n_targets"],
-             f"{r['statistic']:+.4f}", fmt_p(r["p"]), _yes(r["monotone_means"])]
+             fmt_signed(r['statistic'], 4), fmt_p(r["p"]), yes_no(r["monotone_means"])]
             for _, r in a.trend.iterrows()
         ),
     )  # fmt: skip
@@ -288,10 +270,10 @@ def render_toolbench(
     ]
     rows = []
     for _, r in a.table14.iterrows():
-        paper = PAPER["table14"].get(r["benchmark"], ("-",) * 4)
+        paper = TOOLBENCH["table14"].get(r["benchmark"], ("-",) * 4)
         rows.append(
             [_nev(r["benchmark"]), f"{r['significant']}/{r['cells']}",
-             f"{r['positive']}/{r['cells']}", _yes(r["b400_all_seeds_p01"]),
+             f"{r['positive']}/{r['cells']}", yes_no(r["b400_all_seeds_p01"]),
              _pp(r["b400_gap"]), ", ".join(paper)]
         )  # fmt: skip
     header = ["n_ev", "sig. (p<.05)", "positive", "B=400 all seeds p<.01", "B=400 gap (pp)"]
@@ -303,7 +285,7 @@ def render_toolbench(
     ]
     rows = []
     for _, r in a.membership.iterrows():
-        pm = PAPER["membership"][r["construction"]] if r["benchmark"] == "toolbench" else None
+        pm = TOOLBENCH["membership"][r["construction"]] if r["benchmark"] == "toolbench" else None
         paper = f"{pm[0]:.2f}, {pm[1]}, {100 * pm[2]:.1f}%" if pm else "-"
         rows.append(
             [_nev(r["benchmark"]), r["construction"], r["evidence_steps"],
@@ -324,17 +306,23 @@ def render_toolbench(
         rows = []
         for (metric, alpha), g in a.cohesion.groupby(["metric", "alpha"], sort=False):
             g = g.set_index("budget")
-            gaps = [f"{_pp(g.loc[b, 'gap'])} (p {fmt_p(g.loc[b, 'target_p'])})" for b in _B]
+            gaps = [f"{_pp(g.loc[b, 'gap'])} ({p_phrase(g.loc[b, 'target_p'])})" for b in _B]
             rows.append([metric, f"{alpha:.3f}", *gaps])
         L += md_table(["metric", "alpha", *(f"B={b}" for b in _B)], rows)
         L += [
             "",
-            "Reading: both greedy variants (`CoverageGuidedOSU`, `CohesionOSU`) can only select "
-            "steps that belong to some OSU. At alpha = 0 the cohesion greedy is plain cosine "
-            "ranking over those reachable steps, so its overlap − disjoint gap is the "
-            "reachability effect alone (evidence evicted from every disjoint OSU, Proposition 1; "
-            "see the membership table), with no coverage reward. Compare it with the coverage "
-            "gaps of Table 6: only the part above it grows with beta.",
+            (
+                "Reading (members-only): both greedy variants can only select steps that belong "
+                "to some OSU. At alpha = 0 the cohesion greedy is plain cosine ranking over "
+                "those reachable steps, so its overlap − disjoint gap is the reachability "
+                "effect alone (evidence evicted from every disjoint OSU; see the membership "
+                "table), with no coverage reward."
+                if reach == "members-only"
+                else "Reading (all-steps): every step is selectable, so at alpha = 0 the "
+                "cohesion greedy is plain cosine ranking over all steps for both pools and "
+                "its overlap − disjoint gap is 0 by construction; at alpha > 0 the pools "
+                "do not enter the score either (the cohesion term reads embeddings only)."
+            ),
         ]
     L += [
         "",

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ._style import fmt_p, md_table
+from osustat.formatting import fmt_interval, fmt_p, fmt_signed
+
+from ._style import md_table
 
 __all__ = ["render_user_methods", "render_user_tests"]
 
@@ -82,8 +84,8 @@ def render_user_tests(table: pd.DataFrame, *, n_resamples: int) -> str:
             str(r.budget),
             r.metric,
             str(r.n),
-            f"{r.effect:+.3f}",
-            "-" if pd.isna(r.ci_low) else f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]",
+            fmt_signed(r.effect),
+            fmt_interval(r.ci_low, r.ci_high, missing="-"),
             fmt_p(r.p, missing="not testable (n = 1)" if r.n < 2 else "-"),
             fmt_p(r.p_holm, missing="-"),
         ]

@@ -3,7 +3,9 @@
 In the spirit of scikit-learn's ``check_estimator``: :func:`check_retriever` takes a
 zero-argument factory (usually the class) and runs every check below on small random
 trajectories, returning a :class:`ContractReport` (it never raises for a failed check; call
-``report.raise_if_failed()`` for that). ``osustat check-retriever module:Class`` prints it.
+``report.raise_if_failed()`` for that, which raises :class:`ContractViolation`). The checks raise
+that named error themselves, never ``assert``, so they hold under ``python -O`` too.
+``osustat check-retriever module:Class`` prints the report.
 
 Checks: the protocol; no work in ``__init__`` (no fitted, trailing-underscore state before
 ``build``); parameters not overwritten by ``build``; retrieving before ``build`` is a clear
@@ -29,7 +31,28 @@ import numpy as np
 from .base import Retriever
 from .trajectory import Trajectory
 
-__all__ = ["CHECKS", "CheckResult", "ContractReport", "check_retriever", "random_trajectory"]
+__all__ = [
+    "CHECKS",
+    "CheckResult",
+    "ContractReport",
+    "ContractViolation",
+    "check_retriever",
+    "random_trajectory",
+]
+
+
+class ContractViolation(AssertionError):
+    """A retriever breaks the retriever contract.
+
+    Raised by every check (never a bare ``assert``, which ``python -O`` strips) and by
+    :meth:`ContractReport.raise_if_failed`; its message names the check and what failed.
+    """
+
+
+def _require(condition: Any, message: str) -> None:
+    """Raise :class:`ContractViolation` with `message` unless `condition` holds."""
+    if not condition:
+        raise ContractViolation(message)
 
 
 def random_trajectory(rng: np.random.Generator, n: int = 60, dim: int = 16) -> Trajectory:
@@ -80,16 +103,17 @@ Factory = Callable[[], Any]
 
 def _protocol(make: Factory) -> None:
     r = make()
-    assert isinstance(r, Retriever), (
+    _require(
+        isinstance(r, Retriever),
         "does not follow the Retriever protocol: needs class attributes `name`, `oracle` and "
-        "methods `build`, `retrieve`"
+        "methods `build`, `retrieve`",
     )
-    assert isinstance(type(r).name, str), "`name` must be a class attribute string"
+    _require(isinstance(type(r).name, str), "`name` must be a class attribute string")
 
 
 def _no_work_in_init(make: Factory) -> None:
     fitted = [k for k in vars(make()) if k.endswith("_") and not k.startswith("_")]
-    assert not fitted, f"__init__ sets fitted state {fitted}; set it in build()"
+    _require(not fitted, f"__init__ sets fitted state {fitted}; set it in build()")
 
 
 def _params_not_overwritten(make: Factory) -> None:
@@ -98,7 +122,7 @@ def _params_not_overwritten(make: Factory) -> None:
     r.build(random_trajectory(np.random.default_rng(0)))
     after = _params(r)
     changed = [k for k in before if k not in after or not _equal(before[k], after[k])]
-    assert not changed, f"build() changed the parameters {changed}"
+    _require(not changed, f"build() changed the parameters {changed}")
 
 
 def _unbuilt_error(make: Factory) -> None:
@@ -106,7 +130,7 @@ def _unbuilt_error(make: Factory) -> None:
         _ask(make(), np.ones(16), 64)
     except (RuntimeError, ValueError):
         return
-    raise AssertionError("retrieving before build() did not raise RuntimeError/ValueError")
+    raise ContractViolation("retrieving before build() did not raise RuntimeError/ValueError")
 
 
 def _budget_and_steps(make: Factory) -> None:
@@ -119,14 +143,16 @@ def _budget_and_steps(make: Factory) -> None:
             time = int(rng.integers(0, traj.n_steps + 1))
             res = _ask(r, q, budget, time, ev)
             steps = np.asarray(res.steps)
-            assert res.tokens <= budget + 1e-9, f"used {res.tokens} tokens of a budget {budget}"
+            _require(res.tokens <= budget + 1e-9, f"used {res.tokens} tokens of a budget {budget}")
             spent = traj.costs[steps].sum() + float(getattr(res, "summary_tokens", 0.0))
-            assert abs(spent - res.tokens) <= 1e-6 * max(1.0, spent), (
-                f"tokens {res.tokens} != step costs + summaries {spent}"
+            _require(
+                abs(spent - res.tokens) <= 1e-6 * max(1.0, spent),
+                f"tokens {res.tokens} != step costs + summaries {spent}",
             )
-            assert np.unique(steps).size == steps.size, "duplicate steps"
-            assert np.all((steps >= 0) & (steps < time)), (
-                f"steps outside [0, time={time}): {steps[(steps < 0) | (steps >= time)]}"
+            _require(np.unique(steps).size == steps.size, "duplicate steps")
+            _require(
+                np.all((steps >= 0) & (steps < time)),
+                f"steps outside [0, time={time}): {steps[(steps < 0) | (steps >= time)]}",
             )
 
 
@@ -139,16 +165,19 @@ def _no_future(make: Factory) -> None:
         full = _ask(make().build(traj), q, 256, time, ev)
         prefix = traj.prefix(time)
         alone = _ask(make().build(prefix), q, 256, None, ev[ev < time])
-        assert _same(full, alone), f"steps after the query time {time} changed the answer"
+        _require(_same(full, alone), f"steps after the query time {time} changed the answer")
 
 
 def _deterministic(make: Factory) -> None:
     rng = np.random.default_rng(1)
     traj = random_trajectory(rng, n=120)
     q, ev = _query(rng, traj)
-    assert _same(
-        _ask(make().build(traj), q, 256, None, ev), _ask(make().build(traj), q, 256, None, ev)
-    ), "two builds on the same trajectory answer differently"
+    _require(
+        _same(
+            _ask(make().build(traj), q, 256, None, ev), _ask(make().build(traj), q, 256, None, ev)
+        ),
+        "two builds on the same trajectory answer differently",
+    )
 
 
 def _idempotent_build(make: Factory) -> None:
@@ -156,12 +185,14 @@ def _idempotent_build(make: Factory) -> None:
     a, b = random_trajectory(rng, n=70), random_trajectory(rng, n=50)
     q, ev = _query(rng, b)
     r = make().build(a).build(b)
-    assert _same(_ask(r, q, 256, None, ev), _ask(make().build(b), q, 256, None, ev)), (
-        "build(a).build(b) answers differently from build(b): state leaks across builds"
+    _require(
+        _same(_ask(r, q, 256, None, ev), _ask(make().build(b), q, 256, None, ev)),
+        "build(a).build(b) answers differently from build(b): state leaks across builds",
     )
     r2 = make().build(b).build(b)
-    assert _same(_ask(r2, q, 256, None, ev), _ask(make().build(b), q, 256, None, ev)), (
-        "building twice on the same trajectory changes the answer"
+    _require(
+        _same(_ask(r2, q, 256, None, ev), _ask(make().build(b), q, 256, None, ev)),
+        "building twice on the same trajectory changes the answer",
     )
 
 
@@ -171,16 +202,20 @@ def _picklable(make: Factory) -> None:
     q, ev = _query(rng, traj)
     r = make().build(traj)
     clone = pickle.loads(pickle.dumps(r))
-    assert _same(_ask(r, q, 128, None, ev), _ask(clone, q, 128, None, ev)), (
-        "a pickled and unpickled retriever answers differently"
+    _require(
+        _same(_ask(r, q, 128, None, ev), _ask(clone, q, 128, None, ev)),
+        "a pickled and unpickled retriever answers differently",
     )
 
 
 def _empty_and_zero(make: Factory) -> None:
-    assert np.asarray(_ask(make().build(Trajectory.empty(16)), np.ones(16), 256).steps).size == 0
+    _require(
+        np.asarray(_ask(make().build(Trajectory.empty(16)), np.ones(16), 256).steps).size == 0,
+        "an empty trajectory returned steps",
+    )
     traj = random_trajectory(np.random.default_rng(4), n=30)
     res = _ask(make().build(traj), np.ones(16), 0)
-    assert np.asarray(res.steps).size == 0 and res.tokens == 0, "a zero budget returned steps"
+    _require(np.asarray(res.steps).size == 0 and res.tokens == 0, "a zero budget returned steps")
 
 
 def _bad_arguments(make: Factory) -> None:
@@ -195,7 +230,7 @@ def _bad_arguments(make: Factory) -> None:
             call()
         except ValueError:
             continue
-        raise AssertionError(f"{label} was not refused with ValueError")
+        raise ContractViolation(f"{label} was not refused with ValueError")
 
 
 def _evidence_only_for_oracles(make: Factory) -> None:
@@ -207,7 +242,7 @@ def _evidence_only_for_oracles(make: Factory) -> None:
             r.retrieve(np.ones(16), 64, evidence=[1, 2])
     except TypeError:
         return
-    raise AssertionError(
+    raise ContractViolation(
         "an oracle accepted no evidence" if r.oracle else "a non-oracle accepted the evidence"
     )
 
@@ -263,7 +298,7 @@ class ContractReport:
     def raise_if_failed(self) -> None:
         if not self.passed:
             lines = "; ".join(f"{r.name}: {r.message}" for r in self.failures)
-            raise AssertionError(f"{self.retriever} fails the retriever contract: {lines}")
+            raise ContractViolation(f"{self.retriever} fails the retriever contract: {lines}")
 
     def to_text(self) -> str:
         rows = [
@@ -318,7 +353,7 @@ def check_retriever(
             CHECKS[name](factory)
         except Exception as exc:
             msg = str(exc) or type(exc).__name__
-            if not isinstance(exc, AssertionError):
+            if not isinstance(exc, ContractViolation):
                 msg = f"{type(exc).__name__}: {msg}"
             results.append(CheckResult(name, False, msg))
         else:

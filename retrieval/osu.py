@@ -133,11 +133,19 @@ def _split(steps: list[int], gap: int, s_max: int) -> list[list[int]]:
     return [seg[i : i + s_max] for seg in segments for i in range(0, len(seg), s_max)]
 
 
+def _strip_namespace(name: str) -> str:
+    """``"src3:think"`` -> ``"think"``: a namespace tag ``src<k>:`` is not part of the name."""
+    head, sep, rest = name.partition(":")
+    if sep and head.startswith("src") and head[3:].isdigit():
+        return rest
+    return name
+
+
 def _boilerplate(traj: Trajectory, cfg: OSUConfig) -> set[int]:
     counts = np.bincount(traj.tool_ids[traj.tool_ids >= 0], minlength=len(traj.tool_vocab))
     out = set()
     for k, name in enumerate(traj.tool_vocab):
-        base = name.split("(")[0].strip()
+        base = _strip_namespace(name.split("(")[0].strip())
         if name in cfg.boilerplate_tools or base in cfg.boilerplate_tools:
             out.add(k)
         elif traj.n_steps and counts[k] > cfg.boilerplate_max_fraction * traj.n_steps:

@@ -19,9 +19,22 @@ from .base import BaseRetriever, RetrievalResult, check_setting, greedy_pack
 from .osu import OSUConfig, OSUPool, build_osus
 from .trajectory import Trajectory
 
-__all__ = ["CohesionOSU", "CoverageGuidedOSU", "OSUMem", "OSUMemGF", "adaptive_k"]
+__all__ = [
+    "REACHABILITY",
+    "CohesionOSU",
+    "CoverageGuidedOSU",
+    "OSUMem",
+    "OSUMemGF",
+    "adaptive_k",
+]
 
 _EPS = 1e-6
+
+#: Which steps the greedy selectors (:class:`CoverageGuidedOSU`, :class:`CohesionOSU`) may
+#: select, a retrieval choice the paper leaves open (docs/retrieval.md, "Reachability"):
+#: ``'all-steps'`` (default; a step in no OSU is selectable, without a coverage bonus) or
+#: ``'members-only'`` (only steps of some OSU, the reading of Sections 4.1 and 6.1's text).
+REACHABILITY = ("all-steps", "members-only")
 
 
 def adaptive_k(n_osus: int, budget: float) -> int:
@@ -300,7 +313,17 @@ class OSUMemGF(OSUMem):
 
 
 class _StepGreedy(_OSUIndexed):
-    """Greedy step selection restricted to steps that belong to some OSU."""
+    """Greedy step selection over the steps `reachability` allows (:data:`REACHABILITY`)."""
+
+    def __init__(
+        self, *, osu_config: OSUConfig | None = None, reachability: str = "all-steps"
+    ) -> None:
+        super().__init__(osu_config=osu_config)
+        if reachability not in REACHABILITY:
+            raise ValueError(
+                f"`reachability` must be one of {list(REACHABILITY)}; got {reachability!r}."
+            )
+        self.reachability = reachability
 
     def _scores(self, sims: NDArray[np.float64], state: dict[str, Any]) -> NDArray[np.float64]:
         return sims
@@ -313,7 +336,9 @@ class _StepGreedy(_OSUIndexed):
     ) -> RetrievalResult:
         traj = self.trajectory_
         sims = traj.embeddings[:end] @ q
-        reachable = np.array([self.pool_.step_osus[i].size > 0 for i in range(end)], dtype=bool)
+        reachable = None  # all-steps: every step before the query time
+        if self.reachability == "members-only":
+            reachable = np.array([self.pool_.step_osus[i].size > 0 for i in range(end)], dtype=bool)
         state: dict[str, Any] = {
             "end": end,
             "used_osus": np.zeros(self.pool_.n_osus, bool),
@@ -334,14 +359,22 @@ class CoverageGuidedOSU(_StepGreedy):
 
     Each iteration takes the not-yet-selected step that fits and maximizes
     ``s_i + beta * [i belongs to an OSU not used so far]``, with ``s_i`` the step-query
-    cosine; the step's OSUs are then marked used. Only steps in some OSU are reachable, so
-    overlap vs disjoint differ only through the pool. ``beta = .12`` (Table 8).
+    cosine; the step's OSUs are then marked used. Overlap vs disjoint differ only through
+    the pool. ``beta = .12`` (Table 8). `reachability` (:data:`REACHABILITY`):
+    ``'all-steps'`` lets a step in no OSU be selected on its cosine alone (no bonus);
+    ``'members-only'`` never selects it.
     """
 
     name: ClassVar[str] = "OSU-Mem (coverage-guided)"
 
-    def __init__(self, *, osu_config: OSUConfig | None = None, beta: float = 0.12) -> None:
-        super().__init__(osu_config=osu_config)
+    def __init__(
+        self,
+        *,
+        osu_config: OSUConfig | None = None,
+        beta: float = 0.12,
+        reachability: str = "all-steps",
+    ) -> None:
+        super().__init__(osu_config=osu_config, reachability=reachability)
         self.beta = check_setting("beta", beta, low=0)
 
     def _scores(self, sims: NDArray[np.float64], state: dict[str, Any]) -> NDArray[np.float64]:
@@ -361,15 +394,21 @@ class CoverageGuidedOSU(_StepGreedy):
 class CohesionOSU(_StepGreedy):
     """Cohesion-style greedy (Appendix G.5): ``s_i - alpha * max_{j in S} cos(h_i, h_j)``.
 
-    Only steps in some OSU are reachable. ``alpha = .01`` by default, the middle of the
-    paper's sweep {0, .005, .01, .02, .04} (the paper reports no default; it found no
+    `reachability` as in :class:`CoverageGuidedOSU`. ``alpha = .01`` by default, the middle
+    of the paper's sweep {0, .005, .01, .02, .04} (the paper reports no default; it found no
     overlap advantage at any alpha).
     """
 
     name: ClassVar[str] = "OSU-Mem (cohesion)"
 
-    def __init__(self, *, osu_config: OSUConfig | None = None, alpha: float = 0.01) -> None:
-        super().__init__(osu_config=osu_config)
+    def __init__(
+        self,
+        *,
+        osu_config: OSUConfig | None = None,
+        alpha: float = 0.01,
+        reachability: str = "all-steps",
+    ) -> None:
+        super().__init__(osu_config=osu_config, reachability=reachability)
         self.alpha = check_setting("alpha", alpha, low=0)
 
     def _scores(self, sims: NDArray[np.float64], state: dict[str, Any]) -> NDArray[np.float64]:

@@ -23,9 +23,11 @@ from .osumem import CohesionOSU, CoverageGuidedOSU, OSUMem, OSUMemGF
 __all__ = [
     "ENTRY_POINT_GROUP",
     "METHODS",
+    "PAPER_METHODS",
     "MethodSpec",
     "load_retriever",
     "make",
+    "paper_methods",
     "user_factories",
 ]
 
@@ -90,6 +92,48 @@ METHODS: dict[str, MethodSpec] = {
         "OSU-Mem (cohesion)", CohesionOSU, "cohesion-style alpha variant (Appendix G.5)"
     ),
 }
+
+
+#: The registered methods each of the paper's benchmarks runs, in the order of its tables:
+#: Table 9 (synthetic), Table 11 (τ-bench: Table 9's rows without the oracle and sim-only), the
+#: Table 3 baselines (ToolBench, whose OSU-Mem variants are built per beta / alpha by the
+#: pipeline). Pipelines read their lists here.
+PAPER_METHODS: dict[str, tuple[str, ...]] = {
+    "synthetic": (
+        "No LT Memory",
+        "Budget-Truncated Replay",
+        "Sliding Window",
+        "Periodic Summary",
+        "Flat Vector",
+        "Flat + MMR",
+        "Coverage-Aware",
+        "Disjoint Hierarchy",
+        "Tree Abstraction",
+        "OSU-Mem",
+        "OSU-Mem + GF",
+        "OSU-Mem (disjoint)",
+        "OSU-Mem (sim only)",
+        "OSU-Mem (no novelty)",
+    ),
+    "toolbench": ("Flat Vector", "Flat + MMR", "Disjoint Hierarchy"),
+}
+
+
+PAPER_METHODS["tau-bench"] = tuple(
+    m for m in PAPER_METHODS["synthetic"] if m not in ("OSU-Mem + GF", "OSU-Mem (sim only)")
+)
+
+
+def paper_methods(benchmark: str) -> dict[str, Callable[[], Retriever]]:
+    """Name -> factory of the methods `benchmark` runs (:data:`PAPER_METHODS`), in order.
+
+    >>> from osustat.retrieval.registry import paper_methods
+    >>> list(paper_methods("toolbench"))
+    ['Flat Vector', 'Flat + MMR', 'Disjoint Hierarchy']
+    """
+    if benchmark not in PAPER_METHODS:
+        raise ValueError(f"unknown benchmark {benchmark!r}; known: {sorted(PAPER_METHODS)}.")
+    return {name: METHODS[name].factory for name in PAPER_METHODS[benchmark]}
 
 
 def make(name: str) -> Retriever:

@@ -201,3 +201,7 @@ def test_reproduce_synthetic_is_atomic_with_provenance(tmp_path):
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["seeds"] == {"master": 0} and prov["resamples"] == {"sign-flip": 50}
     assert [p.name for p in tmp_path.iterdir()] == ["s"]
+    # one command line per run: the report's header names the command its provenance records
+    header = next(line for line in text.splitlines() if line.startswith("Command: `"))
+    assert header.startswith(f"Command: `{prov['command']}` (master seed 0")
+    assert f"- Command: `{prov['command']}`." in text

@@ -1,7 +1,7 @@
 """The synthetic benchmark's tables, tests and claim checks (paper Sections 6.1, 6.4, B.2-B.4).
 
 Everything here is computed from a :class:`~analyses.synthetic.run.SyntheticRun`; the paper's
-numbers (``analyses.paper_values``) are only placed beside ours. Reports render the result.
+numbers are placed beside ours by the report (``reports.paper_values``), never seen here.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from osustat import adjust_pvalues, paired, signflip_tests
-from osustat.analyses import paper_values as paper
+from osustat import adjust_pvalues, paired, paired_signflip_test, validate_records
+from osustat.formatting import fmt_signed, p_phrase, yes_no
+from osustat.schema import ValidatedRecords
+from osustat.streams import stream_rng
 
 from .run import BUDGETS, MAIN_METHODS, MMAX_SWEEP, SyntheticRun
 
@@ -70,23 +72,27 @@ def _means(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def _tests(
-    records: pd.DataFrame,
+    records: ValidatedRecords,
+    family: str,
     treatment: str,
     baselines: tuple[str, ...],
     budget: int,
     metrics: tuple[str, ...],
     n_resamples: int,
-    rng: np.random.Generator,
+    seed: int,
 ) -> pd.DataFrame:
-    rows, cols = [], []
-    records = records[
-        (records["budget"] == budget)
-        & records["metric"].isin(metrics)
-        & records["method"].isin([treatment, *baselines])
-    ]
+    """Episode-level sign-flip tests of `treatment` vs each baseline, Holm over the family.
+
+    Each test draws from its own stream (:func:`osustat.streams.stream_rng` of `seed` and the
+    test's name), so adding a comparison leaves the others' p-values unchanged."""
+    rows = []
     for metric in metrics:
         for base in baselines:
             data = paired(records, treatment, base, metric=metric, budget=budget, unit="episode")
+            rng = stream_rng(seed, "synthetic analysis", family, treatment, base, metric, budget)
+            test = paired_signflip_test(
+                data.treatment, data.baseline, n_resamples=n_resamples, rng=rng
+            )
             rows.append(
                 {
                     "metric": metric,
@@ -94,15 +100,12 @@ def _tests(
                     "baseline": base,
                     "delta": float(data.differences.mean()),
                     "n": data.n,
+                    "p": test.pvalue,
+                    "p_method": test.method,
                 }
             )
-            cols.append(data.differences)
-    results = signflip_tests(cols, n_resamples=n_resamples, rng=rng)
-    adj = adjust_pvalues([r.pvalue for r in results], method="holm")
     out = pd.DataFrame(rows)
-    out["p"] = [r.pvalue for r in results]
-    out["p_method"] = [r.method for r in results]
-    out["p_holm"] = adj.pvalues_adjusted
+    out["p_holm"] = adjust_pvalues(out["p"].to_list(), method="holm").pvalues_adjusted
     return out
 
 
@@ -110,8 +113,9 @@ def analyze_synthetic(
     run: SyntheticRun, *, n_resamples: int = 10_000, seed: int | None = None
 ) -> SyntheticAnalysis:
     """Build every table of the synthetic report from a run (deterministic for a seed)."""
-    rng = np.random.default_rng(run.seed if seed is None else seed)
+    seed = run.seed if seed is None else seed
     rec = run.records
+    rec = rec if isinstance(rec, ValidatedRecords) else validate_records(rec)  # once per run
     means = _means(rec)
 
     def value(method: str, budget: int, metric: str) -> float:
@@ -123,28 +127,19 @@ def analyze_synthetic(
     t9 = []
     for method in MAIN_METHODS:
         for b in BUDGETS:
-            ph, pr = paper.TABLE_9[method][b]
             t9.append(
                 {
                     "method": method,
                     "budget": b,
                     "hit@2": value(method, b, "hit@2"),
                     "recall": value(method, b, "recall"),
-                    "paper_hit@2": ph,
-                    "paper_recall": pr,
                 }
             )
     table9 = pd.DataFrame(t9)
 
-    table10 = _tests(rec, "OSU-Mem", TABLE_10_BASELINES, 256, ("recall", "hit@2"), n_resamples, rng)
-    table10["paper_delta"] = [
-        paper.TABLE_10[(m, b)][0]
-        for m, b in zip(table10["metric"], table10["baseline"], strict=True)
-    ]
-    table10["paper_p"] = [
-        paper.TABLE_10[(m, b)][1]
-        for m, b in zip(table10["metric"], table10["baseline"], strict=True)
-    ]
+    table10 = _tests(
+        rec, "table 10", "OSU-Mem", TABLE_10_BASELINES, 256, ("recall", "hit@2"), n_resamples, seed
+    )
 
     nf = rec[(rec["budget"] == 256) & rec["metric"].isin(["recall_near", "recall_far"])]
     near_far = nf.groupby(["method", "metric"])["value"].agg(["mean", "size"]).reset_index()
@@ -152,21 +147,14 @@ def analyze_synthetic(
     ablation = table9[table9["method"].isin(ABLATIONS)].reset_index(drop=True)
     ablation_tests = _tests(
         rec,
+        "ablations",
         "OSU-Mem",
         ("OSU-Mem (disjoint)", "OSU-Mem (sim only)", "OSU-Mem (no novelty)"),
         256,
         ("recall", "hit@2"),
         n_resamples,
-        rng,
+        seed,
     )
-    ablation_tests["paper_delta"] = [
-        paper.TABLE_10.get((m, b), (np.nan, ""))[0]
-        for m, b in zip(ablation_tests["metric"], ablation_tests["baseline"], strict=True)
-    ]
-    ablation_tests["paper_p"] = [
-        paper.TABLE_10.get((m, b), (np.nan, "n/a"))[1]
-        for m, b in zip(ablation_tests["metric"], ablation_tests["baseline"], strict=True)
-    ]
     mmax_rows = []
     names = {1: "OSU-Mem (disjoint)", 5: "OSU-Mem", **MMAX_SWEEP}
     for m in sorted(names):
@@ -189,12 +177,7 @@ def analyze_synthetic(
         if not run.membership.empty
         else pd.DataFrame()
     )
-    structure = pd.DataFrame(
-        [
-            {"statistic": k, "ours": v, "paper": paper.STRUCTURE.get(k)}
-            for k, v in run.structure.items()
-        ]
-    )
+    structure = pd.DataFrame([{"statistic": k, "ours": v} for k, v in run.structure.items()])
     claims = _claims(value, table10, near_far, ablation_tests, mmax)
     return SyntheticAnalysis(
         table9,
@@ -247,7 +230,7 @@ def _claims(
         Claim(
             "OSU-Mem beats the strongest retrieval baseline at B=256 (Recall and Hit@2)",
             "+39.9% Recall, +61.5% Hit@2 over Flat + MMR (.221/.084 vs .158/.052)",
-            f"{rel_r:+.1f}% Recall, {rel_h:+.1f}% Hit@2 over {best} "
+            f"{fmt_signed(rel_r, 1)}% Recall, {fmt_signed(rel_h, 1)}% Hit@2 over {best} "
             f"({_fmt(osu_r)}/{_fmt(osu_h)} vs {_fmt(br)}/{_fmt(bh)})",
             "reproduced"
             if both
@@ -281,7 +264,8 @@ def _claims(
         Claim(
             "OSU-Mem has the highest recall for both near (<=50 steps) and far evidence, B=256",
             "near .196, far .218 (highest of all methods)",
-            f"near {_fmt(on)}, far {_fmt(of)}; highest among retrieval baselines: {highest}",
+            f"near {_fmt(on)}, far {_fmt(of)}; "
+            f"highest among retrieval baselines: {yes_no(highest)}",
             "reproduced" if highest else "not reproduced",
         )
     )
@@ -300,8 +284,9 @@ def _claims(
         Claim(
             "Removing overlap (disjoint OSUs) lowers Hit@2 and Recall at B=256",
             "Hit@2 .084 -> .034 (-59.6%), Recall .221 -> .138 (-37.4%)",
-            f"Hit@2 {_fmt(osu_h)} -> {_fmt(dh)} ({drop_h:+.1f}%), Recall {_fmt(osu_r)} -> "
-            f"{_fmt(dr)} ({drop_r:+.1f}%); Recall p (Holm) {p_over:.4f}",
+            f"Hit@2 {_fmt(osu_h)} -> {_fmt(dh)} ({fmt_signed(drop_h, 1)}%), "
+            f"Recall {_fmt(osu_r)} -> {_fmt(dr)} ({fmt_signed(drop_r, 1)}%); "
+            f"Recall {p_phrase(p_over, name='p (Holm)')}",
             "reproduced"
             if dh < osu_h and dr < osu_r and sig_over
             else ("direction only" if dh < osu_h and dr < osu_r else "not reproduced"),
@@ -313,7 +298,7 @@ def _claims(
         Claim(
             "Sim-only OSUs fall below all competitive retrieval baselines (Recall, B=256)",
             "Hit@2 .014, Recall .110",
-            f"Hit@2 {_fmt(sh)}, Recall {_fmt(sr)}; below every retrieval baseline: {below}",
+            f"Hit@2 {_fmt(sh)}, Recall {_fmt(sr)}; below every retrieval baseline: {yes_no(below)}",
             "reproduced" if below else "not reproduced",
         )
     )
@@ -322,8 +307,8 @@ def _claims(
         Claim(
             "The novelty term has a small, non-significant effect at B=256",
             "p = .307 (Recall), .876 (Hit@2)",
-            f"delta {nov_r['delta']:+.4f} Recall (p {nov_r['p']:.3f}), {nov_h['delta']:+.4f} "
-            f"Hit@2 (p {nov_h['p']:.3f})",
+            f"delta {fmt_signed(nov_r['delta'], 4)} Recall ({p_phrase(nov_r['p'])}), "
+            f"{fmt_signed(nov_h['delta'], 4)} Hit@2 ({p_phrase(nov_h['p'])})",
             "reproduced" if nov_r["p"] > 0.05 and nov_h["p"] > 0.05 else "not reproduced",
         )
     )

@@ -68,6 +68,8 @@ def analyze_synthetic_run(run: BenchmarkRun, spec: RunSpec) -> Any:
 
 
 def _command(spec: RunSpec) -> str:
+    if spec.command is not None:
+        return spec.command
     command = (
         f"osustat reproduce synthetic --out DIR --episodes {spec.episodes or EPISODES} "
         f"--seed {spec.seed}"

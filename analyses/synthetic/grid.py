@@ -15,6 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from osustat.retrieval.registry import PAPER_METHODS
+
 from .analysis import RETRIEVAL_BASELINES
 from .generator import GeneratorConfig
 
@@ -32,31 +34,16 @@ __all__ = [
 #: The methods the grid's claims need (Table 2's rows, sim-only, no novelty, M_max 4 and 6);
 #: not GF, not No LT Memory, not M_max 2 and 3.
 GRID_METHODS = (
-    "Budget-Truncated Replay",
-    "Sliding Window",
-    "Periodic Summary",
-    "Flat Vector",
-    "Flat + MMR",
-    "Coverage-Aware",
-    "Disjoint Hierarchy",
-    "Tree Abstraction",
-    "OSU-Mem",
-    "OSU-Mem (disjoint)",
-    "OSU-Mem (sim only)",
-    "OSU-Mem (no novelty)",
+    *(m for m in PAPER_METHODS["synthetic"] if m not in ("No LT Memory", "OSU-Mem + GF")),
     "OSU-Mem (M_max=4)",
     "OSU-Mem (M_max=6)",
 )
-TABLE_2_BASELINES = (
-    "Budget-Truncated Replay",
-    "Sliding Window",
-    "Periodic Summary",
-    "Flat Vector",
-    "Flat + MMR",
-    "Coverage-Aware",
-    "Disjoint Hierarchy",
-    "Tree Abstraction",
-    "OSU-Mem (disjoint)",
+#: Table 2's baselines: Table 9's rows but no memory, OSU-Mem itself and its ablations.
+TABLE_2_BASELINES = tuple(
+    m
+    for m in PAPER_METHODS["synthetic"]
+    if m
+    not in ("No LT Memory", "OSU-Mem", "OSU-Mem + GF", "OSU-Mem (sim only)", "OSU-Mem (no novelty)")
 )
 _SLUG = {
     "Budget-Truncated Replay": "budget-truncated-replay",

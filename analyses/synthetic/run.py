@@ -20,7 +20,6 @@ import pandas as pd
 
 from osustat.analyses.runner import child_seeds, run_tasks
 from osustat.retrieval import (
-    METHODS,
     OSUConfig,
     OSUMem,
     QueryOutcome,
@@ -29,7 +28,7 @@ from osustat.retrieval import (
     outcomes_to_records,
 )
 from osustat.retrieval.base import BaseRetriever
-from osustat.retrieval.registry import MethodSpec, user_factories
+from osustat.retrieval.registry import MethodSpec, paper_methods, user_factories
 
 from .generator import GeneratorConfig, generate_episode, structural_statistics
 
@@ -47,25 +46,7 @@ __all__ = [
 BUDGETS = (64, 128, 256, 512)
 
 #: The paper's Table 9 rows, in its order, and how to build each.
-MAIN_METHODS: dict[str, Callable[[], Any]] = {
-    name: METHODS[name].factory
-    for name in (
-        "No LT Memory",
-        "Budget-Truncated Replay",
-        "Sliding Window",
-        "Periodic Summary",
-        "Flat Vector",
-        "Flat + MMR",
-        "Coverage-Aware",
-        "Disjoint Hierarchy",
-        "Tree Abstraction",
-        "OSU-Mem",
-        "OSU-Mem + GF",
-        "OSU-Mem (disjoint)",
-        "OSU-Mem (sim only)",
-        "OSU-Mem (no novelty)",
-    )
-}
+MAIN_METHODS: dict[str, Callable[[], Any]] = paper_methods("synthetic")
 
 #: M_max values run on top of the main methods (1 is "OSU-Mem (disjoint)", 5 is "OSU-Mem").
 MMAX_SWEEP = {m: f"OSU-Mem (M_max={m})" for m in (2, 3, 4, 6)}

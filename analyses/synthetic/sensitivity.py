@@ -32,8 +32,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from osustat import adjust_pvalues, bootstrap_ci, signflip_tests
+from osustat import adjust_pvalues, bootstrap_ci, paired_signflip_test
 from osustat.analyses.runner import child_seeds, run_tasks
+from osustat.streams import stream_rng
 
 from .generator import GeneratorConfig
 from .grid import (
@@ -45,6 +46,9 @@ from .grid import (
 from .run import _episode_task, method_factories
 
 __all__ = ["SensitivityResult", "run_sensitivity"]
+
+#: Prefix of every test's stream name (:func:`osustat.streams.stream_rng`).
+STREAM = "synthetic sensitivity"
 
 
 def _grid_task(
@@ -88,8 +92,11 @@ def _test_point(
     means: pd.DataFrame,
     specs: list[ClaimSpec],
     resamples: int,
-    rng: np.random.Generator,
+    seed: int,
+    point: int,
 ) -> list[dict[str, Any]]:
+    """Per claim at one grid point: effect, CI and p; every test and interval draws from its
+    own stream (:func:`osustat.streams.stream_rng` of `seed`, the point and the test's name)."""
     wide = means.pivot_table(
         index="unit", columns=["method", "budget", "metric"], values="value", aggfunc="first"
     )
@@ -105,8 +112,15 @@ def _test_point(
                 d = d[np.isfinite(d)]
             cols.append(-d if s.reverse else d)
             owner.append((k, base))
-    usable = [c if len(c) >= 2 else np.zeros(2) for c in cols]
-    tests = signflip_tests(usable, n_resamples=resamples, rng=rng)
+    tests = [
+        paired_signflip_test(
+            c if len(c) >= 2 else np.zeros(2),
+            np.zeros(max(len(c), 2)),
+            n_resamples=resamples,
+            rng=stream_rng(seed, STREAM, point, specs[k].id, base),
+        )
+        for c, (k, base) in zip(cols, owner, strict=True)
+    ]
     rows = []
     for k, s in enumerate(specs):
         idx = [j for j, (kk, _) in enumerate(owner) if kk == k]
@@ -128,7 +142,9 @@ def _test_point(
             continue
         eff, _, jmin = min(per)
         p = max(pv for _, pv, _ in per)
-        ci = bootstrap_ci(cols[jmin], n_resamples=resamples, rng=rng)
+        ci = bootstrap_ci(
+            cols[jmin], n_resamples=resamples, rng=stream_rng(seed, STREAM, point, s.id, "ci")
+        )
         rows.append(
             {
                 "claim": s.id,
@@ -216,11 +232,10 @@ def run_sensitivity(
     for col in ("spacing", "gap"):
         points[col] = points[col].map(lambda v: f"{v[0]}-{v[1]}")
 
-    rngs = [np.random.default_rng(c) for c in child_seeds(seed, len(grid.points))]
     effect_rows = []
     for pt in grid.points:
         sub = episode_means[episode_means["point"] == pt.index]
-        for row in _test_point(sub, specs, grid.resamples, rngs[pt.index]):
+        for row in _test_point(sub, specs, grid.resamples, seed, pt.index):
             effect_rows.append({"point": pt.index, **row})
     effects = pd.DataFrame(effect_rows)
     by_id = {s.id: s for s in specs}

@@ -1,25 +1,27 @@
-"""τ-bench analysis: cross-tabs (query level, CIs clustered by task), task-level tests, Stage D.
-
-Dependence: one task recurs across sources (four trials in the τ-bench file, once in each
-τ²-bench file), so every comparison is computed twice: at the query level (sign-flip on
-per-query differences; bootstrap intervals resampling whole tasks) and at the task level
-(each method's values averaged within a task first, then a sign-flip over tasks).
-"""
-
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .run import BUDGETS, MAIN_METHODS
+from osustat import paired, paired_signflip_test, validate_records
+from osustat.bootstrap import cluster_bootstrap_ci
+from osustat.cellwise import CellConditionalResult, cell_conditional
+from osustat.records import PairedRecords
+from osustat.schema import ValidatedRecords
+from osustat.streams import stream_rng
+
+from .run import MAIN_METHODS
 
 __all__ = ["TauAnalysis", "analyze"]
 
 OSU, FLAT, DISJ = "OSU-Mem", "Flat Vector", "OSU-Mem (disjoint)"
 CELL_ORDER = ("T+E+", "T+E-", "T-E+", "T-E-")
+
+#: Prefix of every test's stream name (:func:`osustat.streams.stream_rng`).
+STREAM = "tau-bench analysis"
 
 
 @dataclass(frozen=True)
@@ -35,47 +37,83 @@ class TauAnalysis:
     augmented_cells: dict[str, int]
     forest: Any
     strict: pd.DataFrame
+    level: float = 0.95
 
 
-def _by_task(records: pd.DataFrame) -> pd.DataFrame:
-    # cluster = task: episode_id := task (query ids stay globally unique)
-    return records.assign(episode_id=records["task"])
+@dataclass(frozen=True)
+class _Settings:
+    """What every test of one analysis shares: sizes, the interval level, the master seed."""
+
+    n_resamples: int
+    bootstrap_resamples: int
+    level: float
+    seed: int
+
+    def rng(self, *name: Any) -> np.random.Generator:
+        """The test's own stream: the master seed and the test's name, nothing else."""
+        return stream_rng(self.seed, STREAM, *name)
+
+
+def _tasks(records: pd.DataFrame) -> dict[str, str]:
+    """Unit id (``'episode/query'``, as :func:`osustat.paired` names it) -> its task."""
+    keys = records[["episode_id", "query_id", "task"]].drop_duplicates(["episode_id", "query_id"])
+    units = keys["episode_id"].astype(str) + "/" + keys["query_id"].astype(str)
+    return dict(zip(units, keys["task"].astype(str), strict=True))
 
 
 def _cc(
-    records: pd.DataFrame, t: str, b: str, metric: str, budget: int, bench: str, n: int, seed: int
-) -> Any:
-    from osustat import paired
-    from osustat.cellwise import cell_conditional
+    records: ValidatedRecords,
+    tasks: dict[str, str],
+    t: str,
+    b: str,
+    metric: str,
+    budget: int,
+    bench: str,
+    cfg: _Settings,
+    *name: Any,
+) -> tuple[CellConditionalResult, PairedRecords]:
+    """The cell-conditional analysis of one comparison on query-level pairs whose clusters are
+    tasks (one task recurs across sources), and those pairs."""
+    p = paired(records, t, b, metric=metric, budget=budget, benchmark=bench)
+    p = replace(p, episode_ids=np.array([tasks[u] for u in p.ids], dtype=str))
+    res = cell_conditional(
+        p,
+        n_resamples=cfg.n_resamples,
+        bootstrap_resamples=cfg.bootstrap_resamples,
+        level=cfg.level,
+        rng=cfg.rng(bench, t, b, metric, budget, *name),
+    )
+    return res, p
 
-    p = paired(_by_task(records), t, b, metric=metric, budget=budget, benchmark=bench)
-    return cell_conditional(p, n_resamples=n, bootstrap_resamples=2000, rng=seed)
 
-
-def _task_level(
-    records: pd.DataFrame, t: str, b: str, metric: str, budget: int, bench: str, n: int, seed: int
-) -> dict[str, tuple[float, float, int]]:
-    """Per cell (and 'all'): task-level effect, p, number of tasks."""
-    from osustat import paired
-    from osustat.cellwise import cell_conditional
-
+def _task_level(p: PairedRecords, cfg: _Settings) -> dict[str, tuple[float, float, int]]:
+    """Per cell (and 'all'): task-level effect, p, number of tasks (each task's per-query
+    differences averaged first; a sign-flip over tasks)."""
     out: dict[str, tuple[float, float, int]] = {}
-    sub = records[(records["benchmark"] == bench) & (records["budget"] == budget)]
+    cells = np.array([str(c) for c in p.cells]) if p.cells is not None else None
     for cell in (*CELL_ORDER, "all"):
-        part = sub if cell == "all" else sub[sub["cell"] == cell]
-        if part["task"].nunique() < 2:
+        if cell != "all" and cells is None:
             continue
-        p = paired(
-            _by_task(part).drop(columns="cell"), t, b, metric=metric, budget=budget, unit="episode"
+        mask = np.ones(p.n, dtype=bool) if cell == "all" else cells == cell
+        by_task = pd.Series(p.differences[mask]).groupby(p.episode_ids[mask]).mean()
+        if by_task.size < 2:
+            continue
+        name = ("task level", p.treatment_name, p.baseline_name, p.metric, p.budget, cell)
+        test = paired_signflip_test(
+            by_task.to_numpy(),
+            np.zeros(by_task.size),
+            n_resamples=cfg.n_resamples,
+            rng=cfg.rng(*name),
         )
-        r = cell_conditional(p, n_resamples=n, bootstrap_resamples=200, rng=seed)
-        out[cell] = (r.aggregate.effect, r.aggregate.test.pvalue, r.aggregate.n)
+        out[cell] = (float(by_task.mean()), test.pvalue, int(by_task.size))
     return out
 
 
-def _rows(res: Any) -> list[dict[str, Any]]:
+def _rows(res: CellConditionalResult) -> list[dict[str, Any]]:
+    level = res.aggregate.ci.level
     rows = []
     for ce in (*res.cells, res.aggregate):
+        inverted = ce.test.confidence_interval(level)
         rows.append(
             {
                 "cell": "Aggregate" if ce.cell is None else ce.cell.value,
@@ -83,6 +121,8 @@ def _rows(res: Any) -> list[dict[str, Any]]:
                 "effect": ce.effect,
                 "p": ce.test.pvalue,
                 "ci": (ce.ci.low, ce.ci.high),
+                "test_ci": (inverted.low, inverted.high),
+                "min_p": ce.test.min_pvalue,
                 "mde": ce.mde,
                 "clusters": ce.ci.n_clusters,
             }
@@ -90,36 +130,48 @@ def _rows(res: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def _oracle_ci(
-    records: pd.DataFrame, bench: str, budget: int, seed: int, n_boot: int = 2000
-) -> tuple[float, float]:
-    """Cluster (task) bootstrap interval of the oracle-routed Hit@2 gain over Flat Vector."""
-    sub = records[
-        (records["benchmark"] == bench)
-        & (records["budget"] == budget)
-        & (records["metric"] == "hit@2")
-    ]
-    w = sub.pivot_table(
-        index=["query_id", "task", "cell"], columns="method", values="value"
-    ).reset_index()
-    d = (w[OSU] - w[FLAT]).to_numpy()
-    tasks = w["task"].to_numpy()
-    cells = w["cell"].to_numpy()
-    uniq = np.unique(tasks)
-    members = [np.flatnonzero(tasks == t) for t in uniq]
-    rng = np.random.default_rng(seed)
-    vals = []
-    for _ in range(n_boot):
-        pick = np.concatenate([members[i] for i in rng.integers(len(uniq), size=len(uniq))])
-        dd, cc = d[pick], cells[pick]
-        gain = 0.0
-        for c in CELL_ORDER:
-            m = cc == c
-            if m.any() and dd[m].mean() > 0:
-                gain += dd[m].sum()
-        vals.append(gain / len(pick))
-    lo, hi = np.quantile(vals, [0.025, 0.975])
-    return float(lo), float(hi)
+def _oracle_ci(p: PairedRecords, cfg: _Settings, *name: Any) -> tuple[float, float]:
+    """Task-bootstrap interval of the oracle-routed Hit@2 gain over the baseline: the core's
+    cluster bootstrap on per-task totals (per-cell sums and counts of the differences)."""
+    if p.cells is None:
+        return (np.nan, np.nan)
+    cells = np.array([str(c) for c in p.cells])
+    codes, tasks = np.unique(p.episode_ids, return_inverse=True)
+    k = codes.size
+    if k < 2:
+        return (np.nan, np.nan)
+    columns = []
+    for c in CELL_ORDER:
+        m = cells == c
+        columns.append(np.bincount(tasks[m], weights=p.differences[m], minlength=k))
+    for c in CELL_ORDER:
+        columns.append(np.bincount(tasks[cells == c], minlength=k).astype(np.float64))
+    table = np.column_stack([*columns, np.bincount(tasks, minlength=k)])
+
+    def gain(tot: np.ndarray) -> np.ndarray:
+        sums, counts, total = tot[:, :4], tot[:, 4:8], tot[:, 8]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            positive = (counts > 0) & (sums / counts > 0)
+        return np.where(positive, sums, 0.0).sum(axis=1) / total
+
+    ci = cluster_bootstrap_ci(
+        table,
+        gain,
+        level=cfg.level,
+        n_resamples=cfg.bootstrap_resamples,
+        rng=cfg.rng("oracle gain", *name),
+        name="the oracle-routing gain",
+    )
+    return ci.low, ci.high
+
+
+def _t5_rows(res: Any, tl: dict[str, Any], budget: int, bench: str) -> list[dict[str, Any]]:
+    out = []
+    for r in _rows(res):
+        key = r["cell"] if r["cell"] != "Aggregate" else "all"
+        effect, p, _ = tl.get(key, (np.nan, np.nan, 0))
+        out.append({"benchmark": bench, "budget": budget, **r, "task_effect": effect, "task_p": p})
+    return out
 
 
 def analyze(
@@ -128,47 +180,93 @@ def analyze(
     contamination: dict[str, Any] | None,
     *,
     n_resamples: int = 10_000,
+    bootstrap_resamples: int = 2_000,
+    level: float = 0.95,
     seed: int = 0,
 ) -> TauAnalysis:
-    benches = set(records["benchmark"])
-    budgets = sorted(set(records["budget"]))
+    """Every table of the τ-bench report from validated records (validated here only if
+    they are not already a ``ValidatedRecords``).
+
+    Every test and bootstrap runs through the core (:func:`osustat.cellwise.cell_conditional`,
+    :func:`osustat.paired_signflip_test`, :func:`osustat.bootstrap.cluster_bootstrap_ci`)
+    with its own random stream, :func:`osustat.streams.stream_rng` of `seed` and the test's
+    name, so adding a comparison leaves every other p-value and interval unchanged. `level`
+    is the level of every interval (the break-even band keeps the paper's 90%).
+    """
+    rec = records if isinstance(records, ValidatedRecords) else validate_records(records)
+    cfg = _Settings(n_resamples, bootstrap_resamples, level, seed)
+    tasks = _tasks(rec)
+    benches = set(rec["benchmark"])
+    budgets = sorted(set(rec["budget"]))
     main_b = 256 if 256 in budgets else budgets[len(budgets) // 2]
     crosstab: dict[str, Any] = {}
     forest = None
-    for bench in ("tau-bench",):
-        comps = {}
+    # the main run and the other query-noise reading(s), side by side (Tables 4 and 5)
+    readings = sorted(b for b in benches if b.startswith("tau-bench-query-"))
+    for bench in ("tau-bench", *readings):
+        comps: dict[str, Any] = {}
         for key, (t, b, metric) in {
             "osu_flat_hit": (OSU, FLAT, "hit@2"),
             "osu_flat_recall": (OSU, FLAT, "recall"),
             "overlap_disjoint_hit": (OSU, DISJ, "hit@2"),
         }.items():
-            res = _cc(records, t, b, metric, main_b, bench, n_resamples, seed)
-            if key == "osu_flat_hit":
+            res, pr = _cc(rec, tasks, t, b, metric, main_b, bench, cfg)
+            if key == "osu_flat_hit" and bench == "tau-bench":
                 forest = res
-            comps[key] = {
-                "rows": _rows(res),
-                "task": _task_level(records, t, b, metric, main_b, bench, n_resamples, seed),
-            }
+            comps[key] = {"rows": _rows(res), "task": _task_level(pr, cfg)}
+        sub = rec[
+            (rec["benchmark"] == bench) & (rec["budget"] == main_b) & (rec["metric"] == "hit@2")
+        ]
+        comps["mean_hit"] = {
+            str(k): float(v) for k, v in sub.groupby("method")["value"].mean().items()
+        }
         crosstab[bench] = comps
-    # Table 5, interaction, break-even per budget
-    t5, inter, be = [], [], []
+    t5, inter, be = _by_budget(rec, tasks, budgets, readings, cfg)
+    t11, t12, aug_cells = _stage_d(rec, budgets, cfg)
+    vrows = []
+    for bench in sorted(benches):
+        sub = rec[rec["benchmark"] == bench]
+        if not {OSU, FLAT} <= set(sub["method"]) or "hit@2" not in set(sub["metric"]):
+            continue
+        res, _ = _cc(rec, tasks, OSU, FLAT, "hit@2", main_b, bench, cfg)
+        vrows += [{"benchmark": bench, **r} for r in _rows(res)]
+    return TauAnalysis(
+        crosstab,
+        pd.DataFrame(t5),
+        pd.DataFrame(inter),
+        pd.DataFrame(be),
+        t11,
+        t12,
+        pd.DataFrame(vrows),
+        _contamination(contamination, rec, main_b, cfg),
+        aug_cells,
+        forest,
+        pd.DataFrame(_strict_rows(rec, tasks, main_b, cfg)),
+        level,
+    )
+
+
+def _by_budget(
+    rec: ValidatedRecords,
+    tasks: dict[str, str],
+    budgets: list[int],
+    readings: list[str],
+    cfg: _Settings,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Table 5 (the main run and every other query-noise reading), the interaction test and
+    break-even / oracle per budget (OSU-Mem - Flat)."""
+    t5: list[dict[str, Any]] = []
+    inter: list[dict[str, Any]] = []
+    be: list[dict[str, Any]] = []
     for budget in budgets:
-        res_h = _cc(records, OSU, FLAT, "hit@2", budget, "tau-bench", n_resamples, seed)
-        res_r = _cc(records, OSU, FLAT, "recall", budget, "tau-bench", n_resamples, seed)
-        tl = _task_level(records, OSU, FLAT, "hit@2", budget, "tau-bench", n_resamples, seed)
-        for r in _rows(res_h):
-            t5.append(
-                {
-                    "budget": budget,
-                    **r,
-                    "task_effect": tl.get(
-                        r["cell"] if r["cell"] != "Aggregate" else "all", (np.nan, np.nan, 0)
-                    )[0],
-                    "task_p": tl.get(
-                        r["cell"] if r["cell"] != "Aggregate" else "all", (np.nan, np.nan, 0)
-                    )[1],
-                }
-            )
+        for bench in readings:
+            res_o, pr_o = _cc(rec, tasks, OSU, FLAT, "hit@2", budget, bench, cfg)
+            t5.extend(_t5_rows(res_o, _task_level(pr_o, cfg), budget, bench))
+        res_h, pr = _cc(rec, tasks, OSU, FLAT, "hit@2", budget, "tau-bench", cfg)
+        res_r, _ = _cc(rec, tasks, OSU, FLAT, "recall", budget, "tau-bench", cfg)
+        tl = _task_level(pr, cfg)
+        rows = _rows(res_h)
+        t5.extend(_t5_rows(res_h, tl, budget, "tau-bench"))
         inter.append(
             {
                 "budget": budget,
@@ -176,15 +274,16 @@ def analyze(
                 "recall_p": None if res_r.interaction is None else res_r.interaction.pvalue,
             }
         )
-        bh = res_h.break_even
-        oc = res_h.oracle
+        bh, oc = res_h.break_even, res_h.oracle
+        by_cell = {r["cell"]: r["effect"] for r in rows}
         be.append(
             {
                 "budget": budget,
-                "d_tpep": next((r["effect"] for r in _rows(res_h) if r["cell"] == "T+E+"), np.nan),
-                "d_tmem": next((r["effect"] for r in _rows(res_h) if r["cell"] == "T-E-"), np.nan),
+                "d_tpep": by_cell.get("T+E+", np.nan),
+                "d_tmem": by_cell.get("T-E-", np.nan),
                 "p_star": None if bh is None else bh.p_star,
                 "p_star_ci": None if bh is None or bh.ci is None else (bh.ci.low, bh.ci.high),
+                "band_level": None if bh is None or bh.ci is None else bh.ci.level,
                 "pi_tool": None if bh is None else bh.pi_tool,
                 "pi_tool_ci": (
                     None
@@ -194,105 +293,93 @@ def analyze(
                 "pi_any": None if bh is None else bh.pi_any,
                 "never_negative": None if bh is None else bh.never_negative,
                 "oracle_gain": None if oc is None else oc.gain_over_baseline,
-                "oracle_ci": _oracle_ci(records, "tau-bench", budget, seed),
+                "oracle_ci": _oracle_ci(pr, cfg, "tau-bench", budget),
                 "aggregate": res_h.aggregate.effect,
             }
         )
-    # Stage D: Table 11 (query- and episode-level means), Table 12 (episode-level tests)
-    t11, t12 = pd.DataFrame(), pd.DataFrame()
-    aug_cells: dict[str, int] = {}
-    if "tau-bench-augmented" in benches:  # episode-level tests need >= 2 groups
-        aug = records[records["benchmark"] == "tau-bench-augmented"]
-        q = aug.groupby(["method", "budget", "metric"])["value"].mean().rename("query")
-        e = (
-            aug.groupby(["method", "budget", "metric", "episode_id"])["value"]
-            .mean()
-            .groupby(["method", "budget", "metric"])
-            .mean()
-            .rename("episode")
-        )
-        t11 = pd.concat([q, e], axis=1).reset_index()
-        cells = aug.drop_duplicates("query_id")["cell"].value_counts()
-        aug_cells = {str(k): int(v) for k, v in cells.items()}
-        from osustat import paired
-        from osustat.cellwise import cell_conditional
+    return t5, inter, be
 
-        rows = []
-        for budget in budgets if aug["episode_id"].nunique() >= 2 else []:
-            for base in MAIN_METHODS:
-                if base in (OSU, "No LT Memory"):
-                    continue
-                p = paired(aug, OSU, base, metric="hit@2", budget=budget, unit="episode")
-                ep = cell_conditional(p, n_resamples=n_resamples, bootstrap_resamples=500, rng=seed)
-                rows.append(
-                    {
-                        "budget": budget,
-                        "baseline": base,
-                        "effect": ep.aggregate.effect,
-                        "p": ep.aggregate.test.pvalue,
-                        "n": ep.aggregate.n,
-                    }
-                )
-        t12 = pd.DataFrame(rows, columns=["budget", "baseline", "effect", "p", "n"])
-    # variants at the main budget
-    vrows = []
-    for bench in sorted(benches):
-        sub = records[records["benchmark"] == bench]
-        if (
-            OSU not in set(sub["method"])
-            or FLAT not in set(sub["method"])
-            or "hit@2" not in set(sub["metric"])
-        ):
-            continue
-        res = _cc(records, OSU, FLAT, "hit@2", main_b, bench, n_resamples, seed)
-        for r in _rows(res):
-            vrows.append({"benchmark": bench, **r})
-    # strict one-focal reading: the first focal source of each group (same retrievals)
+
+def _stage_d(
+    rec: ValidatedRecords, budgets: list[int], cfg: _Settings
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]]:
+    """Stage D: Table 11 (query- and episode-level means), Table 12 (episode-level tests)."""
+    if "tau-bench-augmented" not in set(rec["benchmark"]):
+        return pd.DataFrame(), pd.DataFrame(), {}
+    aug = rec.select_rows(rec["benchmark"] == "tau-bench-augmented")
+    q = aug.groupby(["method", "budget", "metric"])["value"].mean().rename("query")
+    e = (
+        aug.groupby(["method", "budget", "metric", "episode_id"])["value"]
+        .mean()
+        .groupby(["method", "budget", "metric"])
+        .mean()
+        .rename("episode")
+    )
+    t11 = pd.concat([q, e], axis=1).reset_index()
+    cells = aug.drop_duplicates("query_id")["cell"].value_counts()
+    aug_cells = {str(k): int(v) for k, v in cells.items()}
+    rows = []
+    for budget in budgets if aug["episode_id"].nunique() >= 2 else []:  # >= 2 groups
+        for base in MAIN_METHODS:
+            if base in (OSU, "No LT Memory"):
+                continue
+            p = paired(aug, OSU, base, metric="hit@2", budget=budget, unit="episode")
+            name = ("table 12", OSU, base, budget)
+            test = paired_signflip_test(
+                p.treatment, p.baseline, n_resamples=cfg.n_resamples, rng=cfg.rng(*name)
+            )
+            rows.append(
+                {
+                    "budget": budget,
+                    "baseline": base,
+                    "effect": test.statistic,
+                    "p": test.pvalue,
+                    "n": p.n,
+                }
+            )
+    t12 = pd.DataFrame(rows, columns=["budget", "baseline", "effect", "p", "n"])
+    return t11, t12, aug_cells
+
+
+def _strict_rows(
+    rec: ValidatedRecords, tasks: dict[str, str], main_b: int, cfg: _Settings
+) -> list[dict[str, Any]]:
+    """The strict one-focal reading: the first focal source of each group (same retrievals)."""
     first = (
-        records[records["benchmark"] == "tau-bench"]
+        rec[rec["benchmark"] == "tau-bench"]
         .assign(_pos=lambda d: d["query_id"].str.extract(r"src(\d+)$")[0].astype(int))
         .sort_values(["episode_id", "_pos"])
     )
     keep = set(first.groupby("episode_id")["query_id"].first())
-    strict_rec = records[(records["benchmark"] == "tau-bench") & records["query_id"].isin(keep)]
-    srows = []
+    strict = rec.select_rows((rec["benchmark"] == "tau-bench") & rec["query_id"].isin(keep))
     try:
-        res = _cc(strict_rec, OSU, FLAT, "hit@2", main_b, "tau-bench", n_resamples, seed)
-        srows = _rows(res)
-    except ValueError:
-        pass
-    cont = None
-    if contamination is not None:
-        crec = contamination["records"]
-        cont = {k: v for k, v in contamination.items() if k != "records"}
-        for label, rec in (("main", records), ("flipped", crec)):
-            sub = rec[
-                (rec["benchmark"] == "tau-bench")
-                & (rec["budget"] == main_b)
-                & (rec["metric"] == "hit@2")
-            ]
-            means = sub.groupby("method")["value"].mean()
-            cont[label] = {
-                "osu": float(means.get(OSU, np.nan)),
-                "disjoint": float(means.get(DISJ, np.nan)),
-                "flat": float(means.get(FLAT, np.nan)),
-            }
-        # the test of overlap - disjoint in the unprefixed run
-        res = _cc(crec, OSU, DISJ, "hit@2", main_b, "tau-bench", n_resamples, seed)
-        cont["flipped_overlap_disjoint_p"] = res.aggregate.test.pvalue
-    return TauAnalysis(
-        crosstab,
-        pd.DataFrame(t5),
-        pd.DataFrame(inter),
-        pd.DataFrame(be),
-        t11,
-        t12,
-        pd.DataFrame(vrows),
-        cont,
-        aug_cells,
-        forest,
-        pd.DataFrame(srows),
-    )
+        res, _ = _cc(strict, tasks, OSU, FLAT, "hit@2", main_b, "tau-bench", cfg, "one focal")
+    except ValueError:  # too few queries for the cross-tab: the report says so
+        return []
+    return _rows(res)
 
 
-_ = BUDGETS
+def _contamination(
+    contamination: dict[str, Any] | None, main: ValidatedRecords, main_b: int, cfg: _Settings
+) -> dict[str, Any] | None:
+    """Means of the prefixed and unprefixed runs, and the overlap - disjoint test of the latter."""
+    if contamination is None:
+        return None
+    crec = contamination["records"]
+    crec = crec if isinstance(crec, ValidatedRecords) else validate_records(crec)
+    cont = {k: v for k, v in contamination.items() if k != "records"}
+    for label, rec in (("main", main), ("flipped", crec)):
+        sub = rec[
+            (rec["benchmark"] == "tau-bench")
+            & (rec["budget"] == main_b)
+            & (rec["metric"] == "hit@2")
+        ]
+        means = sub.groupby("method")["value"].mean()
+        cont[label] = {
+            "osu": float(means.get(OSU, np.nan)),
+            "disjoint": float(means.get(DISJ, np.nan)),
+            "flat": float(means.get(FLAT, np.nan)),
+        }
+    res, _ = _cc(crec, _tasks(crec), OSU, DISJ, "hit@2", main_b, "tau-bench", cfg, "flipped")
+    cont["flipped_overlap_disjoint_p"] = res.aggregate.test.pvalue
+    return cont

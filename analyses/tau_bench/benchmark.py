@@ -30,6 +30,7 @@ from osustat.analyses.protocol import (
 )
 from osustat.analyses.tau_bench.formats import MIN_MATCHED, MIN_STEPS, TauDataError, load_files
 
+from . import structure as st
 from .data import Group, concatenate, drop_counts
 from .run import (
     BUDGETS,
@@ -42,7 +43,9 @@ from .run import (
 
 __all__ = ["BENCHMARK", "TauBench", "analyze_tau", "reproduce_tau_bench", "run_tau", "write_tau"]
 
-KINDS = {"noisy-mean": 0, "weak": 1, "natural": 2}
+KINDS = {"noisy-mean": 0, "weak": 1, "instruction": 2}
+OTHER_NOISE = {"per-coordinate": "per-norm", "per-norm": "per-coordinate"}
+SENSITIVITY_GRID = Path(__file__).with_name("sensitivity.toml")
 
 
 def _encode_groups(
@@ -64,68 +67,23 @@ def _queries(
     seed: int,
     focal: str,
     instr: dict[str, NDArray[np.float64]] | None = None,
+    noise: str = "per-coordinate",
 ) -> list[GroupQueries]:
     out = []
     for g, (group, emb) in enumerate(zip(groups, embs, strict=True)):
         rng = np.random.default_rng([seed, KINDS[kind], g])
-        q = make_queries(group, emb, kind, rng, instr)
+        q = make_queries(group, emb, kind, rng, instr, noise=noise)
         if focal == "one" and len(q.positions) > 1:
             q = GroupQueries(q.positions[:1], q.tasks[:1], q.evidence[:1], q.embeddings[:1])
         out.append(q)
     return out
 
 
-def _marginals(groups: list[Group], queries: list[GroupQueries]) -> dict[str, Any]:
-    from osustat import sharing_rates
-
-    rows = []
-    for group, q in zip(groups, queries, strict=True):
-        for ev in q.evidence:
-            idx = [int(i) for i in ev]
-            r = sharing_rates(
-                [group.tools[i] for i in idx],
-                [group.entities[i] for i in idx],
-                subgoals=[group.subgoals[i] for i in idx],
-            )
-            rows.append((r.entity, r.tool, r.subgoal))
-    a = np.asarray(rows, dtype=float).reshape(-1, 3)
-    out: dict[str, Any] = {"queries": int(a.shape[0])}
-    for k, view in enumerate(("entity", "tool", "subgoal")):
-        out[view] = {
-            "mean": float(np.mean(a[:, k])),
-            "median": float(np.median(a[:, k])),
-            "zero_fraction": float(np.mean(a[:, k] == 0)),
-        }
-    out["all_three_fraction"] = float(np.mean((a > 0).all(axis=1)))
-    out["all_three_count"] = int((a > 0).all(axis=1).sum())
-    return out
-
-
-def _cross_source_sharing(groups: list[Group]) -> dict[str, float]:
-    """Fraction of pairs of tool-call steps sharing an entity or tool: same vs cross source."""
-    same = [0, 0]
-    cross = [0, 0]
-    for g in groups:
-        idx = [i for i, t in enumerate(g.tools) if t is not None]
-        for a_pos, i in enumerate(idx):
-            for j in idx[a_pos + 1 :]:
-                shared = bool(g.entities[i] & g.entities[j]) or g.tools[i] == g.tools[j]
-                bucket = same if g.source_of[i] == g.source_of[j] else cross
-                bucket[0] += int(shared)
-                bucket[1] += 1
-    return {
-        "same_source": same[0] / same[1] if same[1] else float("nan"),
-        "cross_source": cross[0] / cross[1] if cross[1] else float("nan"),
-        "same_pairs": same[1],
-        "cross_pairs": cross[1],
-    }
-
-
 def _load(spec: RunSpec) -> tuple[Any, list[Group], list[Any], int]:
     """Stage B and C: the files read, the groups packed (errors name file and record)."""
-    loaded = load_files(list(spec.data))
+    loaded = load_files(list(spec.data), matching=spec.choices["matching"])
     prefix = spec.choices["namespace-prefix"] == "prefixed"
-    groups, drops = concatenate(loaded.episodes, prefix=prefix)
+    groups, drops = concatenate(loaded.episodes, prefix=prefix, packing=spec.choices["packing"])
     n_focal_all = sum(s.focal for g in groups for s in g.sources)
     if n_focal_all == 0:
         counts = drop_counts(drops)
@@ -175,12 +133,14 @@ def run_tau(spec: RunSpec) -> BenchmarkRun:
     by_key = {s.episode.episode_key: s.episode for g in groups for s in g.sources}
     instr_texts = [by_key[k].instruction or "(no instruction)" for k in focal_keys]
     t0 = time.perf_counter()
-    embs, instr = _encode_groups(groups, encoder, instr_texts if variants else [])
+    embs, instr = _encode_groups(groups, encoder, instr_texts)
     encode_seconds = time.perf_counter() - t0
-    instr_emb = dict(zip(focal_keys, instr, strict=False)) if variants else None
+    instr_emb = dict(zip(focal_keys, instr, strict=False))
 
     seed = spec.seed
-    queries = _queries(groups, embs, "noisy-mean", seed, focal)
+    c = spec.choices
+    noise = c["query-noise"]
+    queries = _queries(groups, embs, c["query-kind"], seed, focal, instr_emb, noise)
     b = spec.backend
     kw: dict[str, Any] = {
         "seed": seed,
@@ -205,16 +165,18 @@ def run_tau(spec: RunSpec) -> BenchmarkRun:
         llm = {"selector": selector, "name": name, "records": rec_llm}
     rec_aug, aug_info = run_sweep(
         groups, embs, queries, benchmark="tau-bench-augmented", methods=methods, augment=True,
-        **mine, **kw,
+        copy_noise=c["copy-noise"], **mine, **kw,
     )  # fmt: skip
     parts.append(rec_aug)
     contamination = None
     if variants:
-        for kind, bench in (
-            ("weak", "tau-bench-weak-query"),
-            ("natural", "tau-bench-natural-query"),
+        other_noise = OTHER_NOISE[noise]
+        for kind, bench, nz in (
+            ("noisy-mean", f"tau-bench-query-{other_noise}", other_noise),
+            ("weak", "tau-bench-weak-query", noise),
+            ("instruction", "tau-bench-natural-query", noise),
         ):
-            qs = _queries(groups, embs, kind, seed, focal, instr_emb if kind == "natural" else None)
+            qs = _queries(groups, embs, kind, seed, focal, instr_emb, nz)
             parts.append(
                 run_sweep(groups, embs, qs, benchmark=bench, methods=SMALL_METHODS, **mine, **kw)[0]
             )
@@ -224,12 +186,13 @@ def run_tau(spec: RunSpec) -> BenchmarkRun:
         )
         contamination = {
             "records": validate_records(contamination_rec),
-            "sharing_prefixed": _cross_source_sharing(groups if prefix else other),
-            "sharing_unprefixed": _cross_source_sharing(other if prefix else groups),
+            "sharing_prefixed": st.cross_source_sharing(groups if prefix else other),
+            "sharing_unprefixed": st.cross_source_sharing(other if prefix else groups),
             "main_prefixed": prefix,
         }
     records = validate_records(pd.concat(parts, ignore_index=True))
     structure = _structure(loaded, groups, drops, queries, aug_info, n_focal_all, spec)
+    structure["query_rank"] = _ranks(groups, embs, seed, focal, instr_emb)
     state = {
         "structure": structure,
         "contamination": contamination,
@@ -271,13 +234,12 @@ def _structure(
         "queries": sum(len(q.positions) for q in queries),
         "tasks": len({t for q in queries for t in q.tasks}),
         "prefix": spec.choices["namespace-prefix"] == "prefixed",
-        "marginals": _marginals(groups, queries),
-        "evidence_distance": _distances(groups, queries),
-        "stage_d": {
-            "copies": sum(i.get("copies", 0) for i in aug_info),
-            "evidence_steps_gap_relaxed": sum(i.get("gap_relaxed", 0) for i in aug_info),
-            "evidence_steps": sum(len(ev) for q in queries for ev in q.evidence),
-        },
+        "marginals": st.marginals(groups, queries),
+        "evidence_distance": st.distances(groups, queries),
+        "stage_d": st.stage_d_summary(aug_info, sum(len(q.positions) for q in queries)),
+        "twins": st.twin_counts(groups),
+        "agents": st.agents(loaded.episodes),
+        "choices": {k: spec.choices[k] for k in CHOICE_NAMES},
         "seed": spec.seed,
     }
 
@@ -302,12 +264,19 @@ def analyze_tau(run: BenchmarkRun, spec: RunSpec) -> dict[str, Any]:
 
 
 def _command(spec: RunSpec) -> str:
+    if spec.command is not None:
+        return spec.command
     return (
         "osustat reproduce tau-bench --data "
         + " ".join(Path(p).name for p in spec.data)
         + f" --out DIR --seed {spec.seed} --resamples {spec.n_resamples}"
         + ("" if spec.choices["namespace-prefix"] == "prefixed" else " --no-prefix")
         + ("" if spec.choices["focal"] == "all" else " --focal one")
+        + "".join(
+            f" --choice {k}={spec.choices[k]}"
+            for k in CHOICE_NAMES
+            if spec.choices[k] != TauBench.choices.defaults()[k]
+        )
         + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
     )
 
@@ -359,6 +328,8 @@ class TauBench:
         ):
             raise ValueError("`--selector chat` needs `--endpoint URL` and `--model NAME`.")
 
+    grid_file = SENSITIVITY_GRID  # the issue-20 grid, the default of --sensitivity
+
     run = staticmethod(run_tau)
     analyze = staticmethod(analyze_tau)
     write = staticmethod(write_tau)
@@ -389,10 +360,17 @@ def reproduce_tau_bench(
     scheduler: str | None = None,
     force: bool = False,
     resamples: int | None = None,
+    query_noise: str = "per-coordinate",
+    copy_noise: str = "per-norm",
+    matching: str = "order-free",
+    packing: str = "any",
+    query_kind: str = "noisy-mean",
 ) -> Any:
     """The τ-bench pipeline from Python, through the one driver (:mod:`analyses.driver`).
 
     `prefix` and `focal` are the declared choices ``namespace-prefix`` and ``focal``;
+    `query_noise`, `copy_noise`, `matching`, `packing` and `query_kind` the declared choices of
+    the same names (hyphenated; ``choices.toml`` gives values, defaults and the paper's words);
     `encoder` overrides the real encoder (tests pass a stand-in); `claims` replaces
     ``claims/paper.toml`` for the embedded audit. `n_resamples` is the number of sign flips
     per test (old name `resamples`, deprecated).
@@ -412,7 +390,11 @@ def reproduce_tau_bench(
             jobs=jobs,
             scheduler=scheduler,
             retrievers=tuple(retrievers),
-            choices=(f"focal={focal}", f"namespace-prefix={'un' * (not prefix)}prefixed"),
+            choices=(
+                f"focal={focal}", f"namespace-prefix={'un' * (not prefix)}prefixed",
+                f"query-noise={query_noise}", f"copy-noise={copy_noise}", f"matching={matching}",
+                f"packing={packing}", f"query-kind={query_kind}",
+            ),
             progress=progress,
             options={"selector": selector, "endpoint": endpoint, "model": model,
                      "variants": variants, "budgets": tuple(budgets)},
@@ -422,17 +404,25 @@ def reproduce_tau_bench(
     )  # fmt: skip
 
 
-def _distances(groups: list[Group], queries: list[GroupQueries]) -> dict[str, float]:
-    d = [
-        g.n_steps - int(i)
-        for g, q in zip(groups, queries, strict=True)
-        for ev in q.evidence
-        for i in ev
-    ]
-    if not d:
-        return {"mean": float("nan"), "over_50": float("nan")}
-    a = np.asarray(d, dtype=float)
-    return {"mean": float(a.mean()), "over_50": float(np.mean(a > 50))}
+CHOICE_NAMES = ("query-noise", "copy-noise", "matching", "packing", "query-kind")
+
+
+def _ranks(
+    groups: list[Group],
+    embs: list[NDArray[np.float64]],
+    seed: int,
+    focal: str,
+    instr: dict[str, NDArray[np.float64]],
+) -> dict[str, Any]:
+    """Median evidence rank under each query construction (how far from random each is)."""
+    out: dict[str, Any] = {}
+    for noise in ("per-coordinate", "per-norm"):
+        for kind in ("noisy-mean", "weak"):
+            q = _queries(groups, embs, kind, seed, focal, noise=noise)
+            out[f"{kind} {noise}"] = st.query_ranks(embs, q)
+    q = _queries(groups, embs, "instruction", seed, focal, instr)
+    out["instruction"] = st.query_ranks(embs, q)
+    return out
 
 
 def _jsonable(x: Any) -> Any:

@@ -19,8 +19,14 @@ holding tool calls gives one step per tool call (its text content, if any, is pr
 first call's step text). Tool signature = the called function's name (tool results and plain
 messages carry none); entities = argument values (strings of length 2-80 and numbers, one
 level of nesting); subgoal id increments at each user turn; costs ``max(5, min(40,
-len(text) // 4))``. Ground-truth actions are matched greedily, in order, by name and equal
-arguments.
+len(text) // 4))``. Ground-truth actions are matched greedily by name and equal arguments, each
+tool call used at most once: ``matching='order-free'`` (default; the paper says "greedy name plus
+keyword-argument equality", nothing about order) takes the first unused call anywhere in the
+episode, ``matching='in-order'`` the first unused call after the previous match.
+
+The agent of an episode (for clustering and the "sources sharing an agent" count): τ²-bench
+``simulations[*].source_agent_info.llm`` if present (a merged file), else ``info.agent_info.llm``;
+τ-bench files do not record it, so the file stem stands in.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "MATCHINGS",
     "MAX_GROUP",
     "MIN_GROUP",
     "MIN_MATCHED",
@@ -49,6 +56,7 @@ MIN_STEPS = 8
 MIN_MATCHED = 2
 MIN_GROUP, MAX_GROUP = 150, 300
 SHUFFLE_SEED = 42
+MATCHINGS = ("order-free", "in-order")
 
 
 class TauDataError(ValueError):
@@ -77,6 +85,7 @@ class Episode:
     steps: tuple[Step, ...]
     matched: tuple[int, ...]  # step indices of matched ground-truth actions
     n_actions: int
+    agent: str = ""
 
     @property
     def episode_key(self) -> str:
@@ -197,17 +206,28 @@ def _build(
     return steps, calls
 
 
-def _match(calls: list[tuple[str, dict[str, Any]]], actions: list[tuple[str, Any]]) -> list[int]:
-    """Greedy in-order match of ground-truth actions to tool-call steps (name + equal args)."""
+def _match(
+    calls: list[tuple[str, dict[str, Any]]],
+    actions: list[tuple[str, Any]],
+    matching: str = "order-free",
+) -> list[int]:
+    """Greedy match of ground-truth actions to tool-call steps (name + equal arguments).
+
+    Each action, in the ground truth's order, takes the first call step not yet used with the
+    same name and equal arguments: anywhere (``'order-free'``) or after the previous match
+    (``'in-order'``). Returns the matched step indices, sorted.
+    """
     out: list[int] = []
+    used: set[int] = set()
     pos = 0
     for name, args in actions:
-        for i in range(pos, len(calls)):
-            if calls[i][0] == name and calls[i][1] == args:
+        for i in range(pos if matching == "in-order" else 0, len(calls)):
+            if i not in used and calls[i][0] == name and calls[i][1] == args:
                 out.append(i)
+                used.add(i)
                 pos = i + 1
                 break
-    return out
+    return sorted(out)
 
 
 def _tau1_call(tc: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -240,7 +260,7 @@ def _domain_from_name(path: str) -> str:
     return Path(path).stem
 
 
-def _load_tau1(data: list[Any], path: str) -> list[Episode]:
+def _load_tau1(data: list[Any], path: str, matching: str) -> list[Episode]:
     eps = []
     for i, r in enumerate(data):
         where = f"record {i}"
@@ -261,8 +281,9 @@ def _load_tau1(data: list[Any], path: str) -> list[Episode]:
                 int(r.get("trial", 0)),
                 instruction,
                 tuple(steps),
-                tuple(_match(calls, actions)),
+                tuple(_match(calls, actions, matching)),
                 len(actions),
+                Path(path).stem,
             )
         )
     return eps
@@ -277,12 +298,19 @@ def _instruction_text(ins: Any) -> str:
     return ""
 
 
-def _load_tau2(data: dict[str, Any], path: str) -> list[Episode]:
+def _agent(info: Any) -> str | None:
+    llm = info.get("llm") if isinstance(info, dict) else None
+    return str(llm) if llm else None
+
+
+def _load_tau2(data: dict[str, Any], path: str, matching: str) -> list[Episode]:
     domain = "default"
     try:
         domain = str(data["info"]["environment_info"]["domain_name"])
     except (KeyError, TypeError):
         pass
+    info: dict[str, Any] = data["info"] if isinstance(data.get("info"), dict) else {}
+    file_agent = _agent(info.get("agent_info")) or Path(path).stem
     tasks: dict[str, tuple[str, list[tuple[str, Any]]]] = {}
     for i, t in enumerate(data["tasks"]):
         try:
@@ -312,15 +340,21 @@ def _load_tau2(data: dict[str, Any], path: str) -> list[Episode]:
                 int(s.get("trial", 0) or 0),
                 ins,
                 tuple(steps),
-                tuple(_match(calls, acts)),
+                tuple(_match(calls, acts, matching)),
                 len(acts),
+                _agent(s.get("source_agent_info")) or file_agent,
             )
         )
     return eps
 
 
-def load_files(paths: Sequence[str | Path]) -> Loaded:
-    """Read every file (format detected per file) into Stage-B episodes (nothing dropped yet)."""
+def load_files(paths: Sequence[str | Path], *, matching: str = "order-free") -> Loaded:
+    """Read every file (format detected per file) into Stage-B episodes (nothing dropped yet).
+
+    `matching` is the ground-truth matching rule, ``'order-free'`` (default) or ``'in-order'``.
+    """
+    if matching not in MATCHINGS:
+        raise ValueError(f"`matching` must be one of {list(MATCHINGS)}; got {matching!r}.")
     if not paths:
         raise TauDataError("no data files given.")
     episodes: list[Episode] = []
@@ -337,5 +371,6 @@ def load_files(paths: Sequence[str | Path]) -> Loaded:
             raise _err(path, "file", f"not valid JSON ({exc}).") from None
         fmt = detect_format(data, path)
         formats[path] = fmt
-        episodes.extend(_load_tau1(data, path) if fmt == "tau-bench" else _load_tau2(data, path))
+        load = _load_tau1 if fmt == "tau-bench" else _load_tau2
+        episodes.extend(load(data, path, matching))
     return Loaded(episodes, formats)

@@ -5,10 +5,12 @@ build each retriever once, retrieve every query at every budget at the group's f
 and return records (``retrieval.outcomes_to_records``) with a ``task`` column.
 
 Query variants (benchmarks): ``tau-bench`` -- the paper's noisy mean of the focal evidence
-embeddings (noise of norm about .25: per coordinate .25 / sqrt(d), then l2-normalized);
+embeddings (noise σ = .25 read per coordinate by default, or per norm: see
+:func:`.data.noise_sd`; then l2-normalized);
 ``tau-bench-weak-query`` -- one random evidence step plus the same noise (§6.3);
 ``tau-bench-natural-query`` -- the task's instruction text embedded verbatim (beyond the
-paper); ``tau-bench-augmented`` -- the noisy-mean query on the Stage-D cache.
+paper; query kind ``'instruction'``); ``tau-bench-augmented`` -- the noisy-mean query on the
+Stage-D cache.
 """
 
 from __future__ import annotations
@@ -23,21 +25,22 @@ from numpy.typing import NDArray
 
 from osustat.analyses.runner import child_seeds, run_tasks
 from osustat.retrieval import (
-    METHODS,
     QueryOutcome,
     Trajectory,
     outcomes_to_records,
 )
-from osustat.retrieval.registry import MethodSpec, user_factories
+from osustat.retrieval.registry import MethodSpec, paper_methods, user_factories
 
-from .data import Group, augment_group, focal_evidence
+from .data import Group, augment_group, focal_evidence, noise_sd
 
 __all__ = [
     "BUDGETS",
     "MAIN_METHODS",
+    "QUERY_KINDS",
     "QUERY_SIGMA",
     "SMALL_METHODS",
     "GroupQueries",
+    "evidence_sharing",
     "make_queries",
     "run_sweep",
 ]
@@ -45,23 +48,7 @@ __all__ = [
 BUDGETS = (64, 128, 256, 512)
 QUERY_SIGMA = 0.25
 
-MAIN_METHODS: dict[str, Callable[[], Any]] = {
-    name: METHODS[name].factory
-    for name in (
-        "No LT Memory",
-        "Budget-Truncated Replay",
-        "Sliding Window",
-        "Periodic Summary",
-        "Flat Vector",
-        "Flat + MMR",
-        "Coverage-Aware",
-        "Disjoint Hierarchy",
-        "Tree Abstraction",
-        "OSU-Mem",
-        "OSU-Mem (disjoint)",
-        "OSU-Mem (no novelty)",
-    )
-}
+MAIN_METHODS: dict[str, Callable[[], Any]] = paper_methods("tau-bench")
 SMALL_METHODS = ("Flat Vector", "OSU-Mem", "OSU-Mem (disjoint)")
 
 
@@ -75,9 +62,12 @@ class GroupQueries:
     embeddings: NDArray[np.float64]
 
 
-def _noisy(v: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.float64]:
+QUERY_KINDS = ("noisy-mean", "weak", "instruction")
+
+
+def _noisy(v: NDArray[np.float64], rng: np.random.Generator, noise: str) -> NDArray[np.float64]:
     d = v.shape[0]
-    w = v + rng.normal(0.0, QUERY_SIGMA / np.sqrt(d), d)
+    w = v + rng.normal(0.0, noise_sd(QUERY_SIGMA, d, noise), d)
     return w / np.linalg.norm(w)
 
 
@@ -87,11 +77,14 @@ def make_queries(
     kind: str,
     rng: np.random.Generator,
     instruction_emb: dict[str, NDArray[np.float64]] | None = None,
+    *,
+    noise: str = "per-coordinate",
 ) -> GroupQueries:
     """Queries of every focal source of `group` for query construction `kind`.
 
-    `kind` is ``'noisy-mean'``, ``'weak'`` or ``'natural'`` (needs `instruction_emb`, keyed by
-    episode key). Random draws happen in source order from `rng`.
+    `kind` is ``'noisy-mean'``, ``'weak'`` or ``'instruction'`` (needs `instruction_emb`, keyed
+    by episode key). `noise` is the reading of the paper's σ = .25 (``'per-coordinate'`` or
+    ``'per-norm'``). Random draws happen in source order from `rng`.
     """
     pos, tasks, evs, qs = [], [], [], []
     for src in group.sources:
@@ -99,12 +92,12 @@ def make_queries(
             continue
         ev = focal_evidence(src)
         if kind == "noisy-mean":
-            q = _noisy(emb[ev].mean(axis=0), rng)
+            q = _noisy(emb[ev].mean(axis=0), rng, noise)
         elif kind == "weak":
-            q = _noisy(emb[ev[int(rng.integers(ev.size))]], rng)
-        elif kind == "natural":
+            q = _noisy(emb[ev[int(rng.integers(ev.size))]], rng, noise)
+        elif kind == "instruction":
             if instruction_emb is None:
-                raise ValueError("natural queries need the instruction embeddings.")
+                raise ValueError("instruction queries need the instruction embeddings.")
             q = np.asarray(instruction_emb[src.episode.episode_key], dtype=np.float64)
         else:
             raise ValueError(f"unknown query kind {kind!r}.")
@@ -137,6 +130,21 @@ def cell_of(group: Group, ev: NDArray[np.int64], order: Sequence[int] | None = N
     return label_cell([group.tools[i] for i in idx], [group.entities[i] for i in idx]).value
 
 
+def evidence_sharing(
+    group: Group, ev: NDArray[np.int64], order: Sequence[int] | None = None
+) -> tuple[float, float, float]:
+    """(entity, tool, subgoal) pairwise sharing rates of one evidence set."""
+    from osustat import sharing_rates
+
+    idx = [int(i) if order is None else int(order[int(i)]) for i in ev]
+    r = sharing_rates(
+        [group.tools[i] for i in idx],
+        [group.entities[i] for i in idx],
+        subgoals=[group.subgoals[i] for i in idx],
+    )
+    return (r.entity, r.tool, r.subgoal)
+
+
 def _group_task(
     group: Group,
     emb: NDArray[np.float64],
@@ -147,6 +155,7 @@ def _group_task(
     seed: int,
     augment_seed: np.random.SeedSequence | None,
     keep: tuple[tuple[str, int], ...] = (),
+    copy_noise: str = "per-norm",
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from threadpoolctl import threadpool_limits
 
@@ -155,11 +164,15 @@ def _group_task(
         order: tuple[int, ...] | None = None
         evidence = list(queries.evidence)
         if augment_seed is not None:
-            aug = augment_group(group, emb, np.random.default_rng(augment_seed))
+            aug = augment_group(
+                group, emb, np.random.default_rng(augment_seed), copy_noise=copy_noise
+            )
             order, emb = aug.order, aug.embeddings
             evidence = [aug.evidence[p] for p in queries.positions]
             info["gap_relaxed"] = aug.gap_relaxed
+            info["placements"] = aug.placements
             info["copies"] = int(sum(aug.is_copy))
+            info["sharing"] = [evidence_sharing(group, ev, order) for ev in evidence]
         traj = _trajectory(group, emb, order)
         t = traj.n_steps
         cells = [cell_of(group, ev, order) for ev in evidence]
@@ -216,13 +229,15 @@ def run_sweep(
     retrievers: Sequence[MethodSpec] = (),
     scheduler: Any = None,
     checkpoint: Any = None,
+    copy_noise: str = "per-norm",
 ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Run `methods` (names of :data:`MAIN_METHODS`) and the user `retrievers` over every
     group's queries; records sorted (independent of `jobs` and of the backend).
 
     The second value holds one dict per group with queries: its cells, Stage-D counts, and
     under ``'retrieved'`` the steps retrieved by each (method, budget) in `keep`.
-    `scheduler` (Dask) and `checkpoint` (resuming) go to ``run_tasks``.
+    `scheduler` (Dask) and `checkpoint` (resuming) go to ``run_tasks``; `copy_noise` is the
+    Stage-D copy noise reading (with `augment`).
     """
     unknown = [m for m in methods if m not in MAIN_METHODS]
     if unknown:
@@ -233,7 +248,7 @@ def run_sweep(
         list(child_seeds(seed + 1, len(groups))) if augment else [None] * len(groups)
     )
     tasks = [
-        (g, e, q, benchmark, factories, tuple(budgets), seed, s, keep)
+        (g, e, q, benchmark, factories, tuple(budgets), seed, s, keep, copy_noise)
         for g, e, q, s in zip(groups, embeddings, queries, aug_seeds, strict=True)
         if q.positions
     ]

@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 
 from osustat import fisher_combine, seed_dependence, signflip_tests
+from osustat.seeds import between_seed_dependence
+from osustat.streams import stream_rng
 from osustat.trend import within_block_trend_test
 
 from .run import ALPHAS, BASELINES, BETAS, BUDGETS, cohesion_name, coverage_name
@@ -45,13 +47,18 @@ class ToolbenchAnalysis:
 
 
 def gap_matrix(records: pd.DataFrame, treatment: str, baseline: str, metric: str) -> pd.DataFrame:
-    """Wide table of per-episode gaps ``treatment - baseline``: index (seed, episode_id), budgets.
+    """Wide table of per-episode gaps ``treatment - baseline``.
+
+    Index (seed, episode_id, query_id) -- ``episode_id`` is the target -- columns budgets.
 
     Raises ``ValueError`` when the two methods do not cover the same episodes (no silent join).
     """
     sub = records[(records["metric"] == metric) & records["method"].isin([treatment, baseline])]
     wide = sub.pivot_table(
-        index=["seed", "episode_id", "budget"], columns="method", values="value", aggfunc="first"
+        index=["seed", "episode_id", "query_id", "budget"],
+        columns="method",
+        values="value",
+        aggfunc="first",
     )
     for m in (treatment, baseline):
         if m not in wide:
@@ -65,9 +72,10 @@ def gap_matrix(records: pd.DataFrame, treatment: str, baseline: str, metric: str
     return d
 
 
-def _with_target(d: pd.DataFrame, targets: dict[tuple[int, str], int]) -> pd.DataFrame:
+def _with_target(d: pd.DataFrame) -> pd.DataFrame:
+    """`d` as columns, with ``target`` = the episode id (the target trajectory)."""
     tg = d.reset_index()
-    tg["target"] = [targets[(int(s), e)] for s, e in zip(tg["seed"], tg["episode_id"], strict=True)]
+    tg["target"] = tg["episode_id"]
     return tg
 
 
@@ -82,13 +90,11 @@ def analyze_toolbench(
     alphas: tuple[float, ...] = ALPHAS,
 ) -> ToolbenchAnalysis:
     """All statistics of the report (see the module docstring)."""
-    rng = np.random.default_rng(seed)
-    targets = {
-        (int(s), e): int(t)
-        for s, e, t in zip(
-            episodes["seed"], episodes["episode_id"], episodes["target"], strict=True
-        )
-    }
+
+    # every test draws from its own stream: the master seed and the test's name
+    def rng(*name: Any) -> np.random.Generator:
+        return stream_rng(seed, "toolbench analysis", *name)
+
     seeds = tuple(sorted(int(s) for s in records["seed"].unique()))
     benches = [
         b
@@ -127,7 +133,9 @@ def analyze_toolbench(
                 for s in seeds:
                     ds = d.loc[s]
                     tests = signflip_tests(
-                        ds[list(budgets)].to_numpy(), n_resamples=n_resamples, rng=rng
+                        ds[list(budgets)].to_numpy(),
+                        n_resamples=n_resamples,
+                        rng=rng(bench, metric, beta, "seed", s),
                     )
                     for b, t in zip(budgets, tests, strict=True):
                         per_seed_p.setdefault(b, {})[s] = t.pvalue
@@ -136,10 +144,14 @@ def analyze_toolbench(
                              "seed": s, "gap": float(ds[b].mean()), "p": t.pvalue,
                              "n": int(ds[b].size)}
                         )  # fmt: skip
-                tg = _with_target(d, targets)
+                tg = _with_target(d)
                 by_target = tg.groupby("target")[list(budgets)].mean()
                 target_gaps[beta] = by_target
-                tt = signflip_tests(by_target.to_numpy(), n_resamples=n_resamples, rng=rng)
+                tt = signflip_tests(
+                    by_target.to_numpy(),
+                    n_resamples=n_resamples,
+                    rng=rng(bench, metric, beta, "targets"),
+                )
                 for b, t in zip(budgets, tt, strict=True):
                     ps = [per_seed_p[b][s] for s in seeds]
                     comb_rows.append(
@@ -155,12 +167,15 @@ def analyze_toolbench(
                         }
                     )  # fmt: skip
                     if len(seeds) > 1:
-                        per_t = tg.groupby(["target", "seed"])[b].mean().unstack("seed").dropna()
+                        all_t = tg.groupby(["target", "seed"])[b].mean().unstack("seed")
+                        per_t = all_t.dropna()
                         if per_t.shape[0] >= 3:
-                            sd = seed_dependence(per_t.to_numpy())
+                            within = seed_dependence(per_t.to_numpy())
+                            sd = between_seed_dependence(all_t.to_numpy())
                             dep_rows.append(
                                 {"benchmark": bench, "metric": metric, "beta": beta, "budget": b,
                                  "shared_targets": int(per_t.shape[0]),
+                                 "within_correlation": within.mean_correlation,
                                  "mean_correlation": sd.mean_correlation,
                                  "duplicate_fraction": sd.duplicate_fraction,
                                  "effective_seeds": sd.effective_seeds,
@@ -170,7 +185,10 @@ def analyze_toolbench(
             for b in budgets:
                 mat = pd.concat([target_gaps[beta][b].rename(beta) for beta in betas], axis=1)
                 res = within_block_trend_test(
-                    mat.to_numpy(), scores=list(betas), n_resamples=n_resamples, rng=rng
+                    mat.to_numpy(),
+                    scores=list(betas),
+                    n_resamples=n_resamples,
+                    rng=rng(bench, metric, b, "trend"),
                 )
                 trend_rows.append(
                     {"benchmark": bench, "metric": metric, "budget": b,
@@ -234,9 +252,11 @@ def analyze_toolbench(
                 d = gap_matrix(
                     main, cohesion_name("overlap", a), cohesion_name("disjoint", a), metric
                 )
-                tg = _with_target(d, targets)
+                tg = _with_target(d)
                 by_target = tg.groupby("target")[list(budgets)].mean()
-                tt = signflip_tests(by_target.to_numpy(), n_resamples=n_resamples, rng=rng)
+                tt = signflip_tests(
+                    by_target.to_numpy(), n_resamples=n_resamples, rng=rng("cohesion", metric, a)
+                )
                 for b, t in zip(budgets, tt, strict=True):
                     coh_rows.append(
                         {"metric": metric, "alpha": a, "budget": b, "gap": float(d[b].mean()),

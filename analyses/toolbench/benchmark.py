@@ -46,10 +46,9 @@ def run_toolbench(spec: RunSpec) -> BenchmarkRun:
     n_evs = tuple(spec.options.get("n_evs", N_EVS))
     episodes = spec.episodes or EPISODES
     background = int(spec.options.get("background", BACKGROUND))
-    loaded = load_toolbench(spec.data[0])
+    splits = {"g1-g2": "G1-G2", "g1-g2-g3": "G1-G2-G3"}[spec.choices["trajectory-groups"]]
+    loaded = load_toolbench(spec.data[0], splits=splits)
     trajectories = loaded.trajectories
-    if spec.choices["trajectory-groups"] == "g1-g2":
-        trajectories = tuple(t for t in trajectories if t.group in ("G1", "G2"))
     table = step_table(trajectories, spec.text_encoder())
     all_eps = []
     design: dict[str, Any] = {}
@@ -71,6 +70,7 @@ def run_toolbench(spec: RunSpec) -> BenchmarkRun:
     run = run_episodes(
         table, all_eps, jobs=b.jobs, progress=b.progress, retrievers=spec.retrievers,
         scheduler=b.scheduler, checkpoint=b.checkpoint,
+        reachability=spec.choices["reachability"],
     )  # fmt: skip
     records = validate_records(run.records)
     state = {"episodes": run.episodes, "load": loaded.summary(), "design": design}
@@ -109,11 +109,12 @@ def write_toolbench(
     dose_response_figure(analysis.combined, folder / figures["dose_recall"], "recall")
     dose_response_figure(analysis.combined, folder / figures["dose_hit2"], "hit@2")
     seeds = spec.seeds or TOOLBENCH_SEEDS
-    command = (
+    command = spec.command or (
         f"osustat reproduce toolbench --data {spec.data[0]} --out DIR "
         f"--episodes {spec.episodes or EPISODES} --seeds {','.join(map(str, seeds))} "
         f"--resamples {spec.n_resamples}"
         + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
+        + "".join(f" --choice {k}={v}" for k, v in sorted(spec.choices.items()))
     )
     return str(
         render_toolbench(
@@ -126,6 +127,7 @@ def write_toolbench(
             if audit is not None
             else "Not run: no claims file with ToolBench claims was found.",
             seconds={},  # timings vary run to run: printed by the CLI, kept out of report.md
+            choices=dict(spec.choices),
         )
     )
 
@@ -178,11 +180,14 @@ def reproduce_toolbench(
     scheduler: str | None = None,
     force: bool = False,
     resamples: int | None = None,
+    reachability: str = "all-steps",
+    splits: str = "G1-G2",
 ) -> Any:
     """The ToolBench pipeline from Python, through the one driver (:mod:`analyses.driver`).
 
     `encoder` overrides the real encoder (tests pass a stand-in). `n_resamples` is the number
-    of sign flips per test (old name `resamples`, deprecated).
+    of sign flips per test (old name `resamples`, deprecated). `reachability` and `splits`
+    set the declared choices ``reachability`` and ``trajectory-groups`` (choices.toml).
     """
     from osustat.analyses.driver import Request, reproduce
 
@@ -193,5 +198,6 @@ def reproduce_toolbench(
             n_resamples=n, episodes=episodes, cache=None if cache is None else str(cache),
             jobs=jobs, scheduler=scheduler, retrievers=tuple(retrievers), progress=progress,
             options={"n_evs": tuple(n_evs), "background": background}, encoder=encoder,
+            choices=(f"reachability={reachability}", f"trajectory-groups={splits.lower()}"),
         )
     )  # fmt: skip

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "SPLITS",
     "ToolStep",
     "ToolTrajectory",
     "ToolbenchData",
@@ -42,6 +43,11 @@ __all__ = [
 ]
 
 COT_DIR = "tooleval_default_evalset_gpt-3.5-turbo_CoT"
+
+#: Which ToolBench splits are loaded, a declared choice: ``'G1-G2'`` (default; Section 5.1
+#: and G.1 load "the G1 (single-tool) and G2 (multi-tool) answer directories") or
+#: ``'G1-G2-G3'`` (every split the data folder holds).
+SPLITS = {"G1-G2": ("G1", "G2"), "G1-G2-G3": ("G1", "G2", "G3")}
 DFS_GLOBS = (
     "data_example/answer/G*_answer/*.json",
     "stabletoolbench/data_example/answer/*/*/*.json",
@@ -351,8 +357,10 @@ def _parse_cot_file(path: Path, excl: Counter[str]) -> list[ToolTrajectory]:
     return out
 
 
-def load_toolbench(data_dir: str | Path) -> ToolbenchData:
-    """Load every trajectory under `data_dir` (see the module docstring).
+def load_toolbench(data_dir: str | Path, *, splits: str = "G1-G2") -> ToolbenchData:
+    """Load the trajectories of `splits` (:data:`SPLITS`) under `data_dir` (module docstring).
+
+    Trajectories of other splits are not loaded; they are counted in ``exclusions``.
 
     Raises
     ------
@@ -361,6 +369,8 @@ def load_toolbench(data_dir: str | Path) -> ToolbenchData:
     ValueError
         A file is not valid JSON or an entry lacks a required field (file and entry named).
     """
+    if splits not in SPLITS:
+        raise ValueError(f"`splits` must be one of {list(SPLITS)}; got {splits!r}.")
     root = Path(data_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"ToolBench data directory {root} does not exist.")
@@ -378,4 +388,9 @@ def load_toolbench(data_dir: str | Path) -> ToolbenchData:
             trajs.append(t)
     for p in cot:
         trajs.extend(_parse_cot_file(p, excl))
+    keep = SPLITS[splits]
+    for t in trajs:
+        if t.group not in keep:
+            excl[f"trajectory of split {t.group} (not loaded: splits = {splits})"] += 1
+    trajs = [t for t in trajs if t.group in keep]
     return ToolbenchData(tuple(trajs), dict(sorted(excl.items())), len(files) + len(cot))

@@ -34,9 +34,13 @@ class PlantedEpisode:
     """One planted episode: which global steps it holds, in order, and where the evidence is.
 
     ``steps[i] = (trajectory index, step index)``; ``evidence`` are positions into ``steps``.
+    ``episode_id`` names the target (``t<index>``, the unit that repeats across seeds);
+    ``query_id`` is the same, with ``.<k>`` appended for the k-th repeat of a target within
+    one seed (only when the data holds fewer eligible targets than episodes).
     """
 
     episode_id: str
+    query_id: str
     seed: int
     n_ev: int
     target: int
@@ -117,7 +121,8 @@ def build_episodes(
     n_conf = round(background * confounder_fraction)
     n_unrel = background - n_conf
     episodes = []
-    for e, target in enumerate(targets.tolist()):
+    seen: Counter[int] = Counter()
+    for target in targets.tolist():
         sims = qn @ qn[target]
         sims[target] = -np.inf
         nbrs = np.argsort(-sims, kind="stable")[:n_neighbours]
@@ -139,9 +144,20 @@ def build_episodes(
         is_ev[pos] = True
         steps[pos] = np.column_stack([np.full(n_ev, target), ev_steps])
         steps[~is_ev] = bg
+        unit = f"t{target:04d}"
+        repeat = seen[target]
+        seen[target] += 1
         episodes.append(
             PlantedEpisode(
-                f"s{seed}-ev{n_ev}-e{e:03d}", seed, n_ev, target, steps, pos, n_conf, n_unrel
+                unit,
+                f"{unit}.{repeat}" if repeat else unit,
+                seed,
+                n_ev,
+                target,
+                steps,
+                pos,
+                n_conf,
+                n_unrel,
             )
         )
     return episodes

@@ -38,7 +38,7 @@ from osustat.retrieval import (
     evidence_membership,
     outcomes_to_records,
 )
-from osustat.retrieval.registry import MethodSpec, user_factories
+from osustat.retrieval.registry import PAPER_METHODS, MethodSpec, user_factories
 
 from .data import ToolTrajectory
 from .episodes import PlantedEpisode
@@ -61,7 +61,7 @@ BUDGETS = (200, 400, 800, 1600)
 BETAS = (0.04, 0.08, 0.12, 0.16, 0.20)
 ALPHAS = (0.0, 0.005, 0.01, 0.02, 0.04)
 BENCHMARKS = {3: "toolbench", 2: "toolbench-nev2", 4: "toolbench-nev4"}
-BASELINES = ("Flat Vector", "Flat + MMR", "Disjoint Hierarchy")
+BASELINES = PAPER_METHODS["toolbench"]
 
 
 def coverage_name(construction: str, beta: float) -> str:
@@ -139,6 +139,7 @@ def _retrievers(
     betas: tuple[float, ...],
     alphas: tuple[float, ...],
     extra: tuple[tuple[str, Callable[[], Any]], ...] = (),
+    reachability: str = "all-steps",
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     out: dict[str, Any] = {
         "Flat Vector": FlatVector().build(traj),
@@ -149,14 +150,14 @@ def _retrievers(
         out[name] = factory().build(traj)
     pools = {}
     for construction, cfg in (("overlap", OSUConfig()), ("disjoint", OSUConfig(m_max=1))):
-        cov = CoverageGuidedOSU(osu_config=cfg).build(traj)
+        cov = CoverageGuidedOSU(osu_config=cfg, reachability=reachability).build(traj)
         pools[construction] = cov.pool_
         for b in betas:
             r = copy.copy(cov)  # shares the built pool; retrieval never mutates it
             r.beta = b
             out[coverage_name(construction, b)] = r
         if alphas:
-            coh = CohesionOSU(osu_config=cfg)
+            coh = CohesionOSU(osu_config=cfg, reachability=reachability)
             coh.trajectory_ = traj
             coh.__dict__.update({k: v for k, v in vars(cov).items() if k.startswith("_")})
             coh.pool_ = cov.pool_
@@ -174,6 +175,7 @@ def _chunk_task(
     betas: tuple[float, ...],
     alphas: tuple[float, ...],
     extra: tuple[tuple[str, Callable[[], Any]], ...] = (),
+    reachability: str = "all-steps",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     from threadpoolctl import threadpool_limits
 
@@ -187,7 +189,9 @@ def _chunk_task(
                 [table.tools[r] for r in ev_rows], [set(table.entities[r]) for r in ev_rows]
             ).value
             q = table.query_embeddings[ep.target].astype(np.float64)
-            retrievers, pools = _retrievers(traj, betas, alphas if ep.n_ev == 3 else (), extra)
+            retrievers, pools = _retrievers(
+                traj, betas, alphas if ep.n_ev == 3 else (), extra, reachability
+            )
             outcomes = []
             for name, r in retrievers.items():
                 kwargs = {"evidence": ep.evidence} if r.oracle else {}
@@ -197,7 +201,7 @@ def _chunk_task(
                         QueryOutcome(
                             benchmark_name(ep.n_ev),
                             ep.episode_id,
-                            ep.episode_id,
+                            ep.query_id,
                             name,
                             b,
                             ep.seed,
@@ -205,13 +209,14 @@ def _chunk_task(
                             tuple(ep.evidence.tolist()),
                             traj.n_steps,
                             res.tokens,
-                            cell,
+                            None,  # a target's cell differs between seeds: episodes.csv has it
                         )
                     )
             rows.extend(outcomes_to_records(outcomes, near_far=False))
             row: dict[str, Any] = {
                 "benchmark": benchmark_name(ep.n_ev),
                 "episode_id": ep.episode_id,
+                "query_id": ep.query_id,
                 "seed": ep.seed,
                 "n_ev": ep.n_ev,
                 "target": ep.target,
@@ -248,16 +253,35 @@ def run_episodes(
     retrievers: Sequence[MethodSpec] = (),
     scheduler: Any = None,
     checkpoint: Any = None,
+    reachability: str = "all-steps",
 ) -> ToolbenchRun:
     """Run every method and the user `retrievers` over `episodes`; records sorted stably.
 
     The step table is the runner's ``shared`` object: a Dask worker receives it once, and a
     chunk task carries only its episodes. `scheduler` (Dask) and `checkpoint` (resuming) go to
-    ``run_tasks``; the records do not depend on the backend.
+    ``run_tasks``; the records do not depend on the backend. `reachability` is the greedy
+    selectors' declared choice (:data:`osustat.retrieval.osumem.REACHABILITY`).
+
+    Record ids: ``episode_id`` is the target (``t<index>``), the unit shared across seeds;
+    ``seed`` is the seed; the records carry no ``cell`` (a target's planted evidence, hence
+    its cell, differs between seeds; ``episodes.csv`` has each episode's cell).
     """
+    from osustat.retrieval.osumem import REACHABILITY
+
+    if reachability not in REACHABILITY:
+        raise ValueError(
+            f"`reachability` must be one of {list(REACHABILITY)}; got {reachability!r}."
+        )
     extra = user_factories(retrievers, taken=method_names(tuple(betas), tuple(alphas)))
     tasks = [
-        (episodes[i : i + chunk], tuple(budgets), tuple(betas), tuple(alphas), extra)
+        (
+            episodes[i : i + chunk],
+            tuple(budgets),
+            tuple(betas),
+            tuple(alphas),
+            extra,
+            reachability,
+        )
         for i in range(0, len(episodes), chunk)
     ]
     results = run_tasks(
@@ -275,6 +299,7 @@ def run_episodes(
     info = pd.DataFrame([r for _, rs in results for r in rs])
     if not records.empty:
         records = records.sort_values(
-            ["benchmark", "method", "budget", "seed", "episode_id", "metric"], kind="stable"
+            ["benchmark", "method", "budget", "seed", "episode_id", "query_id", "metric"],
+            kind="stable",
         ).reset_index(drop=True)
     return ToolbenchRun(records, info)

@@ -24,7 +24,7 @@ from osustat.interaction import InteractionResult, interaction_test
 from osustat.ratio import RatioResult, ratio_of_means
 from osustat.records import PairedRecords, paired
 from osustat.schema import ValidatedRecords, validate_records
-from osustat.seeds import PerSeedValues, per_seed_values, seed_tests
+from osustat.seeds import PerSeedValues, between_seed_dependence, per_seed_values, seed_tests
 from osustat.signflip import SignFlipResult, signflip_tests
 
 __all__ = ["NOTE_CODES", "Measured", "Note", "Pairings", "measure"]
@@ -32,7 +32,15 @@ __all__ = ["NOTE_CODES", "Measured", "Note", "Pairings", "measure"]
 #: Note codes (:func:`osustat.reports._audit_words.note_text` words them):
 #: ``seed-dependence-unmeasured`` (``detail`` says why), ``fieller-independent-queries`` (a
 #: relative claim on clustered queries), ``one-seed`` (a pooled/Fisher claim on one seed).
-NOTE_CODES = ("seed-dependence-unmeasured", "fieller-independent-queries", "one-seed")
+#: ``seeds-share-units``: the seeds hold different but overlapping units (``detail`` gives the
+#: counts); the seed-averaged test then has one unit per distinct unit id, each averaged over
+#: the seeds it appears in, and Fisher combines per-seed tests on each seed's own units.
+NOTE_CODES = (
+    "seed-dependence-unmeasured",
+    "fieller-independent-queries",
+    "one-seed",
+    "seeds-share-units",
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,53 @@ class Measured:
     notes: tuple[Note, ...] = ()
 
 
+@dataclass(frozen=True, eq=False)
+class SeedPairings:
+    """Per-seed pairings when the seeds hold different (overlapping) units.
+
+    ``pairs[j]`` is seed ``seeds[j]``'s pairing on its own units.
+    """
+
+    seeds: tuple[int, ...]
+    pairs: tuple[PairedRecords, ...]
+
+    def counts(self, units: NDArray[np.str_]) -> str:
+        """``'3 seeds: 200, 200, 200 units; 358 distinct, 140 in >= 2 seeds'`` for `units`."""
+        keep = set(units.tolist())
+        per = [int(np.isin(p.ids, units).sum()) for p in self.pairs]
+        seen: dict[str, int] = {}
+        for p in self.pairs:
+            for u in p.ids.tolist():
+                if u in keep:
+                    seen[u] = seen.get(u, 0) + 1
+        shared = sum(v > 1 for v in seen.values())
+        return (
+            f"{len(self.seeds)} seeds hold {', '.join(map(str, per))} units; {len(seen)} "
+            f"distinct, {shared} in two or more seeds"
+        )
+
+
+def _unbalanced_seed_tests(
+    c: Claim, data: PairedRecords, sp: SeedPairings, mask: NDArray[np.bool_], n_resamples: int,
+    gen: Any,
+) -> tuple[tuple[float, ...], SignFlipResult, SeedDependence | None]:  # fmt: skip
+    """Per-seed tests on each seed's own units, the pooled contrast, the between-seed
+    dependence of the per-seed statistics (:func:`osustat.seeds.between_seed_dependence`)."""
+    units = data.ids[mask]
+    pos = {u: i for i, u in enumerate(units.tolist())}
+    cols, diffs = [], np.full((units.size, len(sp.seeds)), np.nan)
+    for j, p in enumerate(sp.pairs):
+        keep = np.isin(p.ids, units)
+        t, b = p.treatment[keep], p.baseline[keep]
+        cols.append(_shifted(c, t, b))
+        diffs[[pos[u] for u in p.ids[keep].tolist()], j] = t - b
+    tests = signflip_tests([*cols, np.concatenate(cols)], n_resamples=n_resamples, rng=gen)
+    dep = None
+    if all(col.size >= 2 for col in cols):
+        dep = between_seed_dependence(diffs)
+    return tuple(x.pvalue for x in tests[:-1]), tests[-1], dep
+
+
 class Pairings:
     """The records of one audit, paired once per comparison (claims share comparisons).
 
@@ -85,7 +140,9 @@ class Pairings:
 
     def __init__(self, df: pd.DataFrame) -> None:
         self.df = validate_records(df)
-        self._pairs: dict[tuple[Any, ...], tuple[PairedRecords | str, PerSeedValues | None, str]]
+        self._pairs: dict[
+            tuple[Any, ...], tuple[PairedRecords | str, PerSeedValues | SeedPairings | None, str]
+        ]
         self._pairs = {}
         self._combos: ValidatedRecords | None = None
 
@@ -110,14 +167,16 @@ class Pairings:
             return str(exc)
         raise AssertionError("paired() accepted a comparison whose rows are absent")
 
-    def get(self, c: Claim) -> tuple[PairedRecords | str, PerSeedValues | None, str]:
+    def get(self, c: Claim) -> tuple[PairedRecords | str, PerSeedValues | SeedPairings | None, str]:
         """The seed-averaged pairing (or why there is none), per-seed values, and a note."""
         key = (c.benchmark, c.treatment, c.baseline, c.metric, c.budget, c.unit, c.seed)
         if key not in self._pairs:
             self._pairs[key] = self._pair(c)
         return self._pairs[key]
 
-    def _pair(self, c: Claim) -> tuple[PairedRecords | str, PerSeedValues | None, str]:
+    def _pair(
+        self, c: Claim
+    ) -> tuple[PairedRecords | str, PerSeedValues | SeedPairings | None, str]:
         df = self.df
         kw: dict[str, Any] = {"metric": c.metric, "budget": c.budget, "unit": c.unit}
         mask = (
@@ -140,13 +199,16 @@ class Pairings:
             return str(exc), None, ""
         if data.n_seeds < 2:
             return data, None, ""
-        try:
+        seeds = tuple(sorted(int(s) for s in sub["seed"].unique()))
+        per = [
+            paired(sub, c.treatment, c.baseline, benchmark=c.benchmark, seed=s, **kw) for s in seeds
+        ]
+        if all(np.array_equal(np.sort(p.ids), np.sort(data.ids)) for p in per):
             values = per_seed_values(
                 sub, c.treatment, c.baseline, benchmark=c.benchmark, units=data.ids, **kw
             )
-        except ValueError as exc:
-            return data, None, str(exc)
-        return data, values, ""
+            return data, values, ""
+        return data, SeedPairings(seeds, tuple(per)), ""
 
 
 def _shifted(c: Claim, t: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -233,7 +295,13 @@ def measure(
             notes.append(Note("fieller-independent-queries"))
     dep = pooled = None
     per_seed_p: tuple[float, ...] = ()
-    if per_seed is not None and c.kind in ("difference", "relative"):
+    if isinstance(per_seed, SeedPairings):
+        notes.append(Note("seeds-share-units", per_seed.counts(data.ids[mask])))
+        if c.kind in ("difference", "relative"):
+            per_seed_p, pooled, dep = _unbalanced_seed_tests(
+                c, data, per_seed, mask, n_resamples, gen
+            )
+    elif per_seed is not None and c.kind in ("difference", "relative"):
         ts, bs = per_seed.treatment[mask], per_seed.baseline[mask]
         seeds = seed_tests(ts - bs, tested=_shifted(c, ts, bs), n_resamples=n_resamples, rng=gen)
         dep = seeds.dependence
@@ -246,7 +314,7 @@ def measure(
     return Measured(
         c,
         n=n,
-        n_seeds=data.n_seeds,
+        n_seeds=len(per_seed.seeds) if isinstance(per_seed, SeedPairings) else data.n_seeds,
         d=d,
         treatment_mean=float(t.mean()),
         baseline_mean=float(b.mean()),

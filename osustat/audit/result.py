@@ -23,8 +23,11 @@ __all__ = ["VERDICTS", "AuditResult", "ClaimCheck"]
 
 VERDICTS = (
     "reproduced",
+    "significant (paper: n.s.)",
     "direction only",
     "not significant",
+    "equivalence not shown",
+    "opposite direction",
     "contradicted",
     "underpowered",
     "not checkable",
@@ -77,6 +80,9 @@ class ClaimCheck:
         Ratio of means with Fieller's interval (relative claims).
     interaction, interaction_as_tested : InteractionResult or None
         The studentized (strict) and the paper's centered (as tested) interaction tests.
+    strict_bh : StandardVerdict or None
+        The strict standard with Benjamini-Hochberg (``'fdr_bh'``) in place of the family's
+        strict correction: the false-discovery-rate reading beside the familywise one.
     """
 
     claim: Claim
@@ -103,6 +109,7 @@ class ClaimCheck:
     ratio: RatioResult | None = None
     interaction: InteractionResult | None = None
     interaction_as_tested: InteractionResult | None = None
+    strict_bh: StandardVerdict | None = None
 
     @property
     def checkable(self) -> bool:
@@ -135,6 +142,11 @@ class AuditResult:
             (c.under(standard) or c).verdict  # hand-built checks may lack the standards
             for c in self.checks
         ]
+        return {v: sum(x == v for x in verdicts) for v in VERDICTS}
+
+    def counts_bh(self) -> dict[str, int]:
+        """Verdict counts of the strict standard with Benjamini-Hochberg within families."""
+        verdicts = [(c.strict_bh or c.strict or c).verdict for c in self.checks]
         return {v: sum(x == v for x in verdicts) for v in VERDICTS}
 
     def summary(self) -> dict[str, dict[str, int]]:

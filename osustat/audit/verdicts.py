@@ -36,6 +36,7 @@ __all__ = [
     "judge",
     "mde_of",
     "min_attainable",
+    "paper_not_significant",
     "pooled_n",
     "raw_pvalue",
 ]
@@ -62,21 +63,38 @@ REASONS = (
     "no-interaction",  # no significant interaction
     "no-interaction-as-claimed",  # ... and the claim's own p says so too
     "gap-inside-margin",  # equivalence as tested, descriptive
-    "gap-outside-margin",
+    "gap-outside-margin",  # ... the gap of means outside the margin (as the claim read means)
     "not-different",  # equivalence as tested: difference not significant
     "different",  # equivalence as tested: difference significant
     "equivalent",  # TOST significant
-    "outside-margin",  # significantly nonzero and outside the margin
-    "equivalence-not-shown",
+    "outside-margin",  # the whole CI outside the margin
+    "equivalence-not-shown",  # TOST not significant, the CI reaching into the margin
     "ratio-on-side",  # relative, descriptive
     "ratio-off-side",
     "beyond",  # significant, estimate beyond the threshold on the claimed side
+    "beyond-paper-ns",  # ... where the paper printed a non-significant p
     "significant-wrong-side",
     "ci-wrong-side",  # the CI lies entirely on the wrong side
     "underpowered",  # MDE (possibly infinite) exceeds the claimed magnitude
     "direction-only",  # not significant, estimate on the claimed side
-    "wrong-side",  # not significant, estimate on the wrong side
+    "wrong-side",  # not significant, estimate on the wrong side, test adequately powered
+    "wrong-side-underpowered",  # not significant, estimate on the wrong side, MDE > claimed
 )
+
+
+def paper_not_significant(c: Claim, alpha: float) -> bool:
+    """Whether the claim's printed p says "not significant" at `alpha` (e.g. ``'>=.05'``)."""
+    rp = c.reported_p
+    if rp is None:
+        return False
+    if rp.relation in (">", ">="):
+        return rp.value >= alpha
+    return rp.relation == "=" and rp.value > alpha
+
+
+def _outside_margin(ci: ConfidenceInterval | None, margin: float) -> bool:
+    """The whole interval lies outside ``[-margin, margin]``."""
+    return ci is not None and (ci[0] > margin or ci[1] < -margin)
 
 
 @dataclass(frozen=True)
@@ -212,16 +230,21 @@ def _difference(
     beyond = effect > t if c.direction == "greater" else effect < t
     wrong_ci = ci[1] < t if c.direction == "greater" else ci[0] > t
     if p_adj <= alpha:
+        if beyond and paper_not_significant(c, alpha):
+            return "significant (paper: n.s.)", "beyond-paper-ns", None
         if beyond:
             return "reproduced", "beyond", None
         return "contradicted", "significant-wrong-side", None
     if wrong_ci:
         return "contradicted", "ci-wrong-side", None
     magnitude = _magnitude(c) if c.kind == "difference" else None
-    if magnitude is not None and mde is not None and mde > magnitude:
-        return "underpowered", "underpowered", magnitude
+    weak = magnitude is not None and mde is not None and mde > magnitude
     if beyond:
+        if weak:
+            return "underpowered", "underpowered", magnitude
         return "direction only", "direction-only", None
+    if weak:  # an opposite-sign estimate is never called "underpowered"
+        return "opposite direction", "wrong-side-underpowered", magnitude
     return "contradicted", "wrong-side", None
 
 
@@ -291,20 +314,22 @@ def judge(
     if c.kind == "equivalence":
         assert m.d is not None and c.margin is not None
         gap = float(m.d.mean())
+        ci_eq = m.ci
         if standard == "as tested":
             if p_adj is None:
+                # descriptive, as the claim was made: the gap of means against the margin
                 if abs(gap) <= c.margin:
-                    return out("reproduced", "gap-inside-margin", gap)
-                return out("contradicted", "gap-outside-margin", gap)
+                    return out("reproduced", "gap-inside-margin", gap, interval=ci_eq)
+                return out("contradicted", "gap-outside-margin", gap, interval=ci_eq)
             if p_adj > alpha:
-                return out("reproduced", "not-different", gap)
-            return out("contradicted", "different", gap)
+                return out("reproduced", "not-different", gap, interval=ci_eq)
+            return out("contradicted", "different", gap, interval=ci_eq)
         assert p_adj is not None and m.test is not None and m.equivalence is not None
         if p_adj <= alpha:
-            return out("reproduced", "equivalent", gap)
-        if m.test.pvalue <= alpha and abs(gap) > c.margin:
-            return out("contradicted", "outside-margin", gap)
-        return out("underpowered", "equivalence-not-shown", gap)
+            return out("reproduced", "equivalent", gap, interval=ci_eq)
+        if _outside_margin(ci_eq, c.margin):
+            return out("contradicted", "outside-margin", gap, interval=ci_eq)
+        return out("equivalence not shown", "equivalence-not-shown", gap, interval=ci_eq)
     # difference and relative
     assert m.d is not None
     if c.kind == "relative":

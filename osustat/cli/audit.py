@@ -26,7 +26,26 @@ def _aliases(pairs: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def _paper_checks_only(args: argparse.Namespace) -> int:
+    """``osustat audit CLAIMS --check-paper FILE`` without records: the paper's numbers only."""
+    from osustat.audit.paper_checks import check_paper, load_paper_checks
+    from osustat.reports.audit import render_paper_checks
+
+    if args.out or args.json:
+        raise ValueError("`--out` and `--json` need `--records`; --check-paper alone prints.")
+    path = _input_file(args.check_paper, "check-paper")
+    assert path is not None  # given, so checked
+    text = render_paper_checks(check_paper(load_paper_checks(path), rng=args.seed))
+    print(text)
+    return 0
+
+
 def audit_command(args: argparse.Namespace) -> int:
+    if args.records is None:
+        if args.check_paper is None:
+            raise ValueError("`--records` is required (or `--check-paper` alone).")
+        _count(args.seed, "--seed", 0, 2**63 - 1)
+        return _paper_checks_only(args)
     from osustat import validate_records
     from osustat.audit.claims import load_claims
     from osustat.audit.run import audit
@@ -84,7 +103,17 @@ def audit_command(args: argparse.Namespace) -> int:
         resamples={"sign-flip": args.resamples, "bootstrap": args.bootstrap_resamples},
         exclusions=(*exclusions, *((("claims not checkable", unchecked),) if unchecked else ())),
     )
-    text = render_markdown(result, preamble=preamble) + "\n\n" + "\n".join(prov.markdown())
+    text = render_markdown(result, preamble=preamble)
+    if args.check_paper is not None:
+        from osustat.audit.paper_checks import check_paper, load_paper_checks
+        from osustat.reports.audit import render_paper_checks
+
+        paper_path = _input_file(args.check_paper, "check-paper")
+        assert paper_path is not None  # given, so checked
+        text += "\n\n" + render_paper_checks(
+            check_paper(load_paper_checks(paper_path), rng=args.seed)
+        )
+    text += "\n\n" + "\n".join(prov.markdown())
     payload = to_json(result)
     if isinstance(payload, dict):
         payload["provenance"] = prov.to_dict()

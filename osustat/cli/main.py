@@ -263,7 +263,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     au = sub.add_parser("audit", help="check significance claims (TOML) against records")
     au.add_argument("claims", help="claims file (TOML; see docs/audit.md)")
-    au.add_argument("--records", required=True, help="records file (.csv, .jsonl or .parquet)")
+    au.add_argument(
+        "--records",
+        default=None,
+        help="records file (.csv, .jsonl or .parquet); required unless --check-paper is given",
+    )
+    au.add_argument(
+        "--check-paper",
+        default=None,
+        metavar="CHECKS_TOML",
+        help="also check the paper's own printed numbers for consistency (e.g. "
+        "claims/paper_checks.toml); findings about the paper, listed apart; without "
+        "--records only these checks run",
+    )
     au.add_argument("--resamples", type=int, default=10_000, help="sign flips per test")
     au.add_argument(
         "--bootstrap-resamples", type=int, default=2_000, help="bootstrap resamples per CI"

@@ -1,6 +1,6 @@
 """The driver's embedded audit finds the repository's claims file (a move once lost it)."""
 
-from osustat.analyses.driver import CLAIMS_FILE
+from osustat.analyses.claims_audit import CLAIMS_FILE
 
 
 def test_the_driver_finds_claims_paper_toml():

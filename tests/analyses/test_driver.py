@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import osustat.analyses.claims_audit as claims_audit
 import osustat.analyses.driver as driver
 from osustat import paired, paired_signflip_test
 from osustat.analyses.protocol import (
@@ -28,6 +29,7 @@ from osustat.analyses.protocol import (
 )
 from osustat.cli.main import main
 from osustat.retrieval.encoder import HashingBagOfWordsEncoder
+from osustat.streams import stream_seed
 
 CLAIMS = """
 [family.f]
@@ -123,7 +125,7 @@ def fake(monkeypatch, tmp_path) -> Fake:
     monkeypatch.setattr(driver, "get_benchmark", lambda name: bench)
     claims = tmp_path / "claims.toml"
     claims.write_text(CLAIMS)
-    monkeypatch.setattr(driver, "CLAIMS_FILE", claims)
+    monkeypatch.setattr(claims_audit, "CLAIMS_FILE", claims)
     return bench
 
 
@@ -212,7 +214,7 @@ def test_user_retriever_tests_are_the_cores_paired_tests():
     p = paired(records, "A", "B", metric="hit@2", budget=256, benchmark="fake")
     assert row.n == p.n == 13
     assert row.effect == pytest.approx(np.mean(p.differences))
-    rng = driver._test_seed(3, "A|B|fake|256|hit@2")
+    rng = stream_seed(3, "A|B|fake|256|hit@2")
     ref = paired_signflip_test(p.treatment, p.baseline, n_resamples=999, rng=rng)
     assert row.p == pytest.approx(ref.pvalue)
     assert row.ci_low <= row.effect <= row.ci_high
@@ -242,12 +244,16 @@ def test_sensitivity_and_choice_on_toolbench(tmp_path):
         "progress": False, "encoder": HashingBagOfWordsEncoder(64),
     }  # fmt: skip
     one = driver.reproduce(
-        driver.Request("toolbench", tmp_path / "a", choices=("trajectory-groups=g1-g2",), **common)
+        driver.Request(
+            "toolbench", tmp_path / "a", choices=("trajectory-groups=g1-g2-g3",), **common
+        )
     )
-    assert "`trajectory-groups` | `g1-g2` (changed)" in (one.out / "report.md").read_text()
+    assert "`trajectory-groups` | `g1-g2-g3` (changed)" in (one.out / "report.md").read_text()
     res = driver.reproduce(driver.Request("toolbench", tmp_path / "s", sensitivity=True, **common))
     effects = pd.read_csv(res.out / "sensitivity" / "effects.csv")
-    assert set(effects["point_name"]) == {"default", "trajectory-groups=g1-g2"}
+    assert set(effects["point_name"]) == {
+        "default", "trajectory-groups=g1-g2-g3", "reachability=members-only"
+    }  # fmt: skip
     summary = pd.read_csv(res.out / "sensitivity" / "summary.csv")
     assert set(summary["claim"]) == set(effects["claim"])
     assert set(summary["verdict"]) <= {

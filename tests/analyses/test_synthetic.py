@@ -1,5 +1,6 @@
 import itertools
 import json
+import re
 import struct
 from pathlib import Path
 
@@ -143,6 +144,11 @@ class TestReproduce:
         assert png_size(a.out / "near_far.png") == (800, 400)
         assert png_size(a.out / "mmax_sweep.png") == (960, 540)  # 150 dpi, SVG beside it
         assert "![M_max sweep](mmax_sweep.png)" in report
+        # issue 23 item 7: no Python booleans in the prose; the figures name what they leave out
+        assert not re.search(r"\b(True|False)\b", report)
+        assert (
+            "*The figure draws 8 of 14 methods; left out (their numbers are in Table 9): " in report
+        )
 
 
 def test_reproduce_takes_n_resamples_and_its_old_name(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -239,6 +240,7 @@ def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
         "tau-bench-augmented",
         "tau-bench-weak-query",
         "tau-bench-natural-query",
+        "tau-bench-query-per-norm",
         "tau-bench-llm",
     }
     llm = rec[rec["benchmark"] == "tau-bench-llm"]
@@ -253,9 +255,15 @@ def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
     assert a.n_records == b.n_records
     report = (tmp_path / "a" / "report.md").read_text()
     assert "Table 4" in report and "T+E+" in report and "contamination" in report.lower()
+    assert "`per-coordinate` vs `per-norm`" in report  # both query readings side by side
+    assert "Gap ≥ 18 between its copies" in report and "Same-task twins" in report
+    assert (
+        s["stage_d"]["gap_met"] + s["stage_d"]["gap_infeasible"] == s["stage_d"]["evidence_steps"]
+    )
     # Table 7's printed values stand beside ours in the §6.6 tables
     assert "paper n, OSU / Flat / none, Δ [95% CI]" in report
-    assert "107, 0.230 / 0.166 / 0.008, Δ +.064 [+.008, +.121]" in report
+    assert "107, 0.230 / 0.166 / 0.008, Δ +0.064 [+0.008, +0.121]" in report
+    assert not re.search(r"\b(True|False|None)\b", report)
 
 
 def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path) -> None:
@@ -327,11 +335,11 @@ def test_cli_chat_needs_endpoint(files: list[str], tmp_path: Path, capsys: Any) 
 
 
 def test_prefixing_removes_cross_source_sharing(files: list[str]) -> None:
-    from osustat.analyses.tau_bench.benchmark import _cross_source_sharing
+    from osustat.analyses.tau_bench.structure import cross_source_sharing
 
     eps = load_files(files).episodes
-    on = _cross_source_sharing(concatenate(eps, prefix=True)[0])
-    off = _cross_source_sharing(concatenate(eps, prefix=False)[0])
+    on = cross_source_sharing(concatenate(eps, prefix=True)[0])
+    off = cross_source_sharing(concatenate(eps, prefix=False)[0])
     assert on["cross_source"] == 0.0 < off["cross_source"]
     assert on["same_source"] == off["same_source"] > 0
     assert on["cross_pairs"] == off["cross_pairs"]

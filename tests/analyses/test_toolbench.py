@@ -1,6 +1,7 @@
 """ToolBench pipeline: G.1 loading, planted episodes, the sweep and the report (tiny inputs)."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -211,16 +212,15 @@ def test_reproduce_end_to_end(tmp_path):
     from osustat.analyses.toolbench.benchmark import reproduce_toolbench
 
     data = _write_data(tmp_path / "data")
-    res = reproduce_toolbench(
-        data,
-        tmp_path / "out",
-        encoder=HashingBagOfWordsEncoder(64),
-        seeds=(1, 2),
-        episodes=3,
-        background=60,
-        n_resamples=99,
-        progress=False,
-    )
+    kw = {
+        "encoder": HashingBagOfWordsEncoder(64),
+        "seeds": (1, 2),
+        "episodes": 3,
+        "background": 60,
+        "n_resamples": 99,
+        "progress": False,
+    }
+    res = reproduce_toolbench(data, tmp_path / "out", **kw)
     rec = validate_records(pd.read_parquet(res.out / "records.parquet"))
     assert set(rec["benchmark"]) == {"toolbench", "toolbench-nev2", "toolbench-nev4"}
     assert {
@@ -248,18 +248,10 @@ def test_reproduce_end_to_end(tmp_path):
         "Audit",
     ):
         assert heading in report
+    assert not re.search(r"\b(True|False|None)\b", report)
     structure = json.loads((res.out / "structure.json").read_text())
     assert structure["design"]["toolbench"]["episodes"] == 6
-    again = reproduce_toolbench(
-        data,
-        tmp_path / "out2",
-        encoder=HashingBagOfWordsEncoder(64),
-        seeds=(1, 2),
-        episodes=3,
-        background=60,
-        n_resamples=99,
-        progress=False,
-    )
+    again = reproduce_toolbench(data, tmp_path / "out2", **kw)
     assert (again.out / "report.md").read_bytes() == (res.out / "report.md").read_bytes()
     assert (again.out / "records.csv").read_bytes() == (res.out / "records.csv").read_bytes()
 
@@ -281,3 +273,47 @@ def test_cli_missing_data_exits_2(tmp_path, capsys):
     assert code == 2
     assert "does not exist" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+class TestDeclaredChoices:
+    def test_splits_g1_g2_by_default_g3_counted(self, tmp_path):
+        root = _write_data(tmp_path)
+        cot = root / COT_DIR / "G1_category.json"
+        runs = json.loads(cot.read_text())
+        g3 = {k: v for k, v in list(runs.items())[:5]}
+        (root / COT_DIR / "G3_instruction.json").write_text(json.dumps(g3))
+        default = load_toolbench(root)
+        every = load_toolbench(root, splits="G1-G2-G3")
+        assert {t.group for t in default.trajectories} == {"G1"}
+        assert len(every.trajectories) == len(default.trajectories) + 5
+        key = "trajectory of split G3 (not loaded: splits = G1-G2)"
+        assert default.exclusions[key] == 5 and key not in every.exclusions
+        with pytest.raises(ValueError, match="`splits` must be one of"):
+            load_toolbench(root, splits="G2")
+
+
+def test_reachability_all_steps_selects_steps_in_no_osu():
+    """A step in no OSU (evicted) is never selected under members-only and is selectable
+    (on its cosine alone) under all-steps; an unknown reading is refused."""
+    from osustat.retrieval import CohesionOSU, CoverageGuidedOSU, OSUConfig, Trajectory
+
+    rng = np.random.default_rng(0)
+    emb = rng.normal(size=(30, 8))
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    tools = [f"t{i % 3}" for i in range(30)]
+    tools[7] = "lonely"  # no other step shares its tool, entity or subgoal: evicted
+    traj = Trajectory.from_steps(
+        emb, np.full(30, 10.0), tools=tools,
+        entities=[{f"e{i % 4}"} if i != 7 else set() for i in range(30)],
+        subgoals=[i % 5 if i != 7 else 99 for i in range(30)],
+    )  # fmt: skip
+    for cls in (CoverageGuidedOSU, CohesionOSU):
+        members = cls(osu_config=OSUConfig(m_max=1), reachability="members-only").build(traj)
+        if members.pool_.step_osus[7].size:
+            pytest.skip("step 7 is not evicted in this construction")
+        every = cls(osu_config=OSUConfig(m_max=1), reachability="all-steps").build(traj)
+        q = emb[7]
+        assert 7 not in members.retrieve(q, 300).steps.tolist()
+        assert 7 in every.retrieve(q, 300).steps.tolist()
+        with pytest.raises(ValueError, match="`reachability` must be one of"):
+            cls(reachability="members")

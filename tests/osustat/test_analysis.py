@@ -123,11 +123,11 @@ class TestVerdicts:
         assert row.mde_alpha == pytest.approx(0.05 / 4)
         d = res.comparisons[0].result.paired
         mask = np.array([c.value == row.label for c in d.cells])
-        sd = d.differences[mask].std(ddof=1)
-        assert row.mde == pytest.approx(
-            osustat.minimum_detectable_effect(sd, int(mask.sum()), alpha=0.05 / 4)
-        )
-        assert row.mde > osustat.minimum_detectable_effect(sd, int(mask.sum()), alpha=0.05)
+        cell = d.differences[mask]
+        n = int(mask.sum())
+        at_family = osustat.minimum_detectable_effect(None, n, alpha=0.05 / 4, differences=cell)
+        assert row.mde == pytest.approx(at_family)
+        assert row.mde > osustat.minimum_detectable_effect(None, n, differences=cell)
 
 
 class TestOutputs:

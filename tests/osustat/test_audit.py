@@ -153,13 +153,14 @@ class TestAudit:
 
     # -- the MDE of the test actually run (issue #11) --
     def test_mde_is_the_one_of_the_test_run(self):
-        # n = 6 continuous differences: the exact sign-flip test, simulated power; a 0/1
-        # metric: the exact binomial model. Both read from the observed differences.
+        # n = 6 continuous differences: the exact sign-flip test on data sets resampled from
+        # them (issue 23); a 0/1 metric: the exact binomial model. Both read from the
+        # observed differences.
         d = np.array([0.3, -0.1, 0.2, -0.2, 0.1, 0.05])
         check = run(claim(reported_effect=0.05), data=from_differences(d)).checks[0]
         ref = minimum_detectable_effect(float(d.std(ddof=1)), 6, alpha=0.05, differences=d)
         assert check.mde == pytest.approx(ref, rel=1e-12) and check.mde.method == ref.method
-        assert check.mde.method == "simulation"
+        assert check.mde.method == "empirical"
         assert check.strict.mde == check.mde and check.strict.magnitude == pytest.approx(0.05)
         t = [1, 1, 0, 1, 0, 0, 1, 1, 0, 1] * 3
         b = [0, 1, 0, 0, 1, 0, 1, 0, 0, 1] * 3
@@ -383,9 +384,47 @@ class TestSeeds:
         data = self.near_duplicate_seeds()
         data = data[~((data.query_id == "q3") & (data.seed == 2))]
         check = run(claim(), data=data).checks[0]
-        assert check.checkable and check.n == 60 and check.seed_dependence is None
-        assert [n.code for n in check.notes] == ["seed-dependence-unmeasured"]
-        assert "seed 2 lacks queries ['e3/q3']" in note_text(check, check.notes[0])
+        assert check.checkable and check.n == 60
+        assert [n.code for n in check.notes] == ["seeds-share-units"]
+        assert "60, 60, 59 units; 60 distinct, 60 in two or more seeds" in note_text(
+            check, check.notes[0]
+        )
+        # measured between the seeds' statistics, through the units they share
+        assert check.seed_dependence.too_dependent
+
+    def test_seeds_with_their_own_units_fisher_on_each_seed(self):
+        # ToolBench-like: each seed draws its own units, some recur; Fisher combines one test
+        # per seed on that seed's units, the strict test has one unit per distinct id.
+        from osustat.combine import fisher_combine
+        from osustat.signflip import signflip_tests
+
+        rng = np.random.default_rng(3)
+        rows = []
+        per_seed = {}
+        for s, units in ((1, range(0, 40)), (2, range(20, 60)), (3, range(40, 80))):
+            d = rng.normal(0.05, 0.2, size=40)
+            per_seed[s] = d
+            for u, x in zip(units, d, strict=True):
+                for m, v in (("new", 0.5 + x / 2), ("old", 0.5 - x / 2)):
+                    rows.append({"episode_id": f"t{u}", "query_id": f"t{u}", "method": m,
+                                 "seed": s, "budget": 256, "metric": "recall",
+                                 "value": float(np.clip(v, 0, 1))})  # fmt: skip
+        data = pd.DataFrame(rows)
+        data["benchmark"] = "bench"
+        c = run(claim(seeds="fisher"), data=data).checks[0]
+        assert c.n == 80 and c.n_seeds == 3
+        assert c.as_tested.test == "fisher" and c.strict.test == "sign-flip-averaged"
+        assert [n.code for n in c.notes] == ["seeds-share-units"]
+        assert "40, 40, 40 units; 80 distinct, 40 in two or more seeds" in note_text(c, c.notes[0])
+        ref = []
+        for s in (1, 2, 3):
+            sub = data[data.seed == s].pivot_table(
+                index="query_id", columns="method", values="value"
+            )
+            ref.append(signflip_tests([(sub["new"] - sub["old"]).to_numpy()], rng=0)[0].pvalue)
+        assert c.fisher_pvalue == pytest.approx(fisher_combine(ref).pvalue, rel=0.3, abs=0.01)
+        # independent draws per seed: the statistics barely correlate
+        assert abs(c.seed_dependence.mean_correlation) < 0.3
 
     def test_pooled_seeds_flagged(self):
         res = run(
@@ -487,8 +526,36 @@ class TestKinds:
         (c,) = run(claim(reported_p=0.5, **eq), data=far).checks
         assert c.strict.verdict == "contradicted" and c.as_tested.verdict == "contradicted"
         (u,) = run(claim(**eq), data=few).checks
-        assert u.strict.verdict == "underpowered" and "not shown" in why(u)
+        assert u.strict.verdict == "equivalence not shown" and "not shown" in why(u)
         assert u.as_tested.verdict == "reproduced"  # the gap, as printed, is inside
+
+    def test_equivalence_gap_outside_margin_but_ci_overlapping_is_not_shown(self):
+        # the point estimate lies outside the margin, the CI reaches back into it: neither
+        # equivalence nor its contradiction is shown (was "contradicted" on the estimate alone)
+        eq = dict(kind="equivalence", direction=None, margin=0.05)
+        d = np.random.default_rng(2).normal(0.07, 0.2, size=40)
+        (c,) = run(claim(**eq), data=from_differences(d)).checks
+        lo, hi = c.ci
+        assert lo < 0.05 < c.effect < hi
+        assert c.strict.verdict == "equivalence not shown"
+        # as tested reads the gap of means as the claim did: outside the margin
+        assert c.as_tested.verdict == "contradicted" and c.as_tested.code == "gap-outside-margin"
+
+    def test_opposite_sign_is_never_underpowered(self):
+        # Issue 23 item 7: a weak test with the estimate on the wrong side
+        few = from_differences([-0.04, 0.01, -0.03, 0.005])
+        (c,) = run(claim(reported_effect=0.2), data=few).checks
+        assert c.effect < 0 and c.strict.verdict == "opposite direction"
+        assert why(c).startswith("opposite direction, not significant")
+
+    def test_significant_where_the_paper_printed_ns(self):
+        d = np.tile([0.12, 0.08], 50)
+        (c,) = run(
+            claim(reported_p=">=.05", reported_effect=0.003), data=from_differences(d)
+        ).checks
+        assert c.strict.verdict == "significant (paper: n.s.)"
+        assert c.as_tested.verdict == "significant (paper: n.s.)"
+        assert "where the paper printed p >=.05" in why(c)
 
     # -- interaction: paper's statistic as tested, studentized strict --
     def test_interaction(self):

@@ -60,15 +60,23 @@ def _two_sided(a: int, b: int) -> float:
 _BAND = {0.10: 0.05, 0.05: 0.01, 0.01: 0.001, 0.001: 0.0001}
 
 
-def _target_p(c: Claim) -> float | None:
-    """The p to reproduce: as printed, the middle of a star band, .5 for '>=x'."""
+#: Where a starred p is placed within its band (benchmarks/audit_strict_range.py varies it).
+PLACEMENTS = ("low", "middle", "high")
+
+
+def _target_p(c: Claim, placement: str = "middle") -> float | None:
+    """The p to reproduce: as printed; for a star band its geometric middle (or, with
+    `placement`, 1.05 x its lower edge or .95 x its upper edge); .5 for '>=x'."""
     rp = c.reported_p
     if rp is None:
         return None
     if rp.relation == "=":
         return rp.value
     if rp.relation in ("<", "<="):
-        return math.sqrt(rp.value * _BAND.get(rp.value, rp.value / 10))
+        low = _BAND.get(rp.value, rp.value / 10)
+        return {"low": 1.05 * low, "middle": math.sqrt(rp.value * low), "high": 0.95 * rp.value}[
+            placement
+        ]
     return 0.5
 
 
@@ -218,12 +226,21 @@ def _interaction_records(c: Claim, bench: str, target: float) -> pd.DataFrame:
     return _frame(c, bench, best[1], best[2], cells=best[3])
 
 
-def synthesise(claims: ClaimsFile) -> tuple[ClaimsFile, pd.DataFrame]:
-    """Records reproducing every claim's printed numbers, one benchmark per claim."""
+def synthesise(
+    claims: ClaimsFile, *, seeds_mode: str = "identical", placement: str = "middle"
+) -> tuple[ClaimsFile, pd.DataFrame]:
+    """Records reproducing every claim's printed numbers, one benchmark per claim.
+
+    `seeds_mode` for Fisher-combined claims: ``'identical'`` gives the three seeds the same
+    values (the worst case for averaging), ``'independent'`` gives each seed its own random
+    matching of the same per-seed values to units (each seed's test still has p about p0).
+    `placement`: where a starred p sits in its band (:data:`PLACEMENTS`).
+    """
     out, frames = [], []
+    shuffle = np.random.default_rng(12345)
     for c in claims.claims:
         bench = f"calibration/{c.id}"
-        target = _target_p(c)
+        target = _target_p(c, placement)
         if c.kind == "interaction":
             assert target is not None
             frames.append(_interaction_records(c, bench, target))
@@ -235,7 +252,12 @@ def synthesise(claims: ClaimsFile) -> tuple[ClaimsFile, pd.DataFrame]:
                 if target is not None:
                     target = _per_seed_p(target, len(SEEDS))
             t, b = _pair_values(c, n, target)
-            frames.append(_frame(c, bench, t, b, seeds=seeds))
+            if seeds_mode == "independent" and len(seeds) > 1:
+                for s in seeds:
+                    perm = shuffle.permutation(len(t))
+                    frames.append(_frame(c, bench, t[perm], b[perm], seeds=(s,)))
+            else:
+                frames.append(_frame(c, bench, t, b, seeds=seeds))
         out.append(dataclasses.replace(c, benchmark=bench))
     return dataclasses.replace(claims, claims=tuple(out)), pd.concat(frames, ignore_index=True)
 

@@ -63,3 +63,8 @@ class TestBootstrapCI:
     def test_deterministic(self):
         d = np.random.default_rng(0).normal(size=50)
         assert bootstrap_ci(d, rng=5) == bootstrap_ci(d, rng=5)
+
+
+def test_resample_count_is_capped():
+    with pytest.raises(ValueError, match="`n_resamples` must be at most 33,554,432"):
+        bootstrap_ci([0.1, 0.2, 0.3], n_resamples=10**9)

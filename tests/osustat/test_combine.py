@@ -106,3 +106,14 @@ class TestSeedDependence:
         assert lo <= independent <= hi
         assert duplicates > hi  # anti-conservative: the flag exists for this
         assert flagged_indep < 0.01 and flagged_dup > 0.99
+
+
+def test_stouffer_one_p_of_one_vetoes_like_scipy():
+    # issue 23 item 8: documented behaviour, the same as scipy's
+    from scipy.stats import combine_pvalues
+
+    from osustat import fisher_combine, stouffer_combine
+
+    p = [1.0, 1e-6, 1e-6]
+    assert stouffer_combine(p).pvalue == 1.0 == combine_pvalues(p, method="stouffer").pvalue
+    assert fisher_combine(p).pvalue < 1e-8

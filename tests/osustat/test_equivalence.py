@@ -88,3 +88,62 @@ class TestTostSignflip:
         )
         assert rejections / 400 <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 400)
         assert stats.binomtest(rejections, 400, 0.05, alternative="greater").pvalue > 0.01
+
+
+class TestIssue23Limits:
+    def test_no_overflow_near_the_float_limit(self):
+        # d - low overflowed at 1e307 (a RuntimeWarning, then an error naming an internal
+        # `differences[0]`); the test is scale-free, so scaled data give the same p-values
+        import warnings
+
+        d = np.array([1.0, -1.0, 1.0, 0.5, 0.25, -0.5])
+        ref = tost_signflip(d, 1.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            big = tost_signflip(d * 1.6e308, 1.6e308)
+        assert (big.pvalue_low, big.pvalue_high) == (ref.pvalue_low, ref.pvalue_high)
+
+    def test_bad_rng_and_resamples_are_named(self):
+        with pytest.raises(TypeError, match="`rng` must be None"):
+            tost_signflip([0.1, 0.2, 0.0], 0.5, rng=0.5)
+        with pytest.raises(ValueError, match="`n_resamples` must be at most"):
+            tost_signflip([0.1, 0.2, 0.0], 0.5, n_resamples=10**9)
+
+
+class TestTostBootstrapT:
+    # -- Input validation --
+    def test_needs_three_differences(self):
+        from osustat.equivalence import tost_bootstrap_t
+
+        with pytest.raises(ValueError, match="at least 3 observations"):
+            tost_bootstrap_t([0.1, 0.2], 0.5)
+
+    # -- Reference values --
+    def test_close_to_the_t_tost_for_normal_data(self):
+        # for normal differences the bootstrap-t and the t-based TOST agree (statsmodels)
+        from statsmodels.stats.weightstats import ttost_paired
+
+        from osustat.equivalence import tost_bootstrap_t
+
+        d = np.random.default_rng(2).normal(0.01, 0.1, 400)
+        ref = ttost_paired(d, np.zeros_like(d), -0.02, 0.02)[0]
+        got = tost_bootstrap_t(d, 0.02, n_resamples=19_999, rng=3)
+        assert got.method == "bootstrap-t" and not got.exact
+        assert got.pvalue == pytest.approx(ref, abs=0.01)
+
+    # -- Properties --
+    def test_scale_free_and_bounded_below(self):
+        from osustat.equivalence import tost_bootstrap_t
+
+        d = np.random.default_rng(5).exponential(0.1, 40) - 0.1
+        a = tost_bootstrap_t(d, 0.05, n_resamples=999, rng=1)
+        b = tost_bootstrap_t(d * 2.0**40, 0.05 * 2.0**40, n_resamples=999, rng=1)
+        assert (a.pvalue_low, a.pvalue_high) == (b.pvalue_low, b.pvalue_high)
+        assert a.pvalue >= 1 / 1000
+
+    def test_skewness_is_reported(self):
+        d = np.random.default_rng(6).exponential(1.0, 300) - 1.0
+        res = tost_signflip(d, 0.5, rng=0)
+        assert res.skewness == pytest.approx(stats.skew(d, bias=False))
+        assert res.skewness > 1
+        assert tost_signflip(np.zeros(5), 0.5).skewness == 0.0

@@ -79,3 +79,15 @@ class TestStars:
     def test_bad(self):
         with pytest.raises(ValueError, match="`p` must be a p-value"):
             stars(1.5)
+
+
+@pytest.mark.parametrize("method", ["sidak", "holm-sidak"])
+def test_sidak_with_p_one_does_not_warn(method):
+    # issue 23: p = 1 leaked "divide by zero encountered in log1p" from statsmodels
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        adj = adjust_pvalues([1.0, 0.01, 0.5], method=method)
+    assert adj.pvalues_adjusted[0] == 1.0
+    assert adj.pvalues_adjusted[1] == pytest.approx(1 - 0.99**3)

@@ -43,9 +43,43 @@ class TestPower:
         with pytest.raises(ValueError, match=r"`p_nonzero` must be in \[0, 1\]"):
             power(0.1, 1.0, 40, p_nonzero=1.5)
 
-    def test_differences_length(self):
-        with pytest.raises(ValueError, match="`differences` has 3 values but `n` is 4"):
-            power(0.1, 1.0, 4, differences=[1, 0, -1])
+    def test_differences_of_another_length_are_a_pilot(self):
+        # a pilot describes the distribution; the MDE is for a study of `n` units
+        d = np.array([0.0, 0.0, 0.4, -0.2, 0.7, 0.1, 0.0, 0.5, -0.3, 0.2])
+        own = minimum_detectable_effect(None, 30, differences=np.tile(d, 3))
+        pilot = minimum_detectable_effect(None, 30, differences=d)
+        assert own.method == pilot.method == "empirical"
+        assert pilot == pytest.approx(own, rel=0.1)
+
+    def test_contradictory_sd_is_refused(self):
+        # issue 23: an sd beside `differences` that is not theirs was used without a word
+        d = np.array([0.0, 0.3, -0.1, 0.5, 0.2, 0.0, 0.4, -0.2])
+        with pytest.raises(ValueError, match="`differences_sd` = 2 contradicts `differences`"):
+            minimum_detectable_effect(2.0, 8, differences=d)
+        ok = minimum_detectable_effect(float(d.std(ddof=0)), 8, differences=d)
+        assert ok == minimum_detectable_effect(None, 8, differences=d)
+
+    def test_sd_required_without_differences(self):
+        with pytest.raises(TypeError, match="`differences_sd` is required"):
+            minimum_detectable_effect(None, 8)
+
+    def test_binary_on_continuous_differences_is_refused(self):
+        # issue 23: binary=True on non-0/1 differences silently assumed magnitude 1
+        d = np.array([0.0, 0.25, -0.5, 1.0, 0.0, 0.75, 0.5, 0.25, 0.0, 1.0])
+        with pytest.raises(ValueError, match=r"`binary=True` but `differences` are not"):
+            minimum_detectable_effect(None, 10, differences=d, binary=True)
+
+    def test_magnitude_names_the_binary_model(self):
+        # issue 23: `magnitude` alone left the MDE t-based (power .71 at n = 44 for 0/1 data)
+        mde = minimum_detectable_effect(0.7, 44, magnitude=1.0)
+        assert mde.method == "exact-binomial"
+        with pytest.raises(ValueError, match="contradict `binary=False`"):
+            minimum_detectable_effect(0.7, 44, magnitude=1.0, binary=False)
+
+    def test_simulation_count_is_capped(self):
+        # issue 23: n_simulations=10**6 asked numpy for 15.3 GiB (MemoryError)
+        with pytest.raises(ValueError, match="`n_simulations` must be at most 100,000"):
+            minimum_detectable_effect(1, 12, n_simulations=10**6)
 
     def test_impossible_binary_effect(self):
         with pytest.raises(ValueError, match="impossible in the binary model"):
@@ -94,7 +128,10 @@ class TestPower:
         res = minimum_detectable_effect(float(d.std(ddof=1)), d.size, differences=d)
         assert res.method == "exact-binomial" and res.p_nonzero == pytest.approx(0.6)
         cont = np.linspace(-1, 2, 40)
-        assert minimum_detectable_effect(1.0, 40, differences=cont).method == "normal"
+        assert minimum_detectable_effect(None, 40, differences=cont).method == "empirical"
+        assert minimum_detectable_effect(None, 40, differences=cont, test="normal").method == (
+            "normal"
+        )
 
     def test_issue_11_small_n_finding(self):
         # Issue 11: at n = 6 the noncentral-t MDE (1.435 sd) claimed power .80; the sign-flip
@@ -154,6 +191,42 @@ class TestPower:
         v = minimum_detectable_effect(1.0, 8)
         back = pickle.loads(pickle.dumps(v))
         assert back == v and back.method == "simulation"
+
+    def test_many_zeros_that_can_never_reject_are_infinite(self):
+        # issue 23: 8 queries, 5 of them 0 (3 nonzero of different sizes): the test's smallest
+        # p is 2/8 > .05, yet the MDE was finite (normal draws without zeros)
+        d = np.array([0, 0, 0, 0, 0, 0.2, -0.5, 0.3])
+        mde = minimum_detectable_effect(None, 8, differences=d)
+        assert mde.method == "empirical" and mde == np.inf
+        assert minimum_detectable_effect(float(d.std(ddof=1)), 8) < np.inf  # the old model
+
+    def test_recall_like_mde_never_exceeds_the_largest_effect(self):
+        # issue 23: for recall differences the printed MDE exceeded the largest possible
+        # mean difference. Differences in [-1, 1] with 40% ties at n = 7..14:
+        rng = np.random.default_rng(5)
+        for n in range(7, 15):
+            d = rng.choice([-1, -2 / 3, -1 / 3, 0, 0, 1 / 3, 2 / 3, 1], size=n)
+            mde = minimum_detectable_effect(None, n, differences=d)
+            top = np.count_nonzero(d) / n * np.abs(d).max()
+            assert mde.max_effect == pytest.approx(top)
+            assert mde == np.inf or mde <= top <= 1
+
+    def test_empirical_power_matches_running_the_test(self):
+        # Independent reference: draw the model's data sets directly and run the test.
+        from osustat import signflip_tests
+
+        d = np.array([0, 0, 0, 0.1, 0.4, -0.3, 0.8, 0.2, 0, 0.5, -0.1, 0.3, 0.6, 0, 0.2])
+        n, effect, reps = 15, 0.3, 1500
+        got = power(effect, None, n, differences=d)
+        assert got.method == "empirical"
+        rng = np.random.default_rng(11)
+        nz = d[d != 0]
+        live = d[rng.integers(0, d.size, (reps, n))] != 0  # ties stay ties
+        shift = effect * d.size / nz.size  # mean of the data set: effect
+        sims = np.where(live, nz[rng.integers(0, nz.size, (reps, n))] - nz.mean() + shift, 0)
+        rate = np.mean([r.pvalue <= 0.05 for r in signflip_tests(sims.T, rng=1)])
+        se = np.sqrt(rate * (1 - rate) * (1 / reps + 1 / 2000))
+        assert abs(rate - got) < 4 * se
 
     # -- Properties --
     def test_monotone_in_n_and_effect(self):

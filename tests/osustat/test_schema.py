@@ -124,3 +124,27 @@ class TestCellCodes:
     def test_unknown_labels_named(self):
         with pytest.raises(ValueError, match=r"positions 1 \('x'\), 2 \(nan\)"):
             cell_codes(["T+E+", "x", np.nan])
+
+
+class TestIssue23SilentAnswers:
+    """Inputs the records path used to accept and answer wrongly (issue 23)."""
+
+    @pytest.mark.parametrize("budget", [0, -128])
+    def test_nonpositive_budgets_are_refused_everywhere(self, budget):
+        df = records().assign(budget=budget)
+        with pytest.raises(ValueError, match=r"`budget` must be positive \(a token budget\)"):
+            validate_records(df)
+        with pytest.raises(ValueError, match=r"`budget` must be positive \(a token budget\)"):
+            paired(df, "a", "b", metric="hit@2", budget=budget)
+        with pytest.raises(ValueError, match=r"`budget` must be positive \(a token budget\)"):
+            osustat.analyze(df, treatment="a", baseline="b")
+
+    def test_ids_mixing_text_and_numbers_are_refused(self):
+        # 1 and "1" became one episode (117 -> 116 episodes)
+        df = records().assign(episode_id=[1, "1", 1, "1"])
+        with pytest.raises(ValueError, match=r"`episode_id` mixes text and numbers.*rows 0, 2"):
+            validate_records(df)
+        df = records().assign(query_id=["q1", 2, "q1", 2])
+        with pytest.raises(ValueError, match=r"`query_id` mixes text and numbers"):
+            validate_records(df)
+        assert validate_records(records().assign(episode_id=7)).episode_id.tolist() == ["7"] * 4

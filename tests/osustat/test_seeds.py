@@ -195,3 +195,47 @@ def test_seed_api_is_exported():
     assert osustat.seed_tests is seeds.seed_tests
     assert osustat.evidence_metrics is evidence.evidence_metrics
     assert {"PerSeedValues", "SeedTests", "evidence_metrics"} <= set(osustat.__all__)
+
+
+class TestBetweenSeedDependence:
+    def test_balanced_is_pearson_and_disjoint_is_zero(self):
+        from osustat import seed_dependence
+        from osustat.seeds import between_seed_dependence
+
+        x = np.random.default_rng(0).normal(size=(40, 3))
+        assert between_seed_dependence(x).mean_correlation == pytest.approx(
+            seed_dependence(x).mean_correlation
+        )
+        d = np.full((6, 2), np.nan)
+        d[:3, 0], d[3:, 1] = [1.0, 2.0, 0.5], [0.0, 1.0, 3.0]
+        dep = between_seed_dependence(d)
+        assert dep.mean_correlation == 0.0 and dep.effective_seeds == 2.0
+
+    def test_matches_the_correlation_of_seed_means_by_simulation(self):
+        # two seeds of 50 units each, 20 shared; a unit's differences correlate at .8 across
+        # seeds; the correlation of the two seed means is about .8 * 20 / 50 = .32
+        from osustat.seeds import between_seed_dependence
+
+        rng = np.random.default_rng(1)
+        means, est = [], []
+        for _ in range(400):
+            shared = rng.normal(size=20)
+            a = np.r_[shared + 0.5 * rng.normal(size=20), rng.normal(size=30) * 1.118]
+            b = np.r_[shared + 0.5 * rng.normal(size=20), rng.normal(size=30) * 1.118]
+            means.append((a.mean(), b.mean()))
+            d = np.full((80, 2), np.nan)
+            d[:50, 0] = a
+            d[:20, 1], d[50:, 1] = b[:20], b[20:]
+            est.append(between_seed_dependence(d).mean_correlation)
+        m = np.asarray(means)
+        true = np.corrcoef(m[:, 0], m[:, 1])[0, 1]
+        assert true == pytest.approx(0.32, abs=0.1)
+        assert np.mean(est) == pytest.approx(true, abs=0.08)
+
+    def test_bad_input_names_the_argument(self):
+        from osustat.seeds import between_seed_dependence
+
+        with pytest.raises(ValueError, match="`differences` must have shape"):
+            between_seed_dependence(np.zeros(5))
+        with pytest.raises(ValueError, match="seed columns \\[1\\] have fewer than 2 units"):
+            between_seed_dependence(np.array([[1.0, np.nan], [2.0, np.nan], [0.0, 1.0]]))

@@ -373,3 +373,49 @@ class TestSignflipTests:
         # two independent estimates: 3 SE of their difference
         se = np.sqrt(2 * ref.pvalue * (1 - ref.pvalue) / 10_000)
         assert abs(res[1].pvalue - ref.pvalue) <= 3 * se
+
+
+class TestPandasPairing:
+    """Issue 23: Series were paired by position; shuffling b's index moved p .125 -> .219."""
+
+    def test_series_are_paired_by_index(self):
+        import pandas as pd
+
+        a = pd.Series([0.9, 0.8, 0.7, 0.6, 0.95], index=list("abcde"))
+        b = pd.Series([0.1, 0.2, 0.3, 0.9, 0.5], index=list("abcde"))
+        ref = paired_signflip_test(a.to_numpy(), b.to_numpy())
+        shuffled = b.iloc[[3, 0, 4, 1, 2]]
+        got = paired_signflip_test(a, shuffled)
+        assert got.pvalue == ref.pvalue and got.statistic == ref.statistic
+
+    def test_different_labels_are_refused(self):
+        import pandas as pd
+
+        a = pd.Series([1.0, 2.0, 3.0], index=["q1", "q2", "q3"])
+        b = pd.Series([1.0, 2.0, 3.0], index=["q1", "q2", "q4"])
+        with pytest.raises(ValueError, match=r"only in `a`: \['q3'\]; only in `b`: \['q4'\]"):
+            paired_signflip_test(a, b)
+        with pytest.raises(ValueError, match="`b` has repeated index labels"):
+            paired_signflip_test(a, pd.Series([1.0, 2.0, 3.0], index=["q1", "q1", "q3"]))
+
+    def test_ratio_pairs_by_index_too(self):
+        import pandas as pd
+
+        from osustat import ratio_of_means
+
+        t = pd.Series([0.50, 0.62, 0.71, 0.44, 0.58, 0.66], index=[1, 2, 3, 4, 5, 6])
+        b = pd.Series([0.40, 0.50, 0.61, 0.35, 0.47, 0.52], index=[1, 2, 3, 4, 5, 6])
+        ref = ratio_of_means(t, b)
+        got = ratio_of_means(t, b.iloc[::-1])  # same labels, other order: the same pairs
+        assert (got.low, got.high) == (ref.low, ref.high)
+        by_position = ratio_of_means(t.to_numpy(), b.iloc[::-1].to_numpy())
+        assert (by_position.low, by_position.high) != (ref.low, ref.high)
+
+
+def test_tie_tolerance_merges_huge_magnitude_ratios_conservatively():
+    # issue 23 item 8, documented: at a magnitude ratio 1e15 the small differences are
+    # merged into ties; p is then never below the exact rational p (here 1 vs 1/8)
+    d = np.array([1e15, 1.0, 1.0, 1.0])
+    got = paired_signflip_test(d, np.zeros(4)).pvalue
+    exact = exact_signflip_pvalue([Fraction(x) for x in d])
+    assert exact == Fraction(1, 8) and got == 1.0 >= exact

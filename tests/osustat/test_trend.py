@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from osustat.trend import within_block_trend_test
+from osustat.trend import mean_trend_test, within_block_trend_test
 
 
 class TestWithinBlockTrendTest:
@@ -93,3 +93,68 @@ class TestWithinBlockTrendTest:
         )
         # binomial(300, .05): mean 15, 99.9% upper bound ~ 29
         assert rej <= 29
+
+
+class TestIssue23Limits:
+    def test_resample_count_is_capped(self):
+        # n_resamples=10**9 used to run for hours (no cap)
+        x = np.random.default_rng(0).normal(size=(30, 4))
+        with pytest.raises(ValueError, match="`n_resamples` must be at most 33,554,432"):
+            within_block_trend_test(x, n_resamples=10**9)
+
+    def test_bad_rng_is_named(self):
+        x = np.random.default_rng(0).normal(size=(30, 4))
+        with pytest.raises(TypeError, match="`rng` must be None"):
+            within_block_trend_test(x, rng=0.5)
+
+
+class TestMeanTrendTest:
+    # -- Input validation --
+    def test_bad_method(self):
+        with pytest.raises(ValueError, match="`method` must be one of"):
+            mean_trend_test(np.ones((4, 3)), method="page")
+
+    def test_one_block(self):
+        with pytest.raises(ValueError, match="at least 2 blocks"):
+            mean_trend_test(np.ones((1, 3)))
+
+    # -- Reference values --
+    def test_t_matches_scipy_on_polyfit_slopes(self):
+        rng = np.random.default_rng(3)
+        x = rng.normal(size=(12, 4)) + 0.2 * np.array([0.0, 1.0, 3.0, 4.0])
+        doses = [0.0, 1.0, 3.0, 4.0]
+        slopes = np.array([np.polyfit(doses, row, 1)[0] for row in x])
+        ref = stats.ttest_1samp(slopes, 0.0, alternative="greater")
+        got = mean_trend_test(x, scores=doses, method="t")
+        assert got.statistic == pytest.approx(slopes.mean(), rel=1e-12)
+        assert got.pvalue == pytest.approx(ref.pvalue, rel=1e-10)
+        assert (got.null, got.method) == ("mean slope 0", "t")
+
+    def test_signflip_is_exact_on_polyfit_slopes(self):
+        # 10 blocks: 2**10 sign patterns, enumerated by brute force here
+        rng = np.random.default_rng(4)
+        x = rng.normal(size=(10, 5))
+        slopes = np.array([np.polyfit(np.arange(5), row, 1)[0] for row in x])
+        signs = np.array(list(itertools.product([-1.0, 1.0], repeat=10)))
+        null = signs @ slopes
+        expected = np.mean(np.abs(null) >= abs(slopes.sum()) - 1e-12)
+        got = mean_trend_test(x, alternative="two-sided")
+        assert got.exact and got.pvalue == pytest.approx(expected, rel=1e-12)
+
+    # -- Properties --
+    @pytest.mark.slow
+    def test_holds_its_level_where_exchangeability_fails(self):
+        # issue 23: AR(1) across doses has no mean trend; the exchangeability test rejects
+        # it far above .05, the mean-trend test does not (400 draws, 99.9% binomial band)
+        rng = np.random.default_rng(7)
+        reps, n, hits_mean, hits_exch = 400, 30, 0, 0
+        for _ in range(reps):
+            e = np.empty((n, 5))
+            e[:, 0] = rng.normal(size=n)
+            for j in range(1, 5):
+                e[:, j] = 0.8 * e[:, j - 1] + 0.6 * rng.normal(size=n)
+            hits_mean += mean_trend_test(e, method="t").pvalue <= 0.05
+            hits_exch += within_block_trend_test(e, n_resamples=199, rng=rng).pvalue <= 0.05
+        hi = stats.binom.ppf(0.9995, reps, 0.05) / reps
+        assert hits_mean / reps <= hi
+        assert hits_exch / reps > hi

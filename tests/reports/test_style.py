@@ -1,27 +1,7 @@
-import math
-
 import pytest
 
-from osustat.reports._style import DPI, fmt_p, md_table, pyplot, save_figure
+from osustat.reports._style import DPI, md_table, pyplot, save_figure
 from tests.reports.test_figures import png_size
-
-
-class TestFmtP:
-    @pytest.mark.parametrize(
-        ("p", "kw", "text"),
-        [
-            (0.0009999, {}, "<.001"),
-            (0.001, {}, "0.001"),
-            (0.0504, {}, "0.050"),  # 3 decimals, as every report printed before
-            (1.0, {}, "1.000"),
-            (0.25, {"leading_zero": False}, ".250"),
-            (None, {}, "—"),
-            (math.nan, {"missing": "n/a"}, "n/a"),
-            (math.inf, {}, "—"),
-        ],
-    )
-    def test_values(self, p, kw, text):
-        assert fmt_p(p, **kw) == text
 
 
 class TestMdTable:

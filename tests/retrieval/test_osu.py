@@ -45,6 +45,15 @@ class TestConstruction:
         assert [m.tolist() for m in pool.members] == [[0, 16], [33, 34]]
         assert set(pool.keys) == {"search(q)"}
 
+    def test_namespaced_boilerplate_is_skipped(self):
+        # τ-bench Stage C prefixes tools with "src<k>:"; the boilerplate check must see through it
+        tools = [None] * 60
+        tools[0] = tools[3] = "src2:think"
+        tools[10] = tools[12] = "src2:transfer_to_human_agents"
+        tools[20] = tools[22] = "src2:book"
+        pool = build_osus(traj_with(60, tools=tools), OSUConfig(views=("tool",)))
+        assert set(pool.keys) == {"src2:book"}
+
     def test_frequent_tool_is_boilerplate(self):
         tools = ["ping"] * 7 + ["book"] * 3
         pool = build_osus(traj_with(10, tools=tools), OSUConfig(views=("tool",)))

@@ -1,0 +1,584 @@
+"""The LoCoMo report (markdown) and figures, in the τ-bench report's vocabulary: cells, forest
+plot, budget curves; the paper's τ-bench values beside ours."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .analysis import CELL_ORDER, LocomoAnalysis
+from .data import CATEGORY_NAMES
+
+__all__ = ["render", "write_figures"]
+
+_COMP_WORDS = {
+    "osu_flat_hit": "OSU-Mem − Flat Vector, Hit@2",
+    "osu_flat_recall": "OSU-Mem − Flat Vector, Recall",
+    "overlap_disjoint_hit": "overlap − disjoint (OSU-Mem − OSU-Mem (disjoint)), Hit@2",
+    "overlap_disjoint_recall": "overlap − disjoint, Recall",
+}
+#: the τ-bench Table 4 column of each comparison (None: the paper prints none)
+_PAPER_COL = {"osu_flat_hit": 1, "osu_flat_recall": 2, "overlap_disjoint_hit": 3}
+
+
+def _s(x: Any, d: int = 3) -> str:
+    from osustat.formatting import fmt_signed
+
+    return fmt_signed(None if x is None else float(x), d)
+
+
+def _p(p: Any) -> str:
+    from osustat.formatting import fmt_p
+
+    return fmt_p(None if p is None else float(p))
+
+
+def _ci(lo: Any, hi: Any) -> str:
+    if lo is None or not math.isfinite(float(lo)):
+        return "—"
+    return f"[{_s(lo)}, {_s(hi)}]"
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    from osustat.reports._style import md_table
+
+    return md_table(header, rows)
+
+
+def _data_section(st: dict[str, Any]) -> list[str]:
+    w = ["## Data and queries", ""]
+    w.append(
+        f"{st['conversations']} conversations, {st['sessions']} sessions, {st['turns']} turns "
+        f"(mean token cost {st['mean_turn_cost']:.1f}), {st['questions']} questions. "
+        f"**{st['queries']} queries**: category 1–4 questions with ≥ 2 distinct resolving "
+        "evidence turns, the question embedded verbatim."
+    )
+    w.append("")
+    w += _table(
+        ["excluded because", "questions"],
+        [[k, v] for k, v in sorted(st["excluded_by_reason"].items())],
+    )
+    w.append("")
+    w.append(
+        "Category 5 (adversarial) is excluded from the analysis: "
+        f"{st['category5_with_2plus_evidence']} "
+        "of its questions have ≥ 2 resolving evidence turns and would otherwise qualify."
+    )
+    w.append("")
+    rep, unr = st["repaired_evidence"], st["unresolved_evidence"]
+    w.append(f"Evidence ids parsed (unambiguous repairs): {len(rep)}; unresolved: {len(unr)}.")
+    w.append("")
+    if rep or unr:
+        rows = [
+            [
+                r["sample_id"],
+                r["qa"],
+                r["category"],
+                f"`{r['evidence']}`",
+                "read as " + ", ".join(r["read_as"]),
+            ]
+            for r in rep
+        ]
+        rows += [
+            [
+                r["sample_id"],
+                r["qa"],
+                r["category"],
+                f"`{r['evidence']}`",
+                f"unresolved: {r['reason']}",
+            ]
+            for r in unr
+        ]
+        w += _table(["conversation", "qa", "cat", "evidence string", "outcome"], rows)
+        w.append("")
+    w.append(
+        "Queries per conversation: "
+        + ", ".join(f"{k} {v}" for k, v in st["queries_per_conversation"].items())
+        + "."
+    )
+    w.append("")
+    return w
+
+
+def _cells_section(st: dict[str, Any]) -> list[str]:
+    from osustat.reports.paper_values import PAPER as _ALL
+
+    PAPER = _ALL["tau-bench"]
+
+    n = st["queries"] or 1
+    w = ["## Cells and view marginals (Definition 2; Appendix C style)", ""]
+    w.append(
+        "T = the session view (two evidence turns in one session), E = the entity view (two "
+        "evidence turns share a named entity). Speaker sharing is a marginal."
+    )
+    w.append("")
+    paper = PAPER["table4"]
+    w += _table(
+        ["cell", "n", "share", "τ-bench n (share)"],
+        [
+            [
+                c,
+                st["cells"].get(c, 0),
+                f"{st['cells'].get(c, 0) / n:.1%}",
+                f"{paper[c][0]} ({paper[c][0] / 328:.1%})",
+            ]
+            for c in CELL_ORDER
+        ],
+    )
+    w.append("")
+    m = st["marginals"]
+    if m:
+        rows = []
+        for view in ("session", "speaker", "entity"):
+            v = m[view]
+            cats = ", ".join(f"{c}: {x:.0%}" for c, x in v["by_category_any"].items())
+            rows.append(
+                [view, f"{v['mean']:.1%}", f"{v['median']:.1%}", f"{v['any_sharing']:.1%}", cats]
+            )
+        w += _table(
+            [
+                "view",
+                "mean pairwise sharing",
+                "median",
+                "queries with any sharing",
+                "any sharing by category",
+            ],
+            rows,
+        )
+        w.append("")
+        w.append(
+            f"Mean evidence turns per query {m['mean_evidence']:.2f}; mean "
+            "evidence-to-query distance "
+            f"{m['mean_distance']:.0f} turns. Turns with at least one entity: "
+            f"{st['turns_with_entity']} of {st['turns']}."
+        )
+        w.append("")
+    mem = pd.DataFrame(st.get("membership", []))
+    if not mem.empty:
+        g = mem.groupby("_membership")[
+            ["mean_osus_per_evidence", "fraction_evidence_in_no_osu"]
+        ].mean()
+        w.append(
+            "Evidence-OSU membership (mean over conversations; Section 6.1): "
+            + "; ".join(
+                f"{k}: {r['mean_osus_per_evidence']:.2f} OSUs per evidence turn, "
+                f"{r['fraction_evidence_in_no_osu']:.1%} in no OSU"
+                for k, r in g.iterrows()
+            )
+            + "."
+        )
+        w.append("")
+    return w
+
+
+def _crosstab_section(a: LocomoAnalysis) -> list[str]:
+    from osustat.reports.paper_values import PAPER as _ALL
+
+    PAPER = _ALL["tau-bench"]
+
+    w = [f"## Cross-tab at B = {a.primary} (Table 4 layout)", ""]
+    w.append(
+        "Query level: sign-flip on per-query differences, 95% bootstrap CI resampling whole "
+        "conversations. Conversation level: the methods' values averaged within each "
+        "conversation (within the cell), exact sign-flip over the conversation means "
+        "(2^m patterns for m conversations; with all 10 the smallest two-sided p is "
+        "2/1024 ≈ .002). τ-bench: the paper's Table 4 at its B = 256."
+    )
+    w.append("")
+    for key, rows in a.crosstab.items():
+        w.append(f"### {_COMP_WORDS[key]}")
+        w.append("")
+        col = _PAPER_COL.get(key)
+        body = []
+        for r in rows:
+            paper = PAPER["table4"].get(r["cell"])
+            body.append(
+                [
+                    r["cell"],
+                    r["n"],
+                    f"{r['treatment_mean']:.3f} / {r['baseline_mean']:.3f}",
+                    _s(r["effect"]),
+                    _ci(r["ci_low"], r["ci_high"]),
+                    _p(r["p"]),
+                    _s(r["conv_effect"]),
+                    _p(r["conv_p"]),
+                    f"{r['conv_n']} (floor {_p(r['conv_p_floor'])})",
+                    "—" if col is None or paper is None else _s(paper[col]),
+                ]
+            )
+        w += _table(
+            [
+                "cell",
+                "n",
+                "means",
+                "Δ query",
+                "95% cluster CI",
+                "p query",
+                "Δ conv",
+                "p conv",
+                "conversations",
+                "τ-bench Δ",
+            ],
+            body,
+        )
+        w.append("")
+    return w
+
+
+def _budget_section(a: LocomoAnalysis) -> list[str]:
+    from osustat.reports.paper_values import PAPER as _ALL
+
+    PAPER = _ALL["tau-bench"]
+
+    w = ["## Effect by budget (Table 5 layout)", ""]
+    budgets = sorted(set(a.by_budget["budget"])) if not a.by_budget.empty else []
+    for key in ("osu_flat_hit", "overlap_disjoint_hit"):
+        sub = a.by_budget[a.by_budget["comparison"] == key]
+        if sub.empty:
+            continue
+        w.append(f"### {_COMP_WORDS[key]}: Δ query (p query; p conv)")
+        w.append("")
+        rows = []
+        for cell in (*CELL_ORDER, "Aggregate"):
+            line: list[Any] = [cell]
+            for b in budgets:
+                r = sub[(sub["cell"] == cell) & (sub["budget"] == b)]
+                line.append(
+                    "—"
+                    if r.empty
+                    else f"{_s(r['effect'].iloc[0])} ({_p(r['p'].iloc[0])}; "
+                    f"{_p(r['conv_p'].iloc[0])})"
+                )
+            if key == "osu_flat_hit":
+                t5 = PAPER["table5"].get(cell)
+                line.append("—" if t5 is None else " / ".join(_s(x) for x in t5))
+            rows.append(line)
+        head = ["cell", *[f"B={b}" for b in budgets]]
+        if key == "osu_flat_hit":
+            head.append("τ-bench B=64/128/256/512")
+        w += _table(head, rows)
+        w.append("")
+    it = a.interaction
+    ct = a.clustered_contrast
+    w.append("### Method × cell interaction")
+    w.append("")
+    w.append(
+        "Query level: the core's interaction test over the four cells (studentized sign-flip). "
+        "Conversation level: per conversation, mean Δ in T+E+ minus mean Δ in T−E− "
+        "(conversations with both cells), exact sign-flip over conversations."
+    )
+    w.append("")
+    rows = []
+    for _, r in it.iterrows():
+        c = ct[(ct["comparison"] == r["comparison"]) & (ct["budget"] == r["budget"])]
+        rows.append(
+            [
+                _COMP_WORDS[r["comparison"]],
+                r["budget"],
+                _p(r["p"]),
+                _s(c["effect"].iloc[0]) if len(c) else "—",
+                _p(c["p"].iloc[0]) if len(c) else "—",
+                int(c["n_conversations"].iloc[0]) if len(c) else 0,
+            ]
+        )
+    w += _table(
+        [
+            "comparison",
+            "B",
+            "p interaction (query)",
+            "T+E+ − T−E− (conv)",
+            "p (conv)",
+            "conversations",
+        ],
+        rows,
+    )
+    w.append("")
+    w.append("τ-bench (paper, Hit@2): p = .308 / .081 / .002 / .558 at B = 64/128/256/512.")
+    w.append("")
+    return w
+
+
+def _breakeven_section(a: LocomoAnalysis) -> list[str]:
+    w = ["## Break-even and oracle ceiling (Appendix I)", ""]
+    rows = []
+    for _, r in a.breakeven.iterrows():
+        ci = r["p_star_ci"]
+        rows.append(
+            [
+                _COMP_WORDS[r["comparison"]],
+                r["budget"],
+                _s(r["aggregate"]),
+                "—"
+                if r["p_star"] is None
+                or (isinstance(r["p_star"], float) and not math.isfinite(r["p_star"]))
+                else f"{r['p_star']:.3f}",
+                "—" if ci is None else _ci(*ci),
+                "—" if r["pi_tool"] is None else f"{r['pi_tool']:.3f}",
+                "—" if r["oracle_gain"] is None else _s(r["oracle_gain"]),
+            ]
+        )
+    w += _table(
+        [
+            "comparison",
+            "B",
+            "aggregate Δ",
+            "break-even p*",
+            "95% CI",
+            "π_T+ (here: same-session)",
+            "oracle gain",
+        ],
+        rows,
+    )
+    w.append("")
+    w.append(
+        "The oracle gain is in-sample (each cell routed to its better method on these same "
+        "queries): a ceiling, not a method."
+    )
+    w.append("")
+    return w
+
+
+def _category_section(a: LocomoAnalysis) -> list[str]:
+    w = [f"## By question category (B = {a.primary})", ""]
+    w.append(
+        "Category names as the repository's evaluation code implies them (README): "
+        + ", ".join(f"{k} = {v}" for k, v in CATEGORY_NAMES.items() if k != 5)
+        + "."
+    )
+    w.append("")
+    rows = []
+    for _, r in a.by_category.iterrows():
+        rows.append(
+            [
+                int(r["category"]),
+                CATEGORY_NAMES[int(r["category"])],
+                _COMP_WORDS[r["comparison"]],
+                r["n"],
+                _s(r["effect"]),
+                _ci(r["ci_low"], r["ci_high"]),
+                _p(r["p"]),
+                _s(r["conv_effect"]),
+                _p(r["conv_p"]),
+                r["conv_n"],
+            ]
+        )
+    w += _table(
+        [
+            "cat",
+            "name",
+            "comparison",
+            "n",
+            "Δ query",
+            "95% cluster CI",
+            "p query",
+            "Δ conv",
+            "p conv",
+            "conversations",
+        ],
+        rows,
+    )
+    w.append("")
+    return w
+
+
+def _means_section(a: LocomoAnalysis) -> list[str]:
+    w = ["## Methods by budget (query-level means; conversation-level in parentheses)", ""]
+    m = a.means
+    budgets = sorted(set(m["budget"]))
+    rows = []
+    for meth in m["method"].drop_duplicates():
+        line: list[Any] = [meth]
+        for b in budgets:
+            for metric in ("hit@2", "recall"):
+                r = m[(m["method"] == meth) & (m["budget"] == b) & (m["metric"] == metric)]
+                line.append(
+                    "—"
+                    if r.empty
+                    else f"{r['query'].iloc[0]:.3f} ({r['conversation'].iloc[0]:.3f})"
+                )
+        rows.append(line)
+    w += _table(["method", *[f"B={b} {x}" for b in budgets for x in ("Hit@2", "Recall")]], rows)
+    w.append("")
+    return w
+
+
+def _transfer_section(a: LocomoAnalysis) -> list[str]:
+    w = ["## Does the paper's claim transfer?", ""]
+    w.append(
+        f"The paper's central claims, on LoCoMo at B = {a.primary} (matched to τ-bench's B = 256). "
+        "**Verdict unit: the conversation** (exact sign-flip over conversation means, α = .05): "
+        "the questions of one conversation share its haystack, so they are not independent. "
+        "'query level only' means significant at the query unit (the paper's unit) but not "
+        "at the conversation unit. The audit below judges the same claims at the query unit."
+    )
+    w.append("")
+    rows = []
+    for r in a.transfer:
+        rows.append(
+            [
+                _COMP_WORDS[r["comparison"]],
+                r["claim"],
+                r.get("n", "—"),
+                _s(r.get("effect")),
+                _p(r.get("p_query")),
+                _s(r.get("conv_effect")),
+                _p(r.get("p_conv")),
+                r.get("conv_n", "—"),
+                f"**{r['verdict']}**",
+            ]
+        )
+    w += _table(
+        [
+            "comparison",
+            "claim",
+            "n",
+            "Δ query",
+            "p query",
+            "Δ conv",
+            "p conv",
+            "conversations",
+            "verdict",
+        ],
+        rows,
+    )
+    w.append("")
+    return w
+
+
+def _sensitivity_section(a: LocomoAnalysis, skipped: list[str]) -> list[str]:
+    if a.sensitivity.empty and not skipped:
+        return []
+    w = [f"## Sensitivity to the open choices (B = {a.primary}, Hit@2)", ""]
+    w.append(
+        "Each row changes one choice from its default (choices.toml); OSU-Mem, "
+        "OSU-Mem (disjoint) and Flat Vector only."
+    )
+    w.append("")
+    rows = []
+    groups = (
+        a.sensitivity.groupby(["variant", "comparison"], sort=False) if len(a.sensitivity) else []
+    )
+    for (variant, key), g in groups:
+        cells = {r["cell"]: r for _, r in g.iterrows()}
+        line: list[Any] = [variant, _COMP_WORDS[key]]
+        for c in (*CELL_ORDER, "Aggregate"):
+            r = cells.get(c)
+            line.append(
+                "—"
+                if r is None
+                else f"{_s(r['effect'])} (n={r['n']}, p={_p(r['p'])}; conv {_p(r['conv_p'])})"
+            )
+        line.append(_p(g["interaction_p"].iloc[0]))
+        rows.append(line)
+    w += _table(["variant", "comparison", *CELL_ORDER, "Aggregate", "p interaction"], rows)
+    w.append("")
+    for label in skipped:
+        w.append(f"Not run: {label} (the audit overlay audit/errors.json is not beside the data).")
+        w.append("")
+    return w
+
+
+def render(
+    a: LocomoAnalysis,
+    structure: dict[str, Any],
+    choices: Any,
+    *,
+    skipped: list[str] | None = None,
+) -> str:
+    """The report's markdown (the driver appends the choices of the run and the provenance)."""
+    w = ["# LoCoMo: the cell-conditional analysis on long conversations with natural queries", ""]
+    w.append(
+        "Data: LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, snap-research/locomo), "
+        "audit overlay by dial481/locomo-audit (CC BY-NC 4.0). Mapping of views and every "
+        f"choice: docs/locomo.md; the choices are declared in `{choices.source}`."
+    )
+    w.append("")
+    w.append(
+        "Choices of this run: "
+        + ", ".join(f"{k} = `{v}`" for k, v in structure["choices"].items())
+        + "."
+    )
+    w.append("")
+    for part in (
+        _data_section(structure),
+        _cells_section(structure),
+        _transfer_section(a),
+        _crosstab_section(a),
+        _budget_section(a),
+        _breakeven_section(a),
+        _category_section(a),
+        _means_section(a),
+        _sensitivity_section(a, skipped or []),
+    ):
+        w += part
+    if a.audit_markdown:
+        w.append("## Audit of claims/locomo.toml")
+        w.append("")
+        body = a.audit_markdown
+        w.append(body.split("\n", 1)[1] if body.startswith("# ") else body)
+    w.append("")
+    w.append(
+        "Figures: forest.png (cells at the primary budget), budget_effects_hit.png, "
+        "budget_curves.png."
+    )
+    return "\n".join(w).rstrip() + "\n"
+
+
+def write_figures(a: LocomoAnalysis, out: Path) -> None:
+    from osustat.reports._style import pyplot, save_figure
+    from osustat.reports.cellwise import forest_plot
+
+    if a.forest is not None:
+        forest_plot(
+            a.forest,
+            out / "forest.png",
+            title=f"LoCoMo B={a.primary}: OSU-Mem − Flat Vector Hit@2 (cells: session × entity)",
+        )
+    plt = pyplot()
+    sub = a.by_budget[a.by_budget["comparison"] == "osu_flat_hit"]
+    if sub["budget"].nunique() >= 2:
+        fig, ax = plt.subplots(figsize=(6.4, 3.6))
+        for cell in (*CELL_ORDER, "Aggregate"):
+            g = sub[sub["cell"] == cell].sort_values("budget")
+            if g.empty:
+                continue
+            ax.errorbar(
+                g["budget"],
+                g["effect"],
+                yerr=[g["effect"] - g["ci_low"], g["ci_high"] - g["effect"]],
+                marker="o",
+                capsize=3,
+                label=cell,
+                color="black" if cell == "Aggregate" else None,
+            )
+        ax.axhline(0, color="grey", lw=0.8, ls="--")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("token budget B")
+        ax.set_ylabel("Δ Hit@2 (OSU-Mem − Flat Vector)")
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        fig.tight_layout()
+        save_figure(fig, out / "budget_effects_hit.png")
+    m = a.means
+    if m["budget"].nunique() >= 2:
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax, metric in zip(axes, ("hit@2", "recall"), strict=True):
+            for meth in m["method"].drop_duplicates():
+                g = m[(m["method"] == meth) & (m["metric"] == metric)].sort_values("budget")
+                ax.plot(
+                    g["budget"],
+                    g["conversation"],
+                    "-" if meth.startswith("OSU") else "--",
+                    marker="o",
+                    label=meth,
+                )
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("token budget B")
+            ax.set_ylabel(f"{metric} (conversation level)")
+            ax.grid(alpha=0.3)
+        axes[1].legend(fontsize=7, loc="upper left")
+        fig.suptitle("LoCoMo: metric vs budget (Figure 3 layout)", fontsize=10)
+        fig.tight_layout()
+        save_figure(fig, out / "budget_curves.png")

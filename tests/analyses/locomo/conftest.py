@@ -1,0 +1,113 @@
+"""A small LoCoMo-format file made here (no real data): 2 conversations with sessions, image
+turns, named entities and questions of every kind the loader must handle."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+# ../shared from the main checkout; ../../shared from a worktree under wt/.
+REAL = next(
+    (
+        p / "shared" / "data" / "locomo" / "locomo10.json"
+        for p in (ROOT.parent, ROOT.parent.parent)
+        if (p / "shared" / "data" / "locomo" / "locomo10.json").exists()
+    ),
+    ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json",
+)
+needs_real = pytest.mark.skipif(not REAL.exists(), reason="LoCoMo not in ../shared/data")
+
+_TOPICS = [
+    "I adopted a puppy named Toby from the Boston shelter",
+    "work was busy with reports all week",
+    "we went hiking near the lake on Sunday",
+    "my sister Anna visited us from Boston",
+    "I baked bread and it came out fine",
+    "the concert in Tokyo was loud and fun",
+    "Toby learned to sit and fetch today",
+    "I started painting sunsets again",
+]
+
+
+def _conversation(sid: str, a: str, b: str, n_sessions: int, per: int) -> dict[str, Any]:
+    conv: dict[str, Any] = {"speaker_a": a, "speaker_b": b}
+    k = 0
+    for s in range(1, n_sessions + 1):
+        turns = []
+        for j in range(1, per + 1):
+            speaker = a if j % 2 else b
+            other = b if j % 2 else a
+            text = f"Hey {other}! {_TOPICS[k % len(_TOPICS)]} (session {s} turn {j})."
+            turn: dict[str, Any] = {"speaker": speaker, "dia_id": f"D{s}:{j}", "text": text}
+            if k % 5 == 3:
+                turn["blip_caption"] = "a photo of a dog on a beach"
+                turn["img_url"] = ["http://example.invalid/x.jpg"]
+            turns.append(turn)
+            k += 1
+        conv[f"session_{s}"] = turns
+        conv[f"session_{s}_date_time"] = f"1:00 pm on {s} May, 2023"
+    qa = [
+        {
+            "question": f"What is the name of {a}'s puppy?",
+            "answer": "Toby",
+            "evidence": ["D1:1", "D2:7"],
+            "category": 1,
+        },
+        {
+            "question": f"Where does {a}'s sister live?",
+            "answer": "Boston",
+            "evidence": ["D1:4; D2:2"],
+            "category": 1,
+        },
+        {
+            "question": "When was the concert?",
+            "answer": 2022,
+            "evidence": ["D1:6", "D01:06"],
+            "category": 2,
+        },
+        {"question": "What did they bake?", "answer": "bread", "evidence": ["D1:5"], "category": 4},
+        {
+            "question": "Which city had the concert?",
+            "answer": "Tokyo",
+            "evidence": ["D2:6", "D2:5", "D"],
+            "category": 3,
+        },
+        {
+            "question": "What did they paint?",
+            "adversarial_answer": "cars",
+            "evidence": ["D1:8", "D2:8"],
+            "category": 5,
+        },
+        {
+            "question": "What did the dog learn?",
+            "answer": "sit",
+            "evidence": ["D:2:7", "D3:1", "D9:99"],
+            "category": 4,
+        },
+        {
+            "question": "What happened at work?",
+            "answer": "reports",
+            "evidence": ["D1:2", "D3:2"],
+            "category": 2,
+        },
+    ]
+    return {"sample_id": sid, "conversation": conv, "qa": qa}
+
+
+def small_data() -> list[dict[str, Any]]:
+    return [
+        _conversation("conv-1", "Caroline", "Melanie", 3, 8),
+        _conversation("conv-2", "Jon", "Gina", 3, 8),
+        _conversation("conv-3", "Evan", "Sam", 3, 8),
+    ]
+
+
+@pytest.fixture
+def small_file(tmp_path: Path) -> Path:
+    p = tmp_path / "locomo.json"
+    p.write_text(json.dumps(small_data()), encoding="utf-8")
+    return p

@@ -1,0 +1,215 @@
+"""The pipeline end to end on the made-up file; byte-identical reruns; nothing written on bad
+input; the conversation-level test against an independent enumeration."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from osustat.analyses.locomo.analysis import conversation_level
+from osustat.analyses.locomo.benchmark import reproduce_locomo
+from osustat.analyses.locomo.data import LocomoDataError
+from osustat.retrieval import HashingBagOfWordsEncoder
+
+from .conftest import small_data
+
+KW: dict[str, Any] = {
+    "encoder": HashingBagOfWordsEncoder(64),
+    "methods": ("Flat Vector", "OSU-Mem", "OSU-Mem (disjoint)"),
+    "budgets": (64, 128),
+    "n_resamples": 1024,
+    "progress": False,
+    "claims": None,
+}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("locomo")
+    data = base / "locomo.json"
+    data.write_text(json.dumps(small_data()), encoding="utf-8")
+    reproduce_locomo(data, base / "a", **KW)
+    reproduce_locomo(data, base / "b", **KW)
+    return base / "a", base / "b"
+
+
+def test_outputs_and_report_sections(run: tuple[Path, Path]) -> None:
+    a, _ = run
+    assert {p.name for p in a.iterdir()} >= {
+        "records.csv",
+        "structure.json",
+        "report.md",
+        "provenance.json",
+        "forest.png",
+        "budget_curves.png",
+    }
+    rec = pd.read_csv(a / "records.csv")
+    assert set(rec["benchmark"]) == {"locomo"}
+    assert rec["query_id"].nunique() == 15  # 5 queries in each of 3 conversations
+    assert set(rec["episode_id"]) == {"conv-1", "conv-2", "conv-3"}
+    report = (a / "report.md").read_text(encoding="utf-8")
+    for heading in (
+        "## Data and queries",
+        "## Cells and view marginals",
+        "## Does the paper's claim transfer?",
+        "## Cross-tab at B = 128",
+        "## Effect by budget",
+        "## Break-even and oracle ceiling",
+        "## By question category",
+    ):
+        assert heading in report
+    st = json.loads((a / "structure.json").read_text(encoding="utf-8"))
+    assert st["queries"] == 15
+    assert st["excluded_by_reason"]["category 5 (adversarial, no answer)"] == 3
+    assert len(st["unresolved_evidence"]) == 6
+
+
+def test_reruns_are_byte_identical(run: tuple[Path, Path]) -> None:
+    a, b = run
+    for p in sorted(a.iterdir()):
+        assert p.read_bytes() == (b / p.name).read_bytes(), p.name
+
+
+def test_bad_input_writes_nothing(tmp_path: Path) -> None:
+    data = small_data()
+    del data[0]["conversation"]["session_1"][0]["dia_id"]
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(LocomoDataError, match=r"conv-1.*'dia_id'"):
+        reproduce_locomo(p, tmp_path / "out", **KW)
+    assert not (tmp_path / "out").exists()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["bad.json"]
+
+
+def test_conversation_level_is_an_exact_signflip_over_conversation_means() -> None:
+    rng = np.random.default_rng(3)
+    rows = []
+    for c in range(7):
+        for q in range(5):
+            cell = "T-E-" if q % 2 else "T+E-"
+            for m in ("A", "B"):
+                rows.append(
+                    {
+                        "benchmark": "x",
+                        "episode_id": f"c{c}",
+                        "query_id": f"c{c}/q{q}",
+                        "method": m,
+                        "budget": 8,
+                        "seed": 0,
+                        "cell": cell,
+                        "metric": "recall",
+                        "value": float(rng.uniform()),
+                    }
+                )
+    df = pd.DataFrame(rows)
+    out = conversation_level(df, "A", "B", "recall", 8, 1024, 0)
+    w = df.pivot_table(index=["episode_id", "query_id"], columns="method", values="value")
+    d = (w["A"] - w["B"]).groupby(level=0).mean().to_numpy()
+    null = [abs(np.dot(s, d)) for s in itertools.product((-1, 1), repeat=d.size)]
+    p = np.mean(np.array(null) >= abs(d.sum()) - 1e-12)
+    assert out["all"]["n_conversations"] == 7 and out["all"]["exact"]
+    assert out["all"]["p"] == pytest.approx(p)
+    assert out["all"]["effect"] == pytest.approx(d.mean())
+    assert out["all"]["p_floor"] == pytest.approx(2 / 2**7)
+
+
+def test_user_retriever_joins_the_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from osustat.retrieval.registry import load_retriever
+
+    examples = Path(__file__).resolve().parents[3] / "examples"
+    monkeypatch.chdir(examples)
+    spec = load_retriever("my_retriever:RecencyCosine")
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(small_data()), encoding="utf-8")
+    kw = {**KW, "budgets": (64,), "methods": ("Flat Vector", "OSU-Mem")}
+    reproduce_locomo(data, tmp_path / "o", retrievers=(spec,), **kw)
+    rec = pd.read_csv(tmp_path / "o" / "records.csv")
+    assert set(rec["method"]) == {"Flat Vector", "OSU-Mem", spec.name}
+    assert spec.name in (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("p_conv", "e_conv", "p_query", "e_query", "expected"),
+    [
+        (0.01, -0.1, 0.001, -0.1, "transfers"),
+        (0.01, 0.1, 0.001, 0.1, "reversed (significant, opposite sign)"),
+        (0.2, -0.1, 0.01, -0.1, "query level only"),
+        (0.2, 0.1, 0.01, 0.1, "reversed at the query level only"),
+        (0.2, -0.1, 0.3, -0.1, "does not transfer at this n"),
+        (float("nan"), -0.1, 0.3, -0.1, "does not transfer at this n"),
+    ],
+)
+def test_transfer_verdict_decides_at_the_conversation_unit(
+    p_conv: float, e_conv: float, p_query: float, e_query: float, expected: str
+) -> None:
+    from osustat.analyses.locomo.analysis import _verdict
+
+    assert _verdict(p_conv, e_conv, p_query, e_query, -1) == expected
+
+
+def test_out_folder_of_something_else_is_refused_before_any_work(
+    run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    a, _ = run
+    prov = json.loads((a / "provenance.json").read_text(encoding="utf-8"))
+    assert prov["inputs"][0]["role"] == "data file" and prov["seeds"] == {"master": 0}
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me", encoding="utf-8")
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(small_data()), encoding="utf-8")
+    with pytest.raises(ValueError, match="without an osustat"):
+        reproduce_locomo(data, other, **{**KW, "encoder": None})  # would load the model if it ran
+    assert (other / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_cli_bad_file_exits_2_naming_conversation_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from osustat.cli.main import main
+
+    data = small_data()
+    del data[1]["qa"]
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(data), encoding="utf-8")
+    code = main(["reproduce", "locomo", "--data", str(p), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "conv-2" in err and "'qa'" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_sensitivity_through_the_driver(tmp_path: Path) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(small_data()), encoding="utf-8")
+    kw = {**KW, "budgets": (64,), "n_resamples": 1024}
+    reproduce_locomo(data, tmp_path / "o", sensitivity=True, **kw)
+    report = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
+    assert "## Sensitivity to the open choices" in report
+    # no overlay beside the made-up file: that point is listed as not run, never dropped
+    assert "Not run: labels=audit" in report
+    files = sorted(p.name for p in (tmp_path / "o" / "sensitivity").iterdir())
+    assert files == [
+        "records-captions=out.csv",
+        "records-entity-extractor=proper-nouns+speakers.csv",
+        "records-query-time=after-evidence-session.csv",
+        "records-speaker-view=tool-slot.csv",
+    ]
+    assert "| query-time=after-evidence-session |" in report
+
+
+def test_choice_changes_the_run(tmp_path: Path) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(small_data()), encoding="utf-8")
+    kw = {**KW, "budgets": (64,)}
+    reproduce_locomo(data, tmp_path / "o", choices={"captions": "out"}, **kw)
+    st = json.loads((tmp_path / "o" / "structure.json").read_text(encoding="utf-8"))
+    assert st["choices"]["captions"] == "out"
+    prov = json.loads((tmp_path / "o" / "provenance.json").read_text(encoding="utf-8"))
+    assert prov["choices"]["captions"] == "out"

@@ -1,0 +1,59 @@
+"""Reports that do not contradict themselves (issue 23 item 7): an interval beside a test that
+disagrees with it about 0 gets a sentence saying so and why; figures name what they leave out;
+no Python True/False in prose."""
+
+import numpy as np
+import pandas as pd
+
+from osustat import analyze
+from osustat.reports.cellwise import render_analysis
+from osustat.reports.synthetic import CURVE_METHODS, _figure_scope
+
+
+def _records() -> pd.DataFrame:
+    # T+E+: 5 of 6 queries lose a hit (one tie): every bootstrap resample of 6 episodes has a
+    # negative mean, so the interval excludes 0, but with 5 non-zero differences the two-sided
+    # sign-flip test cannot go below 2 / 2**5 = .0625.
+    rows = []
+    for i in range(6):
+        for method, value in (("new", 0 if i < 5 else 1), ("old", 1)):
+            rows.append(
+                {"episode_id": f"e{i}", "query_id": f"q{i}", "method": method, "budget": 256,
+                 "metric": "hit@2", "value": value, "cell": "T+E+"}
+            )  # fmt: skip
+    for i in range(6, 30):
+        for method, value in (("new", i % 2), ("old", (i // 2) % 2)):
+            rows.append(
+                {"episode_id": f"e{i}", "query_id": f"q{i}", "method": method, "budget": 256,
+                 "metric": "hit@2", "value": value, "cell": "T-E-"}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_interval_that_excludes_zero_beside_a_non_significant_p_is_explained():
+    res = analyze(_records(), treatment="new", baseline="old", n_resamples=999, rng=0)
+    row = next(r for r in res.comparisons[0].rows if r.label == "T+E+")
+    assert row.effect.ci.high < 0 and row.pvalue > 0.05  # the contradiction this is about
+    text = render_analysis(res, figures={})
+    assert "Interval and test disagree about 0 in 1 row" in text
+    line = next(x for x in text.splitlines() if x.startswith("- T+E+: the 95% bootstrap"))
+    assert "excludes 0 but p = .062 > α = 0.05" in line
+    assert "the test cannot go below p = .062" in line
+    inverted = row.effect.test.confidence_interval(0.95)
+    assert inverted.contains(0.0)  # the interval of the same test agrees with its p
+    assert line.endswith(f"the interval inverting the test is [{inverted.low:+.3f}, 0.000].")
+
+
+def test_agreeing_rows_get_no_sentence():
+    rec = _records()
+    rec = rec[rec["cell"] == "T-E-"]
+    res = analyze(rec, treatment="new", baseline="old", n_resamples=999, rng=0)
+    assert "disagree about 0" not in render_analysis(res, figures={})
+
+
+def test_budget_curve_caption_names_the_methods_it_leaves_out():
+    present = [*CURVE_METHODS, "No LT Memory", "Sliding Window", "OSU-Mem + GF"]
+    text = _figure_scope(np.array(present), "Table 9")
+    assert text.startswith(f"*The figure draws {len(CURVE_METHODS)} of {len(present)} methods")
+    assert text.endswith("Table 9): No LT Memory, Sliding Window, OSU-Mem + GF.*")
+    assert _figure_scope(np.array(CURVE_METHODS), "Table 9").endswith("methods.*")
