@@ -4,7 +4,7 @@ This is the Python entry to everything ``osustat analyze`` reports: for each (me
 budget) it runs :func:`osustat.cellwise.cell_conditional`, corrects the per-cell p-values
 over a *declared* family, computes the family-, verdict- and alpha-aware minimum detectable
 effect and words each verdict to say exactly what happened. The result renders itself
-(:meth:`~AnalysisResult.to_markdown`, :meth:`~AnalysisResult.to_json`,
+(:meth:`~AnalysisResult.to_markdown`, :meth:`~AnalysisResult.to_json` (text),
 :meth:`~AnalysisResult.to_frame`) and saves report + figures atomically
 (:meth:`~AnalysisResult.save`). The CLI only parses options, calls :func:`analyze` and
 writes.
@@ -165,7 +165,15 @@ def analyze(
             raise ValueError(f"`benchmark` {benchmark!r} is not in the records; known: {known}.")
         df = df.select_rows(df["benchmark"] == benchmark)  # still validated
     ms, bs = select(df, metrics, budgets)
-    pairs = [(m, b) for m in ms for b in bs]
+    # A TREC measure with its own cut-off (nDCG@10) is recorded at one depth only: the
+    # comparisons are the (metric, budget) pairs the records hold, never an empty one.
+    present = set(zip(df["metric"].tolist(), df["budget"].astype(int).tolist(), strict=True))
+    pairs = [(m, b) for m in ms for b in bs if (m, b) in present]
+    if not pairs:
+        raise ValueError(
+            f"no record has any of the metrics {ms} at any of the budgets {bs}; pairs present: "
+            f"{sorted(present)[:10]}."
+        )
     groups = family_groups(family, pairs)
 
     seeds = np.random.SeedSequence(seed).spawn(len(pairs))

@@ -3,7 +3,9 @@
 :class:`AnalysisResult` is self-describing: every :class:`Row` carries its raw and corrected
 p, its correction family, its minimum detectable effect (with the method that computed it)
 and its verdict in words (:func:`describe_verdict`). It gives its data
-(:meth:`~AnalysisResult.to_json`, :meth:`~AnalysisResult.to_frame`); the conveniences
+(:meth:`~AnalysisResult.to_json` text, :meth:`~AnalysisResult.to_dict`,
+:meth:`~AnalysisResult.to_frame`, :meth:`~AnalysisResult.to_latex`, notebook views); the
+conveniences
 :meth:`~AnalysisResult.to_markdown` and :meth:`~AnalysisResult.save` (report + figures,
 atomically) go through the renderers registered in :mod:`osustat.renderers`, so the core never
 imports ``reports``. The computation is in :mod:`osustat.analysis`.
@@ -106,6 +108,9 @@ class Comparison:
     result: CellConditionalResult
     rows: tuple[Row, ...]
 
+    def __repr__(self) -> str:
+        return f"<Comparison {self.heading}: {len(self.rows)} rows>"
+
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class AnalysisResult:
@@ -175,9 +180,38 @@ class AnalysisResult:
 
     # -- data --------------------------------------------------------------------------
 
-    def to_json(self) -> dict[str, Any]:
+    def __repr__(self) -> str:
+        from ._analysis_views import short_repr
+
+        return short_repr(self)
+
+    def _repr_markdown_(self) -> str:
+        """Notebook view: one table line per row (Δ with marks, W/T/L, d_z, CLES, p)."""
+        from ._analysis_views import markdown_table
+
+        return markdown_table(self)
+
+    def _repr_html_(self) -> str:
+        from ._analysis_views import html_table
+
+        return html_table(self)
+
+    def to_latex(self, *, digits: int = 3) -> str:
+        """A booktabs ``tabular`` for a paper: the better mean in bold, Δ with its
+        significance marks (:func:`osustat.stars` of the corrected p), W/T/L, d_z, CLES, p."""
+        from ._analysis_views import latex_table
+
+        return latex_table(self, digits=digits)
+
+    def to_json(self) -> str:
+        """The results as JSON text: :meth:`to_dict` with NaN/inf as null."""
+        from .provenance import json_text
+
+        return json_text(self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
         """A self-describing JSON-serializable dict (names, inputs + SHA-256, seed, family,
-        alpha, versions, every row with its verdict)."""
+        alpha, versions, every row with its verdict, W/T/L and effect sizes)."""
         comps = []
         for c in self.comparisons:
             res = c.result
@@ -192,6 +226,11 @@ class AnalysisResult:
                         "treatment_mean": e.treatment_mean,
                         "baseline_mean": e.baseline_mean,
                         "effect": e.effect,
+                        "wins": e.wins,
+                        "ties": e.ties,
+                        "losses": e.losses,
+                        "effect_size_dz": _finite(e.effect_size_dz),
+                        "cles": e.cles,
                         "ci": [e.ci.low, e.ci.high],
                         "ci_level": e.ci.level,
                         "ci_method": _ci_method(e),
@@ -282,7 +321,7 @@ class AnalysisResult:
     def to_frame(self) -> pd.DataFrame:
         """One row per (comparison, cell) with the same numbers as the report."""
         out = []
-        payload = self.to_json()
+        payload = self.to_dict()
         for item in payload["comparisons"]:
             for row in item["rows"]:
                 flat = {k: v for k, v in row.items() if k != "ci"}
@@ -314,9 +353,14 @@ class AnalysisResult:
             names = renderer("analysis-figures")(self, tmp) if figures else {}
             (tmp / "report.md").write_text(self.to_markdown(figures=names) + "\n", "utf-8")
             if json:
-                write_json(tmp / "results.json", self.to_json())
+                write_json(tmp / "results.json", self.to_dict())
             write_json(tmp / PROVENANCE_FILE, self.provenance.to_dict())
         return out
+
+
+def _finite(x: float) -> float | None:
+    """JSON has no NaN: an undefined value (d_z of constant differences) is null."""
+    return float(x) if math.isfinite(x) else None
 
 
 def _ci_method(e: CellEffect) -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "CellEffect",
     "cell_conditional",
     "cell_labels",
+    "paired_effect_sizes",
     "verdict",
 ]
 
@@ -68,6 +69,14 @@ class CellEffect:
         is ``'exact-binomial'`` for 0/1 differences, ``'simulation'`` for other
         differences with n <= 12 and ``'normal'`` otherwise. Infinite when no effect
         reaches that power at this n (underpowered at any effect).
+    wins, ties, losses : int
+        Units where the treatment scores above, equal to, below the baseline (W/T/L).
+    effect_size_dz : float
+        Cohen's d_z, mean difference / its standard deviation (ddof = 1); NaN when every
+        difference is equal (:func:`paired_effect_sizes`).
+    cles : float
+        Paired common-language effect size, ``(wins + ties / 2) / n``: the probability that
+        the treatment beats the baseline on a unit drawn at random, ties counted half.
     """
 
     cell: Cell | None
@@ -80,6 +89,34 @@ class CellEffect:
     test: SignFlipResult
     ci: BootstrapCI
     mde: PowerValue
+    wins: int
+    ties: int
+    losses: int
+    effect_size_dz: float
+    cles: float
+
+
+def paired_effect_sizes(differences: Any) -> tuple[int, int, int, float, float]:
+    """Win/tie/loss counts and the two effect sizes of paired differences.
+
+    Returns ``(wins, ties, losses, d_z, cles)``: ``d_z`` is Cohen's d for paired samples
+    (mean / standard deviation with ddof = 1; NaN when that deviation is 0 or n < 2);
+    ``cles`` is ``(wins + ties / 2) / n``, the probability that the treatment's value
+    exceeds the baseline's on a unit drawn at random (ties half), 0.5 when nothing changes.
+
+    >>> from osustat.cellwise import paired_effect_sizes
+    >>> w, t, l, dz, cles = paired_effect_sizes([0.5, 0.0, 1.0, -0.5])
+    >>> (w, t, l, round(dz, 3), cles)
+    (2, 1, 1, 0.387, 0.625)
+    """
+    d = np.asarray(differences, dtype=float)
+    if d.ndim != 1 or d.size == 0:
+        raise ValueError(f"`differences` must be a non-empty 1-d array; got shape {d.shape}.")
+    wins, ties = int((d > 0).sum()), int((d == 0).sum())
+    losses = int(d.size - wins - ties)
+    sd = float(d.std(ddof=1)) if d.size > 1 else 0.0
+    dz = float(d.mean()) / sd if sd > 0 else math.nan
+    return wins, ties, losses, dz, (wins + ties / 2) / d.size
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -208,6 +245,7 @@ def cell_conditional(
             sd, n, alpha=alpha, power=MDE_POWER, differences=d[mask], rng=MDE_SEED
         )
         effect = float(d[mask].mean())
+        wins, ties, losses, dz, cles = paired_effect_sizes(d[mask])
         rows.append(
             CellEffect(
                 cell=cell,
@@ -220,6 +258,11 @@ def cell_conditional(
                 test=test,
                 ci=ci,
                 mde=mde,
+                wins=wins,
+                ties=ties,
+                losses=losses,
+                effect_size_dz=dz,
+                cles=cles,
             )
         )
     aggregate, per_cell = rows[0], tuple(rows[1:])

@@ -277,9 +277,14 @@ def _umask() -> int:
     return mask
 
 
+def json_text(payload: Any) -> str:
+    """`payload` as indented JSON text (NaN/inf become null, numpy scalars plain numbers)."""
+    return json.dumps(_clean(payload), indent=2)
+
+
 def write_json(path: Path, payload: Any) -> None:
-    """Write `payload` as indented JSON (NaN/inf become null), newline-terminated."""
-    path.write_text(json.dumps(_clean(payload), indent=2) + "\n", encoding="utf-8")
+    """Write `payload` as indented JSON (:func:`json_text`), newline-terminated."""
+    path.write_text(json_text(payload) + "\n", encoding="utf-8")
 
 
 def _clean(x: Any) -> Any:

@@ -34,9 +34,9 @@ def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
     unit = {"query": "queries", "episode": "episodes"}[res.unit]
     level = round(res.level * 100)
     lines = [
-        f"| Cell | n ({unit}) | share | treatment | baseline | Δ | {level}% CI | p raw | p method "
-        "| MC SE of p | p corrected | sig. | f·Δ | MDE | verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| Cell | n ({unit}) | share | treatment | baseline | Δ | {level}% CI | W/T/L | d_z "
+        "| CLES | p raw | p method | MC SE of p | p corrected | sig. | f·Δ | MDE | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in comp.rows:
         e = row.effect
@@ -46,6 +46,8 @@ def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
         lines.append(
             f"| {row.label} | {e.n} | {e.fraction:.1%} | {e.treatment_mean:.3f} | "
             f"{e.baseline_mean:.3f} | {fmt_signed(e.effect)} | {fmt_interval(e.ci.low, e.ci.high)} "
+            f"| {e.wins}/{e.ties}/{e.losses} | {fmt_signed(e.effect_size_dz, 2, missing='n/a')} "
+            f"| {e.cles:.3f} "
             f"| {fmt_p(row.pvalue)} | {row.pvalue_method} | {se} | {fmt_p(row.pvalue_adjusted)} | "
             f"{_sig(shown)} | {fmt_signed(e.contribution)} | {mde} | {row.verdict} |"
         )
@@ -119,7 +121,10 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
         f"{_ci_caption(res)}. Significance marks (column sig., on the corrected p; raw p for "
         "rows outside a family; also on the interaction p): . ≤ .10, * ≤ .05, ** ≤ .01, "
         "*** ≤ .001 (the verdicts' p ≤ α rule). f·Δ is each cell's contribution to the "
-        "aggregate (they sum to the aggregate Δ).",
+        "aggregate (they sum to the aggregate Δ). W/T/L: units where the treatment scores "
+        "above / equal to / below the baseline; d_z: mean Δ / SD of the differences (Cohen's "
+        "d for paired samples, n/a when every difference is equal); CLES: (W + T/2) / n, the "
+        "chance the treatment beats the baseline on a unit drawn at random (ties half).",
         "",
     ]
     for comp in res.comparisons:

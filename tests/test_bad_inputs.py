@@ -248,7 +248,6 @@ CASES = [
         ["q.txt", "line 2", "judged twice"],
     ),
     ("depth-zero", trec(None, None, "--depth", "0"), ["`--depth`", ">= 1"]),
-    ("depth-missing", trec(None, None, "--order", "rank"), ["`--depth`"]),
     (
         "run-option-malformed",
         lambda t: [

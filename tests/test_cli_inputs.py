@@ -44,9 +44,9 @@ class TestAnalyzeInputs:
         assert "- Excluded (not silently): 1 judged queries without relevant documents: " in out
         assert "'ep99/q99'" in out and "no cells (no evidence file)" in out
 
-    def test_trec_needs_depth(self, capsys):
-        assert main(["analyze", str(RUN), "--qrels", str(QRELS), *COMMON]) == 2
-        assert "a TREC run needs `--depth`" in capsys.readouterr().err
+    def test_trec_depth_defaults_to_the_whole_ranking(self, capsys):
+        assert main(["analyze", str(RUN), "--qrels", str(QRELS), *COMMON]) == 0
+        assert "the whole ranking (trec_eval's default" in capsys.readouterr().out
 
     def test_depth_must_be_integers(self, capsys):
         args = ["analyze", str(RUN), "--qrels", str(QRELS), "--depth", "5,ten", *COMMON]

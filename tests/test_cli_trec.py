@@ -55,7 +55,9 @@ def test_measures_equal_trec_eval_at_full_depth(tag):
         if name == "success@10":
             # hit@1 (at least one relevant document) at depth 10 is trec_eval's success_10
             continue
-        assert got[(qid, name)] == pytest.approx(value, abs=1e-12), (qid, name)
+        # measures without their own cut-off are named with the depth (AP@k, never "ap")
+        key = name if "@" in name else f"{name}@1000"
+        assert got[(qid, key)] == pytest.approx(value, abs=1e-12), (qid, name)
         compared += 1
     # ir_measures scores rm3's unranked topic 312 as 0, like trec_eval -c and --zero-fill
     assert compared == len(MEASURES) * 12
@@ -106,11 +108,14 @@ def test_measures_through_cli_with_depth_axis(tmp_path, capsys):
     args += ["--resamples", "999", "--bootstrap-resamples", "200", "--out", str(tmp_path / "o")]
     assert main(args) == 0
     text = (tmp_path / "o" / "report.md").read_text()
-    assert "## ndcg@10 at depth 10" in text and "## ap at depth 30" in text
+    # nDCG@10 has its own cut-off: one comparison (at the largest depth), not one per depth
+    assert "## ndcg@10 at depth 30" in text and "## ndcg@10 at depth 10" not in text
+    assert "## ap@30 at depth 30" in text and "## ap@10 at depth 10" in text
+    assert "## ap at" not in text
     assert "## Effects across depths" in text and "against the depth k" in text
-    svg = (tmp_path / "o" / "depths-ndcg10.svg").read_text()
+    svg = (tmp_path / "o" / "depths-recall.svg").read_text()
     assert "depth k (documents retrieved)" in svg and "token budget" not in svg
-    assert (tmp_path / "o" / "depths-ndcg10.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "o" / "depths-recall.png").read_bytes()[:4] == b"\x89PNG"
     assert "aggregate tests form the families" in text
 
 
@@ -118,3 +123,74 @@ def test_unknown_measure_names_it(capsys):
     args = ["analyze", str(TREC / "bm25.run"), "--qrels", str(QRELS), "--depth", "10"]
     assert main([*args, "--measure", "nDCG@x", "--treatment", "a", "--baseline", "b"]) == 2
     assert "ir_measures does not know 'nDCG@x'" in capsys.readouterr().err
+
+
+# -- TREC habits (issue 24) ---------------------------------------------------------------
+
+
+def test_default_depth_is_trec_evals_whole_ranking():
+    loaded = records_from_trec(
+        TREC / "bm25.run", QRELS, measures=("AP", "nDCG@10"), hit_k=[1], zero_fill=True
+    )
+    longest = max(
+        sum(1 for ln in (TREC / "bm25.run").read_text().splitlines() if ln.split()[0] == q)
+        for q in {ln.split()[0] for ln in (TREC / "bm25.run").read_text().splitlines() if ln}
+    )
+    assert sorted(loaded.records["budget"].unique()) == [longest]
+    assert any("trec_eval's default" in n for n in loaded.notes)
+    ref = reference(TREC / "bm25.run", ["AP", "nDCG@10"])
+    got = ours(loaded, "bm25", longest)
+    for (qid, name), value in ref.items():
+        key = name if "@" in name else f"{name}@{longest}"
+        assert got[(qid, key)] == pytest.approx(value, abs=1e-12)
+
+
+def test_own_cutoff_measures_are_computed_once():
+    loaded = records_from_trec(
+        TREC / "bm25.run", QRELS, depths=[5, 10, 30], measures=("nDCG@10", "P@5", "AP")
+    )
+    rec = loaded.records
+    by_metric = rec.groupby("metric")["budget"].apply(lambda b: sorted(set(b))).to_dict()
+    assert by_metric["ndcg@10"] == [30] and by_metric["p@5"] == [30]
+    assert by_metric["ap@5"] == [5] and by_metric["ap@10"] == [10] and by_metric["ap@30"] == [30]
+    assert "ap" not in by_metric
+
+
+def _write_run(path, lines):
+    path.write_text("".join(f"{q} Q0 {d} {r} {s} t\n" for q, d, r, s in lines))
+    return path
+
+
+def test_rank_disagreement_warning_says_when_it_is_ties(tmp_path):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("a 0 d1 1\nb 0 d2 1\n")
+    # query a: d1 and d2 have equal scores, the rank column puts d1 first (trec_eval: d2)
+    ties = [("a", "d1", 1, 5.0), ("a", "d2", 2, 5.0), ("b", "d2", 1, 3.0), ("b", "d1", 2, 1.0)]
+    w = records_from_trec(_write_run(tmp_path / "r1", ties), qrels, depths=1).warnings
+    assert len(w) == 1 and "in 1 of 2 rankings" in w[0]
+    assert "all 1 only in how documents with equal scores are ordered (ties)" in w[0]
+    # query b now ranks the lower score first: not a tie
+    real = [*ties[:2], ("b", "d2", 2, 3.0), ("b", "d1", 1, 1.0)]
+    w = records_from_trec(_write_run(tmp_path / "r2", real), qrels, depths=1).warnings
+    assert "in 2 of 2 rankings" in w[0]
+    assert "1 of them only in how documents with equal scores" in w[0]
+    assert "1 in the scores' order itself" in w[0]
+
+
+def test_records_out_writes_the_values_used(tmp_path, capsys):
+    import pandas as pd
+
+    out = tmp_path / "rec.csv"
+    runs = ["--run", f"bm25={TREC / 'bm25.run'}", "--run", f"rm3={TREC / 'rm3.run'}"]
+    args = ["analyze", *runs, "--qrels", str(QRELS), "--depth", "10", "--zero-fill"]
+    args += ["--measure", "AP", "--treatment", "rm3", "--baseline", "bm25", "--metric", "ap@10"]
+    args += ["--resamples", "99", "--bootstrap-resamples", "50", "--json"]
+    assert main([*args, "--records-out", str(out)]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    rec = pd.read_csv(out)
+    ap = rec[rec["metric"] == "ap@10"]
+    t = ap[ap["method"] == "rm3"]["value"].to_numpy()
+    b = ap[ap["method"] == "bm25"]["value"].to_numpy()
+    assert payload["comparisons"][0]["rows"][-1]["effect"] == pytest.approx((t - b).mean())
+    assert main([*args, "--records-out", str(out)]) == 2  # exists: needs --force
+    assert "--force" in capsys.readouterr().err

@@ -13,7 +13,13 @@ from typing import Any
 
 from osustat.cli.common import UsageError, _input_file, _ints, _runs, _split
 
-__all__ = ["add_input_options", "input_notes", "read_input", "write_json_file"]
+__all__ = [
+    "add_input_options",
+    "input_notes",
+    "read_input",
+    "write_json_file",
+    "write_records_file",
+]
 
 # -- inputs -------------------------------------------------------------------------------
 
@@ -48,9 +54,7 @@ def read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], A
         raise UsageError("give an input file (records, retrievals or a TREC run) or --run.")
     files: list[tuple[str, Path]] = []
     if qrels is not None:
-        if not args.depth:
-            raise UsageError("a TREC run needs `--depth` (comma-separated cut-offs, e.g. 5,10).")
-        depths = _ints(args.depth, "--depth")
+        depths = _ints(args.depth, "--depth") if args.depth else None  # None: trec_eval's
         measures = _split(args.measure) if args.measure else []
         source: Any = runs if runs else path
         files = [(f"run {n}", p) for n, p in runs.items()] if runs else [("run", path)]  # type: ignore[list-item]
@@ -103,6 +107,21 @@ def write_json_file(path: Path, payload: Any, force: bool) -> None:
         raise
 
 
+def write_records_file(path: Path, records: Any, force: bool) -> None:
+    """The records as CSV at `path` (atomically; an existing file only with --force)."""
+    if path.is_dir():
+        raise UsageError(f"`--records-out` {str(path)!r} is a folder; give a file name.")
+    if path.exists() and not force:
+        raise UsageError(f"`--records-out` {str(path)!r} exists; pass --force to replace it.")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        records.to_csv(tmp, index=False)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def add_input_options(parser: argparse.ArgumentParser, *, runs: bool = True) -> None:
     group = parser.add_argument_group("other inputs (docs/inputs.md)")
     group.add_argument(
@@ -128,7 +147,8 @@ def add_input_options(parser: argparse.ArgumentParser, *, runs: bool = True) -> 
         "--depth",
         default=None,
         metavar="K[,K...]",
-        help="TREC cut-offs, comma-separated: each is a 'budget' of retrieved documents",
+        help="TREC cut-offs, comma-separated: each is a 'budget' of retrieved documents "
+        "(default: trec_eval's, the whole ranking)",
     )
     group.add_argument(
         "--order",
@@ -147,7 +167,8 @@ def add_input_options(parser: argparse.ArgumentParser, *, runs: bool = True) -> 
         default=None,
         metavar="M[,M...]",
         help="extra TREC measures computed by ir_measures (pip install 'osustat[ir]'), e.g. "
-        "nDCG@10,AP,P@5",
+        "nDCG@10,AP,P@5; a measure with its own cut-off is computed once (at the largest "
+        "depth), others at each depth as AP@k",
     )
     group.add_argument(
         "--qid-sep",

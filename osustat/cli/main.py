@@ -8,7 +8,6 @@ and turns bad input and OS errors into one clear message with exit code 2.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -21,11 +20,16 @@ from osustat.cli.common import (
     _count,
     _family,
     _ints,
-    _json_ready,
     _prob,
     _split,
 )
-from osustat.cli.inputs import add_input_options, input_notes, read_input, write_json_file
+from osustat.cli.inputs import (
+    add_input_options,
+    input_notes,
+    read_input,
+    write_json_file,
+    write_records_file,
+)
 
 __all__ = ["build_parser", "main"]
 
@@ -52,7 +56,13 @@ def _analyze(args: argparse.Namespace) -> int:
         raise UsageError(f"`--json` {args.json!r} is a folder; give a file name.")
     _check_out(args)
 
+    records_out = Path(args.records_out) if args.records_out else None
+    if records_out is not None and records_out.is_dir():
+        raise UsageError(f"`--records-out` {args.records_out!r} is a folder; give a file name.")
     records, files, loaded = read_input(args)
+    if records_out is not None:
+        write_records_file(records_out, records, args.force)
+        print(f"wrote {records_out} ({len(records):,} record rows)", file=sys.stderr)
     digest_prov = Provenance.for_files([(r, p) for r, p in files], command=args.command_line)
     _check_out(args, digest_prov.inputs_digest)
     notes, exclusions = input_notes(loaded, f"`{files[0][1]}`", len(records))
@@ -99,10 +109,10 @@ def _analyze(args: argparse.Namespace) -> int:
         out = result.save(args.out, force=args.force)
         print(f"wrote {out / 'report.md'} and {out / 'results.json'}", file=sys.stderr)
     if args.json == "-":
-        print(json.dumps(_json_ready(result.to_json()), indent=2))
+        print(result.to_json())
         return 0
     if args.json:
-        write_json_file(Path(args.json), result.to_json(), args.force)
+        write_json_file(Path(args.json), result.to_dict(), args.force)
         print(f"wrote {args.json}", file=sys.stderr)
     if args.out:
         print((Path(args.out) / "report.md").read_text(encoding="utf-8"), end="")
@@ -240,6 +250,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the results as JSON to FILE (with --out, results.json is always "
         "written beside report.md); '--json' alone prints JSON on stdout instead of the "
         "markdown, for piping",
+    )
+    an.add_argument(
+        "--records-out",
+        default=None,
+        metavar="FILE",
+        help="also write the records the analysis read (CSV: one value per query, method, "
+        "metric and depth/budget), e.g. to check them against trec_eval -q",
     )
     add_input_options(an)
     an.set_defaults(func=_analyze)

@@ -49,6 +49,17 @@ def _trec_order(entries: list[tuple[int, float, str, Any]], order: str) -> list[
     return [d for _, _, d, _ in by_score]
 
 
+def _has_cutoff(measure: Any) -> bool:
+    """nDCG@10, P@10, R@100: the measure fixes its own depth."""
+    return measure.params.get("cutoff") is not None
+
+
+def _tie_only(entries: list[tuple[int, float, str, Any]], a: list[str], b: list[str]) -> bool:
+    """True when orders `a` and `b` differ only among documents with equal scores."""
+    score = {d: s for _, s, d, _ in entries}
+    return [score[d] for d in a] == [score[d] for d in b]
+
+
 def _measures(names: Sequence[str]) -> list[Any]:
     if not names:
         return []
@@ -75,7 +86,7 @@ def records_from_trec(
     runs: str | Path | Sequence[str | Path] | Mapping[str, str | Path],
     qrels: str | Path,
     *,
-    depths: int | Sequence[int],
+    depths: int | Sequence[int] | None = None,
     evidence: str | Path | None = None,
     qid_separator: str = "/",
     hit_k: Sequence[int] = (2,),
@@ -99,8 +110,10 @@ def records_from_trec(
         name is the method and the file's tags are ignored (several runs that share a tag).
     qrels : path
         ``qid iteration docid rel`` per line.
-    depths : int or sequence of int
-        Cut-offs; one "budget" per depth.
+    depths : int or sequence of int, optional
+        Cut-offs; one "budget" per depth. Default (None): trec_eval's, the whole ranking
+        (trec_eval evaluates every retrieved document unless ``-M`` caps it): one depth equal
+        to the longest ranking in the runs.
     evidence : path, optional
         Evidence annotations (:func:`read_evidence`) for the cells.
     qid_separator : str
@@ -108,16 +121,20 @@ def records_from_trec(
     order : {'score', 'rank'}
         ``'score'`` (default) orders each ranking as trec_eval does: score descending, ties
         by docid descending. ``'rank'`` keeps the file's rank column. A warning in
-        :attr:`Loaded.warnings` counts the rankings where the two orders disagree.
+        :attr:`Loaded.warnings` counts the rankings where the two orders disagree and says how
+        many of them disagree only among documents with equal scores (ties).
     zero_fill : bool
         trec_eval ``-c``: a judged query (with relevant documents) that a run does not rank
         scores 0 on every metric for that run instead of being unpaired. Filled queries are
         counted in :attr:`Loaded.notes`.
     measures : sequence of str
         Extra measures computed by ir_measures (optional dependency, ``pip install
-        'osustat[ir]'``) on each depth's ranking, e.g. ``('nDCG@10', 'AP', 'P@5')``; the
-        metric name is the measure's name lower-cased (``ndcg@10``). At a depth at least
-        the run length the values equal trec_eval's.
+        'osustat[ir]'``), e.g. ``('nDCG@10', 'AP', 'P@5')``. A measure with its own cut-off
+        (``nDCG@10``, ``P@5``) is computed once, on the ranking cut at the largest depth, and
+        recorded at that depth only, under its name lower-cased (``ndcg@10``): it is one
+        test, not one per depth. A measure without a cut-off (``AP``, ``RR``) is computed at
+        each depth k and named with it (``ap@100``), never bare ``ap``. At a depth at
+        least the run length the values equal trec_eval's.
 
     Returns
     -------
@@ -136,8 +153,9 @@ def records_from_trec(
     [[2, 'hit@2', 0.0], [2, 'recall', 0.5], [3, 'hit@2', 1.0], [3, 'recall', 1.0]]
     """
     ks = check_hit_k(hit_k)
-    ds: list[Any] = [depths] if isinstance(depths, int) else list(depths)
-    if not ds or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ds):
+    ds: list[Any] = [depths] if isinstance(depths, int) else list(depths or [])
+    bad = any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ds)
+    if (depths is not None and not ds) or bad:
         raise ValueError(f"`depths` must be positive integers; got {depths!r}.")
     if not qid_separator:
         raise ValueError("`qid_separator` must be a non-empty string.")
@@ -211,6 +229,13 @@ def records_from_trec(
             entries.append((r, s, docid, no))
             seen_docs.add(docid)
 
+    notes: list[str] = []
+    if depths is None:
+        ds = [max((len(e) for e in ranked.values()), default=1)]
+        notes.append(
+            f"depth {ds[0]}: the whole ranking (trec_eval's default; the longest ranking has "
+            f"{ds[0]} documents); pass --depth (Python: depths=) for cut-offs"
+        )
     annotations = read_evidence(evidence) if evidence is not None else None
     methods = sorted({m for m, _ in ranked})
     no_rel = sorted(judged - set(relevant))
@@ -218,20 +243,27 @@ def records_from_trec(
     ranked_q = {q for _, q in ranked}
     unranked = sorted(set(relevant) - ranked_q)
     warnings: list[str] = []
-    notes: list[str] = []
 
     orders: dict[tuple[str, str], list[str]] = {}
-    disagree = 0
+    disagree = ties_only = 0
     for rkey, entries in ranked.items():
         by_score = _trec_order(entries, "score")
         by_rank = _trec_order(entries, "rank")
         if by_score != by_rank:
             disagree += 1
+            ties_only += _tie_only(entries, by_score, by_rank)
         orders[rkey] = by_score if order == "score" else by_rank
     if disagree:
+        why = (
+            f"all {disagree} only in how documents with equal scores are ordered (ties)"
+            if ties_only == disagree
+            else f"{ties_only} of them only in how documents with equal scores are ordered "
+            f"(ties), {disagree - ties_only} in the scores' order itself"
+        )
         warnings.append(
             f"in {disagree} of {len(ranked)} rankings the rank column disagrees with the score "
-            f"order trec_eval uses (score descending, ties by docid descending); using the "
+            f"order trec_eval uses (score descending, ties by docid descending): {why}; using "
+            "the "
             + (
                 "score order (pass --order rank to keep the file's ranks)."
                 if order == "score"
@@ -258,12 +290,18 @@ def records_from_trec(
         )
 
     ir_values: dict[tuple[str, int], dict[str, dict[str, float]]] = {}
+    deepest = max(ds)
+    cut_ir = [x for x in ir if _has_cutoff(x)]
+    depth_ir = [x for x in ir if not _has_cutoff(x)]
     if ir:
         import ir_measures
 
         qrels_dict = {q: dict(g) for q, g in grades.items()}
         for m in methods:
             for depth in ds:
+                todo = depth_ir + (cut_ir if depth == deepest else [])
+                if not todo:
+                    continue
                 run_dict = {}
                 for q in queries:
                     docs = orders.get((m, q), [])[:depth]
@@ -271,7 +309,7 @@ def records_from_trec(
                         run_dict[q] = {d: float(len(docs) - i) for i, d in enumerate(docs)}
                 vals: dict[str, dict[str, float]] = {}
                 if run_dict:
-                    for metric in ir_measures.iter_calc(ir, qrels_dict, run_dict):
+                    for metric in ir_measures.iter_calc(todo, qrels_dict, run_dict):
                         vals.setdefault(metric.query_id, {})[str(metric.measure)] = float(
                             metric.value
                         )
@@ -312,9 +350,10 @@ def records_from_trec(
                 rows = metric_rows(key, ordered[:depth], ev, ks)
                 got = ir_values.get((m, depth), {}).get(qid, {})
                 cell = rows[0]["cell"]
-                for meas in ir:
+                for meas in depth_ir + (cut_ir if depth == deepest else []):
                     value = got.get(str(meas), 0.0)
-                    row = RecordRow(**key, cell=cell, metric=str(meas).lower(), value=value)
+                    name = str(meas).lower() + ("" if _has_cutoff(meas) else f"@{depth}")
+                    row = RecordRow(**key, cell=cell, metric=name, value=value)
                     rows.append(row._asdict())
                 if annotations is None:
                     for item in rows:
@@ -344,7 +383,12 @@ def records_from_trec(
         )
         + f", top-k at depth {', '.join(map(str, ds))} → budget (retrieved documents, not "
         "tokens), rel > 0 → evidence"
-        + (f"; ir_measures {', '.join(map(str, ir))}" if ir else "")
+        + (
+            f"; ir_measures {', '.join(map(str, ir))} (own cut-off: once, at depth {deepest}; "
+            "others: at each depth, named @depth)"
+            if ir
+            else ""
+        )
         + ("; zero-fill on (trec_eval -c)" if zero_fill else "")
         + (
             f"; cells from `{evidence}`"

@@ -133,10 +133,10 @@ class TestVerdicts:
 class TestOutputs:
     def test_old_keyword_names_are_deprecated_aliases(self, records):
         kw = {"metrics": ["hit@2"], "budgets": [256], "bootstrap_resamples": 100}
-        new = run(records, n_resamples=199, rng=3, **kw).to_json()
+        new = run(records, n_resamples=199, rng=3, **kw).to_dict()
         with pytest.warns(DeprecationWarning, match="`resamples` is deprecated; use `n_resamples`"):
             with pytest.warns(DeprecationWarning, match="`seed` is deprecated; use `rng`"):
-                old = run(records, n_resamples=None, resamples=199, seed=3, **kw).to_json()
+                old = run(records, n_resamples=None, resamples=199, seed=3, **kw).to_dict()
         for key in ("comparisons", "seed", "resamples"):
             assert new[key] == old[key]
         with pytest.raises(TypeError, match="`rng` or its old name `seed`"):
@@ -144,7 +144,7 @@ class TestOutputs:
 
     def test_json_is_self_describing(self, records):
         res = run(records, metrics=["hit@2", "recall"], budgets=[256], rng=7)
-        p = json.loads(json.dumps(res.to_json()))
+        p = json.loads(json.dumps(res.to_dict()))
         assert p["treatment"] == "osu-mem" and p["baseline"] == "flat-vector"
         assert p["seed"] == 7 and p["alpha"] == 0.05 and p["correction"] == "holm"
         assert p["provenance"]["inputs"][0]["sha256"]

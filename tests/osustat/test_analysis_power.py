@@ -136,7 +136,7 @@ def test_n_too_small_for_alpha_over_m_is_underpowered_at_any_effect():
     text = res.to_markdown()
     assert "∞" not in text and "inf" not in text
     assert f"| {UNDERPOWERED} |" in text
-    payload = json.loads(json.dumps(res.to_json()))
+    payload = json.loads(json.dumps(res.to_dict()))
     cell_rows = payload["comparisons"][0]["rows"]
     assert all(r["mde"] is None and r["mde_note"] == UNDERPOWERED for r in cell_rows[:4])
     assert cell_rows[4]["mde_method"] == "empirical" and cell_rows[4]["mde_note"] is None

@@ -97,7 +97,7 @@ class TestRenderings:
             frame(), treatment="a", baseline="b", n_resamples=199, bootstrap_resamples=100, rng=1
         )
         table = res.to_frame()
-        payload = res.to_json()
+        payload = res.to_dict()
         rows = [r for p in payload["comparisons"] for r in p["rows"]]
         assert len(table) == len(rows) == 10
         assert table["effect"].tolist() == [r["effect"] for r in rows]
