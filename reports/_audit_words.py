@@ -193,6 +193,14 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
             f"{dep.effective_seeds:.2f} of {k}); Fisher {p_phrase(check.fisher_pvalue)} "
             f"vs per-unit averaged {p_phrase(averaged_p)}"
         )
+    if flag.code == "skewed-equivalence":
+        assert check.equivalence is not None
+        return (
+            f"the differences are skewed (skewness {check.equivalence.skewness:+.2f}): the "
+            "sign-flip TOST assumes differences symmetric about their mean and can exceed its "
+            "level under skew (docs/statistics.md); read the equivalence verdict with care or "
+            "recheck it with osustat.equivalence.tost_bootstrap_t"
+        )
     if flag.code == "effect-outside-ci":
         claimed = c.claimed_effect
         assert claimed is not None

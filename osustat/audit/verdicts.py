@@ -51,7 +51,13 @@ FLAG_CODES = (
     "fisher-dependent-seeds",
     "effect-outside-ci",
     "n-mismatch",
+    "skewed-equivalence",
 )
+
+#: |skewness| of the differences from which a TOST verdict is flagged: the sign-flip TOST
+#: assumes differences symmetric about their mean, and at the margin it rejected up to .14
+#: (lognormal) and .11 (exponential) of the time in docs/validation.md's calibration.
+SKEW_FLAG = 1.0
 
 #: Reason codes of :class:`StandardVerdict` (:func:`osustat.reports._audit_words.reason` words
 #: them).
@@ -406,6 +412,8 @@ def flags(m: Measured, floor: float | None) -> list[Flag]:
             out.append(Flag("effect-outside-ci"))
     if c.reported_n is not None and c.reported_n != m.n and not pooled_n(c, m.n, m.n_seeds):
         out.append(Flag("n-mismatch"))
+    if m.equivalence is not None and abs(m.equivalence.skewness) >= SKEW_FLAG:
+        out.append(Flag("skewed-equivalence"))
     return out
 
 

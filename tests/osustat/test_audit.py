@@ -519,6 +519,17 @@ class TestKinds:
         assert "does not show equivalence" in why(a, "as tested")
         assert b.as_tested.pvalue is None and "inside the margin ±0.05" in why(b, "as tested")
 
+    def test_skewed_differences_flag_the_equivalence_verdict(self):
+        eq = dict(kind="equivalence", direction=None, margin=0.05)
+        symmetric = from_differences(np.tile([0.02, -0.02, 0.01, -0.01], 50))
+        skewed = from_differences(np.tile([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.1], 25))
+        (s,) = run(claim(**eq), data=symmetric).checks
+        (k,) = run(claim(**eq), data=skewed).checks
+        assert "skewed-equivalence" not in {f.code for f in s.flags}
+        assert k.equivalence.skewness >= 1
+        (i,) = [j for j, f in enumerate(k.flags) if f.code == "skewed-equivalence"]
+        assert "assumes differences symmetric" in flag_message(k, k.flags[i])
+
     def test_equivalence_contradicted_and_underpowered(self):
         eq = dict(kind="equivalence", direction=None, margin=0.05)
         far = from_differences(np.tile([0.22, 0.18], 50))
