@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["child_seeds", "dask_batches", "run_tasks", "stable_digest", "task_key"]
+__all__ = ["child_seeds", "dask_batches", "run_tasks", "sort_records", "stable_digest", "task_key"]
 
 R = TypeVar("R")
 
@@ -279,3 +280,15 @@ def _run_dask(
     finally:
         if own:
             client.close()
+
+
+def sort_records(records: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
+    """`records` in a fixed order (method in the order of `methods`, then budget, episode,
+    query, metric), so that neither ``--jobs`` nor the scheduler changes a run's records."""
+    rank = {m: k for k, m in enumerate(methods)}
+    out = records.assign(_m=records["method"].map(rank))
+    return (
+        out.sort_values(["_m", "budget", "episode_id", "query_id", "metric"], kind="stable")
+        .drop(columns="_m")
+        .reset_index(drop=True)
+    )

@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from osustat.retrieval import METHODS, QueryOutcome, outcomes_to_records
-from osustat.retrieval.registry import MethodSpec, user_factories
+from osustat.retrieval import QueryOutcome, outcomes_to_records
+from osustat.retrieval.registry import MethodSpec, paper_methods, user_factories
 
-from ..runner import run_tasks
+from ..runner import run_tasks, sort_records
 from .build import ConvSteps, LocomoQuery, trajectory
 
 __all__ = ["BENCHMARK", "BUDGETS", "MAIN_METHODS", "PRIMARY_BUDGET", "run_sweep"]
@@ -27,23 +27,8 @@ BENCHMARK = "locomo"
 BUDGETS = (128, 256, 512, 1024)
 PRIMARY_BUDGET = 512
 
-MAIN_METHODS: dict[str, Callable[[], Any]] = {
-    name: METHODS[name].factory
-    for name in (
-        "No LT Memory",
-        "Budget-Truncated Replay",
-        "Sliding Window",
-        "Periodic Summary",
-        "Flat Vector",
-        "Flat + MMR",
-        "Coverage-Aware",
-        "Disjoint Hierarchy",
-        "Tree Abstraction",
-        "OSU-Mem",
-        "OSU-Mem (disjoint)",
-        "OSU-Mem (no novelty)",
-    )
-}
+#: The paper's real-data method set (its τ-bench Table 11 rows), read from the registry.
+MAIN_METHODS: dict[str, Callable[[], Any]] = paper_methods("tau-bench")
 
 
 def _conv_task(
@@ -137,12 +122,7 @@ def run_sweep(
     membership = pd.DataFrame([r for r in flat if "_membership" in r])
     records = pd.DataFrame([r for r in flat if "_membership" not in r])
     if not records.empty:
-        names = [*MAIN_METHODS, *(m for m, _ in factories if m not in MAIN_METHODS)]
-        rank = {m: k for k, m in enumerate(names)}
-        records["_m"] = records["method"].map(rank)
-        records = (
-            records.sort_values(["_m", "budget", "episode_id", "query_id", "metric"], kind="stable")
-            .drop(columns="_m")
-            .reset_index(drop=True)
+        records = sort_records(
+            records, [*MAIN_METHODS, *(m for m, _ in factories if m not in MAIN_METHODS)]
         )
     return records, membership

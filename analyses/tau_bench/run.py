@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from osustat.analyses.runner import child_seeds, run_tasks
+from osustat.analyses.runner import child_seeds, run_tasks, sort_records
 from osustat.retrieval import (
     QueryOutcome,
     Trajectory,
@@ -265,12 +265,7 @@ def run_sweep(
     rows = [r for recs, _ in results for r in recs]
     records = pd.DataFrame(rows)
     if not records.empty:
-        names = [*MAIN_METHODS, *(m for m, _ in factories if m not in MAIN_METHODS)]
-        rank = {m: k for k, m in enumerate(names)}
-        records["_m"] = records["method"].map(rank)
-        records = (
-            records.sort_values(["_m", "budget", "episode_id", "query_id", "metric"], kind="stable")
-            .drop(columns="_m")
-            .reset_index(drop=True)
+        records = sort_records(
+            records, [*MAIN_METHODS, *(m for m, _ in factories if m not in MAIN_METHODS)]
         )
     return records, [info for _, info in results]
