@@ -58,3 +58,29 @@ def dose_response(
         ax.legend(fontsize=7)
     fig.tight_layout()
     return save_figure(fig, path, dpi=DPI, svg=True)
+
+
+def budget_curves(
+    means: Any, unit: str, title: str, path: Path, *, dpi: float | None = None
+) -> None:
+    """Hit@2 and Recall against the budget, one line per method (the paper's Figure 3 layout).
+
+    `means` has columns ``method``, ``metric``, ``budget`` and `unit` (the mean at that unit,
+    e.g. ``episode`` or ``conversation``); OSU-Mem variants are drawn solid, the rest dashed.
+    """
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=dpi)
+    for ax, metric in zip(axes, ("hit@2", "recall"), strict=True):
+        for meth in means["method"].drop_duplicates():
+            g = means[(means["method"] == meth) & (means["metric"] == metric)]
+            g = g.sort_values("budget")
+            style = "-" if meth.startswith("OSU") else "--"
+            ax.plot(g["budget"], g[unit], style, marker="o", label=meth)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("token budget B")
+        ax.set_ylabel(f"{metric} ({unit} level)")
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=7, loc="upper left")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    save_figure(fig, path)

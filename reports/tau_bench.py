@@ -15,8 +15,9 @@ from osustat.formatting import fmt_interval, fmt_number, fmt_signed
 from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _f
 
-from ._style import IntervalTest, interval_test_notes, pyplot, save_figure
+from ._style import IntervalTest, interval_test_notes
 from ._tau_sections import query_readings, stage_d_placement, twins_and_agents
+from .figures import budget_curves
 from .paper_values import PAPER
 
 __all__ = ["render_tau_bench", "write_figures"]
@@ -390,8 +391,6 @@ def _llm_section(w: Any, llm: dict[str, Any]) -> None:
 
 
 def write_figures(a: Any, out: Path) -> None:
-    plt = pyplot()
-
     from .cellwise import forest_plot
 
     if a.forest is not None:
@@ -401,25 +400,13 @@ def write_figures(a: Any, out: Path) -> None:
     t: pd.DataFrame = a.table11
     if t.empty:
         return
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
-    for ax, metric in zip(axes, ("hit@2", "recall"), strict=True):
-        for meth in t["method"].drop_duplicates():
-            g = t[(t["method"] == meth) & (t["metric"] == metric)].sort_values("budget")
-            ax.plot(
-                g["budget"],
-                g["episode"],
-                "-" if meth.startswith("OSU") else "--",
-                marker="o",
-                label=meth,
-            )
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("token budget B")
-        ax.set_ylabel(f"{metric} (episode level)")
-        ax.grid(alpha=0.3)
-    axes[1].legend(fontsize=7, loc="upper left")
-    fig.suptitle("τ-bench augmented cache: metric vs budget (Figure 3 layout)", fontsize=10)
-    fig.tight_layout()
-    save_figure(fig, out / "budget_curves.png")
+    budget_curves(
+        t,
+        "episode",
+        "τ-bench augmented cache: metric vs budget (Figure 3 layout)",
+        out / "budget_curves.png",
+        dpi=100,
+    )
 
 
 def _paper_table7(scope: Any, metric: str) -> str:

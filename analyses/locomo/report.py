@@ -563,22 +563,11 @@ def write_figures(a: LocomoAnalysis, out: Path) -> None:
         save_figure(fig, out / "budget_effects_hit.png")
     m = a.means
     if m["budget"].nunique() >= 2:
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for ax, metric in zip(axes, ("hit@2", "recall"), strict=True):
-            for meth in m["method"].drop_duplicates():
-                g = m[(m["method"] == meth) & (m["metric"] == metric)].sort_values("budget")
-                ax.plot(
-                    g["budget"],
-                    g["conversation"],
-                    "-" if meth.startswith("OSU") else "--",
-                    marker="o",
-                    label=meth,
-                )
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("token budget B")
-            ax.set_ylabel(f"{metric} (conversation level)")
-            ax.grid(alpha=0.3)
-        axes[1].legend(fontsize=7, loc="upper left")
-        fig.suptitle("LoCoMo: metric vs budget (Figure 3 layout)", fontsize=10)
-        fig.tight_layout()
-        save_figure(fig, out / "budget_curves.png")
+        from osustat.reports.figures import budget_curves
+
+        budget_curves(
+            m,
+            "conversation",
+            "LoCoMo: metric vs budget (Figure 3 layout)",
+            out / "budget_curves.png",
+        )
