@@ -73,8 +73,11 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm", alpha: float = 0.05) -
         raise ValueError(f"`pvalues` must lie in [0, 1]; bad values at positions {list_some(bad)}.")
     # Sidak's 1 - (1 - p)^m is computed as -expm1(m log1p(-p)): p = 1 takes log1p(-1) =
     # -inf, which gives the right adjusted value 1 but warns (issue 23); silence only that.
-    with np.errstate(divide="ignore"):
-        sm_reject, adjusted, _, _ = multipletests(p, alpha=alpha, method=method)
+    if method == "holm":
+        sm_reject, adjusted = _holm(p, alpha)
+    else:
+        with np.errstate(divide="ignore"):
+            sm_reject, adjusted, _, _ = multipletests(p, alpha=alpha, method=method)
     adjusted = np.minimum(np.asarray(adjusted, dtype=np.float64), 1.0)
     reject = np.asarray(sm_reject, dtype=bool)
     # statsmodels decides by comparing p with alpha / m (etc.) while the adjusted value is
@@ -90,6 +93,27 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm", alpha: float = 0.05) -
             "statsmodels' decisions disagree with its adjusted p-values beyond rounding."
         )
     return AdjustedPValues(reject=reject, pvalues_adjusted=adjusted, method=method, alpha=alpha)
+
+
+def _holm(p: NDArray[np.float64], alpha: float) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+    """Holm's step-down, statsmodels' ``multipletests(method='holm')`` line for line.
+
+    statsmodels' Holm branch ends with ``gc.collect()``, a full garbage collection per call
+    (0.2 s in a test process with a large heap; an analysis corrects one family per table).
+    The same arithmetic here gives the same decisions and bits (tests compare the two).
+    """
+    m = p.size
+    order = np.argsort(p)
+    ps = p[order]
+    notreject = ps > alpha / np.arange(m, 0, -1)
+    nr = np.nonzero(notreject)[0]
+    notreject[(nr.min() if nr.size else m) :] = True
+    adjusted_sorted = np.maximum.accumulate(ps * np.arange(m, 0, -1))
+    reject = np.empty(m, dtype=bool)
+    adjusted = np.empty(m)
+    reject[order] = ~notreject
+    adjusted[order] = adjusted_sorted
+    return reject, adjusted
 
 
 def stars(p: float) -> str:
