@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .multitest import CORRECTIONS
+from .stepdown import STEPDOWN_METHODS
 
 FAMILIES = ("per-metric-budget", "per-metric", "all")
 
@@ -17,9 +18,10 @@ FAMILIES = ("per-metric-budget", "per-metric", "all")
 def check_options(
     correction: str, alpha: Any, level: Any, resamples: Any, bootstrap_resamples: Any, seed: Any
 ) -> tuple[float, float, int, int, int]:
-    if correction not in (*CORRECTIONS, "none"):
+    if correction not in (*CORRECTIONS, *STEPDOWN_METHODS, "none"):
         raise ValueError(
-            f"`correction` must be one of {[*CORRECTIONS, 'none']}; got {correction!r}."
+            f"`correction` must be one of {[*CORRECTIONS, *STEPDOWN_METHODS, 'none']}; got "
+            f"{correction!r}."
         )
 
     def prob(x: Any, name: str) -> float:
@@ -45,47 +47,86 @@ def check_options(
     )
 
 
+#: A correction family's member: (index of the method pair, metric, budget).
+Table = tuple[int, str, int]
+
+
 def family_groups(
-    family: str | Sequence[Sequence[tuple[str, int]]], pairs: Sequence[tuple[str, int]]
-) -> list[tuple[str, list[tuple[str, int]]]]:
+    family: str | Sequence[Sequence[Any]],
+    pairs: Sequence[tuple[str, int]],
+    methods: Sequence[tuple[str, str]] = (("", ""),),
+) -> list[tuple[str, list[Table]]]:
+    """The declared families as lists of (method pair index, metric, budget) tables.
+
+    A named family spans every method pair (several treatments are corrected together); a
+    user group lists ``(metric, budget)`` pairs (every method pair's table there) or
+    ``(treatment, baseline, metric, budget)`` tuples (that method pair's table only).
+    """
+    every = range(len(methods))
     if isinstance(family, str):
         if family == "per-metric-budget":
-            return [(f"{m} @ {b}", [(m, b)]) for m, b in pairs]
+            return [(f"{m} @ {b}", [(k, m, b) for k in every]) for m, b in pairs]
         if family == "per-metric":
             metrics = list(dict.fromkeys(m for m, _ in pairs))
-            return [(m, [(x, b) for x, b in pairs if x == m]) for m in metrics]
+            return [(m, [(k, x, b) for x, b in pairs if x == m for k in every]) for m in metrics]
         if family == "all":
-            return [("all", list(pairs))]
+            return [("all", [(k, m, b) for m, b in pairs for k in every])]
         raise ValueError(
             f"`family` must be one of {list(FAMILIES)} or a list of groups of (metric, budget) "
             f"pairs; got {family!r}."
         )
-    groups: list[tuple[str, list[tuple[str, int]]]] = []
-    seen: dict[tuple[str, int], int] = {}
+    groups: list[tuple[str, list[Table]]] = []
+    seen: dict[Table, int] = {}
     for g, members in enumerate(family):
         ms = []
         for item in members:
-            try:
-                m, b = item
-                key = (str(m).strip().lower(), int(b))
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"`family` group {g} must hold (metric, budget) pairs; got {item!r}."
-                ) from None
-            if key not in pairs:
-                raise ValueError(
-                    f"`family` group {g} names {key}, which is not analysed; analysed "
-                    f"(metric, budget) pairs: {list(pairs)}."
-                )
-            if key in seen:
-                raise ValueError(f"`family`: {key} is in groups {seen[key]} and {g}.")
-            seen[key] = g
-            ms.append(key)
+            for key in _group_item(item, g, pairs, methods):
+                if key in seen:
+                    raise ValueError(
+                        f"`family`: {_named(key, methods)} is in groups {seen[key]} and {g}."
+                    )
+                seen[key] = g
+                ms.append(key)
         groups.append((f"group {g + 1}", ms))
-    missing = [p for p in pairs if p not in seen]
+    missing = [_named((k, m, b), methods) for m, b in pairs for k in every if (k, m, b) not in seen]
     if missing:
         raise ValueError(f"`family` leaves out analysed (metric, budget) pairs {missing}.")
     return groups
+
+
+def _named(key: Table, methods: Sequence[tuple[str, str]]) -> Any:
+    k, m, b = key
+    return (m, b) if len(methods) == 1 else (*methods[k], m, b)
+
+
+def _group_item(
+    item: Any, g: int, pairs: Sequence[tuple[str, int]], methods: Sequence[tuple[str, str]]
+) -> list[Table]:
+    """The tables one user group item names (see :func:`family_groups`)."""
+    try:
+        *who, m, b = item
+        key = (str(m).strip().lower(), int(b))
+        if len(who) not in (0, 2):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"`family` group {g} must hold (metric, budget) pairs or (treatment, baseline, "
+            f"metric, budget) tuples; got {item!r}."
+        ) from None
+    if key not in pairs:
+        raise ValueError(
+            f"`family` group {g} names {key}, which is not analysed; analysed "
+            f"(metric, budget) pairs: {list(pairs)}."
+        )
+    if not who:
+        return [(k, *key) for k in range(len(methods))]
+    pair = (str(who[0]), str(who[1]))
+    if pair not in methods:
+        raise ValueError(
+            f"`family` group {g} names the method pair {pair}, which is not compared; "
+            f"compared: {list(methods)}."
+        )
+    return [(list(methods).index(pair), *key)]
 
 
 def select(
@@ -140,3 +181,47 @@ def select(
             f"`budgets` {unknown_b} are not in the records; budgets present: {present_budgets}."
         )
     return ms, bs
+
+
+def _names(value: Any, what: str) -> list[str]:
+    if value is None:
+        return []
+    names = [value] if isinstance(value, str) else list(value)
+    if not names or not all(isinstance(x, str) and x for x in names):
+        raise TypeError(
+            f"`{what}` must be a method name or a non-empty list of them; got {value!r}."
+        )
+    return list(dict.fromkeys(names))
+
+
+def method_pairs(
+    df: pd.DataFrame, treatment: Any, baseline: Any, all_pairs: bool
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """The (treatment, baseline) pairs to compare and the methods of `df` left out of them.
+
+    Every treatment against every baseline (a name in both lists is not compared with
+    itself); with `all_pairs`, every pair of the methods named (in their order: the first
+    is the treatment), or of all methods in the records when none is named.
+    """
+    known = sorted(df["method"].unique().tolist())
+    treatments, baselines = _names(treatment, "treatment"), _names(baseline, "baseline")
+    for what, names in (("treatment", treatments), ("baseline", baselines)):
+        unknown = [x for x in names if x not in known]
+        if unknown:
+            said = f"method {unknown[0]!r} is" if len(unknown) == 1 else f"methods {unknown} are"
+            raise ValueError(f"`{what}` {said} not in the records; known methods: {known}.")
+    if all_pairs:
+        chosen = list(dict.fromkeys(treatments + baselines)) or known
+        pairs = [(a, b) for i, a in enumerate(chosen) for b in chosen[i + 1 :]]
+        if not pairs:
+            raise ValueError(f"`all_pairs` needs at least two methods; got {chosen}.")
+    else:
+        if not treatments or not baselines:
+            raise TypeError(
+                "give `treatment` and `baseline` (names or lists), or `all_pairs=True`."
+            )
+        pairs = [(t, b) for b in baselines for t in treatments if t != b]
+        if not pairs:
+            raise ValueError("`treatment` and `baseline` must be different methods.")
+    used = {x for p in pairs for x in p}
+    return pairs, [m for m in known if m not in used]

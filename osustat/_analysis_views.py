@@ -112,38 +112,51 @@ def _tex(text: str) -> str:
     return "".join(_TEX.get(ch, ch) for ch in text)
 
 
-def latex_table(res: AnalysisResult, *, digits: int = 3) -> str:
+def latex_table(res: AnalysisResult | list[AnalysisResult], *, digits: int = 3) -> str:
     """A ``tabular`` (booktabs) for a paper: one line per (comparison, cell), the two
     methods' means with the better one in bold, Δ with its significance marks as a
     superscript, W/T/L, d_z, CLES and the p the marks use.
 
-    Ties between the two means bold neither. Marks follow :func:`osustat.stars` on the
-    corrected p (raw p outside every family).
+    Several results (one per method pair of a multi-method analysis) give one table with
+    the treatment and baseline named on every line. Ties between the two means bold
+    neither. Marks follow :func:`osustat.stars` on the corrected p (raw p outside every
+    family).
     """
-    t_name, b_name = _tex(res.treatment), _tex(res.baseline)
-    lines = [
-        r"\begin{tabular}{llrrrrcrrr}",
-        r"\toprule",
-        f"Comparison & Cell & $n$ & {t_name} & {b_name} & $\\Delta$ & W/T/L & $d_z$ & CLES & "
-        r"$p$ \\",
-        r"\midrule",
-    ]
-    for c in res.comparisons:
-        for r in c.rows:
-            e = r.effect
-            t, b = f"{e.treatment_mean:.{digits}f}", f"{e.baseline_mean:.{digits}f}"
-            if float(t) > float(b):
-                t = rf"\textbf{{{t}}}"
-            elif float(b) > float(t):
-                b = rf"\textbf{{{b}}}"
-            p = _p(r)
-            mark = stars(p)
-            delta = _num(e.effect, digits) + (f"$^{{{mark}}}$" if mark else "")
-            p_text = "$<$.001" if p < 0.001 else f"{p:.3f}"
-            lines.append(
-                f"{_tex(c.heading)} & {_tex(r.label)} & {e.n} & {t} & {b} & {delta} & "
-                f"{e.wins}/{e.ties}/{e.losses} & {_num(e.effect_size_dz, 2)} & "
-                f"{_num(e.cles)} & {p_text} \\\\"
-            )
+    parts = res if isinstance(res, list) else [res]
+    several = len(parts) > 1
+    if several:
+        cols, head = "llllrrrrcrrr", r"Treatment & Baseline & Comparison & Cell & $n$ & "
+        head += r"treatment & baseline & $\Delta$ & W/T/L & $d_z$ & CLES & $p$ \\"
+    else:
+        t_name, b_name = _tex(parts[0].treatment), _tex(parts[0].baseline)
+        cols = "llrrrrcrrr"
+        head = (
+            f"Comparison & Cell & $n$ & {t_name} & {b_name} & $\\Delta$ & W/T/L & $d_z$ & CLES & "
+            r"$p$ \\"
+        )
+    lines = [rf"\begin{{tabular}}{{{cols}}}", r"\toprule", head, r"\midrule"]
+    for part in parts:
+        who = f"{_tex(part.treatment)} & {_tex(part.baseline)} & " if several else ""
+        for c in part.comparisons:
+            for r in c.rows:
+                lines.append(who + _latex_line(c.heading, r, digits))
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
+
+
+def _latex_line(heading: str, r: Row, digits: int) -> str:
+    e = r.effect
+    t, b = f"{e.treatment_mean:.{digits}f}", f"{e.baseline_mean:.{digits}f}"
+    if float(t) > float(b):
+        t = rf"\textbf{{{t}}}"
+    elif float(b) > float(t):
+        b = rf"\textbf{{{b}}}"
+    p = _p(r)
+    mark = stars(p)
+    delta = _num(e.effect, digits) + (f"$^{{{mark}}}$" if mark else "")
+    p_text = "$<$.001" if p < 0.001 else f"{p:.3f}"
+    return (
+        f"{_tex(heading)} & {_tex(r.label)} & {e.n} & {t} & {b} & {delta} & "
+        f"{e.wins}/{e.ties}/{e.losses} & {_num(e.effect_size_dz, 2)} & "
+        f"{_num(e.cles)} & {p_text} \\\\"
+    )

@@ -27,16 +27,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from osustat.power import PowerValue
 from osustat.schema import validate_records
 from osustat.wording import describe_verdict
 
-from ._analysis_options import check_options, family_groups, select
+from ._analysis_options import check_options, family_groups, method_pairs, select
 from ._validation import renamed
+from .analysis_multi import MultiAnalysisResult
 from .analysis_result import AnalysisResult, Comparison, Row
 from .cells import CELLS, cell_codes
 from .cellwise import (
@@ -50,6 +53,8 @@ from .multitest import adjust_pvalues
 from .power import minimum_detectable_effect
 from .provenance import Provenance, command_line, package_versions
 from .records import paired
+from .stepdown import STEPDOWN_METHODS, westfall_young
+from .streams import stream_seed
 
 __all__ = ["analyze"]
 
@@ -61,12 +66,13 @@ def _records_digest(df: pd.DataFrame) -> str:
 def analyze(
     records: pd.DataFrame | str | Path,
     *,
-    treatment: str,
-    baseline: str,
+    treatment: str | Sequence[str] | None = None,
+    baseline: str | Sequence[str] | None = None,
+    all_pairs: bool = False,
     metrics: Iterable[str] | str | None = None,
     budgets: Iterable[int] | int | None = None,
     unit: str = "query",
-    family: str | Sequence[Sequence[tuple[str, int]]] = "per-metric-budget",
+    family: str | Sequence[Sequence[Any]] = "per-metric-budget",
     correction: str = "holm",
     alpha: float = 0.05,
     level: float = 0.95,
@@ -79,7 +85,7 @@ def analyze(
     input_notes: Sequence[str] = (),
     resamples: int | None = None,
     seed: int | None = None,
-) -> AnalysisResult:
+) -> AnalysisResult | MultiAnalysisResult:
     """Cell-conditional analysis of `treatment` vs `baseline` over metrics and budgets.
 
     Parameters
@@ -89,8 +95,14 @@ def analyze(
         (read with :func:`osustat.load_records` and hashed for the provenance), e.g. from
         :func:`osustat.io.reading.read_records`, :func:`osustat.records_from_trec` or
         :func:`osustat.records_from_retrievals` (``.records``).
-    treatment, baseline : str
-        Method names.
+    treatment, baseline : str or list of str
+        Method names. Two names give one comparison and an :class:`AnalysisResult` (as
+        always); a list on either side compares every treatment with every baseline and
+        gives a :class:`MultiAnalysisResult` whose families span the method pairs.
+    all_pairs : bool
+        Compare every pair of the methods named in `treatment` and `baseline` (the first
+        named is the treatment), or of every method in the records when none is named; gives
+        a :class:`MultiAnalysisResult`.
     metrics : str or iterable of str, optional
         Default: every metric in the records except ``tokens`` (a cost, not an outcome).
     budgets : int or iterable of int, optional
@@ -99,7 +111,9 @@ def analyze(
     family : {'per-metric-budget', 'per-metric', 'all'} or list of groups
         The correction family (module docstring).
     correction : str
-        One of :data:`osustat.multitest.CORRECTIONS` or ``'none'``.
+        One of :data:`osustat.multitest.CORRECTIONS`, ``'maxt'`` or ``'minp'`` (Westfall–Young
+        step-down over one sign-flip matrix shared by every test of the family:
+        :func:`osustat.stepdown.westfall_young`), or ``'none'``.
     alpha : float
         Family-wise level (FDR level for ``fdr_*``).
     level : float
@@ -124,7 +138,10 @@ def analyze(
 
     Returns
     -------
-    AnalysisResult
+    AnalysisResult or MultiAnalysisResult
+        One comparison (two method names) or several (a list, or `all_pairs`). Methods of
+        the records that no pair uses are listed in ``methods_not_compared`` and in the
+        provenance's exclusions (never silently ignored).
 
     Examples
     --------
@@ -164,6 +181,8 @@ def analyze(
         if benchmark not in known:
             raise ValueError(f"`benchmark` {benchmark!r} is not in the records; known: {known}.")
         df = df.select_rows(df["benchmark"] == benchmark)  # still validated
+    methods, unused = method_pairs(df, treatment, baseline, all_pairs)
+    single = isinstance(treatment, str) and isinstance(baseline, str) and not all_pairs
     ms, bs = select(df, metrics, budgets)
     # A TREC measure with its own cut-off (nDCG@10) is recorded at one depth only: the
     # comparisons are the (metric, budget) pairs the records hold, never an empty one.
@@ -174,37 +193,126 @@ def analyze(
             f"no record has any of the metrics {ms} at any of the budgets {bs}; pairs present: "
             f"{sorted(present)[:10]}."
         )
-    groups = family_groups(family, pairs)
+    groups = family_groups(family, pairs, methods)
 
+    # Every method pair gets the same child seeds: a pair's rows equal its analysis alone.
     seeds = np.random.SeedSequence(seed).spawn(len(pairs))
-    raw: list[tuple[str, int, CellConditionalResult]] = []
-    for k, (metric, budget) in enumerate(pairs):
-        data = paired(
-            df, treatment, baseline, metric=metric, budget=budget, unit=unit, benchmark=benchmark
+    raw: list[list[tuple[str, int, CellConditionalResult]]] = []
+    for t, b in tqdm(methods, desc="method pairs", disable=len(methods) < 3, leave=False):
+        raw.append([])
+        for k, (metric, budget) in enumerate(pairs):
+            data = paired(df, t, b, metric=metric, budget=budget, unit=unit, benchmark=benchmark)
+            res = cell_conditional(
+                data,
+                n_resamples=resamples,
+                bootstrap_resamples=bootstrap_resamples,
+                level=level,
+                alpha=alpha,
+                rng=np.random.default_rng(seeds[k]),
+            )
+            raw[-1].append((metric, budget, res))
+
+    has_cells = any(res.cells for part in raw for _, _, res in part)
+    tested = {
+        (p, k): list(res.cells) if has_cells else [res.aggregate]
+        for p, part in enumerate(raw)
+        for k, (_, _, res) in enumerate(part)
+    }
+    adjusted = _adjust(raw, tested, groups, correction, alpha, resamples, seed)
+
+    every = [
+        _comparisons(
+            raw[p], tested, adjusted, p, alpha=alpha, correction=correction, kind=budget_kind
         )
-        res = cell_conditional(
-            data,
-            n_resamples=resamples,
-            bootstrap_resamples=bootstrap_resamples,
-            level=level,
+        for p in range(len(methods))
+    ]
+    exclusions = [x for _, excl in every for x in excl]
+    if unused:
+        exclusions.append(
+            (
+                f"methods in the records not compared ({', '.join(unused)}): name them as "
+                "treatment or baseline, or pass all_pairs (--all-pairs), to compare them",
+                len(unused),
+            )
+        )
+    prov = _provenance(
+        provenance,
+        df,
+        seed,
+        resamples,
+        bootstrap_resamples,
+        exclusions,
+        simulated=[
+            r.mde
+            for comps, _ in every
+            for c in comps
+            for r in c.rows
+            if r.mde_method in ("simulation", "empirical")
+        ],
+    )
+    family_name = family if isinstance(family, str) else "user"
+    members = "per-cell tests" if has_cells else "aggregate tests"
+    results = tuple(
+        AnalysisResult(
+            treatment=t,
+            baseline=b,
+            unit=unit,
+            benchmark=benchmark,
+            family=family_name,
+            family_groups=tuple(
+                (g, tuple((m, bb) for q, m, bb in keys if q == p)) for g, keys in groups
+            ),
+            correction=correction,
             alpha=alpha,
-            rng=np.random.default_rng(seeds[k]),
+            level=level,
+            resamples=resamples,
+            bootstrap_resamples=bootstrap_resamples,
+            seed=seed,
+            budget_kind=budget_kind,
+            comparisons=tuple(every[p][0]),
+            provenance=prov,
+            input_notes=tuple(input_notes),
+            family_members=members,
+            methods_not_compared=tuple(unused),
         )
-        raw.append((metric, budget, res))
+        for p, (t, b) in enumerate(methods)
+    )
+    if single:
+        return results[0]
+    return MultiAnalysisResult(
+        pairs=tuple(methods),
+        results=results,
+        family=family_name,
+        family_groups=tuple(
+            (g, tuple((*methods[q], m, b) for q, m, b in keys)) for g, keys in groups
+        ),
+        correction=correction,
+        alpha=alpha,
+        provenance=prov,
+        methods_not_compared=tuple(unused),
+    )
 
-    has_cells = any(res.cells for _, _, res in raw)
-    tested = [list(res.cells) if has_cells else [res.aggregate] for _, _, res in raw]
-    adjusted = _adjust(raw, tested, groups, correction, alpha)
 
+def _comparisons(
+    raw: Sequence[tuple[str, int, CellConditionalResult]],
+    tested: dict[tuple[int, int], list[CellEffect]],
+    adjusted: dict[tuple[int, int, int], tuple[float, str, int]],
+    p: int,
+    *,
+    alpha: float,
+    correction: str,
+    kind: str,
+) -> tuple[list[Comparison], list[tuple[str, int]]]:
+    """One method pair's tables (rows with their family's corrected p) and exclusions."""
     comparisons = []
     exclusions: list[tuple[str, int]] = []
     for k, (metric, budget, res) in enumerate(raw):
-        where = f"depth {budget}" if budget_kind == "depth" else f"B = {budget}"
+        where = f"depth {budget}" if kind == "depth" else f"B = {budget}"
         heading = f"{metric} at {where}"
         rows = []
         for e in (*res.cells, res.aggregate):
-            pos = next((i for i, x in enumerate(tested[k]) if x is e), None)
-            family_info = adjusted[(k, pos)] if pos is not None else (None, None, 0)
+            pos = next((i for i, x in enumerate(tested[(p, k)]) if x is e), None)
+            family_info = adjusted[(p, k, pos)] if pos is not None else (None, None, 0)
             rows.append(_row(res, e, family_info, alpha=alpha, correction=correction))
         for c, n in res.excluded_cells.items():
             exclusions.append(
@@ -217,62 +325,55 @@ def analyze(
         comparisons.append(
             Comparison(metric=metric, budget=budget, heading=heading, result=res, rows=tuple(rows))
         )
-    return AnalysisResult(
-        treatment=treatment,
-        baseline=baseline,
-        unit=unit,
-        benchmark=benchmark,
-        family=family if isinstance(family, str) else "user",
-        family_groups=tuple((g, tuple(ps)) for g, ps in groups),
-        correction=correction,
-        alpha=alpha,
-        level=level,
-        resamples=resamples,
-        bootstrap_resamples=bootstrap_resamples,
-        seed=seed,
-        budget_kind=budget_kind,
-        comparisons=tuple(comparisons),
-        provenance=_provenance(
-            provenance,
-            df,
-            seed,
-            resamples,
-            bootstrap_resamples,
-            exclusions,
-            simulated=[
-                r.mde
-                for c in comparisons
-                for r in c.rows
-                if r.mde_method in ("simulation", "empirical")
-            ],
-        ),
-        input_notes=tuple(input_notes),
-        family_members="per-cell tests" if has_cells else "aggregate tests",
-    )
+    return comparisons, exclusions
 
 
 def _adjust(
-    raw: Sequence[tuple[str, int, CellConditionalResult]],
-    tested: Sequence[Sequence[CellEffect]],
-    groups: Sequence[tuple[str, Sequence[tuple[str, int]]]],
+    raw: Sequence[Sequence[tuple[str, int, CellConditionalResult]]],
+    tested: dict[tuple[int, int], list[CellEffect]],
+    groups: Sequence[tuple[str, Sequence[tuple[int, str, int]]]],
     correction: str,
     alpha: float,
-) -> dict[tuple[int, int], tuple[float, str, int]]:
-    """(comparison, tested row) -> (corrected p, family name, family size m)."""
-    adjusted: dict[tuple[int, int], tuple[float, str, int]] = {}
-    for g, ps in groups:
+    resamples: int,
+    seed: int,
+) -> dict[tuple[int, int, int], tuple[float, str, int]]:
+    """(method pair, comparison, tested row) -> (corrected p, family name, family size m).
+
+    The step-down corrections (``'maxt'``, ``'minp'``) resample every test of a family
+    with one sign per unit (:func:`osustat.stepdown.westfall_young`), from the family's own
+    named stream (:func:`osustat.streams.stream_seed`); the corrected p is never below the
+    row's raw p (the step-down's own marginal p estimates the same number with other sign
+    vectors).
+    """
+    adjusted: dict[tuple[int, int, int], tuple[float, str, int]] = {}
+    for g, keys in groups:
         idx = [
-            (k, j) for k, (m, b, _) in enumerate(raw) if (m, b) in ps for j in range(len(tested[k]))
+            (p, k, j)
+            for p, part in enumerate(raw)
+            for k, (m, b, _) in enumerate(part)
+            if (p, m, b) in keys
+            for j in range(len(tested[(p, k)]))
         ]
         if not idx:
             continue
-        pv = [tested[k][j].test.pvalue for k, j in idx]
+        pv = [tested[(p, k)][j].test.pvalue for p, k, j in idx]
         if correction == "none":
             adj = pv
+        elif correction in STEPDOWN_METHODS:
+            units = [_unit_values(raw[p][k][2], tested[(p, k)][j]) for p, k, j in idx]
+            wy = westfall_young(
+                [d for _, d in units],
+                [u for u, _ in units],
+                method=correction,
+                n_resamples=resamples,
+                alpha=alpha,
+                rng=np.random.default_rng(stream_seed(seed, "westfall-young", g)),
+            )
+            adj = np.maximum(wy.pvalues_adjusted, pv).tolist()
         else:
             adj = adjust_pvalues(pv, method=correction, alpha=alpha).pvalues_adjusted.tolist()
-        for (k, j), p in zip(idx, adj, strict=True):
-            adjusted[(k, j)] = (min(float(p), 1.0), g, len(idx))
+        for key, q in zip(idx, adj, strict=True):
+            adjusted[key] = (min(float(q), 1.0), g, len(idx))
     return adjusted
 
 
@@ -362,8 +463,17 @@ def _provenance(
     )
 
 
-def _diffs(res: CellConditionalResult, e: CellEffect) -> np.ndarray:
-    d = res.paired.differences
+def _mask(res: CellConditionalResult, e: CellEffect) -> np.ndarray:
     if e.cell is None or res.paired.cells is None:
-        return d
-    return d[cell_codes(res.paired.cells) == CELLS.index(e.cell)]
+        return np.ones(res.paired.n, dtype=bool)
+    return cell_codes(res.paired.cells) == CELLS.index(e.cell)
+
+
+def _diffs(res: CellConditionalResult, e: CellEffect) -> np.ndarray:
+    return res.paired.differences[_mask(res, e)]
+
+
+def _unit_values(res: CellConditionalResult, e: CellEffect) -> tuple[np.ndarray, np.ndarray]:
+    """The row's units (ids shared across method pairs, metrics and budgets) and differences."""
+    mask = _mask(res, e)
+    return res.paired.ids[mask], res.paired.differences[mask]

@@ -134,6 +134,7 @@ class AnalysisResult:
     provenance: Provenance
     input_notes: tuple[str, ...] = ()
     family_members: str = "per-cell tests"
+    methods_not_compared: tuple[str, ...] = ()
     _figures: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     # -- text --------------------------------------------------------------------------
@@ -153,7 +154,7 @@ class AnalysisResult:
 
     def family_sentence(self) -> str:
         name = CORRECTION_NAMES.get(self.correction, self.correction)
-        sizes = [len(self._members(g)) for g, _ in self.family_groups]
+        sizes = [self.family_size(g) for g, _ in self.family_groups]
         if not any(sizes):
             return (
                 "- Correction family: none (no tests to correct); every p is reported raw and "
@@ -164,7 +165,7 @@ class AnalysisResult:
             "per-metric": "one family per metric across budgets",
             "all": "one family of every test of this report",
         }.get(self.family, "the user's families")
-        listing = "; ".join(f"{g}: m = {len(self._members(g))}" for g, _ in self.family_groups if g)
+        listing = "; ".join(f"{g}: m = {self.family_size(g)}" for g, _ in self.family_groups if g)
         outside = (
             "aggregate rows are outside every family (raw p in both columns)"
             if self.family_members == "per-cell tests"
@@ -177,6 +178,11 @@ class AnalysisResult:
 
     def _members(self, group: str) -> list[Row]:
         return [r for c in self.comparisons for r in c.rows if r.family == group]
+
+    def family_size(self, group: str) -> int:
+        """m of a family: its tests over every method pair of the analysis (a
+        :class:`MultiAnalysisResult`'s families span the pairs), 0 for an empty one."""
+        return max((r.family_size for r in self._members(group)), default=0)
 
     # -- data --------------------------------------------------------------------------
 
@@ -301,7 +307,7 @@ class AnalysisResult:
             "families": {
                 g: {
                     "members": [list(m) for m in ms],
-                    "m": len(self._members(g)),
+                    "m": self.family_size(g),
                 }
                 for g, ms in self.family_groups
             },
@@ -314,6 +320,7 @@ class AnalysisResult:
             "resamples": self.resamples,
             "bootstrap_resamples": self.bootstrap_resamples,
             "input_notes": list(self.input_notes),
+            "methods_not_compared": list(self.methods_not_compared),
             "provenance": self.provenance.to_dict(),
             "comparisons": comps,
         }

@@ -22,6 +22,8 @@ CORRECTION_NAMES = {
     "hommel": "Hommel",
     "fdr_bh": "Benjamini–Hochberg (FDR)",
     "fdr_by": "Benjamini–Yekutieli (FDR)",
+    "maxt": "Westfall–Young step-down maxT",
+    "minp": "Westfall–Young step-down minP",
     "none": "no correction",
 }
 

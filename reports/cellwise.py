@@ -16,10 +16,18 @@ from osustat.wording import UNDERPOWERED, mde_description
 from ._style import DPI, IntervalTest, interval_test_notes, pyplot, save_figure
 
 if TYPE_CHECKING:
+    from osustat.analysis_multi import MultiAnalysisResult
     from osustat.analysis_result import AnalysisResult, Comparison
     from osustat.cellwise import CellConditionalResult
 
-__all__ = ["budget_effects_plot", "forest_plot", "render_analysis", "write_figures"]
+__all__ = [
+    "budget_effects_plot",
+    "forest_plot",
+    "render_analysis",
+    "render_multi_analysis",
+    "write_figures",
+    "write_multi_figures",
+]
 
 
 def _sig(p: float | None) -> str:
@@ -96,16 +104,99 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
     `figures` maps a comparison heading to its forest plot's base name, and ``('budgets',
     metric)`` to the budget plot's base name (each written as ``.svg`` and ``.png``).
     """
-    title = f"Cell-conditional analysis: {res.treatment} vs {res.baseline}"
+    out = _head(
+        res,
+        f"Cell-conditional analysis: {res.treatment} vs {res.baseline}",
+        f"Treatment `{res.treatment}` vs baseline `{res.baseline}`",
+        "",
+        res.family_sentence(),
+        res.methods_not_compared,
+    )
+    out += _sections(res, figures, "##")
+    out += _budget_figures(res, figures, "##")
+    out += res.provenance.markdown()
+    return "\n".join(out)
+
+
+def render_multi_analysis(res: MultiAnalysisResult, figures: dict[Any, str]) -> str:
+    """The markdown report of several method pairs: the family over all of them, a summary
+    of Δ and corrected p per pair, then each pair's tables (as :func:`render_analysis`).
+
+    `figures` maps ``(pair index, key)`` to base names, `key` as in :func:`render_analysis`.
+    """
+    names = ", ".join(f"{t} vs {b}" for t, b in res.pairs)
+    out = _head(
+        res.first,
+        f"Cell-conditional analysis of {len(res.pairs)} method pairs",
+        f"Method pairs (treatment vs baseline): {names}",
+        " Each pair's raw numbers equal its analysis alone with the same seed.",
+        res.family_sentence(),
+        res.methods_not_compared,
+    )
+    out += [
+        "## Summary: Δ (marks on the corrected p) and corrected p, per pair (raw p for "
+        "aggregate rows outside every family)",
+        "",
+    ]
+    out += _summary(res)
+    out.append("")
+    for k, pair in enumerate(res.results):
+        mine = {key: name for (q, key), name in figures.items() if q == k}
+        out += [f"## {pair.treatment} vs {pair.baseline}", ""]
+        out += _sections(pair, mine, "###")
+        out += _budget_figures(pair, mine, "###")
+    out += res.provenance.markdown()
+    return "\n".join(out)
+
+
+def _head(
+    res: AnalysisResult,
+    title: str,
+    who: str,
+    after: str,
+    family: str,
+    not_compared: tuple[str, ...],
+) -> list[str]:
+    """Title, input notes, who is compared on which unit, the family and the legend."""
     out = [f"# {title}", ""]
     out += [f"- {n}" for n in res.input_notes]
-    n_seeds = res.comparisons[0].result.paired.n_seeds
     out += [
-        f"- Treatment `{res.treatment}` vs baseline `{res.baseline}`; unit of analysis: "
-        f"{res.unit}; seeds averaged per unit: {n_seeds}"
+        f"- {who}; unit of analysis: {res.unit}; seeds averaged per unit: "
+        f"{res.comparisons[0].result.paired.n_seeds}"
         + (f"; benchmark `{res.benchmark}`" if res.benchmark else "")
-        + ".",
-        res.family_sentence(),
+        + f".{after}",
+        family,
+    ]
+    if not_compared:
+        out.append(
+            f"- Not compared: {len(not_compared)} method(s) of the records "
+            f"({', '.join(not_compared)}) are in no pair; name them as treatment or baseline, "
+            "or pass --all-pairs (all_pairs=True)."
+        )
+    return out + _method_lines(res)
+
+
+def _summary(res: MultiAnalysisResult) -> list[str]:
+    heads = [f"{t} − {b}" for t, b in res.pairs]
+    lines = [
+        "| comparison | cell | " + " | ".join(heads) + " |",
+        "|---|---|" + "---|" * len(heads),
+    ]
+    first = res.first
+    for c, comp in enumerate(first.comparisons):
+        for i, row in enumerate(comp.rows):
+            cells = []
+            for pair in res.results:
+                r = pair.comparisons[c].rows[i]
+                shown = r.pvalue_adjusted if r.pvalue_adjusted is not None else r.pvalue
+                cells.append(f"{fmt_signed(r.effect.effect)}{_sig(shown)} ({fmt_p(shown)})")
+            lines.append(f"| {comp.heading} | {row.label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _method_lines(res: AnalysisResult) -> list[str]:
+    """The MDE, seed and test/interval/mark legend lines shared by every analysis report."""
+    return [
         f"- MDE: the smallest true Δ that the test each row runs detects with power .80, at "
         f"the level the row is tested at (α/m inside a corrected family of m tests, "
         f"α = {res.alpha:g} otherwise), computed from the row's differences by the method "
@@ -127,9 +218,32 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
         "chance the treatment beats the baseline on a unit drawn at random (ties half).",
         "",
     ]
+
+
+def _budget_figures(res: AnalysisResult, figures: dict[Any, str], level: str) -> list[str]:
+    """The closing section with each metric's effect-by-budget figure (if any)."""
+    out: list[str] = []
+    closing = [(m, figures[("budgets", m)]) for m in _metrics(res) if ("budgets", m) in figures]
+    if closing:
+        axis = "depth" if res.budget_kind == "depth" else "budget"
+        out += [f"{level} Effects across {axis}s", ""]
+        for metric, name in closing:
+            out += [
+                f"![Effect on {metric} by {axis}]({name}.png)",
+                "",
+                f"*Figure: Δ {metric} (per cell and aggregate) against the {res.budget_axis}, with "
+                f"{_ci_caption(res)}. Vector version: [{name}.svg]({name}.svg).*",
+                "",
+            ]
+    return out
+
+
+def _sections(res: AnalysisResult, figures: dict[Any, str], level: str) -> list[str]:
+    """One section per (metric, budget) comparison: its table, notes and forest plot."""
+    out: list[str] = []
     for comp in res.comparisons:
         r = comp.result
-        out += [f"## {comp.heading}", ""]
+        out += [f"{level} {comp.heading}", ""]
         out += _table(res, comp)
         out += _agreement(res, comp)
         out.append("")
@@ -189,20 +303,7 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
                 f"Vector version: [{name}.svg]({name}.svg).*",
             ]
         out.append("")
-    closing = [(m, figures[("budgets", m)]) for m in _metrics(res) if ("budgets", m) in figures]
-    if closing:
-        axis = "depth" if res.budget_kind == "depth" else "budget"
-        out += [f"## Effects across {axis}s", ""]
-        for metric, name in closing:
-            out += [
-                f"![Effect on {metric} by {axis}]({name}.png)",
-                "",
-                f"*Figure: Δ {metric} (per cell and aggregate) against the {res.budget_axis}, with "
-                f"{_ci_caption(res)}. Vector version: [{name}.svg]({name}.svg).*",
-                "",
-            ]
-    out += res.provenance.markdown()
-    return "\n".join(out)
+    return out
 
 
 def _metrics(res: AnalysisResult) -> list[str]:
@@ -213,15 +314,15 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "" for ch in text.replace("@", ""))
 
 
-def write_figures(res: AnalysisResult, folder: Path) -> dict[Any, str]:
+def write_figures(res: AnalysisResult, folder: Path, *, stem: str = "") -> dict[Any, str]:
     """Write the forest plots (one per comparison with cells) and budget plots (one per
     metric with two or more budgets) as SVG + PNG into `folder`; return the name map for
-    :func:`render_analysis`."""
+    :func:`render_analysis`. `stem` starts every file name (one per method pair)."""
     names: dict[Any, str] = {}
     prefix = "depth" if res.budget_kind == "depth" else "B"
     for comp in res.comparisons:
         if comp.result.cells:
-            name = f"forest-{_slug(comp.metric)}-{prefix}{comp.budget}"
+            name = f"{stem}forest-{_slug(comp.metric)}-{prefix}{comp.budget}"
             forest_plot(
                 comp.result,
                 folder / f"{name}.png",
@@ -231,7 +332,7 @@ def write_figures(res: AnalysisResult, folder: Path) -> dict[Any, str]:
     for metric in _metrics(res):
         chosen = [c.result for c in res.comparisons if c.metric == metric]
         if len(chosen) >= 2:
-            name = f"{'depths' if res.budget_kind == 'depth' else 'budgets'}-{_slug(metric)}"
+            name = f"{stem}{'depths' if res.budget_kind == 'depth' else 'budgets'}-{_slug(metric)}"
             budget_effects_plot(
                 chosen,
                 metric,
@@ -240,6 +341,17 @@ def write_figures(res: AnalysisResult, folder: Path) -> dict[Any, str]:
                 xlabel=res.budget_axis,
             )
             names[("budgets", metric)] = name
+    return names
+
+
+def write_multi_figures(res: MultiAnalysisResult, folder: Path) -> dict[Any, str]:
+    """Each pair's figures (:func:`write_figures`), file names starting with the pair;
+    keys ``(pair index, key)`` for :func:`render_multi_analysis`."""
+    names: dict[Any, str] = {}
+    for k, pair in enumerate(res.results):
+        stem = f"{_slug(pair.treatment)}-vs-{_slug(pair.baseline)}-"
+        for key, name in write_figures(pair, folder, stem=stem).items():
+            names[(k, key)] = name
     return names
 
 

@@ -52,6 +52,7 @@ def _analyze(args: argparse.Namespace) -> int:
     if args.metric is not None and not metrics:
         raise UsageError("`--metric` is empty; give comma-separated metric names.")
     family = _family(args.family)
+    treatment, baseline = _methods(args)
     if args.json and args.json != "-" and Path(args.json).is_dir():
         raise UsageError(f"`--json` {args.json!r} is a folder; give a file name.")
     _check_out(args)
@@ -77,8 +78,9 @@ def _analyze(args: argparse.Namespace) -> int:
     try:
         result = analyze(
             records,
-            treatment=args.treatment,
-            baseline=args.baseline,
+            treatment=treatment,
+            baseline=baseline,
+            all_pairs=args.all_pairs,
             metrics=metrics,
             budgets=budgets,
             unit=args.unit,
@@ -105,6 +107,13 @@ def _analyze(args: argparse.Namespace) -> int:
             msg += " Measures such as nDCG@10 or AP come from --measure (needs ir_measures)."
         raise ValueError(msg) from None
     _register_renderers()
+    if result.methods_not_compared:
+        print(
+            "osustat analyze: warning: methods loaded but in no pair (not compared): "
+            f"{', '.join(result.methods_not_compared)}; list them in --treatment/--baseline "
+            "or pass --all-pairs.",
+            file=sys.stderr,
+        )
     if args.out:
         out = result.save(args.out, force=args.force)
         print(f"wrote {out / 'report.md'} and {out / 'results.json'}", file=sys.stderr)
@@ -121,13 +130,40 @@ def _analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _methods(args: argparse.Namespace) -> tuple[str | list[str] | None, str | list[str] | None]:
+    """--treatment/--baseline: one name each (one comparison, today's report) or
+    comma-separated lists (every treatment against every baseline); --all-pairs alone takes
+    every method of the records."""
+    named: list[str | list[str] | None] = []
+    for option, text in (("--treatment", args.treatment), ("--baseline", args.baseline)):
+        if text is None:
+            named.append(None)
+            continue
+        names = _split(text)
+        if not names:
+            raise UsageError(f"`{option}` is empty; give a method name or a comma-separated list.")
+        named.append(names[0] if len(names) == 1 and "," not in text else names)
+    if not args.all_pairs and (named[0] is None or named[1] is None):
+        raise UsageError(
+            "give --treatment and --baseline (names or comma-separated lists), or --all-pairs."
+        )
+    return named[0], named[1]
+
+
 def _register_renderers() -> None:
     """Wire the shipped renderers of core results (the composition root's job)."""
     from osustat.renderers import register_renderer
-    from osustat.reports.cellwise import render_analysis, write_figures
+    from osustat.reports.cellwise import (
+        render_analysis,
+        render_multi_analysis,
+        write_figures,
+        write_multi_figures,
+    )
 
     register_renderer("analysis-markdown", render_analysis)
     register_renderer("analysis-figures", write_figures)
+    register_renderer("analysis-multi-markdown", render_multi_analysis)
+    register_renderer("analysis-multi-figures", write_multi_figures)
 
 
 # -- check-retriever ----------------------------------------------------------------------
@@ -157,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     from osustat.cli.data import add_data_parser
     from osustat.cli.reproduce import add_reproduce_parser
     from osustat.multitest import CORRECTIONS
+    from osustat.stepdown import STEPDOWN_METHODS
 
     parser = argparse.ArgumentParser(
         prog="osustat",
@@ -166,8 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     an = sub.add_parser(
         "analyze",
-        help="cell-conditional report of treatment vs baseline",
-        description="Cell-conditional report of treatment vs baseline (osustat.analyze).",
+        help="cell-conditional report of treatment(s) vs baseline(s)",
+        description="Cell-conditional report of treatment vs baseline, or of several method "
+        "pairs corrected together (osustat.analyze).",
     )
     an.add_argument(
         "records",
@@ -176,8 +214,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="records file (.csv, .jsonl or .parquet; long schema), or raw retrievals "
         "(with --evidence), or a TREC run (with --qrels)",
     )
-    an.add_argument("--treatment", required=True, help="method name of the treatment")
-    an.add_argument("--baseline", required=True, help="method name of the baseline")
+    an.add_argument(
+        "--treatment",
+        default=None,
+        metavar="A[,B...]",
+        help="method name of the treatment, or comma-separated names: every treatment is "
+        "compared with every baseline and the correction families span the pairs",
+    )
+    an.add_argument(
+        "--baseline", default=None, metavar="X[,Y...]", help="method name(s) of the baseline"
+    )
+    an.add_argument(
+        "--all-pairs",
+        action="store_true",
+        help="compare every pair of the methods named in --treatment/--baseline, or of every "
+        "method loaded when none is named",
+    )
     an.add_argument(
         "--metric",
         default=None,
@@ -206,9 +258,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     an.add_argument(
         "--correction",
-        choices=(*CORRECTIONS, "none"),
+        choices=(*CORRECTIONS, *STEPDOWN_METHODS, "none"),
         default="holm",
-        help="multiple-testing correction within each family (default holm)",
+        help="multiple-testing correction within each family (default holm); maxt/minp: "
+        "Westfall-Young step-down over one sign-flip matrix shared by the family's tests "
+        "(uses their dependence; docs/statistics.md)",
     )
     an.add_argument(
         "--alpha", type=float, default=0.05, help="family-wise level (FDR for fdr_*), in (0, 1)"

@@ -1,0 +1,77 @@
+"""`osustat analyze` with several methods: every loaded method is compared or named as left
+out, lists and --all-pairs give one report whose families span the pairs."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from osustat.cli.main import main
+
+TREC = Path(__file__).resolve().parents[1] / "examples" / "trec"
+QRELS = TREC / "qrels.txt"
+FAST = ["--resamples", "499", "--bootstrap-resamples", "99", "--zero-fill", "--depth", "10"]
+
+
+@pytest.fixture
+def runs(tmp_path):
+    """Three named runs: bm25, rm3 and a third one (bm25's scores with its top two
+    documents swapped per topic)."""
+    lines = (TREC / "bm25.run").read_text().splitlines()
+    out = []
+    for line in lines:
+        q, z, doc, rank, score, _ = line.split()
+        s = float(score) + (0.75 if rank == "2" else 0.0)
+        out.append(f"{q} {z} {doc} {rank} {s} third")
+    third = tmp_path / "third.run"
+    third.write_text("\n".join(out) + "\n")
+    return [
+        *("--run", f"bm25={TREC / 'bm25.run'}"),
+        *("--run", f"rm3={TREC / 'rm3.run'}"),
+        *("--run", f"third={third}"),
+    ]
+
+
+def _analyze(runs, *extra):
+    return main(["analyze", *runs, "--qrels", str(QRELS), *FAST, "--metric", "recall", *extra])
+
+
+def test_a_loaded_method_left_out_is_named(runs, capsys):
+    assert _analyze(runs, "--treatment", "rm3", "--baseline", "bm25", "--json") == 0
+    cap = capsys.readouterr()
+    assert "methods loaded but in no pair (not compared): third" in cap.err
+    payload = json.loads(cap.out)
+    assert payload["schema"] == "osustat.analysis/1"
+    assert payload["methods_not_compared"] == ["third"]
+
+
+def test_lists_and_all_pairs(runs, capsys, tmp_path):
+    assert _analyze(runs, "--treatment", "rm3,third", "--baseline", "bm25", "--json") == 0
+    cap = capsys.readouterr()
+    payload = json.loads(cap.out)
+    assert payload["schema"] == "osustat.analysis-multi/1"
+    assert [p["treatment"] for p in payload["method_pairs"]] == ["rm3", "third"]
+    assert payload["methods_not_compared"] == [] and "no pair" not in cap.err
+    fam = next(iter(payload["families"].values()))
+    assert fam["m"] == 2  # the aggregate test of each pair (TREC runs have no cells)
+    out = tmp_path / "report"
+    assert _analyze(runs, "--all-pairs", "--correction", "maxt", "--out", str(out)) == 0
+    report = (out / "report.md").read_text()
+    assert "of 3 method pairs" in report and "## rm3 vs third" in report
+    assert "Westfall–Young step-down maxT" in report
+    saved = json.loads((out / "results.json").read_text())
+    assert len(saved["results_by_pair"]) == 3 and saved["families"]["recall @ 10"]["m"] == 3
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--treatment", "rm3"], "or --all-pairs"),
+        (["--treatment", ",", "--baseline", "bm25"], "`--treatment` is empty"),
+        (["--treatment", "rm3,nope", "--baseline", "bm25"], "'nope' is not in the records"),
+    ],
+)
+def test_bad_method_options(runs, capsys, extra, message):
+    assert _analyze(runs, *extra) == 2
+    assert message in capsys.readouterr().err
