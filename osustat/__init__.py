@@ -6,6 +6,7 @@ Arrays in, frozen dataclass results out; randomness only through a keyword ``rng
 
 from ._version import __version__ as __version__
 from .analysis import analyze
+from .analysis_multi import MultiAnalysisResult
 from .analysis_result import AnalysisResult
 from .audit.claim import Claim, ClaimsFile
 from .audit.claims import load_claims, parse_claims
@@ -36,6 +37,7 @@ from .records import PairedRecords, paired
 from .schema import validate_records
 from .seeds import PerSeedValues, SeedTests, per_seed_values, seed_tests
 from .signflip import SignFlipResult, paired_signflip_test, signflip_tests
+from .stepdown import StepDownResult, westfall_young
 from .trend import TrendResult, mean_trend_test, within_block_trend_test
 
 __all__ = [
@@ -54,6 +56,7 @@ __all__ = [
     "ConfidenceInterval",
     "EquivalenceResult",
     "InteractionResult",
+    "MultiAnalysisResult",
     "OracleCeiling",
     "PairedRecords",
     "PerSeedValues",
@@ -62,6 +65,7 @@ __all__ = [
     "SeedTests",
     "SharingRates",
     "SignFlipResult",
+    "StepDownResult",
     "TrendResult",
     "adjust_pvalues",
     "analyze",
@@ -97,6 +101,7 @@ __all__ = [
     "stouffer_combine",
     "tost_signflip",
     "validate_records",
+    "westfall_young",
     "within_block_trend_test",
 ]
 

@@ -146,17 +146,21 @@ def analyze(
     Examples
     --------
     >>> import pandas as pd, osustat
-    >>> df = pd.DataFrame({
-    ...     "episode_id": [f"e{i % 6}" for i in range(24)] * 2,
-    ...     "query_id": [f"q{i}" for i in range(24)] * 2,
-    ...     "method": ["osu"] * 24 + ["flat"] * 24, "budget": 256, "metric": "hit@2",
-    ...     "value": [1, 1, 0, 1, 1, 0] * 4 + [0, 1, 0, 1, 0, 0] * 4,
-    ...     "cell": ["T+E+", "T-E-"] * 24})
+    >>> hits = {"osu": [1, 1, 0, 1, 1, 0], "tree": [1, 0, 0, 1, 1, 1], "flat": [0, 1, 0, 1, 0, 0]}
+    >>> df = pd.DataFrame([
+    ...     {"episode_id": f"e{i % 6}", "query_id": f"q{i}", "method": m, "budget": 256,
+    ...      "metric": "hit@2", "value": v[i % 6], "cell": ["T+E+", "T-E-"][i % 2]}
+    ...     for m, v in hits.items() for i in range(24)])
     >>> res = osustat.analyze(df, treatment="osu", baseline="flat", n_resamples=999, rng=0)
     >>> [(r.label, r.family_size) for r in res.comparisons[0].rows]
     [('T+E+', 2), ('T-E-', 2), ('Aggregate', 0)]
     >>> res.comparisons[0].rows[0].verdict
     'helps: significant after Holm over m = 2 (p_adj = .016)'
+    >>> res.methods_not_compared
+    ('tree',)
+    >>> both = osustat.analyze(df, treatment=["osu", "tree"], baseline="flat", rng=0)
+    >>> [(r.label, r.family_size) for r in both.result("tree", "flat").comparisons[0].rows]
+    [('T+E+', 4), ('T-E-', 4), ('Aggregate', 0)]
     """
     resamples = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
     seed = renamed(rng, seed, "rng", "seed", 0)

@@ -23,14 +23,15 @@ Two statistics are offered:
 
 Validity: under the complete null the procedure is exact when each unit's vector of
 differences (one entry per test it takes part in) is symmetric about zero jointly,
-``d_u ~ -d_u`` -- e.g. every method's error is symmetric about the unit's level, or only two
-methods are compared. When several methods share a baseline and the outcome is skewed (0/1
-metrics far from 1/2), exchangeable methods do not give a jointly symmetric vector; the
-sign-flip null still has the right covariance (``sum_u d_u d_u'``, the observed cross
-products), so the procedure is valid asymptotically. ``benchmarks/stepdown_fwer.py``
-measures its FWER on such designs (docs/statistics.md). Strong control of the FWER also needs
-subset pivotality (Westfall & Young 1993, §2.8), which the joint sign-flip null has under
-that symmetry.
+``d_u ~ -d_u``. For *one* method pair across metrics, budgets and cells this follows from
+the two methods being exchangeable on each unit: swapping their labels negates every one of
+the unit's differences at once. When several methods share a baseline (or all pairs are
+compared) exchangeable methods do not make the vector jointly symmetric unless the noise is
+(e.g. 0/1 metrics far from 1/2, skewed scores); the sign-flip null still has the right
+covariance (``sum_u d_u d_u'``, the observed cross products), so the procedure is valid
+asymptotically. ``benchmarks/stepdown_fwer.py`` measures the FWER on such designs
+(docs/statistics.md). Strong control (Westfall & Young 1993, §2.8) rests on subset
+pivotality, which the joint sign-flip null has under that symmetry.
 
 References
 ----------
