@@ -270,27 +270,17 @@ class AnalysisResult:
                 "excluded_cells": {k.value: v for k, v in res.excluded_cells.items()},
             }
             if res.interaction is not None:
-                item["interaction"] = {
-                    "method": res.interaction.method,
-                    "statistic": res.interaction.statistic,
-                    "pvalue": res.interaction.pvalue,
-                }
+                item["interaction"] = _pick(res.interaction, "method", "statistic", "pvalue")
             if res.break_even is not None:
                 be = res.break_even
                 item["break_even"] = {
-                    "p_star": be.p_star,
-                    "pi_tool": be.pi_tool,
-                    "pi_any": be.pi_any,
-                    "never_negative": be.never_negative,
-                    "never_positive": be.never_positive,
+                    **_pick(be, "p_star", "pi_tool", "pi_any", "never_negative", "never_positive"),
                     "p_star_ci": None if be.ci is None else [be.ci.low, be.ci.high],
                 }
             if res.oracle is not None:
                 o = res.oracle
                 item["oracle_ceiling"] = {
-                    "label": o.label,
-                    "gain_over_baseline": o.gain_over_baseline,
-                    "gain_over_treatment": o.gain_over_treatment,
+                    **_pick(o, "label", "gain_over_baseline", "gain_over_treatment"),
                     "routed_cells": [x.value for x in o.routed_cells],
                 }
             comps.append(item)
@@ -363,6 +353,11 @@ class AnalysisResult:
                 write_json(tmp / "results.json", self.to_dict())
             write_json(tmp / PROVENANCE_FILE, self.provenance.to_dict())
         return out
+
+
+def _pick(obj: Any, *names: str) -> dict[str, Any]:
+    """The named attributes of a result as JSON keys of the same names."""
+    return {name: getattr(obj, name) for name in names}
 
 
 def _finite(x: float) -> float | None:

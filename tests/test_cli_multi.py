@@ -75,3 +75,17 @@ def test_lists_and_all_pairs(runs, capsys, tmp_path):
 def test_bad_method_options(runs, capsys, extra, message):
     assert _analyze(runs, *extra) == 2
     assert message in capsys.readouterr().err
+
+
+def test_family_groups_naming_one_pair(runs, capsys):
+    """A group item TREATMENT:BASELINE:METRIC:BUDGET puts one pair's table in that group."""
+    fam = "rm3:bm25:recall:10;third:bm25:recall:10"
+    args = ["--treatment", "rm3,third", "--baseline", "bm25", "--family", fam, "--json"]
+    assert _analyze(runs, *args) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert {g: f["m"] for g, f in payload["families"].items()} == {"group 1": 1, "group 2": 1}
+    assert payload["families"]["group 2"]["members"] == [
+        {"treatment": "third", "baseline": "bm25", "metric": "recall", "budget": 10}
+    ]
+    assert _analyze(runs, "--treatment", "rm3", "--baseline", "bm25", "--family", "a:b:10") == 2
+    assert "TREATMENT:BASELINE:METRIC:BUDGET" in capsys.readouterr().err

@@ -90,17 +90,19 @@ def _family(text: str) -> Any:
     for g in text.split(";"):
         members = []
         for item in _split(g):
-            metric, sep, budget = item.rpartition(":")
+            # METRIC:BUDGET (every method pair's table) or TREATMENT:BASELINE:METRIC:BUDGET
+            parts = item.split(":")
             try:
-                members.append((metric, int(budget)))
+                if len(parts) not in (2, 4) or not all(parts):
+                    raise ValueError
+                members.append((*parts[:-1], int(parts[-1])))
             except ValueError:
-                sep = ""
-            if not sep or not metric:
                 raise UsageError(
                     f"`--family` must be one of {list(FAMILIES)} or groups like "
-                    f"'hit@2:256,hit@2:512;recall:256' (METRIC:BUDGET, ';' between groups); "
-                    f"got {text!r}."
-                )
+                    f"'hit@2:256,hit@2:512;recall:256' (METRIC:BUDGET, or "
+                    f"TREATMENT:BASELINE:METRIC:BUDGET for one method pair; ';' between "
+                    f"groups); got {text!r}."
+                ) from None
         if members:
             groups.append(members)
     if not groups:

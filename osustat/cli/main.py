@@ -253,8 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--family",
         default="per-metric-budget",
         metavar="FAMILY",
-        help=f"correction family: one of {', '.join(FAMILIES)} (default per-metric-budget), or "
-        "groups 'METRIC:BUDGET,...;METRIC:BUDGET,...'",
+        help=f"correction family: one of {', '.join(FAMILIES)} (default per-metric-budget; "
+        "named families span every method pair), or groups 'METRIC:BUDGET,...;...' (an item "
+        "TREATMENT:BASELINE:METRIC:BUDGET names one method pair's table)",
     )
     an.add_argument(
         "--correction",

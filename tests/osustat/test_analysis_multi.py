@@ -188,3 +188,18 @@ def test_bad_method_arguments(df):
         osustat.analyze(df, treatment="a", all_pairs=True)
     with pytest.raises(ValueError, match="correction"):
         osustat.analyze(df, treatment="a", baseline="base", correction="tukey")
+
+
+def test_saved_report_and_figures(multi, tmp_path):
+    from osustat.cli.main import _register_renderers
+
+    _register_renderers()
+    out = multi.save(tmp_path / "out")
+    report = (out / "report.md").read_text()
+    assert report.startswith("# Cell-conditional analysis of 3 method pairs")
+    assert "## Summary" in report and "| a − base | b − base | c − base |" in report
+    for t in ("a", "b", "c"):
+        assert f"## {t} vs base" in report
+        assert (out / f"{t}-vs-base-forest-hit2-B256.png").exists()
+        assert f"({t}-vs-base-budgets-hit2.png)" in report
+    assert json.loads((out / "results.json").read_text())["schema"] == "osustat.analysis-multi/1"
