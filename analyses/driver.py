@@ -10,8 +10,8 @@
    checked against the benchmark's methods), and the benchmark's own :meth:`check`;
 2. runs the benchmark (load, build, sweep through the one runner with ``--jobs`` /
    ``--scheduler`` and resuming from ``.<out>.sweep``), its analysis, the embedded claims audit
-   (claims of ``claims/paper.toml`` selected by the benchmark; a cell too small for a test is
-   "not testable", the report is still written), paired sign-flip tests of every user
+   (claims of ``analyses/claims/paper.toml`` selected by the benchmark; a cell too small for a
+   test is "not testable", the report is still written), paired sign-flip tests of every user
    retriever against the benchmark's reference methods, and ``--sensitivity``;
 3. writes every file atomically (a temporary folder renamed into place) with
    ``provenance.json`` (versions incl. Python, platform and torch; the command line; input
@@ -38,7 +38,7 @@ import pandas as pd
 
 from osustat.streams import stream_seed
 
-from .claims_audit import claims_audit
+from .claims_audit import check_claims_file, claims_audit, claims_file
 from .protocol import Backend, Benchmark, BenchmarkRun, RunSpec
 from .registry import get_benchmark
 from .sensitivity import ChoiceSensitivity
@@ -81,7 +81,7 @@ class Request:
     options: Mapping[str, Any] = field(default_factory=dict)
     command: str = "python API"
     encoder: Any = None  # tests pass a stand-in for the real encoder
-    claims: Path | None = None  # default CLAIMS_FILE
+    claims: Path | None = None  # default: the shipped paper.toml (claims_audit.claims_file)
 
 
 @dataclass(frozen=True)
@@ -237,6 +237,10 @@ def plan(request: Request) -> Plan:
         choices = bench.choices.resolve(request.choices)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if bench.claims is not None and request.claims is not None:
+        check_claims_file(request.claims)  # a missing claims file: an error naming it, before work
+    elif bench.claims is not None:
+        claims_file("paper")
     data = resolve_data(bench.name, request.data)
     retrievers = _load_retrievers(request.retrievers, bench.methods())
     grid = None

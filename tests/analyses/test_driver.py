@@ -124,9 +124,8 @@ class Fake:
 def fake(monkeypatch, tmp_path) -> Fake:
     bench = Fake()
     monkeypatch.setattr(driver, "get_benchmark", lambda name: bench)
-    claims = tmp_path / "claims.toml"
-    claims.write_text(CLAIMS)
-    monkeypatch.setattr(claims_audit, "CLAIMS_FILE", claims)
+    (tmp_path / "paper.toml").write_text(CLAIMS)
+    monkeypatch.setattr(claims_audit, "CLAIMS_DIR", tmp_path)
     return bench
 
 
@@ -178,7 +177,19 @@ def test_output_is_atomic(fake, tmp_path):
     out = tmp_path / "o"
     with pytest.raises(RuntimeError, match="late failure"):
         driver.reproduce(driver.Request("fake", out, n_resamples=99))
-    assert list(tmp_path.iterdir()) == [tmp_path / "claims.toml"]  # nothing half-written
+    assert list(tmp_path.iterdir()) == [tmp_path / "paper.toml"]  # nothing half-written
+
+
+def test_a_missing_claims_file_is_an_error_naming_it_before_any_work(fake, tmp_path, capsys):
+    (tmp_path / "paper.toml").unlink()
+    assert main(_argv(tmp_path / "o")) == 2
+    err = capsys.readouterr().err
+    assert "claims file not found" in err and str(tmp_path / "paper.toml") in err
+    assert fake.runs == 0 and not (tmp_path / "o").exists()
+    given = tmp_path / "mine.toml"  # a claims file given from Python: the same
+    with pytest.raises(FileNotFoundError, match=r"mine\.toml"):
+        driver.reproduce(driver.Request("fake", tmp_path / "o", n_resamples=99, claims=given))
+    assert fake.runs == 0
 
 
 def test_a_one_query_cell_is_not_testable_and_the_report_is_written(fake, tmp_path):
