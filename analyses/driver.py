@@ -46,6 +46,7 @@ from .sensitivity import ChoiceSensitivity
 __all__ = [
     "ReproduceResult",
     "Request",
+    "UserRetrieverTests",
     "checkpoint_dir",
     "plan",
     "reproduce",
@@ -337,6 +338,19 @@ def _scheduler(address: str | None) -> Iterator[Any]:
 # -- the shared steps ----------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class UserRetrieverTests:
+    """The paired tests of the user retrievers (`table`) and every (retriever, reference,
+    benchmark, budget, metric) group that could not be tested (`skipped`, with the reason:
+    one method has no records there, or the two do not share the queries)."""
+
+    table: pd.DataFrame
+    skipped: pd.DataFrame
+
+
+SKIPPED_COLUMNS = ("retriever", "reference", "benchmark", "budget", "metric", "reason")
+
+
 def user_retriever_tests(
     records: pd.DataFrame,
     names: Sequence[str],
@@ -346,22 +360,23 @@ def user_retriever_tests(
     seed: int,
     metrics: Sequence[str] = ("hit@2", "recall"),
     level: float = 0.95,
-) -> pd.DataFrame:
+) -> UserRetrieverTests:
     """Paired tests of every user retriever against every reference method.
 
-    Per benchmark, budget and metric: the mean paired difference (user − reference) over the
-    queries both answered (seeds averaged per query), a bootstrap CI clustered by episode, and
-    a two-sided paired sign-flip p (``osustat.paired_signflip_test``); Holm-adjusted p within
-    each user retriever. Every test has its own seed, derived from `seed` and the test's name.
+    Per benchmark, budget and metric where either method has records: the mean paired
+    difference (user − reference) over the queries both answered (seeds averaged per query), a
+    bootstrap CI clustered by episode, and a two-sided paired sign-flip p
+    (``osustat.paired_signflip_test``); Holm-adjusted p within each user retriever. Every test
+    has its own seed, derived from `seed` and the test's name. A group the two methods do not
+    share (one has no records there, or their queries differ) is not tested and is counted in
+    ``skipped`` with :func:`osustat.paired`'s reason — never dropped without a word.
     """
     from osustat import adjust_pvalues, bootstrap_ci, paired, paired_signflip_test
 
     rows = []
-    present = set(records["method"])
+    skipped = []
     for name in names:
         for ref in references:
-            if ref not in present or name not in present:
-                continue
             sub = records[records["method"].isin([name, ref])]
             for (bench, budget, metric), _ in sub.groupby(
                 ["benchmark", "budget", "metric"], sort=True
@@ -370,8 +385,9 @@ def user_retriever_tests(
                     continue
                 try:
                     p = paired(sub, name, ref, metric=metric, budget=int(budget), benchmark=bench)
-                except ValueError:
-                    continue  # the two methods do not share these queries
+                except ValueError as exc:  # not shared: counted and reported with the reason
+                    skipped.append((name, ref, bench, int(budget), metric, str(exc)))
+                    continue
                 key = f"{name}|{ref}|{bench}|{budget}|{metric}"
                 rng = stream_seed(seed, key)
                 d = p.differences
@@ -396,8 +412,9 @@ def user_retriever_tests(
                     row.update(ci_low=float(ci.low), ci_high=float(ci.high), p=float(test.pvalue))
                 rows.append(row)
     table = pd.DataFrame(rows)
+    skipped_table = pd.DataFrame(skipped, columns=list(SKIPPED_COLUMNS))
     if table.empty:
-        return table
+        return UserRetrieverTests(table, skipped_table)
     table["p_holm"] = np.nan
     for _, idx in table.groupby("retriever").groups.items():
         ps = table.loc[idx, "p"]
@@ -405,7 +422,7 @@ def user_retriever_tests(
         if ok.any():
             adj = adjust_pvalues(ps[ok].to_numpy(), method="holm").pvalues_adjusted
             table.loc[ps[ok].index, "p_holm"] = adj
-    return table
+    return UserRetrieverTests(table, skipped_table)
 
 
 # -- running -------------------------------------------------------------------------------
@@ -475,8 +492,11 @@ def _run(checked: Plan) -> ReproduceResult:
                 n_resamples=spec.n_resamples,
                 seed=spec.seed,
             )
-            tests.to_csv(tmp / "user_retriever_tests.csv", index=False)
-            text += "\n\n" + render_user_tests(tests, n_resamples=spec.n_resamples)
+            tests.table.to_csv(tmp / "user_retriever_tests.csv", index=False)
+            tests.skipped.to_csv(tmp / "user_retriever_skipped.csv", index=False)
+            text += "\n\n" + render_user_tests(
+                tests.table, tests.skipped, n_resamples=spec.n_resamples
+            )
         if spec.choices:
             text += "\n\n" + _choices_section(bench, spec)
         text = text.rstrip("\n") + "\n\n" + "\n".join(prov.markdown()) + "\n"

@@ -227,8 +227,9 @@ def test_choice_errors_name_the_choice_and_its_values(fake, tmp_path, capsys, va
 
 def test_user_retriever_tests_are_the_cores_paired_tests():
     records = _records(0)
-    table = driver.user_retriever_tests(records, ["A"], ["B"], n_resamples=999, seed=3)
-    (row,) = table.itertuples(index=False)
+    tests = driver.user_retriever_tests(records, ["A"], ["B"], n_resamples=999, seed=3)
+    assert tests.skipped.empty
+    (row,) = tests.table.itertuples(index=False)
     p = paired(records, "A", "B", metric="hit@2", budget=256, benchmark="fake")
     assert row.n == p.n == 13
     assert row.effect == pytest.approx(np.mean(p.differences))
@@ -237,6 +238,36 @@ def test_user_retriever_tests_are_the_cores_paired_tests():
     assert row.p == pytest.approx(ref.pvalue)
     assert row.ci_low <= row.effect <= row.ci_high
     assert row.p_holm == pytest.approx(row.p)  # one test: Holm leaves it
+
+
+def test_groups_the_two_methods_do_not_share_are_counted_with_the_reason():
+    records = _records(0)
+    # B alone at budget 512; A misses one query at 256 (recall); a reference never run (C)
+    at512 = records[records["method"] == "B"].assign(budget=512)
+    recall = records.assign(metric="recall")
+    recall = recall[~((recall["method"] == "A") & (recall["query_id"] == "q3"))]
+    both = pd.concat([records, at512, recall], ignore_index=True)
+    tests = driver.user_retriever_tests(both, ["A"], ["B", "C"], n_resamples=99, seed=0)
+    assert [(r.reference, r.budget, r.metric) for r in tests.table.itertuples()] == [
+        ("B", 256, "hit@2")
+    ]
+    skipped = tests.skipped
+    assert list(skipped.columns) == list(driver.SKIPPED_COLUMNS)
+    got = {(r.reference, r.budget, r.metric): r.reason for r in skipped.itertuples()}
+    assert set(got) == {
+        ("B", 256, "recall"),  # the queries differ
+        ("B", 512, "hit@2"),  # A has no records at 512
+        ("C", 256, "hit@2"),  # C is not in the records at all
+        ("C", 256, "recall"),
+    }
+    assert "unpaired queries" in got[("B", 256, "recall")] and "e1/q3" in got[("B", 256, "recall")]
+    assert "'A' has no records" in got[("B", 512, "hit@2")]
+    assert "'C' is not in the records" in got[("C", 256, "hit@2")]
+    from osustat.reports.user_methods import render_user_tests
+
+    text = render_user_tests(tests.table, skipped, n_resamples=99)
+    assert "Skipped groups: 4 (retriever, reference, benchmark, budget, metric) groups" in text
+    assert text.count("| A | C | fake | 256 |") == 2
 
 
 def test_a_user_retriever_gets_paired_tests_in_the_report(fake, tmp_path, monkeypatch):
@@ -250,6 +281,8 @@ def test_a_user_retriever_gets_paired_tests_in_the_report(fake, tmp_path, monkey
     assert "### Paired tests against the paper's methods" in report
     table = pd.read_csv(out / "user_retriever_tests.csv")
     assert set(table["reference"]) == {"B"} and (table["effect"] == 1.0).all()
+    assert pd.read_csv(out / "user_retriever_skipped.csv").empty
+    assert "Skipped groups: 0" in report
 
 
 def test_sensitivity_and_choice_on_toolbench(tmp_path):
