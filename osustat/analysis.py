@@ -20,6 +20,13 @@ rows are reported with their raw p and are not in any family. When no comparison
 - ``'all'``: every test of the analysis in one family;
 - a user list of groups, each a list of ``(metric, budget)`` pairs; every analysed
   (metric, budget) must be in exactly one group.
+
+Several method pairs (``treatment``/``baseline`` lists or ``all_pairs``): the named families
+span every pair (m counts all pairs' tests), and a user group item may also be
+``(treatment, baseline, metric, budget)``, one pair's table; the result is a
+:class:`~osustat.analysis_multi.MultiAnalysisResult`. ``correction='maxt'`` / ``'minp'``
+resample each family with one sign per unit shared by all its tests
+(:mod:`osustat.stepdown`).
 """
 
 from __future__ import annotations
