@@ -249,7 +249,10 @@ def add_plan_parser(sub: Any) -> None:
     pl.add_argument("--alternative", choices=("two-sided", "greater", "less"), default="two-sided")
     pl.add_argument("--n-max", type=int, default=10_000, help="largest n searched")
     pl.add_argument(
-        "--simulations", type=int, default=2_000, help="simulated data sets per power value"
+        "--simulations",
+        type=int,
+        default=5_000,
+        help="simulated data sets per power value of the empirical engine (default 5000)",
     )
     pl.add_argument("--seed", type=int, default=0, help="seed of the simulations (default 0)")
     pl.add_argument("--json", action="store_true", help="print the plan(s) as JSON")

@@ -39,6 +39,16 @@ def test_normal_plan_is_the_noncentral_t_sample_size():
     assert p.start_n > 0 and p.zero_share == 0.0 and p.sd == 1.0
 
 
+def test_small_n_uses_the_enumerated_test_which_needs_n_6():
+    """Below n = 13 the power is the exact sign-flip test's on simulated normal data; at
+    n = 5 the two-sided test can never reject at .05 (smallest p = 2/32)."""
+    p = plan(1.5, sd=1.0)
+    assert p.method == "simulation" and p.n >= 6 and p.achieved_power >= 0.8
+    assert p.power_below < 0.8
+    huge = plan(50.0, sd=1.0)
+    assert huge.n == 6 and huge.power_below == 0.0
+
+
 def test_family_plans_each_test_at_alpha_over_m():
     p4 = plan(0.3, sd=1.0, family_size=4)
     assert p4.test_alpha == pytest.approx(0.0125)
@@ -107,8 +117,8 @@ def test_stated_zero_share_and_pilot_of_that_shape_agree():
 
 def test_plan_is_deterministic_and_frozen():
     d = np.random.default_rng(2).normal(0.1, 1.0, 300)
-    a = plan(0.25, differences=d)
-    assert a == plan(0.25, differences=d)
+    a = plan(0.25, differences=d, n_simulations=1000)
+    assert a == plan(0.25, differences=d, n_simulations=1000)
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.n = 3  # type: ignore[misc]
     assert isinstance(a, SampleSizePlan) and str(a).startswith(f"n = {a.n} per cell")
