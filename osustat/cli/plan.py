@@ -241,19 +241,11 @@ def add_plan_parser(sub: Any) -> None:
     pl.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
     pl.add_argument("--alpha", type=float, default=0.05, help="family level (default 0.05)")
     pl.add_argument(
-        "--family-size",
-        type=int,
-        default=1,
-        help="tests in the corrected family; each is planned at alpha / this (default 1)",
+        "--family-size", type=int, default=1, help="tests in the family: alpha / m each"
     )
     pl.add_argument("--alternative", choices=("two-sided", "greater", "less"), default="two-sided")
     pl.add_argument("--n-max", type=int, default=10_000, help="largest n searched")
-    pl.add_argument(
-        "--simulations",
-        type=int,
-        default=5_000,
-        help="simulated data sets per power value of the empirical engine (default 5000)",
-    )
+    pl.add_argument("--simulations", type=int, default=5_000, help="data sets per simulated power")
     pl.add_argument("--seed", type=int, default=0, help="seed of the simulations (default 0)")
     pl.add_argument("--json", action="store_true", help="print the plan(s) as JSON")
     pl.set_defaults(func=_plan)
