@@ -310,8 +310,8 @@ def _stated_model(
         )
     k_zero = round(z0 * _STATED_POINTS)
     k_nz = _STATED_POINTS - k_zero
-    q = stats.norm.ppf((np.arange(k_nz) + 0.5) / k_nz)
-    stand_in = np.concatenate([np.zeros(k_zero), math.sqrt(inner) * q / q.std()])
+    quantiles = stats.norm.ppf((np.arange(k_nz) + 0.5) / k_nz)
+    stand_in = np.concatenate([np.zeros(k_zero), math.sqrt(inner) * quantiles / quantiles.std()])
     assumptions = (
         f"{k_zero / _STATED_POINTS:.3f} of units tie exactly (stay 0 under the effect); the "
         f"others are normal with sd {math.sqrt(inner):.4g}, shifted to mean "
