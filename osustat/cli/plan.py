@@ -228,7 +228,12 @@ def add_plan_parser(sub: Any) -> None:
         metavar="C[,C...]",
         help="cells to plan (default: every cell and 'all', the aggregate)",
     )
-    pl.add_argument("--unit", choices=("query", "episode"), default="query")
+    pl.add_argument(
+        "--unit",
+        choices=("query", "episode"),
+        default="query",
+        help="unit of the paired test (default query; episode averages queries first)",
+    )
     pl.add_argument("--benchmark", default=None, help="needed when records hold several")
     pl.add_argument("--sd", type=float, default=None, help="sd of the differences (no pilot)")
     pl.add_argument(
@@ -243,7 +248,12 @@ def add_plan_parser(sub: Any) -> None:
     pl.add_argument(
         "--family-size", type=int, default=1, help="tests in the family: alpha / m each"
     )
-    pl.add_argument("--alternative", choices=("two-sided", "greater", "less"), default="two-sided")
+    pl.add_argument(
+        "--alternative",
+        choices=("two-sided", "greater", "less"),
+        default="two-sided",
+        help="alternative hypothesis of the test (default two-sided)",
+    )
     pl.add_argument("--n-max", type=int, default=10_000, help="largest n searched")
     pl.add_argument("--simulations", type=int, default=5_000, help="data sets per simulated power")
     pl.add_argument("--seed", type=int, default=0, help="seed of the simulations (default 0)")
