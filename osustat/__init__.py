@@ -31,6 +31,7 @@ from .io.reading import load_records, read_records
 from .io.trec import records_from_trec
 from .multitest import AdjustedPValues, adjust_pvalues, stars
 from .oracle import OracleCeiling, oracle_ceiling
+from .planning import CellPlans, SampleSizePlan, plan, plan_cells
 from .power import minimum_detectable_effect, power
 from .ratio import RatioResult, ratio_of_means
 from .records import PairedRecords, paired
@@ -49,6 +50,7 @@ __all__ = [
     "BootstrapCI",
     "BreakEvenResult",
     "Cell",
+    "CellPlans",
     "Claim",
     "ClaimCheck",
     "ClaimsFile",
@@ -61,6 +63,7 @@ __all__ = [
     "PairedRecords",
     "PerSeedValues",
     "RatioResult",
+    "SampleSizePlan",
     "SeedDependence",
     "SeedTests",
     "SharingRates",
@@ -87,6 +90,8 @@ __all__ = [
     "paired_signflip_test",
     "parse_claims",
     "per_seed_values",
+    "plan",
+    "plan_cells",
     "power",
     "ratio_of_means",
     "read_evidence",

@@ -191,6 +191,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     from osustat._analysis_options import FAMILIES
     from osustat.cli.data import add_data_parser
+    from osustat.cli.plan import add_plan_parser
     from osustat.cli.reproduce import add_reproduce_parser
     from osustat.multitest import CORRECTIONS
     from osustat.stepdown import STEPDOWN_METHODS
@@ -359,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_reproduce_parser(sub)
     add_data_parser(sub)
+    add_plan_parser(sub)
 
     cr = sub.add_parser(
         "check-retriever",

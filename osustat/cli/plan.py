@@ -1,0 +1,261 @@
+"""``osustat plan``: how many queries per cell the paired sign-flip test needs.
+
+From a pilot's records (``osustat plan RECORDS --treatment A --baseline B --metric M
+--budget K --effect E``: one plan per cell) or from stated inputs (``--sd``, ``--zero-share``,
+``--binary``). Every option is checked before any work; bad input is exit 2 naming it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from osustat.cli.common import UsageError, _count, _input_file, _json_ready, _prob, _split
+
+__all__ = ["add_plan_parser"]
+
+#: The Python argument names in messages of :func:`osustat.plan`, as the options that set them.
+_OPTION_NAMES = {
+    "`effect`": "`--effect`",
+    "`sd`": "`--sd`",
+    "`zero_share`": "`--zero-share`",
+    "`magnitude`": "`--magnitude`",
+    "`binary=True`": "`--binary`",
+    "`binary`": "`--binary`",
+    "`power`": "`--power`",
+    "`alpha`": "`--alpha`",
+    "`n_max`": "`--n-max`",
+    "`n_simulations`": "`--simulations`",
+    "`family_size`": "`--family-size`",
+    "`differences`": "the pilot's differences",
+    "`treatment`": "`--treatment`",
+    "`baseline`": "`--baseline`",
+    "`metric`": "`--metric`",
+    "`budget`": "`--budget`",
+    "`cells`": "`--cell`",
+    "`benchmark`": "`--benchmark`",
+}
+
+
+def _as_options(message: str) -> str:
+    for name, option in _OPTION_NAMES.items():
+        message = message.replace(name, option)
+    return message
+
+
+def _finite(value: float | None, option: str, *, positive: bool = False) -> None:
+    if value is None:
+        return
+    if not math.isfinite(value) or (positive and value <= 0):
+        need = "a finite number > 0" if positive else "a finite number"
+        raise UsageError(f"`{option}` must be {need}; got {value!r}.")
+
+
+def _check(args: argparse.Namespace) -> dict[str, Any]:
+    """Every option, checked before any input is read; the keyword arguments of plan()."""
+    _finite(args.effect, "--effect")
+    if args.effect == 0:
+        raise UsageError("`--effect` must be a nonzero mean difference; got 0.")
+    _finite(args.sd, "--sd", positive=True)
+    _finite(args.magnitude, "--magnitude", positive=True)
+    if args.zero_share is not None and not (
+        math.isfinite(args.zero_share) and 0 <= args.zero_share < 1
+    ):
+        raise UsageError(f"`--zero-share` must lie in [0, 1); got {args.zero_share!r}.")
+    options = {
+        "power": _prob(args.power, "--power"),
+        "alpha": _prob(args.alpha, "--alpha"),
+        "family_size": _count(args.family_size, "--family-size", 1, 10_000),
+        "alternative": args.alternative,
+        "n_max": _count(args.n_max, "--n-max", 6, 1_000_000),
+        "n_simulations": _count(args.simulations, "--simulations", 100, 100_000),
+        "rng": _count(args.seed, "--seed", 0, 2**63 - 1),
+    }
+    stated = [
+        o
+        for o, v in (
+            ("--sd", args.sd),
+            ("--zero-share", args.zero_share),
+            ("--magnitude", args.magnitude),
+            ("--binary", args.binary or None),
+        )
+        if v is not None
+    ]
+    pilot = [
+        o
+        for o, v in (
+            ("--treatment", args.treatment),
+            ("--baseline", args.baseline),
+            ("--metric", args.metric),
+            ("--budget", args.budget),
+            ("--cell", args.cell),
+            ("--benchmark", args.benchmark),
+        )
+        if v is not None
+    ]
+    if args.records is None:
+        if pilot:
+            verb = "describes" if len(pilot) == 1 else "describe"
+            raise UsageError(f"{', '.join(pilot)} {verb} a pilot: give its records file too.")
+        if not stated:
+            raise UsageError(
+                "give a pilot's records file (RECORDS --treatment --baseline --metric "
+                "--budget) or stated inputs (--sd, --zero-share, --binary)."
+            )
+        return options
+    if stated:
+        raise UsageError(
+            f"{', '.join(stated)} {'states' if len(stated) == 1 else 'state'} the "
+            "differences; with a records file they are read from the pilot: give one or the "
+            "other."
+        )
+    for option, value in (
+        ("--treatment", args.treatment),
+        ("--baseline", args.baseline),
+        ("--metric", args.metric),
+        ("--budget", args.budget),
+    ):
+        if value is None:
+            raise UsageError(f"`{option}` is required with a records file.")
+    _count(args.budget, "--budget", 1, 2**62)
+    if args.cell is not None and not _split(args.cell):
+        raise UsageError("`--cell` is empty; give comma-separated cells (e.g. 'T+E+,all').")
+    _input_file(args.records, "records")
+    return options
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from osustat.planning import plan, plan_cells
+
+    options = _check(args)
+    try:
+        if args.records is None:
+            result = plan(
+                args.effect,
+                sd=args.sd,
+                zero_share=args.zero_share,
+                binary=True if args.binary else None,
+                magnitude=args.magnitude,
+                **options,
+            )
+            payload: dict[str, Any] = result.to_dict()
+            text = _stated_text(result)
+        else:
+            cells = plan_cells(
+                args.records,
+                args.treatment,
+                args.baseline,
+                metric=args.metric,
+                budget=args.budget,
+                effect=args.effect,
+                cells=_split(args.cell) if args.cell else None,
+                unit=args.unit,
+                benchmark=args.benchmark,
+                **options,
+            )
+            payload = cells.to_dict()
+            text = _cells_text(cells, args)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(_as_options(str(exc))) from None
+    if args.json:
+        print(json.dumps(_json_ready(payload), indent=2))
+    else:
+        print(text, end="")
+    return 0
+
+
+def _stated_text(p: Any) -> str:
+    lines = [p.summary(), "Assumed:"]
+    lines += [f"- {a}" for a in p.assumptions]
+    return "\n".join(lines) + "\n"
+
+
+def _cells_text(cells: Any, args: argparse.Namespace) -> str:
+    any_plan = next(iter(cells.plans.values()), None)
+    level = f"alpha {args.alpha:g}"
+    if args.family_size > 1:
+        level += f" / {args.family_size} tests"
+    lines = [
+        f"Queries per cell to detect {cells.metric} {args.effect:+g} ({cells.treatment} - "
+        f"{cells.baseline}, budget {cells.budget}) with power {args.power:g}, {level}, "
+        f"{args.alternative}: paired sign-flip test, from the pilot's differences per cell.",
+        "",
+        "| cell | pilot n | n needed | power at n | method | share of ties | sd |",
+        "|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for cell, size in cells.pilot_sizes.items():
+        p = cells.plans.get(cell)
+        if p is None:
+            lines.append(f"| {cell} | {size} | — | — | not planned: {cells.refused[cell]} | | |")
+            continue
+        power = f"{p.achieved_power:.3f}" + (
+            f" ± {p.monte_carlo_se:.3f}" if p.n_simulations else ""
+        )
+        lines.append(
+            f"| {cell} | {size} | {p.n} | {power} | {p.method} | {p.zero_share:.3f} | {p.sd:.4g} |"
+        )
+    if any_plan is not None:
+        lines += ["", "Assumed in every cell:"]
+        lines += [f"- {a}" for a in any_plan.assumptions[1:]]
+        lines.append(
+            "- the pilot's differences stand for the study's: each cell's share of ties and "
+            "its magnitudes are kept, its own mean is replaced by the effect"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def add_plan_parser(sub: Any) -> None:
+    pl = sub.add_parser(
+        "plan",
+        help="queries per cell needed for a target power (sample-size design)",
+        description="Queries per cell the paired sign-flip test needs to detect --effect with "
+        "--power (osustat.plan / osustat.plan_cells): from a pilot's records, one plan per "
+        "cell, or from stated --sd / --zero-share / --binary.",
+    )
+    pl.add_argument(
+        "records", nargs="?", default=None, help="a pilot's records file (long schema; optional)"
+    )
+    pl.add_argument("--effect", type=float, required=True, help="mean difference to detect")
+    pl.add_argument("--treatment", default=None, help="treatment method (with RECORDS)")
+    pl.add_argument("--baseline", default=None, help="baseline method (with RECORDS)")
+    pl.add_argument("--metric", default=None, help="metric (with RECORDS), e.g. hit@2")
+    pl.add_argument("--budget", type=int, default=None, help="budget (with RECORDS)")
+    pl.add_argument(
+        "--cell",
+        default=None,
+        metavar="C[,C...]",
+        help="cells to plan (default: every cell and 'all', the aggregate)",
+    )
+    pl.add_argument(
+        "--unit",
+        choices=("query", "episode"),
+        default="query",
+        help="unit of the paired test (default query; episode averages queries first)",
+    )
+    pl.add_argument("--benchmark", default=None, help="needed when records hold several")
+    pl.add_argument("--sd", type=float, default=None, help="sd of the differences (no pilot)")
+    pl.add_argument(
+        "--zero-share", type=float, default=None, help="share of exact-zero differences (ties)"
+    )
+    pl.add_argument(
+        "--binary", action="store_true", help="0/1 metric (Hit@k): differences in {-c, 0, c}"
+    )
+    pl.add_argument("--magnitude", type=float, default=None, help="c for --binary (default 1)")
+    pl.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
+    pl.add_argument("--alpha", type=float, default=0.05, help="family level (default 0.05)")
+    pl.add_argument(
+        "--family-size", type=int, default=1, help="tests in the family: alpha / m each"
+    )
+    pl.add_argument(
+        "--alternative",
+        choices=("two-sided", "greater", "less"),
+        default="two-sided",
+        help="alternative hypothesis of the test (default two-sided)",
+    )
+    pl.add_argument("--n-max", type=int, default=10_000, help="largest n searched")
+    pl.add_argument("--simulations", type=int, default=5_000, help="data sets per simulated power")
+    pl.add_argument("--seed", type=int, default=0, help="seed of the simulations (default 0)")
+    pl.add_argument("--json", action="store_true", help="print the plan(s) as JSON")
+    pl.set_defaults(func=_plan)

@@ -1,0 +1,620 @@
+"""How many queries do I need? Sample size of the paired sign-flip test osustat runs.
+
+:func:`plan` answers with the smallest number of units (queries, or episodes) per cell at
+which :func:`osustat.power` -- the power of the test osustat actually runs, ties kept --
+reaches the target power for a stated effect. It follows Sakai's topic-set-size design
+(Sakai 2016, *Topic Set Size Design*, Information Retrieval Journal 19): start from the
+normal approximation ``n0 = ((z_{a/2} + z_b) / (effect / sd))**2 + z_{a/2}**2 / 2`` and
+move ``n`` until the power of the real test crosses the target. Sakai's power is the
+noncentral t's; here it is the sign-flip test's own, computed by whichever engine of
+:mod:`osustat.power` fits the differences (``'normal'``, ``'simulation'``,
+``'exact-binomial'``, ``'empirical'``).
+
+Where the user plans a family of ``m`` tests (four cells, several budgets), each test is
+planned at ``alpha / m``: the level the first (smallest-p) step of Holm's procedure tests at,
+and Bonferroni's for every test; a conservative plan for Holm and for BH.
+
+:func:`plan_cells` plans every cell of a pilot's records (a records file, a treatment and a
+baseline), each from its own differences.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ._validation import as_float_vector, check_alternative, check_level, check_positive_int
+from .power import PowerValue
+from .power import power as test_power
+
+__all__ = ["CellPlans", "SampleSizePlan", "plan", "plan_cells"]
+
+#: Default simulated data sets per power value of the empirical engine. Near power .8 the
+#: power grows by about .39 per unit of log n (normal approximation: phi(z_b) (z_a + z_b) / 2),
+#: so a Monte Carlo SE of .0057 (5,000 data sets) puts the crossing within about 1.5% of n
+#: (2,000 data sets, :func:`osustat.power`'s default: 2.3%).
+PLAN_SIMULATIONS = 5_000
+
+#: Default largest n searched (per cell).
+N_MAX = 10_000
+
+#: Largest ``n * n_simulations`` the empirical engine is asked for (its draws take about
+#: 17 bytes per cell: 4e7 is about 700 MB at the peak).
+_EMPIRICAL_MAX_CELLS = 40_000_000
+
+#: Points of the stand-in pilot built from a stated zero share and sd (normal quantiles
+#: for the nonzero part): enough that its own discreteness is far below Monte Carlo error.
+_STATED_POINTS = 2_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class SampleSizePlan:
+    """The queries per cell the paired sign-flip test needs to detect `effect`.
+
+    Attributes
+    ----------
+    n : int
+        Units (queries, or episodes) needed per cell: the smallest n found at which the
+        test's power reaches `target_power` (see :func:`plan`).
+    achieved_power : float
+        The power at ``n`` (``power_below`` is the power at ``n - 1``, below the target).
+    effect : float
+        The true mean difference planned for (units of the metric).
+    target_power, alpha : float
+        ``alpha`` is the family level; ``test_alpha = alpha / family_size`` the level each
+        test is planned at.
+    method : str
+        The power engine of :func:`osustat.power` that gave the power: ``'normal'``
+        (noncentral t), ``'simulation'`` (exact sign-flip test on simulated normal data),
+        ``'exact-binomial'`` (0/1 differences) or ``'empirical'`` (data sets resampled from
+        the pilot's differences, or from the stand-in built from a stated zero share and sd).
+    source : str
+        ``'pilot'`` (differences given) or ``'stated'`` (sd / zero share / 0/1 stated).
+    sd, zero_share : float
+        What the plan assumed: the sd of the differences as a study with mean `effect`
+        shows them (zeros included), and the share of exact zeros (ties).
+    binary : bool
+        Whether the differences were modelled as 0/1-type (``{-c, 0, c}``).
+    pilot_n : int or None
+        Size of the pilot the differences came from.
+    n_simulations : int
+        Simulated data sets behind each power value (0 for the exact methods);
+        ``monte_carlo_se`` is the standard error of ``achieved_power``.
+    start_n : int
+        The normal-approximation start of the search (Sakai's ``n0``).
+    assumptions : tuple of str
+        Each modelling assumption, in words.
+    """
+
+    n: int
+    achieved_power: float
+    power_below: float
+    effect: float
+    target_power: float
+    alpha: float
+    family_size: int
+    test_alpha: float
+    alternative: str
+    method: str
+    source: str
+    sd: float
+    zero_share: float
+    binary: bool
+    pilot_n: int | None
+    n_simulations: int
+    monte_carlo_se: float
+    start_n: int
+    assumptions: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["assumptions"] = list(self.assumptions)
+        return out
+
+    def summary(self) -> str:
+        """One sentence: n, the power reached and the test it was planned for."""
+        level = f"alpha = {self.alpha:g}"
+        if self.family_size > 1:
+            level += f" / {self.family_size} tests = {self.test_alpha:.4g}"
+        se = f" (Monte Carlo SE {self.monte_carlo_se:.3f})" if self.n_simulations else ""
+        return (
+            f"n = {self.n} per cell: power {self.achieved_power:.3f}{se} to detect a mean "
+            f"difference of {self.effect:g} ({self.alternative}, {level}; {self.method} "
+            f"power of the paired sign-flip test; power at n - 1: {self.power_below:.3f})"
+        )
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellPlans:
+    """Per-cell plans from a pilot's records (:func:`plan_cells`).
+
+    Attributes
+    ----------
+    plans : dict of str to SampleSizePlan
+        One plan per cell planned (``'all'`` for the aggregate).
+    refused : dict of str to str
+        Cells that could not be planned, with the reason (an effect beyond what the cell's
+        differences allow, a cell with fewer than 2 units, more than `n_max` needed).
+    pilot_sizes : dict of str to int
+        The pilot's units per cell (planned or refused).
+    treatment, baseline, metric : str
+    budget : int
+    unit : str
+    """
+
+    plans: dict[str, SampleSizePlan]
+    refused: dict[str, str]
+    pilot_sizes: dict[str, int]
+    treatment: str
+    baseline: str
+    metric: str
+    budget: int
+    unit: str
+
+    def to_frame(self) -> pd.DataFrame:
+        rows = []
+        for cell, size in self.pilot_sizes.items():
+            p = self.plans.get(cell)
+            rows.append(
+                {
+                    "cell": cell,
+                    "pilot_n": size,
+                    "n": p.n if p else None,
+                    "achieved_power": p.achieved_power if p else None,
+                    "method": p.method if p else None,
+                    "sd": p.sd if p else None,
+                    "zero_share": p.zero_share if p else None,
+                    "note": self.refused.get(cell, ""),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "treatment": self.treatment,
+            "baseline": self.baseline,
+            "metric": self.metric,
+            "budget": self.budget,
+            "unit": self.unit,
+            "pilot_sizes": dict(self.pilot_sizes),
+            "plans": {c: p.to_dict() for c, p in self.plans.items()},
+            "refused": dict(self.refused),
+        }
+
+
+# -- the model the plan assumes ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Model:
+    """Keyword arguments for :func:`osustat.power` (besides effect, n, alpha) and what
+    they assume."""
+
+    kwargs: dict[str, Any]
+    sd: float  # sd of the differences at the planned effect (zeros included)
+    zero_share: float
+    binary: bool
+    source: str
+    pilot_n: int | None
+    assumptions: tuple[str, ...]
+
+
+def _number(value: Any, name: str, *, low: float, high: float = math.inf) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be a number; got {value!r}.") from None
+    if not (math.isfinite(x) and low <= x <= high):
+        raise ValueError(f"`{name}` must be a finite number in [{low:g}, {high:g}]; got {value!r}.")
+    return x
+
+
+def _pilot_model(d: np.ndarray, effect: float, binary: bool | None) -> _Model:
+    nz = d[d != 0]
+    zero_share = 1.0 - nz.size / d.size
+    if nz.size == 0:
+        raise ValueError(
+            "`differences`: every pilot difference is 0 (the two methods tied on all "
+            f"{d.size} units); no effect of this kind can be detected at any n."
+        )
+    mags = np.abs(nz)
+    is_binary = bool(np.all(np.abs(mags - mags[0]) <= 1e-12 * mags[0]))
+    if binary and not is_binary:
+        raise ValueError(
+            "`binary=True` but the pilot `differences` take several magnitudes "
+            f"({mags.min():.4g} to {mags.max():.4g}); leave `binary` unset."
+        )
+    used_binary = is_binary if binary is None else bool(binary)
+    kind = "0/1-type ({-c, 0, c})" if used_binary else "their observed magnitudes"
+    assumptions = (
+        f"the planned study's differences look like the pilot's {d.size} (share of exact "
+        f"zeros {zero_share:.3f}, {kind}), shifted to mean {effect:g}",
+        "exact zeros stay ties under the effect (the nonzero differences carry it)",
+    )
+    spread = float(np.var(nz - nz.mean())) if nz.size > 1 else 0.0
+    sd = math.sqrt((1 - zero_share) * spread + zero_share * effect**2 / (1 - zero_share))
+    kwargs: dict[str, Any] = {"differences_sd": None, "differences": d}
+    if binary is False:
+        kwargs["binary"] = False
+    if used_binary:
+        sd = math.sqrt(max(0.0, (1 - zero_share) * float(mags[0]) ** 2 - effect**2))
+    return _Model(kwargs, sd, zero_share, used_binary, "pilot", int(d.size), assumptions)
+
+
+def _stated_model(
+    effect: float, sd: Any, zero_share: Any, binary: bool | None, magnitude: Any
+) -> _Model:
+    z0 = None if zero_share is None else _number(zero_share, "zero_share", low=0.0, high=1.0)
+    if z0 == 1.0:
+        raise ValueError("`zero_share` = 1 means every difference is a tie: nothing to detect.")
+    s = None if sd is None else _number(sd, "sd", low=0.0)
+    if binary or magnitude is not None:
+        c = 1.0 if magnitude is None else _number(magnitude, "magnitude", low=0.0)
+        if c <= 0:
+            raise ValueError(f"`magnitude` must be > 0; got {magnitude!r}.")
+        if (s is None) == (z0 is None):
+            raise ValueError(
+                "0/1 differences: give `zero_share` or `sd`, exactly one (they determine "
+                "each other: sd**2 = (1 - zero_share) * magnitude**2 - effect**2)."
+            )
+        q = (1.0 - z0) if z0 is not None else ((s or 0.0) ** 2 + effect**2) / c**2
+        if q > 1.0 + 1e-12:
+            raise ValueError(
+                f"`sd` {s:g} is too large for 0/1 differences of magnitude {c:g} with mean "
+                f"{effect:g}: sd**2 + effect**2 <= magnitude**2."
+            )
+        q = min(q, 1.0)
+        if abs(effect) > q * c * (1 + 1e-12):
+            raise ValueError(
+                f"`effect` {effect:g} is impossible for 0/1 differences with "
+                f"{1 - q:.3f} ties: |effect| <= (1 - zero_share) * magnitude = {q * c:.4g}."
+            )
+        sd_at = math.sqrt(max(0.0, q * c**2 - effect**2))
+        kwargs: dict[str, Any] = {
+            "differences_sd": sd_at,
+            "binary": True,
+            "p_nonzero": q,
+            "magnitude": c,
+        }
+        assumptions = (
+            f"0/1-type differences: {1 - q:.3f} of units tie, each other unit differs by "
+            f"+-{c:g}; the effect tilts the signs of the differing units",
+        )
+        return _Model(kwargs, sd_at, 1.0 - q, True, "stated", None, assumptions)
+    if s is None:
+        raise ValueError("`sd` is required without pilot `differences` (or pass `binary=True`).")
+    if s == 0:
+        raise ValueError("`sd` = 0: every difference equals the effect; any n >= 6 detects it.")
+    if not z0:
+        kwargs = {"differences_sd": s}
+        assumptions = (f"normal differences with sd {s:g}, shifted to mean {effect:g}",)
+        return _Model(kwargs, s, 0.0, False, "stated", None, assumptions)
+    # zero-inflated: a stand-in pilot of exact zeros and normal quantiles whose sd at the
+    # planned effect is `sd`: sd**2 = (1 - z0) s_nz**2 + z0 effect**2 / (1 - z0)
+    inner = (s**2 - z0 * effect**2 / (1 - z0)) / (1 - z0)
+    if inner <= 0:
+        raise ValueError(
+            f"`sd` {s:g} is too small for mean {effect:g} with zero share {z0:g}: the zeros "
+            f"alone give sd {math.sqrt(z0 * effect**2 / (1 - z0)):.4g} when the nonzero "
+            "differences carry the effect."
+        )
+    k_zero = round(z0 * _STATED_POINTS)
+    k_nz = _STATED_POINTS - k_zero
+    quantiles = stats.norm.ppf((np.arange(k_nz) + 0.5) / k_nz)
+    stand_in = np.concatenate([np.zeros(k_zero), math.sqrt(inner) * quantiles / quantiles.std()])
+    assumptions = (
+        f"{k_zero / _STATED_POINTS:.3f} of units tie exactly (stay 0 under the effect); the "
+        f"others are normal with sd {math.sqrt(inner):.4g}, shifted to mean "
+        f"{effect / (1 - z0):.4g}, so the mean is {effect:g} and the sd {s:g}",
+    )
+    kwargs = {"differences_sd": None, "differences": stand_in}
+    return _Model(kwargs, s, k_zero / _STATED_POINTS, False, "stated", None, assumptions)
+
+
+# -- the search -------------------------------------------------------------------------
+
+
+def _start(effect: float, sd: float, alpha: float, target: float, alt: str) -> int:
+    """Sakai's normal-approximation start ``n0``."""
+    za = stats.norm.isf(alpha / 2 if alt == "two-sided" else alpha)
+    zb = stats.norm.ppf(target)
+    if sd == 0:
+        return 6
+    n0 = ((za + zb) * sd / abs(effect)) ** 2 + za**2 / 2
+    return max(2, math.ceil(n0))
+
+
+def _search(
+    power_at: Callable[[int], PowerValue], target: float, n0: int, n_max: int, *, noisy: bool
+) -> tuple[int, PowerValue, float]:
+    """The n where the power crosses `target`: bracket around `n0`, bisect; for exact
+    (noise-free) engines then step down while ``n - 1`` still reaches it (the sawtooth of a
+    discrete test can put the first crossing below the bisection's)."""
+    cache: dict[int, PowerValue] = {}
+
+    def f(n: int) -> PowerValue:
+        if n not in cache:
+            cache[n] = power_at(n)
+        return cache[n]
+
+    hi = min(max(n0, 2), n_max)
+    while f(hi) < target:
+        if hi >= n_max:
+            raise ValueError(
+                f"no n up to `n_max` = {n_max:,} reaches power {target:g} (power "
+                f"{f(hi):.3f} at n = {n_max:,}; the normal approximation says about "
+                f"{n0:,}). Raise `n_max`, or plan for a larger `effect`."
+            )
+        hi = min(2 * hi, n_max)
+    lo = max(2, hi // 2)
+    while lo > 2 and f(lo) >= target:
+        hi, lo = lo, max(2, lo // 2)
+    if f(lo) >= target:
+        hi = lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if f(mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+    if not noisy:
+        while hi > 2 and f(hi - 1) >= target:
+            hi -= 1
+    below = float(f(hi - 1)) if hi > 2 else 0.0
+    return hi, f(hi), below
+
+
+# -- public API -------------------------------------------------------------------------
+
+
+def plan(
+    effect: float,
+    *,
+    differences: Any = None,
+    sd: float | None = None,
+    zero_share: float | None = None,
+    binary: bool | None = None,
+    magnitude: float | None = None,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    family_size: int = 1,
+    alternative: str = "two-sided",
+    n_max: int = N_MAX,
+    n_simulations: int = PLAN_SIMULATIONS,
+    rng: Any = 0,
+) -> SampleSizePlan:
+    """Units per cell the paired sign-flip test needs to detect a mean difference `effect`.
+
+    Parameters
+    ----------
+    effect : float
+        The true mean difference (treatment - baseline, units of the metric) the study
+        should detect: the smallest one worth finding, or a pilot's or a paper's estimate.
+    differences : array_like, optional
+        A pilot's paired differences (e.g. ``paired(...).differences`` of one cell). Their
+        share of exact zeros and their magnitudes are kept; their own mean is replaced by
+        `effect`. 0/1-type differences (one magnitude) use the exact binomial power.
+    sd : float, optional
+        Without a pilot: the sd of the differences as a study with mean `effect` would show
+        them (zeros included).
+    zero_share : float, optional
+        Without a pilot: the share of units whose difference is exactly 0 (ties, e.g. both
+        methods score 0 or 1). Ties stay ties under the effect.
+    binary : bool, optional
+        Without a pilot: True for 0/1 metrics (Hit@k): differences in ``{-c, 0, c}``; give
+        `zero_share` or `sd` (one determines the other). With a pilot: inferred.
+    magnitude : float, optional
+        ``c`` for 0/1-type differences (default 1).
+    power : float
+        Target power (default .8).
+    alpha : float
+        Level of the family (default .05).
+    family_size : int
+        Number of tests in the corrected family the study will run (e.g. 4 cells x 2 metrics
+        = 8); each test is planned at ``alpha / family_size``.
+    alternative : {'two-sided', 'greater', 'less'}
+    n_max : int
+        Largest n searched (default 10,000).
+    n_simulations : int
+        Simulated data sets per power value for the empirical engine (default 5,000:
+        Monte Carlo SE about .0057 at power .8, which moves the crossing by about 1.5% of n;
+        at most 100,000).
+    rng : int, optional
+        Seed of every simulated power value (the same seed at every n: the plan is a
+        deterministic function of its inputs).
+
+    Returns
+    -------
+    SampleSizePlan
+
+    Notes
+    -----
+    The search starts at Sakai's normal-approximation ``n0`` with the sd the plan assumes,
+    doubles or halves n to bracket the crossing of the target and bisects. The power at each
+    n is :func:`osustat.power` -- the test osustat runs -- so discreteness (a two-sided
+    test needs n >= 6 at .05), ties and 0/1 data are accounted for. Exact engines then step
+    down while ``n - 1`` still reaches the target (the power of a discrete test is not
+    monotone in n); simulated ones stop at the bisection's crossing (their power is known to
+    about +-.009).
+
+    Examples
+    --------
+    >>> from osustat import plan
+    >>> p = plan(0.5, sd=1.0)
+    >>> p.n, p.method, round(p.achieved_power, 3)
+    (34, 'normal', 0.808)
+    """
+    try:
+        effect = float(effect)
+    except (TypeError, ValueError):
+        raise TypeError(f"`effect` must be a number; got {effect!r}.") from None
+    if not math.isfinite(effect) or effect == 0:
+        raise ValueError(f"`effect` must be a finite nonzero mean difference; got {effect!r}.")
+    target = check_level(power, "power")
+    alpha = check_level(alpha, "alpha")
+    family_size = check_positive_int(family_size, "family_size")
+    alternative = check_alternative(alternative)
+    if (alternative == "greater" and effect < 0) or (alternative == "less" and effect > 0):
+        raise ValueError(
+            f"`effect` {effect:g} points away from `alternative` = {alternative!r}: a "
+            "one-sided test cannot detect it."
+        )
+    n_max = check_positive_int(n_max, "n_max", minimum=6)
+    test_alpha = alpha / family_size
+    if target <= test_alpha:
+        raise ValueError(f"`power` must exceed the test's level {test_alpha:g}; got {target:g}.")
+    if differences is not None:
+        if sd is not None or zero_share is not None or magnitude is not None:
+            raise ValueError(
+                "pass pilot `differences` or stated `sd` / `zero_share` / `magnitude`, not "
+                "both: the pilot's sd and share of zeros are read from it."
+            )
+        d = as_float_vector(differences, "differences", min_size=2)
+        model = _pilot_model(d, effect, binary)
+    else:
+        model = _stated_model(effect, sd, zero_share, binary, magnitude)
+
+    noisy = "differences" in model.kwargs and not model.binary  # the empirical engine
+
+    def power_at(n: int) -> PowerValue:
+        if noisy and n * n_simulations > _EMPIRICAL_MAX_CELLS:
+            raise ValueError(
+                f"the search reached n = {n:,}: simulating {n_simulations:,} data sets of that "
+                f"size needs too much memory (n * n_simulations <= {_EMPIRICAL_MAX_CELLS:,}); "
+                f"the normal approximation says about {n0:,}. Lower `n_simulations`, or plan "
+                "for a larger `effect`."
+            )
+        return test_power(
+            effect,
+            n=n,
+            alpha=test_alpha,
+            alternative=alternative,
+            n_simulations=n_simulations,
+            rng=rng,
+            **model.kwargs,
+        )
+
+    n0 = _start(effect, model.sd, test_alpha, target, alternative)
+    n, achieved, below = _search(power_at, target, n0, n_max, noisy=noisy)
+    method = achieved.method
+    sims = achieved.n_simulations
+    return SampleSizePlan(
+        n=n,
+        achieved_power=float(achieved),
+        power_below=below,
+        effect=effect,
+        target_power=target,
+        alpha=alpha,
+        family_size=family_size,
+        test_alpha=test_alpha,
+        alternative=alternative,
+        method=method,
+        source=model.source,
+        sd=model.sd,
+        zero_share=model.zero_share,
+        binary=model.binary,
+        pilot_n=model.pilot_n,
+        n_simulations=sims,
+        monte_carlo_se=math.sqrt(achieved * (1 - achieved) / sims) if sims else 0.0,
+        start_n=n0,
+        assumptions=(*model.assumptions, _level_assumption(alpha, family_size)),
+    )
+
+
+def _level_assumption(alpha: float, m: int) -> str:
+    if m == 1:
+        return f"one test at alpha = {alpha:g}"
+    return (
+        f"a family of {m} tests: each planned at alpha / {m} = {alpha / m:.4g} (Bonferroni; "
+        "Holm's first step, conservative for Holm's later steps and for BH)"
+    )
+
+
+def plan_cells(
+    records: pd.DataFrame | str | Path,
+    treatment: str,
+    baseline: str,
+    *,
+    metric: str,
+    budget: int,
+    effect: float,
+    cells: list[str] | None = None,
+    unit: str = "query",
+    benchmark: str | None = None,
+    **options: Any,
+) -> CellPlans:
+    """Per-cell plans from a pilot's records: each cell's differences, one :func:`plan`.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame or path
+        Pilot records (long schema; read as :func:`osustat.paired` reads them).
+    treatment, baseline, metric, budget, unit, benchmark
+        As for :func:`osustat.paired`.
+    effect : float
+        The mean difference to detect in every cell.
+    cells : list of str, optional
+        Cells to plan (default: every cell in the records, then ``'all'``, the aggregate).
+        ``unit='episode'`` (episodes mix cells) plans ``'all'`` only.
+    **options
+        Passed to :func:`plan` (`power`, `alpha`, `family_size`, `alternative`, `n_max`,
+        `n_simulations`, `rng`).
+
+    Returns
+    -------
+    CellPlans
+        A cell that cannot be planned (fewer than 2 units, all ties, an effect beyond what
+        its differences allow, more than `n_max` needed) is listed in ``refused`` with the
+        reason, never dropped.
+    """
+    from .records import paired
+
+    for bad in ("differences", "sd", "zero_share", "magnitude"):
+        if bad in options:
+            raise TypeError(f"`{bad}` is read from the records; it is not an option here.")
+    p = paired(
+        records, treatment, baseline, metric=metric, budget=budget, unit=unit, benchmark=benchmark
+    )
+    groups: dict[str, np.ndarray] = {}
+    if p.cells is not None:
+        labels = np.array([str(c) for c in p.cells])
+        for label in sorted(set(labels.tolist())):
+            groups[label] = p.differences[labels == label]
+    groups["all"] = p.differences
+    wanted = list(groups) if cells is None else list(cells)
+    unknown = [c for c in wanted if c not in groups]
+    if unknown:
+        raise ValueError(f"`cells` {unknown} not in the records; known cells: {list(groups)}.")
+    plans: dict[str, SampleSizePlan] = {}
+    refused: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    for cell in wanted:
+        d = groups[cell]
+        sizes[cell] = int(d.size)
+        if d.size < 2:
+            refused[cell] = f"{d.size} unit(s) in the pilot: at least 2 are needed"
+            continue
+        try:
+            plans[cell] = plan(effect, differences=d, **options)
+        except ValueError as exc:
+            refused[cell] = str(exc)
+    return CellPlans(
+        plans=plans,
+        refused=refused,
+        pilot_sizes=sizes,
+        treatment=treatment,
+        baseline=baseline,
+        metric=p.metric,
+        budget=int(budget),
+        unit=unit,
+    )

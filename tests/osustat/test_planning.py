@@ -1,0 +1,193 @@
+"""osustat.plan / plan_cells: the planned n against independent references (issue 24)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.power import TTestPower
+
+from osustat import paired, plan, plan_cells, signflip_tests
+from osustat.planning import SampleSizePlan
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "records.csv"
+
+
+def exact_binary_power(n: int, q: float, effect: float, alpha: float) -> float:
+    """Two-sided exact sign test on {-1, 0, 1} differences, written out from scratch: m
+    discordant pairs ~ Bin(n, q); reject when 2 P(K >= max(k, m - k)) <= alpha, K ~ Bin(m, .5)."""
+    pi = 0.5 * (1 + effect / q)
+    m = np.arange(n + 1)[:, None]
+    k = np.arange(n + 1)[None, :]
+    tail = stats.binom.sf(np.maximum(k, m - k) - 1, m, 0.5)
+    reject = (k <= m) & (np.minimum(1.0, 2 * tail) <= alpha * (1 + 1e-9))
+    p_k = np.where(k <= m, stats.binom.pmf(k, m, pi), 0.0)
+    return float(stats.binom.pmf(m[:, 0], n, q) @ (p_k * reject).sum(axis=1))
+
+
+def test_normal_plan_is_the_noncentral_t_sample_size():
+    p = plan(0.5, sd=1.0)
+    solved = TTestPower().solve_power(effect_size=0.5, nobs=None, alpha=0.05, power=0.8)
+    assert p.n == math.ceil(float(solved))
+    assert p.method == "normal" and p.source == "stated"
+    assert p.power_below < 0.8 <= p.achieved_power
+    assert p.start_n > 0 and p.zero_share == 0.0 and p.sd == 1.0
+
+
+def test_small_n_uses_the_enumerated_test_which_needs_n_6():
+    """Below n = 13 the power is the exact sign-flip test's on simulated normal data; at
+    n = 5 the two-sided test can never reject at .05 (smallest p = 2/32)."""
+    p = plan(1.5, sd=1.0)
+    assert p.method == "simulation" and p.n >= 6 and p.achieved_power >= 0.8
+    assert p.power_below < 0.8
+    huge = plan(50.0, sd=1.0)
+    assert huge.n == 6 and huge.power_below == 0.0
+
+
+def test_family_plans_each_test_at_alpha_over_m():
+    p4 = plan(0.3, sd=1.0, family_size=4)
+    assert p4.test_alpha == pytest.approx(0.0125)
+    assert p4.n == plan(0.3, sd=1.0, alpha=0.0125).n
+    assert p4.n > plan(0.3, sd=1.0).n
+    assert any("family of 4" in a for a in p4.assumptions)
+
+
+def test_binary_plan_is_the_first_n_reaching_the_target_exactly():
+    q, effect = 0.3, 0.15
+    p = plan(effect, binary=True, zero_share=1 - q)
+    assert p.method == "exact-binomial" and p.binary
+    powers = {n: exact_binary_power(n, q, effect, 0.05) for n in range(6, p.n + 1)}
+    assert powers[p.n] == pytest.approx(p.achieved_power, abs=1e-9)
+    assert powers[p.n - 1] == pytest.approx(p.power_below, abs=1e-9)
+    assert all(v < 0.8 for n, v in powers.items() if n < p.n)  # none smaller reaches it
+    assert powers[p.n] >= 0.8
+
+
+def test_binary_sd_and_zero_share_describe_the_same_design():
+    q, effect = 0.4, 0.1
+    by_zero = plan(effect, binary=True, zero_share=1 - q)
+    by_sd = plan(effect, binary=True, sd=math.sqrt(q - effect**2))
+    assert by_zero.n == by_sd.n
+    assert by_sd.zero_share == pytest.approx(1 - q)
+
+
+def test_pilot_of_hit_differences_equals_stated_binary():
+    d = np.array([1.0] * 13 + [-1.0] * 3 + [0.0] * 40)  # the paper's T+E+ cell (docs)
+    from_pilot = plan(0.179, differences=d)
+    stated = plan(0.179, binary=True, zero_share=40 / 56)
+    assert from_pilot.n == stated.n and from_pilot.method == "exact-binomial"
+    assert from_pilot.pilot_n == 56 and from_pilot.source == "pilot"
+
+
+def test_zero_inflated_pilot_plan_achieves_its_power_by_simulation():
+    """The real test (signflip_tests) on fresh data of the planned size rejects at about the
+    target rate: 600 data sets, 3 Monte Carlo SE around .8."""
+    gen = np.random.default_rng(5)
+
+    def draw(size, effect):
+        return np.where(gen.random(size) < 0.5, 0.0, gen.normal(effect / 0.5, 1.0, size))
+
+    pilot = draw((3000,), 0.4)
+    p = plan(0.4, differences=pilot, n_simulations=1000)
+    assert p.method == "empirical" and p.zero_share == pytest.approx(0.5, abs=0.03)
+    data = draw((p.n, 600), 0.4)
+    rate = np.mean([r.pvalue <= 0.05 for r in signflip_tests(data, n_resamples=2000, rng=1)])
+    assert abs(rate - 0.8) <= 3 * math.sqrt(0.16 / 600), (p.n, rate)
+
+
+def test_stated_zero_share_and_pilot_of_that_shape_agree():
+    """Stated sd + zero share (normal stand-in) vs a large pilot of the same design: within
+    Monte Carlo error of each other (a few units at n ~ 40)."""
+    gen = np.random.default_rng(11)
+    effect, z0 = 0.3, 0.4
+    big = np.where(gen.random(20_000) < z0, 0.0, gen.normal(effect / (1 - z0), 0.8, 20_000))
+    stated = plan(
+        effect, sd=float(big.std()), zero_share=float(np.mean(big == 0)), n_simulations=1000
+    )
+    pilot = plan(effect, differences=big[:3000], n_simulations=1000)
+    assert stated.method == pilot.method == "empirical"
+    assert abs(stated.n - pilot.n) <= max(4, 0.12 * pilot.n), (stated.n, pilot.n)
+    assert stated.sd == pytest.approx(float(big.std()))
+
+
+def test_plan_is_deterministic_and_frozen():
+    d = np.random.default_rng(2).normal(0.1, 1.0, 300)
+    a = plan(0.25, differences=d, n_simulations=1000)
+    assert a == plan(0.25, differences=d, n_simulations=1000)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.n = 3  # type: ignore[misc]
+    assert isinstance(a, SampleSizePlan) and str(a).startswith(f"n = {a.n} per cell")
+    assert a.to_dict()["n"] == a.n
+
+
+def test_one_sided_plan_needs_fewer_units():
+    assert plan(0.3, sd=1.0, alternative="greater").n < plan(0.3, sd=1.0).n
+    assert plan(-0.3, sd=1.0, alternative="less").n == plan(0.3, sd=1.0, alternative="greater").n
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"effect": 0.0, "sd": 1.0}, "`effect`"),
+        ({"effect": "x", "sd": 1.0}, "`effect`"),
+        ({"effect": 0.2}, "`sd` is required"),
+        ({"effect": 0.2, "sd": -1.0}, "`sd`"),
+        ({"effect": 0.2, "sd": 1.0, "zero_share": 1.5}, "`zero_share`"),
+        ({"effect": 0.2, "sd": 1.0, "power": 1.0}, "`power`"),
+        ({"effect": 0.2, "sd": 1.0, "family_size": 0}, "`family_size`"),
+        ({"effect": 0.2, "sd": 1.0, "alternative": "less"}, "points away"),
+        ({"effect": 0.2, "binary": True}, "exactly one"),
+        ({"effect": 0.2, "binary": True, "sd": 0.5, "zero_share": 0.5}, "exactly one"),
+        ({"effect": 0.6, "binary": True, "zero_share": 0.5}, "impossible"),
+        ({"effect": 0.2, "sd": 0.1, "zero_share": 0.9}, "too small"),
+        ({"effect": 0.01, "sd": 1.0, "n_max": 50}, "`n_max` = 50"),
+        ({"effect": 0.2, "differences": [1.0, 0.0, -1.0], "sd": 1.0}, "not both"),
+        ({"effect": 0.2, "differences": [0.0, 0.0, 0.0]}, "every pilot difference is 0"),
+        ({"effect": 0.2, "differences": [0.5, -1.0, 0.0], "binary": True}, "several magnitudes"),
+    ],
+)
+def test_bad_inputs_name_the_argument(kwargs, match):
+    effect = kwargs.pop("effect")
+    with pytest.raises((ValueError, TypeError), match=match):
+        plan(effect, **kwargs)
+
+
+def test_effect_beyond_what_the_pilot_allows_is_refused():
+    d = np.array([1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])  # 20% differ
+    with pytest.raises(ValueError, match="`effect`"):
+        plan(0.5, differences=d)
+
+
+def test_plan_cells_plans_each_cell_from_its_own_differences():
+    df = pd.read_csv(EXAMPLE)
+    res = plan_cells(df, "osu-mem", "flat-vector", metric="hit@2", budget=256, effect=0.2)
+    p = paired(df, "osu-mem", "flat-vector", metric="hit@2", budget=256)
+    labels = np.array([str(c) for c in p.cells])
+    assert list(res.pilot_sizes) == [*sorted(set(labels.tolist())), "all"]
+    for cell, sized in res.pilot_sizes.items():
+        d = p.differences if cell == "all" else p.differences[labels == cell]
+        assert sized == d.size
+        assert res.plans[cell].n == plan(0.2, differences=d).n
+    frame = res.to_frame()
+    assert list(frame["cell"]) == list(res.pilot_sizes) and not res.refused
+    assert res.to_dict()["plans"]["all"]["n"] == res.plans["all"].n
+
+
+def test_plan_cells_lists_refused_cells_with_the_reason():
+    df = pd.read_csv(EXAMPLE)
+    res = plan_cells(
+        df, "osu-mem", "flat-vector", metric="hit@2", budget=256, effect=0.5, cells=["T+E+"]
+    )
+    assert list(res.pilot_sizes) == ["T+E+"] and not res.plans
+    assert "`effect`" in res.refused["T+E+"]
+    with pytest.raises(ValueError, match="`cells`"):
+        plan_cells(
+            df, "osu-mem", "flat-vector", metric="hit@2", budget=256, effect=0.2, cells=["T+E*"]
+        )
+    with pytest.raises(TypeError, match="`sd`"):
+        plan_cells(df, "osu-mem", "flat-vector", metric="hit@2", budget=256, effect=0.2, sd=1.0)

@@ -1,0 +1,79 @@
+"""`osustat plan`: stated inputs, a pilot's records, and exit 2 naming the bad option."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from osustat import plan, plan_cells
+from osustat.cli.main import main
+
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "examples" / "records.csv")
+PILOT = [EXAMPLE, "--treatment", "osu-mem", "--baseline", "flat-vector", "--metric", "hit@2"]
+
+
+def test_stated_plan_prints_n_and_what_it_assumed(capsys):
+    assert main(["plan", "--effect", "0.5", "--sd", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"n = {plan(0.5, sd=1.0).n} per cell")
+    assert "Assumed:" in out and "normal differences with sd 1" in out
+
+
+def test_stated_binary_plan_as_json_matches_the_function(capsys):
+    args = ["plan", "--effect", "0.15", "--binary", "--zero-share", "0.7", "--family-size", "4"]
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    want = plan(0.15, binary=True, zero_share=0.7, family_size=4)
+    assert got["n"] == want.n and got["method"] == "exact-binomial"
+    assert got["test_alpha"] == pytest.approx(0.0125)
+
+
+def test_pilot_records_give_one_row_per_cell(capsys):
+    assert main(["plan", *PILOT, "--budget", "256", "--effect", "0.2"]) == 0
+    out = capsys.readouterr().out
+    res = plan_cells(EXAMPLE, "osu-mem", "flat-vector", metric="hit@2", budget=256, effect=0.2)
+    for cell, p in res.plans.items():
+        assert f"| {cell} | {res.pilot_sizes[cell]} | {p.n} |" in out
+    assert "Assumed in every cell:" in out
+
+
+def test_pilot_records_json_lists_refused_cells(capsys):
+    args = ["plan", *PILOT, "--budget", "256", "--effect", "0.5", "--cell", "T+E+,all"]
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert set(got["pilot_sizes"]) == {"T+E+", "all"}
+    assert "T+E+" in got["refused"] and "`effect`" in got["refused"]["T+E+"]
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["--effect", "0.2"], "stated inputs"),
+        (["--effect", "0", "--sd", "1"], "--effect"),
+        (["--effect", "nan", "--sd", "1"], "--effect"),
+        (["--effect", "0.2", "--sd", "-1"], "--sd"),
+        (["--effect", "0.2", "--sd", "1", "--zero-share", "1"], "--zero-share"),
+        (["--effect", "0.2", "--sd", "1", "--power", "1.2"], "--power"),
+        (["--effect", "0.2", "--sd", "1", "--alpha", "0"], "--alpha"),
+        (["--effect", "0.2", "--sd", "1", "--family-size", "0"], "--family-size"),
+        (["--effect", "0.2", "--sd", "1", "--simulations", "5"], "--simulations"),
+        (["--effect", "0.2", "--sd", "1", "--treatment", "a"], "--treatment"),
+        (["--effect", "0.9", "--binary", "--zero-share", "0.5"], "--effect"),
+        (["--effect", "0.2", "--binary", "--zero-share", "0.5", "--sd", "0.3"], "--zero-share"),
+        (["--effect", "0.001", "--sd", "1", "--n-max", "50"], "--n-max"),
+        ([*PILOT, "--effect", "0.2"], "--budget"),
+        ([*PILOT, "--effect", "0.2", "--budget", "256", "--sd", "1"], "--sd"),
+        ([*PILOT, "--effect", "0.2", "--budget", "999"], "999"),
+        ([*PILOT, "--effect", "0.2", "--budget", "256", "--cell", "T+E*"], "--cell"),
+        (
+            "nope.csv --treatment a --baseline b --metric m --budget 1 --effect 0.2".split(),
+            "nope.csv",
+        ),
+    ],
+)
+def test_bad_input_is_exit_2_naming_it(args, option, capsys):
+    assert main(["plan", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("osustat plan: error:") and option in err, err
