@@ -17,6 +17,7 @@ from osustat.formatting import fmt_signed as _f
 
 from ._style import IntervalTest, interval_test_notes
 from ._tau_sections import query_readings, stage_d_placement, twins_and_agents
+from .budget_tables import effect_by_budget
 from .figures import budget_curves
 from .paper_values import PAPER
 
@@ -152,27 +153,14 @@ def render_tau_bench(
     w("")
     t5 = a.table5[a.table5["benchmark"] == "tau-bench"]
     budgets = sorted(set(t5["budget"]))
-    w("| cell | " + " | ".join(f"B={b}: Δ (p) [task-level p]" for b in budgets) + " | paper |")
-    w("| --- |" + " --- |" * (len(budgets) + 1))
-    for c in (*TAU["table5"], "Aggregate"):
-        cells = []
-        n = 0  # a cell with no query at any budget
-        for b in budgets:
-            r = t5[(t5["budget"] == b) & (t5["cell"] == c)]
-            if r.empty:
-                cells.append("—")
-                continue
-            r = r.iloc[0]
-            n = int(r["n"])
-            cells.append(f"{_f(r['effect'])} ({_p(r['p'])}) [{_p(r['task_p'])}]")
-        pv = TAU["table5"].get(c)
-        w(
-            f"| {c} (n={n}) | "
-            + " | ".join(cells)
-            + " | "
-            + ("—" if pv is None else ", ".join(_f(x) for x in pv))
-            + " |"
-        )
+    for line in effect_by_budget(
+        t5,
+        cluster="task",
+        cluster_p="task_p",
+        cells=(*TAU["table5"], "Aggregate"),
+        paper=TAU["table5"],
+    ):
+        w(line)
     w("")
     query_readings(w, a, s)
     w("## Method × cell interaction test per budget")

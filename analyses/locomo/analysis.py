@@ -52,6 +52,8 @@ class LocomoAnalysis:
     transfer: list[dict[str, Any]]
     audit_markdown: str | None
     forest: Any = None
+    #: OSU-Mem − Flat Vector Hit@2 at every budget (the core's results, for the budget figure)
+    budget_results: tuple[Any, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -159,13 +161,21 @@ def _means(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def _breakeven_row(key: str, budget: int, res: Any) -> dict[str, Any]:
+    """The columns :func:`osustat.reports.budget_tables.breakeven_by_budget` reads."""
     bh, oc = res.break_even, res.oracle
+    by_cell = {ce.cell.value: ce.effect for ce in res.cells}
     return {
         "comparison": key,
         "budget": budget,
+        "d_tpep": by_cell.get("T+E+", np.nan),
+        "d_tmem": by_cell.get("T-E-", np.nan),
         "p_star": None if bh is None else bh.p_star,
         "p_star_ci": None if bh is None or bh.ci is None else (bh.ci.low, bh.ci.high),
+        "band_level": None if bh is None or bh.ci is None else bh.ci.level,
         "pi_tool": None if bh is None else bh.pi_tool,
+        "pi_tool_ci": (
+            None if bh is None or bh.pi_tool_ci is None else (bh.pi_tool_ci.low, bh.pi_tool_ci.high)
+        ),
         "pi_any": None if bh is None else bh.pi_any,
         "never_negative": None if bh is None else bh.never_negative,
         "oracle_gain": None if oc is None else oc.gain_over_baseline,
@@ -177,7 +187,7 @@ def _per_budget(
     records: pd.DataFrame, comps: dict[str, tuple[str, str, str]], primary: int, n: int, seed: int
 ) -> dict[str, Any]:
     """Every comparison at every budget: cell rows, interaction, clustered contrast, break-even."""
-    out: dict[str, Any] = {"crosstab": {}, "forest": None}
+    out: dict[str, Any] = {"crosstab": {}, "forest": None, "budget_results": []}
     by_budget, inter, contrast, be = [], [], [], []
     for key, (t, b, metric) in comps.items():
         for budget in sorted(set(records["budget"])):
@@ -188,6 +198,8 @@ def _per_budget(
                 if key == "osu_flat_hit":
                     out["forest"] = res
             by_budget += [{"comparison": key, "budget": budget, **r} for r in rows]
+            if key == "osu_flat_hit":
+                out["budget_results"].append(res)
             it = res.interaction
             inter.append(
                 {
@@ -280,6 +292,7 @@ def analyze(
         transfer=[],
         audit_markdown=audit_locomo_claims(records, claims, n_resamples=n_resamples, seed=seed),
         forest=pb["forest"],
+        budget_results=tuple(pb["budget_results"]),
     )
     return replace(ana, transfer=transfer_verdicts(ana))
 

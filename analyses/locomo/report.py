@@ -3,16 +3,25 @@ plot, budget curves; the paper's τ-bench values beside ours."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from osustat.formatting import fmt_interval
+from osustat.formatting import fmt_p as _p
+from osustat.formatting import fmt_signed as _s
+from osustat.reports._style import md_table as _table
+from osustat.reports.budget_tables import breakeven_by_budget, effect_by_budget, means_by_budget
+from osustat.reports.paper_values import PAPER as _ALL
+
 from .analysis import CELL_ORDER, LocomoAnalysis
 from .data import CATEGORY_NAMES
 
 __all__ = ["render", "write_figures"]
+
+#: The paper's printed τ-bench values, beside ours for reading only.
+PAPER: dict[str, Any] = _ALL["tau-bench"]
 
 _COMP_WORDS = {
     "osu_flat_hit": "OSU-Mem − Flat Vector, Hit@2",
@@ -24,28 +33,20 @@ _COMP_WORDS = {
 _PAPER_COL = {"osu_flat_hit": 1, "osu_flat_recall": 2, "overlap_disjoint_hit": 3}
 
 
-def _s(x: Any, d: int = 3) -> str:
-    from osustat.formatting import fmt_signed
-
-    return fmt_signed(None if x is None else float(x), d)
+#: The columns every comparison row shows at its two units (query and conversation).
+_TWO_UNITS = ["Δ query", "95% cluster CI", "p query", "Δ conv", "p conv", "conversations"]
 
 
-def _p(p: Any) -> str:
-    from osustat.formatting import fmt_p
-
-    return fmt_p(None if p is None else float(p))
-
-
-def _ci(lo: Any, hi: Any) -> str:
-    if lo is None or not math.isfinite(float(lo)):
-        return "—"
-    return f"[{_s(lo)}, {_s(hi)}]"
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    from osustat.reports._style import md_table
-
-    return md_table(header, rows)
+def _two_units(r: Any) -> list[Any]:
+    """A row's cells under :data:`_TWO_UNITS`."""
+    return [
+        _s(r["effect"]),
+        fmt_interval(r["ci_low"], r["ci_high"]),
+        _p(r["p"]),
+        _s(r["conv_effect"]),
+        _p(r["conv_p"]),
+        r["conv_n"],
+    ]
 
 
 def _data_section(st: dict[str, Any]) -> list[str]:
@@ -104,10 +105,6 @@ def _data_section(st: dict[str, Any]) -> list[str]:
 
 
 def _cells_section(st: dict[str, Any]) -> list[str]:
-    from osustat.reports.paper_values import PAPER as _ALL
-
-    PAPER = _ALL["tau-bench"]
-
     n = st["queries"] or 1
     w = ["## Cells and view marginals (Definition 2; Appendix C style)", ""]
     w.append(
@@ -175,10 +172,6 @@ def _cells_section(st: dict[str, Any]) -> list[str]:
 
 
 def _crosstab_section(a: LocomoAnalysis) -> list[str]:
-    from osustat.reports.paper_values import PAPER as _ALL
-
-    PAPER = _ALL["tau-bench"]
-
     w = [f"## Cross-tab at B = {a.primary} (Table 4 layout)", ""]
     w.append(
         "Query level: sign-flip on per-query differences, 95% bootstrap CI resampling whole "
@@ -200,66 +193,31 @@ def _crosstab_section(a: LocomoAnalysis) -> list[str]:
                     r["cell"],
                     r["n"],
                     f"{r['treatment_mean']:.3f} / {r['baseline_mean']:.3f}",
-                    _s(r["effect"]),
-                    _ci(r["ci_low"], r["ci_high"]),
-                    _p(r["p"]),
-                    _s(r["conv_effect"]),
-                    _p(r["conv_p"]),
+                    *_two_units(r)[:-1],
                     f"{r['conv_n']} (floor {_p(r['conv_p_floor'])})",
                     "—" if col is None or paper is None else _s(paper[col]),
                 ]
             )
-        w += _table(
-            [
-                "cell",
-                "n",
-                "means",
-                "Δ query",
-                "95% cluster CI",
-                "p query",
-                "Δ conv",
-                "p conv",
-                "conversations",
-                "τ-bench Δ",
-            ],
-            body,
-        )
+        w += _table(["cell", "n", "means", *_TWO_UNITS, "τ-bench Δ"], body)
         w.append("")
     return w
 
 
 def _budget_section(a: LocomoAnalysis) -> list[str]:
-    from osustat.reports.paper_values import PAPER as _ALL
-
-    PAPER = _ALL["tau-bench"]
-
     w = ["## Effect by budget (Table 5 layout)", ""]
-    budgets = sorted(set(a.by_budget["budget"])) if not a.by_budget.empty else []
     for key in ("osu_flat_hit", "overlap_disjoint_hit"):
-        sub = a.by_budget[a.by_budget["comparison"] == key]
+        sub = a.by_budget[a.by_budget["comparison"] == key] if len(a.by_budget) else a.by_budget
         if sub.empty:
             continue
-        w.append(f"### {_COMP_WORDS[key]}: Δ query (p query; p conv)")
+        w.append(f"### {_COMP_WORDS[key]}")
         w.append("")
-        rows = []
-        for cell in (*CELL_ORDER, "Aggregate"):
-            line: list[Any] = [cell]
-            for b in budgets:
-                r = sub[(sub["cell"] == cell) & (sub["budget"] == b)]
-                line.append(
-                    "—"
-                    if r.empty
-                    else f"{_s(r['effect'].iloc[0])} ({_p(r['p'].iloc[0])}; "
-                    f"{_p(r['conv_p'].iloc[0])})"
-                )
-            if key == "osu_flat_hit":
-                t5 = PAPER["table5"].get(cell)
-                line.append("—" if t5 is None else " / ".join(_s(x) for x in t5))
-            rows.append(line)
-        head = ["cell", *[f"B={b}" for b in budgets]]
-        if key == "osu_flat_hit":
-            head.append("τ-bench B=64/128/256/512")
-        w += _table(head, rows)
+        w += effect_by_budget(
+            sub,
+            cluster="conversation",
+            cluster_p="conv_p",
+            paper=PAPER["table5"] if key == "osu_flat_hit" else None,
+            paper_header="τ-bench B=64, 128, 256, 512",
+        )
         w.append("")
     it = a.interaction
     ct = a.clustered_contrast
@@ -303,38 +261,17 @@ def _budget_section(a: LocomoAnalysis) -> list[str]:
 
 def _breakeven_section(a: LocomoAnalysis) -> list[str]:
     w = ["## Break-even and oracle ceiling (Appendix I)", ""]
-    rows = []
-    for _, r in a.breakeven.iterrows():
-        ci = r["p_star_ci"]
-        rows.append(
-            [
-                _COMP_WORDS[r["comparison"]],
-                r["budget"],
-                _s(r["aggregate"]),
-                "—"
-                if r["p_star"] is None
-                or (isinstance(r["p_star"], float) and not math.isfinite(r["p_star"]))
-                else f"{r['p_star']:.3f}",
-                "—" if ci is None else _ci(*ci),
-                "—" if r["pi_tool"] is None else f"{r['pi_tool']:.3f}",
-                "—" if r["oracle_gain"] is None else _s(r["oracle_gain"]),
-            ]
-        )
-    w += _table(
-        [
-            "comparison",
-            "B",
-            "aggregate Δ",
-            "break-even p*",
-            "95% CI",
-            "π_T+ (here: same-session)",
-            "oracle gain",
-        ],
-        rows,
+    w += breakeven_by_budget(
+        a.breakeven,
+        level=0.95,
+        cluster="conversation",
+        baseline="Flat Vector",
+        label=lambda r: _COMP_WORDS[r["comparison"]],
     )
     w.append("")
     w.append(
-        "The oracle gain is in-sample (each cell routed to its better method on these same "
+        "π_T+*: the break-even share of T+ queries, T being the session view here. The "
+        "oracle gain is in-sample (each cell routed to its better method on these same "
         "queries): a ceiling, not a method."
     )
     w.append("")
@@ -349,58 +286,24 @@ def _category_section(a: LocomoAnalysis) -> list[str]:
         + "."
     )
     w.append("")
-    rows = []
-    for _, r in a.by_category.iterrows():
-        rows.append(
-            [
-                int(r["category"]),
-                CATEGORY_NAMES[int(r["category"])],
-                _COMP_WORDS[r["comparison"]],
-                r["n"],
-                _s(r["effect"]),
-                _ci(r["ci_low"], r["ci_high"]),
-                _p(r["p"]),
-                _s(r["conv_effect"]),
-                _p(r["conv_p"]),
-                r["conv_n"],
-            ]
-        )
-    w += _table(
+    rows = [
         [
-            "cat",
-            "name",
-            "comparison",
-            "n",
-            "Δ query",
-            "95% cluster CI",
-            "p query",
-            "Δ conv",
-            "p conv",
-            "conversations",
-        ],
-        rows,
-    )
+            int(r["category"]),
+            CATEGORY_NAMES[int(r["category"])],
+            _COMP_WORDS[r["comparison"]],
+            r["n"],
+            *_two_units(r),
+        ]
+        for _, r in a.by_category.iterrows()
+    ]
+    w += _table(["cat", "name", "comparison", "n", *_TWO_UNITS], rows)
     w.append("")
     return w
 
 
 def _means_section(a: LocomoAnalysis) -> list[str]:
     w = ["## Methods by budget (query-level means; conversation-level in parentheses)", ""]
-    m = a.means
-    budgets = sorted(set(m["budget"]))
-    rows = []
-    for meth in m["method"].drop_duplicates():
-        line: list[Any] = [meth]
-        for b in budgets:
-            for metric in ("hit@2", "recall"):
-                r = m[(m["method"] == meth) & (m["budget"] == b) & (m["metric"] == metric)]
-                line.append(
-                    "—"
-                    if r.empty
-                    else f"{r['query'].iloc[0]:.3f} ({r['conversation'].iloc[0]:.3f})"
-                )
-        rows.append(line)
-    w += _table(["method", *[f"B={b} {x}" for b in budgets for x in ("Hit@2", "Recall")]], rows)
+    w += means_by_budget(a.means, "conversation")
     w.append("")
     return w
 
@@ -528,8 +431,7 @@ def render(
 
 
 def write_figures(a: LocomoAnalysis, out: Path) -> None:
-    from osustat.reports._style import pyplot, save_figure
-    from osustat.reports.cellwise import forest_plot
+    from osustat.reports.cellwise import budget_effects_plot, forest_plot
 
     if a.forest is not None:
         forest_plot(
@@ -537,30 +439,13 @@ def write_figures(a: LocomoAnalysis, out: Path) -> None:
             out / "forest.png",
             title=f"LoCoMo B={a.primary}: OSU-Mem − Flat Vector Hit@2 (cells: session × entity)",
         )
-    plt = pyplot()
-    sub = a.by_budget[a.by_budget["comparison"] == "osu_flat_hit"]
-    if sub["budget"].nunique() >= 2:
-        fig, ax = plt.subplots(figsize=(6.4, 3.6))
-        for cell in (*CELL_ORDER, "Aggregate"):
-            g = sub[sub["cell"] == cell].sort_values("budget")
-            if g.empty:
-                continue
-            ax.errorbar(
-                g["budget"],
-                g["effect"],
-                yerr=[g["effect"] - g["ci_low"], g["ci_high"] - g["effect"]],
-                marker="o",
-                capsize=3,
-                label=cell,
-                color="black" if cell == "Aggregate" else None,
-            )
-        ax.axhline(0, color="grey", lw=0.8, ls="--")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("token budget B")
-        ax.set_ylabel("Δ Hit@2 (OSU-Mem − Flat Vector)")
-        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-        fig.tight_layout()
-        save_figure(fig, out / "budget_effects_hit.png")
+    if len({r.paired.budget for r in a.budget_results}) >= 2:
+        budget_effects_plot(
+            list(a.budget_results),
+            "hit@2",
+            out / "budget_effects_hit.png",
+            title="LoCoMo: OSU-Mem − Flat Vector, Hit@2 (cells: session × entity)",
+        )
     m = a.means
     if m["budget"].nunique() >= 2:
         from osustat.reports.figures import budget_curves

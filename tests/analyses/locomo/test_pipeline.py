@@ -48,6 +48,7 @@ def test_outputs_and_report_sections(run: tuple[Path, Path]) -> None:
         "provenance.json",
         "forest.png",
         "budget_curves.png",
+        "budget_effects_hit.png",
     }
     rec = pd.read_csv(a / "records.csv")
     assert set(rec["benchmark"]) == {"locomo"}
