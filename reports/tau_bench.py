@@ -17,7 +17,7 @@ from osustat.formatting import fmt_signed as _f
 
 from ._style import IntervalTest, interval_test_notes
 from ._tau_sections import query_readings, stage_d_placement, twins_and_agents
-from .budget_tables import effect_by_budget
+from .budget_tables import breakeven_by_budget, effect_by_budget
 from .figures import budget_curves
 from .paper_values import PAPER
 
@@ -29,14 +29,6 @@ TAU: dict[str, Any] = PAPER["tau-bench"]
 
 def _ci(ci: Any, *, signed: bool = True) -> str:
     return "—" if ci is None else fmt_interval(ci[0], ci[1], signed=signed)
-
-
-def _pstar(r: Any) -> str:
-    if r["never_negative"]:
-        return "0 (T−E− effect ≥ 0)"
-    if r["p_star"] is None or not math.isfinite(r["p_star"]):
-        return "none (OSU-Mem never ahead)"
-    return fmt_number(r["p_star"])
 
 
 def render_tau_bench(
@@ -173,25 +165,13 @@ def render_tau_bench(
             f"{_p(TAU['interaction_hit'].get(int(r['budget'])))} |"
         )
     w("")
-    levels = {f"{v:.0%}" for v in a.breakeven.get("band_level", pd.Series()).dropna()}
-    band = "/".join(sorted(levels)) or "—"
     w("## Break-even (Appendix I, Table 17) and oracle ceiling, from this data's cross-tab")
     w("")
-    w(
-        f"| budget | Δ T+E+ | Δ T−E− | p* [{band} band] | π_T+* [{band} band] | π_any+* | oracle "
-        f"gain over Flat [{a.level:.0%} task-bootstrap CI] | aggregate Δ | paper p*, π_T+* |"
-    )
-    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for _, r in a.breakeven.iterrows():
-        b = int(r["budget"])
-        w(
-            f"| {b} | {_f(r['d_tpep'])} | {_f(r['d_tmem'])} | {_pstar(r)} "
-            f"{_ci(r['p_star_ci'], signed=False)} | {fmt_number(r['pi_tool'])} "
-            f"{_ci(r['pi_tool_ci'], signed=False)} | "
-            f"{fmt_number(r['pi_any'])} | {_f(r['oracle_gain'])} {_ci(r['oracle_ci'])} | "
-            f"{_f(r['aggregate'])} | {fmt_number(TAU['p_star'][b])}, "
-            f"{fmt_number(TAU['pi_tool'][b])} |"
-        )
+    paper_be = {
+        b: f"{fmt_number(v)}, {fmt_number(TAU['pi_tool'][b])}" for b, v in TAU["p_star"].items()
+    }
+    for line in breakeven_by_budget(a.breakeven, level=a.level, cluster="task", paper=paper_be):
+        w(line)
     w("")
     w(
         "The oracle gain routes each query to OSU-Mem exactly in the cells where its mean "

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from osustat.reports.budget_tables import breakeven_columns
+
 __all__ = ["CELL_ORDER", "COMPARISONS", "LocomoAnalysis", "analyze", "conversation_level"]
 
 OSU, FLAT, DISJ = "OSU-Mem", "Flat Vector", "OSU-Mem (disjoint)"
@@ -97,6 +99,7 @@ def _rows(res: Any, conv: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
     for ce in (*res.cells, res.aggregate):
         key = "all" if ce.cell is None else ce.cell.value
         c = conv.get(key, {})
+        inverted = ce.test.confidence_interval(ce.ci.level)
         rows.append(
             {
                 "cell": "Aggregate" if ce.cell is None else ce.cell.value,
@@ -108,6 +111,9 @@ def _rows(res: Any, conv: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
                 "ci_low": ce.ci.low,
                 "ci_high": ce.ci.high,
                 "clusters": ce.ci.n_clusters,
+                "level": ce.ci.level,
+                "test_ci": (inverted.low, inverted.high),
+                "min_p": ce.test.min_pvalue,
                 "mde": float(ce.mde),
                 "conv_effect": c.get("effect", np.nan),
                 "conv_p": c.get("p", np.nan),
@@ -160,29 +166,6 @@ def _means(records: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([q, e], axis=1).reset_index()
 
 
-def _breakeven_row(key: str, budget: int, res: Any) -> dict[str, Any]:
-    """The columns :func:`osustat.reports.budget_tables.breakeven_by_budget` reads."""
-    bh, oc = res.break_even, res.oracle
-    by_cell = {ce.cell.value: ce.effect for ce in res.cells}
-    return {
-        "comparison": key,
-        "budget": budget,
-        "d_tpep": by_cell.get("T+E+", np.nan),
-        "d_tmem": by_cell.get("T-E-", np.nan),
-        "p_star": None if bh is None else bh.p_star,
-        "p_star_ci": None if bh is None or bh.ci is None else (bh.ci.low, bh.ci.high),
-        "band_level": None if bh is None or bh.ci is None else bh.ci.level,
-        "pi_tool": None if bh is None else bh.pi_tool,
-        "pi_tool_ci": (
-            None if bh is None or bh.pi_tool_ci is None else (bh.pi_tool_ci.low, bh.pi_tool_ci.high)
-        ),
-        "pi_any": None if bh is None else bh.pi_any,
-        "never_negative": None if bh is None else bh.never_negative,
-        "oracle_gain": None if oc is None else oc.gain_over_baseline,
-        "aggregate": res.aggregate.effect,
-    }
-
-
 def _per_budget(
     records: pd.DataFrame, comps: dict[str, tuple[str, str, str]], primary: int, n: int, seed: int
 ) -> dict[str, Any]:
@@ -217,7 +200,7 @@ def _per_budget(
                 }
             )
             if key in ("osu_flat_hit", "osu_flat_recall"):
-                be.append(_breakeven_row(key, budget, res))
+                be.append({"comparison": key, "budget": budget, **breakeven_columns(res)})
     out.update(by_budget=by_budget, interaction=inter, contrast=contrast, breakeven=be)
     return out
 

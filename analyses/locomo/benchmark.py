@@ -68,11 +68,10 @@ def run_locomo(spec: RunSpec) -> BenchmarkRun:
     convs = load_locomo(data)
     audit = load_audit(audit_path(data), convs) if choices.labels == "audit" else None
     prep = prepare(convs, choices, spec.text_encoder(), audit)
-    b = spec.backend
     records, membership = run_sweep(
         prep.steps, prep.embeddings, [t.queries for t in prep.tables], prep.query_embeddings,
         methods=_methods(spec), budgets=_budgets(spec), retrievers=spec.retrievers,
-        jobs=b.jobs, progress=b.progress, scheduler=b.scheduler, checkpoint=b.checkpoint,
+        backend=spec.backend,
     )  # fmt: skip
     if records.empty:
         raise LocomoDataError(f"{data}: no question has >= 2 resolving evidence turns.")

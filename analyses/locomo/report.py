@@ -11,6 +11,7 @@ import pandas as pd
 from osustat.formatting import fmt_interval
 from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _s
+from osustat.reports._style import IntervalTest, interval_test_notes
 from osustat.reports._style import md_table as _table
 from osustat.reports.budget_tables import breakeven_by_budget, effect_by_budget, means_by_budget
 from osustat.reports.paper_values import PAPER as _ALL
@@ -47,6 +48,23 @@ def _two_units(r: Any) -> list[Any]:
         _p(r["conv_p"]),
         r["conv_n"],
     ]
+
+
+def _agreement(rows: list[dict[str, Any]]) -> list[str]:
+    """Sentences for the rows whose conversation-bootstrap interval and query-level sign-flip
+    p disagree about 0 (the τ-bench report's notes, :func:`~osustat.reports._style.
+    interval_test_notes`)."""
+    if not rows:
+        return []
+    return interval_test_notes(
+        (
+            IntervalTest(r["cell"], (r["ci_low"], r["ci_high"]), r["p"], r["test_ci"], r["min_p"])
+            for r in rows
+        ),
+        level=rows[0]["level"],
+        interval="bootstrap interval (resampling whole conversations)",
+        test="sign-flip test of the per-query differences",
+    )
 
 
 def _data_section(st: dict[str, Any]) -> list[str]:
@@ -199,6 +217,7 @@ def _crosstab_section(a: LocomoAnalysis) -> list[str]:
                 ]
             )
         w += _table(["cell", "n", "means", *_TWO_UNITS, "τ-bench Δ"], body)
+        w += _agreement(rows)
         w.append("")
     return w
 
