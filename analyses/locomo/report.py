@@ -327,18 +327,22 @@ def _means_section(a: LocomoAnalysis) -> list[str]:
     return w
 
 
-def _transfer_section(a: LocomoAnalysis) -> list[str]:
+def _transfer_section(a: LocomoAnalysis, transfer: list[dict[str, Any]]) -> list[str]:
     w = ["## Does the paper's claim transfer?", ""]
     w.append(
         f"The paper's central claims, on LoCoMo at B = {a.primary} (matched to τ-bench's B = 256). "
         "**Verdict unit: the conversation** (exact sign-flip over conversation means, α = .05): "
         "the questions of one conversation share its haystack, so they are not independent. "
-        "'query level only' means significant at the query unit (the paper's unit) but not "
-        "at the conversation unit. The audit below judges the same claims at the query unit."
+        "The query columns are the claims audit's (`analyses/claims/locomo.toml`, judged by "
+        "`osustat audit`'s machinery at the unit each claim names, the query; 'as tested': "
+        "the claim's own test, for the interaction the paper's centered sign-flip statistic), "
+        "in full in the audit section below. 'query level only' means significant at the "
+        "query unit (the paper's unit) but not at the conversation unit."
     )
     w.append("")
     rows = []
-    for r in a.transfer:
+    for r in transfer:
+        audit = r.get("audit", "—")
         rows.append(
             [
                 _COMP_WORDS[r["comparison"]],
@@ -346,6 +350,7 @@ def _transfer_section(a: LocomoAnalysis) -> list[str]:
                 r.get("n", "—"),
                 _s(r.get("effect")),
                 _p(r.get("p_query")),
+                audit if r.get("audit_id") is None else f"{audit} (`{r['audit_id']}`)",
                 _s(r.get("conv_effect")),
                 _p(r.get("p_conv")),
                 r.get("conv_n", "—"),
@@ -359,10 +364,11 @@ def _transfer_section(a: LocomoAnalysis) -> list[str]:
             "n",
             "Δ query",
             "p query",
+            "audit (query unit, as tested)",
             "Δ conv",
             "p conv",
             "conversations",
-            "verdict",
+            "verdict (conversation unit)",
         ],
         rows,
     )
@@ -408,9 +414,13 @@ def render(
     structure: dict[str, Any],
     choices: Any,
     *,
+    transfer: list[dict[str, Any]],
+    audit: str | None = None,
     skipped: list[str] | None = None,
 ) -> str:
-    """The report's markdown (the driver appends the choices of the run and the provenance)."""
+    """The report's markdown: `transfer` the rows of :func:`~.analysis.transfer_verdicts`,
+    `audit` the claims audit's markdown (the driver appends the choices of the run and the
+    provenance)."""
     w = ["# LoCoMo: the cell-conditional analysis on long conversations with natural queries", ""]
     w.append(
         "Data: LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, snap-research/locomo), "
@@ -427,7 +437,7 @@ def render(
     for part in (
         _data_section(structure),
         _cells_section(structure),
-        _transfer_section(a),
+        _transfer_section(a, transfer),
         _crosstab_section(a),
         _budget_section(a),
         _breakeven_section(a),
@@ -436,11 +446,9 @@ def render(
         _sensitivity_section(a, skipped or []),
     ):
         w += part
-    if a.audit_markdown:
-        w.append("## Audit of analyses/claims/locomo.toml")
-        w.append("")
-        body = a.audit_markdown
-        w.append(body.split("\n", 1)[1] if body.startswith("# ") else body)
+    if audit:
+        for line in audit.splitlines():  # demote the audit's headings one level
+            w.append("#" + line if line.startswith("#") else line)
     w.append("")
     w.append(
         "Figures: forest.png (cells at the primary budget), budget_effects_hit.png, "
