@@ -14,7 +14,7 @@ from osustat.formatting import fmt_signed as _s
 from osustat.reports._style import IntervalTest, interval_test_notes
 from osustat.reports._style import md_table as _table
 from osustat.reports.budget_tables import breakeven_by_budget, effect_by_budget, means_by_budget
-from osustat.reports.paper_values import PAPER as _ALL
+from osustat.reports.paper_values import PAPER
 
 from .analysis import CELL_ORDER, LocomoAnalysis
 from .data import CATEGORY_NAMES
@@ -22,7 +22,7 @@ from .data import CATEGORY_NAMES
 __all__ = ["render", "write_figures"]
 
 #: The paper's printed τ-bench values, beside ours for reading only.
-PAPER: dict[str, Any] = _ALL["tau-bench"]
+TAU: dict[str, Any] = PAPER["tau-bench"]
 
 _COMP_WORDS = {
     "osu_flat_hit": "OSU-Mem − Flat Vector, Hit@2",
@@ -130,7 +130,7 @@ def _cells_section(st: dict[str, Any]) -> list[str]:
         "evidence turns share a named entity). Speaker sharing is a marginal."
     )
     w.append("")
-    paper = PAPER["table4"]
+    paper = TAU["table4"]
     w += _table(
         ["cell", "n", "share", "τ-bench n (share)"],
         [
@@ -205,7 +205,7 @@ def _crosstab_section(a: LocomoAnalysis) -> list[str]:
         col = _PAPER_COL.get(key)
         body = []
         for r in rows:
-            paper = PAPER["table4"].get(r["cell"])
+            paper = TAU["table4"].get(r["cell"])
             body.append(
                 [
                     r["cell"],
@@ -234,7 +234,7 @@ def _budget_section(a: LocomoAnalysis) -> list[str]:
             sub,
             cluster="conversation",
             cluster_p="conv_p",
-            paper=PAPER["table5"] if key == "osu_flat_hit" else None,
+            paper=TAU["table5"] if key == "osu_flat_hit" else None,
             paper_header="τ-bench B=64, 128, 256, 512",
         )
         w.append("")
