@@ -7,8 +7,9 @@ table that means the same thing on every benchmark.
 * :func:`means_by_budget` -- the Table 11 / Figure 3 numbers: every method's Hit@2 and Recall
   at every budget, query level with the cluster level in parentheses;
 * :func:`breakeven_by_budget` -- Appendix I (Table 17): break-even share p*, π_T+*, π_any+*
-  with their bootstrap bands, the oracle ceiling and the aggregate effect per budget; its
-  row's columns from the core's result by :func:`breakeven_columns`.
+  with their bootstrap bands, the oracle ceiling and the aggregate effect per budget (the
+  analyses build its rows from the core's result with
+  :func:`osustat.analyses.by_budget.breakeven_columns`).
 
 Each takes the long frame its benchmark's analysis builds (columns named in the docstring)
 and returns markdown lines; numbers are written by :mod:`osustat.formatting`. Paper values
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -27,10 +28,7 @@ from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed
 
 from ._style import md_table
 
-if TYPE_CHECKING:
-    from osustat.cellwise import CellConditionalResult
-
-__all__ = ["breakeven_by_budget", "breakeven_columns", "effect_by_budget", "means_by_budget"]
+__all__ = ["breakeven_by_budget", "effect_by_budget", "means_by_budget"]
 
 #: The rows of the by-cell tables: the four cells of Definition 2, then the aggregate.
 CELLS = ("T+E+", "T+E-", "T-E+", "T-E-", "Aggregate")
@@ -124,28 +122,6 @@ def means_by_budget(
             line.append(paper.get(meth, "—"))
         rows.append(line)
     return md_table(header, rows)
-
-
-def breakeven_columns(res: CellConditionalResult) -> dict[str, Any]:
-    """The columns :func:`breakeven_by_budget` reads, from one budget's cell-conditional
-    result (its break-even, oracle and cell effects; None where the core computed none)."""
-    bh, oc = res.break_even, res.oracle
-    by_cell = {ce.cell.value: ce.effect for ce in res.cells if ce.cell is not None}
-    return {
-        "d_tpep": by_cell.get("T+E+", math.nan),
-        "d_tmem": by_cell.get("T-E-", math.nan),
-        "p_star": None if bh is None else bh.p_star,
-        "p_star_ci": None if bh is None or bh.ci is None else (bh.ci.low, bh.ci.high),
-        "band_level": None if bh is None or bh.ci is None else bh.ci.level,
-        "pi_tool": None if bh is None else bh.pi_tool,
-        "pi_tool_ci": (
-            None if bh is None or bh.pi_tool_ci is None else (bh.pi_tool_ci.low, bh.pi_tool_ci.high)
-        ),
-        "pi_any": None if bh is None else bh.pi_any,
-        "never_negative": None if bh is None else bh.never_negative,
-        "oracle_gain": None if oc is None else oc.gain_over_baseline,
-        "aggregate": res.aggregate.effect,
-    }
 
 
 def breakeven_by_budget(

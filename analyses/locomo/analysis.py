@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from osustat.reports.budget_tables import breakeven_columns
+from ..by_budget import breakeven_columns
 
 __all__ = ["CELL_ORDER", "COMPARISONS", "LocomoAnalysis", "analyze", "conversation_level"]
 

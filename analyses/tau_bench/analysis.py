@@ -10,10 +10,10 @@ from osustat import paired, paired_signflip_test, validate_records
 from osustat.bootstrap import cluster_bootstrap_ci
 from osustat.cellwise import CellConditionalResult, cell_conditional
 from osustat.records import PairedRecords
-from osustat.reports.budget_tables import breakeven_columns
 from osustat.schema import ValidatedRecords
 from osustat.streams import stream_rng
 
+from ..by_budget import breakeven_columns
 from .run import MAIN_METHODS
 
 __all__ = ["TauAnalysis", "analyze"]
