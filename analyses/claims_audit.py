@@ -1,5 +1,6 @@
-"""The embedded claims audit every benchmark run gets: claims of ``analyses/claims/paper.toml``
-selected per benchmark (:class:`analyses.protocol.ClaimSelection`), audited on the run's records.
+"""The embedded claims audit every benchmark run gets: the claims of the claims files a benchmark
+declares (``analyses/claims/paper.toml`` unless it names others), selected per benchmark
+(:class:`analyses.protocol.ClaimSelection`), audited on the run's records.
 
 The claims files the pipelines audit (``paper.toml``, ``locomo.toml``, ``paper_checks.toml``) are
 package data of ``osustat.analyses`` (folder ``analyses/claims/``): they are the paper's claims
@@ -60,13 +61,14 @@ def claims_audit(
     seed: int,
     claims_path: Path | None = None,
 ) -> tuple[Any, str | None]:
-    """Audit the claims `selection` picks from the claims file on `records`.
+    """Audit the claims `selection` picks from its claims files on `records`.
 
-    `claims_path` defaults to the shipped ``paper.toml``; a missing file is a
-    ``FileNotFoundError`` naming it. Returns ``(AuditResult or None, markdown or None)``; both
-    None when the benchmark selects no claims or none of the file's claims is selected. A cell
-    too small for a claim's test makes that claim "not checkable" (the audit says why), never
-    an error.
+    The files are the shipped ones `selection.files` names (default ``paper.toml``), audited
+    together as one claims file; `claims_path` audits that file in their place. A missing
+    file is a ``FileNotFoundError`` naming it. Returns ``(AuditResult or None, markdown or
+    None)``; both None when the benchmark selects no claims or none of the files' claims is
+    selected. A cell too small for a claim's test makes that claim "not checkable" (the audit
+    says why), never an error.
     """
     from osustat.audit.claims import load_claims
     from osustat.audit.run import audit
@@ -74,8 +76,12 @@ def claims_audit(
 
     if selection is None:
         return None, None
-    path = claims_file("paper") if claims_path is None else check_claims_file(claims_path)
-    claims = load_claims(path)
+    paths = (
+        [claims_file(name) for name in selection.files]
+        if claims_path is None
+        else [check_claims_file(claims_path)]
+    )
+    claims = _together([load_claims(p) for p in paths])
     kept = tuple(
         c
         for c in claims.claims
@@ -97,3 +103,29 @@ def claims_audit(
         rng=seed,
     )
     return result, render_markdown(result, title=selection.title)
+
+
+def _together(files: list[Any]) -> Any:
+    """Several parsed claims files as one (claims in file order); a claim id or a family name
+    defined in two of them is a ``ValueError`` naming both files."""
+    if len(files) == 1:
+        return files[0]
+    ids: dict[str, str] = {}
+    families: dict[str, Any] = {}
+    where: dict[str, str] = {}
+    for f in files:
+        for c in f.claims:
+            if c.id in ids:
+                raise ValueError(f"claim id {c.id!r} is in both {ids[c.id]} and {f.source}.")
+            ids[c.id] = f.source
+        for name, fam in f.families.items():
+            if name in families:
+                raise ValueError(f"family {name!r} is in both {where[name]} and {f.source}.")
+            families[name], where[name] = fam, f.source
+    return replace(
+        files[0],
+        claims=tuple(c for f in files for c in f.claims),
+        families=families,
+        title="; ".join(f.title for f in files),
+        source=", ".join(f.source for f in files),
+    )

@@ -10,8 +10,9 @@
    checked against the benchmark's methods), and the benchmark's own :meth:`check`;
 2. runs the benchmark (load, build, sweep through the one runner with ``--jobs`` /
    ``--scheduler`` and resuming from ``.<out>.sweep``), its analysis, the embedded claims audit
-   (claims of ``analyses/claims/paper.toml`` selected by the benchmark; a cell too small for a
-   test is "not testable", the report is still written), paired sign-flip tests of every user
+   (claims of the claims files the benchmark declares, ``analyses/claims/paper.toml`` unless
+   it names others, selected by the benchmark; a cell too small for a test is "not
+   testable", the report is still written), paired sign-flip tests of every user
    retriever against the benchmark's reference methods, and ``--sensitivity``;
 3. writes every file atomically (a temporary folder renamed into place) with
    ``provenance.json`` (versions incl. Python, platform and torch; the command line; input
@@ -82,7 +83,7 @@ class Request:
     options: Mapping[str, Any] = field(default_factory=dict)
     command: str = "python API"
     encoder: Any = None  # tests pass a stand-in for the real encoder
-    claims: Path | None = None  # default: the shipped paper.toml (claims_audit.claims_file)
+    claims: Path | None = None  # default: the benchmark's shipped claims files (ClaimSelection)
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,8 @@ def plan(request: Request) -> Plan:
     if bench.claims is not None and request.claims is not None:
         check_claims_file(request.claims)  # a missing claims file: an error naming it, before work
     elif bench.claims is not None:
-        claims_file("paper")
+        for name in bench.claims.files:
+            claims_file(name)
     data = resolve_data(bench.name, request.data)
     retrievers = _load_retrievers(request.retrievers, bench.methods())
     grid = None
@@ -470,13 +472,14 @@ def _run(checked: Plan) -> ReproduceResult:
         if sensitivity is not None:
             run = replace(run, state={**run.state, "sensitivity": sensitivity})
         analysis = bench.analyze(run, spec)
-        _, audit_md = claims_audit(
+        audit_result, audit_md = claims_audit(
             run.records,
             bench.claims,
             n_resamples=spec.n_resamples,
             seed=spec.seed,
             claims_path=request.claims,
         )
+        run = replace(run, state={**run.state, "claims_audit": audit_result})
         text = bench.write(run, analysis, spec, tmp, audit_md)
         if isinstance(sensitivity, ChoiceSensitivity):  # the generic grid: the driver reports it
             from osustat.reports.choice_sensitivity import render_choice_sensitivity

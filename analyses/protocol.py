@@ -13,8 +13,9 @@ A benchmark declares
   - ``choices`` (:class:`Choices`, read from a TOML file shipped as package data beside the
     benchmark: every choice the paper leaves open, its allowed values, the default and why, and
     the paper's words);
-  - ``claims`` (:class:`ClaimSelection`: which claims of ``analyses/claims/paper.toml`` its
-    records can test, by benchmark name or by id — never retyped);
+  - ``claims`` (:class:`ClaimSelection`: which claims files of ``analyses/claims/`` the driver
+    audits on its records — the paper's ``paper.toml`` unless it names others, e.g. LoCoMo's
+    transfer claims — and which of their claims, by benchmark name or by id — never retyped);
   - ``references`` (the paper's main methods; user retrievers are tested against them) and
     :meth:`Benchmark.methods` (the method names it writes itself, from the method registry);
 
@@ -26,7 +27,8 @@ and implements four steps:
      :class:`BenchmarkRun` whose ``records`` are validated long records;
   3. :meth:`Benchmark.analyze` — the analysis step (tables, tests) from a run's records, pure;
   4. :meth:`Benchmark.write` — its own files (records, tables, figures) into a folder, and the
-     report's markdown (its sections), given the claims audit's markdown to place.
+     report's markdown (its sections), given the claims audit's markdown to place (the
+     audit's result itself is in ``run.state['claims_audit']``, for sections that read it).
 
 How to add a benchmark: docs/architecture.md ("How to add a benchmark").
 """
@@ -185,11 +187,14 @@ class DataSpec:
 
 @dataclass(frozen=True)
 class ClaimSelection:
-    """Which claims of the claims file a benchmark's records can test.
+    """Which claims of which claims files a benchmark's records can test.
 
-    A claim is selected when its ``benchmark`` starts with one of `benchmark_prefixes` or its
-    id is in `ids`. `title` heads the audit section; `bootstrap_resamples` is the audit's
-    bootstrap size; `drop_columns` are record columns the audit must not see.
+    `files` names the shipped claims files the driver audits for this benchmark
+    (``analyses/claims/<name>.toml``, :func:`analyses.claims_audit.claims_file`; default the
+    paper's ``paper``). A claim of those files is selected when its ``benchmark`` starts with
+    one of `benchmark_prefixes` or its id is in `ids`. `title` heads the audit section;
+    `bootstrap_resamples` is the audit's bootstrap size; `drop_columns` are record columns the
+    audit must not see.
     """
 
     title: str
@@ -197,6 +202,7 @@ class ClaimSelection:
     ids: tuple[str, ...] = ()
     bootstrap_resamples: int = 2_000
     drop_columns: tuple[str, ...] = ()
+    files: tuple[str, ...] = ("paper",)
 
 
 @dataclass(frozen=True)
@@ -291,5 +297,7 @@ class Benchmark(Protocol):
         self, run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
     ) -> str:
         """Write the benchmark's files into `folder`; return the report's markdown, placing
-        `audit` (the claims audit's markdown; None when no claims file was found)."""
+        `audit` (the claims audit's markdown; None when the benchmark selects no claim). The
+        driver puts the audit's :class:`~osustat.audit.result.AuditResult` (or None) in
+        ``run.state['claims_audit']``."""
         ...

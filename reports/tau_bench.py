@@ -17,6 +17,7 @@ from osustat.formatting import fmt_signed as _f
 
 from ._style import IntervalTest, interval_test_notes
 from ._tau_sections import query_readings, stage_d_placement, twins_and_agents
+from .budget_tables import breakeven_by_budget, effect_by_budget
 from .figures import budget_curves
 from .paper_values import PAPER
 
@@ -28,14 +29,6 @@ TAU: dict[str, Any] = PAPER["tau-bench"]
 
 def _ci(ci: Any, *, signed: bool = True) -> str:
     return "—" if ci is None else fmt_interval(ci[0], ci[1], signed=signed)
-
-
-def _pstar(r: Any) -> str:
-    if r["never_negative"]:
-        return "0 (T−E− effect ≥ 0)"
-    if r["p_star"] is None or not math.isfinite(r["p_star"]):
-        return "none (OSU-Mem never ahead)"
-    return fmt_number(r["p_star"])
 
 
 def render_tau_bench(
@@ -152,27 +145,14 @@ def render_tau_bench(
     w("")
     t5 = a.table5[a.table5["benchmark"] == "tau-bench"]
     budgets = sorted(set(t5["budget"]))
-    w("| cell | " + " | ".join(f"B={b}: Δ (p) [task-level p]" for b in budgets) + " | paper |")
-    w("| --- |" + " --- |" * (len(budgets) + 1))
-    for c in (*TAU["table5"], "Aggregate"):
-        cells = []
-        n = 0  # a cell with no query at any budget
-        for b in budgets:
-            r = t5[(t5["budget"] == b) & (t5["cell"] == c)]
-            if r.empty:
-                cells.append("—")
-                continue
-            r = r.iloc[0]
-            n = int(r["n"])
-            cells.append(f"{_f(r['effect'])} ({_p(r['p'])}) [{_p(r['task_p'])}]")
-        pv = TAU["table5"].get(c)
-        w(
-            f"| {c} (n={n}) | "
-            + " | ".join(cells)
-            + " | "
-            + ("—" if pv is None else ", ".join(_f(x) for x in pv))
-            + " |"
-        )
+    for line in effect_by_budget(
+        t5,
+        cluster="task",
+        cluster_p="task_p",
+        cells=(*TAU["table5"], "Aggregate"),
+        paper=TAU["table5"],
+    ):
+        w(line)
     w("")
     query_readings(w, a, s)
     w("## Method × cell interaction test per budget")
@@ -185,25 +165,13 @@ def render_tau_bench(
             f"{_p(TAU['interaction_hit'].get(int(r['budget'])))} |"
         )
     w("")
-    levels = {f"{v:.0%}" for v in a.breakeven.get("band_level", pd.Series()).dropna()}
-    band = "/".join(sorted(levels)) or "—"
     w("## Break-even (Appendix I, Table 17) and oracle ceiling, from this data's cross-tab")
     w("")
-    w(
-        f"| budget | Δ T+E+ | Δ T−E− | p* [{band} band] | π_T+* [{band} band] | π_any+* | oracle "
-        f"gain over Flat [{a.level:.0%} task-bootstrap CI] | aggregate Δ | paper p*, π_T+* |"
-    )
-    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for _, r in a.breakeven.iterrows():
-        b = int(r["budget"])
-        w(
-            f"| {b} | {_f(r['d_tpep'])} | {_f(r['d_tmem'])} | {_pstar(r)} "
-            f"{_ci(r['p_star_ci'], signed=False)} | {fmt_number(r['pi_tool'])} "
-            f"{_ci(r['pi_tool_ci'], signed=False)} | "
-            f"{fmt_number(r['pi_any'])} | {_f(r['oracle_gain'])} {_ci(r['oracle_ci'])} | "
-            f"{_f(r['aggregate'])} | {fmt_number(TAU['p_star'][b])}, "
-            f"{fmt_number(TAU['pi_tool'][b])} |"
-        )
+    paper_be = {
+        b: f"{fmt_number(v)}, {fmt_number(TAU['pi_tool'][b])}" for b, v in TAU["p_star"].items()
+    }
+    for line in breakeven_by_budget(a.breakeven, level=a.level, cluster="task", paper=paper_be):
+        w(line)
     w("")
     w(
         "The oracle gain routes each query to OSU-Mem exactly in the cells where its mean "

@@ -10,18 +10,21 @@ conversations. Every comparison is therefore shown at two units:
   (2**10 = 1,024 sign patterns when all 10 conversations are present, so the smallest
   two-sided p is 2/1,024 ~ .002; fewer conversations, a larger floor).
 
-The verdicts of the "does the claim transfer?" section use the conversation unit; the audit of
-``analyses/claims/locomo.toml`` judges at the query unit, as the paper tested.
+The verdicts of the "does the claim transfer?" section use the conversation unit; the claims
+audit of ``analyses/claims/locomo.toml`` (run by the driver, :mod:`analyses.claims_audit`)
+judges the same claims at the unit they name, the query, as the paper tested, and
+:func:`transfer_verdicts` puts the two side by side.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from ..by_budget import breakeven_columns
 
 __all__ = ["CELL_ORDER", "COMPARISONS", "LocomoAnalysis", "analyze", "conversation_level"]
 
@@ -49,9 +52,9 @@ class LocomoAnalysis:
     by_category: pd.DataFrame
     means: pd.DataFrame
     sensitivity: pd.DataFrame
-    transfer: list[dict[str, Any]]
-    audit_markdown: str | None
     forest: Any = None
+    #: OSU-Mem − Flat Vector Hit@2 at every budget (the core's results, for the budget figure)
+    budget_results: tuple[Any, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -95,6 +98,7 @@ def _rows(res: Any, conv: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
     for ce in (*res.cells, res.aggregate):
         key = "all" if ce.cell is None else ce.cell.value
         c = conv.get(key, {})
+        inverted = ce.test.confidence_interval(ce.ci.level)
         rows.append(
             {
                 "cell": "Aggregate" if ce.cell is None else ce.cell.value,
@@ -106,6 +110,9 @@ def _rows(res: Any, conv: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
                 "ci_low": ce.ci.low,
                 "ci_high": ce.ci.high,
                 "clusters": ce.ci.n_clusters,
+                "level": ce.ci.level,
+                "test_ci": (inverted.low, inverted.high),
+                "min_p": ce.test.min_pvalue,
                 "mde": float(ce.mde),
                 "conv_effect": c.get("effect", np.nan),
                 "conv_p": c.get("p", np.nan),
@@ -158,26 +165,11 @@ def _means(records: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([q, e], axis=1).reset_index()
 
 
-def _breakeven_row(key: str, budget: int, res: Any) -> dict[str, Any]:
-    bh, oc = res.break_even, res.oracle
-    return {
-        "comparison": key,
-        "budget": budget,
-        "p_star": None if bh is None else bh.p_star,
-        "p_star_ci": None if bh is None or bh.ci is None else (bh.ci.low, bh.ci.high),
-        "pi_tool": None if bh is None else bh.pi_tool,
-        "pi_any": None if bh is None else bh.pi_any,
-        "never_negative": None if bh is None else bh.never_negative,
-        "oracle_gain": None if oc is None else oc.gain_over_baseline,
-        "aggregate": res.aggregate.effect,
-    }
-
-
 def _per_budget(
     records: pd.DataFrame, comps: dict[str, tuple[str, str, str]], primary: int, n: int, seed: int
 ) -> dict[str, Any]:
     """Every comparison at every budget: cell rows, interaction, clustered contrast, break-even."""
-    out: dict[str, Any] = {"crosstab": {}, "forest": None}
+    out: dict[str, Any] = {"crosstab": {}, "forest": None, "budget_results": []}
     by_budget, inter, contrast, be = [], [], [], []
     for key, (t, b, metric) in comps.items():
         for budget in sorted(set(records["budget"])):
@@ -188,6 +180,8 @@ def _per_budget(
                 if key == "osu_flat_hit":
                     out["forest"] = res
             by_budget += [{"comparison": key, "budget": budget, **r} for r in rows]
+            if key == "osu_flat_hit":
+                out["budget_results"].append(res)
             it = res.interaction
             inter.append(
                 {
@@ -205,7 +199,7 @@ def _per_budget(
                 }
             )
             if key in ("osu_flat_hit", "osu_flat_recall"):
-                be.append(_breakeven_row(key, budget, res))
+                be.append({"comparison": key, "budget": budget, **breakeven_columns(res)})
     out.update(by_budget=by_budget, interaction=inter, contrast=contrast, breakeven=be)
     return out
 
@@ -260,14 +254,13 @@ def analyze(
     primary: int,
     n_resamples: int = 10_000,
     seed: int = 0,
-    claims: str | Path | None = None,
 ) -> LocomoAnalysis:
     """Every table of the report, from the main run's `records` and the sensitivity reruns
     (``(choices, records, structure)`` each); `primary` is the budget of the cross-tab."""
     methods = set(records["method"])
     comps = {k: v for k, v in COMPARISONS.items() if v[0] in methods and v[1] in methods}
     pb = _per_budget(records, comps, primary, n_resamples, seed)
-    ana = LocomoAnalysis(
+    return LocomoAnalysis(
         primary=primary,
         crosstab=pb["crosstab"],
         by_budget=pd.DataFrame(pb["by_budget"]),
@@ -277,11 +270,9 @@ def analyze(
         by_category=pd.DataFrame(_by_category(records, comps, primary, n_resamples, seed)),
         means=_means(records),
         sensitivity=pd.DataFrame(_sensitivity(sensitivity, primary, n_resamples, seed)),
-        transfer=[],
-        audit_markdown=audit_locomo_claims(records, claims, n_resamples=n_resamples, seed=seed),
         forest=pb["forest"],
+        budget_results=tuple(pb["budget_results"]),
     )
-    return replace(ana, transfer=transfer_verdicts(ana))
 
 
 def _verdict(p_conv: float, e_conv: float, p_query: float, e_query: float, sign: int) -> str:
@@ -297,31 +288,70 @@ def _verdict(p_conv: float, e_conv: float, p_query: float, e_query: float, sign:
     return "does not transfer at this n"
 
 
-def transfer_verdicts(ana: LocomoAnalysis) -> list[dict[str, Any]]:
-    """The paper's three central claims, judged on LoCoMo at the conversation unit (alpha .05),
-    with the query-level result beside."""
-    out = []
+def _audited(audit: Any, key: str, cell: str | None, primary: int) -> Any:
+    """The audit's check of the claim on comparison `key` in `cell` (None: the interaction)
+    at the primary budget, or None when the audit did not judge it."""
+    t, b, metric = COMPARISONS[key]
+    for ch in () if audit is None else audit.checks:
+        c = ch.claim
+        if (c.treatment, c.baseline, c.metric, c.budget) != (t, b, metric, primary):
+            continue
+        if (cell is None and c.kind == "interaction") or (
+            cell is not None and c.kind == "difference" and c.cell_label == cell
+        ):
+            return ch
+    return None
+
+
+def _query_unit(ch: Any, effect: float, p: float) -> dict[str, Any]:
+    """The query-unit columns: the audit's "as tested" numbers and verdict when it judged the
+    claim, else the analysis' own (``effect``, ``p``) marked as not audited."""
+    if ch is None or ch.as_tested is None:
+        return {"effect": effect, "p_query": p, "audit": "not audited", "audit_id": None}
+    at = ch.as_tested
+    return {
+        "effect": effect if at.effect is None else at.effect,
+        "p_query": np.nan if at.pvalue is None else at.pvalue,
+        "audit": at.verdict,
+        "audit_id": ch.claim.id,
+    }
+
+
+def transfer_verdicts(ana: LocomoAnalysis, audit: Any = None) -> list[dict[str, Any]]:
+    """The paper's three central claims on LoCoMo: the query unit from the claims audit of
+    ``analyses/claims/locomo.toml`` (`audit`, an :class:`osustat.audit.result.AuditResult` as
+    the driver ran it; None: the analysis' own query-level tests), the verdict at the
+    conversation unit (alpha .05) from the conversation means."""
+    out: list[dict[str, Any]] = []
     for key in ("overlap_disjoint_hit", "osu_flat_hit"):
         rows = {r["cell"]: r for r in ana.crosstab.get(key, [])}
         for cell, sign, words in (("T+E+", 1, "helps in T+E+"), ("T-E-", -1, "hurts in T-E-")):
             r = rows.get(cell)
+            ch = _audited(audit, key, cell, ana.primary)
             if r is None:
                 out.append(
-                    {"comparison": key, "claim": words, "verdict": "not testable (cell empty)"}
+                    {
+                        "comparison": key,
+                        "claim": words,
+                        **_query_unit(ch, np.nan, np.nan),
+                        "verdict": "not testable (cell empty)",
+                    }
                 )
                 continue
+            q = _query_unit(ch, r["effect"], r["p"])
             out.append(
                 {
                     "comparison": key,
                     "claim": words,
                     "n": r["n"],
-                    "effect": r["effect"],
-                    "p_query": r["p"],
+                    **q,
                     "conv_effect": r["conv_effect"],
                     "p_conv": r["conv_p"],
                     "conv_n": r["conv_n"],
                     "p_floor": r["conv_p_floor"],
-                    "verdict": _verdict(r["conv_p"], r["conv_effect"], r["p"], r["effect"], sign),
+                    "verdict": _verdict(
+                        r["conv_p"], r["conv_effect"], q["p_query"], q["effect"], sign
+                    ),
                 }
             )
         it = ana.interaction[
@@ -334,44 +364,17 @@ def transfer_verdicts(ana: LocomoAnalysis) -> list[dict[str, Any]]:
         pq = float(it["p"].iloc[0]) if len(it) and it["p"].iloc[0] is not None else np.nan
         pc = float(ct["p"].iloc[0]) if len(ct) else np.nan
         ec = float(ct["effect"].iloc[0]) if len(ct) else np.nan
+        q = _query_unit(_audited(audit, key, None, ana.primary), np.nan, pq)
         out.append(
             {
                 "comparison": key,
                 "claim": "method x cell interaction",
-                "p_query": pq,
+                **q,
                 "conv_effect": ec,
                 "p_conv": pc,
                 "conv_n": int(ct["n_conversations"].iloc[0]) if len(ct) else 0,
                 # the interaction predicted: the effect is larger in T+E+ than in T-E-
-                "verdict": _verdict(pc, ec, pq, 1.0, 1),
+                "verdict": _verdict(pc, ec, q["p_query"], 1.0, 1),
             }
         )
     return out
-
-
-def audit_locomo_claims(
-    records: pd.DataFrame, claims_path: str | Path | None, *, n_resamples: int, seed: int
-) -> str | None:
-    """Audit ``analyses/claims/locomo.toml`` (the transfer claims; `claims_path` overrides it)
-    against `records`; markdown, or None when none of its claims applies to these budgets. A
-    missing file is a ``FileNotFoundError`` naming it."""
-    from osustat import audit_claims, load_claims
-    from osustat.reports.audit import render_markdown
-
-    from ..claims_audit import check_claims_file, claims_file
-
-    path = claims_file("locomo") if claims_path is None else check_claims_file(claims_path)
-    claims = load_claims(path)
-    budgets = set(records["budget"])
-    kept = tuple(c for c in claims.claims if c.benchmark == "locomo" and c.budget in budgets)
-    if not kept:
-        return None
-    used = {c.family for c in kept}
-    sub = replace(
-        claims, claims=kept, families={k: v for k, v in claims.families.items() if k in used}
-    )
-    cols = [c for c in records.columns if c != "category"]
-    result = audit_claims(sub, records[cols], n_resamples=n_resamples, rng=seed)
-    return render_markdown(
-        result, title="Audit of the transfer claims (analyses/claims/locomo.toml)"
-    )

@@ -10,8 +10,10 @@ with ``--sensitivity`` also ``sensitivity/records-<choice>=<value>.csv``. A malf
 raises :class:`~.data.LocomoDataError` (a ``ValueError``: exit 2) naming the conversation and
 the field, and nothing is written.
 
-Its claims are the transfer claims of ``analyses/claims/locomo.toml`` (not the paper's own claims
-file), audited in the analysis step and placed in the report by :func:`write_locomo`.
+Its claims are the transfer claims of ``analyses/claims/locomo.toml`` (not the paper's own
+claims file): the driver audits them like every benchmark's declared claims
+(:class:`~analyses.protocol.ClaimSelection` ``files``), and :func:`write_locomo` reads that
+audit for the report's "does the paper's claim transfer?" section.
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from osustat.analyses.protocol import BenchmarkRun, DataSpec, RunSpec, load_choices
+from osustat.analyses.protocol import (
+    BenchmarkRun,
+    ClaimSelection,
+    DataSpec,
+    RunSpec,
+    load_choices,
+)
 
 from .run import BUDGETS, MAIN_METHODS, PRIMARY_BUDGET
 
@@ -68,11 +76,10 @@ def run_locomo(spec: RunSpec) -> BenchmarkRun:
     convs = load_locomo(data)
     audit = load_audit(audit_path(data), convs) if choices.labels == "audit" else None
     prep = prepare(convs, choices, spec.text_encoder(), audit)
-    b = spec.backend
     records, membership = run_sweep(
         prep.steps, prep.embeddings, [t.queries for t in prep.tables], prep.query_embeddings,
         methods=_methods(spec), budgets=_budgets(spec), retrievers=spec.retrievers,
-        jobs=b.jobs, progress=b.progress, scheduler=b.scheduler, checkpoint=b.checkpoint,
+        backend=spec.backend,
     )  # fmt: skip
     if records.empty:
         raise LocomoDataError(f"{data}: no question has >= 2 resolving evidence turns.")
@@ -82,26 +89,23 @@ def run_locomo(spec: RunSpec) -> BenchmarkRun:
 
 
 def analyze_locomo_run(run: BenchmarkRun, spec: RunSpec) -> Any:
-    """Cross-tabs at two units, interaction, break-even, categories, sensitivity, the audit of
-    ``analyses/claims/locomo.toml`` (``spec.options['claims']`` overrides its path)."""
+    """Cross-tabs at two units, interaction, break-even, categories, sensitivity."""
     from .analysis import analyze
 
     sens = [(c, r, s) for c, r, s in run.state.get("sensitivity", ()) if r is not None]
     return analyze(
-        run.records,
-        sens,
-        primary=_primary(spec),
-        n_resamples=spec.n_resamples,
-        seed=spec.seed,
-        claims=spec.options.get("claims"),
+        run.records, sens, primary=_primary(spec), n_resamples=spec.n_resamples, seed=spec.seed
     )
 
 
 def write_locomo(
     run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
 ) -> str:
-    """``records.csv``, ``structure.json`` and the figures; the report's markdown (the
-    driver appends user-retriever tests, the choices of the run and the provenance)."""
+    """``records.csv``, ``structure.json`` and the figures; the report's markdown with the
+    transfer verdicts read from the driver's claims audit (``run.state['claims_audit']``) and
+    its markdown `audit` (the driver appends user-retriever tests, the choices of the run and
+    the provenance)."""
+    from .analysis import transfer_verdicts
     from .choices import declared
     from .prepare import jsonable
     from .report import render, write_figures
@@ -113,7 +117,8 @@ def write_locomo(
     )
     write_figures(analysis, folder)
     skipped = [c.label() for c, r, _ in run.state.get("sensitivity", ()) if r is None]
-    return render(analysis, st, declared(), skipped=skipped)
+    transfer = transfer_verdicts(analysis, run.state.get("claims_audit"))
+    return render(analysis, st, declared(), transfer=transfer, audit=audit, skipped=skipped)
 
 
 class LoCoMo:
@@ -125,8 +130,11 @@ class LoCoMo:
         "files", "locomo10.json; the audit overlay is read from audit/errors.json beside it"
     )
     choices = load_choices("osustat.analyses.locomo", "locomo")
-    claims = (
-        None  # the transfer claims (analyses/claims/locomo.toml) are audited in the analysis step
+    claims = ClaimSelection(
+        "Audit of the transfer claims (analyses/claims/locomo.toml)",
+        benchmark_prefixes=("locomo",),
+        files=("locomo",),
+        drop_columns=("category",),
     )
     references = ("OSU-Mem", "Flat Vector")
     multi_seed = False
@@ -206,13 +214,12 @@ def reproduce_locomo(
 
     `choices` maps choice names (``choices.toml``: ``labels``, ``query-time``,
     ``entity-extractor``, ``speaker-view``, ``captions``) to values; `encoder` overrides the
-    real encoder (tests pass a stand-in); `claims` overrides ``analyses/claims/locomo.toml``.
+    real encoder (tests pass a stand-in); `claims` audits that claims file in place of the
+    shipped ``analyses/claims/locomo.toml``.
     """
     from osustat.analyses.driver import Request, reproduce
 
     options: dict[str, Any] = {"budgets": tuple(budgets), "methods": tuple(methods)}
-    if claims is not None:
-        options["claims"] = str(claims)
     return reproduce(
         Request(
             "locomo", Path(out), data=(str(data),), force=force, seed=seed,
@@ -220,6 +227,7 @@ def reproduce_locomo(
             scheduler=scheduler, retrievers=tuple(retrievers),
             choices=tuple(f"{k}={v}" for k, v in (choices or {}).items()),
             sensitivity=sensitivity, progress=progress, options=options, encoder=encoder,
+            claims=None if claims is None else Path(claims),
             command=f"osustat reproduce locomo --data {Path(data).name} --out DIR --seed {seed}"
             + "".join(f" --choice {k}={v}" for k, v in (choices or {}).items())
             + (" --sensitivity" if sensitivity else ""),

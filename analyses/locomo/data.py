@@ -134,6 +134,17 @@ def _questions(raw: Any, path: str, where: str) -> tuple[Question, ...]:
     return tuple(out)
 
 
+def _read_json(path: str | Path) -> tuple[str, Any]:
+    """The path as text and the file's JSON; :class:`LocomoDataError` naming the file if it is
+    not JSON."""
+    p = str(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return p, json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise LocomoDataError(f"{p}: not valid JSON ({exc}).") from exc
+
+
 def load_locomo(path: str | Path) -> list[Conversation]:
     """Read ``locomo10.json`` (or a file of the same format) into conversations.
 
@@ -144,12 +155,7 @@ def load_locomo(path: str | Path) -> list[Conversation]:
         ``qa``, speakers, or a turn without ``dia_id``/``speaker``/``text`` (the message names
         the conversation and the field).
     """
-    p = str(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise LocomoDataError(f"{p}: not valid JSON ({exc}).") from exc
+    p, data = _read_json(path)
     if not isinstance(data, list) or not data:
         raise LocomoDataError(f"{p}: must be a non-empty JSON list of conversations.")
     convs = []
@@ -184,12 +190,7 @@ def load_audit(
     README's 96). ``question_id`` ``locomo_<i>_qa<k>``: ``i`` is the conversation's 0-based
     position in the file.
     """
-    p = str(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise LocomoDataError(f"{p}: not valid JSON ({exc}).") from exc
+    p, data = _read_json(path)
     if not isinstance(data, list):
         raise LocomoDataError(f"{p}: must be a JSON list of audit records.")
     out: dict[tuple[str, int], tuple[str, ...]] = {}

@@ -3,16 +3,26 @@ plot, budget curves; the paper's τ-bench values beside ours."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from osustat.formatting import fmt_interval
+from osustat.formatting import fmt_p as _p
+from osustat.formatting import fmt_signed as _s
+from osustat.reports._style import IntervalTest, interval_test_notes
+from osustat.reports._style import md_table as _table
+from osustat.reports.budget_tables import breakeven_by_budget, effect_by_budget, means_by_budget
+from osustat.reports.paper_values import PAPER
+
 from .analysis import CELL_ORDER, LocomoAnalysis
 from .data import CATEGORY_NAMES
 
 __all__ = ["render", "write_figures"]
+
+#: The paper's printed τ-bench values, beside ours for reading only.
+TAU: dict[str, Any] = PAPER["tau-bench"]
 
 _COMP_WORDS = {
     "osu_flat_hit": "OSU-Mem − Flat Vector, Hit@2",
@@ -24,28 +34,37 @@ _COMP_WORDS = {
 _PAPER_COL = {"osu_flat_hit": 1, "osu_flat_recall": 2, "overlap_disjoint_hit": 3}
 
 
-def _s(x: Any, d: int = 3) -> str:
-    from osustat.formatting import fmt_signed
-
-    return fmt_signed(None if x is None else float(x), d)
+#: The columns every comparison row shows at its two units (query and conversation).
+_TWO_UNITS = ["Δ query", "95% cluster CI", "p query", "Δ conv", "p conv", "conversations"]
 
 
-def _p(p: Any) -> str:
-    from osustat.formatting import fmt_p
+def _two_units(r: Any) -> list[Any]:
+    """A row's cells under :data:`_TWO_UNITS`."""
+    return [
+        _s(r["effect"]),
+        fmt_interval(r["ci_low"], r["ci_high"]),
+        _p(r["p"]),
+        _s(r["conv_effect"]),
+        _p(r["conv_p"]),
+        r["conv_n"],
+    ]
 
-    return fmt_p(None if p is None else float(p))
 
-
-def _ci(lo: Any, hi: Any) -> str:
-    if lo is None or not math.isfinite(float(lo)):
-        return "—"
-    return f"[{_s(lo)}, {_s(hi)}]"
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    from osustat.reports._style import md_table
-
-    return md_table(header, rows)
+def _agreement(rows: list[dict[str, Any]]) -> list[str]:
+    """Sentences for the rows whose conversation-bootstrap interval and query-level sign-flip
+    p disagree about 0 (the τ-bench report's notes, :func:`~osustat.reports._style.
+    interval_test_notes`)."""
+    if not rows:
+        return []
+    return interval_test_notes(
+        (
+            IntervalTest(r["cell"], (r["ci_low"], r["ci_high"]), r["p"], r["test_ci"], r["min_p"])
+            for r in rows
+        ),
+        level=rows[0]["level"],
+        interval="bootstrap interval (resampling whole conversations)",
+        test="sign-flip test of the per-query differences",
+    )
 
 
 def _data_section(st: dict[str, Any]) -> list[str]:
@@ -104,10 +123,6 @@ def _data_section(st: dict[str, Any]) -> list[str]:
 
 
 def _cells_section(st: dict[str, Any]) -> list[str]:
-    from osustat.reports.paper_values import PAPER as _ALL
-
-    PAPER = _ALL["tau-bench"]
-
     n = st["queries"] or 1
     w = ["## Cells and view marginals (Definition 2; Appendix C style)", ""]
     w.append(
@@ -115,7 +130,7 @@ def _cells_section(st: dict[str, Any]) -> list[str]:
         "evidence turns share a named entity). Speaker sharing is a marginal."
     )
     w.append("")
-    paper = PAPER["table4"]
+    paper = TAU["table4"]
     w += _table(
         ["cell", "n", "share", "τ-bench n (share)"],
         [
@@ -175,10 +190,6 @@ def _cells_section(st: dict[str, Any]) -> list[str]:
 
 
 def _crosstab_section(a: LocomoAnalysis) -> list[str]:
-    from osustat.reports.paper_values import PAPER as _ALL
-
-    PAPER = _ALL["tau-bench"]
-
     w = [f"## Cross-tab at B = {a.primary} (Table 4 layout)", ""]
     w.append(
         "Query level: sign-flip on per-query differences, 95% bootstrap CI resampling whole "
@@ -194,72 +205,38 @@ def _crosstab_section(a: LocomoAnalysis) -> list[str]:
         col = _PAPER_COL.get(key)
         body = []
         for r in rows:
-            paper = PAPER["table4"].get(r["cell"])
+            paper = TAU["table4"].get(r["cell"])
             body.append(
                 [
                     r["cell"],
                     r["n"],
                     f"{r['treatment_mean']:.3f} / {r['baseline_mean']:.3f}",
-                    _s(r["effect"]),
-                    _ci(r["ci_low"], r["ci_high"]),
-                    _p(r["p"]),
-                    _s(r["conv_effect"]),
-                    _p(r["conv_p"]),
+                    *_two_units(r)[:-1],
                     f"{r['conv_n']} (floor {_p(r['conv_p_floor'])})",
                     "—" if col is None or paper is None else _s(paper[col]),
                 ]
             )
-        w += _table(
-            [
-                "cell",
-                "n",
-                "means",
-                "Δ query",
-                "95% cluster CI",
-                "p query",
-                "Δ conv",
-                "p conv",
-                "conversations",
-                "τ-bench Δ",
-            ],
-            body,
-        )
+        w += _table(["cell", "n", "means", *_TWO_UNITS, "τ-bench Δ"], body)
+        w += _agreement(rows)
         w.append("")
     return w
 
 
 def _budget_section(a: LocomoAnalysis) -> list[str]:
-    from osustat.reports.paper_values import PAPER as _ALL
-
-    PAPER = _ALL["tau-bench"]
-
     w = ["## Effect by budget (Table 5 layout)", ""]
-    budgets = sorted(set(a.by_budget["budget"])) if not a.by_budget.empty else []
     for key in ("osu_flat_hit", "overlap_disjoint_hit"):
-        sub = a.by_budget[a.by_budget["comparison"] == key]
+        sub = a.by_budget[a.by_budget["comparison"] == key] if len(a.by_budget) else a.by_budget
         if sub.empty:
             continue
-        w.append(f"### {_COMP_WORDS[key]}: Δ query (p query; p conv)")
+        w.append(f"### {_COMP_WORDS[key]}")
         w.append("")
-        rows = []
-        for cell in (*CELL_ORDER, "Aggregate"):
-            line: list[Any] = [cell]
-            for b in budgets:
-                r = sub[(sub["cell"] == cell) & (sub["budget"] == b)]
-                line.append(
-                    "—"
-                    if r.empty
-                    else f"{_s(r['effect'].iloc[0])} ({_p(r['p'].iloc[0])}; "
-                    f"{_p(r['conv_p'].iloc[0])})"
-                )
-            if key == "osu_flat_hit":
-                t5 = PAPER["table5"].get(cell)
-                line.append("—" if t5 is None else " / ".join(_s(x) for x in t5))
-            rows.append(line)
-        head = ["cell", *[f"B={b}" for b in budgets]]
-        if key == "osu_flat_hit":
-            head.append("τ-bench B=64/128/256/512")
-        w += _table(head, rows)
+        w += effect_by_budget(
+            sub,
+            cluster="conversation",
+            cluster_p="conv_p",
+            paper=TAU["table5"] if key == "osu_flat_hit" else None,
+            paper_header="τ-bench B=64, 128, 256, 512",
+        )
         w.append("")
     it = a.interaction
     ct = a.clustered_contrast
@@ -303,38 +280,17 @@ def _budget_section(a: LocomoAnalysis) -> list[str]:
 
 def _breakeven_section(a: LocomoAnalysis) -> list[str]:
     w = ["## Break-even and oracle ceiling (Appendix I)", ""]
-    rows = []
-    for _, r in a.breakeven.iterrows():
-        ci = r["p_star_ci"]
-        rows.append(
-            [
-                _COMP_WORDS[r["comparison"]],
-                r["budget"],
-                _s(r["aggregate"]),
-                "—"
-                if r["p_star"] is None
-                or (isinstance(r["p_star"], float) and not math.isfinite(r["p_star"]))
-                else f"{r['p_star']:.3f}",
-                "—" if ci is None else _ci(*ci),
-                "—" if r["pi_tool"] is None else f"{r['pi_tool']:.3f}",
-                "—" if r["oracle_gain"] is None else _s(r["oracle_gain"]),
-            ]
-        )
-    w += _table(
-        [
-            "comparison",
-            "B",
-            "aggregate Δ",
-            "break-even p*",
-            "95% CI",
-            "π_T+ (here: same-session)",
-            "oracle gain",
-        ],
-        rows,
+    w += breakeven_by_budget(
+        a.breakeven,
+        level=0.95,
+        cluster="conversation",
+        baseline="Flat Vector",
+        label=lambda r: _COMP_WORDS[r["comparison"]],
     )
     w.append("")
     w.append(
-        "The oracle gain is in-sample (each cell routed to its better method on these same "
+        "π_T+*: the break-even share of T+ queries, T being the session view here. The "
+        "oracle gain is in-sample (each cell routed to its better method on these same "
         "queries): a ceiling, not a method."
     )
     w.append("")
@@ -349,74 +305,44 @@ def _category_section(a: LocomoAnalysis) -> list[str]:
         + "."
     )
     w.append("")
-    rows = []
-    for _, r in a.by_category.iterrows():
-        rows.append(
-            [
-                int(r["category"]),
-                CATEGORY_NAMES[int(r["category"])],
-                _COMP_WORDS[r["comparison"]],
-                r["n"],
-                _s(r["effect"]),
-                _ci(r["ci_low"], r["ci_high"]),
-                _p(r["p"]),
-                _s(r["conv_effect"]),
-                _p(r["conv_p"]),
-                r["conv_n"],
-            ]
-        )
-    w += _table(
+    rows = [
         [
-            "cat",
-            "name",
-            "comparison",
-            "n",
-            "Δ query",
-            "95% cluster CI",
-            "p query",
-            "Δ conv",
-            "p conv",
-            "conversations",
-        ],
-        rows,
-    )
+            int(r["category"]),
+            CATEGORY_NAMES[int(r["category"])],
+            _COMP_WORDS[r["comparison"]],
+            r["n"],
+            *_two_units(r),
+        ]
+        for _, r in a.by_category.iterrows()
+    ]
+    w += _table(["cat", "name", "comparison", "n", *_TWO_UNITS], rows)
     w.append("")
     return w
 
 
 def _means_section(a: LocomoAnalysis) -> list[str]:
     w = ["## Methods by budget (query-level means; conversation-level in parentheses)", ""]
-    m = a.means
-    budgets = sorted(set(m["budget"]))
-    rows = []
-    for meth in m["method"].drop_duplicates():
-        line: list[Any] = [meth]
-        for b in budgets:
-            for metric in ("hit@2", "recall"):
-                r = m[(m["method"] == meth) & (m["budget"] == b) & (m["metric"] == metric)]
-                line.append(
-                    "—"
-                    if r.empty
-                    else f"{r['query'].iloc[0]:.3f} ({r['conversation'].iloc[0]:.3f})"
-                )
-        rows.append(line)
-    w += _table(["method", *[f"B={b} {x}" for b in budgets for x in ("Hit@2", "Recall")]], rows)
+    w += means_by_budget(a.means, "conversation")
     w.append("")
     return w
 
 
-def _transfer_section(a: LocomoAnalysis) -> list[str]:
+def _transfer_section(a: LocomoAnalysis, transfer: list[dict[str, Any]]) -> list[str]:
     w = ["## Does the paper's claim transfer?", ""]
     w.append(
         f"The paper's central claims, on LoCoMo at B = {a.primary} (matched to τ-bench's B = 256). "
         "**Verdict unit: the conversation** (exact sign-flip over conversation means, α = .05): "
         "the questions of one conversation share its haystack, so they are not independent. "
-        "'query level only' means significant at the query unit (the paper's unit) but not "
-        "at the conversation unit. The audit below judges the same claims at the query unit."
+        "The query columns are the claims audit's (`analyses/claims/locomo.toml`, judged by "
+        "`osustat audit`'s machinery at the unit each claim names, the query; 'as tested': "
+        "the claim's own test, for the interaction the paper's centered sign-flip statistic), "
+        "in full in the audit section below. 'query level only' means significant at the "
+        "query unit (the paper's unit) but not at the conversation unit."
     )
     w.append("")
     rows = []
-    for r in a.transfer:
+    for r in transfer:
+        audit = r.get("audit", "—")
         rows.append(
             [
                 _COMP_WORDS[r["comparison"]],
@@ -424,6 +350,7 @@ def _transfer_section(a: LocomoAnalysis) -> list[str]:
                 r.get("n", "—"),
                 _s(r.get("effect")),
                 _p(r.get("p_query")),
+                audit if r.get("audit_id") is None else f"{audit} (`{r['audit_id']}`)",
                 _s(r.get("conv_effect")),
                 _p(r.get("p_conv")),
                 r.get("conv_n", "—"),
@@ -437,10 +364,11 @@ def _transfer_section(a: LocomoAnalysis) -> list[str]:
             "n",
             "Δ query",
             "p query",
+            "audit (query unit, as tested)",
             "Δ conv",
             "p conv",
             "conversations",
-            "verdict",
+            "verdict (conversation unit)",
         ],
         rows,
     )
@@ -486,9 +414,13 @@ def render(
     structure: dict[str, Any],
     choices: Any,
     *,
+    transfer: list[dict[str, Any]],
+    audit: str | None = None,
     skipped: list[str] | None = None,
 ) -> str:
-    """The report's markdown (the driver appends the choices of the run and the provenance)."""
+    """The report's markdown: `transfer` the rows of :func:`~.analysis.transfer_verdicts`,
+    `audit` the claims audit's markdown (the driver appends the choices of the run and the
+    provenance)."""
     w = ["# LoCoMo: the cell-conditional analysis on long conversations with natural queries", ""]
     w.append(
         "Data: LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, snap-research/locomo), "
@@ -505,7 +437,7 @@ def render(
     for part in (
         _data_section(structure),
         _cells_section(structure),
-        _transfer_section(a),
+        _transfer_section(a, transfer),
         _crosstab_section(a),
         _budget_section(a),
         _breakeven_section(a),
@@ -514,11 +446,9 @@ def render(
         _sensitivity_section(a, skipped or []),
     ):
         w += part
-    if a.audit_markdown:
-        w.append("## Audit of analyses/claims/locomo.toml")
-        w.append("")
-        body = a.audit_markdown
-        w.append(body.split("\n", 1)[1] if body.startswith("# ") else body)
+    if audit:
+        for line in audit.splitlines():  # demote the audit's headings one level
+            w.append("#" + line if line.startswith("#") else line)
     w.append("")
     w.append(
         "Figures: forest.png (cells at the primary budget), budget_effects_hit.png, "
@@ -528,8 +458,7 @@ def render(
 
 
 def write_figures(a: LocomoAnalysis, out: Path) -> None:
-    from osustat.reports._style import pyplot, save_figure
-    from osustat.reports.cellwise import forest_plot
+    from osustat.reports.cellwise import budget_effects_plot, forest_plot
 
     if a.forest is not None:
         forest_plot(
@@ -537,30 +466,13 @@ def write_figures(a: LocomoAnalysis, out: Path) -> None:
             out / "forest.png",
             title=f"LoCoMo B={a.primary}: OSU-Mem − Flat Vector Hit@2 (cells: session × entity)",
         )
-    plt = pyplot()
-    sub = a.by_budget[a.by_budget["comparison"] == "osu_flat_hit"]
-    if sub["budget"].nunique() >= 2:
-        fig, ax = plt.subplots(figsize=(6.4, 3.6))
-        for cell in (*CELL_ORDER, "Aggregate"):
-            g = sub[sub["cell"] == cell].sort_values("budget")
-            if g.empty:
-                continue
-            ax.errorbar(
-                g["budget"],
-                g["effect"],
-                yerr=[g["effect"] - g["ci_low"], g["ci_high"] - g["effect"]],
-                marker="o",
-                capsize=3,
-                label=cell,
-                color="black" if cell == "Aggregate" else None,
-            )
-        ax.axhline(0, color="grey", lw=0.8, ls="--")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("token budget B")
-        ax.set_ylabel("Δ Hit@2 (OSU-Mem − Flat Vector)")
-        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-        fig.tight_layout()
-        save_figure(fig, out / "budget_effects_hit.png")
+    if len({r.paired.budget for r in a.budget_results}) >= 2:
+        budget_effects_plot(
+            list(a.budget_results),
+            "hit@2",
+            out / "budget_effects_hit.png",
+            title="LoCoMo: OSU-Mem − Flat Vector, Hit@2 (cells: session × entity)",
+        )
     m = a.means
     if m["budget"].nunique() >= 2:
         from osustat.reports.figures import budget_curves

@@ -9,6 +9,7 @@ in B in {128, 256, 512, 1024}; the primary budget B = 512 matches τ-bench's pri
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from numpy.typing import NDArray
 from osustat.retrieval import QueryOutcome, outcomes_to_records
 from osustat.retrieval.registry import MethodSpec, paper_methods, user_factories
 
+from ..protocol import Backend
 from ..runner import run_tasks, sort_records
 from .build import ConvSteps, LocomoQuery, trajectory
 
@@ -91,13 +93,10 @@ def run_sweep(
     budgets: Sequence[int] = BUDGETS,
     benchmark: str = BENCHMARK,
     retrievers: Sequence[MethodSpec] = (),
-    jobs: int = 1,
-    progress: bool = True,
-    scheduler: Any = None,
-    checkpoint: Any = None,
+    backend: Backend | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Records of every (method, budget, query), sorted; and evidence-OSU membership per
-    conversation. Independent of `jobs` and of the backend."""
+    conversation. Independent of the `backend` (jobs, scheduler, checkpoint, progress)."""
     unknown = [m for m in methods if m not in MAIN_METHODS]
     if unknown:
         raise ValueError(f"unknown `methods` {unknown}; choose from {list(MAIN_METHODS)}.")
@@ -109,14 +108,7 @@ def run_sweep(
         if q
     ]
     results = run_tasks(
-        _conv_task,
-        tasks,
-        jobs=jobs,
-        scheduler=scheduler,
-        checkpoint=checkpoint,
-        progress=progress,
-        desc=benchmark,
-        unit="conversation",
+        _conv_task, tasks, desc=benchmark, unit="conversation", **asdict(backend or Backend())
     )
     flat = [r for rows in results for r in rows]
     membership = pd.DataFrame([r for r in flat if "_membership" in r])

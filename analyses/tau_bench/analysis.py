@@ -13,6 +13,7 @@ from osustat.records import PairedRecords
 from osustat.schema import ValidatedRecords
 from osustat.streams import stream_rng
 
+from ..by_budget import breakeven_columns
 from .run import MAIN_METHODS
 
 __all__ = ["TauAnalysis", "analyze"]
@@ -265,7 +266,6 @@ def _by_budget(
         res_h, pr = _cc(rec, tasks, OSU, FLAT, "hit@2", budget, "tau-bench", cfg)
         res_r, _ = _cc(rec, tasks, OSU, FLAT, "recall", budget, "tau-bench", cfg)
         tl = _task_level(pr, cfg)
-        rows = _rows(res_h)
         t5.extend(_t5_rows(res_h, tl, budget, "tau-bench"))
         inter.append(
             {
@@ -274,27 +274,11 @@ def _by_budget(
                 "recall_p": None if res_r.interaction is None else res_r.interaction.pvalue,
             }
         )
-        bh, oc = res_h.break_even, res_h.oracle
-        by_cell = {r["cell"]: r["effect"] for r in rows}
         be.append(
             {
                 "budget": budget,
-                "d_tpep": by_cell.get("T+E+", np.nan),
-                "d_tmem": by_cell.get("T-E-", np.nan),
-                "p_star": None if bh is None else bh.p_star,
-                "p_star_ci": None if bh is None or bh.ci is None else (bh.ci.low, bh.ci.high),
-                "band_level": None if bh is None or bh.ci is None else bh.ci.level,
-                "pi_tool": None if bh is None else bh.pi_tool,
-                "pi_tool_ci": (
-                    None
-                    if bh is None or bh.pi_tool_ci is None
-                    else (bh.pi_tool_ci.low, bh.pi_tool_ci.high)
-                ),
-                "pi_any": None if bh is None else bh.pi_any,
-                "never_negative": None if bh is None else bh.never_negative,
-                "oracle_gain": None if oc is None else oc.gain_over_baseline,
+                **breakeven_columns(res_h),
                 "oracle_ci": _oracle_ci(pr, cfg, "tau-bench", budget),
-                "aggregate": res_h.aggregate.effect,
             }
         )
     return t5, inter, be

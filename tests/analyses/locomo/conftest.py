@@ -50,50 +50,25 @@ def _conversation(sid: str, a: str, b: str, n_sessions: int, per: int) -> dict[s
             k += 1
         conv[f"session_{s}"] = turns
         conv[f"session_{s}_date_time"] = f"1:00 pm on {s} May, 2023"
+    # (question, answer, evidence, category); category 5 (adversarial) has no answer
+    rows: list[tuple[str, Any, list[str], int]] = [
+        (f"What is the name of {a}'s puppy?", "Toby", ["D1:1", "D2:7"], 1),
+        (f"Where does {a}'s sister live?", "Boston", ["D1:4; D2:2"], 1),
+        ("When was the concert?", 2022, ["D1:6", "D01:06"], 2),
+        ("What did they bake?", "bread", ["D1:5"], 4),
+        ("Which city had the concert?", "Tokyo", ["D2:6", "D2:5", "D"], 3),
+        ("What did they paint?", "cars", ["D1:8", "D2:8"], 5),
+        ("What did the dog learn?", "sit", ["D:2:7", "D3:1", "D9:99"], 4),
+        ("What happened at work?", "reports", ["D1:2", "D3:2"], 2),
+    ]
     qa = [
         {
-            "question": f"What is the name of {a}'s puppy?",
-            "answer": "Toby",
-            "evidence": ["D1:1", "D2:7"],
-            "category": 1,
-        },
-        {
-            "question": f"Where does {a}'s sister live?",
-            "answer": "Boston",
-            "evidence": ["D1:4; D2:2"],
-            "category": 1,
-        },
-        {
-            "question": "When was the concert?",
-            "answer": 2022,
-            "evidence": ["D1:6", "D01:06"],
-            "category": 2,
-        },
-        {"question": "What did they bake?", "answer": "bread", "evidence": ["D1:5"], "category": 4},
-        {
-            "question": "Which city had the concert?",
-            "answer": "Tokyo",
-            "evidence": ["D2:6", "D2:5", "D"],
-            "category": 3,
-        },
-        {
-            "question": "What did they paint?",
-            "adversarial_answer": "cars",
-            "evidence": ["D1:8", "D2:8"],
-            "category": 5,
-        },
-        {
-            "question": "What did the dog learn?",
-            "answer": "sit",
-            "evidence": ["D:2:7", "D3:1", "D9:99"],
-            "category": 4,
-        },
-        {
-            "question": "What happened at work?",
-            "answer": "reports",
-            "evidence": ["D1:2", "D3:2"],
-            "category": 2,
-        },
+            "question": q,
+            "adversarial_answer" if cat == 5 else "answer": ans,
+            "evidence": ev,
+            "category": cat,
+        }
+        for q, ans, ev, cat in rows
     ]
     return {"sample_id": sid, "conversation": conv, "qa": qa}
 

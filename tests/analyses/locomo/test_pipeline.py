@@ -15,6 +15,7 @@ import pytest
 from osustat.analyses.locomo.analysis import conversation_level
 from osustat.analyses.locomo.benchmark import reproduce_locomo
 from osustat.analyses.locomo.data import LocomoDataError
+from osustat.audit.result import VERDICTS
 from osustat.retrieval import HashingBagOfWordsEncoder
 
 from .conftest import small_data
@@ -22,7 +23,7 @@ from .conftest import small_data
 KW: dict[str, Any] = {
     "encoder": HashingBagOfWordsEncoder(64),
     "methods": ("Flat Vector", "OSU-Mem", "OSU-Mem (disjoint)"),
-    "budgets": (64, 128),
+    "budgets": (256, 512),
     "n_resamples": 1024,
     "progress": False,
     "claims": None,
@@ -48,6 +49,7 @@ def test_outputs_and_report_sections(run: tuple[Path, Path]) -> None:
         "provenance.json",
         "forest.png",
         "budget_curves.png",
+        "budget_effects_hit.png",
     }
     rec = pd.read_csv(a / "records.csv")
     assert set(rec["benchmark"]) == {"locomo"}
@@ -58,7 +60,7 @@ def test_outputs_and_report_sections(run: tuple[Path, Path]) -> None:
         "## Data and queries",
         "## Cells and view marginals",
         "## Does the paper's claim transfer?",
-        "## Cross-tab at B = 128",
+        "## Cross-tab at B = 512",
         "## Effect by budget",
         "## Break-even and oracle ceiling",
         "## By question category",
@@ -68,6 +70,27 @@ def test_outputs_and_report_sections(run: tuple[Path, Path]) -> None:
     assert st["queries"] == 15
     assert st["excluded_by_reason"]["category 5 (adversarial, no answer)"] == 3
     assert len(st["unresolved_evidence"]) == 6
+
+
+def test_transfer_section_reads_the_drivers_claims_audit(run: tuple[Path, Path]) -> None:
+    """The driver audits analyses/claims/locomo.toml (the benchmark's declared claims file)
+    and the transfer section shows each claim's audit verdict beside the conversation unit."""
+    report = (run[0] / "report.md").read_text(encoding="utf-8")
+    assert "## Audit of the transfer claims (analyses/claims/locomo.toml)" in report
+    section = report.split("## Does the paper's claim transfer?")[1].split("\n## ")[0]
+    rows = [
+        line
+        for line in section.splitlines()
+        if line.startswith("| OSU-Mem") or line.startswith("| overlap")
+    ]
+    assert len(rows) == 6  # 2 comparisons x (T+E+, T-E-, interaction)
+    # the made-up data have no T+E+ question: the audit says so for that claim
+    assert "| helps in T+E+ | — | — | — | not checkable (`L-osuflat-TpEp-hit2`) |" in section
+    for cell in ("L-overlap-TmEm-hit2", "L-osuflat-TmEm-hit2", "L-interaction-osuflat-hit2"):
+        row = next(r for r in rows if f"(`{cell}`)" in r)
+        verdict = row.split(" | ")[5].split(" (`")[0]
+        assert verdict in VERDICTS and verdict != "not checkable"
+        assert f"| {cell} |" in report  # the same claim in the audit's own table
 
 
 def test_reruns_are_byte_identical(run: tuple[Path, Path]) -> None:

@@ -1,0 +1,87 @@
+"""The driver's embedded audit reads every claims file a benchmark declares (ClaimSelection.files),
+as one file; an id or family defined twice is an error naming both files."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import osustat.analyses.claims_audit as ca
+from osustat.analyses.protocol import ClaimSelection
+
+
+def _claims(family: str, ids: list[str], benchmark: str = "fake") -> str:
+    out = f'title = "{family} claims"\n[family.{family}]\ncorrection = "none"\n'
+    for i in ids:
+        out += (
+            f'[[claim]]\nid = "{i}"\nfamily = "{family}"\nbenchmark = "{benchmark}"\n'
+            'treatment = "A"\nbaseline = "B"\nmetric = "hit@2"\nbudget = 8\n'
+            'direction = "greater"\ncell = "aggregate"\n'
+        )
+    return out
+
+
+def _records() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    for q in range(30):
+        a = float(rng.integers(0, 2))
+        for m, v in (("A", a), ("B", 0.0)):
+            rows.append(
+                {
+                    "benchmark": "fake",
+                    "episode_id": f"e{q % 5}",
+                    "query_id": f"q{q}",
+                    "method": m,
+                    "budget": 8,
+                    "seed": 0,
+                    "metric": "hit@2",
+                    "value": v,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "one.toml").write_text(_claims("f1", ["X1", "X2"]), encoding="utf-8")
+    (tmp_path / "two.toml").write_text(_claims("f2", ["Y1"]), encoding="utf-8")
+    (tmp_path / "dup.toml").write_text(_claims("f3", ["X1"]), encoding="utf-8")
+    monkeypatch.setattr(ca, "CLAIMS_DIR", tmp_path)
+    monkeypatch.setattr(ca, "SHIPPED_CLAIMS", ("one", "two", "dup"))
+    return tmp_path
+
+
+def test_every_declared_file_is_audited(shipped: Path) -> None:
+    sel = ClaimSelection("Audit of both", benchmark_prefixes=("fake",), files=("one", "two"))
+    result, md = ca.claims_audit(_records(), sel, n_resamples=200, seed=0)
+    assert [c.claim.id for c in result.checks] == ["X1", "X2", "Y1"]
+    assert set(result.families) == {"f1", "f2"}
+    assert md is not None and md.startswith("# Audit of both")
+    # one file only: the others' claims are not judged
+    one, _ = ca.claims_audit(
+        _records(), ClaimSelection("t", ("fake",), files=("two",)), n_resamples=200, seed=0
+    )
+    assert [c.claim.id for c in one.checks] == ["Y1"]
+
+
+def test_an_explicit_claims_path_replaces_the_declared_files(shipped: Path) -> None:
+    sel = ClaimSelection("t", benchmark_prefixes=("fake",), files=("one", "two"))
+    result, _ = ca.claims_audit(
+        _records(), sel, n_resamples=200, seed=0, claims_path=shipped / "two.toml"
+    )
+    assert [c.claim.id for c in result.checks] == ["Y1"]
+
+
+def test_an_id_in_two_declared_files_names_both(shipped: Path) -> None:
+    sel = ClaimSelection("t", benchmark_prefixes=("fake",), files=("one", "dup"))
+    with pytest.raises(ValueError, match=r"'X1'.*one\.toml.*dup\.toml"):
+        ca.claims_audit(_records(), sel, n_resamples=200, seed=0)
+
+
+def test_locomo_declares_its_transfer_claims() -> None:
+    from osustat.analyses.locomo.benchmark import BENCHMARK
+
+    assert BENCHMARK.claims is not None and BENCHMARK.claims.files == ("locomo",)
+    assert ca.claims_file("locomo").name == "locomo.toml"
