@@ -18,6 +18,7 @@ from osustat.audit.verdicts import STANDARDS, StandardVerdict
 from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed
 
 from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
+from ._style import IntervalTest, interval_test_notes
 
 __all__ = ["STANDARD_LINES", "render_markdown", "render_paper_checks"]
 
@@ -113,6 +114,40 @@ def _row(check: ClaimCheck) -> str:
         f"{_cell(check.as_tested, corrected=True)} | {_cell(check.strict, corrected=True)} | "
         f"{flags} |"
     )
+
+
+def _interval_notes(result: AuditResult) -> list[str]:
+    """Sentences for the claims whose printed interval and raw sign-flip p disagree about the
+    claim's boundary (0 or its threshold): difference claims (bootstrap interval of the mean
+    difference, with the interval that inverts the test) and relative claims (Fieller)."""
+    diff, rel = [], []
+    for c in result.checks:
+        th = c.claim.threshold
+        if not c.checkable or c.test is None:
+            continue
+        if c.claim.kind == "difference" and c.ci is not None:
+            inv = c.test.confidence_interval(c.ci.level)  # the test ran on d - threshold
+            diff.append(
+                IntervalTest(
+                    c.claim.id,
+                    (c.ci.low, c.ci.high),
+                    c.test.pvalue,
+                    (inv.low + th, inv.high + th),
+                    c.test.min_pvalue,
+                    null=th,
+                )
+            )
+        elif c.claim.kind == "relative" and c.ratio is not None:
+            lo, hi = c.ratio.relative_interval
+            rel.append(IntervalTest(c.claim.id, (lo, hi), c.test.pvalue, None, None, null=th))
+    test = "sign-flip test of the claim's boundary (raw p, before any correction)"
+    boot = "bootstrap interval of the mean difference"
+    return [
+        *interval_test_notes(diff, level=result.level, interval=boot, test=test),
+        *interval_test_notes(
+            rel, level=result.level, interval="Fieller interval of the ratio − 1", test=test
+        ),
+    ]
 
 
 def _counts_line(counts: dict[str, int]) -> str:
@@ -231,6 +266,9 @@ def render_markdown(
             *(_row(c) for c in members),
             "",
         ]
+    agreement = _interval_notes(result)
+    if agreement:
+        out += ["## Interval and test", *agreement, ""]
     flagged = [c for c in result.checks if c.flags]
     if flagged:
         out += ["## Flags", ""]

@@ -6,6 +6,7 @@ import pytest
 from osustat.audit.claims import parse_claims
 from osustat.audit.result import VERDICTS
 from osustat.audit.run import audit
+from osustat.formatting import fmt_interval
 from osustat.reports._audit_words import reason
 from osustat.reports.audit import render_markdown
 from osustat.reports.audit_json import to_json
@@ -165,3 +166,37 @@ class TestWords:
         assert len(names) == len(TESTS)  # each code has its own words
         with pytest.raises(ValueError, match="unknown test code 'nope'"):
             procedure(check, replace(check.strict, test="nope"))
+
+
+class TestIntervalTestAgreement:
+    """Issue 23 item 7 in the audit: a bootstrap interval that excludes the claim's boundary
+    beside a p that is not significant gets a sentence saying why (and vice versa)."""
+
+    def test_disagreement_is_explained(self):
+        # four queries, all better: the bootstrap interval excludes 0, but the exact
+        # two-sided sign-flip test cannot go below p = 2/16 = .125
+        data = from_differences([0.2, 0.3, 0.25, 0.35])
+        res = audit(parse_claims(claim("small")), data, **FAST, rng=0)
+        check = res.checks[0]
+        assert check.ci.low > 0 and check.test.pvalue > 0.05  # the disagreement itself
+        text = render_markdown(res)
+        assert "## Interval and test" in text
+        assert "Interval and test disagree about 0 in 1 row" in text
+        line = next(x for x in text.splitlines() if x.startswith("- small: the 95% bootstrap"))
+        assert "excludes 0 but p = .125 > α = 0.05" in line
+        assert "(the test cannot go below p = .125 with these differences)" in line
+        inverted = check.test.confidence_interval(0.95)
+        assert inverted.low <= 0 <= inverted.high  # the interval inverting the test agrees
+        assert line.endswith(f"is {fmt_interval(inverted.low, inverted.high)}.")
+
+    def test_threshold_is_the_boundary(self):
+        # the interval excludes 0 but holds the claimed threshold .25: no note against 0
+        d = np.tile([0.2, 0.3, 0.25, 0.28, 0.22], 8)
+        res = audit(parse_claims(claim("th", threshold=0.25)), from_differences(d), **FAST, rng=0)
+        check = res.checks[0]
+        assert check.ci.low > 0 and check.ci.low <= 0.25 <= check.ci.high
+        assert check.test.pvalue > 0.05
+        assert "## Interval and test" not in render_markdown(res)
+
+    def test_no_section_when_all_agree(self):
+        assert "## Interval and test" not in render_markdown(demo())
