@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,7 @@ from osustat.schema import validate_records
 from osustat.wording import describe_verdict
 
 from ._analysis_options import check_options, family_groups, select
+from ._analysis_reproduction import check_paper_means, with_reproduction
 from ._validation import renamed
 from .analysis_result import AnalysisResult, Comparison, Row
 from .cells import CELLS, cell_codes
@@ -79,6 +81,8 @@ def analyze(
     input_notes: Sequence[str] = (),
     resamples: int | None = None,
     seed: int | None = None,
+    reference: pd.DataFrame | str | Path | None = None,
+    paper_means: Any = None,
 ) -> AnalysisResult:
     """Cell-conditional analysis of `treatment` vs `baseline` over metrics and budgets.
 
@@ -121,6 +125,15 @@ def analyze(
     resamples, seed : int, optional
         The former names of `n_resamples` and `rng`, kept as aliases (giving both a name and
         its alias is a ``TypeError``).
+    reference : pandas.DataFrame or path, optional
+        Records of the original experiment (same methods, metrics and budgets): every row
+        gains the effect ratio and ΔRI of this analysis against it, with bootstrap
+        intervals (:func:`osustat.reproduction.reproduction_measures`; ``Row.reproduction``,
+        JSON keys ``effect_ratio``, ``delta_ri`` and their ``_ci``).
+    paper_means : (float, float) or dict, optional
+        The paper's printed (treatment, baseline) means: one pair when the analysis has one
+        (metric, budget) comparison, else ``{(metric, budget): (t, b)}``. Aggregate rows gain
+        ER and ΔRI against them (intervals: the reproduction's sampling error only).
 
     Returns
     -------
@@ -175,6 +188,16 @@ def analyze(
             f"{sorted(present)[:10]}."
         )
     groups = family_groups(family, pairs)
+    printed = check_paper_means(paper_means, pairs)
+    if reference is not None and printed:
+        raise ValueError("give the original as `reference` records or as `paper_means`, not both.")
+    ref_df = None
+    if reference is not None:
+        if isinstance(reference, str | Path):
+            from osustat.io.reading import load_records
+
+            reference = load_records(reference)
+        ref_df = validate_records(reference)
 
     seeds = np.random.SeedSequence(seed).spawn(len(pairs))
     raw: list[tuple[str, int, CellConditionalResult]] = []
@@ -206,6 +229,31 @@ def analyze(
             pos = next((i for i, x in enumerate(tested[k]) if x is e), None)
             family_info = adjusted[(k, pos)] if pos is not None else (None, None, 0)
             rows.append(_row(res, e, family_info, alpha=alpha, correction=correction))
+        if ref_df is not None or (metric, budget) in printed:
+            rows = list(
+                with_reproduction(
+                    rows,
+                    res.paired,
+                    reference=None
+                    if ref_df is None
+                    else paired(
+                        ref_df,
+                        treatment,
+                        baseline,
+                        metric=metric,
+                        budget=budget,
+                        unit=unit,
+                        benchmark=benchmark,
+                    ),
+                    paper_means=printed.get((metric, budget)),
+                    level=level,
+                    n_resamples=bootstrap_resamples,
+                    # children after the comparisons' own: their streams stay as they were
+                    rng=np.random.default_rng(
+                        np.random.SeedSequence(seed).spawn(2 * len(pairs))[len(pairs) + k]
+                    ),
+                )
+            )
         for c, n in res.excluded_cells.items():
             exclusions.append(
                 (

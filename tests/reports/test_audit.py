@@ -200,3 +200,49 @@ class TestIntervalTestAgreement:
 
     def test_no_section_when_all_agree(self):
         assert "## Interval and test" not in render_markdown(demo())
+
+
+class TestReproductionMeasures:
+    """Issue 24: ER and ΔRI per claim against the printed values, beside the verdict."""
+
+    def test_printed_means_and_effect(self):
+        t = np.array([0.6, 0.7, 0.5, 0.8, 0.6, 0.7] * 5)
+        b = np.array([0.5, 0.6, 0.5, 0.6, 0.5, 0.6] * 5)
+        text = (
+            claim("means", reported_means=[0.70, 0.50])
+            + claim("delta", reported_effect=0.25)
+            + claim("rel", kind="relative", reported_effect=0.5)
+            + claim("bare")
+        )
+        res = audit(parse_claims(text), records(t, b), **FAST, rng=0)
+        by = {c.claim.id: c for c in res.checks}
+        imp, ri = t.mean() - b.mean(), (t.mean() - b.mean()) / b.mean()
+        # hand computation (repro_eval's ER and ΔRI)
+        assert by["means"].reproduction.effect_ratio == pytest.approx(imp / 0.2)
+        assert by["means"].reproduction.delta_ri == pytest.approx(0.2 / 0.5 - ri)
+        assert by["delta"].reproduction.effect_ratio == pytest.approx(imp / 0.25)
+        assert by["delta"].reproduction.delta_ri is None
+        assert by["rel"].reproduction.delta_ri == pytest.approx(0.5 - ri)
+        assert by["rel"].reproduction.effect_ratio is None
+        assert by["bare"].reproduction is None
+        md = render_markdown(res)
+        assert "| ER; ΔRI [CI] | flags |" in md
+        m = by["means"].reproduction
+        row = next(line for line in md.splitlines() if line.startswith("| means |"))
+        lo, hi = m.effect_ratio_ci.low, m.effect_ratio_ci.high
+        assert f"ER {m.effect_ratio:.2f} [{fmt_interval(lo, hi, 2)[1:]}" in row
+        assert next(x for x in md.splitlines() if x.startswith("| bare |")).endswith("| — |  |")
+        rec = {c["id"]: c for c in to_json(res)["claims"]}
+        assert rec["means"]["recomputed"]["effect_ratio"] == pytest.approx(imp / 0.2)
+        assert rec["means"]["recomputed"]["delta_ri_ci"] == [
+            m.delta_ri_ci.low,
+            m.delta_ri_ci.high,
+        ]
+        assert "effect_ratio" not in rec["bare"]["recomputed"]
+
+    def test_adding_the_measures_changed_no_other_number(self):
+        """ER/ΔRI draw last from each claim's own stream: p-values and CIs stay."""
+        res = demo()
+        strong = res.checks[0]
+        assert strong.reproduction.effect_ratio == pytest.approx(strong.effect / 0.9)
+        assert strong.ci is not None and strong.test.pvalue == 0.001
