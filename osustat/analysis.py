@@ -291,7 +291,7 @@ def analyze(
                 r.mde
                 for c in comparisons
                 for r in c.rows
-                if r.mde_method in ("simulation", "empirical")
+                if r.mde_method in ("simulation", "empirical", "empirical-tilt")
             ],
         ),
         input_notes=tuple(input_notes),

@@ -24,6 +24,7 @@ from osustat.formatting import fmt_interval, fmt_p, p_phrase
 __all__ = [
     "DPI",
     "IntervalTest",
+    "disagrees",
     "interval_test_notes",
     "md_table",
     "pyplot",
@@ -69,6 +70,17 @@ class IntervalTest:
     null: float = 0.0
 
 
+def disagrees(
+    interval: tuple[float, float], pvalue: float, level: float, null: float = 0.0
+) -> bool:
+    """Whether a ``level`` interval and a p disagree about `null` (one says significant, the
+    other not): the rows :func:`interval_test_notes` explains. Callers use it to compute the
+    costly interval that inverts the test only for such rows."""
+    low, high = interval
+    excludes = not (low <= null <= high)
+    return excludes != (pvalue <= 1.0 - level + 1e-12)
+
+
 def interval_test_notes(
     rows: Iterable[IntervalTest], *, level: float, interval: str, test: str
 ) -> list[str]:
@@ -102,10 +114,9 @@ def interval_test_notes(
         low, high = r.interval
         if r.pvalue is None or low is None or high is None:
             continue
-        excludes = not (low <= r.null <= high)
-        significant = r.pvalue <= alpha + 1e-12
-        if excludes == significant:
+        if not disagrees((low, high), r.pvalue, level, r.null):
             continue
+        excludes = not (low <= r.null <= high)
         null = f"{r.null:g}"
         said = (
             f"excludes {null} but {p_phrase(r.pvalue)} > α = {alpha:g}"

@@ -18,7 +18,7 @@ from osustat.audit.verdicts import STANDARDS, StandardVerdict
 from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed
 
 from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
-from ._style import IntervalTest, interval_test_notes
+from ._style import IntervalTest, disagrees, interval_test_notes
 
 __all__ = ["STANDARD_LINES", "render_markdown", "render_paper_checks"]
 
@@ -147,6 +147,8 @@ def _interval_notes(result: AuditResult) -> list[str]:
         if not c.checkable or c.test is None:
             continue
         if c.claim.kind == "difference" and c.ci is not None:
+            if not disagrees((c.ci.low, c.ci.high), c.test.pvalue, c.ci.level, th):
+                continue  # nothing to explain: no need to invert the test (costly)
             inv = c.test.confidence_interval(c.ci.level)  # the test ran on d - threshold
             diff.append(
                 IntervalTest(

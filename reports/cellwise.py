@@ -13,7 +13,7 @@ from osustat import stars
 from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed, p_phrase
 from osustat.wording import UNDERPOWERED, mde_description
 
-from ._style import DPI, IntervalTest, interval_test_notes, pyplot, save_figure
+from ._style import DPI, IntervalTest, disagrees, interval_test_notes, pyplot, save_figure
 
 if TYPE_CHECKING:
     from osustat.analysis_result import AnalysisResult, Comparison
@@ -60,6 +60,8 @@ def _agreement(res: AnalysisResult, comp: Comparison) -> list[str]:
     rows = []
     for row in comp.rows:
         e = row.effect
+        if not disagrees((e.ci.low, e.ci.high), row.pvalue, e.ci.level):
+            continue  # nothing to explain: no need to invert the test (costly)
         inverted = e.test.confidence_interval(e.ci.level)
         rows.append(
             IntervalTest(

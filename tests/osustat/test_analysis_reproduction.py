@@ -57,9 +57,7 @@ def test_reference_records_every_row_same_units():
     for row in res.comparisons[0].rows:
         m = row.reproduction
         assert m is not None and m.origin == "reference run, same units"
-        mask = (
-            np.ones(24, bool) if row.label == "Aggregate" else np.array(CELLS) == row.label
-        )
+        mask = np.ones(24, bool) if row.label == "Aggregate" else np.array(CELLS) == row.label
         ot = np.clip(T + 0.05, 0, 1)[mask]
         hand = (T[mask] - B[mask]).mean() / (ot - B[mask]).mean()
         assert m.effect_ratio == pytest.approx(hand)
