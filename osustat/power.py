@@ -172,6 +172,11 @@ def _empirical_mde(
             while 2 * lo < hi and power_at(2 * lo) < target:
                 lo *= 2
             hi = min(hi, 2 * lo)
+    return _bisect(power_at, target, lo, hi)
+
+
+def _bisect(power_at: Callable[[float], float], target: float, lo: float, hi: float) -> float:
+    """Bisect ``[lo, hi]`` (``power_at(lo) < target <= power_at(hi)``) to 0.1% of `hi`."""
     while hi - lo > 1e-3 * hi:
         mid = 0.5 * (lo + hi)
         if power_at(mid) >= target:
@@ -189,13 +194,7 @@ def _refine(power_at: Callable[[float], float], target: float, near: float) -> f
         hi, lo = lo, 0.95 * lo
     while power_at(hi) < target:
         lo, hi = hi, 1.05 * hi
-    while hi - lo > 1e-3 * hi:
-        mid = 0.5 * (lo + hi)
-        if power_at(mid) >= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return _bisect(power_at, target, lo, hi)
 
 
 @functools.lru_cache(maxsize=256)
