@@ -207,17 +207,10 @@ def render_markdown(
     >>> import pandas as pd
     >>> from osustat.audit.run import audit
     >>> from osustat.audit.claims import parse_claims
-    >>> cf = parse_claims('''
-    ... [[claim]]
-    ... id = "a"
-    ... family = "f"
-    ... treatment = "new"
-    ... baseline = "old"
-    ... metric = "hit@2"
-    ... budget = 256
-    ... cell = "T+E+"
-    ... direction = "greater"
-    ... ''')
+    >>> spec = dict(id="a", family="f", treatment="new", baseline="old", metric="hit@2",
+    ...             cell="T+E+", direction="greater")
+    >>> cf = parse_claims("[[claim]]\\nbudget = 256\\n"
+    ...                   + "".join(f'{k} = "{v}"\\n' for k, v in spec.items()))
     >>> df = pd.DataFrame({"episode_id": "e", "query_id": ["q1", "q2"] * 2,
     ...                    "method": ["new", "new", "old", "old"], "budget": 256,
     ...                    "metric": "hit@2", "value": [1, 1, 0, 0]})
