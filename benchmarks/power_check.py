@@ -106,8 +106,8 @@ def designs_table(args) -> list[str]:
         f"reps={args.reps} per cell; MDE from a 20,000-draw null sample of the design "
         "(`differences=`); power .80 targeted, alpha .05 two-sided. Last column: power at the "
         "new MDE, or (`inf`) the design's power at a mean difference equal to the largest "
-        "effect of the modelled kind ((1 - share of zeros) * max|d|, ties kept at their "
-        "observed share).",
+        "effect of the modelled kind ((1 - share of zeros) * max|d| with ties kept at their "
+        "observed share; max|d| in the tilted model, where ties move too).",
         "",
         "| design | n | zeros | today: MDE (method) | power at it | new MDE (method) | max "
         "effect of this kind | power at new MDE |",
