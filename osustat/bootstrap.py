@@ -262,7 +262,13 @@ def cluster_bootstrap_ci(
     for start, stop, counts in chunks:
         boot[start:stop] = statistic(counts @ table)
     alpha = 1.0 - level
-    low, high = (float(q) for q in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
+    # an unbounded resampled value (e.g. a ratio over a resampled 0) cannot be interpolated:
+    # then the order statistics themselves (inf where they reach it), without a warning
+    cuts = [alpha / 2, 1 - alpha / 2]
+    if np.all(np.isfinite(boot)):
+        low, high = (float(q) for q in np.quantile(boot, cuts))
+    else:
+        low, high = (float(q) for q in np.quantile(boot, cuts, method="inverted_cdf"))
     return ConfidenceInterval(
         low=low, high=high, level=level, method=f"percentile bootstrap of {name}"
     )

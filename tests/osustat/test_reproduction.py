@@ -136,3 +136,17 @@ def test_strata_errors_name_the_argument():
         cluster_bootstrap_ci(np.ones((4, 1)), lambda t: t[:, 0], strata=[0, 0, 0, 1])
     with pytest.raises(ValueError, match="`strata`"):
         cluster_bootstrap_ci(np.ones((4, 1)), lambda t: t[:, 0], strata=[0, 1])
+
+
+def test_resampled_zero_baseline_is_an_unbounded_end_without_a_warning():
+    # resamples with a baseline mean of 0 make RI undefined: counted as +inf, the interval's
+    # upper end is unbounded, and no numpy warning leaks (it did, from interpolating inf)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = reproduction_measures(
+            [1, 0, 1, 0, 1], [0, 0, 0, 0, 1], original_means=(0.6, 0.4), n_resamples=500, rng=0
+        )
+    assert r.delta_ri == pytest.approx(0.5 - 2.0)
+    assert np.isfinite(r.delta_ri_ci.low) and r.delta_ri_ci.high == np.inf
