@@ -1,16 +1,19 @@
 """The MDE printed beside each verdict of `osustat analyze examples/records.csv`, checked.
 
 For every row of the example analysis (hit@2: 0/1 differences, exact-binomial MDE; recall:
-discrete differences with many zeros, noncentral-t MDE) this simulates data whose true mean is
+discrete differences with many zeros, 'empirical-tilt' MDE) this simulates data whose true mean is
 the reported MDE and runs the real test (`signflip_tests`) at the row's level (alpha/m inside
 a Holm family), so the rejection rate should be .80 within Monte Carlo error:
 
 - 0/1 rows: the binary model the MDE assumes (P(d != 0) held at its observed share);
-- other rows (issue 23: now the 'empirical' MDE): two models. "ties kept" is the one the
-  empirical MDE assumes (units resampled from the observed differences; exact zeros stay 0,
-  nonzero ones are resampled, centred and shifted by MDE / (1 - share of zeros)); "all
-  shifted" is a location-shift bootstrap of every difference, zeros included, which the MDE
-  does not assume (ties turn into small differences, so the test gains power).
+- other rows: three models. "tilted" is the one the 'empirical-tilt' MDE (count-ratio
+  differences such as these recall rows, issue 23 round 4) assumes: the observed differences
+  made symmetric and exponentially tilted, ties included. "ties kept" is the one the
+  'empirical' MDE (continuous differences) assumes (units resampled from the observed
+  differences; exact zeros stay 0, nonzero ones are resampled, centred and shifted by
+  MDE / (1 - share of zeros)); "all shifted" is a location-shift bootstrap of every
+  difference, zeros included, which neither assumes (ties turn into small differences, so
+  the test gains power).
 
     nice .venv/bin/python benchmarks/verdict_mde_check.py [--reps 2000]
 
@@ -31,6 +34,21 @@ import osustat
 from osustat import signflip_tests
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def tilted_draws(d, mean, n, reps, gen):
+    """Data sets from the observed differences made symmetric and exponentially tilted to
+    `mean` (ties included): the model of the 'empirical-tilt' MDE, solved here with scipy."""
+    from scipy.optimize import brentq
+
+    v, c = np.unique(np.concatenate([d, -d]), return_counts=True)
+
+    def probs(theta):
+        w = c * np.exp(theta * v - abs(theta) * np.abs(v).max())
+        return w / w.sum()
+
+    theta = brentq(lambda t: probs(t) @ v - mean, -200.0, 200.0)
+    return gen.choice(v, size=(n, reps), p=probs(theta))
 
 
 def main() -> None:
@@ -81,13 +99,15 @@ def main() -> None:
                         live, gen.choice(nz - nz.mean(), size=(n, args.reps)) + shift, 0
                     )
                     x = gen.choice(d - d.mean(), size=(n, args.reps)) + mde
-                    model = "ties kept / all shifted"
+                    model = "ties kept / all shifted / tilted"
                     other = signflip_tests(kept, n_resamples=999, rng=0)
                     kept_rate = np.mean([t.pvalue <= row.mde_alpha for t in other])
+                    tilted = signflip_tests(tilted_draws(d, mde, n, args.reps, gen), rng=0)
+                    tilt_rate = np.mean([t.pvalue <= row.mde_alpha for t in tilted])
                 tests = signflip_tests(x, n_resamples=999, rng=0)
                 rate = f"{np.mean([t.pvalue <= row.mde_alpha for t in tests]):.3f}"
                 if row.mde_method != "exact-binomial":
-                    rate = f"{kept_rate:.3f} / {rate}"
+                    rate = f"{kept_rate:.3f} / {rate} / {tilt_rate:.3f}"
             lines.append(
                 f"| {comp.heading} | {row.label} | {n} | {row.mde_alpha:.4f} | {mde:.3f} | "
                 f"{row.mde_method} | {model} | {rate} |"

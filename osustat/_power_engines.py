@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
+from scipy import optimize, stats
 
 from ._validation import check_rng
 
@@ -238,3 +238,146 @@ class EmpiricalShiftSimulation:
             g["accepts_to"][miss] = np.maximum(g["accepts_to"][miss], shift)
             rejected += int(np.count_nonzero(yes)) + int(np.count_nonzero(out))
         return rejected / self.n_simulations
+
+
+# -- empirical, discrete differences: exponential tilting (importance sampling) -------------
+
+
+#: Simulated data sets per block sharing one Monte Carlo sign matrix (fresh per block).
+_TILT_BLOCK = 500
+
+#: A new set of data sets is simulated when the importance weights' effective sample size
+#: falls below this share of `n_simulations`.
+_TILT_MIN_ESS = 0.3
+
+
+class EmpiricalTiltSimulation:
+    """The sign-flip test on data sets drawn from the observed differences, exponentially
+    tilted (for differences that take few distinct values, e.g. recall over a few items).
+
+    The null is the observed distribution made symmetric (each difference and its mirror
+    image, exact zeros included: the sign-flip test's own null); an effect tilts it,
+    ``P(v) ∝ p(v) exp(θ v)``, with θ such that the mean is the effect. The values stay the
+    observed ones (a bounded metric stays bounded) and their frequencies move: positive
+    differences become more frequent, negative ones and ties rarer -- on a lattice of count
+    ratios a tie is one value among the others. For 0/1 data this is the sign tilt of the
+    binomial model with ties free; for normal data the tilt is a shift.
+
+    Data sets are simulated at an anchor tilt and tested once with the test itself
+    (:func:`osustat.signflip_tests` with :data:`EMPIRICAL_RESAMPLES` sign vectors, the normal
+    law of its null from :data:`EMPIRICAL_NORMAL_MIN` nonzero differences on); the power at a
+    nearby tilt is their rejection rate reweighted by the likelihood ratio
+    ``exp((θ - θ0) S - n (K(θ) - K(θ0)))`` (``S`` a data set's sum, ``K`` the log moment
+    generating function): a smooth power curve from one simulation. A new anchor is drawn
+    when the weights' effective sample size falls below :data:`_TILT_MIN_ESS`.
+    """
+
+    def __init__(
+        self, d: NDArray[Any], n: int, n_simulations: int, alpha: float, alt: str, rng: Any
+    ) -> None:
+        self.gen = check_rng(rng)
+        v, counts = np.unique(np.concatenate([d, -d]), return_counts=True)
+        self.v = v
+        self.logp = np.log(counts / counts.sum())
+        self.top = float(v[-1])
+        self.n, self.n_simulations, self.alt = n, n_simulations, alt
+        self.limit = alpha * (1 + 1e-9)
+        self.u = self.gen.random((n_simulations, n))  # common random numbers
+        self.seed = int(self.gen.integers(2**63 - 1))
+        lo, hi = EMPIRICAL_RESAMPLES  # as many sign vectors as the shifted model's
+        self.resamples = int(min(hi, max(lo, np.ceil(25 / alpha))))
+        #: False during a first, rough search: every effect is read off the nearest anchor
+        self.strict = True
+        self.anchors: list[tuple[float, NDArray[Any], NDArray[Any]]] = []
+
+    def _log_mgf(self, theta: float) -> float:
+        x = self.logp + theta * self.v
+        top = float(x.max())
+        return top + float(np.log(np.exp(x - top).sum()))
+
+    def _tilted(self, theta: float) -> NDArray[Any]:
+        x = self.logp + theta * self.v
+        w = np.exp(x - x.max())
+        return w / w.sum()
+
+    def theta(self, effect: float) -> float:
+        """The tilt whose mean is `effect` (|effect| < the largest |difference|)."""
+        if effect == 0:
+            return 0.0
+        sign = 1.0 if effect > 0 else -1.0
+        target = abs(effect)
+        hi = 1.0
+        while float(self._tilted(sign * hi) @ (sign * self.v)) < target:
+            hi *= 2.0
+            if hi > 1e6:
+                return sign * hi
+        return sign * float(
+            optimize.brentq(
+                lambda t: float(self._tilted(sign * t) @ (sign * self.v)) - target,
+                0.0,
+                hi,
+                xtol=1e-10,
+            )
+        )
+
+    def _simulate(self, theta: float) -> tuple[float, NDArray[Any], NDArray[Any]]:
+        cdf = np.cumsum(self._tilted(theta))
+        cdf[-1] = 1.0
+        values = self.v[np.minimum(np.searchsorted(cdf, self.u, side="right"), self.v.size - 1)]
+        from .signflip import signflip_tests  # the test itself (imports this module's users)
+
+        # from EMPIRICAL_NORMAL_MIN nonzero differences on, the normal law of the null
+        # (variance sum(v**2)), as in EmpiricalShiftSimulation; the test itself below
+        m = np.count_nonzero(values, axis=1)
+        big = m >= EMPIRICAL_NORMAL_MIN
+        p = np.empty(self.n_simulations)
+        if big.any():
+            x = values[big]
+            z = x.sum(axis=1) / np.sqrt(np.einsum("ij,ij->i", x, x))
+            p[big] = {
+                "two-sided": lambda: 2.0 * stats.norm.sf(np.abs(z)),
+                "greater": lambda: stats.norm.sf(z),
+                "less": lambda: stats.norm.cdf(z),
+            }[self.alt]()
+        small = np.flatnonzero(~big)
+        for start in range(0, small.size, _TILT_BLOCK):
+            rows = small[start : start + _TILT_BLOCK]
+            tests = signflip_tests(
+                values[rows].T,
+                alternative=self.alt,
+                n_resamples=self.resamples,
+                rng=np.random.default_rng([self.seed, len(self.anchors), start]),  # fresh per block
+            )
+            p[rows] = [t.pvalue for t in tests]
+        anchor = (theta, values.sum(axis=1), p)
+        self.anchors.append(anchor)
+        return anchor
+
+    def simulate_at(self, effect: float) -> None:
+        """Draw and test data sets at `effect` (unless some already were)."""
+        theta = self.theta(self._inside(effect))
+        if all(th0 != theta for th0, _, _ in self.anchors):
+            self._simulate(theta)
+
+    def _inside(self, effect: float) -> float:
+        if abs(effect) >= self.top:
+            return float(np.sign(effect)) * self.top * (1 - 1e-9)
+        return effect
+
+    def power(self, effect: float) -> float:
+        theta = self.theta(self._inside(effect))
+        k = self._log_mgf(theta)
+        best = None
+        for th0, s, p in self.anchors:
+            logw = (theta - th0) * s - self.n * (k - self._log_mgf(th0))
+            w = np.exp(logw - logw.max())
+            ess = float(w.sum() ** 2 / (w @ w))
+            enough = ess >= _TILT_MIN_ESS * self.n_simulations or not self.strict
+            if enough and (best is None or ess > best[0]):
+                best = (ess, logw, p)
+        if best is None:
+            th0, s, p = self._simulate(theta)
+            return float(np.mean(p <= self.limit))
+        _, logw, p = best
+        w = np.exp(logw - logw.max())  # self-normalized importance weights
+        return float(np.clip(w @ (p <= self.limit) / w.sum(), 0.0, 1.0))

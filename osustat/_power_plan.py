@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from ._validation import check_alternative, check_level, check_positive_int
 
 #: Values of the `test` argument.
-POWER_TESTS = ("auto", "normal", "exact-binomial", "simulation", "empirical")
+POWER_TESTS = ("auto", "normal", "exact-binomial", "simulation", "empirical", "empirical-tilt")
 
 #: Largest `n_simulations` (Monte Carlo standard error of a power near .8: .0013).
 MAX_SIMULATIONS = 100_000
@@ -36,7 +36,9 @@ class PowerValue(float):
         ``'normal'`` (noncentral t), ``'exact-binomial'`` (0/1 differences),
         ``'simulation'`` (exact sign-flip test on simulated normal differences) or
         ``'empirical'`` (the sign-flip test on data sets resampled from the observed
-        differences: their share of exact zeros and their magnitudes, signs tilted). An
+        differences: their share of exact zeros kept, the nonzero ones shifted) or
+        ``'empirical-tilt'`` (differences that take few distinct values: the observed
+        distribution made symmetric and exponentially tilted, ties included). An
         infinite MDE means no effect of the modelled kind reaches the target power at this
         ``n``: the test can never reach `alpha`, or too few pairs differ (too many exact
         zeros) even when every nonzero difference has the same sign.
@@ -50,8 +52,8 @@ class PowerValue(float):
     max_effect : float
         The largest mean difference of the modelled kind (``inf`` for the shift models
         ``'normal'`` and ``'simulation'``): ``magnitude * p_nonzero`` for
-        ``'exact-binomial'``, ``mean(|d|)`` for ``'empirical'`` (every nonzero difference
-        positive). A finite MDE never exceeds it.
+        ``'exact-binomial'``, ``(1 - share of zeros) * max|d|`` for ``'empirical'``,
+        ``max|d|`` for ``'empirical-tilt'``. A finite MDE never exceeds it.
     """
 
     method: str
@@ -179,14 +181,14 @@ class Plan:
             if binary:
                 test = "exact-binomial"
             elif d is not None:
-                test = "empirical"
+                test = "empirical-tilt" if is_discrete(d) else "empirical"
             elif self.n <= SIMULATION_MAX_N:
                 test = "simulation"
             else:
                 test = "normal"
-        if test == "empirical" and d is None:
+        if test in ("empirical", "empirical-tilt") and d is None:
             raise ValueError(
-                "`test='empirical'` resamples the observed differences: pass `differences`."
+                f"`test={test!r}` resamples the observed differences: pass `differences`."
             )
         if test == "exact-binomial" and q is None:
             # Under the null a difference in {-c, 0, c} has variance q c^2.
@@ -210,6 +212,10 @@ class Plan:
             # every nonzero difference as large as the largest observed one, zeros kept
             assert self.d is not None
             return float(np.count_nonzero(self.d)) / self.d.size * float(np.abs(self.d).max())
+        if self.test == "empirical-tilt":
+            # every unit at the largest observed |difference| (ties tilt away too)
+            assert self.d is not None
+            return float(np.abs(self.d).max())
         return math.inf
 
     @classmethod
@@ -226,9 +232,38 @@ class Plan:
             alpha=self.alpha,
             alternative=self.alternative,
             p_nonzero=self.q if self.test == "exact-binomial" else None,
-            n_simulations=(self.n_simulations if self.test in ("simulation", "empirical") else 0),
+            n_simulations=(self.n_simulations if self.test in SIMULATED else 0),
             max_effect=self.max_effect(),
         )
+
+
+#: The methods that simulate (``n_simulations`` data sets).
+SIMULATED = ("simulation", "empirical", "empirical-tilt")
+
+
+#: Largest denominator of a count ratio: differences that are all fractions ``k / q`` with
+#: ``q`` up to this (recall over at most 12 relevant items, precision at 10, the mean of
+#: three seeds' recall over four items...) are modelled as discrete.
+LATTICE_MAX_DENOMINATOR = 12
+
+
+def is_discrete(d: NDArray[np.float64]) -> bool:
+    """Whether the nonzero differences are count ratios: each a fraction ``k / q`` with
+    ``q <= LATTICE_MAX_DENOMINATOR`` (to 1e-9). They then take a few values on a lattice,
+    and an effect changes how often each value occurs, not the values (the tilted model).
+    Continuous metrics (scores, nDCG) and ratios over many items are not such fractions.
+
+    >>> import numpy as np
+    >>> from osustat._power_plan import is_discrete
+    >>> is_discrete(np.array([0, 1 / 3, -0.25, 0.5, 2 / 3])), is_discrete(np.array([0.1234, 0.5]))
+    (True, False)
+    """
+    nz = np.abs(d[d != 0])
+    if nz.size == 0:
+        return False
+    scaled = nz[:, None] * np.arange(1, LATTICE_MAX_DENOMINATOR + 1)[None, :]
+    near = np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(scaled, 1.0)
+    return bool(near.any(axis=1).all())
 
 
 def _check_sd(differences_sd: Any, d: NDArray[np.float64] | None) -> float:

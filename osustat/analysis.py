@@ -32,7 +32,7 @@ resample each family with one sign per unit shared by all its tests
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from osustat.schema import validate_records
 from osustat.wording import describe_verdict
 
 from ._analysis_options import check_options, family_groups, method_pairs, select
+from ._analysis_reproduction import check_paper_means, with_reproduction
 from ._validation import renamed
 from .analysis_multi import MultiAnalysisResult
 from .analysis_result import AnalysisResult, Comparison, Row
@@ -92,6 +93,8 @@ def analyze(
     input_notes: Sequence[str] = (),
     resamples: int | None = None,
     seed: int | None = None,
+    reference: pd.DataFrame | str | Path | None = None,
+    paper_means: Any = None,
 ) -> AnalysisResult | MultiAnalysisResult:
     """Cell-conditional analysis of `treatment` vs `baseline` over metrics and budgets.
 
@@ -142,6 +145,15 @@ def analyze(
     resamples, seed : int, optional
         The former names of `n_resamples` and `rng`, kept as aliases (giving both a name and
         its alias is a ``TypeError``).
+    reference : pandas.DataFrame or path, optional
+        Records of the original experiment (same methods, metrics and budgets): every row
+        gains the effect ratio and ΔRI of this analysis against it, with bootstrap
+        intervals (:func:`osustat.reproduction.reproduction_measures`; ``Row.reproduction``,
+        JSON keys ``effect_ratio``, ``delta_ri`` and their ``_ci``).
+    paper_means : (float, float) or dict, optional
+        The paper's printed (treatment, baseline) means: one pair when the analysis has one
+        (metric, budget) comparison, else ``{(metric, budget): (t, b)}``. Aggregate rows gain
+        ER and ΔRI against them (intervals: the reproduction's sampling error only).
 
     Returns
     -------
@@ -205,6 +217,16 @@ def analyze(
             f"{sorted(present)[:10]}."
         )
     groups = family_groups(family, pairs, methods)
+    printed = check_paper_means(paper_means, pairs)
+    if reference is not None and printed:
+        raise ValueError("give the original as `reference` records or as `paper_means`, not both.")
+    ref_df = None
+    if reference is not None:
+        if isinstance(reference, str | Path):
+            from osustat.io.reading import load_records
+
+            reference = load_records(reference)
+        ref_df = validate_records(reference)
 
     # Every method pair gets the same child seeds: a pair's rows equal its analysis alone.
     seeds = np.random.SeedSequence(seed).spawn(len(pairs))
@@ -233,7 +255,24 @@ def analyze(
 
     every = [
         _comparisons(
-            raw[p], tested, adjusted, p, alpha=alpha, correction=correction, kind=budget_kind
+            raw[p],
+            tested,
+            adjusted,
+            p,
+            alpha=alpha,
+            correction=correction,
+            kind=budget_kind,
+            reproduce=_reproducer(
+                ref_df,
+                printed,
+                methods[p],
+                pairs=pairs,
+                unit=unit,
+                benchmark=benchmark,
+                level=level,
+                bootstrap_resamples=bootstrap_resamples,
+                seed=seed,
+            ),
         )
         for p in range(len(methods))
     ]
@@ -258,7 +297,7 @@ def analyze(
             for comps, _ in every
             for c in comps
             for r in c.rows
-            if r.mde_method in ("simulation", "empirical")
+            if r.mde_method in ("simulation", "empirical", "empirical-tilt")
         ],
     )
     family_name = family if isinstance(family, str) else "user"
@@ -313,8 +352,10 @@ def _comparisons(
     alpha: float,
     correction: str,
     kind: str,
+    reproduce: Callable[[int, list[Row], CellConditionalResult], list[Row]] | None = None,
 ) -> tuple[list[Comparison], list[tuple[str, int]]]:
-    """One method pair's tables (rows with their family's corrected p) and exclusions."""
+    """One method pair's tables (rows with their family's corrected p) and exclusions;
+    `reproduce` adds ER and ΔRI to the rows of comparison k where an original is given."""
     comparisons = []
     exclusions: list[tuple[str, int]] = []
     for k, (metric, budget, res) in enumerate(raw):
@@ -325,6 +366,8 @@ def _comparisons(
             pos = next((i for i, x in enumerate(tested[(p, k)]) if x is e), None)
             family_info = adjusted[(p, k, pos)] if pos is not None else (None, None, 0)
             rows.append(_row(res, e, family_info, alpha=alpha, correction=correction))
+        if reproduce is not None:
+            rows = reproduce(k, rows, res)
         for c, n in res.excluded_cells.items():
             exclusions.append(
                 (
@@ -337,6 +380,57 @@ def _comparisons(
             Comparison(metric=metric, budget=budget, heading=heading, result=res, rows=tuple(rows))
         )
     return comparisons, exclusions
+
+
+def _reproducer(
+    ref_df: pd.DataFrame | None,
+    printed: dict[tuple[str, int], Any],
+    method_pair: tuple[str, str],
+    *,
+    pairs: Sequence[tuple[str, int]],
+    unit: str,
+    benchmark: str | None,
+    level: float,
+    bootstrap_resamples: int,
+    seed: Any,
+) -> Callable[[int, list[Row], CellConditionalResult], list[Row]] | None:
+    """ER and ΔRI for one method pair's rows against the reference records or the paper's
+    printed means, or None when neither is given. Each comparison k draws from the seed's
+    child ``len(pairs) + k`` (after the comparisons' own), so no existing number moves."""
+    if ref_df is None and not printed:
+        return None
+    treatment, baseline = method_pair
+
+    def reproduce(k: int, rows: list[Row], res: CellConditionalResult) -> list[Row]:
+        metric, budget = pairs[k]
+        if ref_df is None and (metric, budget) not in printed:
+            return rows
+        reference = None
+        if ref_df is not None:
+            reference = paired(
+                ref_df,
+                treatment,
+                baseline,
+                metric=metric,
+                budget=budget,
+                unit=unit,
+                benchmark=benchmark,
+            )
+        return list(
+            with_reproduction(
+                rows,
+                res.paired,
+                reference=reference,
+                paper_means=printed.get((metric, budget)),
+                level=level,
+                n_resamples=bootstrap_resamples,
+                rng=np.random.default_rng(
+                    np.random.SeedSequence(seed).spawn(2 * len(pairs))[len(pairs) + k]
+                ),
+            )
+        )
+
+    return reproduce
 
 
 def _adjust(

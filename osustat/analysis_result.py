@@ -24,6 +24,7 @@ from osustat.power import PowerValue
 
 from .cellwise import MDE_POWER, CellConditionalResult, CellEffect
 from .provenance import Provenance
+from .reproduction import ReproductionMeasures
 from .wording import CORRECTION_NAMES, UNDERPOWERED
 
 __all__ = ["AnalysisResult", "Comparison", "Row"]
@@ -60,6 +61,9 @@ class Row:
         That per-test level.
     verdict : str
         Plain words: see :func:`describe_verdict`.
+    reproduction : ReproductionMeasures or None
+        Effect ratio and ΔRI against the original (:func:`osustat.analyze`'s `reference` or
+        `paper_means`), None when no original was given for this row.
     """
 
     label: str
@@ -71,6 +75,7 @@ class Row:
     mde: PowerValue
     mde_alpha: float
     verdict: str
+    reproduction: ReproductionMeasures | None = None
 
     @property
     def mde_method(self) -> str:
@@ -259,6 +264,8 @@ class AnalysisResult:
                         "verdict": r.verdict,
                     }
                 )
+                if r.reproduction is not None:  # ER/ΔRI keys only where an original is given
+                    rows[-1].update(r.reproduction.to_dict())
             item: dict[str, Any] = {
                 "comparison": c.heading,
                 "unit": res.paired.unit,

@@ -161,6 +161,36 @@ def _cluster_counts(
         yield start, stop, counts
 
 
+def _strata_groups(strata: Any, k: int) -> list[NDArray[np.intp]]:
+    """Row indices of each stratum (in order of first appearance); each needs 2 rows."""
+    labels = np.asarray(strata)
+    if labels.shape != (k,):
+        raise ValueError(f"`strata` must give one label per row of `totals` ({k}); got shape "
+                         f"{labels.shape}.")  # fmt: skip
+    _, first, codes = np.unique(labels, return_index=True, return_inverse=True)
+    groups = [np.flatnonzero(codes == c) for c in np.argsort(first)]
+    small = [str(labels[g[0]]) for g in groups if g.size < 2]
+    if small:
+        raise ValueError(
+            f"`strata` {', '.join(small)} hold fewer than 2 rows: nothing to resample."
+        )
+    return groups
+
+
+def _stratified_counts(
+    groups: list[NDArray[np.intp]], n_resamples: int, gen: np.random.Generator
+) -> Iterator[tuple[int, int, NDArray[np.float64]]]:
+    """:func:`_cluster_counts` within each stratum: ``counts[r, j]`` for row ``j``."""
+    k = sum(g.size for g in groups)
+    rows = chunk_rows(k)
+    for start in range(0, n_resamples, rows):
+        stop = min(start + rows, n_resamples)
+        counts = np.zeros((stop - start, k))
+        for g in groups:
+            counts[:, g] = gen.multinomial(g.size, np.full(g.size, 1.0 / g.size), size=stop - start)
+        yield start, stop, counts
+
+
 def cluster_bootstrap_ci(
     totals: Any,
     statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]],
@@ -169,6 +199,7 @@ def cluster_bootstrap_ci(
     n_resamples: int = 2_000,
     rng: Any = None,
     name: str = "statistic",
+    strata: Any = None,
 ) -> ConfidenceInterval:
     """Percentile bootstrap interval of any statistic of per-cluster totals.
 
@@ -188,6 +219,11 @@ def cluster_bootstrap_ci(
     rng : {None, int, numpy.random.Generator}
     name : str
         What the interval is of (its ``method`` says ``'percentile bootstrap of <name>'``).
+    strata : array_like of int, optional
+        A stratum per row (e.g. 0 for a reproduction's clusters, 1 for an independent
+        original run's): each stratum's clusters are resampled within it, as many as it has,
+        so independent samples stay independent and keep their sizes. Default: one stratum
+        (the same random stream as without it).
 
     Returns
     -------
@@ -218,10 +254,21 @@ def cluster_bootstrap_ci(
     n_resamples = check_resamples(n_resamples, minimum=2)
     gen = check_rng(rng)
     boot = np.empty(n_resamples)
-    for start, stop, counts in _cluster_counts(table.shape[0], n_resamples, gen):
+    chunks = (
+        _cluster_counts(table.shape[0], n_resamples, gen)
+        if strata is None
+        else _stratified_counts(_strata_groups(strata, table.shape[0]), n_resamples, gen)
+    )
+    for start, stop, counts in chunks:
         boot[start:stop] = statistic(counts @ table)
     alpha = 1.0 - level
-    low, high = (float(q) for q in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
+    # an unbounded resampled value (e.g. a ratio over a resampled 0) cannot be interpolated:
+    # then the order statistics themselves (inf where they reach it), without a warning
+    cuts = [alpha / 2, 1 - alpha / 2]
+    if np.all(np.isfinite(boot)):
+        low, high = (float(q) for q in np.quantile(boot, cuts))
+    else:
+        low, high = (float(q) for q in np.quantile(boot, cuts, method="inverted_cdf"))
     return ConfidenceInterval(
         low=low, high=high, level=level, method=f"percentile bootstrap of {name}"
     )

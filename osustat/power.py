@@ -37,6 +37,7 @@ import numpy as np
 
 from ._power_engines import (
     EmpiricalShiftSimulation,
+    EmpiricalTiltSimulation,
     SignFlipSimulation,
     attainable,
     binomial_power,
@@ -70,6 +71,10 @@ def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
             return binomial_power(n, q, pi, alpha, alt)
 
         return binomial
+    if plan.test == "empirical-tilt":
+        assert plan.d is not None
+        tilt = EmpiricalTiltSimulation(plan.d, n, plan.n_simulations, alpha, alt, rng)
+        return tilt.power
     if plan.test == "empirical":
         assert plan.d is not None
         top = plan.max_effect()
@@ -111,11 +116,11 @@ def _smallest_effect(
     hi: float,
     *,
     grow: bool,
-    halvings: int = 50,
+    halvings: int = 34,
 ) -> float:
     """Smallest effect size ``e >= 0`` with ``power_at(e) >= target``, by bisection on
-    ``[0, hi]`` (`halvings` halvings). With `grow`, `hi` doubles until it is reached (up to 1e6);
-    infinite when it is not."""
+    ``[0, hi]`` (`halvings` halvings: 34 give 1e-10 of `hi`, far below any printed digit).
+    With `grow`, `hi` doubles until it is reached (up to 1e6); infinite when it is not."""
     while power_at(hi) < target:
         if not grow or hi > 1e6:
             return math.inf
@@ -137,23 +142,24 @@ def _empirical_mde(
 ) -> float:
     """The smallest effect reaching `target` on the simulated (step-function) power curve,
     to 0.1% of its value: bracketed around the noncentral-t MDE of the same sd, which is
-    usually within a factor 2, then bisected (about 12 evaluations instead of 20+)."""
-    if power_at(hi) < target:
+    usually within a factor 2, then bisected (about 12 evaluations instead of 20+). In the
+    tilted model the largest effect is reached with every unit at ``max|d|``, where the
+    test rejects whenever it can (checked by the caller): no evaluation there."""
+    if plan.test != "empirical-tilt" and power_at(hi) < target:
         return math.inf
-    from statsmodels.stats.power import TTestPower
+    if plan.test == "empirical-tilt":
+        hi *= 1 - 1e-9
+    # the normal-approximation MDE as the bracket's start (statsmodels' noncentral-t solver
+    # cost 0.09 s a call, more than the search it starts; only the bracket depends on it)
+    from scipy.stats import norm
 
-    guess = float(
-        np.squeeze(
-            TTestPower().solve_power(
-                effect_size=None,
-                nobs=plan.n,
-                alpha=plan.alpha,
-                power=target,
-                alternative=_SM_ALTERNATIVE[plan.alternative],
-            )
-        )
-    )
-    guess = min(abs(guess) * plan.sd, hi)
+    side = plan.alpha / 2 if plan.alternative == "two-sided" else plan.alpha
+    guess = float((norm.isf(side) + norm.ppf(target)) / math.sqrt(plan.n))
+    # the tilted model: the spread of its own (symmetric) null, so that the search, and
+    # with it the importance-sampling anchors, depend on the differences only
+    assert plan.d is not None
+    sd = float(np.sqrt(np.mean(plan.d**2))) if plan.test == "empirical-tilt" else plan.sd
+    guess = min(abs(guess) * sd, hi)
     lo = 0.0
     if 0 < guess < hi:
         if power_at(guess) >= target:
@@ -166,6 +172,11 @@ def _empirical_mde(
             while 2 * lo < hi and power_at(2 * lo) < target:
                 lo *= 2
             hi = min(hi, 2 * lo)
+    return _bisect(power_at, target, lo, hi)
+
+
+def _bisect(power_at: Callable[[float], float], target: float, lo: float, hi: float) -> float:
+    """Bisect ``[lo, hi]`` (``power_at(lo) < target <= power_at(hi)``) to 0.1% of `hi`."""
     while hi - lo > 1e-3 * hi:
         mid = 0.5 * (lo + hi)
         if power_at(mid) >= target:
@@ -173,6 +184,17 @@ def _empirical_mde(
         else:
             lo = mid
     return hi
+
+
+def _refine(power_at: Callable[[float], float], target: float, near: float) -> float:
+    """The smallest effect reaching `target`, searched in steps of 5% around `near` (an
+    answer found roughly), then bisected to 0.1%."""
+    lo, hi = 0.95 * near, 1.05 * near
+    while lo > 1e-12 * near and power_at(lo) >= target:
+        hi, lo = lo, 0.95 * lo
+    while power_at(hi) < target:
+        lo, hi = hi, 1.05 * hi
+    return _bisect(power_at, target, lo, hi)
 
 
 @functools.lru_cache(maxsize=256)
@@ -288,6 +310,16 @@ def minimum_detectable_effect(
     if not attainable(n, alpha, alt):
         return plan.result(math.inf)  # the sign-flip test cannot reject at all
     sign = -1.0 if alt == "less" else 1.0
+    if plan.test == "empirical-tilt":
+        assert plan.d is not None
+        tilt = EmpiricalTiltSimulation(plan.d, n, plan.n_simulations, alpha, alt, rng)
+        tilt.strict = False  # a rough search on the data sets of the first anchor only...
+        found = _empirical_mde(lambda e: tilt.power(sign * e), target, plan.max_effect(), plan)
+        # ...then data sets drawn at its answer and the search again, drawing anew wherever
+        # the weights degenerate: the power at the MDE is read off data sets drawn near it
+        tilt.strict = True
+        tilt.simulate_at(sign * found)
+        return plan.result(_refine(lambda e: tilt.power(sign * e), target, found))
     if plan.test in ("exact-binomial", "empirical"):
         curve = _power_curve(plan, rng)
         hi = plan.max_effect()  # the largest possible mean difference of this kind

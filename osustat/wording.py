@@ -34,6 +34,7 @@ MDE_METHOD_NAMES = {
     "simulation": "simulated sign-flip",
     "normal": "noncentral t",
     "empirical": "sign-flip simulated from the observed differences",
+    "empirical-tilt": "sign-flip simulated from the observed differences, tilted",
 }
 
 #: What the report and the verdict say instead of an infinite MDE.

@@ -24,6 +24,7 @@ from osustat.formatting import fmt_interval, fmt_p, p_phrase
 __all__ = [
     "DPI",
     "IntervalTest",
+    "disagrees",
     "interval_test_notes",
     "md_table",
     "pyplot",
@@ -57,7 +58,8 @@ class IntervalTest:
 
     `inverted` is the interval that inverts that same test (e.g.
     :meth:`osustat.SignFlipResult.confidence_interval`), None when not available; `min_p` the
-    smallest p the test can reach with these data (None when unknown).
+    smallest p the test can reach with these data (None when unknown); `null` the value the
+    test's null hypothesis puts the effect at (0 unless a claim names a threshold).
     """
 
     label: str
@@ -65,19 +67,31 @@ class IntervalTest:
     pvalue: float
     inverted: tuple[float, float] | None = None
     min_p: float | None = None
+    null: float = 0.0
+
+
+def disagrees(
+    interval: tuple[float, float], pvalue: float, level: float, null: float = 0.0
+) -> bool:
+    """Whether a ``level`` interval and a p disagree about `null` (one says significant, the
+    other not): the rows :func:`interval_test_notes` explains. Callers use it to compute the
+    costly interval that inverts the test only for such rows."""
+    low, high = interval
+    excludes = not (low <= null <= high)
+    return excludes != (pvalue <= 1.0 - level + 1e-12)
 
 
 def interval_test_notes(
     rows: Iterable[IntervalTest], *, level: float, interval: str, test: str
 ) -> list[str]:
-    """Lines that explain every row whose interval and p disagree about 0.
+    """Lines that explain every row whose interval and p disagree about 0 (the row's `null`).
 
-    A row disagrees when its ``level`` interval excludes 0 but ``p > 1 - level``, or holds 0
-    but ``p <= 1 - level``: the two come from different procedures (`interval`, e.g. "bootstrap
-    interval resampling whole tasks", and `test`, e.g. "sign-flip test of the per-query
-    differences"). Each such row gets a sentence with the reason the test gives (it cannot
-    reach the level at this n) and the interval that inverts the test, which agrees with its
-    p. No lines when every row agrees.
+    A row disagrees when its ``level`` interval excludes 0 (the row's ``null``) but
+    ``p > 1 - level``, or holds it but ``p <= 1 - level``: the two come from different
+    procedures (`interval`, e.g. "bootstrap interval resampling whole tasks", and `test`, e.g.
+    "sign-flip test of the per-query differences"). Each such row gets a sentence with the
+    reason the test gives (it cannot reach the level at this n) and the interval that inverts
+    the test, which agrees with its p. No lines when every row agrees.
 
     Examples
     --------
@@ -94,19 +108,20 @@ def interval_test_notes(
     True
     """
     alpha = 1.0 - level
-    notes = []
+    notes: list[str] = []
+    nulls: set[float] = set()
     for r in rows:
         low, high = r.interval
         if r.pvalue is None or low is None or high is None:
             continue
-        excludes = not (low <= 0.0 <= high)
-        significant = r.pvalue <= alpha + 1e-12
-        if excludes == significant:
+        if not disagrees((low, high), r.pvalue, level, r.null):
             continue
+        excludes = not (low <= r.null <= high)
+        null = f"{r.null:g}"
         said = (
-            f"excludes 0 but {p_phrase(r.pvalue)} > α = {alpha:g}"
+            f"excludes {null} but {p_phrase(r.pvalue)} > α = {alpha:g}"
             if excludes
-            else f"holds 0 but {p_phrase(r.pvalue)} ≤ α = {alpha:g}"
+            else f"holds {null} but {p_phrase(r.pvalue)} ≤ α = {alpha:g}"
         )
         why = ""
         if excludes and r.min_p is not None and r.min_p > alpha:
@@ -116,6 +131,7 @@ def interval_test_notes(
             if r.inverted is None
             else f"; the interval inverting the test is {fmt_interval(*r.inverted)}"
         )
+        nulls.add(r.null)
         notes.append(
             f"- {r.label}: the {level:.0%} {interval} {fmt_interval(low, high)} {said}{why}"
             f"{inverted}."
@@ -123,11 +139,12 @@ def interval_test_notes(
     if not notes:
         return []
     rows_word = "row" if len(notes) == 1 else "rows"
+    about = "0" if nulls == {0.0} else "the value each test's null hypothesis states"
     return [
         "",
-        f"Interval and test disagree about 0 in {len(notes)} {rows_word} (the {interval} and "
-        f"the {test} are different procedures; the interval that inverts the test agrees with "
-        "its p):",
+        f"Interval and test disagree about {about} in {len(notes)} {rows_word} (the "
+        f"{interval} and the {test} are different procedures; the interval that inverts the "
+        "test agrees with its p):",
         "",
         *notes,
     ]

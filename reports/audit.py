@@ -18,6 +18,7 @@ from osustat.audit.verdicts import STANDARDS, StandardVerdict
 from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed
 
 from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
+from ._style import IntervalTest, disagrees, interval_test_notes
 
 __all__ = ["STANDARD_LINES", "render_markdown", "render_paper_checks"]
 
@@ -92,6 +93,27 @@ def _recomputed(check: ClaimCheck) -> str:
     return "—"
 
 
+def _er(check: ClaimCheck) -> str:
+    """ER and ΔRI against the printed values, with their intervals (— when not printed)."""
+    m = check.reproduction
+    if m is None:
+        return "—"
+    parts = []
+    if m.effect_ratio is not None:
+        ci = m.effect_ratio_ci
+        parts.append(
+            f"ER {fmt_number(m.effect_ratio, 2)}"
+            + ("" if ci is None else f" {fmt_interval(ci.low, ci.high, 2)}")
+        )
+    if m.delta_ri is not None:
+        ci = m.delta_ri_ci
+        parts.append(
+            f"ΔRI {fmt_signed(m.delta_ri, 2)}"
+            + ("" if ci is None else f" {fmt_interval(ci.low, ci.high, 2)}")
+        )
+    return "; ".join(parts) or "—"
+
+
 def _cell(v: StandardVerdict | None, *, corrected: bool) -> str:
     if v is None:
         return "— | —"
@@ -105,14 +127,50 @@ def _row(check: ClaimCheck) -> str:
     if not check.checkable:
         return (
             f"| {c.id} | {_what(check)} | {c.cell_label} | {c.kind} | — | {_reported(check)} "
-            f"| — | — | **not checkable** | — | **not checkable** | {flags} |"
+            f"| — | — | **not checkable** | — | **not checkable** | — | {flags} |"
         )
     return (
         f"| {c.id} | {_what(check)} | {c.cell_label} | {c.kind} | {check.n} {_UNITS[c.unit]} | "
         f"{_reported(check)} | {_recomputed(check)} | "
         f"{_cell(check.as_tested, corrected=True)} | {_cell(check.strict, corrected=True)} | "
-        f"{flags} |"
+        f"{_er(check)} | {flags} |"
     )
+
+
+def _interval_notes(result: AuditResult) -> list[str]:
+    """Sentences for the claims whose printed interval and raw sign-flip p disagree about the
+    claim's boundary (0 or its threshold): difference claims (bootstrap interval of the mean
+    difference, with the interval that inverts the test) and relative claims (Fieller)."""
+    diff, rel = [], []
+    for c in result.checks:
+        th = c.claim.threshold
+        if not c.checkable or c.test is None:
+            continue
+        if c.claim.kind == "difference" and c.ci is not None:
+            if not disagrees((c.ci.low, c.ci.high), c.test.pvalue, c.ci.level, th):
+                continue  # nothing to explain: no need to invert the test (costly)
+            inv = c.test.confidence_interval(c.ci.level)  # the test ran on d - threshold
+            diff.append(
+                IntervalTest(
+                    c.claim.id,
+                    (c.ci.low, c.ci.high),
+                    c.test.pvalue,
+                    (inv.low + th, inv.high + th),
+                    c.test.min_pvalue,
+                    null=th,
+                )
+            )
+        elif c.claim.kind == "relative" and c.ratio is not None:
+            lo, hi = c.ratio.relative_interval
+            rel.append(IntervalTest(c.claim.id, (lo, hi), c.test.pvalue, None, None, null=th))
+    test = "sign-flip test of the claim's boundary (raw p, before any correction)"
+    boot = "bootstrap interval of the mean difference"
+    return [
+        *interval_test_notes(diff, level=result.level, interval=boot, test=test),
+        *interval_test_notes(
+            rel, level=result.level, interval="Fieller interval of the ratio − 1", test=test
+        ),
+    ]
 
 
 def _counts_line(counts: dict[str, int]) -> str:
@@ -149,17 +207,10 @@ def render_markdown(
     >>> import pandas as pd
     >>> from osustat.audit.run import audit
     >>> from osustat.audit.claims import parse_claims
-    >>> cf = parse_claims('''
-    ... [[claim]]
-    ... id = "a"
-    ... family = "f"
-    ... treatment = "new"
-    ... baseline = "old"
-    ... metric = "hit@2"
-    ... budget = 256
-    ... cell = "T+E+"
-    ... direction = "greater"
-    ... ''')
+    >>> spec = dict(id="a", family="f", treatment="new", baseline="old", metric="hit@2",
+    ...             cell="T+E+", direction="greater")
+    >>> cf = parse_claims("[[claim]]\\nbudget = 256\\n"
+    ...                   + "".join(f'{k} = "{v}"\\n' for k, v in spec.items()))
     >>> df = pd.DataFrame({"episode_id": "e", "query_id": ["q1", "q2"] * 2,
     ...                    "method": ["new", "new", "old", "old"], "budget": 256,
     ...                    "metric": "hit@2", "value": [1, 1, 0, 0]})
@@ -187,6 +238,11 @@ def render_markdown(
         "(exact when enumeration is cheap or the metric is 0/1); "
         f"{result.level:.0%} bootstrap CIs ({result.bootstrap_resamples:,} resamples, "
         "clustered by episode for queries); Fieller CIs for ratios; MDE at power .8.",
+        "- ER; ΔRI: the reproduction measures of Breuer et al. (2020) against the printed "
+        "values (means, else the printed effect): ER = recomputed Δ / printed Δ (1: the same "
+        "improvement), ΔRI = printed relative improvement − recomputed one (0: the same), "
+        f"with {result.level:.0%} percentile bootstrap intervals of the records' sampling "
+        "error only (printed values carry none we can resample); — where nothing is printed.",
         "- p columns print the p each standard's verdict uses (corrected within its family). "
         "Verdicts: "
         "reproduced / significant (paper: n.s.) (significant on the claimed side where the "
@@ -226,11 +282,14 @@ def render_markdown(
             f"(m = {m_t}). Strict: {fam.strict_correction} over the {m_s} claims with a p.",
             "",
             "| id | claim | cell | kind | n | reported | recomputed [CI] | as tested p | as "
-            "tested | strict p (corr.) | strict | flags |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "tested | strict p (corr.) | strict | ER; ΔRI [CI] | flags |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
             *(_row(c) for c in members),
             "",
         ]
+    agreement = _interval_notes(result)
+    if agreement:
+        out += ["## Interval and test", *agreement, ""]
     flagged = [c for c in result.checks if c.flags]
     if flagged:
         out += ["## Flags", ""]

@@ -135,6 +135,8 @@ def to_json(result: AuditResult) -> dict[str, Any]:
                         "cell_means": {k.value: v for k, v in res.cell_means.items()},
                         "cell_n": {k.value: v for k, v in res.cell_n.items()},
                     }
+            if c.reproduction is not None:  # ER/ΔRI against the printed values
+                rec.update(c.reproduction.to_dict())
             item["recomputed"] = rec
         claims.append(item)
     return {

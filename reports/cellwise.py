@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osustat import stars
-from osustat.formatting import fmt_interval, fmt_p, fmt_signed, p_phrase
+from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed, p_phrase
 from osustat.wording import UNDERPOWERED, mde_description
 
-from ._style import DPI, IntervalTest, interval_test_notes, pyplot, save_figure
+from ._style import DPI, IntervalTest, disagrees, interval_test_notes, pyplot, save_figure
 
 if TYPE_CHECKING:
     from osustat.analysis_multi import MultiAnalysisResult
@@ -68,6 +68,8 @@ def _agreement(res: AnalysisResult, comp: Comparison) -> list[str]:
     rows = []
     for row in comp.rows:
         e = row.effect
+        if not disagrees((e.ci.low, e.ci.high), row.pvalue, e.ci.level):
+            continue  # nothing to explain: no need to invert the test (costly)
         inverted = e.test.confidence_interval(e.ci.level)
         rows.append(
             IntervalTest(
@@ -86,6 +88,46 @@ def _agreement(res: AnalysisResult, comp: Comparison) -> list[str]:
         interval=f"bootstrap interval (resampling {unit})",
         test="sign-flip test beside it (raw p)",
     )
+
+
+def _reproduction(comp: Comparison) -> list[str]:
+    """ER and ΔRI of the rows that have an original (reference run or printed means)."""
+    rows = [r for r in comp.rows if r.reproduction is not None]
+    if not rows:
+        return []
+    first = rows[0].reproduction
+    assert first is not None
+
+    def value(x: float | None, ci: Any, fmt: Any = fmt_number) -> str:
+        if x is None:
+            return "—"
+        return fmt(x) + ("" if ci is None else f" {fmt_interval(ci.low, ci.high)}")
+
+    out = [
+        "",
+        f"Reproduction against the original ({first.origin}; Breuer et al. 2020 as repro_eval "
+        "computes them): ER = our mean Δ / the original's (1: the same improvement); ΔRI = "
+        "the original's relative improvement over its baseline minus ours (0: the same). "
+        + (
+            "Intervals: percentile bootstrap of this run only (printed values carry no "
+            "sampling error we can resample)."
+            if first.origin == "paper values"
+            else "Intervals: percentile bootstrap resampling both runs' units."
+        ),
+        "",
+        "| row | our Δ | original Δ | ER [CI] | our RI | original RI | ΔRI [CI] |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        m = r.reproduction
+        assert m is not None
+        out.append(
+            f"| {r.label} | {fmt_signed(m.improvement)} | {fmt_signed(m.improvement_original)} "
+            f"| {value(m.effect_ratio, m.effect_ratio_ci)} | {fmt_signed(m.relative)} "
+            f"| {fmt_signed(m.relative_original)} "
+            f"| {value(m.delta_ri, m.delta_ri_ci, fmt_signed)} |"
+        )
+    return out
 
 
 def _ci_caption(res: AnalysisResult) -> str:
@@ -246,6 +288,7 @@ def _sections(res: AnalysisResult, figures: dict[Any, str], level: str) -> list[
         out += [f"{level} {comp.heading}", ""]
         out += _table(res, comp)
         out += _agreement(res, comp)
+        out += _reproduction(comp)
         out.append("")
         if r.excluded_cells:
             listed = ", ".join(f"{c.value} (n = {k})" for c, k in r.excluded_cells.items())

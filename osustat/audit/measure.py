@@ -23,6 +23,7 @@ from osustat.equivalence import EquivalenceResult, tost_signflip
 from osustat.interaction import InteractionResult, interaction_test
 from osustat.ratio import RatioResult, ratio_of_means
 from osustat.records import PairedRecords, paired
+from osustat.reproduction import ReproductionMeasures, reproduction_measures
 from osustat.schema import ValidatedRecords, validate_records
 from osustat.seeds import PerSeedValues, between_seed_dependence, per_seed_values, seed_tests
 from osustat.signflip import SignFlipResult, signflip_tests
@@ -77,6 +78,7 @@ class Measured:
     interaction: InteractionResult | None = None
     interaction_as_tested: InteractionResult | None = None
     notes: tuple[Note, ...] = ()
+    reproduction: ReproductionMeasures | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -251,6 +253,30 @@ def _interaction(c: Claim, data: PairedRecords, n_resamples: int, gen: Any) -> M
     )
 
 
+def _reproduction(
+    c: Claim,
+    t: NDArray[np.float64],
+    b: NDArray[np.float64],
+    clusters: NDArray[Any] | None,
+    level: float,
+    n_resamples: int,
+    gen: np.random.Generator,
+) -> ReproductionMeasures | None:
+    """ER and ΔRI against the paper's printed values, when the claim prints them: its two
+    means, else its effect (a difference claim's Δ feeds ER, a relative claim's RI ΔRI)."""
+    printed: dict[str, Any] = {}
+    if c.reported_means is not None:
+        printed["original_means"] = c.reported_means
+    elif c.reported_effect is not None and c.kind in ("difference", "relative"):
+        key = "original_relative" if c.kind == "relative" else "original_effect"
+        printed[key] = c.reported_effect
+    if not printed or c.kind in ("interaction", "equivalence"):
+        return None
+    return reproduction_measures(
+        t, b, **printed, clusters=clusters, level=level, n_resamples=n_resamples, rng=gen
+    )
+
+
 def measure(
     c: Claim,
     pairings: Pairings,
@@ -326,4 +352,6 @@ def measure(
         equivalence=equivalence,
         ratio=ratio,
         notes=tuple(notes),
+        # last: its draws come after every other draw of this claim's stream
+        reproduction=_reproduction(c, t, b, clusters, level, bootstrap_resamples, gen),
     )

@@ -14,6 +14,7 @@ from osustat.equivalence import EquivalenceResult
 from osustat.interaction import InteractionResult
 from osustat.power import PowerValue
 from osustat.ratio import RatioResult
+from osustat.reproduction import ReproductionMeasures
 from osustat.signflip import SignFlipResult
 
 from .measure import Note
@@ -83,6 +84,11 @@ class ClaimCheck:
     strict_bh : StandardVerdict or None
         The strict standard with Benjamini-Hochberg (``'fdr_bh'``) in place of the family's
         strict correction: the false-discovery-rate reading beside the familywise one.
+    reproduction : ReproductionMeasures or None
+        Effect ratio and ΔRI of the recomputed effect against the paper's printed means (or
+        its printed effect), with bootstrap intervals of the records' sampling error
+        (:func:`osustat.reproduction.reproduction_measures`); None when the claim prints
+        neither, and for interaction and equivalence claims.
     """
 
     claim: Claim
@@ -110,6 +116,7 @@ class ClaimCheck:
     interaction: InteractionResult | None = None
     interaction_as_tested: InteractionResult | None = None
     strict_bh: StandardVerdict | None = None
+    reproduction: ReproductionMeasures | None = None
 
     @property
     def checkable(self) -> bool:

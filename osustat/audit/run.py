@@ -261,4 +261,5 @@ def _check(
         ratio=m.ratio,
         interaction=m.interaction,
         interaction_as_tested=m.interaction_as_tested,
+        reproduction=m.reproduction,
     )

@@ -8,6 +8,7 @@ and turns bad input and OS errors into one clear message with exit code 2.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -53,6 +54,9 @@ def _analyze(args: argparse.Namespace) -> int:
         raise UsageError("`--metric` is empty; give comma-separated metric names.")
     family = _family(args.family)
     treatment, baseline = _methods(args)
+    paper_means = _paper_means(args.paper_means)
+    if args.reference is not None and not Path(args.reference).is_file():
+        raise UsageError(f"`--reference` {args.reference!r} is not a file of records.")
     if args.json and args.json != "-" and Path(args.json).is_dir():
         raise UsageError(f"`--json` {args.json!r} is a folder; give a file name.")
     _check_out(args)
@@ -64,7 +68,10 @@ def _analyze(args: argparse.Namespace) -> int:
     if records_out is not None:
         write_records_file(records_out, records, args.force)
         print(f"wrote {records_out} ({len(records):,} record rows)", file=sys.stderr)
-    digest_prov = Provenance.for_files([(r, p) for r, p in files], command=args.command_line)
+    reference = [("reference", args.reference)] if args.reference else []
+    digest_prov = Provenance.for_files(
+        [*((r, p) for r, p in files), *reference], command=args.command_line
+    )
     _check_out(args, digest_prov.inputs_digest)
     notes, exclusions = input_notes(loaded, f"`{files[0][1]}`", len(records))
     for w in loaded.warnings if loaded is not None else ():
@@ -95,6 +102,8 @@ def _analyze(args: argparse.Namespace) -> int:
             budget_kind="depth" if args.qrels else "tokens",
             provenance=prov,
             input_notes=notes,
+            reference=args.reference,
+            paper_means=paper_means,
         )
     except ValueError as exc:
         msg = str(exc)
@@ -148,6 +157,23 @@ def _methods(args: argparse.Namespace) -> tuple[str | list[str] | None, str | li
             "give --treatment and --baseline (names or comma-separated lists), or --all-pairs."
         )
     return named[0], named[1]
+
+
+def _paper_means(text: str | None) -> tuple[float, float] | None:
+    """``--paper-means T,B``: the paper's treatment and baseline means."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    try:
+        t, b = (float(x) for x in parts)
+    except ValueError:
+        raise UsageError(
+            f"`--paper-means` must be two numbers, treatment then baseline (e.g. 0.61,0.55); "
+            f"got {text!r}."
+        ) from None
+    if not all(map(math.isfinite, (t, b))):
+        raise UsageError(f"`--paper-means` must be finite numbers; got {text!r}.")
+    return t, b
 
 
 def _register_renderers() -> None:
@@ -313,6 +339,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="also write the records the analysis read (CSV: one value per query, method, "
         "metric and depth/budget), e.g. to check them against trec_eval -q",
+    )
+    an.add_argument(
+        "--reference",
+        default=None,
+        metavar="RECORDS",
+        help="records of the original experiment (same methods, metrics, budgets): every row "
+        "gains the effect ratio ER and ΔRI of this run against it, with bootstrap CIs",
+    )
+    an.add_argument(
+        "--paper-means",
+        default=None,
+        metavar="T,B",
+        help="the paper's printed treatment and baseline means of the one analysed comparison "
+        "(select it with --metric and --budget): the aggregate row gains ER and ΔRI",
     )
     add_input_options(an)
     an.set_defaults(func=_analyze)

@@ -48,7 +48,7 @@ class TestPower:
         d = np.array([0.0, 0.0, 0.4, -0.2, 0.7, 0.1, 0.0, 0.5, -0.3, 0.2])
         own = minimum_detectable_effect(None, 30, differences=np.tile(d, 3))
         pilot = minimum_detectable_effect(None, 30, differences=d)
-        assert own.method == pilot.method == "empirical"
+        assert own.method == pilot.method == "empirical-tilt"  # tenths: a lattice
         assert pilot == pytest.approx(own, rel=0.1)
 
     def test_contradictory_sd_is_refused(self):
@@ -196,9 +196,13 @@ class TestPower:
         # issue 23: 8 queries, 5 of them 0 (3 nonzero of different sizes): the test's smallest
         # p is 2/8 > .05, yet the MDE was finite (normal draws without zeros)
         d = np.array([0, 0, 0, 0, 0, 0.2, -0.5, 0.3])
-        mde = minimum_detectable_effect(None, 8, differences=d)
-        assert mde.method == "empirical" and mde == np.inf
+        mde = minimum_detectable_effect(None, 8, differences=d, test="empirical")
+        assert mde.method == "empirical" and mde == np.inf  # ties kept: never significant
         assert minimum_detectable_effect(float(d.std(ddof=1)), 8) < np.inf  # the old model
+        # tenths are a lattice: by default the tilted model, where a large effect also makes
+        # ties rarer (count ratios tie by coincidence), so some effect below max|d| reaches .8
+        tilted = minimum_detectable_effect(None, 8, differences=d)
+        assert tilted.method == "empirical-tilt" and 0.3 < tilted < tilted.max_effect == 0.5
 
     def test_recall_like_mde_never_exceeds_the_largest_effect(self):
         # issue 23: for recall differences the printed MDE exceeded the largest possible
@@ -207,9 +211,10 @@ class TestPower:
         for n in range(7, 15):
             d = rng.choice([-1, -2 / 3, -1 / 3, 0, 0, 1 / 3, 2 / 3, 1], size=n)
             mde = minimum_detectable_effect(None, n, differences=d)
-            top = np.count_nonzero(d) / n * np.abs(d).max()
-            assert mde.max_effect == pytest.approx(top)
-            assert mde == np.inf or mde <= top <= 1
+            # thirds: the tilted model, whose largest effect puts every unit at max|d|
+            assert mde.method == "empirical-tilt"
+            assert mde.max_effect == pytest.approx(np.abs(d).max())
+            assert mde == np.inf or mde <= mde.max_effect <= 1
 
     def test_empirical_power_matches_running_the_test(self):
         # Independent reference: draw the model's data sets directly and run the test.
@@ -217,7 +222,7 @@ class TestPower:
 
         d = np.array([0, 0, 0, 0.1, 0.4, -0.3, 0.8, 0.2, 0, 0.5, -0.1, 0.3, 0.6, 0, 0.2])
         n, effect, reps = 15, 0.3, 1500
-        got = power(effect, None, n, differences=d)
+        got = power(effect, None, n, differences=d, test="empirical")
         assert got.method == "empirical"
         rng = np.random.default_rng(11)
         nz = d[d != 0]
@@ -227,6 +232,39 @@ class TestPower:
         rate = np.mean([r.pvalue <= 0.05 for r in signflip_tests(sims.T, rng=1)])
         se = np.sqrt(rate * (1 - rate) * (1 / reps + 1 / 2000))
         assert abs(rate - got) < 4 * se
+
+    @pytest.mark.parametrize("alternative", ["two-sided", "less"])
+    def test_tilted_power_matches_running_the_test(self, alternative):
+        """Independent reference for the tilted model: the tilted probabilities solved here
+        with scipy, data sets drawn from them and the test run on each."""
+        from scipy.optimize import brentq
+
+        from osustat import signflip_tests
+
+        d = np.array([0, 0, 0.25, -0.5, 1 / 3, 0, 0.5, -0.25, 2 / 3, 1, 0, -1 / 3, 0.25, 0.5])
+        n, effect, reps = 20, (0.25 if alternative == "two-sided" else -0.25), 1500
+        got = power(effect, None, n, differences=d, alternative=alternative)
+        assert got.method == "empirical-tilt"
+        v, c = np.unique(np.concatenate([d, -d]), return_counts=True)
+
+        def probs(theta):
+            w = c * np.exp(theta * v)
+            return w / w.sum()
+
+        theta = brentq(lambda t: probs(t) @ v - effect, -50, 50)
+        rng = np.random.default_rng(12)
+        sims = rng.choice(v, size=(n, reps), p=probs(theta))
+        tests = signflip_tests(sims, alternative=alternative, rng=1)
+        rate = np.mean([r.pvalue <= 0.05 for r in tests])
+        se = np.sqrt(rate * (1 - rate) * (1 / reps + 1 / 2000))
+        assert 0.3 < rate < 0.95 and abs(rate - got) < 4 * se
+
+    def test_tilted_mde_depends_only_on_the_differences(self):
+        # the search starts from the differences' own spread, not from `differences_sd`
+        d = np.array([0.0, 0.5, -0.25, 1.0, 0.0, 0.75, 0.5, 0.25, 0.0, -0.5])
+        a = minimum_detectable_effect(None, 30, differences=d)
+        b = minimum_detectable_effect(float(d.std(ddof=0)), 30, differences=d)
+        assert a.method == "empirical-tilt" and a == b
 
     # -- Properties --
     def test_monotone_in_n_and_effect(self):

@@ -6,6 +6,7 @@ import pytest
 from osustat.audit.claims import parse_claims
 from osustat.audit.result import VERDICTS
 from osustat.audit.run import audit
+from osustat.formatting import fmt_interval
 from osustat.reports._audit_words import reason
 from osustat.reports.audit import render_markdown
 from osustat.reports.audit_json import to_json
@@ -165,3 +166,83 @@ class TestWords:
         assert len(names) == len(TESTS)  # each code has its own words
         with pytest.raises(ValueError, match="unknown test code 'nope'"):
             procedure(check, replace(check.strict, test="nope"))
+
+
+class TestIntervalTestAgreement:
+    """Issue 23 item 7 in the audit: a bootstrap interval that excludes the claim's boundary
+    beside a p that is not significant gets a sentence saying why (and vice versa)."""
+
+    def test_disagreement_is_explained(self):
+        # four queries, all better: the bootstrap interval excludes 0, but the exact
+        # two-sided sign-flip test cannot go below p = 2/16 = .125
+        data = from_differences([0.2, 0.3, 0.25, 0.35])
+        res = audit(parse_claims(claim("small")), data, **FAST, rng=0)
+        check = res.checks[0]
+        assert check.ci.low > 0 and check.test.pvalue > 0.05  # the disagreement itself
+        text = render_markdown(res)
+        assert "## Interval and test" in text
+        assert "Interval and test disagree about 0 in 1 row" in text
+        line = next(x for x in text.splitlines() if x.startswith("- small: the 95% bootstrap"))
+        assert "excludes 0 but p = .125 > α = 0.05" in line
+        assert "(the test cannot go below p = .125 with these differences)" in line
+        inverted = check.test.confidence_interval(0.95)
+        assert inverted.low <= 0 <= inverted.high  # the interval inverting the test agrees
+        assert line.endswith(f"is {fmt_interval(inverted.low, inverted.high)}.")
+
+    def test_threshold_is_the_boundary(self):
+        # the interval excludes 0 but holds the claimed threshold .25: no note against 0
+        d = np.tile([0.2, 0.3, 0.25, 0.28, 0.22], 8)
+        res = audit(parse_claims(claim("th", threshold=0.25)), from_differences(d), **FAST, rng=0)
+        check = res.checks[0]
+        assert check.ci.low > 0 and check.ci.low <= 0.25 <= check.ci.high
+        assert check.test.pvalue > 0.05
+        assert "## Interval and test" not in render_markdown(res)
+
+    def test_no_section_when_all_agree(self):
+        assert "## Interval and test" not in render_markdown(demo())
+
+
+class TestReproductionMeasures:
+    """Issue 24: ER and ΔRI per claim against the printed values, beside the verdict."""
+
+    def test_printed_means_and_effect(self):
+        t = np.array([0.6, 0.7, 0.5, 0.8, 0.6, 0.7] * 5)
+        b = np.array([0.5, 0.6, 0.5, 0.6, 0.5, 0.6] * 5)
+        text = (
+            claim("means", reported_means=[0.70, 0.50])
+            + claim("delta", reported_effect=0.25)
+            + claim("rel", kind="relative", reported_effect=0.5)
+            + claim("bare")
+        )
+        res = audit(parse_claims(text), records(t, b), **FAST, rng=0)
+        by = {c.claim.id: c for c in res.checks}
+        imp, ri = t.mean() - b.mean(), (t.mean() - b.mean()) / b.mean()
+        # hand computation (repro_eval's ER and ΔRI)
+        assert by["means"].reproduction.effect_ratio == pytest.approx(imp / 0.2)
+        assert by["means"].reproduction.delta_ri == pytest.approx(0.2 / 0.5 - ri)
+        assert by["delta"].reproduction.effect_ratio == pytest.approx(imp / 0.25)
+        assert by["delta"].reproduction.delta_ri is None
+        assert by["rel"].reproduction.delta_ri == pytest.approx(0.5 - ri)
+        assert by["rel"].reproduction.effect_ratio is None
+        assert by["bare"].reproduction is None
+        md = render_markdown(res)
+        assert "| ER; ΔRI [CI] | flags |" in md
+        m = by["means"].reproduction
+        row = next(line for line in md.splitlines() if line.startswith("| means |"))
+        lo, hi = m.effect_ratio_ci.low, m.effect_ratio_ci.high
+        assert f"ER {m.effect_ratio:.2f} [{fmt_interval(lo, hi, 2)[1:]}" in row
+        assert next(x for x in md.splitlines() if x.startswith("| bare |")).endswith("| — |  |")
+        rec = {c["id"]: c for c in to_json(res)["claims"]}
+        assert rec["means"]["recomputed"]["effect_ratio"] == pytest.approx(imp / 0.2)
+        assert rec["means"]["recomputed"]["delta_ri_ci"] == [
+            m.delta_ri_ci.low,
+            m.delta_ri_ci.high,
+        ]
+        assert "effect_ratio" not in rec["bare"]["recomputed"]
+
+    def test_adding_the_measures_changed_no_other_number(self):
+        """ER/ΔRI draw last from each claim's own stream: p-values and CIs stay."""
+        res = demo()
+        strong = res.checks[0]
+        assert strong.reproduction.effect_ratio == pytest.approx(strong.effect / 0.9)
+        assert strong.ci is not None and strong.test.pvalue == 0.001
