@@ -59,21 +59,20 @@ def claims_audit(
     n_resamples: int,
     seed: int,
     claims_path: Path | None = None,
-) -> tuple[Any, str | None]:
+) -> Any:
     """Audit the claims `selection` picks from the claims file on `records`.
 
     `claims_path` defaults to the shipped ``paper.toml``; a missing file is a
-    ``FileNotFoundError`` naming it. Returns ``(AuditResult or None, markdown or None)``; both
+    ``FileNotFoundError`` naming it. Returns the ``AuditResult`` (the driver renders it), or
     None when the benchmark selects no claims or none of the file's claims is selected. A cell
     too small for a claim's test makes that claim "not checkable" (the audit says why), never
     an error.
     """
     from osustat.audit.claims import load_claims
     from osustat.audit.run import audit
-    from osustat.reports.audit import render_markdown
 
     if selection is None:
-        return None, None
+        return None
     path = claims_file("paper") if claims_path is None else check_claims_file(claims_path)
     claims = load_claims(path)
     kept = tuple(
@@ -83,7 +82,7 @@ def claims_audit(
         or any((c.benchmark or "").startswith(p) for p in selection.benchmark_prefixes)
     )
     if not kept:
-        return None, None
+        return None
     used = {c.family for c in kept}
     sub = replace(
         claims, claims=kept, families={k: v for k, v in claims.families.items() if k in used}
@@ -96,4 +95,4 @@ def claims_audit(
         bootstrap_resamples=selection.bootstrap_resamples,
         rng=seed,
     )
-    return result, render_markdown(result, title=selection.title)
+    return result

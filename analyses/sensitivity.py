@@ -127,7 +127,7 @@ def run_choice_sensitivity(
         for seed in seeds:
             point = replace(spec, choices=values, seed=seed, retrievers=())
             run = bench.run(point)
-            result, _ = claims_audit(
+            result = claims_audit(
                 run.records,
                 bench.claims,
                 n_resamples=spec.n_resamples,
