@@ -10,12 +10,12 @@ synthetic claims, by id, from ``analyses/claims/paper.toml`` as paired compariso
 from __future__ import annotations
 
 import itertools
-import tomllib
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from osustat._validation import read_toml
 from osustat.retrieval.registry import PAPER_METHODS
 
 from .generator import GeneratorConfig
@@ -272,15 +272,7 @@ def load_grid(path: str | Path | None = None) -> Grid:
         point).
     """
     p = default_grid_path() if path is None else Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"grid file {str(p)!r} does not exist.")
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{p}: not valid TOML ({exc}).") from None
-    unknown = sorted(set(data) - _TOP_KEYS)
-    if unknown:
-        raise ValueError(f"{p}: unknown top-level key(s) {unknown}; known: {sorted(_TOP_KEYS)}.")
+    data = read_toml(p, "grid file", _TOP_KEYS)
     episodes = _positive_int(str(p), "episodes", data.get("episodes", 120))
     resamples = _positive_int(str(p), "resamples", data.get("resamples", 5000))
     seeds = data.get("seeds", [0, 1, 2])
