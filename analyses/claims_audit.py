@@ -60,22 +60,21 @@ def claims_audit(
     n_resamples: int,
     seed: int,
     claims_path: Path | None = None,
-) -> tuple[Any, str | None]:
+) -> Any:
     """Audit the claims `selection` picks from its claims files on `records`.
 
     The files are the shipped ones `selection.files` names (default ``paper.toml``), audited
     together as one claims file; `claims_path` audits that file in their place. A missing
-    file is a ``FileNotFoundError`` naming it. Returns ``(AuditResult or None, markdown or
-    None)``; both None when the benchmark selects no claims or none of the files' claims is
+    file is a ``FileNotFoundError`` naming it. Returns the ``AuditResult`` (the driver renders
+    it), or None when the benchmark selects no claims or none of the files' claims is
     selected. A cell too small for a claim's test makes that claim "not checkable" (the audit
     says why), never an error.
     """
     from osustat.audit.claims import load_claims
     from osustat.audit.run import audit
-    from osustat.reports.audit import render_markdown
 
     if selection is None:
-        return None, None
+        return None
     paths = (
         [claims_file(name) for name in selection.files]
         if claims_path is None
@@ -89,7 +88,7 @@ def claims_audit(
         or any((c.benchmark or "").startswith(p) for p in selection.benchmark_prefixes)
     )
     if not kept:
-        return None, None
+        return None
     used = {c.family for c in kept}
     sub = replace(
         claims, claims=kept, families={k: v for k, v in claims.families.items() if k in used}
@@ -102,7 +101,7 @@ def claims_audit(
         bootstrap_resamples=selection.bootstrap_resamples,
         rng=seed,
     )
-    return result, render_markdown(result, title=selection.title)
+    return result
 
 
 def _together(files: list[Any]) -> Any:

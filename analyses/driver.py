@@ -455,6 +455,7 @@ def reproduce(request: Request) -> ReproduceResult:
 
 def _run(checked: Plan) -> ReproduceResult:
     from osustat.provenance import atomic_output, write_json
+    from osustat.reports.audit import render_markdown
     from osustat.reports.user_methods import render_user_methods, render_user_tests
 
     bench, spec, request, prov = (
@@ -472,14 +473,17 @@ def _run(checked: Plan) -> ReproduceResult:
         if sensitivity is not None:
             run = replace(run, state={**run.state, "sensitivity": sensitivity})
         analysis = bench.analyze(run, spec)
-        audit_result, audit_md = claims_audit(
+        audited = claims_audit(
             run.records,
             bench.claims,
             n_resamples=spec.n_resamples,
             seed=spec.seed,
             claims_path=request.claims,
         )
-        run = replace(run, state={**run.state, "claims_audit": audit_result})
+        run = replace(run, state={**run.state, "claims_audit": audited})
+        audit_md = None
+        if audited is not None and bench.claims is not None:
+            audit_md = render_markdown(audited, title=bench.claims.title)
         text = bench.write(run, analysis, spec, tmp, audit_md)
         if isinstance(sensitivity, ChoiceSensitivity):  # the generic grid: the driver reports it
             from osustat.reports.choice_sensitivity import render_choice_sensitivity

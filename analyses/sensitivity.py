@@ -22,11 +22,12 @@ calibrated tests). A claim is **robust** when it is reproduced at every point (e
 from __future__ import annotations
 
 import itertools
-import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
+
+from osustat._validation import read_toml
 
 from .protocol import Benchmark, ChoiceError, RunSpec
 
@@ -68,15 +69,7 @@ def load_choice_grid(bench: Benchmark, path: Path | None = None) -> ChoiceGrid:
         path = getattr(bench, "grid_file", None)
     if path is None:
         return ChoiceGrid(tuple(_default_points(bench)), None, "one choice at a time (default)")
-    if not path.is_file():
-        raise FileNotFoundError(f"grid file {str(path)!r} does not exist.")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: not valid TOML ({exc}).") from None
-    unknown = sorted(set(data) - {"seeds", "cross", "point"})
-    if unknown:
-        raise ValueError(f"{path}: unknown top-level key(s) {unknown}; known: cross, point, seeds.")
+    data = read_toml(path, "grid file", ("seeds", "cross", "point"))
     seeds = data.get("seeds")
     if seeds is not None and (
         not isinstance(seeds, list)
@@ -127,7 +120,7 @@ def run_choice_sensitivity(
         for seed in seeds:
             point = replace(spec, choices=values, seed=seed, retrievers=())
             run = bench.run(point)
-            result, _ = claims_audit(
+            result = claims_audit(
                 run.records,
                 bench.claims,
                 n_resamples=spec.n_resamples,

@@ -6,8 +6,10 @@ where it helps, the offending positions, so a user can find the bad row.
 
 from __future__ import annotations
 
+import tomllib
 import warnings
 from collections.abc import Iterable, Sequence, Sized
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,23 @@ def list_some(items: Iterable[Any], limit: int = _MAX_LISTED, *, quote: bool = T
     return shown
 
 
+def read_toml(path: str | Path, what: str, known: Iterable[str]) -> dict[str, Any]:
+    """Read the TOML file `path` (a `what`, e.g. ``"grid file"``): a missing file is a
+    ``FileNotFoundError`` naming it; invalid TOML, or a top-level key not in `known`, a
+    ``ValueError`` naming the file (and the known keys)."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{what} {str(p)!r} does not exist.")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{p}: not valid TOML ({exc}).") from None
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ValueError(f"{p}: unknown top-level key(s) {unknown}; known: {sorted(known)}.")
+    return data
+
+
 def as_float_vector(x: Any, name: str, *, min_size: int = 1) -> NDArray[np.float64]:
     """Return `x` as a finite 1-D float array or raise naming `name` and the bad positions."""
     try:
@@ -43,6 +62,24 @@ def as_float_vector(x: Any, name: str, *, min_size: int = 1) -> NDArray[np.float
         )
     if arr.size < min_size:
         raise ValueError(f"`{name}` must have at least {min_size} observations; got {arr.size}.")
+    return arr
+
+
+def as_float_matrix(
+    x: Any, name: str, *, shape: str, min_rows: int = 1, min_cols: int = 1, rows: str = "rows"
+) -> NDArray[np.float64]:
+    """Return `x` as a 2-D float array (at least `min_rows` x `min_cols`) whose rows are all
+    finite, or raise naming `name`, the `shape` it must have (e.g. ``"(n_blocks >= 1,
+    n_conditions >= 2)"``) and the offending `rows` (the word for a row in the message)."""
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be a 2-D array of real numbers: {exc}") from None
+    if arr.ndim != 2 or arr.shape[0] < min_rows or arr.shape[1] < min_cols:
+        raise ValueError(f"`{name}` must be 2-D with shape {shape}; got {arr.shape}.")
+    bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+    if bad.size:
+        raise ValueError(f"`{name}` has NaN or infinite values in {rows} {list_some(bad)}.")
     return arr
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from ._validation import list_some
+from ._validation import as_float_matrix, list_some
 
 __all__ = [
     "CombinedResult",
@@ -203,16 +203,13 @@ def seed_dependence(per_seed_differences: Any, *, threshold: float = 0.3) -> See
         raise TypeError(f"`threshold` must be a number in [-1, 1]; got {threshold!r}.") from None
     if not -1.0 <= threshold <= 1.0:  # also refuses NaN, which would never flag
         raise ValueError(f"`threshold` must be a correlation in [-1, 1]; got {threshold}.")
-    x = np.asarray(per_seed_differences, dtype=np.float64)
-    if x.ndim != 2 or x.shape[1] < 2 or x.shape[0] < 3:
-        raise ValueError(
-            f"`per_seed_differences` must have shape (n_queries >= 3, n_seeds >= 2); got {x.shape}."
-        )
-    bad = np.flatnonzero(~np.isfinite(x).all(axis=1))
-    if bad.size:
-        raise ValueError(
-            f"`per_seed_differences` has NaN or infinite values in rows {list_some(bad)}."
-        )
+    x = as_float_matrix(
+        per_seed_differences,
+        "per_seed_differences",
+        shape="(n_queries >= 3, n_seeds >= 2)",
+        min_rows=3,
+        min_cols=2,
+    )
     k = x.shape[1]
     sd = x.std(axis=0)
     corr = np.eye(k)

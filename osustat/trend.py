@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._resampling import chunk_rows
-from ._validation import check_alternative, check_resamples, check_rng, list_some
+from ._validation import as_float_matrix, check_alternative, check_resamples, check_rng
 
 __all__ = ["TrendResult", "mean_trend_test", "within_block_trend_test"]
 
@@ -81,14 +81,9 @@ class TrendResult:
 def _trend_iv(
     data: Any, scores: Any, alternative: str, n_resamples: Any
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, int]:
-    x = np.asarray(data, dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 2:
-        raise ValueError(
-            f"`data` must be 2-D with shape (n_blocks >= 1, n_conditions >= 2); got {x.shape}."
-        )
-    bad = np.flatnonzero(~np.isfinite(x).all(axis=1))
-    if bad.size:
-        raise ValueError(f"`data` has NaN or infinite values in blocks {list_some(bad)}.")
+    x = as_float_matrix(
+        data, "data", shape="(n_blocks >= 1, n_conditions >= 2)", min_cols=2, rows="blocks"
+    )
     k = x.shape[1]
     s = np.arange(k, dtype=np.float64) if scores is None else np.asarray(scores, dtype=np.float64)
     if s.shape != (k,):

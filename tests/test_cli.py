@@ -23,44 +23,24 @@ def small_records(tmp_path, fmt="csv"):
     return path
 
 
+def osu_vs_flat(path, *extra: str) -> list[str]:
+    """``osustat analyze PATH --treatment osu-mem --baseline flat-vector`` (999 resamples)."""
+    args = ["analyze", str(path), "--treatment", "osu-mem", "--baseline", "flat-vector"]
+    return [*args, "--resamples", "999", *extra]
+
+
 class TestAnalyze:
     @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
     def test_formats(self, tmp_path, fmt, capsys):
         path = small_records(tmp_path, fmt)
-        assert (
-            main(
-                [
-                    "analyze",
-                    str(path),
-                    "--treatment",
-                    "osu-mem",
-                    "--baseline",
-                    "flat-vector",
-                    "--metric",
-                    "hit@2",
-                    "--resamples",
-                    "999",
-                ]
-            )
-            == 0
-        )
+        assert main(osu_vs_flat(path, "--metric", "hit@2")) == 0
         out = capsys.readouterr().out
         assert "## hit@2 at B = 256" in out and "| T+E+ | 56 |" in out
         assert "n (queries)" in out and "in-sample upper bound" in out
 
     def test_report_files_and_determinism(self, tmp_path):
         path = small_records(tmp_path)
-        args = [
-            "analyze",
-            str(path),
-            "--treatment",
-            "osu-mem",
-            "--baseline",
-            "flat-vector",
-            "--resamples",
-            "999",
-            "--json",
-        ]
+        args = osu_vs_flat(path, "--json")
         assert main([*args, "--out", str(tmp_path / "a")]) == 0
         first = (tmp_path / "a" / "report.md").read_bytes()
         # same inputs: the folder is replaced, and the report is byte-identical
@@ -88,25 +68,7 @@ class TestAnalyze:
 
     def test_episode_unit(self, tmp_path, capsys):
         path = small_records(tmp_path)
-        assert (
-            main(
-                [
-                    "analyze",
-                    str(path),
-                    "--treatment",
-                    "osu-mem",
-                    "--baseline",
-                    "flat-vector",
-                    "--metric",
-                    "recall",
-                    "--unit",
-                    "episode",
-                    "--resamples",
-                    "999",
-                ]
-            )
-            == 0
-        )
+        assert main(osu_vs_flat(path, "--metric", "recall", "--unit", "episode")) == 0
         assert "n (episodes)" in capsys.readouterr().out
 
     def test_unknown_method_is_an_error(self, tmp_path, capsys):

@@ -4,6 +4,9 @@ cycle exists (docs/architecture.md).
 - ``retrieval/`` and the statistics core ``osustat/`` import neither ``analyses`` nor ``reports``;
   only the CLI (``osustat/cli/``, the composition root) wires them.
 - ``reports/`` does not import ``analyses``.
+- Inside ``analyses/`` only the driver and each benchmark subpackage's report module
+  (``analyses/<name>/report.py``, its write step) import ``reports``: the rest of a benchmark
+  computes, its report module turns results into files and words.
 - The module import graph (every import statement, also those inside functions) has no cycle.
 """
 
@@ -145,3 +148,46 @@ def test_no_import_cycle():
 def test_a_cycle_would_be_found(monkeypatch):
     monkeypatch.setitem(GRAPH, "osustat.records", GRAPH["osustat.records"] | {"osustat.analysis"})
     assert any("osustat.records" in c for c in _cycles())
+
+
+def _may_import_reports(module: str) -> bool:
+    """The modules of ``analyses/`` that may import ``reports``: the driver (it renders the
+    claims audit, the user-retriever tests, the choice sensitivity) and one per benchmark
+    subpackage, its report module."""
+    parts = module.split(".")
+    return module == "osustat.analyses.driver" or (len(parts) == 4 and parts[-1] == "report")
+
+
+#: Known exceptions, each with the lane that removes it (empty once they land).
+REPORTS_EXCEPTIONS: set[str] = set()
+
+
+def _report_importers() -> list[str]:
+    return sorted(
+        f"{module} imports {target}"
+        for module, targets in GRAPH.items()
+        if _layer(module) == "osustat.analyses"
+        and not _may_import_reports(module)
+        and module not in REPORTS_EXCEPTIONS
+        for target in targets
+        if _layer(target) == "osustat.reports"
+    )
+
+
+def test_only_the_driver_and_report_modules_import_reports():
+    assert _report_importers() == []
+    assert {m for m in GRAPH if _may_import_reports(m) and m.startswith("osustat.analyses.")} >= {
+        "osustat.analyses.driver",
+        "osustat.analyses.synthetic.report",
+        "osustat.analyses.tau_bench.report",
+        "osustat.analyses.toolbench.report",
+        "osustat.analyses.locomo.report",
+    }
+
+
+def test_a_report_import_elsewhere_would_be_found(monkeypatch):
+    planted = GRAPH["osustat.analyses.synthetic.run"] | {"osustat.reports.synthetic"}
+    monkeypatch.setitem(GRAPH, "osustat.analyses.synthetic.run", planted)
+    assert _report_importers() == [
+        "osustat.analyses.synthetic.run imports osustat.reports.synthetic"
+    ]

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from osustat._validation import as_float_matrix
+
 __all__ = [
     "SelectionScore",
     "check_threshold",
@@ -45,15 +47,9 @@ def hard_recall_metric(threshold: float = 0.5) -> str:
 
 
 def _matrix_iv(x: Any, name: str) -> NDArray[np.float64]:
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"`{name}` must be a 2-D array of real numbers: {exc}") from None
-    if arr.ndim != 2:
-        raise ValueError(f"`{name}` must be 2-D (rows are embeddings); got shape {arr.shape}.")
-    bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
-    if bad.size:
-        raise ValueError(f"`{name}` has NaN or infinite values in rows {bad[:10].tolist()}.")
+    arr = as_float_matrix(
+        x, name, shape="(n_rows, dim) (rows are embeddings)", min_rows=0, min_cols=0
+    )
     norms = np.linalg.norm(arr, axis=1)
     zero = np.flatnonzero(norms == 0)
     if zero.size:

@@ -14,7 +14,6 @@ go into ``report.md``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,6 @@ __all__ = [
     "reproduce_synthetic",
     "reproduce_synthetic_sensitivity",
     "run_synthetic_benchmark",
-    "write_synthetic",
 ]
 
 #: The paper's methods user retrievers are compared with (means and paired tests).
@@ -82,49 +80,6 @@ def _command(spec: RunSpec) -> str:
     return command + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
 
 
-def write_synthetic(
-    run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
-) -> str:
-    """Records, membership, structure and the figures into `folder`; the report."""
-    from osustat.reports.figures import dose_response
-    from osustat.reports.synthetic import budget_curves, near_far_figure, render_synthetic
-
-    records, state = run.records, run.state
-    records.to_parquet(folder / "records.parquet", index=False)
-    records.to_csv(folder / "records.csv", index=False)
-    state["run"].membership.to_csv(folder / "membership.csv", index=False)
-    (folder / "structure.json").write_text(
-        json.dumps(state["run"].structure, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
-    figures = {
-        "budget_curves": "budget_curves.png",
-        "near_far": "near_far.png",
-        "mmax": "mmax_sweep.png",
-    }
-    budget_curves(analysis.table9, folder / figures["budget_curves"])
-    near_far_figure(analysis.near_far, folder / figures["near_far"])
-    dose_response(
-        analysis.mmax,
-        folder / figures["mmax"],
-        x="m_max",
-        y="recall",
-        group="budget",
-        xlabel="M_max (memberships per step; 1 = disjoint)",
-        ylabel="recall",
-        title="OSU-Mem recall by M_max and budget (query level)",
-    )
-    text = render_synthetic(
-        analysis,
-        n_episodes=spec.episodes or EPISODES,
-        seed=spec.seed,
-        figures=figures,
-        command=_command(spec),
-        config=state["config"].as_dict(),
-        robustness=state.get("sensitivity"),
-    )
-    return str(text) if audit is None else f"{text}\n\n{audit}"
-
-
 class Synthetic:
     """The synthetic benchmark on the protocol (analyses.protocol)."""
 
@@ -164,7 +119,17 @@ class Synthetic:
 
     run = staticmethod(run_synthetic_benchmark)
     analyze = staticmethod(analyze_synthetic_run)
-    write = staticmethod(write_synthetic)
+
+    def write(
+        self, run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
+    ) -> str:
+        """Files and report (:func:`analyses.synthetic.report.write_synthetic`)."""
+        from .report import write_synthetic
+
+        n = spec.episodes or EPISODES
+        return write_synthetic(
+            run, analysis, folder, audit, n_episodes=n, seed=spec.seed, command=_command(spec)
+        )
 
 
 BENCHMARK = Synthetic()
@@ -220,23 +185,13 @@ def reproduce_synthetic_sensitivity(
     Writes ``grid.toml`` (the grid file as read), ``points.csv``, ``effects.csv``,
     ``summary.csv``, ``episode_means.parquet``, ``report.md`` and ``effects.png``.
     """
-    from osustat.analyses.synthetic.grid import load_grid
-    from osustat.reports.synthetic_sensitivity import effects_figure, render_sensitivity
-
+    from .grid import load_grid
+    from .report import write_sensitivity
     from .sensitivity import run_sensitivity
 
     spec = grid if not isinstance(grid, (str, Path)) and grid is not None else load_grid(grid)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     result = run_sensitivity(
         spec, jobs=jobs, progress=progress, scheduler=scheduler, checkpoint=checkpoint
     )
-    (out / "grid.toml").write_text(Path(spec.source).read_text(encoding="utf-8"), "utf-8")
-    result.points.to_csv(out / "points.csv", index=False)
-    result.effects.to_csv(out / "effects.csv", index=False)
-    result.summary.to_csv(out / "summary.csv", index=False)
-    result.episode_means.to_parquet(out / "episode_means.parquet", index=False)
-    effects_figure(result, out / "effects.png")
-    text = render_sensitivity(result, figure="effects.png")
-    (out / "report.md").write_text(text + "\n", encoding="utf-8")
+    write_sensitivity(result, Path(out))
     return result.summary

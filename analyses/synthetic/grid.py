@@ -1,28 +1,30 @@
 """What the generator sensitivity analysis runs: the grid and the claims it tests.
 
 :func:`load_grid` reads a grid file (TOML, default ``analyses/synthetic/grid.toml``) into the
-generator configurations to run (:class:`Grid`); :func:`claim_specs` lists the paper's
-synthetic claims as paired comparisons (:class:`ClaimSpec`). Running and summarizing them is
+generator configurations to run (:class:`Grid`); :func:`claim_specs` reads the paper's
+synthetic claims, by id, from ``analyses/claims/paper.toml`` as paired comparisons
+(:class:`ClaimSpec`). Running and summarizing them is
 :mod:`osustat.analyses.synthetic.sensitivity`.
 """
 
 from __future__ import annotations
 
 import itertools
-import tomllib
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from osustat._validation import read_toml
 from osustat.retrieval.registry import PAPER_METHODS
 
-from .analysis import RETRIEVAL_BASELINES
 from .generator import GeneratorConfig
 
 __all__ = [
+    "GRID_CLAIM_IDS",
+    "GRID_GROUPS",
+    "GRID_LATE_IDS",
     "GRID_METHODS",
-    "TABLE_2_BASELINES",
     "ClaimSpec",
     "Grid",
     "GridPoint",
@@ -38,24 +40,15 @@ GRID_METHODS = (
     "OSU-Mem (M_max=4)",
     "OSU-Mem (M_max=6)",
 )
-#: Table 2's baselines: Table 9's rows but no memory, OSU-Mem itself and its ablations.
-TABLE_2_BASELINES = tuple(
-    m
-    for m in PAPER_METHODS["synthetic"]
-    if m
-    not in ("No LT Memory", "OSU-Mem", "OSU-Mem + GF", "OSU-Mem (sim only)", "OSU-Mem (no novelty)")
+#: The five retrieval baselines of "every retrieval baseline" (Section 6.1; Table 10 less the
+#: OSU-Mem ablations), as their ids spell them.
+_RETRIEVAL_SLUGS = (
+    "flat-vector",
+    "flat-mmr",
+    "tree-abstraction",
+    "coverage-aware",
+    "disjoint-hierarchy",
 )
-_SLUG = {
-    "Budget-Truncated Replay": "budget-truncated-replay",
-    "Sliding Window": "sliding-window",
-    "Periodic Summary": "periodic-summary",
-    "Flat Vector": "flat-vector",
-    "Flat + MMR": "flat-mmr",
-    "Coverage-Aware": "coverage-aware",
-    "Disjoint Hierarchy": "disjoint-hierarchy",
-    "Tree Abstraction": "tree-abstraction",
-    "OSU-Mem (disjoint)": "osu-mem-disjoint",
-}
 _CONFIG_KEYS = {f.name for f in fields(GeneratorConfig)}
 _TOP_KEYS = {"episodes", "seeds", "resamples", "budgets", "cross", "point"}
 
@@ -109,98 +102,133 @@ class ClaimSpec:
     null: bool = False
 
 
-def claim_specs(
-    methods: tuple[str, ...] = GRID_METHODS, budgets: tuple[int, ...] = (128, 256)
-) -> list[ClaimSpec]:
-    """The paper's synthetic claims that `methods` at `budgets` can test (Table 2's ids as in
-    ``analyses/claims/paper.toml``)."""
-    specs = []
-    for b in (128, 256):
-        for metric, mslug in (("hit@2", "hit2"), ("recall", "recall")):
-            for base in TABLE_2_BASELINES:
-                specs.append(
-                    ClaimSpec(
-                        f"T2-{_SLUG[base]}-{mslug}-B{b}",
-                        f"OSU-Mem > {base} ({metric}, B={b})",
-                        f"Table 2, OSU-Mem vs {base}, B={b}, {metric}",
-                        "OSU-Mem",
-                        (base,),
-                        metric,
-                        b,
-                    )
-                )
-    for metric in ("recall", "hit@2"):
-        specs.append(
-            ClaimSpec(
-                f"S6.1-beats-every-retrieval-baseline-{metric}-B256",
-                f"OSU-Mem > every retrieval baseline ({metric}, B=256)",
-                "Section 6.1 (+39.9% Recall, +61.5% Hit@2 over the strongest; p <= .002 vs all)",
-                "OSU-Mem",
-                RETRIEVAL_BASELINES,
-                metric,
-                256,
-            )
+def _table2_ids(budget: int, metric: str) -> tuple[str, ...]:
+    """Table 2's claims at `budget` in its row order: means claims, except where Table 10
+    tests the same comparison (B = 256, the six retrieval baselines), whose test is the claim."""
+    rows = ("budget-truncated-replay", "sliding-window", "periodic-summary")
+    tested = (
+        "flat-vector",
+        "flat-mmr",
+        "coverage-aware",
+        "disjoint-hierarchy",
+        "tree-abstraction",
+        "osu-mem-disjoint",
+    )
+    if budget == 256:
+        return (
+            *(f"T2-{r}-{metric}-B256" for r in rows),
+            *(f"T10-{r}-{metric}" for r in tested),
         )
-    for metric, label in (("recall_near", "near"), ("recall_far", "far")):
-        specs.append(
-            ClaimSpec(
-                f"F2-highest-{label}-recall-B256",
-                f"OSU-Mem has the highest {label} recall among retrieval baselines (B=256)",
-                "Figure 2 / Section 6.1",
-                "OSU-Mem",
-                RETRIEVAL_BASELINES,
-                metric,
-                256,
-            )
+    return tuple(f"T2-{r}-{metric}-B{budget}" for r in (*rows, *tested))
+
+
+#: The claims the grid tests, by id in ``analyses/claims/paper.toml`` (nothing retyped: the
+#: methods, metric, budget and direction are the claims file's). Table 2 at B = 128 and 256,
+#: then the claims below and the groups of :data:`GRID_GROUPS` in this order.
+GRID_CLAIM_IDS = (*(i for b in (128, 256) for m in ("hit2", "recall") for i in _table2_ids(b, m)),)
+#: Claims about *every* retrieval baseline: (grid id, statement, where the paper says it,
+#: the member claims' ids). Such a claim holds when all its members do (intersection-union,
+#: tested on the weakest member).
+GRID_GROUPS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    tuple(
+        (
+            f"S6.1-beats-every-retrieval-baseline-{metric}-B256",
+            f"OSU-Mem > every retrieval baseline ({metric}, B=256)",
+            "Section 6.1 (+39.9% Recall, +61.5% Hit@2 over the strongest; p <= .002 vs all)",
+            tuple(f"T10-{b}-{slug}" for b in _RETRIEVAL_SLUGS),
         )
-    specs.append(
-        ClaimSpec(
+        for metric, slug in (("recall", "recall"), ("hit@2", "hit2"))
+    )
+    + tuple(
+        (
+            f"F2-highest-{region}-recall-B256",
+            f"OSU-Mem has the highest {region} recall among retrieval baselines (B=256)",
+            "Figure 2 / Section 6.1",
+            tuple(f"F2-{region}-recall-{b}" for b in _RETRIEVAL_SLUGS),
+        )
+        for region in ("near", "far")
+    )
+    + (
+        (
             "S6.4-sim-only-below-every-retrieval-baseline-recall-B256",
             "OSU-Mem (sim only) < every retrieval baseline (recall, B=256)",
             "Section 6.4",
-            "OSU-Mem (sim only)",
-            RETRIEVAL_BASELINES,
-            "recall",
-            256,
-            reverse=True,
-        )
+            tuple(f"S64-sim-only-below-{b}-recall" for b in _RETRIEVAL_SLUGS),
+        ),
     )
-    for metric in ("recall", "hit@2"):
-        specs.append(
-            ClaimSpec(
-                f"S6.4-novelty-not-significant-{metric}-B256",
-                f"OSU-Mem vs OSU-Mem (no novelty): no significant difference ({metric}, B=256)",
-                "Section 6.4 (p = .307 Recall, .876 Hit@2)",
-                "OSU-Mem",
-                ("OSU-Mem (no novelty)",),
-                metric,
-                256,
-                null=True,
+)
+#: Single claims after the groups (Section 6.4's ablations).
+GRID_LATE_IDS = (
+    "T10-osu-mem-no-novelty-recall",
+    "T10-osu-mem-no-novelty-hit2",
+    "S6.4-mmax-5-beats-4-recall-B256",
+    "S6.4-mmax-6-no-gain-over-5-recall-B256",
+)
+
+
+def _spec(claim: Any) -> ClaimSpec:
+    """A claim of the claims file as the grid tests it: an equivalence claim is read as "no
+    significant difference" (the paper's words), a ``less`` claim as the reversed difference."""
+    null = claim.kind == "equivalence"
+    if null:
+        text = f"{claim.treatment} vs {claim.baseline}: no significant difference"
+    else:
+        sign = "<" if claim.direction == "less" else ">"
+        text = f"{claim.treatment} {sign} {claim.baseline}"
+    return ClaimSpec(
+        claim.id,
+        f"{text} ({claim.metric}, B={claim.budget})",
+        claim.source,
+        claim.treatment,
+        (claim.baseline,),
+        claim.metric,
+        claim.budget,
+        reverse=claim.direction == "less",
+        null=null,
+    )
+
+
+def _group(gid: str, text: str, source: str, members: list[ClaimSpec]) -> ClaimSpec:
+    first = members[0]
+    for m in members:
+        if (m.treatment, m.metric, m.budget, m.reverse, m.null) != (
+            first.treatment,
+            first.metric,
+            first.budget,
+            first.reverse,
+            first.null,
+        ):
+            raise ValueError(
+                f"group {gid}: claim {m.id} differs from {first.id} beyond its baseline."
             )
-        )
-    specs.append(
-        ClaimSpec(
-            "S6.4-mmax-5-beats-4-recall-B256",
-            "M_max = 5 > M_max = 4 (recall, B=256): the sweep still gains at 5",
-            "Section 6.4 / Table 8 (saturates at M_max = 5)",
-            "OSU-Mem",
-            ("OSU-Mem (M_max=4)",),
-            "recall",
-            256,
-        )
+    baselines = tuple(m.baselines[0] for m in members)
+    return ClaimSpec(
+        gid, text, source, first.treatment, baselines, first.metric, first.budget, first.reverse
     )
-    specs.append(
-        ClaimSpec(
-            "S6.4-mmax-6-no-gain-over-5-recall-B256",
-            "M_max = 6 vs 5: no significant difference (recall, B=256): saturated at 5",
-            "Section 6.4 / Table 8 (saturates at M_max = 5)",
-            "OSU-Mem (M_max=6)",
-            ("OSU-Mem",),
-            "recall",
-            256,
-            null=True,
-        )
-    )
+
+
+def claim_specs(
+    methods: tuple[str, ...] = GRID_METHODS,
+    budgets: tuple[int, ...] = (128, 256),
+    claims_path: str | Path | None = None,
+) -> list[ClaimSpec]:
+    """The paper's synthetic claims that `methods` at `budgets` can test, read by id from the
+    claims file (default: the shipped ``analyses/claims/paper.toml``; an id it lacks is an
+    error naming the file). The grid tests every claim on episode-level paired differences,
+    whatever unit the claim states."""
+    from osustat.audit.claims import load_claims
+
+    from ..claims_audit import check_claims_file, claims_file
+
+    path = claims_file("paper") if claims_path is None else check_claims_file(claims_path)
+    by_id = {c.id: c for c in load_claims(path).claims}
+    wanted = [*GRID_CLAIM_IDS, *(i for g in GRID_GROUPS for i in g[3]), *GRID_LATE_IDS]
+    missing = [i for i in wanted if i not in by_id]
+    if missing:
+        raise ValueError(f"{path}: the synthetic grid's claims {missing} are not in the file.")
+    specs = [_spec(by_id[i]) for i in GRID_CLAIM_IDS]
+    specs += [_group(g, t, src, [_spec(by_id[i]) for i in ids]) for g, t, src, ids in GRID_GROUPS]
+    specs += [_spec(by_id[i]) for i in GRID_LATE_IDS]
     return [
         s
         for s in specs
@@ -244,15 +272,7 @@ def load_grid(path: str | Path | None = None) -> Grid:
         point).
     """
     p = default_grid_path() if path is None else Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"grid file {str(p)!r} does not exist.")
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{p}: not valid TOML ({exc}).") from None
-    unknown = sorted(set(data) - _TOP_KEYS)
-    if unknown:
-        raise ValueError(f"{p}: unknown top-level key(s) {unknown}; known: {sorted(_TOP_KEYS)}.")
+    data = read_toml(p, "grid file", _TOP_KEYS)
     episodes = _positive_int(str(p), "episodes", data.get("episodes", 120))
     resamples = _positive_int(str(p), "resamples", data.get("resamples", 5000))
     seeds = data.get("seeds", [0, 1, 2])

@@ -41,7 +41,7 @@ from .run import (
     run_sweep,
 )
 
-__all__ = ["BENCHMARK", "TauBench", "analyze_tau", "reproduce_tau_bench", "run_tau", "write_tau"]
+__all__ = ["BENCHMARK", "TauBench", "analyze_tau", "reproduce_tau_bench", "run_tau"]
 
 KINDS = {"noisy-mean": 0, "weak": 1, "instruction": 2}
 OTHER_NOISE = {"per-coordinate": "per-norm", "per-norm": "per-coordinate"}
@@ -281,28 +281,6 @@ def _command(spec: RunSpec) -> str:
     )
 
 
-def write_tau(
-    run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
-) -> str:
-    """Records, contamination records, figures and structure into `folder`; the report."""
-    from osustat.reports.tau_bench import render_tau_bench, write_figures
-
-    structure, contamination = run.state["structure"], run.state["contamination"]
-    text = render_tau_bench(
-        analysis["analysis"], structure, command=_command(spec), audit=audit, llm=analysis["llm"]
-    )
-    run.records.to_parquet(folder / "records.parquet", index=False)
-    run.records.to_csv(folder / "records.csv", index=False)
-    if contamination is not None:
-        contamination["records"].to_csv(folder / "records-contamination.csv", index=False)
-    write_figures(analysis["analysis"], folder)
-    # timings (encode_seconds in the run state) stay out of the byte-identical outputs
-    (folder / "structure.json").write_text(
-        json.dumps(_jsonable(structure), indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
-    return text
-
-
 class TauBench:
     """τ-bench on the protocol (analyses.protocol)."""
 
@@ -333,7 +311,14 @@ class TauBench:
 
     run = staticmethod(run_tau)
     analyze = staticmethod(analyze_tau)
-    write = staticmethod(write_tau)
+
+    def write(
+        self, run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
+    ) -> str:
+        """Files and report (:func:`analyses.tau_bench.report.write_tau`)."""
+        from .report import write_tau
+
+        return write_tau(run, analysis, folder, audit, command=_command(spec))
 
 
 BENCHMARK = TauBench()
@@ -424,17 +409,3 @@ def _ranks(
     q = _queries(groups, embs, "instruction", seed, focal, instr)
     out["instruction"] = st.query_ranks(embs, q)
     return out
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, float) and not np.isfinite(x):
-        return None
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.floating):
-        return float(x)
-    return x

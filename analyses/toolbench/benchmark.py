@@ -10,7 +10,6 @@ toolbench`` runs it through :mod:`analyses.driver`). Writes ``records.parquet`` 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ __all__ = [
     "analyze_toolbench_run",
     "reproduce_toolbench",
     "run_toolbench",
-    "write_toolbench",
 ]
 
 TOOLBENCH_SEEDS = (42, 123, 456)
@@ -84,51 +82,16 @@ def analyze_toolbench_run(run: BenchmarkRun, spec: RunSpec) -> Any:
     return analyze_toolbench(run.records, run.state["episodes"], n_resamples=spec.n_resamples)
 
 
-def write_toolbench(
-    run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
-) -> str:
-    """Records, episodes, structure and the dose-response figures; the report."""
-    from osustat.reports.toolbench import dose_response_figure, render_toolbench
-
-    records, state = run.records, run.state
-    records.to_parquet(folder / "records.parquet", index=False)
-    records.to_csv(folder / "records.csv", index=False)
-    state["episodes"].to_csv(folder / "episodes.csv", index=False)
-    structure = {
-        "data": state["load"],
-        "design": state["design"],
-        "cells": {
-            f"{r.benchmark}/{r.cell}": int(r.episodes) for r in analysis.structure.itertuples()
-        },
-        "membership": analysis.membership.to_dict(orient="records"),
-    }
-    (folder / "structure.json").write_text(
-        json.dumps(structure, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
-    figures = {"dose_recall": "dose_response_recall.png", "dose_hit2": "dose_response_hit2.png"}
-    dose_response_figure(analysis.combined, folder / figures["dose_recall"], "recall")
-    dose_response_figure(analysis.combined, folder / figures["dose_hit2"], "hit@2")
+def _command(spec: RunSpec) -> str:
+    if spec.command is not None:
+        return spec.command
     seeds = spec.seeds or TOOLBENCH_SEEDS
-    command = spec.command or (
+    return (
         f"osustat reproduce toolbench --data {spec.data[0]} --out DIR "
         f"--episodes {spec.episodes or EPISODES} --seeds {','.join(map(str, seeds))} "
         f"--resamples {spec.n_resamples}"
         + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
         + "".join(f" --choice {k}={v}" for k, v in sorted(spec.choices.items()))
-    )
-    return str(
-        render_toolbench(
-            analysis,
-            load=state["load"],
-            design=state["design"],
-            figures=figures,
-            command=command,
-            audit_markdown=audit
-            if audit is not None
-            else "Not run: no claims file with ToolBench claims was found.",
-            seconds={},  # timings vary run to run: printed by the CLI, kept out of report.md
-            choices=dict(spec.choices),
-        )
     )
 
 
@@ -158,7 +121,16 @@ class ToolBench:
 
     run = staticmethod(run_toolbench)
     analyze = staticmethod(analyze_toolbench_run)
-    write = staticmethod(write_toolbench)
+
+    def write(
+        self, run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
+    ) -> str:
+        """Files and report (:func:`analyses.toolbench.report.write_toolbench`)."""
+        from .report import write_toolbench
+
+        return write_toolbench(
+            run, analysis, folder, audit, command=_command(spec), choices=dict(spec.choices)
+        )
 
 
 BENCHMARK = ToolBench()

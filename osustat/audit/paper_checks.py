@@ -31,13 +31,13 @@ Each check returns a :class:`PaperCheck` with one row per printed cell and wheth
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from osustat._validation import read_toml
 from osustat.interaction import interaction_test
 
 __all__ = ["CHECK_KINDS", "PaperCheck", "PaperRow", "check_paper", "load_paper_checks"]
@@ -90,15 +90,7 @@ class PaperCheck:
 def load_paper_checks(path: str | Path) -> tuple[dict[str, Any], ...]:
     """Read the checks of a TOML file (``[[check]]`` tables); errors name the check."""
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"paper checks file {str(p)!r} does not exist.")
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{p}: not valid TOML ({exc}).") from None
-    unknown = sorted(set(data) - {"title", "check"})
-    if unknown:
-        raise ValueError(f"{p}: unknown top-level key(s) {unknown}; known: ['check', 'title'].")
+    data = read_toml(p, "paper checks file", ("title", "check"))
     out = []
     for i, raw in enumerate(data.get("check", []), 1):
         where = f"{p}: check #{i} ({raw.get('id', '?')!r})"

@@ -61,7 +61,7 @@ class TestScoreSelection:
             score_selection([[1, 0]], [[1, 0], [0, 0]])
 
     def test_nan_rows_named(self):
-        with pytest.raises(ValueError, match=r"`evidence` has NaN .* rows \[0\]"):
+        with pytest.raises(ValueError, match=r"`evidence` has NaN .* rows 0"):
             score_selection([[np.nan, 0], [1, 0]], [[1, 0]])
 
     def test_not_2d(self):

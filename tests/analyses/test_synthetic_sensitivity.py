@@ -12,6 +12,7 @@ from osustat.analyses.synthetic.benchmark import (
 )
 from osustat.analyses.synthetic.generator import GeneratorConfig
 from osustat.analyses.synthetic.grid import (
+    GRID_GROUPS,
     GRID_METHODS,
     ClaimSpec,
     claim_specs,
@@ -99,25 +100,46 @@ class TestGridFile:
 
 
 class TestClaims:
-    def test_table2_ids_match_claims_file(self):
+    def test_the_grid_reads_its_claims_by_id_from_the_claims_file(self, tmp_path):
         from osustat.analyses.claims_audit import claims_file
 
-        claims = tomllib.loads(claims_file("paper").read_text())["claim"]
-        # Table 2's means claims (the Table 10 tests and §6.1 relative claims are encoded
-        # with other ids in analyses/claims/paper.toml and audited there)
-        paper_ids = {
-            c["id"]
-            for c in claims
-            if c.get("benchmark") == "synthetic" and c["id"].startswith("T2-")
-        }
-        ours = {s.id for s in claim_specs()}
-        assert paper_ids and paper_ids <= ours
+        text = claims_file("paper").read_text()
+        by_id = {c["id"]: c for c in tomllib.loads(text)["claim"]}
+        specs = claim_specs()
+        for s in specs:
+            groups = {g[0]: g[3] for g in GRID_GROUPS}
+            members = groups.get(s.id, (s.id,))
+            for k, mid in enumerate(members):
+                c = by_id[mid]
+                assert (c["treatment"], c["metric"], c["budget"]) == (
+                    s.treatment,
+                    s.metric,
+                    s.budget,
+                ), mid
+                assert c["baseline"] == s.baselines[k]
+                assert s.reverse == (c.get("direction") == "less")
+                assert s.null == (c.get("kind") == "equivalence")
         assert {s.id for s in claim_specs(("OSU-Mem", "Flat Vector"))} == {
             "T2-flat-vector-hit2-B128",
             "T2-flat-vector-recall-B128",
-            "T2-flat-vector-hit2-B256",
-            "T2-flat-vector-recall-B256",
+            "T10-flat-vector-hit2",
+            "T10-flat-vector-recall",
         }
+        # a change in the claims file is a change in the grid (nothing retyped in Python) ...
+        moved = text.replace('baseline = "OSU-Mem (M_max=4)"', 'baseline = "OSU-Mem (M_max=6)"')
+        (tmp_path / "paper.toml").write_text(moved)
+        (spec,) = [
+            s
+            for s in claim_specs(claims_path=tmp_path / "paper.toml")
+            if s.id == "S6.4-mmax-5-beats-4-recall-B256"
+        ]
+        assert spec.baselines == ("OSU-Mem (M_max=6)",)
+        # ... and an id the file lacks is an error naming the file
+        (tmp_path / "paper.toml").write_text(
+            text.replace('id = "F2-far-recall-flat-mmr"', 'id = "x"')
+        )
+        with pytest.raises(ValueError, match=r"paper\.toml.*'F2-far-recall-flat-mmr'"):
+            claim_specs(claims_path=tmp_path / "paper.toml")
 
     def test_intersection_union_and_reverse(self):
         # 6 units, treatment beats A by 1 everywhere, beats B by .5 on 5 of 6 units

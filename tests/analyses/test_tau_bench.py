@@ -294,6 +294,13 @@ def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    # audit off (not the point here): a claims file none of whose claims is τ-bench's
+    no_tau = tmp_path / "no-tau-claims.toml"
+    no_tau.write_text(
+        '[family.f]\ncorrection = "none"\n[[claim]]\nid = "other"\nfamily = "f"\n'
+        'benchmark = "synthetic"\ntreatment = "A"\nbaseline = "B"\nmetric = "hit@2"\n'
+        'budget = 256\ncell = "aggregate"\ndirection = "greater"\n'
+    )
     try:
         port = server.server_address[1]
         reproduce_tau_bench(
@@ -307,6 +314,7 @@ def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path)
             selector="chat",
             endpoint=f"http://127.0.0.1:{port}/v1",
             model="stub-model",
+            claims=no_tau,
         )
     finally:
         server.shutdown()

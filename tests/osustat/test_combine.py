@@ -78,7 +78,7 @@ def simulate_fisher(rho, reps, rng, n=40, k=5):
 
 class TestSeedDependence:
     def test_validation(self):
-        with pytest.raises(ValueError, match="must have shape"):
+        with pytest.raises(ValueError, match="must be 2-D with shape"):
             seed_dependence(np.zeros((10, 1)))
         with pytest.raises(ValueError, match="NaN or infinite values in rows 2"):
             seed_dependence(np.array([[0, 1], [1, 0], [np.nan, 1], [1, 1.0]]))
