@@ -75,7 +75,7 @@ def test_sensitivity_through_the_driver(files: list[str], tmp_path: Path) -> Non
     res = driver.reproduce(
         driver.Request(
             "tau-bench", tmp_path / "s", data=tuple(files), n_resamples=99, sensitivity=True,
-            grid=str(grid), options={"budgets": (64, 256)}, **kw,
+            jobs=2, grid=str(grid), options={"budgets": (64, 256)}, **kw,
         )
     )  # fmt: skip
     effects = pd.read_csv(res.out / "sensitivity" / "effects.csv")
