@@ -17,7 +17,7 @@ from .paper_values import PAPER
 #: The paper's printed τ-bench values (:data:`osustat.reports.paper_values.PAPER`).
 TAU: dict[str, Any] = PAPER["tau-bench"]
 
-__all__ = ["query_readings", "stage_d_placement", "twins_and_agents"]
+__all__ = ["query_readings", "stage_d_placement", "table5_row", "twins_and_agents"]
 
 CELLS = ("T+E+", "T+E-", "T-E+", "T-E-", "Aggregate")
 Writer = Callable[[str], None]
@@ -134,15 +134,15 @@ def query_readings(w: Writer, a: Any, s: dict[str, Any]) -> None:
                     "—" if r.empty else f"{_f(r['effect'].iloc[0])} ({_p(r['p'].iloc[0])})"
                 )
             cells.append(" / ".join(parts))
-        pv = TAU["table5"].get(c)
-        w(
-            f"| {c} | "
-            + " | ".join(cells)
-            + " | "
-            + ("—" if pv is None else ", ".join(_f(x) for x in pv))
-            + " |"
-        )
+        w(table5_row(c, c, cells))
     w("")
+
+
+def table5_row(label: str, cell: str, entries: list[str]) -> str:
+    """One Table 5 row: the label, one entry per budget, the paper's values of `cell`."""
+    pv = TAU["table5"].get(cell)
+    paper = "—" if pv is None else ", ".join(_f(x) for x in pv)
+    return f"| {label} | " + " | ".join(entries) + f" | {paper} |"
 
 
 def twins_and_agents(w: Writer, s: dict[str, Any]) -> None:

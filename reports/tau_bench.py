@@ -16,7 +16,7 @@ from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _f
 
 from ._style import IntervalTest, interval_test_notes
-from ._tau_sections import query_readings, stage_d_placement, twins_and_agents
+from ._tau_sections import query_readings, stage_d_placement, table5_row, twins_and_agents
 from .figures import budget_curves
 from .paper_values import PAPER
 
@@ -165,14 +165,7 @@ def render_tau_bench(
             r = r.iloc[0]
             n = int(r["n"])
             cells.append(f"{_f(r['effect'])} ({_p(r['p'])}) [{_p(r['task_p'])}]")
-        pv = TAU["table5"].get(c)
-        w(
-            f"| {c} (n={n}) | "
-            + " | ".join(cells)
-            + " | "
-            + ("—" if pv is None else ", ".join(_f(x) for x in pv))
-            + " |"
-        )
+        w(table5_row(f"{c} (n={n})", c, cells))
     w("")
     query_readings(w, a, s)
     w("## Method × cell interaction test per budget")
