@@ -20,6 +20,8 @@ from ._tau_sections import query_readings, stage_d_placement, table5_row, twins_
 from .figures import budget_curves
 from .paper_values import PAPER
 
+_UNTESTABLE = "not testable (< 2 queries)"
+
 __all__ = ["render_tau_bench", "write_figures"]
 
 #: The paper's printed τ-bench values (:data:`osustat.reports.paper_values.PAPER`).
@@ -125,8 +127,16 @@ def render_tau_bench(
         ct[k]["rows"] for k in ("osu_flat_hit", "osu_flat_recall", "overlap_disjoint_hit")
     )
     task = ct["osu_flat_hit"]["task"]
-    for rh in hit:
-        c = rh["cell"]
+    cell_n = ct.get("cell_n", {})
+    by_cell = {r["cell"]: r for r in hit}
+    for c in (*TAU["table5"], "Aggregate"):
+        rh = by_cell.get(c)
+        if rh is None:
+            if cell_n.get(c, 0):
+                pp = TAU["table4"].get(c)
+                paper = "—" if pp is None else f"{pp[0]}, {_f(pp[1])}, {_f(pp[2])}, {_f(pp[3])}"
+                w(f"| {c} | {cell_n[c]} | {_UNTESTABLE} |" + " — |" * 7 + f" {paper} |")
+            continue
         rr = next((r for r in rec if r["cell"] == c), None)
         ro = next((r for r in od if r["cell"] == c), None)
         tk = task.get("all" if c == "Aggregate" else c)
@@ -156,11 +166,11 @@ def render_tau_bench(
     w("| --- |" + " --- |" * (len(budgets) + 1))
     for c in (*TAU["table5"], "Aggregate"):
         cells = []
-        n = 0  # a cell with no query at any budget
+        n = cell_n.get(c, 0)  # queries of the cell (B = 256), also where no test ran
         for b in budgets:
             r = t5[(t5["budget"] == b) & (t5["cell"] == c)]
             if r.empty:
-                cells.append("—")
+                cells.append(_UNTESTABLE if n else "—")
                 continue
             r = r.iloc[0]
             n = int(r["n"])

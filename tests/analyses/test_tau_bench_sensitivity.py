@@ -94,3 +94,36 @@ def test_sensitivity_through_the_driver(files: list[str], tmp_path: Path) -> Non
     want = pd.Series([c.effect for c in result.checks], dtype=float).to_numpy()
     assert ((got == want) | (pd.isna(got) & pd.isna(want))).all()
     assert "## Sensitivity to the open choices" in (res.out / "report.md").read_text()
+
+
+def test_cells_with_fewer_than_two_queries_are_marked_not_testable(
+    files: list[str],  # noqa: F811
+) -> None:
+    """A single source can leave a cell with one query: Tables 4 and 5 say "not testable"
+    with its n (the row used to vanish from Table 4 and read "—" in Table 5)."""
+    from dataclasses import replace
+
+    from osustat.analyses.tau_bench.benchmark import analyze_tau
+    from osustat.reports.tau_bench import render_tau_bench
+
+    spec = _spec(files, 0)
+    run = run_tau(spec)
+    a = analyze_tau(run, spec)["analysis"]
+    ct = a.crosstab["tau-bench"]
+    cell = ct["osu_flat_hit"]["rows"][0]["cell"]
+    assert ct["cell_n"][cell] == ct["osu_flat_hit"]["rows"][0]["n"]
+    # as if `cell` had one query: no test row, its n counted
+    small = {
+        **ct,
+        "cell_n": {**ct["cell_n"], cell: 1},
+        **{
+            k: {**ct[k], "rows": [r for r in ct[k]["rows"] if r["cell"] != cell]}
+            for k in ("osu_flat_hit", "osu_flat_recall", "overlap_disjoint_hit")
+        },
+    }
+    a = replace(
+        a, crosstab={**a.crosstab, "tau-bench": small}, table5=a.table5[a.table5["cell"] != cell]
+    )
+    text = render_tau_bench(a, run.state["structure"], command="x")
+    assert f"| {cell} | 1 | not testable (< 2 queries) |" in text
+    assert f"| {cell} (n=1) | not testable (< 2 queries) |" in text
