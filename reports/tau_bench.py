@@ -16,11 +16,15 @@ from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _f
 
 from ._style import IntervalTest, interval_test_notes
-from ._tau_sections import query_readings, stage_d_placement, table5_row, twins_and_agents
+from ._tau_sections import (
+    UNTESTABLE,
+    query_readings,
+    stage_d_placement,
+    table5_row,
+    twins_and_agents,
+)
 from .figures import budget_curves
 from .paper_values import PAPER
-
-_UNTESTABLE = "not testable (< 2 queries)"
 
 __all__ = ["render_tau_bench", "write_figures"]
 
@@ -135,7 +139,7 @@ def render_tau_bench(
             if cell_n.get(c, 0):
                 pp = TAU["table4"].get(c)
                 paper = "—" if pp is None else f"{pp[0]}, {_f(pp[1])}, {_f(pp[2])}, {_f(pp[3])}"
-                w(f"| {c} | {cell_n[c]} | {_UNTESTABLE} |" + " — |" * 7 + f" {paper} |")
+                w(f"| {c} | {cell_n[c]} | {UNTESTABLE} |" + " — |" * 7 + f" {paper} |")
             continue
         rr = next((r for r in rec if r["cell"] == c), None)
         ro = next((r for r in od if r["cell"] == c), None)
@@ -170,7 +174,7 @@ def render_tau_bench(
         for b in budgets:
             r = t5[(t5["budget"] == b) & (t5["cell"] == c)]
             if r.empty:
-                cells.append(_UNTESTABLE if n else "—")
+                cells.append(UNTESTABLE if n else "—")
                 continue
             r = r.iloc[0]
             n = int(r["n"])

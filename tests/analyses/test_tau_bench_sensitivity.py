@@ -121,9 +121,21 @@ def test_cells_with_fewer_than_two_queries_are_marked_not_testable(
             for k in ("osu_flat_hit", "osu_flat_recall", "overlap_disjoint_hit")
         },
     }
+    other = {
+        **a.crosstab["tau-bench-query-per-norm"],
+        **{
+            k: {**ct[k], "rows": [r for r in ct[k]["rows"] if r["cell"] != cell]}
+            for k in ("osu_flat_hit", "overlap_disjoint_hit")
+        },
+    }
     a = replace(
-        a, crosstab={**a.crosstab, "tau-bench": small}, table5=a.table5[a.table5["cell"] != cell]
+        a,
+        crosstab={**a.crosstab, "tau-bench": small, "tau-bench-query-per-norm": other},
+        table5=a.table5[a.table5["cell"] != cell],
     )
     text = render_tau_bench(a, run.state["structure"], command="x")
-    assert f"| {cell} | 1 | not testable (< 2 queries) |" in text
-    assert f"| {cell} (n=1) | not testable (< 2 queries) |" in text
+    untestable = "not testable (< 2 queries)"
+    assert f"| {cell} | 1 | {untestable} |" in text  # Table 4
+    assert f"| {cell} (n=1) | {untestable} |" in text  # Table 5
+    assert f"| {cell} | 1 |" + f" {untestable} |" * 6 in text  # Table 4, both readings
+    assert f"| {cell} | {untestable} / {untestable} |" in text  # Table 5, both readings
