@@ -307,7 +307,6 @@ def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path)
             selector="chat",
             endpoint=f"http://127.0.0.1:{port}/v1",
             model="stub-model",
-            claims=tmp_path / "no-claims.toml",  # audit off: not the point here
         )
     finally:
         server.shutdown()
