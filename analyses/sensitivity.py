@@ -11,7 +11,9 @@ one choice at a time) lists points, each an assignment of the benchmark's declar
     name = "unprefixed"
     namespace-prefix = "unprefixed"
 
-At every point and seed the benchmark runs in full (through the one runner) and the claims it
+At every point and seed the benchmark runs in full (through the one runner; a benchmark with a
+``run_many(specs)`` runs all points at once, sharing work that leaves records unchanged, and
+yields (index, run) in any order) and the claims it
 selects from ``analyses/claims/paper.toml`` are audited on the records
 (:func:`analyses.claims_audit.claims_audit`): per claim × point × seed the effect, its CI, p and the
 verdict (strict standard, the audit's
@@ -24,6 +26,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -112,46 +115,72 @@ def run_choice_sensitivity(
     claims_path: Path | None = None,
 ) -> ChoiceSensitivity:
     """Run `bench` at every point and seed of `grid`, audit its claims, write the tables."""
-    from .claims_audit import claims_audit
+    from .runner import run_tasks
 
-    rows = []
     seeds = grid.seeds or (spec.seed,)
-    for index, (name, values) in enumerate(grid.points):
-        for seed in seeds:
-            point = replace(spec, choices=values, seed=seed, retrievers=())
-            run = bench.run(point)
-            result = claims_audit(
-                run.records,
-                bench.claims,
-                n_resamples=spec.n_resamples,
-                seed=seed,
-                claims_path=claims_path,
-            )
-            for check in () if result is None else result.checks:
-                rows.append(
+    labels = [(index, name, values, seed) for index, (name, values) in enumerate(grid.points)
+              for seed in seeds]  # fmt: skip
+    specs = [
+        replace(spec, choices=values, seed=seed, retrievers=()) for _, _, values, seed in labels
+    ]
+    # a benchmark may run many points at once, sharing work (``run_many``: yields (index, run))
+    run_many = getattr(bench, "run_many", None)
+    runs = run_many(specs) if run_many is not None else enumerate(map(bench.run, specs))
+    by_run: dict[int, list[dict[str, object]]] = {}
+    pending: list[tuple[int, Any]] = []
+    jobs = spec.backend.jobs
+    for item in itertools.chain(runs, [None]):
+        if item is not None:
+            pending.append(item)
+        if pending and (item is None or len(pending) >= jobs):
+            # the audits of `jobs` points at once (one process each; results do not depend on it)
+            tasks = [
+                (run.records, bench.claims, spec.n_resamples, labels[i][3], claims_path)
+                for i, run in pending
+            ]
+            audited = run_tasks(_audit_rows, tasks, jobs=min(jobs, len(tasks)), progress=False)
+            for (i, _), checks in zip(pending, audited, strict=True):
+                index, name, values, seed = labels[i]
+                by_run[i] = [
                     {
-                        "claim": check.claim.id,
-                        "point": index,
-                        "point_name": name,
-                        "seed": seed,
+                        "claim": c["claim"], "point": index, "point_name": name, "seed": seed,
                         **{f"choice:{k}": v for k, v in sorted(values.items())},
-                        "n": check.n,
-                        "effect": check.effect,
-                        "ci_low": None if check.ci is None else check.ci.low,
-                        "ci_high": None if check.ci is None else check.ci.high,
-                        "p": None if check.test is None else check.test.pvalue,
-                        "verdict": check.verdict,
-                        "verdict_as_tested": None
-                        if check.as_tested is None
-                        else check.as_tested.verdict,
+                        **{k: v for k, v in c.items() if k != "claim"},
                     }
-                )
+                    for c in checks
+                ]  # fmt: skip
+            pending = []
+    rows = [r for i in sorted(by_run) for r in by_run[i]]
     effects = pd.DataFrame(rows)
     summary = _summarize(effects)
     folder.mkdir(parents=True, exist_ok=True)
     effects.to_csv(folder / "effects.csv", index=False)
     summary.to_csv(folder / "summary.csv", index=False)
     return ChoiceSensitivity(effects, summary, grid)
+
+
+def _audit_rows(
+    records: pd.DataFrame, selection: Any, n_resamples: int, seed: int, claims_path: Path | None
+) -> list[dict[str, Any]]:
+    """The claims audit of one point's records, per claim (a task of ``run_tasks``)."""
+    from .claims_audit import claims_audit
+
+    result = claims_audit(
+        records, selection, n_resamples=n_resamples, seed=seed, claims_path=claims_path
+    )
+    return [
+        {
+            "claim": check.claim.id,
+            "n": check.n,
+            "effect": check.effect,
+            "ci_low": None if check.ci is None else check.ci.low,
+            "ci_high": None if check.ci is None else check.ci.high,
+            "p": None if check.test is None else check.test.pvalue,
+            "verdict": check.verdict,
+            "verdict_as_tested": None if check.as_tested is None else check.as_tested.verdict,
+        }
+        for check in (() if result is None else result.checks)
+    ]
 
 
 def _summarize(effects: pd.DataFrame) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from .paper_values import PAPER
 #: The paper's printed τ-bench values (:data:`osustat.reports.paper_values.PAPER`).
 TAU: dict[str, Any] = PAPER["tau-bench"]
 
-__all__ = ["query_readings", "stage_d_placement", "twins_and_agents"]
+__all__ = ["UNTESTABLE", "query_readings", "stage_d_placement", "table5_row", "twins_and_agents"]
 
 CELLS = ("T+E+", "T+E-", "T-E+", "T-E-", "Aggregate")
 Writer = Callable[[str], None]
@@ -95,12 +95,15 @@ def query_readings(w: Writer, a: Any, s: dict[str, Any]) -> None:
             for b in benches
         ]
         n = next((h["n"] for h in hit if h is not None), 0)
-        pp = TAU["table4"].get(c)
+        n = n or a.crosstab["tau-bench"].get("cell_n", {}).get(c, 0)
+        if n and hit[0] is None and hit[1] is None:
+            w(f"| {c} | {n} |" + f" {UNTESTABLE} |" * 6 + f" {_paper4(c)} |")
+            continue
         w(
             f"| {c} | {n} | {_eff(hit[0])} | {_eff(hit[1])} | "
             f"{_eff(od[0]) if od[0] else '—'} | {_eff(od[1]) if od[1] else '—'} | "
             + " | ".join("—" if t is None else f"{_f(t[0])} ({_p(t[1])}, {t[2]})" for t in tk)
-            + f" | {'—' if pp is None else f'{_f(pp[1])}, {_f(pp[3])}'} |"
+            + f" | {_paper4(c)} |"
         )
     w("")
     means = [a.crosstab[b].get("mean_hit", {}) for b in benches]
@@ -118,6 +121,7 @@ def query_readings(w: Writer, a: Any, s: dict[str, Any]) -> None:
         + " (paper: Flat Vector .045 unaugmented, .328 augmented; OSU-Mem .435 augmented)."
     )
     t5 = a.table5
+    cell_n = a.crosstab["tau-bench"].get("cell_n", {})
     budgets = sorted(set(t5["budget"]))
     w("")
     w(f"### Table 5: OSU-Mem − Flat Vector Hit@2 by budget, `{main}` / `{label[other]}`")
@@ -130,19 +134,29 @@ def query_readings(w: Writer, a: Any, s: dict[str, Any]) -> None:
             parts = []
             for bench in benches:
                 r = t5[(t5["benchmark"] == bench) & (t5["budget"] == b) & (t5["cell"] == c)]
+                small = UNTESTABLE if cell_n.get(c, 0) else "—"
                 parts.append(
-                    "—" if r.empty else f"{_f(r['effect'].iloc[0])} ({_p(r['p'].iloc[0])})"
+                    small if r.empty else f"{_f(r['effect'].iloc[0])} ({_p(r['p'].iloc[0])})"
                 )
             cells.append(" / ".join(parts))
-        pv = TAU["table5"].get(c)
-        w(
-            f"| {c} | "
-            + " | ".join(cells)
-            + " | "
-            + ("—" if pv is None else ", ".join(_f(x) for x in pv))
-            + " |"
-        )
+        w(table5_row(c, c, cells))
     w("")
+
+
+#: A cell with fewer than 2 queries: no test runs (Tables 4 and 5).
+UNTESTABLE = "not testable (< 2 queries)"
+
+
+def _paper4(cell: str) -> str:
+    pp = TAU["table4"].get(cell)
+    return "—" if pp is None else f"{_f(pp[1])}, {_f(pp[3])}"
+
+
+def table5_row(label: str, cell: str, entries: list[str]) -> str:
+    """One Table 5 row: the label, one entry per budget, the paper's values of `cell`."""
+    pv = TAU["table5"].get(cell)
+    paper = "—" if pv is None else ", ".join(_f(x) for x in pv)
+    return f"| {label} | " + " | ".join(entries) + f" | {paper} |"
 
 
 def twins_and_agents(w: Writer, s: dict[str, Any]) -> None:

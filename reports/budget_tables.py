@@ -42,6 +42,8 @@ def effect_by_budget(
     cells: Sequence[str] = CELLS,
     paper: Mapping[str, Sequence[float]] | None = None,
     paper_header: str = "paper",
+    cell_n: Mapping[str, int] | None = None,
+    untestable: str = "—",
 ) -> list[str]:
     """The Table 5 layout: one row per cell (``cell (n=…)``), one column per budget holding
     ``Δ (p) [cluster-level p]``, and the paper's effects beside when `paper` is given.
@@ -49,7 +51,9 @@ def effect_by_budget(
     `frame` has one row per (budget, cell) with columns ``budget``, ``cell``, ``n``,
     ``effect``, ``p`` (query level) and `cluster_p` (the p at the `cluster` unit, e.g.
     ``task``). A cell absent at a budget prints ``—``; its n is the one of the largest
-    budget that has it.
+    budget that has it. `cell_n` (cell → its number of queries, also where no test ran) makes
+    an absent cell that has queries print `untestable` (e.g. "not testable (< 2 queries)")
+    and label its row with that n.
 
     Examples
     --------
@@ -67,11 +71,11 @@ def effect_by_budget(
     rows = []
     for c in cells:
         line: list[Any] = []
-        n = 0  # a cell with no query at any budget
+        n = 0 if cell_n is None else cell_n.get(c, 0)  # 0: no query at any budget
         for b in budgets:
             r = frame[(frame["budget"] == b) & (frame["cell"] == c)]
             if r.empty:
-                line.append("—")
+                line.append(untestable if n else "—")
                 continue
             r = r.iloc[0]
             n = int(r["n"])

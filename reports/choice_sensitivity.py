@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from osustat.formatting import fmt_p, fmt_signed
+from osustat.formatting import fmt_signed
 
 from ._style import md_table
 
@@ -17,9 +17,21 @@ def _num(x: Any) -> str:
     return fmt_signed(x, missing="-")
 
 
+def _points_list(points: list[int]) -> str:
+    """0, 1, 2, 5 -> '0-2, 5'."""
+    runs: list[list[int]] = []
+    for k in sorted(points):
+        if runs and k == runs[-1][-1] + 1:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs) or "none"
+
+
 def render_choice_sensitivity(result: Any) -> str:
-    """Markdown: the grid, the per-claim summary, and per claim × point the effect, CI, p and
-    verdict (strict standard; seeds as rows)."""
+    """Markdown: the grid's points and, per claim, its verdict, the points where it is
+    reproduced (at every seed) and the range of its effect over points and seeds (strict
+    standard). Per claim × point × seed (effect, CI, p, verdict) in ``effects.csv``."""
     grid, summary, effects = result.grid, result.summary, result.effects
     lines = [
         "## Sensitivity to the open choices",
@@ -28,12 +40,16 @@ def render_choice_sensitivity(result: Any) -> str:
         f"{', '.join(map(str, grid.seeds)) if grid.seeds else 'the run seed'}. Per point and "
         "seed the benchmark runs in full and its claims of `analyses/claims/paper.toml` are "
         "audited on the records (strict standard). A claim is **robust** when reproduced at "
-        "every point, **choice-dependent** when at some, **not reproduced** when at none. Tables: "
-        "`sensitivity/effects.csv`, `sensitivity/summary.csv`.",
-        "",
-        "Points: " + "; ".join(f"{k}: {name}" for k, (name, _) in enumerate(grid.points)),
+        "every point, **choice-dependent** when at some, **not reproduced** when at none (a "
+        "point counts when the claim is reproduced at every seed). Per claim × point × seed "
+        "(effect, CI, p, verdict): `sensitivity/effects.csv`; per claim: "
+        "`sensitivity/summary.csv`.",
         "",
     ]
+    lines += md_table(
+        ["point", "choices"], [[str(k), name] for k, (name, _) in enumerate(grid.points)]
+    )
+    lines.append("")
     if summary.empty:
         lines.append("No claim of this benchmark was checkable on the records.")
         return "\n".join(lines)
@@ -41,21 +57,21 @@ def render_choice_sensitivity(result: Any) -> str:
     lines.append("Summary: " + ", ".join(f"{v} {int(n)}" for v, n in counts.items()) + ".")
     lines.append("")
     rows = []
-    for r in effects.itertuples(index=False):
+    for r in summary.itertuples(index=False):
+        frame = effects[effects["claim"] == r.claim]
+        held = frame.groupby("point")["verdict"].agg(lambda v: bool((v == "reproduced").all()))
+        eff = pd.to_numeric(frame["effect"], errors="coerce").dropna()
         rows.append(
             [
-                r.claim,
-                str(r.point),
-                str(r.seed),
-                "-" if pd.isna(r.n) else str(int(r.n)),
-                _num(r.effect),
-                f"[{_num(r.ci_low)}, {_num(r.ci_high)}]",
-                fmt_p(r.p, missing="-"),
-                r.verdict,
+                f"`{r.claim}`",
+                f"**{r.verdict}**",
+                f"{int(r.reproduced_at)} of {int(r.points)}",
+                _points_list([int(k) for k, ok in held.items() if ok]),
+                "-" if eff.empty else f"{_num(eff.min())} … {_num(eff.max())}",
             ]
         )
-    verdicts = dict(zip(summary["claim"], summary["verdict"], strict=True))
-    lines += md_table(["claim", "point", "seed", "n", "effect", "CI", "p", "verdict"], rows)
-    lines.append("")
-    lines += [f"- `{c}`: **{v}**" for c, v in verdicts.items()]
+    lines += md_table(
+        ["claim", "verdict", "reproduced at", "points", "effect, min … max (points × seeds)"],
+        rows,
+    )
     return "\n".join(lines)

@@ -16,7 +16,7 @@ from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _f
 
 from ._style import IntervalTest, interval_test_notes
-from ._tau_sections import query_readings, stage_d_placement, twins_and_agents
+from ._tau_sections import UNTESTABLE, query_readings, stage_d_placement, twins_and_agents
 from .budget_tables import breakeven_by_budget, effect_by_budget
 from .figures import budget_curves
 from .paper_values import PAPER
@@ -118,8 +118,16 @@ def render_tau_bench(
         ct[k]["rows"] for k in ("osu_flat_hit", "osu_flat_recall", "overlap_disjoint_hit")
     )
     task = ct["osu_flat_hit"]["task"]
-    for rh in hit:
-        c = rh["cell"]
+    cell_n = ct.get("cell_n", {})
+    by_cell = {r["cell"]: r for r in hit}
+    for c in (*TAU["table5"], "Aggregate"):
+        rh = by_cell.get(c)
+        if rh is None:
+            if cell_n.get(c, 0):
+                pp = TAU["table4"].get(c)
+                paper = "—" if pp is None else f"{pp[0]}, {_f(pp[1])}, {_f(pp[2])}, {_f(pp[3])}"
+                w(f"| {c} | {cell_n[c]} | {UNTESTABLE} |" + " — |" * 7 + f" {paper} |")
+            continue
         rr = next((r for r in rec if r["cell"] == c), None)
         ro = next((r for r in od if r["cell"] == c), None)
         tk = task.get("all" if c == "Aggregate" else c)
@@ -151,6 +159,8 @@ def render_tau_bench(
         cluster_p="task_p",
         cells=(*TAU["table5"], "Aggregate"),
         paper=TAU["table5"],
+        cell_n=cell_n,
+        untestable=UNTESTABLE,
     ):
         w(line)
     w("")

@@ -221,6 +221,9 @@ def analyze(
         comps["mean_hit"] = {
             str(k): float(v) for k, v in sub.groupby("method")["value"].mean().items()
         }
+        # queries per cell, also of cells too small for a test (fewer than 2 queries)
+        one = sub.drop_duplicates(["episode_id", "query_id"])
+        comps["cell_n"] = {str(k): int(v) for k, v in one["cell"].value_counts().items()}
         crosstab[bench] = comps
     t5, inter, be = _by_budget(rec, tasks, budgets, readings, cfg)
     t11, t12, aug_cells = _stage_d(rec, budgets, cfg)

@@ -10,14 +10,11 @@ marginals) and the figures; the driver adds ``report.md`` and ``provenance.json`
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from osustat._validation import renamed
@@ -28,95 +25,15 @@ from osustat.analyses.protocol import (
     RunSpec,
     load_choices,
 )
-from osustat.analyses.tau_bench.formats import MIN_MATCHED, MIN_STEPS, TauDataError, load_files
 
 from . import structure as st
 from .data import Group, concatenate, drop_counts
-from .run import (
-    BUDGETS,
-    MAIN_METHODS,
-    SMALL_METHODS,
-    GroupQueries,
-    make_queries,
-    run_sweep,
-)
+from .run import BUDGETS, MAIN_METHODS, SMALL_METHODS, GroupQueries, run_sweep
+from .workspace import Workspace, group_queries, point_records, run_points
 
 __all__ = ["BENCHMARK", "TauBench", "analyze_tau", "reproduce_tau_bench", "run_tau"]
 
-KINDS = {"noisy-mean": 0, "weak": 1, "instruction": 2}
-OTHER_NOISE = {"per-coordinate": "per-norm", "per-norm": "per-coordinate"}
 SENSITIVITY_GRID = Path(__file__).with_name("sensitivity.toml")
-
-
-def _encode_groups(
-    groups: list[Group], encoder: Any, extra: list[str]
-) -> tuple[list[NDArray[np.float64]], NDArray[np.float64]]:
-    texts = sorted({t for g in groups for t in g.texts} | set(extra))
-    vecs = np.asarray(encoder.encode(texts), dtype=np.float64)
-    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-    vecs = vecs / np.where(norms > 0, norms, 1.0)
-    row = {t: i for i, t in enumerate(texts)}
-    embs = [vecs[[row[t] for t in g.texts]] for g in groups]
-    return embs, np.vstack([vecs[row[t]] for t in extra]) if extra else vecs[:0]
-
-
-def _queries(
-    groups: list[Group],
-    embs: list[NDArray[np.float64]],
-    kind: str,
-    seed: int,
-    focal: str,
-    instr: dict[str, NDArray[np.float64]] | None = None,
-    noise: str = "per-coordinate",
-) -> list[GroupQueries]:
-    out = []
-    for g, (group, emb) in enumerate(zip(groups, embs, strict=True)):
-        rng = np.random.default_rng([seed, KINDS[kind], g])
-        q = make_queries(group, emb, kind, rng, instr, noise=noise)
-        if focal == "one" and len(q.positions) > 1:
-            q = GroupQueries(q.positions[:1], q.tasks[:1], q.evidence[:1], q.embeddings[:1])
-        out.append(q)
-    return out
-
-
-def _load(spec: RunSpec) -> tuple[Any, list[Group], list[Any], int]:
-    """Stage B and C: the files read, the groups packed (errors name file and record)."""
-    loaded = load_files(list(spec.data), matching=spec.choices["matching"])
-    prefix = spec.choices["namespace-prefix"] == "prefixed"
-    groups, drops = concatenate(loaded.episodes, prefix=prefix, packing=spec.choices["packing"])
-    n_focal_all = sum(s.focal for g in groups for s in g.sources)
-    if n_focal_all == 0:
-        counts = drop_counts(drops)
-        raise TauDataError(
-            "no usable episode: every episode was dropped or left without a group "
-            f"(rules: >= {MIN_STEPS} steps, >= {MIN_MATCHED} matched ground-truth actions, "
-            f"groups of 150-300 steps); drops by reason and file: {json.dumps(counts)}."
-        )
-    return loaded, groups, drops, n_focal_all
-
-
-def _llm_records(
-    spec: RunSpec,
-    encoder: Any,
-    groups: list[Group],
-    queries: list[GroupQueries],
-    rec: Any,
-    info: Any,
-) -> tuple[pd.DataFrame, str, str]:
-    """§6.6: the B = 256 retrievals of OSU-Mem and Flat Vector read by the selector."""
-    from .llm import make_selector, run_llm_selection
-
-    selector = spec.options.get("selector", "extractive")
-    sel = make_selector(
-        selector, encoder, endpoint=spec.options.get("endpoint"), model=spec.options.get("model")
-    )
-    retrieved = {k: v for i in info for k, v in i["retrieved"].items()}
-    cells = dict(zip(rec["query_id"], rec["cell"], strict=True))
-    with_q = [(g, q) for g, q in zip(groups, queries, strict=True) if q.positions]
-    rec_llm = run_llm_selection(
-        [g for g, _ in with_q], [q for _, q in with_q], retrieved, cells, sel, encoder
-    )
-    return rec_llm, selector, getattr(sel, "name", selector)
 
 
 def run_tau(spec: RunSpec) -> BenchmarkRun:
@@ -125,79 +42,34 @@ def run_tau(spec: RunSpec) -> BenchmarkRun:
 
     focal = spec.choices["focal"]
     prefix = spec.choices["namespace-prefix"] == "prefixed"
-    variants = bool(spec.options.get("variants", True))
-    budgets = tuple(spec.options.get("budgets", BUDGETS))
-    loaded, groups, drops, n_focal_all = _load(spec)
-    encoder = spec.text_encoder()
-    focal_keys = [s.episode.episode_key for g in groups for s in g.sources if s.focal]
-    by_key = {s.episode.episode_key: s.episode for g in groups for s in g.sources}
-    instr_texts = [by_key[k].instruction or "(no instruction)" for k in focal_keys]
-    t0 = time.perf_counter()
-    embs, instr = _encode_groups(groups, encoder, instr_texts)
-    encode_seconds = time.perf_counter() - t0
-    instr_emb = dict(zip(focal_keys, instr, strict=False))
-
-    seed = spec.seed
+    ws = Workspace(spec)
+    built = ws.built(spec)
+    loaded, groups, embs = built.loaded, built.groups, built.embs
+    records, llm, aug_info = point_records(ws, spec)
     c = spec.choices
-    noise = c["query-noise"]
-    queries = _queries(groups, embs, c["query-kind"], seed, focal, instr_emb, noise)
-    b = spec.backend
-    kw: dict[str, Any] = {
-        "seed": seed,
-        "jobs": b.jobs,
-        "progress": b.progress,
-        "budgets": budgets,
-        "scheduler": b.scheduler,
-        "checkpoint": b.checkpoint,
-    }
-    mine: dict[str, Any] = {"retrievers": tuple(spec.retrievers)}
-    methods = list(MAIN_METHODS)
-    parts = []
-    keep = tuple((m, 256) for m in ("OSU-Mem", "Flat Vector")) if 256 in budgets else ()
-    rec, main_info = run_sweep(
-        groups, embs, queries, benchmark="tau-bench", methods=methods, keep=keep, **mine, **kw
-    )
-    parts.append(rec)
-    llm = None
-    if spec.options.get("selector", "extractive") is not None and keep:
-        rec_llm, selector, name = _llm_records(spec, encoder, groups, queries, rec, main_info)
-        parts.append(rec_llm)
-        llm = {"selector": selector, "name": name, "records": rec_llm}
-    rec_aug, aug_info = run_sweep(
-        groups, embs, queries, benchmark="tau-bench-augmented", methods=methods, augment=True,
-        copy_noise=c["copy-noise"], **mine, **kw,
-    )  # fmt: skip
-    parts.append(rec_aug)
+    queries = ws.queries(spec, c["query-kind"], c["query-noise"])
     contamination = None
-    if variants:
-        other_noise = OTHER_NOISE[noise]
-        for kind, bench, nz in (
-            ("noisy-mean", f"tau-bench-query-{other_noise}", other_noise),
-            ("weak", "tau-bench-weak-query", noise),
-            ("instruction", "tau-bench-natural-query", noise),
-        ):
-            qs = _queries(groups, embs, kind, seed, focal, instr_emb, nz)
-            parts.append(
-                run_sweep(groups, embs, qs, benchmark=bench, methods=SMALL_METHODS, **mine, **kw)[0]
-            )
-        other, _ = concatenate(loaded.episodes, prefix=not prefix)
+    if bool(spec.options.get("variants", True)):
+        b = spec.backend
+        other, _ = concatenate(loaded.episodes, prefix=not prefix, packing=c["packing"])
         contamination_rec, _ = run_sweep(
-            other, embs, queries, benchmark="tau-bench", methods=SMALL_METHODS, **kw
-        )
+            other, embs, queries, benchmark="tau-bench", methods=SMALL_METHODS, seed=spec.seed,
+            jobs=b.jobs, progress=b.progress, budgets=tuple(spec.options.get("budgets", BUDGETS)),
+            scheduler=b.scheduler, checkpoint=b.checkpoint,
+        )  # fmt: skip
         contamination = {
             "records": validate_records(contamination_rec),
             "sharing_prefixed": st.cross_source_sharing(groups if prefix else other),
             "sharing_unprefixed": st.cross_source_sharing(other if prefix else groups),
             "main_prefixed": prefix,
         }
-    records = validate_records(pd.concat(parts, ignore_index=True))
-    structure = _structure(loaded, groups, drops, queries, aug_info, n_focal_all, spec)
-    structure["query_rank"] = _ranks(groups, embs, seed, focal, instr_emb)
+    structure = _structure(loaded, groups, built.drops, queries, aug_info, built.n_focal_all, spec)
+    structure["query_rank"] = _ranks(groups, embs, spec.seed, focal, built.instr_emb)
     state = {
         "structure": structure,
         "contamination": contamination,
         "llm": llm,
-        "encode_seconds": round(encode_seconds, 1),
+        "encode_seconds": built.encode_seconds,
     }
     return BenchmarkRun(records, state)
 
@@ -310,6 +182,7 @@ class TauBench:
     grid_file = SENSITIVITY_GRID  # the issue-20 grid, the default of --sensitivity
 
     run = staticmethod(run_tau)
+    run_many = staticmethod(run_points)  # --sensitivity: the points share built data and sweeps
     analyze = staticmethod(analyze_tau)
 
     def write(
@@ -404,8 +277,8 @@ def _ranks(
     out: dict[str, Any] = {}
     for noise in ("per-coordinate", "per-norm"):
         for kind in ("noisy-mean", "weak"):
-            q = _queries(groups, embs, kind, seed, focal, noise=noise)
+            q = group_queries(groups, embs, kind, seed, focal, noise=noise)
             out[f"{kind} {noise}"] = st.query_ranks(embs, q)
-    q = _queries(groups, embs, "instruction", seed, focal, instr)
+    q = group_queries(groups, embs, "instruction", seed, focal, instr)
     out["instruction"] = st.query_ranks(embs, q)
     return out

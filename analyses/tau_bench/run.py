@@ -16,7 +16,7 @@ Stage-D cache.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -40,9 +40,11 @@ __all__ = [
     "QUERY_SIGMA",
     "SMALL_METHODS",
     "GroupQueries",
+    "QuerySet",
     "evidence_sharing",
     "make_queries",
     "run_sweep",
+    "run_sweeps",
 ]
 
 BUDGETS = (64, 128, 256, 512)
@@ -145,72 +147,149 @@ def evidence_sharing(
     return (r.entity, r.tool, r.subgoal)
 
 
+@dataclass(frozen=True)
+class QuerySet:
+    """One sweep on a shared trajectory (:func:`run_sweeps`): the records' benchmark label,
+    the methods (names), the records' seed, and `key`, which names the query construction:
+    sets with equal keys must hold equal queries (their retrievals are done once).
+    `keep`: the (method, budget) pairs whose retrieved steps the sweep's info keeps."""
+
+    benchmark: str
+    methods: tuple[str, ...]
+    seed: int
+    key: tuple[Any, ...]
+    keep: tuple[tuple[str, int], ...] = ()
+
+
 def _group_task(
     group: Group,
     emb: NDArray[np.float64],
-    queries: GroupQueries,
-    benchmark: str,
-    methods: tuple[tuple[str, Callable[[], Any]], ...],
+    sets: tuple[tuple[QuerySet, GroupQueries], ...],
+    factories: tuple[tuple[str, Callable[[], Any]], ...],
     budgets: tuple[int, ...],
-    seed: int,
     augment_seed: np.random.SeedSequence | None,
-    keep: tuple[tuple[str, int], ...] = (),
     copy_noise: str = "per-norm",
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> list[tuple[list[dict[str, Any]], dict[str, Any]]]:
+    """One group's records and info per query set: each method's retriever is built once on
+    the group's trajectory and answers every set that names it."""
     from threadpoolctl import threadpool_limits
 
-    info: dict[str, Any] = {}
+    common: dict[str, Any] = {}
+    positions = sets[0][1].positions
     with threadpool_limits(1):
         order: tuple[int, ...] | None = None
-        evidence = list(queries.evidence)
+        evidence = list(sets[0][1].evidence)
         if augment_seed is not None:
             aug = augment_group(
                 group, emb, np.random.default_rng(augment_seed), copy_noise=copy_noise
             )
             order, emb = aug.order, aug.embeddings
-            evidence = [aug.evidence[p] for p in queries.positions]
-            info["gap_relaxed"] = aug.gap_relaxed
-            info["placements"] = aug.placements
-            info["copies"] = int(sum(aug.is_copy))
-            info["sharing"] = [evidence_sharing(group, ev, order) for ev in evidence]
+            evidence = [aug.evidence[p] for p in positions]
+            common["gap_relaxed"] = aug.gap_relaxed
+            common["placements"] = aug.placements
+            common["copies"] = int(sum(aug.is_copy))
+            common["sharing"] = [evidence_sharing(group, ev, order) for ev in evidence]
         traj = _trajectory(group, emb, order)
         t = traj.n_steps
         cells = [cell_of(group, ev, order) for ev in evidence]
-        info["cells"] = cells
-        info["retrieved"] = {}
-        outcomes = []
-        for name, factory in methods:
+        common["cells"] = cells
+        qids = [f"{group.group_id}/src{pos}" for pos in positions]
+        outcomes: list[list[QueryOutcome]] = [[] for _ in sets]
+        infos: list[dict[str, Any]] = [{**common, "retrieved": {}} for _ in sets]
+        for name, factory in factories:
+            users = [i for i, (s, _) in enumerate(sets) if name in s.methods]
+            if not users:
+                continue
             retriever = factory().build(traj)
-            for k, (pos, ev) in enumerate(zip(queries.positions, evidence, strict=True)):
-                for b in budgets:
-                    kwargs = {"evidence": ev} if retriever.oracle else {}
-                    res = retriever.retrieve(queries.embeddings[k], b, time=t, **kwargs)
-                    if (name, b) in keep:
-                        qid = f"{group.group_id}/src{pos}"
-                        info["retrieved"][(name, qid)] = tuple(res.steps.tolist())
-                    outcomes.append(
-                        QueryOutcome(
-                            benchmark,
-                            group.group_id,
-                            f"{group.group_id}/src{pos}",
-                            name,
-                            b,
-                            seed,
-                            tuple(res.steps.tolist()),
-                            tuple(ev.tolist()),
-                            t,
-                            res.tokens,
-                            cells[k],
-                        )
-                    )
-        rows = outcomes_to_records(outcomes, near_far=False)
-        task_of = {
-            f"{group.group_id}/src{p}": tk
-            for p, tk in zip(queries.positions, queries.tasks, strict=True)
-        }
-        for r in rows:
-            r["task"] = task_of[r["query_id"]]
-    return rows, info
+            done: dict[tuple[Any, ...], Any] = {}
+            for i in users:
+                qset, queries = sets[i]
+                for k, ev in enumerate(evidence):
+                    for b in budgets:
+                        res = done.get((qset.key, k, b))
+                        if res is None:
+                            kwargs = {"evidence": ev} if retriever.oracle else {}
+                            res = retriever.retrieve(queries.embeddings[k], b, time=t, **kwargs)
+                            done[(qset.key, k, b)] = res
+                        steps = tuple(res.steps.tolist())
+                        if (name, b) in qset.keep:
+                            infos[i]["retrieved"][(name, qids[k])] = steps
+                        outcomes[i].append(
+                            QueryOutcome(
+                                qset.benchmark, group.group_id, qids[k], name, b, qset.seed,
+                                steps, tuple(ev.tolist()), t, res.tokens, cells[k],
+                            )
+                        )  # fmt: skip
+        task_of = dict(zip(qids, sets[0][1].tasks, strict=True))
+        out = []
+        for outs, info in zip(outcomes, infos, strict=True):
+            rows = outcomes_to_records(outs, near_far=False)
+            for r in rows:
+                r["task"] = task_of[r["query_id"]]
+            out.append((rows, info))
+    return out
+
+
+def run_sweeps(
+    groups: Sequence[Group],
+    embeddings: Sequence[NDArray[np.float64]],
+    sets: Sequence[tuple[QuerySet, Sequence[GroupQueries]]],
+    *,
+    budgets: Sequence[int] = BUDGETS,
+    augment: int | None = None,
+    jobs: int = 1,
+    progress: bool = True,
+    retrievers: Sequence[MethodSpec] = (),
+    scheduler: Any = None,
+    checkpoint: Any = None,
+    copy_noise: str = "per-norm",
+    desc: str = "tau-bench",
+) -> list[tuple[pd.DataFrame, list[dict[str, Any]]]]:
+    """Several sweeps on one trajectory per group (unaugmented, or Stage D with the draws of
+    seed `augment`): one task per group builds each retriever once for every query set.
+
+    `sets` pairs each :class:`QuerySet` with its queries per group (the same focal sources in
+    every set); the user `retrievers` join every set. Per set: records sorted (independent
+    of `jobs` and of the backend) and one info dict per group with queries (cells, Stage-D
+    counts, under ``'retrieved'`` the steps of each (method, budget) of its `keep`) -- the
+    same as one :func:`run_sweep` per set.
+    """
+    for qset, _ in sets:
+        unknown = [m for m in qset.methods if m not in MAIN_METHODS]
+        if unknown:
+            raise ValueError(f"unknown `methods` {unknown}; choose from {list(MAIN_METHODS)}.")
+    user = user_factories(retrievers, taken=MAIN_METHODS)
+    names = [m for m in MAIN_METHODS if any(m in s.methods for s, _ in sets)]
+    factories = tuple((m, MAIN_METHODS[m]) for m in names) + user
+    mine = tuple(m for m, _ in user)
+    sets = [(replace(s, methods=(*s.methods, *mine)), q) for s, q in sets]
+    aug_seeds: list[Any] = (
+        [None] * len(groups) if augment is None else list(child_seeds(augment + 1, len(groups)))
+    )
+    tasks = []
+    for g, (group, emb, s) in enumerate(zip(groups, embeddings, aug_seeds, strict=True)):
+        per_set = tuple((qset, qs[g]) for qset, qs in sets)
+        if any(q.positions != per_set[0][1].positions for _, q in per_set):
+            raise ValueError(f"group {group.group_id}: the query sets differ in focal sources.")
+        if per_set[0][1].positions:
+            tasks.append((group, emb, per_set, factories, tuple(budgets), s, copy_noise))
+    results = run_tasks(
+        _group_task,
+        tasks,
+        jobs=jobs,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+        progress=progress,
+        desc=desc,
+        unit="group",
+    )
+    out = []
+    for i in range(len(sets)):
+        records = pd.DataFrame([r for res in results for r in res[i][0]])
+        if not records.empty:
+            records = sort_records(records, [*MAIN_METHODS, *mine])
+        out.append((records, [res[i][1] for res in results]))
+    return out
 
 
 def run_sweep(
@@ -231,41 +310,12 @@ def run_sweep(
     checkpoint: Any = None,
     copy_noise: str = "per-norm",
 ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """Run `methods` (names of :data:`MAIN_METHODS`) and the user `retrievers` over every
-    group's queries; records sorted (independent of `jobs` and of the backend).
-
-    The second value holds one dict per group with queries: its cells, Stage-D counts, and
-    under ``'retrieved'`` the steps retrieved by each (method, budget) in `keep`.
-    `scheduler` (Dask) and `checkpoint` (resuming) go to ``run_tasks``; `copy_noise` is the
-    Stage-D copy noise reading (with `augment`).
-    """
-    unknown = [m for m in methods if m not in MAIN_METHODS]
-    if unknown:
-        raise ValueError(f"unknown `methods` {unknown}; choose from {list(MAIN_METHODS)}.")
-    factories = tuple((m, MAIN_METHODS[m]) for m in methods)
-    factories += user_factories(retrievers, taken=MAIN_METHODS)
-    aug_seeds: list[Any] = (
-        list(child_seeds(seed + 1, len(groups))) if augment else [None] * len(groups)
-    )
-    tasks = [
-        (g, e, q, benchmark, factories, tuple(budgets), seed, s, keep, copy_noise)
-        for g, e, q, s in zip(groups, embeddings, queries, aug_seeds, strict=True)
-        if q.positions
-    ]
-    results = run_tasks(
-        _group_task,
-        tasks,
-        jobs=jobs,
-        scheduler=scheduler,
-        checkpoint=checkpoint,
-        progress=progress,
-        desc=benchmark,
-        unit="group",
-    )
-    rows = [r for recs, _ in results for r in recs]
-    records = pd.DataFrame(rows)
-    if not records.empty:
-        records = sort_records(
-            records, [*MAIN_METHODS, *(m for m, _ in factories if m not in MAIN_METHODS)]
-        )
-    return records, [info for _, info in results]
+    """One sweep (:func:`run_sweeps` with one query set): `methods` (names of
+    :data:`MAIN_METHODS`) and the user `retrievers` over every group's queries; `augment`:
+    on the Stage-D trajectory with the draws of `seed` (`copy_noise` its reading)."""
+    qset = QuerySet(benchmark, tuple(methods), seed, ("queries",), keep)
+    return run_sweeps(
+        groups, embeddings, [(qset, queries)], budgets=budgets,
+        augment=seed if augment else None, jobs=jobs, progress=progress, retrievers=retrievers,
+        scheduler=scheduler, checkpoint=checkpoint, copy_noise=copy_noise, desc=benchmark,
+    )[0]  # fmt: skip

@@ -353,12 +353,12 @@ def test_prefixing_removes_cross_source_sharing(files: list[str]) -> None:
 
 
 def test_focal_one_keeps_one_query_per_group(files: list[str], tmp_path: Path) -> None:
-    from osustat.analyses.tau_bench.benchmark import _queries
+    from osustat.analyses.tau_bench.workspace import group_queries
 
     groups, _ = concatenate(load_files(files).episodes)
     embs = [np.random.default_rng(0).normal(size=(g.n_steps, 8)) for g in groups]
-    every = _queries(groups, embs, "noisy-mean", 0, "all")
-    one = _queries(groups, embs, "noisy-mean", 0, "one")
+    every = group_queries(groups, embs, "noisy-mean", 0, "all")
+    one = group_queries(groups, embs, "noisy-mean", 0, "one")
     assert [len(q.positions) for q in one] == [min(1, len(q.positions)) for q in every]
     assert sum(len(q.positions) for q in every) > sum(len(q.positions) for q in one)
     for q in every:  # noisy-mean queries are unit vectors near their evidence mean

@@ -141,16 +141,16 @@ def test_cli_hands_retrievers_and_backend_to_the_pipeline(tmp_path, monkeypatch,
 
 
 def _tau_sweep(tmp_path: Path) -> dict[str, Any]:
-    from osustat.analyses.tau_bench.benchmark import _encode_groups, _queries
     from osustat.analyses.tau_bench.data import concatenate
     from osustat.analyses.tau_bench.formats import load_files
+    from osustat.analyses.tau_bench.workspace import encode_groups, group_queries
 
     groups, _ = concatenate(load_files(_tau_files(tmp_path / "data")).episodes)
-    embs, _ = _encode_groups(groups, HashingBagOfWordsEncoder(64), [])
+    embs, _ = encode_groups(groups, HashingBagOfWordsEncoder(64), [])
     return {
         "groups": groups,
         "embeddings": embs,
-        "queries": _queries(groups, embs, "noisy-mean", 0, "all"),
+        "queries": group_queries(groups, embs, "noisy-mean", 0, "all"),
         "benchmark": "tau-bench",
         "methods": ("Flat Vector", "OSU-Mem"),
         "budgets": (128, 256),
