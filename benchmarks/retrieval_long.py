@@ -20,7 +20,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
+import cProfile
 import pickle
+import pstats
 import sys
 import time
 from collections.abc import Callable
@@ -68,12 +70,25 @@ def main() -> None:
         rss0 = vm("VmRSS")
         Path("/proc/self/clear_refs").write_text("5")  # resets the peak (VmHWM) to now
         c0 = time.process_time()
-        r = OSUMem().build(traj)
+        with cProfile.Profile() as prof:
+            r = OSUMem().build(traj)
         print(
             f"OSU-Mem build: {time.process_time() - c0:.1f} CPU s; resident before "
             f"{rss0:.0f} MB, peak during the build {vm('VmHWM'):.0f} MB, after "
             f"{vm('VmRSS'):.0f} MB"
         )
+        stats = pstats.Stats(prof)
+        total = stats.total_tt  # type: ignore[attr-defined]
+        print("build profile (share of the build's profiled time):")
+        for (_, _, func), row in sorted(stats.stats.items(), key=lambda kv: -kv[1][3])[:40]:  # type: ignore[attr-defined]
+            if func.startswith("<built-in method hnswlib") or func in (
+                "_approximate_knn",
+                "neg_cos",
+                "_candidates",
+                "_similarity_communities",
+                "build_osus",
+            ):
+                print(f"  {func}: {row[3] / total:.0%} (cumulative)")
         if args.pickle:
             with open(args.pickle, "wb") as fh:
                 pickle.dump((traj, r), fh)
