@@ -14,7 +14,6 @@ from typing import Any
 import pandas as pd
 import pytest
 
-import osustat.analyses.claims_audit as claims_audit
 import osustat.analyses.driver as driver
 from osustat.analyses.protocol import BenchmarkRun, Choices, DataSpec, RunSpec
 from osustat.cli.main import main
@@ -65,7 +64,6 @@ class Texts:
 def texts(monkeypatch, tmp_path) -> Texts:
     bench = Texts()
     monkeypatch.setattr(driver, "get_benchmark", lambda name: bench)
-    monkeypatch.setattr(claims_audit, "CLAIMS_FILE", tmp_path / "absent.toml")
     (tmp_path / "in.txt").write_text("one\ntwo\n")
     return bench
 
