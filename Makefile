@@ -60,7 +60,7 @@ $(TORCH): $(BASE)
 	touch $@
 
 $(FULL): $(TORCH) $(BASE)
-	$(BIN)/pip install --quiet $(EDITABLE) '.[text,onnx,distributed,ann,ir,dev]'
+	$(BIN)/pip install --quiet $(EDITABLE) '.[text,onnx,openvino,distributed,ann,ir,dev]'
 	touch $@
 
 demo: $(BASE)

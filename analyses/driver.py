@@ -83,6 +83,7 @@ class Request:
     options: Mapping[str, Any] = field(default_factory=dict)
     command: str = "python API"
     encoder: Any = None  # tests pass a stand-in for the real encoder
+    encoder_backend: str = "torch"  # retrieval.encoder.BACKENDS
     claims: Path | None = None  # default: the benchmark's shipped claims files (ClaimSelection)
 
 
@@ -108,6 +109,19 @@ def _count(value: Any, name: str, low: int = 1, high: int | None = None) -> None
         raise UsageError(f"`{name}` must be an integer >= {low}; got {value!r}.")
     if high is not None and value > high:
         raise UsageError(f"`{name}` must be at most {high:,}; got {value!r}.")
+
+
+def _check_encoder_backend(bench: Benchmark, backend: str) -> None:
+    """``--encoder-backend``: a known backend, and only for a benchmark that encodes text."""
+    from osustat.retrieval.encoder import BACKENDS
+
+    if backend not in BACKENDS:
+        raise UsageError(f"`--encoder-backend` must be one of {list(BACKENDS)}; got {backend!r}.")
+    if backend != "torch" and bench.data.kind == "none":
+        raise UsageError(
+            f"`--encoder-backend {backend}` has no effect on `reproduce {bench.name}`: its "
+            "generated data hold no texts to encode."
+        )
 
 
 def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]:
@@ -245,6 +259,7 @@ def plan(request: Request) -> Plan:
         for name in bench.claims.files:
             claims_file(name)
     data = resolve_data(bench.name, request.data)
+    _check_encoder_backend(bench, request.encoder_backend)
     retrievers = _load_retrievers(request.retrievers, bench.methods())
     grid = None
     if request.sensitivity:
@@ -265,6 +280,7 @@ def plan(request: Request) -> Plan:
         ),
         options=dict(request.options),
         encoder=request.encoder,
+        encoder_backend=request.encoder_backend,
         # one command line per run: the header names the command the provenance records
         # (from Python there is none: the header then gives the equivalent CLI call)
         command=None if request.command == "python API" else request.command,
@@ -285,6 +301,7 @@ def plan(request: Request) -> Plan:
         "retrievers": [r.source or r.name for r in retrievers],
         "sensitivity": bool(request.sensitivity),
         "grid": request.grid,
+        "encoder_backend": request.encoder_backend,
     }
     settings_text = json.dumps(settings, sort_keys=True)
     inputs = [*_sha_of(data)]

@@ -236,13 +236,16 @@ class RunSpec:
     backend: Backend = field(default_factory=Backend)
     options: Mapping[str, Any] = field(default_factory=dict)
     encoder: Any = None
+    #: Which backend encodes texts (``retrieval.encoder.BACKENDS``; ``--encoder-backend``).
+    encoder_backend: str = "torch"
     #: The command line of this run as its provenance records it; reports name this one
     #: (None: the benchmark writes the equivalent ``osustat reproduce`` call).
     command: str | None = None
 
     def text_encoder(self) -> Any:
         """The encoder of this run: ``encoder`` if given (tests pass a stand-in), else
-        all-MiniLM-L6-v2 through the disk cache (``cache`` or the default cache folder)."""
+        all-MiniLM-L6-v2 on ``encoder_backend`` through the disk cache (``cache`` or the
+        default cache folder; each backend has its own cache key)."""
         if self.encoder is not None:
             return self.encoder
         from osustat.retrieval.encoder import (
@@ -251,7 +254,10 @@ class RunSpec:
             default_cache_dir,
         )
 
-        return CachedEncoder(SentenceTransformerEncoder(), self.cache or default_cache_dir())
+        return CachedEncoder(
+            SentenceTransformerEncoder(backend=self.encoder_backend),
+            self.cache or default_cache_dir(),
+        )
 
 
 @dataclass(frozen=True)

@@ -1,21 +1,27 @@
-"""Encoder throughput on real step texts: the reference path against the faster settings.
+"""Encoder throughput on real step texts: the reference path against the faster backends.
 
 Sample: step texts of the shared τ-bench files (the seven files of ``tau_bench_speed.py``,
 after the pipeline's Stage B/C: distinct texts) and LoCoMo turns, drawn at random (seed 0) in
 the proportions of the two corpora. Every configuration encodes the same sample; the
 configurations are run one after the other in each round (interleaved, so machine load hits
-them alike), and the best round of each is reported with its ratio to the reference. The
-reference is what the pipelines ran before issue 25: sentence-transformers on torch,
-batch size 32, torch's default threads.
+them alike), and the best round of each is reported with its ratio to the reference (wall
+clock, and CPU seconds of the process). The reference is what the pipelines run by default:
+sentence-transformers on torch, batch size 32, torch's default threads.
 
 Also printed: the token-length distribution (what batching and padding can save), and the
-minimum cosine of each configuration's embeddings to the reference's over the whole sample
-(the equivalence criterion: >= 0.9999 per text).
+minimum cosine of each configuration's embeddings to the reference's over the sample (the
+equivalence criterion: >= 0.9999 per text).
 
-    .venv/bin/python benchmarks/encoder_speed.py [--sample 600] [--rounds 2] [--openvino]
+    .venv/bin/python benchmarks/encoder_speed.py [--sample 600] [--rounds 2]
 
-``--openvino`` adds OpenVINO runs (fp32 and its bf16 inference hint) for comparison only; they
-are not an encoder backend of osustat.
+``--full CACHE_DIR ...`` instead checks every distinct text of the two corpora (all 7 τ-bench
+files and every LoCoMo turn) against the reference vectors a cold run of the pipelines left in
+its embedding cache(s) (read, never written; texts missing from the caches are counted and
+left out): per-text cosine of each ``--backends`` backend, minimum, the
+count below 0.9999 and the lowest texts.
+
+    .venv/bin/python benchmarks/encoder_speed.py --full TAU_CACHE LOCOMO_CACHE \
+        [--backends openvino onnx]
 """
 
 from __future__ import annotations
@@ -50,12 +56,19 @@ def tau_texts() -> list[str]:
 
 
 def locomo_texts() -> list[str]:
+    """The texts the LoCoMo pipeline encodes (default choices): ``"speaker: text"`` with
+    ``" [image: caption]"`` on image turns (``analyses/locomo/build.py``), and the questions."""
     data = json.loads(Path(LOCOMO).read_text(encoding="utf-8"))
     out = set()
     for conv in data:
         for key, turns in conv["conversation"].items():
             if key.startswith("session_") and isinstance(turns, list):
-                out.update(t["text"] for t in turns)
+                for t in turns:
+                    text = f"{t['speaker']}: {t['text']}"
+                    if t.get("blip_caption"):
+                        text += f" [image: {t['blip_caption']}]"
+                    out.add(text)
+        out.update(q["question"] for q in conv.get("qa", []) if isinstance(q.get("question"), str))
     return sorted(out)
 
 
@@ -67,8 +80,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=600)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--openvino", action="store_true")
+    parser.add_argument("--full", nargs="+", default=None, metavar="CACHE_DIR")
+    parser.add_argument("--backends", nargs="+", default=["openvino", "onnx"])
     args = parser.parse_args()
+    if args.full:
+        full_check(args.full, args.backends)
+        return
     import torch
 
     from osustat.retrieval.encoder import SentenceTransformerEncoder
@@ -116,16 +133,16 @@ def main() -> None:
     t0 = time.perf_counter()
     onnx.encode(["warm-up"])
     print(f"ONNX export + load + self-check: {time.perf_counter() - t0:.1f} s (once per machine)")
-    onnx1 = SentenceTransformerEncoder(backend="onnx", onnx_dir=tmp, workers=1)
+    vino = SentenceTransformerEncoder(backend="openvino", onnx_dir=tmp)
+    t0 = time.perf_counter()
+    vino.encode(["warm-up"])
+    print(f"OpenVINO compile + load + self-check: {time.perf_counter() - t0:.1f} s ({vino.name})")
     configs: dict[str, Callable[[list[str]], np.ndarray]] = {
         f"reference: torch, {threads} threads, batch 32": torch_run(threads, 32),
         "torch, 1 thread, batch 32": torch_run(1, 32),
-        f"torch, {threads} threads, batch 8": torch_run(threads, 8),
-        "onnx backend, 1 worker, batch 8": onnx1.encode,
-        f"onnx backend (default: {onnx.workers} workers, batch 8)": onnx.encode,
+        f"onnx backend ({onnx.workers} workers, batch 8)": onnx.encode,
+        f"openvino backend ({vino.workers} workers, batch 8, {vino.name[-5:-1]})": vino.encode,
     }
-    if args.openvino:
-        configs.update(openvino_configs(model, onnx._onnx.onnx_path, threads))
     print(f"\nload before: {load()}")
     ref = configs[next(iter(configs))](sample)
     best = dict.fromkeys(configs, np.inf)
@@ -141,42 +158,68 @@ def main() -> None:
     print(f"load after: {load()}\n")
     shutil.rmtree(tmp, ignore_errors=True)  # the exported graph (90 MB)
     base = best[next(iter(configs))]
-    print("| configuration | texts/s (best of rounds) | × reference | CPU s | min cosine |")
-    print("|---|---|---|---|---|")
+    base_cpu = cpu[next(iter(configs))]
+    print(
+        "| configuration | texts/s (best of rounds) | × reference (wall) | CPU s | "
+        "× reference (CPU) | min cosine |"
+    )
+    print("|---|---|---|---|---|---|")
     for name in configs:
         print(
             f"| {name} | {len(sample) / best[name]:.1f} | {base / best[name]:.2f} | "
-            f"{cpu[name]:.1f} | {cosine[name]:.7f} |"
+            f"{cpu[name]:.1f} | {base_cpu / cpu[name]:.2f} | {cosine[name]:.7f} |"
         )
 
 
-def openvino_configs(
-    model: object, onnx_path: Path, threads: int
-) -> dict[str, Callable[[list[str]], np.ndarray]]:
-    import openvino as ov
+def cached_vectors(directories: list[str]) -> dict[str, np.ndarray]:
+    """Every reference vector in the caches' torch-backend folders (read only)."""
+    from osustat.retrieval.encoder import MINILM_NAME, _model_key
 
-    core = ov.Core()
-    out = {}
-    for prec in ("f32", "bf16"):
-        compiled = core.compile_model(
-            str(onnx_path),
-            "CPU",
-            {"INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": prec},
-        )
-        request = compiled.create_infer_request()
-
-        def run(texts: list[str], request: object = request) -> np.ndarray:
-            res = np.empty((len(texts), 384), dtype=np.float32)
-            order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-            for i in range(0, len(order), 8):
-                idx = order[i : i + 8]
-                f = model.preprocess([texts[j] for j in idx])  # type: ignore[attr-defined]
-                feed = {k: f[k].numpy() for k in ("input_ids", "attention_mask", "token_type_ids")}
-                res[idx] = request.infer(feed)[0]  # type: ignore[attr-defined]
-            return res / np.linalg.norm(res, axis=1, keepdims=True)
-
-        out[f"openvino {prec} (comparison only), batch 8"] = run
+    out: dict[str, np.ndarray] = {}
+    for d in directories:
+        for shard in sorted((Path(d) / _model_key(MINILM_NAME)).glob("shard-*.npz")):
+            with np.load(shard, allow_pickle=False) as data:
+                for key, vec in zip(data["keys"].tolist(), data["vectors"], strict=True):
+                    out.setdefault(str(key), vec)
     return out
+
+
+def full_check(directories: list[str], backends: list[str]) -> None:
+    """Per-text cosine of each backend against the cached reference, on every text."""
+    from osustat.retrieval.encoder import SentenceTransformerEncoder, text_key
+
+    every = sorted(set(tau_texts()) | set(locomo_texts()))
+    cached = cached_vectors(directories)
+    texts = [t for t in every if text_key(t) in cached]
+    print(
+        f"texts: {len(every):,} distinct (7 τ-bench files: step texts; LoCoMo: turns as the "
+        f"pipeline writes them, and questions); with a reference vector in the caches: "
+        f"{len(texts):,} (checked); without: {len(every) - len(texts):,} (not checked)"
+    )
+    print(f"load before: {load()}")
+    ref = np.stack([cached[text_key(t)] for t in texts]).astype(np.float64)
+    ref = ref / np.linalg.norm(ref, axis=1, keepdims=True)
+    tmp = tempfile.mkdtemp(prefix="osustat-onnx-")
+    print("\n| backend | texts | wall s | CPU s | min cosine | below 0.9999 | p0.1 cosine |")
+    print("|---|---|---|---|---|---|---|")
+    lowest: dict[str, list[tuple[float, str]]] = {}
+    for backend in backends:
+        enc = SentenceTransformerEncoder(backend=backend, onnx_dir=tmp)
+        enc.encode(["warm-up"])
+        w0, c0 = time.perf_counter(), time.process_time()
+        got = enc.encode(texts)
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        cos = np.sum(got * ref, axis=1)
+        lowest[enc.name] = [(float(cos[i]), texts[i][:70]) for i in np.argsort(cos)[:3]]
+        print(
+            f"| {enc.name} | {len(texts):,} | {wall:.0f} | {cpu:.0f} | {cos.min():.7f} | "
+            f"{int(np.sum(cos < 0.9999))} | {np.quantile(cos, 0.001):.7f} |",
+            flush=True,
+        )
+    shutil.rmtree(tmp, ignore_errors=True)
+    for name, rows in lowest.items():
+        print(f"\nlowest cosines, {name}: " + "; ".join(f"{c:.7f} {t!r}" for c, t in rows))
+    print(f"\nload after: {load()}")
 
 
 if __name__ == "__main__":

