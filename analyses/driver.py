@@ -10,8 +10,8 @@
    checked against the benchmark's methods), and the benchmark's own :meth:`check`;
 2. runs the benchmark (load, build, sweep through the one runner with ``--jobs`` /
    ``--scheduler`` and resuming from ``.<out>.sweep``), its analysis, the embedded claims audit
-   (claims of ``claims/paper.toml`` selected by the benchmark; a cell too small for a test is
-   "not testable", the report is still written), paired sign-flip tests of every user
+   (claims of ``analyses/claims/paper.toml`` selected by the benchmark; a cell too small for a
+   test is "not testable", the report is still written), paired sign-flip tests of every user
    retriever against the benchmark's reference methods, and ``--sensitivity``;
 3. writes every file atomically (a temporary folder renamed into place) with
    ``provenance.json`` (versions incl. Python, platform and torch; the command line; input
@@ -38,7 +38,7 @@ import pandas as pd
 
 from osustat.streams import stream_seed
 
-from .claims_audit import claims_audit
+from .claims_audit import check_claims_file, claims_audit, claims_file
 from .protocol import Backend, Benchmark, BenchmarkRun, RunSpec
 from .registry import get_benchmark
 from .sensitivity import ChoiceSensitivity
@@ -46,6 +46,7 @@ from .sensitivity import ChoiceSensitivity
 __all__ = [
     "ReproduceResult",
     "Request",
+    "UserRetrieverTests",
     "checkpoint_dir",
     "plan",
     "reproduce",
@@ -81,7 +82,7 @@ class Request:
     options: Mapping[str, Any] = field(default_factory=dict)
     command: str = "python API"
     encoder: Any = None  # tests pass a stand-in for the real encoder
-    claims: Path | None = None  # default CLAIMS_FILE
+    claims: Path | None = None  # default: the shipped paper.toml (claims_audit.claims_file)
 
 
 @dataclass(frozen=True)
@@ -237,6 +238,10 @@ def plan(request: Request) -> Plan:
         choices = bench.choices.resolve(request.choices)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if bench.claims is not None and request.claims is not None:
+        check_claims_file(request.claims)  # a missing claims file: an error naming it, before work
+    elif bench.claims is not None:
+        claims_file("paper")
     data = resolve_data(bench.name, request.data)
     retrievers = _load_retrievers(request.retrievers, bench.methods())
     grid = None
@@ -333,6 +338,19 @@ def _scheduler(address: str | None) -> Iterator[Any]:
 # -- the shared steps ----------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class UserRetrieverTests:
+    """The paired tests of the user retrievers (`table`) and every (retriever, reference,
+    benchmark, budget, metric) group that could not be tested (`skipped`, with the reason:
+    one method has no records there, or the two do not share the queries)."""
+
+    table: pd.DataFrame
+    skipped: pd.DataFrame
+
+
+SKIPPED_COLUMNS = ("retriever", "reference", "benchmark", "budget", "metric", "reason")
+
+
 def user_retriever_tests(
     records: pd.DataFrame,
     names: Sequence[str],
@@ -342,22 +360,23 @@ def user_retriever_tests(
     seed: int,
     metrics: Sequence[str] = ("hit@2", "recall"),
     level: float = 0.95,
-) -> pd.DataFrame:
+) -> UserRetrieverTests:
     """Paired tests of every user retriever against every reference method.
 
-    Per benchmark, budget and metric: the mean paired difference (user − reference) over the
-    queries both answered (seeds averaged per query), a bootstrap CI clustered by episode, and
-    a two-sided paired sign-flip p (``osustat.paired_signflip_test``); Holm-adjusted p within
-    each user retriever. Every test has its own seed, derived from `seed` and the test's name.
+    Per benchmark, budget and metric where either method has records: the mean paired
+    difference (user − reference) over the queries both answered (seeds averaged per query), a
+    bootstrap CI clustered by episode, and a two-sided paired sign-flip p
+    (``osustat.paired_signflip_test``); Holm-adjusted p within each user retriever. Every test
+    has its own seed, derived from `seed` and the test's name. A group the two methods do not
+    share (one has no records there, or their queries differ) is not tested and is counted in
+    ``skipped`` with :func:`osustat.paired`'s reason — never dropped without a word.
     """
     from osustat import adjust_pvalues, bootstrap_ci, paired, paired_signflip_test
 
     rows = []
-    present = set(records["method"])
+    skipped = []
     for name in names:
         for ref in references:
-            if ref not in present or name not in present:
-                continue
             sub = records[records["method"].isin([name, ref])]
             for (bench, budget, metric), _ in sub.groupby(
                 ["benchmark", "budget", "metric"], sort=True
@@ -366,8 +385,9 @@ def user_retriever_tests(
                     continue
                 try:
                     p = paired(sub, name, ref, metric=metric, budget=int(budget), benchmark=bench)
-                except ValueError:
-                    continue  # the two methods do not share these queries
+                except ValueError as exc:  # not shared: counted and reported with the reason
+                    skipped.append((name, ref, bench, int(budget), metric, str(exc)))
+                    continue
                 key = f"{name}|{ref}|{bench}|{budget}|{metric}"
                 rng = stream_seed(seed, key)
                 d = p.differences
@@ -392,8 +412,9 @@ def user_retriever_tests(
                     row.update(ci_low=float(ci.low), ci_high=float(ci.high), p=float(test.pvalue))
                 rows.append(row)
     table = pd.DataFrame(rows)
+    skipped_table = pd.DataFrame(skipped, columns=list(SKIPPED_COLUMNS))
     if table.empty:
-        return table
+        return UserRetrieverTests(table, skipped_table)
     table["p_holm"] = np.nan
     for _, idx in table.groupby("retriever").groups.items():
         ps = table.loc[idx, "p"]
@@ -401,7 +422,7 @@ def user_retriever_tests(
         if ok.any():
             adj = adjust_pvalues(ps[ok].to_numpy(), method="holm").pvalues_adjusted
             table.loc[ps[ok].index, "p_holm"] = adj
-    return table
+    return UserRetrieverTests(table, skipped_table)
 
 
 # -- running -------------------------------------------------------------------------------
@@ -471,8 +492,11 @@ def _run(checked: Plan) -> ReproduceResult:
                 n_resamples=spec.n_resamples,
                 seed=spec.seed,
             )
-            tests.to_csv(tmp / "user_retriever_tests.csv", index=False)
-            text += "\n\n" + render_user_tests(tests, n_resamples=spec.n_resamples)
+            tests.table.to_csv(tmp / "user_retriever_tests.csv", index=False)
+            tests.skipped.to_csv(tmp / "user_retriever_skipped.csv", index=False)
+            text += "\n\n" + render_user_tests(
+                tests.table, tests.skipped, n_resamples=spec.n_resamples
+            )
         if spec.choices:
             text += "\n\n" + _choices_section(bench, spec)
         text = text.rstrip("\n") + "\n\n" + "\n".join(prov.markdown()) + "\n"

@@ -13,8 +13,8 @@ A benchmark declares
   - ``choices`` (:class:`Choices`, read from a TOML file shipped as package data beside the
     benchmark: every choice the paper leaves open, its allowed values, the default and why, and
     the paper's words);
-  - ``claims`` (:class:`ClaimSelection`: which claims of ``claims/paper.toml`` its records can
-    test, by benchmark name or by id — never retyped);
+  - ``claims`` (:class:`ClaimSelection`: which claims of ``analyses/claims/paper.toml`` its
+    records can test, by benchmark name or by id — never retyped);
   - ``references`` (the paper's main methods; user retrievers are tested against them) and
     :meth:`Benchmark.methods` (the method names it writes itself, from the method registry);
 

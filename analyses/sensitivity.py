@@ -12,7 +12,7 @@ one choice at a time) lists points, each an assignment of the benchmark's declar
     namespace-prefix = "unprefixed"
 
 At every point and seed the benchmark runs in full (through the one runner) and the claims it
-selects from ``claims/paper.toml`` are audited on the records
+selects from ``analyses/claims/paper.toml`` are audited on the records
 (:func:`analyses.claims_audit.claims_audit`): per claim × point × seed the effect, its CI, p and the
 verdict (strict standard, the audit's
 calibrated tests). A claim is **robust** when it is reproduced at every point (every seed),

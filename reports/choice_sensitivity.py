@@ -26,9 +26,9 @@ def render_choice_sensitivity(result: Any) -> str:
         "",
         f"Grid: {grid.source}; {len(grid.points)} point(s), seeds "
         f"{', '.join(map(str, grid.seeds)) if grid.seeds else 'the run seed'}. Per point and "
-        "seed the benchmark runs in full and its claims of `claims/paper.toml` are audited on "
-        "the records (strict standard). A claim is **robust** when reproduced at every point, "
-        "**choice-dependent** when at some, **not reproduced** when at none. Tables: "
+        "seed the benchmark runs in full and its claims of `analyses/claims/paper.toml` are "
+        "audited on the records (strict standard). A claim is **robust** when reproduced at "
+        "every point, **choice-dependent** when at some, **not reproduced** when at none. Tables: "
         "`sensitivity/effects.csv`, `sensitivity/summary.csv`.",
         "",
         "Points: " + "; ".join(f"{k}: {name}" for k, (name, _) in enumerate(grid.points)),

@@ -315,7 +315,7 @@ def render_tau_bench(
     if audit is None:
         w("## Audit of the paper's τ-bench claims")
         w("")
-        w("Not run: the claims file (`claims/paper.toml`) was not found.")
+        w("Not run: no claim of `analyses/claims/paper.toml` applies to these records.")
     else:
         for line in audit.splitlines():  # demote the audit's headings one level
             w("#" + line if line.startswith("#") else line)

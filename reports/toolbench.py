@@ -352,7 +352,7 @@ def render_toolbench(
         )
     L += [
         "",
-        "## Audit of the paper's ToolBench claims (claims/paper.toml)",
+        "## Audit of the paper's ToolBench claims (analyses/claims/paper.toml)",
         "",
         audit_markdown,
         "",

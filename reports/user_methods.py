@@ -61,8 +61,9 @@ def render_user_methods(
     return "\n".join(lines)
 
 
-def render_user_tests(table: pd.DataFrame, *, n_resamples: int) -> str:
-    """Markdown: every user retriever minus each reference method, paired per query."""
+def render_user_tests(table: pd.DataFrame, skipped: pd.DataFrame, *, n_resamples: int) -> str:
+    """Markdown: every user retriever minus each reference method, paired per query, and the
+    count and list of the (benchmark, budget, metric) groups that could not be tested."""
     lines = [
         "### Paired tests against the paper's methods",
         "",
@@ -75,7 +76,13 @@ def render_user_tests(table: pd.DataFrame, *, n_resamples: int) -> str:
     ]
     if table.empty:
         lines.append("No reference method shares queries with your retrievers in these records.")
-        return "\n".join(lines)
+    else:
+        lines += _tests_table(table)
+    lines += ["", *_skipped_lines(skipped)]
+    return "\n".join(lines)
+
+
+def _tests_table(table: pd.DataFrame) -> list[str]:
     rows = [
         [
             f"**{r.retriever}**",
@@ -92,5 +99,21 @@ def render_user_tests(table: pd.DataFrame, *, n_resamples: int) -> str:
         for r in table.itertuples(index=False)
     ]
     header = ["retriever", "reference", "benchmark", "budget", "metric", "n", "effect", "CI"]
-    lines += md_table([*header, "p", "p (Holm)"], rows)
-    return "\n".join(lines)
+    return md_table([*header, "p", "p (Holm)"], rows)
+
+
+def _skipped_lines(skipped: pd.DataFrame) -> list[str]:
+    n = len(skipped)
+    if not n:
+        return ["Skipped groups: 0 (every benchmark, budget and metric was shared)."]
+    lines = [
+        f"Skipped groups: {n} (retriever, reference, benchmark, budget, metric) groups not "
+        "tested because the two methods do not share them (`user_retriever_skipped.csv`):",
+        "",
+    ]
+    rows = [
+        [r.retriever, r.reference, str(r.benchmark), str(r.budget), r.metric, r.reason]
+        for r in skipped.itertuples(index=False)
+    ]
+    header = ["retriever", "reference", "benchmark", "budget", "metric", "reason"]
+    return lines + md_table(header, rows)

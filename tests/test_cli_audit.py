@@ -4,12 +4,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from osustat.analyses.claims_audit import claims_file as shipped
 from osustat.audit.claims import load_claims
 from osustat.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "records.csv"
-PAPER = ROOT / "claims" / "paper.toml"
+PAPER = shipped("paper")
 
 CLAIMS = """title = "Two claims"
 [defaults]
@@ -111,6 +112,19 @@ class TestAuditCommand:
         text = (out / "report.md").read_text()
         assert all(f"| {c.id} |" in text for c in claims)
         assert f"- Excluded claims: {len(claims) - len(expected)} not checkable" in text
+
+    def test_a_shipped_claims_file_by_name(self, tmp_path, monkeypatch, capsys):
+        # from any folder (an installed wheel has no analyses/claims/ beside the user)
+        monkeypatch.chdir(tmp_path)
+        assert main(["audit", "paper", "--check-paper", "paper_checks"]) == 0
+        assert "T3-disjoint-recall-vs-eviction" in capsys.readouterr().out
+        fast = ["--resamples", "99", "--bootstrap-resamples", "50"]
+        assert main([*audit_args("locomo", EXAMPLE), *fast]) == 0
+        assert "- Claims file: `locomo`." in capsys.readouterr().out
+        # a file of that name here wins over the shipped one
+        (tmp_path / "paper").write_text(CLAIMS)
+        assert main([*audit_args("paper", EXAMPLE), *fast]) == 0
+        assert capsys.readouterr().out.startswith("# Two claims\n")
 
     # -- Bad input: a clear message and exit status 2 --
     def test_unknown_claim_key(self, tmp_path, capsys):

@@ -2,7 +2,7 @@
 
 The marker is an HTML comment line ``<!-- runnable -->`` directly above a fenced block whose
 language is ``sh``/``bash``/``shell`` (run by ``bash -e``) or ``python``. Each block runs in a
-fresh temporary folder holding links to the repository's ``examples/`` and ``claims/`` and to
+fresh temporary folder holding links to the repository's ``examples/`` and ``analyses/`` and to
 the running interpreter's environment as ``.venv``, with that environment's ``bin`` first on
 PATH, so ``osustat ...``, ``.venv/bin/osustat ...`` and ``examples/records.csv`` mean what a
 reader in the repository's root gets. Blocks that read real data (``osustat data fetch`` or
@@ -58,7 +58,7 @@ def test_snippet_runs(lang, code, tmp_path):
             "reads real data: set OSUSTAT_DATA_DIR to a folder laid out like the shared data "
             "(make test uses ../shared/data); see `osustat data list`"
         )
-    for name in ("examples", "claims"):
+    for name in ("examples", "analyses"):
         (tmp_path / name).symlink_to(ROOT / name, target_is_directory=True)
     (tmp_path / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     env = dict(os.environ)

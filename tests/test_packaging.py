@@ -58,6 +58,10 @@ def test_wheel_claims_one_top_level_name(wheel):
     assert "osustat/analyses/synthetic/benchmark.py" in names
     assert "osustat/analyses/synthetic/grid.toml" in names
     assert "osustat/cli/main.py" in names
+    # the claims files the pipelines audit are package data (a wheel once had none, and the
+    # embedded audit was skipped without a word)
+    for claims in ("paper", "locomo", "paper_checks"):
+        assert f"osustat/analyses/claims/{claims}.toml" in names
 
 
 def test_commands_beside_a_user_reports_package(fresh_env, tmp_path):
@@ -81,4 +85,4 @@ def test_commands_beside_a_user_reports_package(fresh_env, tmp_path):
     _run([*audit, "--resamples", "200", "--bootstrap-resamples", "100"], user)
     synth = [cli, "reproduce", "synthetic", "--out", "s", "--episodes", "3", "--resamples", "100"]
     _run(synth, user)
-    assert (user / "s" / "report.md").exists()
+    assert "Audit of the paper's synthetic claims" in (user / "s" / "report.md").read_text()

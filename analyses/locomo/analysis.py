@@ -11,7 +11,7 @@ conversations. Every comparison is therefore shown at two units:
   two-sided p is 2/1,024 ~ .002; fewer conversations, a larger floor).
 
 The verdicts of the "does the claim transfer?" section use the conversation unit; the audit of
-``claims/locomo.toml`` judges at the query unit, as the paper tested.
+``analyses/claims/locomo.toml`` judges at the query unit, as the paper tested.
 """
 
 from __future__ import annotations
@@ -349,20 +349,18 @@ def transfer_verdicts(ana: LocomoAnalysis) -> list[dict[str, Any]]:
     return out
 
 
-DEFAULT_CLAIMS = Path(__file__).resolve().parents[2] / "claims" / "locomo.toml"
-
-
 def audit_locomo_claims(
     records: pd.DataFrame, claims_path: str | Path | None, *, n_resamples: int, seed: int
 ) -> str | None:
-    """Audit ``claims/locomo.toml`` (the transfer claims) against `records`; markdown or None
-    when the claims file is absent (an installed package has no ``claims/`` folder)."""
+    """Audit ``analyses/claims/locomo.toml`` (the transfer claims; `claims_path` overrides it)
+    against `records`; markdown, or None when none of its claims applies to these budgets. A
+    missing file is a ``FileNotFoundError`` naming it."""
     from osustat import audit_claims, load_claims
     from osustat.reports.audit import render_markdown
 
-    path = Path(claims_path) if claims_path is not None else DEFAULT_CLAIMS
-    if not path.is_file():
-        return None
+    from ..claims_audit import check_claims_file, claims_file
+
+    path = claims_file("locomo") if claims_path is None else check_claims_file(claims_path)
     claims = load_claims(path)
     budgets = set(records["budget"])
     kept = tuple(c for c in claims.claims if c.benchmark == "locomo" and c.budget in budgets)
@@ -374,4 +372,6 @@ def audit_locomo_claims(
     )
     cols = [c for c in records.columns if c != "category"]
     result = audit_claims(sub, records[cols], n_resamples=n_resamples, rng=seed)
-    return render_markdown(result, title="Audit of the transfer claims (claims/locomo.toml)")
+    return render_markdown(
+        result, title="Audit of the transfer claims (analyses/claims/locomo.toml)"
+    )

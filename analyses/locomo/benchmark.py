@@ -10,8 +10,8 @@ with ``--sensitivity`` also ``sensitivity/records-<choice>=<value>.csv``. A malf
 raises :class:`~.data.LocomoDataError` (a ``ValueError``: exit 2) naming the conversation and
 the field, and nothing is written.
 
-Its claims are the transfer claims of ``claims/locomo.toml`` (not the paper's own claims file),
-audited in the analysis step and placed in the report by :func:`write_locomo`.
+Its claims are the transfer claims of ``analyses/claims/locomo.toml`` (not the paper's own claims
+file), audited in the analysis step and placed in the report by :func:`write_locomo`.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def run_locomo(spec: RunSpec) -> BenchmarkRun:
 
 def analyze_locomo_run(run: BenchmarkRun, spec: RunSpec) -> Any:
     """Cross-tabs at two units, interaction, break-even, categories, sensitivity, the audit of
-    ``claims/locomo.toml`` (``spec.options['claims']`` overrides its path)."""
+    ``analyses/claims/locomo.toml`` (``spec.options['claims']`` overrides its path)."""
     from .analysis import analyze
 
     sens = [(c, r, s) for c, r, s in run.state.get("sensitivity", ()) if r is not None]
@@ -125,7 +125,9 @@ class LoCoMo:
         "files", "locomo10.json; the audit overlay is read from audit/errors.json beside it"
     )
     choices = load_choices("osustat.analyses.locomo", "locomo")
-    claims = None  # the transfer claims (claims/locomo.toml) are audited in the analysis step
+    claims = (
+        None  # the transfer claims (analyses/claims/locomo.toml) are audited in the analysis step
+    )
     references = ("OSU-Mem", "Flat Vector")
     multi_seed = False
 
@@ -204,7 +206,7 @@ def reproduce_locomo(
 
     `choices` maps choice names (``choices.toml``: ``labels``, ``query-time``,
     ``entity-extractor``, ``speaker-view``, ``captions``) to values; `encoder` overrides the
-    real encoder (tests pass a stand-in); `claims` overrides ``claims/locomo.toml``.
+    real encoder (tests pass a stand-in); `claims` overrides ``analyses/claims/locomo.toml``.
     """
     from osustat.analyses.driver import Request, reproduce
 

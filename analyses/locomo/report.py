@@ -515,7 +515,7 @@ def render(
     ):
         w += part
     if a.audit_markdown:
-        w.append("## Audit of claims/locomo.toml")
+        w.append("## Audit of analyses/claims/locomo.toml")
         w.append("")
         body = a.audit_markdown
         w.append(body.split("\n", 1)[1] if body.startswith("# ") else body)

@@ -113,7 +113,7 @@ def claim_specs(
     methods: tuple[str, ...] = GRID_METHODS, budgets: tuple[int, ...] = (128, 256)
 ) -> list[ClaimSpec]:
     """The paper's synthetic claims that `methods` at `budgets` can test (Table 2's ids as in
-    ``claims/paper.toml``)."""
+    ``analyses/claims/paper.toml``)."""
     specs = []
     for b in (128, 256):
         for metric, mslug in (("hit@2", "hit2"), ("recall", "recall")):

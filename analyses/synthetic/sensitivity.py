@@ -5,9 +5,9 @@ A *grid* (a TOML file, default ``analyses/synthetic/grid.toml``, read by
 (:class:`~osustat.analyses.synthetic.generator.GeneratorConfig`). Every point runs the same
 methods over ``len(seeds) x episodes`` episodes through the one sweep runner
 (``analyses.runner.run_tasks``, one progress bar for the whole grid), and every synthetic claim
-of the paper (Table 2 as in
-``claims/paper.toml``, and Sections 6.1 / 6.4) is tested at every point on episode-level paired
-differences (episodes of all seeds pooled: they are independent draws of the same generator):
+of the paper (Table 2 as in ``analyses/claims/paper.toml``, and Sections 6.1 / 6.4) is tested
+at every point on episode-level paired differences (episodes of all seeds pooled: they are
+independent draws of the same generator):
 
 - effect = mean episode-level difference treatment - baseline, a BCa bootstrap 95% CI, and a
   two-sided paired sign-flip p-value (one shared set of sign vectors per point);

@@ -373,7 +373,7 @@ def reproduce_tau_bench(
     `query_noise`, `copy_noise`, `matching`, `packing` and `query_kind` the declared choices of
     the same names (hyphenated; ``choices.toml`` gives values, defaults and the paper's words);
     `encoder` overrides the real encoder (tests pass a stand-in); `claims` replaces
-    ``claims/paper.toml`` for the embedded audit. `n_resamples` is the number of sign flips
+    ``analyses/claims/paper.toml`` for the embedded audit. `n_resamples` is the number of sign flips
     per test (old name `resamples`, deprecated).
     """
     from osustat.analyses.driver import Request, reproduce

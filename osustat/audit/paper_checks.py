@@ -3,7 +3,7 @@
 A claims audit (:func:`osustat.audit.run.audit`) asks whether *records* reproduce a paper's
 claims. Some problems need no records at all: the printed numbers contradict each other, a
 metric definition, or the paper's own sentences. This module checks such relations, listed
-in a TOML file (``claims/paper_checks.toml``), and returns findings about the paper.
+in a TOML file (``analyses/claims/paper_checks.toml``), and returns findings about the paper.
 
 Kinds of check (:data:`CHECK_KINDS`):
 

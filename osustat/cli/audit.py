@@ -26,6 +26,19 @@ def _aliases(pairs: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def _claims_input(value: str, option: str) -> Path:
+    """A claims file: `value` as a path, or — when no file of that name is here — the name of
+    one shipped with osustat (``paper``, ``locomo``, ``paper_checks``: package data of
+    ``osustat.analyses``, so an installed wheel has them too)."""
+    from osustat.analyses.claims_audit import SHIPPED_CLAIMS, claims_file
+
+    if value in SHIPPED_CLAIMS and not Path(value).exists():
+        return claims_file(value)
+    path = _input_file(value, option)
+    assert path is not None  # given, so checked
+    return path
+
+
 def _paper_checks_only(args: argparse.Namespace) -> int:
     """``osustat audit CLAIMS --check-paper FILE`` without records: the paper's numbers only."""
     from osustat.audit.paper_checks import check_paper, load_paper_checks
@@ -33,8 +46,7 @@ def _paper_checks_only(args: argparse.Namespace) -> int:
 
     if args.out or args.json:
         raise ValueError("`--out` and `--json` need `--records`; --check-paper alone prints.")
-    path = _input_file(args.check_paper, "check-paper")
-    assert path is not None  # given, so checked
+    path = _claims_input(args.check_paper, "check-paper")
     text = render_paper_checks(check_paper(load_paper_checks(path), rng=args.seed))
     print(text)
     return 0
@@ -58,12 +70,15 @@ def audit_command(args: argparse.Namespace) -> int:
     _prob(args.level, "--level")
     _count(args.seed, "--seed", 0, 2**63 - 1)
     aliases = _aliases(args.alias)
-    claims_path = _input_file(args.claims, "claims")
+    claims_path = _claims_input(args.claims, "claims")
+    paper_path = None
+    if args.check_paper is not None:  # checked before any work, like the claims file
+        paper_path = _claims_input(args.check_paper, "check-paper")
     _check_out(args)
-    claims = load_claims(args.claims)
+    claims = load_claims(claims_path)
     args.run = []
     raw, files, loaded = read_input(args)
-    files = [("claims", claims_path), *files]  # type: ignore[list-item]
+    files = [("claims", claims_path), *files]
     notes, exclusions = input_notes(loaded, f"`{files[1][1]}`", len(raw))
     input_lines = [f"- {n}" for n in notes]
     if aliases:
@@ -104,12 +119,10 @@ def audit_command(args: argparse.Namespace) -> int:
         exclusions=(*exclusions, *((("claims not checkable", unchecked),) if unchecked else ())),
     )
     text = render_markdown(result, preamble=preamble)
-    if args.check_paper is not None:
+    if paper_path is not None:
         from osustat.audit.paper_checks import check_paper, load_paper_checks
         from osustat.reports.audit import render_paper_checks
 
-        paper_path = _input_file(args.check_paper, "check-paper")
-        assert paper_path is not None  # given, so checked
         text += "\n\n" + render_paper_checks(
             check_paper(load_paper_checks(paper_path), rng=args.seed)
         )

@@ -262,7 +262,12 @@ def build_parser() -> argparse.ArgumentParser:
     an.set_defaults(func=_analyze)
 
     au = sub.add_parser("audit", help="check significance claims (TOML) against records")
-    au.add_argument("claims", help="claims file (TOML; see docs/audit.md)")
+    au.add_argument(
+        "claims",
+        help="claims file (TOML; see docs/audit.md), or the name of one shipped with osustat: "
+        "paper (the paper's claims), locomo (LoCoMo transfer claims); files in "
+        "analyses/claims/ of the repository",
+    )
     au.add_argument(
         "--records",
         default=None,
@@ -272,9 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--check-paper",
         default=None,
         metavar="CHECKS_TOML",
-        help="also check the paper's own printed numbers for consistency (e.g. "
-        "claims/paper_checks.toml); findings about the paper, listed apart; without "
-        "--records only these checks run",
+        help="also check the paper's own printed numbers for consistency (a file, or "
+        "paper_checks: the shipped analyses/claims/paper_checks.toml); findings about the "
+        "paper, listed apart; without --records only these checks run",
     )
     au.add_argument("--resamples", type=int, default=10_000, help="sign flips per test")
     au.add_argument(

@@ -1,7 +1,39 @@
-"""The driver's embedded audit finds the repository's claims file (a move once lost it)."""
+"""The claims files the pipelines audit ship inside the package (``osustat.analyses`` package
+data, folder ``analyses/claims/``), are found from the package, and a missing one is an error
+naming its path — never an audit skipped without a word (a wheel once had no claims at all)."""
 
-from osustat.analyses.claims_audit import CLAIMS_FILE
+import errno
+from pathlib import Path
+
+import pytest
+
+import osustat.analyses.claims_audit as claims_audit
+from osustat.analyses.claims_audit import SHIPPED_CLAIMS, claims_file
+from osustat.analyses.claims_audit import claims_audit as audit
+from osustat.analyses.protocol import ClaimSelection
 
 
-def test_the_driver_finds_claims_paper_toml():
-    assert CLAIMS_FILE.is_file() and CLAIMS_FILE.name == "paper.toml"
+@pytest.mark.parametrize("name", SHIPPED_CLAIMS)
+def test_every_shipped_claims_file_is_found_from_the_package(name):
+    path = claims_file(name)
+    assert path.is_file() and path.name == f"{name}.toml"
+    assert path.parent == Path(claims_audit.__file__).resolve().parent / "claims"
+
+
+def test_an_unknown_name_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match=r"no shipped claims file 'papers'.*'paper'"):
+        claims_file("papers")
+
+
+def test_a_missing_shipped_file_is_an_error_naming_its_path(monkeypatch, tmp_path):
+    monkeypatch.setattr(claims_audit, "CLAIMS_DIR", tmp_path)
+    with pytest.raises(FileNotFoundError, match="claims file not found") as info:
+        claims_file("paper")
+    assert info.value.filename == str(tmp_path / "paper.toml")
+    assert info.value.errno == errno.ENOENT
+
+
+def test_the_embedded_audit_never_skips_a_missing_file_silently(tmp_path):
+    selection = ClaimSelection("Audit", benchmark_prefixes=("synthetic",))
+    with pytest.raises(FileNotFoundError, match="claims file not found"):
+        audit(None, selection, n_resamples=9, seed=0, claims_path=tmp_path / "none.toml")  # type: ignore[arg-type]

@@ -124,9 +124,8 @@ class Fake:
 def fake(monkeypatch, tmp_path) -> Fake:
     bench = Fake()
     monkeypatch.setattr(driver, "get_benchmark", lambda name: bench)
-    claims = tmp_path / "claims.toml"
-    claims.write_text(CLAIMS)
-    monkeypatch.setattr(claims_audit, "CLAIMS_FILE", claims)
+    (tmp_path / "paper.toml").write_text(CLAIMS)
+    monkeypatch.setattr(claims_audit, "CLAIMS_DIR", tmp_path)
     return bench
 
 
@@ -178,7 +177,19 @@ def test_output_is_atomic(fake, tmp_path):
     out = tmp_path / "o"
     with pytest.raises(RuntimeError, match="late failure"):
         driver.reproduce(driver.Request("fake", out, n_resamples=99))
-    assert list(tmp_path.iterdir()) == [tmp_path / "claims.toml"]  # nothing half-written
+    assert list(tmp_path.iterdir()) == [tmp_path / "paper.toml"]  # nothing half-written
+
+
+def test_a_missing_claims_file_is_an_error_naming_it_before_any_work(fake, tmp_path, capsys):
+    (tmp_path / "paper.toml").unlink()
+    assert main(_argv(tmp_path / "o")) == 2
+    err = capsys.readouterr().err
+    assert "claims file not found" in err and str(tmp_path / "paper.toml") in err
+    assert fake.runs == 0 and not (tmp_path / "o").exists()
+    given = tmp_path / "mine.toml"  # a claims file given from Python: the same
+    with pytest.raises(FileNotFoundError, match=r"mine\.toml"):
+        driver.reproduce(driver.Request("fake", tmp_path / "o", n_resamples=99, claims=given))
+    assert fake.runs == 0
 
 
 def test_a_one_query_cell_is_not_testable_and_the_report_is_written(fake, tmp_path):
@@ -216,8 +227,9 @@ def test_choice_errors_name_the_choice_and_its_values(fake, tmp_path, capsys, va
 
 def test_user_retriever_tests_are_the_cores_paired_tests():
     records = _records(0)
-    table = driver.user_retriever_tests(records, ["A"], ["B"], n_resamples=999, seed=3)
-    (row,) = table.itertuples(index=False)
+    tests = driver.user_retriever_tests(records, ["A"], ["B"], n_resamples=999, seed=3)
+    assert tests.skipped.empty
+    (row,) = tests.table.itertuples(index=False)
     p = paired(records, "A", "B", metric="hit@2", budget=256, benchmark="fake")
     assert row.n == p.n == 13
     assert row.effect == pytest.approx(np.mean(p.differences))
@@ -226,6 +238,36 @@ def test_user_retriever_tests_are_the_cores_paired_tests():
     assert row.p == pytest.approx(ref.pvalue)
     assert row.ci_low <= row.effect <= row.ci_high
     assert row.p_holm == pytest.approx(row.p)  # one test: Holm leaves it
+
+
+def test_groups_the_two_methods_do_not_share_are_counted_with_the_reason():
+    records = _records(0)
+    # B alone at budget 512; A misses one query at 256 (recall); a reference never run (C)
+    at512 = records[records["method"] == "B"].assign(budget=512)
+    recall = records.assign(metric="recall")
+    recall = recall[~((recall["method"] == "A") & (recall["query_id"] == "q3"))]
+    both = pd.concat([records, at512, recall], ignore_index=True)
+    tests = driver.user_retriever_tests(both, ["A"], ["B", "C"], n_resamples=99, seed=0)
+    assert [(r.reference, r.budget, r.metric) for r in tests.table.itertuples()] == [
+        ("B", 256, "hit@2")
+    ]
+    skipped = tests.skipped
+    assert list(skipped.columns) == list(driver.SKIPPED_COLUMNS)
+    got = {(r.reference, r.budget, r.metric): r.reason for r in skipped.itertuples()}
+    assert set(got) == {
+        ("B", 256, "recall"),  # the queries differ
+        ("B", 512, "hit@2"),  # A has no records at 512
+        ("C", 256, "hit@2"),  # C is not in the records at all
+        ("C", 256, "recall"),
+    }
+    assert "unpaired queries" in got[("B", 256, "recall")] and "e1/q3" in got[("B", 256, "recall")]
+    assert "'A' has no records" in got[("B", 512, "hit@2")]
+    assert "'C' is not in the records" in got[("C", 256, "hit@2")]
+    from osustat.reports.user_methods import render_user_tests
+
+    text = render_user_tests(tests.table, skipped, n_resamples=99)
+    assert "Skipped groups: 4 (retriever, reference, benchmark, budget, metric) groups" in text
+    assert text.count("| A | C | fake | 256 |") == 2
 
 
 def test_a_user_retriever_gets_paired_tests_in_the_report(fake, tmp_path, monkeypatch):
@@ -239,6 +281,8 @@ def test_a_user_retriever_gets_paired_tests_in_the_report(fake, tmp_path, monkey
     assert "### Paired tests against the paper's methods" in report
     table = pd.read_csv(out / "user_retriever_tests.csv")
     assert set(table["reference"]) == {"B"} and (table["effect"] == 1.0).all()
+    assert pd.read_csv(out / "user_retriever_skipped.csv").empty
+    assert "Skipped groups: 0" in report
 
 
 def test_sensitivity_and_choice_on_toolbench(tmp_path):

@@ -100,12 +100,11 @@ class TestGridFile:
 
 class TestClaims:
     def test_table2_ids_match_claims_file(self):
-        from pathlib import Path
+        from osustat.analyses.claims_audit import claims_file
 
-        root = Path(__file__).resolve().parents[2]
-        claims = tomllib.loads((root / "claims" / "paper.toml").read_text())["claim"]
+        claims = tomllib.loads(claims_file("paper").read_text())["claim"]
         # Table 2's means claims (the Table 10 tests and §6.1 relative claims are encoded
-        # with other ids in claims/paper.toml and audited there)
+        # with other ids in analyses/claims/paper.toml and audited there)
         paper_ids = {
             c["id"]
             for c in claims

@@ -1,7 +1,7 @@
 """The audit's own calibration on the paper: feed the paper's printed numbers back as records.
 
-For every claim of ``claims/paper.toml`` we synthesise records that reproduce what the paper
-printed -- the means (or the effect) at the claim's unit and n, and the p of the claim's own
+For every claim of ``analyses/claims/paper.toml`` we synthesise records that reproduce what the
+paper printed -- the means (or the effect) at the claim's unit and n, and the p of the claim's own
 procedure (exact binomial sign-flip p for equal-magnitude differences; Fisher over three
 identical seeds for Fisher-combined claims; the centered interaction statistic for the
 Section 6.3 tests) -- each claim on its own benchmark so no two claims share rows. The "as
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,6 +21,7 @@ import pytest
 from scipy import optimize, stats
 
 from osustat import interaction_test
+from osustat.analyses.claims_audit import claims_file
 from osustat.audit.claim import Claim, ClaimsFile
 from osustat.audit.claims import load_claims
 from osustat.audit.run import audit
@@ -33,7 +33,7 @@ def why(check, standard="strict"):
     return reason(check, check.under(standard))
 
 
-PAPER_TOML = Path(__file__).resolve().parents[2] / "claims" / "paper.toml"
+PAPER_TOML = claims_file("paper")
 ALPHA = 0.05
 SEEDS = (42, 123, 456)
 #: Section 6.2/6.3 cell sizes and the per-cell OSU - Flat gaps the interaction tests span

@@ -5,11 +5,12 @@ from pathlib import Path
 import pytest
 
 from osustat import Cell
+from osustat.analyses.claims_audit import claims_file
 from osustat.audit.claim import CLAIM_KEYS, KINDS, ReportedP
 from osustat.audit.claims import load_claims, parse_claims
 
 ROOT = Path(__file__).resolve().parents[2]
-PAPER_TOML = ROOT / "claims" / "paper.toml"
+PAPER_TOML = claims_file("paper")
 # The paper's text (the specification) is not part of the repository: OSUSTAT_PAPER names it
 # (`make test` sets it to ../shared/paper/osu-mem-paper.md when that exists).
 PAPER_MD = Path(os.environ.get("OSUSTAT_PAPER") or "/nonexistent/osu-mem-paper.md")
@@ -277,7 +278,7 @@ class TestParseClaims:
         assert all(f"`{k}`" in doc for k in CLAIM_KEYS)
 
 
-# -- claims/paper.toml against the paper's own tables --------------------------------------
+# -- analyses/claims/paper.toml against the paper's own tables -------------------------------
 
 
 def _paper_rows(table_caption: str) -> list[list[str]]:

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from osustat.analyses.claims_audit import claims_file
 from osustat.audit.paper_checks import check_paper, load_paper_checks
 
 ROOT = Path(__file__).resolve().parents[2]
-CHECKS = ROOT / "claims" / "paper_checks.toml"
+CHECKS = claims_file("paper_checks")
 
 
 def test_recall_hit2_bound_by_hand():
@@ -52,14 +53,14 @@ def test_bad_file_names_the_check(tmp_path):
 
 def test_cli_check_paper_without_records():
     out = subprocess.run(
-        [sys.executable, "-m", "osustat", "audit", str(ROOT / "claims" / "paper.toml"),
+        [sys.executable, "-m", "osustat", "audit", str(claims_file("paper")),
          "--check-paper", str(CHECKS)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "Findings about the paper" in out.stdout and "18 of 20" in out.stdout
     none = subprocess.run(
-        [sys.executable, "-m", "osustat", "audit", str(ROOT / "claims" / "paper.toml")],
+        [sys.executable, "-m", "osustat", "audit", str(claims_file("paper"))],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert none.returncode == 2 and "--records" in none.stderr

@@ -1,13 +1,12 @@
-"""claims/locomo.toml parses and names only what the LoCoMo pipeline writes."""
+"""analyses/claims/locomo.toml parses and names only what the LoCoMo pipeline writes."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from osustat import load_claims
+from osustat.analyses.claims_audit import claims_file
 from osustat.analyses.locomo.run import BENCHMARK, MAIN_METHODS, PRIMARY_BUDGET
 
-CLAIMS = Path(__file__).resolve().parents[3] / "claims" / "locomo.toml"
+CLAIMS = claims_file("locomo")
 
 
 def test_transfer_claims_match_the_pipeline() -> None:
