@@ -9,7 +9,7 @@ from the rules of docs/audit.md), so the numbers do not share code with the audi
     osustat reproduce tau-bench --out TAU --jobs 2
     osustat reproduce toolbench --out TB --jobs 2
     python benchmarks/hand_check/hand_check.py combine SYN TAU TB --out ALL.parquet
-    osustat audit claims/paper.toml --records ALL.parquet --json --out AUDIT
+    osustat audit paper --records ALL.parquet --json --out AUDIT
     python benchmarks/hand_check/hand_check.py sample --audit AUDIT/audit.json
     python benchmarks/hand_check/hand_check.py numbers --records ALL.parquet
     python benchmarks/hand_check/hand_check.py agreement --audit AUDIT/audit.json
@@ -22,7 +22,7 @@ decided by hand from those numbers and written, with the reasoning, in ``claims.
 and the block of docs/audit.md between its hand-check markers.
 
 Sampling rule (fixed before any hand verdict): the population is the 148 claims of
-``claims/paper.toml`` audited against the records of the three default runs; strata are the
+``analyses/claims/paper.toml`` audited against the records of the three default runs; strata are the
 audit's **strict** verdict; from each stratum ``min(size, 6)`` claims are drawn without
 replacement with ``numpy.random.default_rng(26)`` (strata in alphabetical order, claims in
 file order before the draw); if that gives fewer than 30, the rest are drawn from the
@@ -45,7 +45,7 @@ from scipy import stats
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-CLAIMS = ROOT / "claims" / "paper.toml"
+CLAIMS = ROOT / "analyses" / "claims" / "paper.toml"
 SEED = 26
 PER_STRATUM = 6
 MINIMUM = 30
