@@ -22,32 +22,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from osustat.reports.paper_values import PAPER
+
 ROOT = Path(__file__).resolve().parents[1]
 
 BUDGETS = (200, 400, 800, 1600)
 BETAS = (0.04, 0.08, 0.12, 0.16, 0.20)
-#: Table 6 as printed (Recall gap pp, Fisher stars) -- for comparison only.
-PAPER6 = {
-    0.04: ["+.5", "+1.2**", "+.3", "+.2"],
-    0.08: ["+1.3*", "+2.6***", "+.8", "+.9"],
-    0.12: ["+2.7***", "+3.7***", "+2.1**", "+1.6*"],
-    0.16: ["+4.2***", "+4.7***", "+4.0***", "+2.6***"],
-    0.20: ["+5.1***", "+6.4***", "+5.4***", "+4.2***"],
-}
-#: Table 14 as printed (per-seed tests p < .05 of 12, all positive, B = 400 all seeds p < .01,
-#: mean B = 400 gap) -- for comparison only.
-PAPER14 = {
-    "toolbench-nev2": ("4/12", "no, 10/12", "no", "+3.2"),
-    "toolbench": ("9/12", "yes, 12/12", "yes", "+3.7"),
-    "toolbench-nev4": ("9/12", "no, 11/12", "no", "+3.2"),
-}
-PAPER15 = {
-    0.04: ["+1.2", "+.7", "+1.0", "+.5"],
-    0.08: ["+2.7", "+2.7", "+2.0", "+2.2"],
-    0.12: ["+6.2", "+4.8", "+3.7", "+3.8"],
-    0.16: ["+8.3", "+8.0", "+6.7", "+6.8"],
-    0.20: ["+9.7", "+10.8", "+10.8", "+9.3"],
-}
+#: The paper's printed ToolBench values (Tables 3, 6, 14, 15), for comparison only: the one
+#: table of printed values (reports/paper_values.py).
+PAPER_TB = PAPER["toolbench"]
+PAPER6 = PAPER_TB["table6"]
+PAPER15 = PAPER_TB["table15"]
+PAPER14 = PAPER_TB["table14"]  # benchmark -> (significant, all positive, B=400 p<.01, gap)
+PAPER3_FLAT = "/".join(f"{r:.3f}".lstrip("0") for _, r in PAPER_TB["table3"]["Flat Vector"])
 
 
 def _stars(p: float) -> str:
@@ -136,7 +123,7 @@ def _summary(name: str, a) -> list[str]:
         f"significant here: {hits}. Trend in β (Recall, mean-trend test, p at B = "
         f"200/400/800/1600): {trend}. Table 14, per-seed tests p < .05 of 12: {sizes}. "
         f"Cohesion α (G.5): {_cohesion(a)}. Flat Vector Recall {flat_r} (paper "
-        ".686/.792/.863/.917).",
+        f"{PAPER3_FLAT}).",
     ]
 
 
