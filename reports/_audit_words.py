@@ -100,6 +100,11 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
         return f"{means}: ordering {sign} fails{tie} (descriptive, no test)"
     if code == "interaction":
         return f"the gap differs across cells; {p_text}"
+    if code == "interaction-paper-ns":
+        return (
+            f"the gap differs across cells ({p_text}), where the paper printed "
+            f"{c.reported_p} (no interaction)"
+        )
     if code in ("no-interaction", "no-interaction-as-claimed"):
         paper = ""
         if code == "no-interaction-as-claimed":

@@ -66,6 +66,7 @@ REASONS = (
     "ordering-holds",  # means: the ordering holds
     "ordering-fails",  # means: it fails (``effect`` = gap of means, 0 for a tie)
     "interaction",  # significant interaction
+    "interaction-paper-ns",  # ... where the paper printed a non-significant p
     "no-interaction",  # no significant interaction
     "no-interaction-as-claimed",  # ... and the claim's own p says so too
     "gap-inside-margin",  # equivalence as tested, descriptive
@@ -312,6 +313,8 @@ def judge(
     if c.kind == "interaction":
         assert p_adj is not None
         if p_adj <= alpha:
+            if paper_not_significant(c, alpha):  # the paper printed no interaction here
+                return out("significant (paper: n.s.)", "interaction-paper-ns")
             return out("reproduced", "interaction")
         as_claimed = c.reported_p is not None and c.reported_p.upper > alpha
         return out(

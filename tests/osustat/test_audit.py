@@ -583,6 +583,18 @@ class TestKinds:
         ref = interaction_test(d, cells, method="centered-signflip", n_resamples=999, rng=0)
         assert c.interaction_as_tested.cell_means == pytest.approx(ref.cell_means)
 
+    def test_interaction_significant_where_the_paper_printed_ns(self):
+        # Section 6.3 prints p = .081 at B = 128: a significant interaction in the records is
+        # not a reproduction of "no interaction" (the hand check, docs/audit.md)
+        rng = np.random.default_rng(0)
+        cells = np.repeat(["T+E+", "T+E-", "T-E+", "T-E-"], 40)
+        d = np.clip(rng.normal(0, 0.2, 160) + np.repeat([0.4, 0.0, 0.1, -0.3], 40), -0.9, 0.9)
+        spec = dict(kind="interaction", direction=None, cell=None, reported_p=0.081)
+        (c,) = run(claim(**spec), data=from_differences(d, cells=list(cells))).checks
+        assert c.as_tested.verdict == c.strict.verdict == "significant (paper: n.s.)"
+        assert c.strict.code == "interaction-paper-ns"
+        assert "where the paper printed p = 0.081 (no interaction)" in why(c)
+
     def test_interaction_null(self):
         cells = list(np.repeat(["T+E+", "T-E-"], 30))
         d = np.tile([0.1, -0.1, 0.05], 20)
