@@ -163,6 +163,24 @@ class SeedDependence:
     too_dependent: bool
     threshold: float
 
+    @classmethod
+    def from_correlation(
+        cls, corr: NDArray[np.float64], duplicates: list[float], threshold: float
+    ) -> SeedDependence:
+        """The summary of a ``(k, k)`` between-seed correlation matrix and the duplicate share
+        of each seed pair (empty: no pair shares a unit)."""
+        k = corr.shape[0]
+        rho = float(corr[np.triu_indices(k, 1)].mean())
+        eff = float(k / (1.0 + (k - 1) * max(rho, 0.0)))
+        return cls(
+            correlation=corr,
+            mean_correlation=rho,
+            duplicate_fraction=float(np.mean(duplicates)) if duplicates else 0.0,
+            effective_seeds=max(eff, 1.0),
+            too_dependent=rho > threshold,
+            threshold=float(threshold),
+        )
+
 
 def seed_dependence(per_seed_differences: Any, *, threshold: float = 0.3) -> SeedDependence:
     """Measure the dependence between seeds of the per-query paired differences.
@@ -223,13 +241,4 @@ def seed_dependence(per_seed_differences: Any, *, threshold: float = 0.3) -> See
             else:
                 r = 1.0 if same.all() else 0.0
             corr[i, j] = corr[j, i] = r
-    rho = float(corr[np.triu_indices(k, 1)].mean())
-    eff = float(k / (1.0 + (k - 1) * max(rho, 0.0)))
-    return SeedDependence(
-        correlation=corr,
-        mean_correlation=rho,
-        duplicate_fraction=float(np.mean(dup)),
-        effective_seeds=max(eff, 1.0),
-        too_dependent=rho > threshold,
-        threshold=threshold,
-    )
+    return SeedDependence.from_correlation(corr, dup, threshold)

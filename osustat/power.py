@@ -125,16 +125,9 @@ def _smallest_effect(
         if not grow or hi > 1e6:
             return math.inf
         hi *= 2.0
-    lo = 0.0
-    if power_at(lo) >= target:  # cannot happen for a valid test; never return garbage
+    if power_at(0.0) >= target:  # cannot happen for a valid test; never return garbage
         return 0.0
-    for _ in range(halvings):
-        mid = 0.5 * (lo + hi)
-        if power_at(mid) >= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return _bisect(power_at, target, 0.0, hi, halvings=halvings)
 
 
 def _empirical_mde(
@@ -175,9 +168,19 @@ def _empirical_mde(
     return _bisect(power_at, target, lo, hi)
 
 
-def _bisect(power_at: Callable[[float], float], target: float, lo: float, hi: float) -> float:
-    """Bisect ``[lo, hi]`` (``power_at(lo) < target <= power_at(hi)``) to 0.1% of `hi`."""
-    while hi - lo > 1e-3 * hi:
+def _bisect(
+    power_at: Callable[[float], float],
+    target: float,
+    lo: float,
+    hi: float,
+    *,
+    halvings: int | None = None,
+) -> float:
+    """Bisect ``[lo, hi]`` (``power_at(lo) < target <= power_at(hi)``): `halvings` halvings,
+    or (None) until the bracket is within 0.1% of `hi`."""
+    step = 0
+    while (hi - lo > 1e-3 * hi) if halvings is None else (step < halvings):
+        step += 1
         mid = 0.5 * (lo + hi)
         if power_at(mid) >= target:
             hi = mid

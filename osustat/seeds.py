@@ -360,13 +360,4 @@ def between_seed_dependence(differences: Any, *, threshold: float = 0.3) -> Seed
             else:
                 r = 0.0
             corr[i, j] = corr[j, i] = r
-    rho = float(corr[np.triu_indices(k, 1)].mean())
-    eff = float(k / (1.0 + (k - 1) * max(rho, 0.0)))
-    return SeedDependence(
-        correlation=corr,
-        mean_correlation=rho,
-        duplicate_fraction=float(np.mean(dup)) if dup else 0.0,
-        effective_seeds=max(eff, 1.0),
-        too_dependent=rho > threshold,
-        threshold=float(threshold),
-    )
+    return SeedDependence.from_correlation(corr, dup, threshold)
