@@ -1,12 +1,18 @@
-"""The similarity view's approximate k-NN graph (above ``knn_exact_max_steps``)."""
+"""The similarity view's approximate k-NN graph (above ``knn_exact_max_steps``).
+
+pynndescent (the ``ann`` extra) is imported, not skipped: ``make test`` installs it, so CI
+runs these tests.
+"""
+
+import subprocess
+import sys
 
 import numpy as np
+import pynndescent  # noqa: F401  (fail loudly when the ann extra is missing)
 import pytest
 
 from osustat.retrieval import OSUConfig, OSUMem, Trajectory, build_osus
 from osustat.retrieval.osu import _approximate_knn, _exact_knn
-
-pytest.importorskip("hnswlib")
 
 
 def clustered(n, dim=48, seed=0):
@@ -29,6 +35,23 @@ def trajectory(emb, seed=0):
     )
 
 
+def recall(approx, exact):
+    return np.mean(
+        [len(set(a) & set(e)) / 5 for a, e in zip(approx.tolist(), exact.tolist(), strict=True)]
+    )
+
+
+def topics(n, dim=384, seed=0):
+    """``benchmarks/growth.py``'s long-trajectory vectors: ~n / 10 topics in runs of ~10 steps,
+    within-topic cosine ~ 0.7, across ~ 0."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(max(1, n // 10), dim))
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    topic = np.sort(rng.integers(len(centres), size=n))
+    x = centres[topic] + rng.normal(scale=0.6 / np.sqrt(dim), size=(n, dim))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
 def test_recall_against_exact_knn():
     emb = clustered(600)
     exact, _ = _exact_knn(emb, 5)
@@ -36,10 +59,23 @@ def test_recall_against_exact_knn():
     assert approx.shape == (600, 5)
     assert not (approx == np.arange(600)[:, None]).any()  # never a step's own neighbour
     assert all(len(set(row)) == 5 for row in approx.tolist())
-    recall = np.mean(
-        [len(set(a) & set(e)) / 5 for a, e in zip(approx.tolist(), exact.tolist(), strict=True)]
-    )
-    assert recall >= 0.95
+    assert recall(approx, exact) >= 0.99
+
+
+def test_recall_meets_the_declared_criterion_on_topic_vectors():
+    """The acceptance criterion (5-NN recall >= 0.99, docs/performance.md) on the benchmark's
+    kind of trajectory at a moderate size (the benchmark checks 16,000 steps and real
+    vectors)."""
+    emb = topics(3000, seed=5)
+    assert recall(_approximate_knn(emb, 5), _exact_knn(emb, 5)[0]) >= 0.99
+
+
+def test_duplicate_steps_never_list_themselves():
+    emb = clustered(300, seed=2)
+    emb[100:110] = emb[99]  # eleven identical steps
+    approx = _approximate_knn(emb, 5)
+    assert not (approx == np.arange(300)[:, None]).any()
+    assert all(len(set(row)) == 5 for row in approx.tolist())
 
 
 def test_forced_threshold_gives_valid_osus_close_to_exact():
@@ -75,6 +111,32 @@ def test_approximate_graph_is_deterministic():
     cfg = OSUConfig(knn_exact_max_steps=50)
     a, b = build_osus(traj, cfg), build_osus(traj, cfg)
     assert [m.tolist() for m in a.members] == [m.tolist() for m in b.members]
+    emb = clustered(800, seed=4)
+    np.testing.assert_array_equal(_approximate_knn(emb, 5), _approximate_knn(emb, 5))
+
+
+_GRAPH = """
+import hashlib, numpy as np
+from osustat.retrieval.osu import _approximate_knn
+rng = np.random.default_rng(4)
+x = rng.normal(size=(80, 48))[rng.integers(80, size=800)] + 0.6 * rng.normal(size=(800, 48))
+x /= np.linalg.norm(x, axis=1, keepdims=True)
+digest = hashlib.sha256(_approximate_knn(x, 5).tobytes()).hexdigest()
+"""
+
+
+@pytest.mark.slow
+def test_same_graph_in_another_process():
+    """The graph of a fresh process (its own seed state and JIT) equals this process's."""
+    here: dict = {}
+    exec(_GRAPH, here)
+    there = subprocess.run(
+        [sys.executable, "-c", _GRAPH + "print(digest)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert there == here["digest"]
 
 
 def test_exact_path_at_or_below_the_threshold():
