@@ -46,58 +46,37 @@ class TestValidateRecords:
         ):
             validate_records(df)
 
-    def test_nan_value_names_row(self):
+    # one entry set to a bad value (its column cast first where the value needs it) -> the
+    # error names the check and the row
+    @pytest.mark.parametrize(
+        ("row", "column", "cast", "value", "error", "match"),
+        [
+            (3, "value", None, np.nan, ValueError,
+             r"`value` has NaN or infinite entries in rows 3"),
+            (5, "value", object, "high", TypeError,
+             r"`value` must be numeric; non-numeric values in rows 5"),
+            (0, "value", None, 0.5, ValueError, r"hit@k values must be 0 or 1.*rows 0"),
+            (1, "value", None, 1.5, ValueError, r"recall values must lie in \[0, 1\].*rows 1"),
+            (2, "cell", None, "T+", ValueError, r"`cell` has unknown labels in rows 2"),
+            (0, "cell", None, "T-E+", ValueError, r"conflicting cells for queries 'e0/q0'"),
+            (0, "budget", float, 256.5, ValueError,
+             r"`budget` must hold integers; bad values in rows 0"),
+        ],
+        ids=["nan", "non-numeric", "non-binary-hit", "recall-range", "unknown-cell",
+             "conflicting-cells", "non-integer-budget"],
+    )  # fmt: skip
+    def test_bad_entry_names_row(self, row, column, cast, value, error, match):
         df = make_records()
-        df.loc[3, "value"] = np.nan
-        with pytest.raises(ValueError, match=r"`value` has NaN or infinite entries in rows 3"):
-            validate_records(df)
-
-    def test_non_numeric_value(self):
-        df = make_records()
-        df["value"] = df["value"].astype(object)
-        df.loc[5, "value"] = "high"
-        with pytest.raises(
-            TypeError,
-            match=r"`value` must be numeric; non-numeric values in "
-            r"rows 5",
-        ):
-            validate_records(df)
-
-    def test_non_binary_hit(self):
-        df = make_records()
-        df.loc[0, "value"] = 0.5
-        with pytest.raises(ValueError, match=r"hit@k values must be 0 or 1.*rows 0"):
-            validate_records(df)
-
-    def test_recall_out_of_range(self):
-        df = make_records()
-        df.loc[1, "value"] = 1.5
-        with pytest.raises(ValueError, match=r"recall values must lie in \[0, 1\].*rows 1"):
-            validate_records(df)
-
-    def test_unknown_cell(self):
-        df = make_records()
-        df.loc[2, "cell"] = "T+"
-        with pytest.raises(ValueError, match=r"`cell` has unknown labels in rows 2"):
-            validate_records(df)
-
-    def test_conflicting_cells(self):
-        df = make_records()
-        df.loc[0, "cell"] = "T-E+"
-        with pytest.raises(ValueError, match=r"conflicting cells for queries 'e0/q0'"):
+        if cast is not None:
+            df[column] = df[column].astype(cast)
+        df.loc[row, column] = value
+        with pytest.raises(error, match=match):
             validate_records(df)
 
     def test_duplicate_keys(self):
         df = make_records()
         df = pd.concat([df, df.iloc[[4]]], ignore_index=True)
         with pytest.raises(ValueError, match=rf"duplicate record keys .* in rows 4, {len(df) - 1}"):
-            validate_records(df)
-
-    def test_non_integer_budget(self):
-        df = make_records()
-        df["budget"] = df["budget"].astype(float)
-        df.loc[0, "budget"] = 256.5
-        with pytest.raises(ValueError, match=r"`budget` must hold integers; bad values in rows 0"):
             validate_records(df)
 
     def test_defaults_and_normalization(self):
