@@ -19,7 +19,7 @@ from osustat.cli.main import main
 from osustat.retrieval import HashingBagOfWordsEncoder
 from osustat.retrieval.registry import load_retriever
 
-from .test_tau_bench import _tau1_record, _tau2_file
+from .test_tau_bench import _tau1_record, _tau2_file, tiny_tau_run
 from .test_toolbench import _write_data
 
 QUIET = Backend(progress=False)
@@ -78,19 +78,14 @@ def test_synthetic_cli(tmp_path: Path) -> None:
 
 
 def test_tau_bench_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
-
     monkeypatch.chdir(EXAMPLES)
     files = _tau_files(tmp_path / "data")
-    res = reproduce_tau_bench(
+    # no variant sweeps: the weak/natural sweeps get the same arguments; the analysis is slow
+    res = tiny_tau_run(
         files,
         tmp_path / "tau",
-        encoder=HashingBagOfWordsEncoder(64),
         n_resamples=50,
-        progress=False,
-        budgets=(256,),
         selector=None,
-        variants=False,  # the weak/natural sweeps get the same arguments; the analysis is slow
         retrievers=(load_retriever(SPEC),),
     )
     rec = pd.read_csv(res.out / "records.csv")
