@@ -119,12 +119,13 @@ def _csr_take(
     return np.arange(int(n.sum())) + np.repeat(ptr[rows] - first, n), n
 
 
-def _centroid_index(centroids: NDArray[np.float64]) -> Any:
-    """An HNSW inner-product index over the (normalized) OSU centroids.
+def _centroid_index(centroids: NDArray[np.float64], ef: int = COARSE_EF) -> Any:
+    """An HNSW inner-product index over the (normalized) OSU centroids, searched with `ef`.
 
     hnswlib with the k-NN graph's settings (:data:`~osustat.retrieval.osu.HNSW_M`,
     :data:`~osustat.retrieval.osu.HNSW_EF_CONSTRUCTION`, a fixed seed), built on one thread, so
-    the index (and every answer) is the same on every run.
+    the index (and every answer) is the same on every run. A search for k items uses
+    ``max(ef, k)`` (hnswlib's rule), so queries never change the index's state.
     """
     try:
         import hnswlib
@@ -138,6 +139,7 @@ def _centroid_index(centroids: NDArray[np.float64]) -> Any:
         max_elements=n, ef_construction=HNSW_EF_CONSTRUCTION, M=HNSW_M, random_seed=HNSW_SEED
     )
     index.add_items(np.ascontiguousarray(centroids, dtype=np.float32), np.arange(n), num_threads=1)
+    index.set_ef(ef)
     return index
 
 
@@ -278,7 +280,7 @@ class OSUMem(_OSUIndexed):
         super()._build(trajectory)
         self._centroid_index = None
         if self.coarse == "capped-ann" and self.pool_.n_osus:
-            self._centroid_index = _centroid_index(self.pool_.centroids)
+            self._centroid_index = _centroid_index(self.pool_.centroids, self.coarse_ef)
 
     def _k(self, n_live: int, budget: float) -> int:
         """K of the coarse stage among `n_live` OSUs (:func:`adaptive_k` or :func:`capped_k`)."""
@@ -315,7 +317,6 @@ class OSUMem(_OSUIndexed):
             r = centroids[ids] @ q
             top = top_k_stable(r, k)
             return ids[top], r[top]
-        self._centroid_index.set_ef(max(self.coarse_ef, k))
         labels, _ = self._centroid_index.knn_query(
             q.astype(np.float32)[None, :], k=k, num_threads=1
         )
