@@ -29,9 +29,9 @@ Construction, with the paper's Table 8 defaults (none tuned here):
    trajectories at 16,000 steps AND on real all-MiniLM-L6-v2 step vectors; the same graph
    on every run (one thread, fixed seed); the library's documented defaults or guideline
    parameters, not tuned; installable from PyPI. Of the libraries that pass, the fastest
-   build at 50,000 steps. Measured: hnswlib (M 16, ef_construction 200) and faiss-cpu's
-   HNSW (its defaults) pass but cost 3-5x more at 50,000 steps; faiss-cpu's IVF at its
-   guideline list counts fails on the real vectors (recall 0.97-0.98); pynndescent passes
+   build at 50,000 steps. Measured: hnswlib (M 16, ef_construction 200), faiss-cpu's HNSW
+   and NN-descent (their defaults) pass but cost 2.7-7x more at 50,000 steps; faiss-cpu's
+   IVF at its guideline list counts fails on the real vectors (0.65-0.98); pynndescent passes
    (0.999 synthetic, 0.998 real). Its price: numba compiles its kernels once per process
    (tens of CPU seconds, not cached on disk), paid by the first approximate build; the
    criterion compares builds with the kernels compiled (docs/performance.md gives both).
