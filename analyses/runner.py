@@ -22,8 +22,8 @@ decreasing size (guided self-scheduling, :func:`dask_batches`): each batch takes
 1 / (:data:`DASK_GUIDED_SPLIT` x threads) of the tasks not yet batched. The scheduler's
 per-task cost (a round trip, a future, a result message) is paid per batch (a few dozen per
 sweep), and the last batches hold one task each, so no worker waits long for another to
-finish a large batch at the end (with equal batches that wait was ~15 % of the sweep,
-``docs/performance.md``).
+finish a large batch at the end (with 4 equal batches per thread that wait was 9–14 % of a
+200-episode sweep, ``docs/performance.md``).
 """
 
 from __future__ import annotations
