@@ -7,7 +7,7 @@ the output never depends on the backend or the number of workers. Per-task rando
 from :func:`child_seeds` (``SeedSequence(seed).spawn``), never from the order in which workers
 finish.
 
-Resuming: with ``checkpoint=DIR`` every finished task's result is written to
+Resuming: with ``Backend(checkpoint=DIR)`` every finished task's result is written to
 ``DIR/<key>.pkl`` (temporary file, then an atomic rename) as soon as it finishes, where the key
 is a SHA-256 of the function's name, the ``shared`` object and the task's arguments
 (:func:`stable_digest`: independent of the process, ``PYTHONHASHSEED`` and set order). A rerun
@@ -42,6 +42,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+
+from osustat.analyses.protocol import Backend
 
 __all__ = ["child_seeds", "dask_batches", "run_tasks", "sort_records", "stable_digest", "task_key"]
 
@@ -143,11 +145,8 @@ def run_tasks(
     fn: Callable[..., R],
     tasks: Sequence[tuple[Any, ...]],
     *,
-    jobs: int = 1,
-    scheduler: Any = None,
+    backend: Backend = Backend(),
     shared: Any = _NO_SHARED,
-    checkpoint: str | os.PathLike[str] | None = None,
-    progress: bool = True,
     desc: str = "tasks",
     unit: str = "task",
 ) -> list[R]:
@@ -159,17 +158,15 @@ def run_tasks(
         A module-level (picklable, importable by workers) function.
     tasks : sequence of tuples
         Positional arguments of each call.
-    jobs : int
-        Worker processes (joblib, loky backend); 1 runs in this process. Ignored with
-        `scheduler`.
-    scheduler : str or distributed.Client, optional
-        Run on this Dask cluster instead (needs the ``distributed`` extra).
+    backend : analyses.protocol.Backend
+        How the sweep runs, the one bundle every pipeline passes through from the driver:
+        ``jobs`` worker processes (joblib, loky backend; 1 runs in this process; ignored with
+        ``scheduler``), ``scheduler`` a Dask cluster to run on instead (an address or a
+        ``distributed.Client``; needs the ``distributed`` extra), ``checkpoint`` a folder of
+        finished tasks' results (finished tasks are loaded, not run again), ``progress`` one
+        tqdm progress bar on stderr (for every backend).
     shared : object, optional
         Passed as the first argument of every call; sent once per worker on Dask.
-    checkpoint : path, optional
-        Folder of finished tasks' results; finished tasks are loaded, not run again.
-    progress : bool
-        Show one tqdm progress bar on stderr (for every backend).
     desc, unit : str
         The progress bar's label and unit.
 
@@ -180,6 +177,12 @@ def run_tasks(
     """
     from tqdm.auto import tqdm
 
+    jobs, scheduler, checkpoint, progress = (
+        backend.jobs,
+        backend.scheduler,
+        backend.checkpoint,
+        backend.progress,
+    )
     _run_iv(jobs, scheduler)
     results: dict[int, Any] = {}
     keys: list[str] = []

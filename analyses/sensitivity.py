@@ -32,7 +32,7 @@ import pandas as pd
 
 from osustat._validation import read_toml
 
-from .protocol import Benchmark, ChoiceError, RunSpec
+from .protocol import Backend, Benchmark, ChoiceError, RunSpec
 
 __all__ = ["ChoiceGrid", "ChoiceSensitivity", "load_choice_grid", "run_choice_sensitivity"]
 
@@ -138,7 +138,8 @@ def run_choice_sensitivity(
                 (run.records, bench.claims, spec.n_resamples, labels[i][3], claims_path)
                 for i, run in pending
             ]
-            audited = run_tasks(_audit_rows, tasks, jobs=min(jobs, len(tasks)), progress=False)
+            backend = Backend(jobs=min(jobs, len(tasks)), progress=False)
+            audited = run_tasks(_audit_rows, tasks, backend=backend)
             for (i, _), checks in zip(pending, audited, strict=True):
                 index, name, values, seed = labels[i]
                 by_run[i] = [

@@ -88,6 +88,7 @@ def steps_study(sizes: list[int], reps: int, dim: int, budget: int) -> None:
 _SWEEP = """
 import hashlib, resource, sys, time
 import osustat.analyses.runner as runner
+from osustat.analyses.protocol import Backend
 from osustat.analyses.synthetic.run import run_synthetic
 n, jobs, backend = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 if backend == "dask-per-episode":  # the runner before batching: one Dask task per episode
@@ -105,7 +106,7 @@ if backend.startswith("dask"):
         with get_task_stream(client) as stream:
             t0 = time.perf_counter()  # cluster start-up excluded; the sweep itself is timed
             w0 = time.time()
-            out = run_synthetic(n, 0, progress=False, scheduler=client)
+            out = run_synthetic(n, 0, backend=Backend(scheduler=client, progress=False))
             secs = time.perf_counter() - t0
             w1 = time.time()
         last = {}  # when each worker finished its last batch
@@ -116,7 +117,7 @@ if backend.startswith("dask"):
         idle = max(w1 - t for t in last.values()) if len(last) > 1 else float("nan")
 else:
     t0 = time.perf_counter()
-    out = run_synthetic(n, 0, jobs=jobs, progress=False)
+    out = run_synthetic(n, 0, backend=Backend(jobs=jobs, progress=False))
     secs = time.perf_counter() - t0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 digest = hashlib.sha256(out.records.to_csv(index=False).encode()).hexdigest()[:16]

@@ -168,7 +168,8 @@ def within_block_trend_test(
     observed = float((x @ c).mean())
     tol = 1e-9 * max(1.0, float(np.abs(x).max()) * float(np.abs(c).sum()))
     n_perm = math.factorial(k) ** n if n * math.log(math.factorial(k)) < 60 else None
-    if n_perm is not None and n_perm <= min(n_resamples, _MAX_EXACT):
+    exact = n_perm is not None and n_perm <= min(n_resamples, _MAX_EXACT)
+    if exact:
         # each block's contribution over its k! orderings; the null is their sum over blocks
         perms = np.array(list(itertools.permutations(range(k))))
         contrib = x[:, perms] @ c  # (n, k!)
@@ -176,32 +177,26 @@ def within_block_trend_test(
         for b in range(n):
             null = (null[:, None] + contrib[b][None, :]).ravel()
         null = null / n
-        count = _extreme(null, observed, alternative, tol)
-        return TrendResult(
-            statistic=observed,
-            pvalue=min(1.0, count / null.size),
-            exact=True,
-            n_resamples=null.size,
-            n_blocks=n,
-            n_conditions=k,
-            alternative=alternative,
-        )
-    gen = check_rng(rng)
-    count = 0
-    done = 0
-    chunk = min(n_resamples, chunk_rows(n * k))
-    while done < n_resamples:
-        m = min(chunk, n_resamples - done)
-        order = np.argsort(gen.random((m, n, k)), axis=2)
-        null = (c[order] * x[None, :, :]).sum(axis=2).mean(axis=1)
-        count += _extreme(null, observed, alternative, tol)
-        done += m
-    pvalue = (count + 1) / (n_resamples + 1)
+        used = null.size
+        pvalue = _extreme(null, observed, alternative, tol) / used
+    else:
+        gen = check_rng(rng)
+        count = 0
+        done = 0
+        chunk = min(n_resamples, chunk_rows(n * k))
+        while done < n_resamples:
+            m = min(chunk, n_resamples - done)
+            order = np.argsort(gen.random((m, n, k)), axis=2)
+            null = (c[order] * x[None, :, :]).sum(axis=2).mean(axis=1)
+            count += _extreme(null, observed, alternative, tol)
+            done += m
+        used = n_resamples
+        pvalue = (count + 1) / (n_resamples + 1)
     return TrendResult(
         statistic=observed,
         pvalue=min(1.0, pvalue),
-        exact=False,
-        n_resamples=n_resamples,
+        exact=exact,
+        n_resamples=used,
         n_blocks=n,
         n_conditions=k,
         alternative=alternative,
@@ -276,26 +271,18 @@ def mean_trend_test(
         if np.ptp(slopes) == 0:
             raise ValueError("every block has the same slope: the t statistic is undefined.")
         t = stats.ttest_1samp(slopes, 0.0, alternative=alternative)
-        return TrendResult(
-            statistic=float(slopes.mean()),
-            pvalue=float(t.pvalue),
-            exact=False,
-            n_resamples=0,
-            n_blocks=x.shape[0],
-            n_conditions=x.shape[1],
-            alternative=alternative,
-            null="mean slope 0",
-            method="t",
-        )
-    res = signflip_tests([slopes], alternative=alternative, n_resamples=n_resamples, rng=gen)[0]
+        pvalue, exact, used = float(t.pvalue), False, 0
+    else:
+        res = signflip_tests([slopes], alternative=alternative, n_resamples=n_resamples, rng=gen)[0]
+        pvalue, exact, used = res.pvalue, res.exact, res.n_resamples
     return TrendResult(
         statistic=float(slopes.mean()),
-        pvalue=res.pvalue,
-        exact=res.exact,
-        n_resamples=res.n_resamples,
+        pvalue=pvalue,
+        exact=exact,
+        n_resamples=used,
         n_blocks=x.shape[0],
         n_conditions=x.shape[1],
         alternative=alternative,
         null="mean slope 0",
-        method="sign-flip",
+        method=method,
     )

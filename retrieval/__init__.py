@@ -1,8 +1,8 @@
 """Retrievers over agent trajectories: OSU-Mem, its variants and the paper's baselines.
 
-Numpy only; of `osustat` only the record schema (`osustat.schema.RecordRow`, the rows
-`outcomes_to_records` produces) is imported, and nothing of `analyses` or `reports`. The text
-encoder (sentence-transformers) is confined to ``retrieval.encoder``.
+Numpy only; of `osustat` only the record schema (`osustat.schema.QueryKey`, which
+`QueryOutcome` extends, and the `RecordRow` it makes) is imported, and nothing of `analyses`
+or `reports`. The text encoder (sentence-transformers) is confined to ``retrieval.encoder``.
 """
 
 from .base import BaseRetriever, RetrievalResult, Retriever, pack

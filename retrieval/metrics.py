@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from osustat.metrics import count_metrics
-from osustat.schema import RecordRow
+from osustat.schema import QueryKey
 
 __all__ = [
     "NEAR_WINDOW",
@@ -87,15 +87,13 @@ def near_far_recall(
 
 
 @dataclass(frozen=True)
-class QueryOutcome:
-    """One retrieval of one query by one method at one budget (the unit of a record)."""
+class QueryOutcome(QueryKey):
+    """One retrieval of one query by one method at one budget (the unit of a record).
 
-    benchmark: str
-    episode_id: str
-    query_id: str
-    method: str
-    budget: int
-    seed: int
+    Its first fields are those of ``osustat.schema.QueryKey`` (where it stands in the
+    records); then what it retrieved, the query's evidence, its time and the tokens spent.
+    """
+
     retrieved: tuple[int, ...]
     evidence: tuple[int, ...]
     time: int
@@ -142,14 +140,4 @@ def outcomes_to_records(
 
 
 def _row(o: QueryOutcome, metric: str, value: float) -> dict[str, Any]:
-    return RecordRow(
-        benchmark=o.benchmark,
-        episode_id=o.episode_id,
-        query_id=o.query_id,
-        method=o.method,
-        budget=o.budget,
-        seed=o.seed,
-        cell=o.cell,
-        metric=metric,
-        value=value,
-    )._asdict()
+    return o.row(o.cell, metric, value)._asdict()

@@ -1,6 +1,7 @@
 """OSU-Mem (Algorithm 1, Section 3.6) and its variants.
 
-- :class:`OSUMem`: coarse-to-fine retrieval over the OSU pool (Table 8 defaults).
+- :class:`OSUMem`: coarse-to-fine retrieval over the OSU pool (Table 8 defaults); its
+  `coarse` setting (:data:`COARSE`) offers a long-horizon coarse stage, off by default.
 - :class:`OSUMemGF`: the same with oracle OSU selection given the evidence (**oracle**).
 - ``OSUMem(osu_config=OSUConfig(m_max=1))``: disjoint; ``OSUConfig(views=("similarity",))``:
   sim-only; ``OSUMem(lambda_nov=0)``: no novelty (see :func:`variant`).
@@ -16,16 +17,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .base import BaseRetriever, RetrievalResult, check_setting, greedy_pack
-from .osu import OSUConfig, OSUPool, build_osus
+from .osu import HNSW_EF_CONSTRUCTION, HNSW_M, HNSW_SEED, OSUConfig, OSUPool, build_osus
 from .trajectory import Trajectory
 
 __all__ = [
+    "COARSE",
+    "COARSE_EF",
+    "COARSE_K_MAX",
+    "PAPER_MAX_STEPS",
     "REACHABILITY",
     "CohesionOSU",
     "CoverageGuidedOSU",
     "OSUMem",
     "OSUMemGF",
     "adaptive_k",
+    "capped_k",
     "top_k_stable",
 ]
 
@@ -38,9 +44,45 @@ _EPS = 1e-6
 REACHABILITY = ("all-steps", "members-only")
 
 
+#: OSU-Mem's coarse stages (docs/retrieval.md, "The coarse stage at long horizons"):
+#: ``'paper'`` (default; Section 3.6: every centroid and every step scored, K grows as |U|/10),
+#: ``'capped'`` (the |U|/10 term of K capped at `coarse_k_max`, step scores computed for the
+#: kept OSUs' members only, every centroid scored exactly) and ``'capped-ann'`` (the same K,
+#: its OSUs found by an HNSW index over the centroids, built with the pool).
+COARSE = ("paper", "capped", "capped-ann")
+
+#: The longest trajectory the paper ran Algorithm 1 on (Section 5.1: concatenated tau-bench
+#: episodes of 256 to 311 steps; its synthetic episodes have 150 to 296).
+PAPER_MAX_STEPS = 311
+
+#: Default cap on K's |U|/10 term: the largest value that term can take on a trajectory of
+#: :data:`PAPER_MAX_STEPS` steps under Table 8's construction (each step in at most
+#: M_max = 5 OSUs, each OSU of at least f_min = 2 steps, so |U| <= 5 * 311 / 2 = 777).
+COARSE_K_MAX = (OSUConfig().m_max * PAPER_MAX_STEPS // OSUConfig().f_min) // 10
+
+#: Default size of the HNSW search list over the centroids (hnswlib's ``ef``; the search
+#: uses ``max(coarse_ef, K)``): :data:`~osustat.retrieval.osu.HNSW_EF_CONSTRUCTION`.
+COARSE_EF = HNSW_EF_CONSTRUCTION
+
+
 def adaptive_k(n_osus: int, budget: float) -> int:
     """``K = min(|U|, max(8, |U| / 10, B / 30))`` (Section 3.6), floored to an integer."""
     return int(min(n_osus, max(8, n_osus // 10, int(budget // 30))))
+
+
+def capped_k(n_osus: int, budget: float, k_max: int = COARSE_K_MAX) -> int:
+    """:func:`adaptive_k` with its |U|/10 term capped at `k_max` (the floor 8 and B/30 kept).
+
+    Equal to :func:`adaptive_k` whenever ``|U| // 10 <= k_max``, i.e. on every trajectory of
+    the paper's sizes for the default `k_max` (:data:`COARSE_K_MAX`).
+
+    >>> from osustat.retrieval.osumem import adaptive_k, capped_k
+    >>> adaptive_k(26_489, 256), capped_k(26_489, 256), capped_k(26_489, 1600)
+    (2648, 77, 77)
+    >>> capped_k(600, 256) == adaptive_k(600, 256)
+    True
+    """
+    return int(min(n_osus, max(8, min(n_osus // 10, k_max), int(budget // 30))))
 
 
 def top_k_stable(values: NDArray[np.float64], k: int) -> NDArray[np.int64]:
@@ -75,6 +117,30 @@ def _csr_take(
     n = ptr[rows + 1] - ptr[rows]
     first = np.cumsum(n) - n
     return np.arange(int(n.sum())) + np.repeat(ptr[rows] - first, n), n
+
+
+def _centroid_index(centroids: NDArray[np.float64], ef: int = COARSE_EF) -> Any:
+    """An HNSW inner-product index over the (normalized) OSU centroids, searched with `ef`.
+
+    hnswlib with the k-NN graph's settings (:data:`~osustat.retrieval.osu.HNSW_M`,
+    :data:`~osustat.retrieval.osu.HNSW_EF_CONSTRUCTION`, a fixed seed), built on one thread, so
+    the index (and every answer) is the same on every run. A search for k items uses
+    ``max(ef, k)`` (hnswlib's rule), so queries never change the index's state.
+    """
+    try:
+        import hnswlib
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "OSUMem(coarse='capped-ann') needs hnswlib: pip install 'osustat[ann]'."
+        ) from exc
+    n, d = centroids.shape
+    index = hnswlib.Index(space="ip", dim=d)
+    index.init_index(
+        max_elements=n, ef_construction=HNSW_EF_CONSTRUCTION, M=HNSW_M, random_seed=HNSW_SEED
+    )
+    index.add_items(np.ascontiguousarray(centroids, dtype=np.float32), np.arange(n), num_threads=1)
+    index.set_ef(ef)
+    return index
 
 
 class _OSUIndexed(BaseRetriever):
@@ -124,6 +190,18 @@ class OSUMem(_OSUIndexed):
         Blend of embedding and structural novelty (.4).
     top_c : int
         Candidates per OSU whose cost and novelty enter the score (C = 8).
+    coarse : {'paper', 'capped', 'capped-ann'}
+        The coarse stage (:data:`COARSE`). ``'paper'`` (default) is Section 3.6's.
+        ``'capped'`` caps K's |U|/10 term at `coarse_k_max` (:func:`capped_k`) and computes
+        step-query similarities only for the kept OSUs' members; ``'capped-ann'`` also finds
+        the top-K OSUs through an HNSW index over the centroids (hnswlib, extra ``ann``),
+        built with the pool, instead of scoring every centroid. A long-horizon choice, not
+        the paper's algorithm beyond its sizes: see Notes.
+    coarse_k_max : int
+        Cap on K's |U|/10 term for ``'capped'`` and ``'capped-ann'`` (:data:`COARSE_K_MAX` =
+        77, the largest that term can be on the paper's trajectories); ignored by ``'paper'``.
+    coarse_ef : int
+        HNSW search list for ``'capped-ann'`` (``ef = max(coarse_ef, K)``; :data:`COARSE_EF`).
 
     Notes
     -----
@@ -142,6 +220,20 @@ class OSUMem(_OSUIndexed):
     future is dropped; OSU-Mem returns no summaries (the paper's summaries are < 1% of
     tokens and never evidence).
 
+    The long-horizon coarse stage (``coarse='capped'`` / ``'capped-ann'``, off by default).
+    Table 8 gives K's |U|/10 term the purpose "scan roughly 10% of the OSU pool at the coarse
+    stage" on trajectories of at most 311 steps (Section 5.1), where it is at most 77 OSUs
+    (Table 8's M_max = 5 memberships per step and f_min = 2 steps per OSU bound |U| by
+    777); Appendix A describes online retrieval as "a linear scan over OSU centroids
+    (O(|OSUs|)) plus bounded candidate scoring" and adds that "an approximate nearest neighbor
+    (ANN) index over centroids would make the coarse stage sublinear". At 10^4-10^5 steps the
+    paper's K (|U|/10, thousands of OSUs) makes the candidate scoring unbounded. The capped
+    stages keep the paper's rule wherever the paper ran it (``capped_k == adaptive_k`` while
+    |U|/10 <= `coarse_k_max`) and stop K growing with |U| beyond; the floor 8 and the B/30
+    term stay. ``'capped'`` is exact up to rounding (member similarities are computed on the
+    gathered rows, which can change their last bits); ``'capped-ann'`` can miss an OSU of the
+    exact top-K (its recall is measured in ``benchmarks/retrieval_long_coarse.py``).
+
     Examples
     --------
     >>> import numpy as np
@@ -156,6 +248,7 @@ class OSUMem(_OSUIndexed):
     """
 
     name: ClassVar[str] = "OSU-Mem"
+    _coarse_stages: ClassVar[tuple[str, ...]] = COARSE
 
     def __init__(
         self,
@@ -165,12 +258,35 @@ class OSUMem(_OSUIndexed):
         novelty_budget: float = 192.0,
         alpha: float = 0.4,
         top_c: int = 8,
+        coarse: str = "paper",
+        coarse_k_max: int = COARSE_K_MAX,
+        coarse_ef: int = COARSE_EF,
     ) -> None:
         super().__init__(osu_config=osu_config)
         self.lambda_nov = check_setting("lambda_nov", lambda_nov, low=0)
         self.novelty_budget = check_setting("novelty_budget", novelty_budget, low=0)
         self.alpha = check_setting("alpha", alpha, low=0, high=1)
         self.top_c = check_setting("top_c", top_c, integer=True, low=1)
+        if not isinstance(coarse, str) or coarse not in self._coarse_stages:
+            raise ValueError(
+                f"`coarse` must be one of {list(self._coarse_stages)} for "
+                f"{type(self).__name__}; got {coarse!r}."
+            )
+        self.coarse = coarse
+        self.coarse_k_max = check_setting("coarse_k_max", coarse_k_max, integer=True, low=1)
+        self.coarse_ef = check_setting("coarse_ef", coarse_ef, integer=True, low=1)
+
+    def _build(self, trajectory: Trajectory) -> None:
+        super()._build(trajectory)
+        self._centroid_index = None
+        if self.coarse == "capped-ann" and self.pool_.n_osus:
+            self._centroid_index = _centroid_index(self.pool_.centroids, self.coarse_ef)
+
+    def _k(self, n_live: int, budget: float) -> int:
+        """K of the coarse stage among `n_live` OSUs (:func:`adaptive_k` or :func:`capped_k`)."""
+        if self.coarse == "paper":
+            return adaptive_k(n_live, budget)
+        return capped_k(n_live, budget, self.coarse_k_max)
 
     def _coarse(
         self,
@@ -180,7 +296,34 @@ class OSUMem(_OSUIndexed):
         evidence: NDArray[np.int64] | None,
     ) -> list[int]:
         ids = np.flatnonzero(live)
-        return ids[top_k_stable(r[ids], adaptive_k(ids.size, budget))].tolist()
+        return ids[top_k_stable(r[ids], self._k(ids.size, budget))].tolist()
+
+    def _coarse_ann(
+        self, q: NDArray[np.float64], live: NDArray[np.bool_], budget: float
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """The top-K live OSUs from the centroid index, and their exact scores.
+
+        The index proposes K OSUs; their centroid scores are then computed exactly and they
+        are ranked by them (ties by index), as :func:`top_k_stable` ranks. A pool with at
+        most K live OSUs, or with OSUs wholly in the future (not reached through
+        :meth:`retrieve`, whose index is built on the steps before the query time), is
+        scored exactly.
+        """
+        centroids = self.pool_.centroids
+        n_live = int(live.sum())
+        k = self._k(n_live, budget)
+        if k >= n_live or n_live < live.size or self._centroid_index is None:
+            ids = np.flatnonzero(live)
+            r = centroids[ids] @ q
+            top = top_k_stable(r, k)
+            return ids[top], r[top]
+        labels, _ = self._centroid_index.knn_query(
+            q.astype(np.float32)[None, :], k=k, num_threads=1
+        )
+        cand = labels[0].astype(np.int64)
+        r_cand = centroids[cand] @ q
+        order = np.lexsort((cand, -r_cand))
+        return cand[order], r_cand[order]
 
     def _retrieve(
         self, q: NDArray[np.float64], budget: float, end: int, evidence: NDArray[np.int64] | None
@@ -188,25 +331,49 @@ class OSUMem(_OSUIndexed):
         traj, pool = self.trajectory_, self.pool_
         if pool.n_osus == 0:
             return self._result([], 0.0)
-        emb = traj.embeddings[:end]
-        sims = emb @ q
-        costs = traj.costs[:end]
-        r = pool.centroids @ q
         live = self._first_member < end  # members are sorted: live if the first is in the past
-        top = self._coarse(r, live, budget, evidence)
-        if not top:  # no OSU has a step before the query time
+        sims: NDArray[np.float64] | None = None
+        if self.coarse == "capped-ann":
+            top_arr, r_top = self._coarse_ann(q, live, budget)
+        else:
+            if self.coarse == "paper":  # every step scored, as the paper's records were
+                sims = traj.embeddings[:end] @ q
+            r = pool.centroids @ q
+            top_arr = np.asarray(self._coarse(r, live, budget, evidence), dtype=np.int64)
+            r_top = r[top_arr]
+        if not top_arr.size:  # no OSU has a step before the query time
             return self._result([], 0.0)
+        return self._expand(q, budget, end, top_arr, r_top, sims)
+
+    def _expand(
+        self,
+        q: NDArray[np.float64],
+        budget: float,
+        end: int,
+        top_arr: NDArray[np.int64],
+        r_top: NDArray[np.float64],
+        sims: NDArray[np.float64] | None,
+    ) -> RetrievalResult:
+        """The greedy expansion of the coarse stage's OSUs `top_arr` (scores `r_top`).
+
+        `sims`: every step's query similarity, or None to score only the OSUs' members.
+        """
+        traj = self.trajectory_
+        costs = traj.costs[:end]
         # the top-K OSUs' steps before the query time, most query-similar first, as a padded
         # (K, width) matrix so that every greedy iteration scores all OSUs at once; one
-        # stable lexsort (OSU rank, then -similarity, ties in member order) orders them all
-        top_arr = np.asarray(top, dtype=np.int64)
-        # the top-K OSUs' members in rank order (each OSU's in member order), gathered
+        # stable lexsort (OSU rank, then -similarity, ties in member order) orders them all.
+        # The top-K OSUs' members in rank order (each OSU's in member order), gathered
         # through the member CSR: work in K's members, not in every OSU's
         at, n_mem = _csr_take(self._member_ptr, top_arr)
         m_step = self._member_step[at]
         m_rank = np.repeat(np.arange(top_arr.size), n_mem)
         keep_m = m_step < end
         m_rank, m_step = m_rank[keep_m], m_step[keep_m]
+        if sims is None:  # only the members' similarities are ever read: each once
+            sims = np.zeros(end)
+            distinct = np.unique(m_step)
+            sims[distinct] = traj.embeddings[distinct] @ q
         order = np.lexsort((-sims[m_step], m_rank))
         m_rank, m_step = m_rank[order], m_step[order]
         sizes = np.bincount(m_rank, minlength=top_arr.size)
@@ -222,19 +389,17 @@ class OSUMem(_OSUIndexed):
         mat_open = np.full((top_arr.size, width), end, dtype=np.int64)
         mat_open[m_rank, col] = m_step
         step_cost = costs[mat]
-        r_top = r[top_arr]
         novelty = self.lambda_nov > 0 and budget >= self.novelty_budget
         chosen: list[int] = []
         used = 0.0
         if novelty:
             # novelty is only ever needed for steps of the top-K OSUs: work on that union U
-            in_union = np.zeros(end, dtype=bool)
-            in_union[m_step] = True
-            union = np.flatnonzero(in_union)
+            # (sorted); `mat_u` holds each cell's position in U (padding cells, masked out
+            # of every sum, point to any valid position)
+            union = np.unique(m_step)
             emb_u = self._emb32[union]
-            pos = np.full(end, -1, dtype=np.int64)
-            pos[union] = np.arange(union.size)
-            mat_u = pos[mat]
+            mat_u = np.searchsorted(union, mat)
+            np.minimum(mat_u, union.size - 1, out=mat_u)
             emb_nov = np.ones(union.size)
             ent_seen = np.zeros(len(traj.entity_vocab), dtype=bool)
             tool_seen = np.zeros(len(traj.tool_vocab) + 1, dtype=bool)
@@ -329,6 +494,9 @@ class OSUMemGF(OSUMem):
     name: ClassVar[str] = "OSU-Mem + GF"
     oracle: ClassVar[bool] = True
 
+    #: its oracle ranks OSUs by evidence: a centroid index has nothing to do
+    _coarse_stages: ClassVar[tuple[str, ...]] = ("paper", "capped")
+
     def _coarse(
         self,
         r: NDArray[np.float64],
@@ -344,7 +512,7 @@ class OSUMemGF(OSUMem):
             self._member_osu, weights=is_evidence[self._member_step], minlength=self.pool_.n_osus
         )[ids]
         order = ids[np.lexsort((-r[ids], -hits))]
-        return order[: adaptive_k(ids.size, budget)].tolist()
+        return order[: self._k(ids.size, budget)].tolist()
 
 
 class _StepGreedy(_OSUIndexed):

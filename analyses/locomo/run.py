@@ -9,7 +9,6 @@ in B in {128, 256, 512, 1024}; the primary budget B = 512 matches τ-bench's pri
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -108,7 +107,7 @@ def run_sweep(
         if q
     ]
     results = run_tasks(
-        _conv_task, tasks, desc=benchmark, unit="conversation", **asdict(backend or Backend())
+        _conv_task, tasks, backend=backend or Backend(), desc=benchmark, unit="conversation"
     )
     flat = [r for rows in results for r in rows]
     membership = pd.DataFrame([r for r in flat if "_membership" in r])

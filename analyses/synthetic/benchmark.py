@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from osustat._validation import renamed
-from osustat.analyses.protocol import BenchmarkRun, ClaimSelection, DataSpec, RunSpec, load_choices
+from osustat.analyses.protocol import (
+    Backend,
+    BenchmarkRun,
+    ClaimSelection,
+    DataSpec,
+    RunSpec,
+    load_choices,
+)
 
 __all__ = [
     "BENCHMARK",
@@ -43,16 +50,12 @@ def run_synthetic_benchmark(spec: RunSpec) -> BenchmarkRun:
     from .run import run_synthetic
 
     config = GeneratorConfig(layout=spec.choices["layout"])
-    b = spec.backend
     run = run_synthetic(
         spec.episodes or EPISODES,
         spec.seed,
-        jobs=b.jobs,
-        progress=b.progress,
         config=config,
         retrievers=spec.retrievers,
-        scheduler=b.scheduler,
-        checkpoint=b.checkpoint,
+        backend=spec.backend,
     )
     records = validate_records(run.records)  # the contract holds before anything is written
     return BenchmarkRun(records, {"run": run, "config": config})
@@ -111,11 +114,7 @@ class Synthetic:
 
     def sensitivity(self, grid: Any, spec: RunSpec, folder: Path) -> Any:
         """Run the generator grid into `folder`; its summary goes into the report."""
-        b = spec.backend
-        return reproduce_synthetic_sensitivity(
-            folder, grid, jobs=b.jobs, progress=b.progress, scheduler=b.scheduler,
-            checkpoint=b.checkpoint,
-        )  # fmt: skip
+        return reproduce_synthetic_sensitivity(folder, grid, backend=spec.backend)
 
     run = staticmethod(run_synthetic_benchmark)
     analyze = staticmethod(analyze_synthetic_run)
@@ -175,12 +174,11 @@ def reproduce_synthetic_sensitivity(
     out: Path,
     grid: Any,
     *,
-    jobs: int = 1,
-    progress: bool = True,
-    scheduler: Any = None,
-    checkpoint: Path | None = None,
+    backend: Backend = Backend(),
 ) -> Any:
     """Run the generator sensitivity grid and write its outputs to `out`; returns the summary.
+
+    `backend` is how the grid's one sweep runs (``analyses.runner.run_tasks``).
 
     Writes ``grid.toml`` (the grid file as read), ``points.csv``, ``effects.csv``,
     ``summary.csv``, ``episode_means.parquet``, ``report.md`` and ``effects.png``.
@@ -190,8 +188,6 @@ def reproduce_synthetic_sensitivity(
     from .sensitivity import run_sensitivity
 
     spec = grid if not isinstance(grid, (str, Path)) and grid is not None else load_grid(grid)
-    result = run_sensitivity(
-        spec, jobs=jobs, progress=progress, scheduler=scheduler, checkpoint=checkpoint
-    )
+    result = run_sensitivity(spec, backend=backend)
     write_sensitivity(result, Path(out))
     return result.summary

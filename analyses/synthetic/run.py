@@ -2,15 +2,14 @@
 
 One task per episode: generate it from its own child seed, build each retriever once
 (Table 8's full-batch rebuild per episode), retrieve every query at every budget, and turn the
-retrievals into records (``retrieval.outcomes_to_records``). Episodes run in parallel through
-joblib (``jobs``); the records are sorted before they are returned, so the output does not
-depend on the number of jobs.
+retrievals into records (``retrieval.outcomes_to_records``). Episodes run through the one
+runner (``analyses.runner.run_tasks``, with the run's ``Backend``: worker processes or Dask);
+the records are sorted before they are returned, so the output does not depend on the backend.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from osustat.analyses.protocol import Backend
 from osustat.analyses.runner import child_seeds, run_tasks
 from osustat.retrieval import (
     OSUConfig,
@@ -142,14 +142,11 @@ def run_synthetic(
     n_episodes: int = 200,
     seed: int = 0,
     *,
-    jobs: int = 1,
     budgets: tuple[int, ...] = BUDGETS,
-    progress: bool = True,
     config: GeneratorConfig | None = None,
     methods: tuple[str, ...] | None = None,
     retrievers: Sequence[MethodSpec] = (),
-    scheduler: Any = None,
-    checkpoint: str | os.PathLike[str] | None = None,
+    backend: Backend = Backend(),
 ) -> SyntheticRun:
     """Generate the benchmark and run every method; see the module docstring.
 
@@ -158,12 +155,7 @@ def run_synthetic(
     n_episodes : int
     seed : int
         Master seed; episode ``i`` uses child ``i`` of ``SeedSequence(seed)``.
-    jobs : int
-        Parallel worker processes (``analyses.runner.run_tasks``); the result does not
-        depend on it.
     budgets : tuple of int
-    progress : bool
-        Show a progress bar (tqdm, on stderr).
     config : GeneratorConfig, optional
         The generator's open choices (default: ``GeneratorConfig()``, the spread layout).
     methods : tuple of str, optional
@@ -171,10 +163,10 @@ def run_synthetic(
     retrievers : sequence of MethodSpec
         User retrievers (``retrieval.registry.load_retriever``) run beside the methods; their
         records come after the paper's methods, in the order given.
-    scheduler : str or distributed.Client, optional
-        Run the episodes on this Dask cluster (``run_tasks``); the records do not change.
-    checkpoint : path, optional
-        Folder of finished episodes for resuming an interrupted run (``run_tasks``).
+    backend : Backend
+        How the episodes run (``analyses.runner.run_tasks``: worker processes, a Dask
+        cluster, a checkpoint folder for resuming, the progress bar); the records do not
+        depend on it.
     """
     if n_episodes < 1:
         raise ValueError(f"`n_episodes` must be >= 1; got {n_episodes}.")
@@ -189,16 +181,7 @@ def run_synthetic(
         (i, c, seed, tuple(budgets), cfg, methods, methods is None, extra)
         for i, c in enumerate(child_seeds(seed, n_episodes))
     ]
-    results = run_tasks(
-        _episode_task,
-        tasks,
-        jobs=jobs,
-        scheduler=scheduler,
-        checkpoint=checkpoint,
-        progress=progress,
-        desc="synthetic episodes",
-        unit="ep",
-    )
+    results = run_tasks(_episode_task, tasks, backend=backend, desc="synthetic episodes", unit="ep")
 
     rows = [r for recs, _, _ in results for r in recs]
     names = [*MAIN_METHODS, *MMAX_SWEEP.values(), *(name for name, _ in extra)]

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from osustat import adjust_pvalues, bootstrap_ci, paired_signflip_test
+from osustat.analyses.protocol import Backend
 from osustat.analyses.runner import child_seeds, run_tasks
 from osustat.streams import stream_rng
 
@@ -162,12 +163,9 @@ def _test_point(
 def run_sensitivity(
     grid: Grid,
     *,
-    jobs: int = 1,
-    progress: bool = True,
     methods: tuple[str, ...] = GRID_METHODS,
     seed: int = 0,
-    scheduler: Any = None,
-    checkpoint: Any = None,
+    backend: Backend = Backend(),
 ) -> SensitivityResult:
     """Run every grid point and test every claim at every point (see the module docstring).
 
@@ -175,16 +173,14 @@ def run_sensitivity(
     ----------
     grid : Grid
         From :func:`load_grid`.
-    jobs : int
-        Worker processes for the one sweep (the result does not depend on it).
-    progress : bool
-        One progress bar over all point x seed x episode tasks.
     methods : tuple of str
         Methods to run; claims needing others are skipped.
     seed : int
         Seed of the tests' resampling (one child per point).
-    scheduler, checkpoint
-        A Dask cluster and a resume folder, passed to ``run_tasks``.
+    backend : Backend
+        How the one sweep over all point x seed x episode tasks runs (``run_tasks``: worker
+        processes, a Dask cluster, a resume folder, one progress bar); the result does not
+        depend on it.
     """
     known = method_factories()
     unknown = [m for m in methods if m not in known]
@@ -198,16 +194,7 @@ def run_sensitivity(
         for s in grid.seeds:
             for i, c in enumerate(child_seeds(s, grid.episodes)):
                 tasks.append((pt.index, s, i, c, grid.budgets, pt.config, tuple(methods)))
-    results = run_tasks(
-        _grid_task,
-        tasks,
-        jobs=jobs,
-        scheduler=scheduler,
-        checkpoint=checkpoint,
-        progress=progress,
-        desc="sensitivity grid",
-        unit="ep",
-    )
+    results = run_tasks(_grid_task, tasks, backend=backend, desc="sensitivity grid", unit="ep")
     mean_rows = [
         (pt, s, unit, m, b, k, v) for pt, s, unit, means, _ in results for m, b, k, v in means
     ]

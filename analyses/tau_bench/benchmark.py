@@ -50,12 +50,10 @@ def run_tau(spec: RunSpec) -> BenchmarkRun:
     queries = ws.queries(spec, c["query-kind"], c["query-noise"])
     contamination = None
     if bool(spec.options.get("variants", True)):
-        b = spec.backend
         other, _ = concatenate(loaded.episodes, prefix=not prefix, packing=c["packing"])
         contamination_rec, _ = run_sweep(
             other, embs, queries, benchmark="tau-bench", methods=SMALL_METHODS, seed=spec.seed,
-            jobs=b.jobs, progress=b.progress, budgets=tuple(spec.options.get("budgets", BUDGETS)),
-            scheduler=b.scheduler, checkpoint=b.checkpoint,
+            budgets=tuple(spec.options.get("budgets", BUDGETS)), backend=spec.backend,
         )  # fmt: skip
         contamination = {
             "records": validate_records(contamination_rec),

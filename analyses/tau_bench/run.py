@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from osustat.analyses.protocol import Backend
 from osustat.analyses.runner import child_seeds, run_tasks, sort_records
 from osustat.retrieval import (
     QueryOutcome,
@@ -237,11 +238,8 @@ def run_sweeps(
     *,
     budgets: Sequence[int] = BUDGETS,
     augment: int | None = None,
-    jobs: int = 1,
-    progress: bool = True,
     retrievers: Sequence[MethodSpec] = (),
-    scheduler: Any = None,
-    checkpoint: Any = None,
+    backend: Backend = Backend(),
     copy_noise: str = "per-norm",
     desc: str = "tau-bench",
 ) -> list[tuple[pd.DataFrame, list[dict[str, Any]]]]:
@@ -249,10 +247,10 @@ def run_sweeps(
     seed `augment`): one task per group builds each retriever once for every query set.
 
     `sets` pairs each :class:`QuerySet` with its queries per group (the same focal sources in
-    every set); the user `retrievers` join every set. Per set: records sorted (independent
-    of `jobs` and of the backend) and one info dict per group with queries (cells, Stage-D
-    counts, under ``'retrieved'`` the steps of each (method, budget) of its `keep`) -- the
-    same as one :func:`run_sweep` per set.
+    every set); the user `retrievers` join every set; `backend` is how the sweep runs
+    (``analyses.runner.run_tasks``). Per set: records sorted (independent of the backend) and
+    one info dict per group with queries (cells, Stage-D counts, under ``'retrieved'`` the
+    steps of each (method, budget) of its `keep`) -- the same as one :func:`run_sweep` per set.
     """
     for qset, _ in sets:
         unknown = [m for m in qset.methods if m not in MAIN_METHODS]
@@ -273,16 +271,7 @@ def run_sweeps(
             raise ValueError(f"group {group.group_id}: the query sets differ in focal sources.")
         if per_set[0][1].positions:
             tasks.append((group, emb, per_set, factories, tuple(budgets), s, copy_noise))
-    results = run_tasks(
-        _group_task,
-        tasks,
-        jobs=jobs,
-        scheduler=scheduler,
-        checkpoint=checkpoint,
-        progress=progress,
-        desc=desc,
-        unit="group",
-    )
+    results = run_tasks(_group_task, tasks, backend=backend, desc=desc, unit="group")
     out = []
     for i in range(len(sets)):
         records = pd.DataFrame([r for res in results for r in res[i][0]])
@@ -302,12 +291,9 @@ def run_sweep(
     budgets: Sequence[int] = BUDGETS,
     seed: int = 0,
     augment: bool = False,
-    jobs: int = 1,
-    progress: bool = True,
     keep: tuple[tuple[str, int], ...] = (),
     retrievers: Sequence[MethodSpec] = (),
-    scheduler: Any = None,
-    checkpoint: Any = None,
+    backend: Backend = Backend(),
     copy_noise: str = "per-norm",
 ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """One sweep (:func:`run_sweeps` with one query set): `methods` (names of
@@ -316,6 +302,6 @@ def run_sweep(
     qset = QuerySet(benchmark, tuple(methods), seed, ("queries",), keep)
     return run_sweeps(
         groups, embeddings, [(qset, queries)], budgets=budgets,
-        augment=seed if augment else None, jobs=jobs, progress=progress, retrievers=retrievers,
-        scheduler=scheduler, checkpoint=checkpoint, copy_noise=copy_noise, desc=benchmark,
+        augment=seed if augment else None, retrievers=retrievers, backend=backend,
+        copy_noise=copy_noise, desc=benchmark,
     )[0]  # fmt: skip

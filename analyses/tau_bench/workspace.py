@@ -204,7 +204,6 @@ class Workspace:
                         ("plain",) if s.copy_noise is None else (spec.seed, s.copy_noise)
                     )
                     todo.setdefault(traj, {})[key] = (spec, s)
-        b = self.spec.backend
         budgets = tuple(self.spec.options.get("budgets", BUDGETS))
         for pending in todo.values():
             batch = list(pending.values())
@@ -224,9 +223,8 @@ class Workspace:
             results = run_sweeps(
                 built.groups, built.embs, sets, budgets=budgets,
                 augment=None if copy_noise is None else first.seed,
-                copy_noise=copy_noise or "per-norm", jobs=b.jobs, progress=b.progress,
-                retrievers=tuple(self.spec.retrievers), scheduler=b.scheduler,
-                checkpoint=b.checkpoint, desc=f"tau-bench ({len(sets)} sweeps)",
+                copy_noise=copy_noise or "per-norm", retrievers=tuple(self.spec.retrievers),
+                backend=self.spec.backend, desc=f"tau-bench ({len(sets)} sweeps)",
             )  # fmt: skip
             for (spec, s), result in zip(batch, results, strict=True):
                 self._sweeps[self._sweep_key(spec, s)] = result

@@ -64,10 +64,8 @@ def run_toolbench(spec: RunSpec) -> BenchmarkRun:
         }
         design[benchmark_name(n_ev)] = design_summary(by_seed, trajectories)
         all_eps.extend(e for eps in by_seed.values() for e in eps)
-    b = spec.backend
     run = run_episodes(
-        table, all_eps, jobs=b.jobs, progress=b.progress, retrievers=spec.retrievers,
-        scheduler=b.scheduler, checkpoint=b.checkpoint,
+        table, all_eps, retrievers=spec.retrievers, backend=spec.backend,
         reachability=spec.choices["reachability"],
     )  # fmt: skip
     records = validate_records(run.records)

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from osustat.analyses.protocol import Backend
 from osustat.analyses.runner import run_tasks
 from osustat.cells import label_cell
 from osustat.retrieval import (
@@ -247,20 +248,17 @@ def run_episodes(
     budgets: tuple[int, ...] = BUDGETS,
     betas: tuple[float, ...] = BETAS,
     alphas: tuple[float, ...] = ALPHAS,
-    jobs: int = 1,
-    progress: bool = True,
     chunk: int = 10,
     retrievers: Sequence[MethodSpec] = (),
-    scheduler: Any = None,
-    checkpoint: Any = None,
+    backend: Backend = Backend(),
     reachability: str = "all-steps",
 ) -> ToolbenchRun:
     """Run every method and the user `retrievers` over `episodes`; records sorted stably.
 
     The step table is the runner's ``shared`` object: a Dask worker receives it once, and a
-    chunk task carries only its episodes. `scheduler` (Dask) and `checkpoint` (resuming) go to
-    ``run_tasks``; the records do not depend on the backend. `reachability` is the greedy
-    selectors' declared choice (:data:`osustat.retrieval.osumem.REACHABILITY`).
+    chunk task carries only its episodes. `backend` (worker processes, Dask, resuming, the
+    progress bar) goes to ``run_tasks``; the records do not depend on it. `reachability` is
+    the greedy selectors' declared choice (:data:`osustat.retrieval.osumem.REACHABILITY`).
 
     Record ids: ``episode_id`` is the target (``t<index>``), the unit shared across seeds;
     ``seed`` is the seed; the records carry no ``cell`` (a target's planted evidence, hence
@@ -285,15 +283,7 @@ def run_episodes(
         for i in range(0, len(episodes), chunk)
     ]
     results = run_tasks(
-        _chunk_task,
-        tasks,
-        jobs=jobs,
-        scheduler=scheduler,
-        shared=table,
-        checkpoint=checkpoint,
-        progress=progress,
-        desc="toolbench episodes",
-        unit="chunk",
+        _chunk_task, tasks, backend=backend, shared=table, desc="toolbench episodes", unit="chunk"
     )
     records = pd.DataFrame([r for rs, _ in results for r in rs])
     info = pd.DataFrame([r for _, rs in results for r in rs])

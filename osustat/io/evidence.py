@@ -16,7 +16,7 @@ from typing import Any
 from osustat._validation import list_some
 from osustat.cells import label_cell
 from osustat.metrics import count_metrics
-from osustat.schema import RecordRow
+from osustat.schema import QueryKey
 
 from .reading import blank, read_rows, require_columns, split_ids
 
@@ -168,11 +168,11 @@ def evidence_metrics(
 
 
 def metric_rows(
-    key: dict[str, Any], retrieved: Sequence[str], ev: Evidence, hit_k: Sequence[int]
+    key: QueryKey, retrieved: Sequence[str], ev: Evidence, hit_k: Sequence[int]
 ) -> list[dict[str, Any]]:
     """Record rows (`key` + cell, metric, value) of :func:`evidence_metrics`."""
     cell = ev.cell
     return [
-        RecordRow(**key, cell=cell, metric=metric, value=value)._asdict()
+        key.row(cell, metric, value)._asdict()
         for metric, value in evidence_metrics(retrieved, ev.steps, hit_k).items()
     ]

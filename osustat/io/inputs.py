@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from osustat._validation import list_some
-from osustat.schema import RecordRow
+from osustat.schema import QueryKey
 
 from .evidence import check_hit_k, metric_rows, read_evidence
 from .reading import (
@@ -97,7 +97,7 @@ def records_from_retrievals(
     require_columns(rows, _RETRIEVAL_COLUMNS, path, "retrievals")
     name = f"retrievals file {str(path)!r}"
     out: list[dict[str, Any]] = []
-    seen: dict[tuple[Any, ...], str] = {}
+    seen: dict[QueryKey, str] = {}
     unknown: list[str] = []
     used: set[tuple[str, str, str]] = set()
     for row, loc in zip(rows, where, strict=True):
@@ -109,13 +109,13 @@ def records_from_retrievals(
         episode, query = str(row["episode_id"]).strip(), str(row["query_id"]).strip()
         budget = as_int(row["budget"], "budget", loc)
         seed = 0 if blank(row.get("seed")) else as_int(row["seed"], "seed", loc)
-        ident = (bench, episode, query, str(row["method"]), budget, seed)
-        if ident in seen:
+        key = QueryKey(bench, episode, query, str(row["method"]), budget, seed)
+        if key in seen:
             raise ValueError(
                 f"{loc}: duplicate retrieval of {episode}/{query} by {row['method']!r} at "
-                f"budget {budget}, seed {seed} (also at {seen[ident]})."
+                f"budget {budget}, seed {seed} (also at {seen[key]})."
             )
-        seen[ident] = loc
+        seen[key] = loc
         qkey = (bench, episode, query)
         if qkey not in ev:
             unknown.append(f"{episode}/{query} ({loc.rsplit(', ', 1)[1]})")
@@ -125,14 +125,6 @@ def records_from_retrievals(
         dup = sorted({s for s in got if got.count(s) > 1})
         if dup:
             raise ValueError(f"{loc}: step ids {list_some(dup)} are retrieved more than once.")
-        key: dict[str, Any] = {
-            "benchmark": bench,
-            "episode_id": episode,
-            "query_id": query,
-            "method": str(row["method"]),
-            "budget": budget,
-            "seed": seed,
-        }
         out += metric_rows(key, got, ev[qkey], ks)
         if not blank(row.get("tokens")):
             try:
@@ -150,7 +142,7 @@ def records_from_retrievals(
                     "within its budget."
                 )
             cell = out[-1]["cell"]
-            out.append(RecordRow(**key, cell=cell, metric="tokens", value=tokens)._asdict())
+            out.append(key.row(cell, "tokens", tokens)._asdict())
     if unknown:
         raise ValueError(
             f"{name}: {len(unknown)} retrievals are of queries absent from the evidence file "

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from osustat._validation import list_some
-from osustat.schema import RecordRow
+from osustat.schema import QueryKey
 
 from .evidence import Evidence, check_hit_k, metric_rows, read_evidence
 from .reading import Exclusion, Loaded, Loc, trec_lines
@@ -339,22 +339,14 @@ def records_from_trec(
                 ev = Evidence(tuple(steps), (None,) * len(steps), (frozenset(),) * len(steps), "")
             ordered = orders.get((m, qid), [])
             for depth in ds:
-                key = {
-                    "benchmark": "default",
-                    "episode_id": episode,
-                    "query_id": query,
-                    "method": m,
-                    "budget": depth,
-                    "seed": 0,
-                }
+                key = QueryKey("default", episode, query, m, depth, 0)
                 rows = metric_rows(key, ordered[:depth], ev, ks)
                 got = ir_values.get((m, depth), {}).get(qid, {})
                 cell = rows[0]["cell"]
                 for meas in depth_ir + (cut_ir if depth == deepest else []):
                     value = got.get(str(meas), 0.0)
                     name = str(meas).lower() + ("" if _has_cutoff(meas) else f"@{depth}")
-                    row = RecordRow(**key, cell=cell, metric=name, value=value)
-                    rows.append(row._asdict())
+                    rows.append(key.row(cell, name, value)._asdict())
                 if annotations is None:
                     for item in rows:
                         item["cell"] = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from osustat.analyses.protocol import Backend
 from osustat.analyses.runner import child_seeds, run_tasks, stable_digest
 from osustat.analyses.synthetic import run as synthetic_run
 from osustat.cli.main import main
@@ -38,10 +39,10 @@ def test_runner_resumes_and_the_bar_counts_resumed_tasks(tmp_path, capsys):
     bomb, _ = _failing_after(2, _draw)
     bomb.__module__, bomb.__qualname__ = _draw.__module__, _draw.__qualname__
     with pytest.raises(_Boom):
-        run_tasks(bomb, tasks, checkpoint=tmp_path, progress=False)
+        run_tasks(bomb, tasks, backend=Backend(checkpoint=tmp_path, progress=False))
     assert len(list(tmp_path.glob("*.pkl"))) == 2
-    again = run_tasks(_draw, tasks, checkpoint=tmp_path, progress=True, desc="resumed")
-    assert again == run_tasks(_draw, tasks, progress=False)
+    again = run_tasks(_draw, tasks, backend=Backend(checkpoint=tmp_path), desc="resumed")
+    assert again == run_tasks(_draw, tasks, backend=Backend(progress=False))
     first_frame = capsys.readouterr().err.split("\r")[1]
     assert "resumed" in first_frame and "2/5" in first_frame, first_frame
 
@@ -109,12 +110,13 @@ def test_tau_and_toolbench_sweeps_resume_from_their_checkpoints(tmp_path, monkey
     from .test_user_retrievers import _tau_sweep
 
     ckpt = tmp_path / "ckpt"
+    backend = Backend(checkpoint=ckpt, progress=False)
     kw = _tau_sweep(tmp_path)
-    tau_first = tau_bench_run.run_sweep(**kw, checkpoint=ckpt)[0]
+    tau_first = tau_bench_run.run_sweep(**kw, backend=backend)[0]
     loaded = load_toolbench(_write_data(tmp_path / "tb"))
     table = toolbench_run.step_table(loaded.trajectories, HashingBagOfWordsEncoder(64))
     eps = build_episodes(loaded.trajectories, table.query_embeddings, n_episodes=3, seed=1)
-    tb_first = toolbench_run.run_episodes(table, eps, chunk=1, progress=False, checkpoint=ckpt)
+    tb_first = toolbench_run.run_episodes(table, eps, chunk=1, backend=backend)
     n_tasks = len(list(ckpt.glob("*.pkl")))
     assert n_tasks == sum(1 for q in kw["queries"] if q.positions) + 3
 
@@ -123,10 +125,10 @@ def test_tau_and_toolbench_sweeps_resume_from_their_checkpoints(tmp_path, monkey
 
     monkeypatch.setattr(tau_bench_run, "_trajectory", never)
     monkeypatch.setattr(toolbench_run, "episode_trajectory", never)
-    assert tau_bench_run.run_sweep(**kw, checkpoint=ckpt)[0].equals(tau_first)
-    again = toolbench_run.run_episodes(table, eps, chunk=1, progress=False, checkpoint=ckpt)
+    assert tau_bench_run.run_sweep(**kw, backend=backend)[0].equals(tau_first)
+    again = toolbench_run.run_episodes(table, eps, chunk=1, backend=backend)
     assert again.records.equals(tb_first.records) and again.episodes.equals(tb_first.episodes)
     # another step table (other embeddings) is another sweep: its tasks run
     other = toolbench_run.step_table(loaded.trajectories, HashingBagOfWordsEncoder(32))
     with pytest.raises(AssertionError, match="ran again"):
-        toolbench_run.run_episodes(other, eps, chunk=1, progress=False, checkpoint=ckpt)
+        toolbench_run.run_episodes(other, eps, chunk=1, backend=backend)

@@ -1,9 +1,13 @@
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from osustat.analyses.protocol import Backend
 from osustat.analyses.runner import DASK_GUIDED_SPLIT, child_seeds, dask_batches, run_tasks
+
+QUIET = Backend(progress=False)
 
 
 def _draw(i, seed_seq):
@@ -13,8 +17,8 @@ def _draw(i, seed_seq):
 class TestRunTasks:
     def test_order_and_values_do_not_depend_on_jobs(self):
         tasks = [(i, s) for i, s in enumerate(child_seeds(7, 6))]
-        serial = run_tasks(_draw, tasks, jobs=1, progress=False)
-        parallel = run_tasks(_draw, tasks, jobs=2, progress=False)
+        serial = run_tasks(_draw, tasks, backend=QUIET)
+        parallel = run_tasks(_draw, tasks, backend=Backend(jobs=2, progress=False))
         assert serial == parallel
         assert [i for i, _ in serial] == list(range(6))
         assert len({v for _, v in serial}) == 6
@@ -27,7 +31,7 @@ class TestRunTasks:
     @pytest.mark.parametrize("jobs", [0, -1, 1.5, True])
     def test_bad_jobs(self, jobs):
         with pytest.raises(ValueError, match="`jobs` must be an integer >= 1"):
-            run_tasks(_draw, [], jobs=jobs, progress=False)
+            run_tasks(_draw, [], backend=Backend(jobs=jobs, progress=False))
 
 
 def _with_shared(shared, i, seed_seq):
@@ -37,7 +41,7 @@ def _with_shared(shared, i, seed_seq):
 class TestCheckpoint:
     def test_resume_runs_only_unfinished_tasks(self, tmp_path):
         tasks = [(i, s) for i, s in enumerate(child_seeds(5, 4))]
-        first = run_tasks(_draw, tasks[:2], checkpoint=tmp_path, progress=False)
+        first = run_tasks(_draw, tasks[:2], backend=Backend(checkpoint=tmp_path, progress=False))
         assert len(list(tmp_path.glob("*.pkl"))) == 2
         calls = []
 
@@ -46,22 +50,25 @@ class TestCheckpoint:
             return _draw(i, seed_seq)
 
         counting.__module__, counting.__qualname__ = _draw.__module__, _draw.__qualname__
-        again = run_tasks(counting, tasks, checkpoint=tmp_path, progress=False)
+        again = run_tasks(counting, tasks, backend=Backend(checkpoint=tmp_path, progress=False))
         assert calls == [2, 3]
         assert again[:2] == first
-        assert again == run_tasks(_draw, tasks, progress=False)
+        assert again == run_tasks(_draw, tasks, backend=QUIET)
 
     def test_changed_arguments_are_run_again(self, tmp_path):
-        run_tasks(_draw, [(0, child_seeds(1, 1)[0])], checkpoint=tmp_path, progress=False)
-        run_tasks(_draw, [(0, child_seeds(2, 1)[0])], checkpoint=tmp_path, progress=False)
+        resuming = Backend(checkpoint=tmp_path, progress=False)
+        run_tasks(_draw, [(0, child_seeds(1, 1)[0])], backend=resuming)
+        run_tasks(_draw, [(0, child_seeds(2, 1)[0])], backend=resuming)
         assert len(list(tmp_path.glob("*.pkl"))) == 2
 
 
 class TestShared:
     def test_shared_is_the_first_argument(self):
         tasks = [(i, s) for i, s in enumerate(child_seeds(0, 3))]
-        serial = run_tasks(_with_shared, tasks, shared={"offset": 10}, progress=False)
-        parallel = run_tasks(_with_shared, tasks, shared={"offset": 10}, jobs=2, progress=False)
+        serial = run_tasks(_with_shared, tasks, shared={"offset": 10}, backend=QUIET)
+        parallel = run_tasks(
+            _with_shared, tasks, shared={"offset": 10}, backend=Backend(jobs=2, progress=False)
+        )
         assert serial == parallel and [i for i, _ in serial] == [10, 11, 12]
 
 
@@ -70,7 +77,7 @@ class TestDask:
     def test_local_cluster_gives_the_serial_results(self):
         distributed = pytest.importorskip("distributed")
         tasks = [(i, s) for i, s in enumerate(child_seeds(9, 8))]
-        serial = run_tasks(_with_shared, tasks, shared={"offset": 1}, progress=False)
+        serial = run_tasks(_with_shared, tasks, shared={"offset": 1}, backend=QUIET)
         with (
             distributed.LocalCluster(
                 n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
@@ -78,14 +85,13 @@ class TestDask:
             distributed.Client(cluster) as client,
         ):
             on_dask = run_tasks(
-                _with_shared, tasks, shared={"offset": 1}, scheduler=client, progress=False
+                _with_shared, tasks, shared={"offset": 1}, backend=replace(QUIET, scheduler=client)
             )
             by_address = run_tasks(
                 _with_shared,
                 tasks,
                 shared={"offset": 1},
-                scheduler=cluster.scheduler_address,
-                progress=False,
+                backend=Backend(scheduler=cluster.scheduler_address, progress=False),
             )
         assert on_dask == serial == by_address
 
@@ -97,10 +103,10 @@ class TestDask:
         from osustat.analyses.synthetic.run import run_synthetic
 
         tasks = [(i, s) for i, s in enumerate(child_seeds(4, 21))]
-        serial = run_tasks(_draw, tasks, progress=False)
-        serial_shared = run_tasks(_with_shared, tasks, shared={"offset": 2}, progress=False)
-        run_tasks(_draw, tasks[::4], checkpoint=tmp_path / "ck", progress=False)
-        records = run_synthetic(3, 5, progress=False).records
+        serial = run_tasks(_draw, tasks, backend=QUIET)
+        serial_shared = run_tasks(_with_shared, tasks, shared={"offset": 2}, backend=QUIET)
+        run_tasks(_draw, tasks[::4], backend=Backend(checkpoint=tmp_path / "ck", progress=False))
+        records = run_synthetic(3, 5, backend=QUIET).records
         with (
             distributed.LocalCluster(
                 n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
@@ -108,14 +114,13 @@ class TestDask:
             distributed.Client(cluster) as client,
         ):
             assert len(dask_batches(list(range(21)), sum(client.nthreads().values()))) == 13
-            assert run_tasks(_draw, tasks, scheduler=client, progress=False) == serial
-            shared = run_tasks(
-                _with_shared, tasks, shared={"offset": 2}, scheduler=client, progress=False
-            )
+            on_client = Backend(scheduler=client, progress=False)
+            assert run_tasks(_draw, tasks, backend=on_client) == serial
+            shared = run_tasks(_with_shared, tasks, shared={"offset": 2}, backend=on_client)
             resumed = run_tasks(
-                _draw, tasks, scheduler=client, checkpoint=tmp_path / "ck", progress=False
+                _draw, tasks, backend=replace(on_client, checkpoint=tmp_path / "ck")
             )
-            on_dask = run_synthetic(3, 5, progress=False, scheduler=client).records
+            on_dask = run_synthetic(3, 5, backend=on_client).records
         assert shared == serial_shared
         assert resumed == serial
         assert len(list((tmp_path / "ck").glob("*.pkl"))) == 21
@@ -123,7 +128,7 @@ class TestDask:
 
     def test_bad_scheduler(self):
         with pytest.raises(TypeError, match="`scheduler` must be a Dask scheduler address"):
-            run_tasks(_draw, [], scheduler=3, progress=False)
+            run_tasks(_draw, [], backend=Backend(scheduler=3, progress=False))
 
 
 class TestDaskBatches:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from osustat import validate_records
+from osustat.analyses.protocol import Backend
 from osustat.analyses.synthetic.benchmark import reproduce_synthetic
 from osustat.analyses.synthetic.generator import (
     SEGMENT_CONFIG,
@@ -16,6 +17,8 @@ from osustat.analyses.synthetic.generator import (
     structural_statistics,
 )
 from osustat.analyses.synthetic.run import BUDGETS, MAIN_METHODS, MMAX_SWEEP, run_synthetic
+
+QUIET = Backend(progress=False)
 
 
 class TestGenerator:
@@ -58,7 +61,7 @@ class TestGenerator:
 
 class TestRun:
     def test_records_cover_every_method_and_budget(self):
-        run = run_synthetic(3, seed=4, jobs=1, progress=False)
+        run = run_synthetic(3, seed=4, backend=QUIET)
         df = validate_records(run.records)
         assert set(df["method"]) == set(MAIN_METHODS) | set(MMAX_SWEEP.values())
         assert set(df["budget"]) == set(BUDGETS)
@@ -68,17 +71,17 @@ class TestRun:
 
     @pytest.mark.slow
     def test_jobs_do_not_change_records(self):
-        one = run_synthetic(4, seed=6, jobs=1, progress=False).records
-        two = run_synthetic(4, seed=6, jobs=2, progress=False).records
+        one = run_synthetic(4, seed=6, backend=QUIET).records
+        two = run_synthetic(4, seed=6, backend=Backend(jobs=2, progress=False)).records
         assert one.equals(two)
 
     def test_bad_arguments(self):
         with pytest.raises(ValueError, match="`n_episodes` must be >= 1"):
-            run_synthetic(0, progress=False)
+            run_synthetic(0, backend=QUIET)
         with pytest.raises(ValueError, match="`jobs` must be an integer >= 1"):
-            run_synthetic(2, jobs=0, progress=False)
+            run_synthetic(2, backend=Backend(jobs=0, progress=False))
         with pytest.raises(ValueError, match=r"unknown `methods` \['Nope'\]"):
-            run_synthetic(2, methods=("OSU-Mem", "Nope"), progress=False)
+            run_synthetic(2, methods=("OSU-Mem", "Nope"), backend=QUIET)
 
     def test_methods_subset_and_hash_seed_independence(self, tmp_path):
         # a step's entity set must not be numbered in a per-process hash order
@@ -87,7 +90,8 @@ class TestRun:
 
         code = (
             "from osustat.analyses.synthetic.run import run_synthetic;"
-            "r = run_synthetic(2, seed=6, progress=False, budgets=(256,),"
+            "from osustat.analyses.protocol import Backend;"
+            "r = run_synthetic(2, seed=6, backend=Backend(progress=False), budgets=(256,),"
             " methods=('OSU-Mem', 'OSU-Mem (disjoint)')).records;"
             "import sys; sys.stdout.write(r.to_csv())"
         )

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from osustat.analyses.protocol import Backend
 from osustat.analyses.synthetic.benchmark import (
     reproduce_synthetic,
     reproduce_synthetic_sensitivity,
@@ -21,6 +22,8 @@ from osustat.analyses.synthetic.grid import (
 )
 from osustat.analyses.synthetic.sensitivity import _summarize, _test_point, run_sensitivity
 from osustat.reports.synthetic_sensitivity import PARAMETERS
+
+QUIET = Backend(progress=False)
 
 TINY = """
 episodes = 3
@@ -206,8 +209,8 @@ class TestClaims:
 
 class TestRun:
     def test_tiny_grid_outputs_are_byte_identical(self, tiny, tmp_path):
-        a = reproduce_synthetic_sensitivity(tmp_path / "a", tiny, progress=False)
-        reproduce_synthetic_sensitivity(tmp_path / "b", tiny, progress=False)
+        a = reproduce_synthetic_sensitivity(tmp_path / "a", tiny, backend=QUIET)
+        reproduce_synthetic_sensitivity(tmp_path / "b", tiny, backend=QUIET)
         for name in (
             "points.csv",
             "effects.csv",
@@ -245,4 +248,4 @@ class TestRun:
 
     def test_run_sensitivity_rejects_unknown_methods(self, tiny):
         with pytest.raises(ValueError, match="unknown `methods`"):
-            run_sensitivity(load_grid(tiny), methods=("OSU-Mem", "Nope"), progress=False)
+            run_sensitivity(load_grid(tiny), methods=("OSU-Mem", "Nope"), backend=QUIET)

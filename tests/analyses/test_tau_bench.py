@@ -220,18 +220,27 @@ def test_no_usable_episode_names_rules(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
-def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
-    from osustat import validate_records
+def tiny_tau_run(files: list[str], out: Path, **kw: Any) -> Any:
+    """``reproduce_tau_bench`` at test size: a hashing encoder, 100 resamples, no progress bar,
+    B = 256 only and no variant sweeps; `kw` overrides or adds options."""
     from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
 
-    kw: dict[str, Any] = {
+    small = {
         "encoder": HashingBagOfWordsEncoder(64),
         "n_resamples": 100,
         "progress": False,
-        "budgets": (64, 256),
+        "budgets": (256,),
+        "variants": False,
     }
-    a = reproduce_tau_bench(files, tmp_path / "a", **kw)
-    b = reproduce_tau_bench(files, tmp_path / "b", **kw)
+    return reproduce_tau_bench(files, out, **(small | kw))
+
+
+def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
+    from osustat import validate_records
+
+    kw: dict[str, Any] = {"budgets": (64, 256), "variants": True}
+    a = tiny_tau_run(files, tmp_path / "a", **kw)
+    b = tiny_tau_run(files, tmp_path / "b", **kw)
     for name in ("records.csv", "report.md", "structure.json"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     rec = validate_records(pd.read_parquet(tmp_path / "a" / "records.parquet"))
@@ -270,8 +279,6 @@ def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path)
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
-
     seen: list[dict[str, Any]] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -303,14 +310,9 @@ def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path)
     )
     try:
         port = server.server_address[1]
-        reproduce_tau_bench(
+        tiny_tau_run(
             files,
             tmp_path / "o",
-            encoder=HashingBagOfWordsEncoder(64),
-            n_resamples=100,
-            progress=False,
-            budgets=(256,),
-            variants=False,
             selector="chat",
             endpoint=f"http://127.0.0.1:{port}/v1",
             model="stub-model",

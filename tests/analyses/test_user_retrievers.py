@@ -7,18 +7,22 @@ seconds; the records must carry the user's method name and must not depend on th
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 
+from osustat.analyses.protocol import Backend
 from osustat.cli.main import main
 from osustat.retrieval import HashingBagOfWordsEncoder
 from osustat.retrieval.registry import load_retriever
 
-from .test_tau_bench import _tau1_record, _tau2_file
+from .test_tau_bench import _tau1_record, _tau2_file, tiny_tau_run
 from .test_toolbench import _write_data
+
+QUIET = Backend(progress=False)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SPEC = "my_retriever:RecencyCosine"
@@ -74,19 +78,14 @@ def test_synthetic_cli(tmp_path: Path) -> None:
 
 
 def test_tau_bench_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
-
     monkeypatch.chdir(EXAMPLES)
     files = _tau_files(tmp_path / "data")
-    res = reproduce_tau_bench(
+    # no variant sweeps: the weak/natural sweeps get the same arguments; the analysis is slow
+    res = tiny_tau_run(
         files,
         tmp_path / "tau",
-        encoder=HashingBagOfWordsEncoder(64),
         n_resamples=50,
-        progress=False,
-        budgets=(256,),
         selector=None,
-        variants=False,  # the weak/natural sweeps get the same arguments; the analysis is slow
         retrievers=(load_retriever(SPEC),),
     )
     rec = pd.read_csv(res.out / "records.csv")
@@ -155,11 +154,10 @@ def _tau_sweep(tmp_path: Path) -> dict[str, Any]:
         "methods": ("Flat Vector", "OSU-Mem"),
         "budgets": (128, 256),
         "augment": True,
-        "progress": False,
     }
 
 
-def _three_sweeps(tmp_path: Path, **backend: Any) -> list[str]:
+def _three_sweeps(tmp_path: Path, backend: Backend = QUIET) -> list[str]:
     """Records (as CSV text) of a tiny synthetic, tau-bench and ToolBench sweep."""
     from osustat.analyses.synthetic.run import run_synthetic
     from osustat.analyses.tau_bench.run import run_sweep
@@ -169,13 +167,13 @@ def _three_sweeps(tmp_path: Path, **backend: Any) -> list[str]:
 
     mine = (load_retriever(SPEC),)
     syn = run_synthetic(
-        3, 5, budgets=(256,), methods=("OSU-Mem",), retrievers=mine, progress=False, **backend
+        3, 5, budgets=(256,), methods=("OSU-Mem",), retrievers=mine, backend=backend
     ).records
-    tau = run_sweep(**_tau_sweep(tmp_path), retrievers=mine, **backend)[0]
+    tau = run_sweep(**_tau_sweep(tmp_path), retrievers=mine, backend=backend)[0]
     loaded = load_toolbench(_write_data(tmp_path / "tb"))
     table = step_table(loaded.trajectories, HashingBagOfWordsEncoder(64))
     eps = build_episodes(loaded.trajectories, table.query_embeddings, n_episodes=3, seed=1)
-    tb = run_episodes(table, eps, retrievers=mine, chunk=1, progress=False, **backend).records
+    tb = run_episodes(table, eps, retrievers=mine, chunk=1, backend=backend).records
     for rec in (syn, tau, tb):
         assert NAME in set(rec["method"])
     return [rec.to_csv(index=False) for rec in (syn, tau, tb)]
@@ -183,7 +181,7 @@ def _three_sweeps(tmp_path: Path, **backend: Any) -> list[str]:
 
 def test_sweeps_do_not_depend_on_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(EXAMPLES)
-    assert _three_sweeps(tmp_path / "a", jobs=1) == _three_sweeps(tmp_path / "b", jobs=2)
+    assert _three_sweeps(tmp_path / "a") == _three_sweeps(tmp_path / "b", replace(QUIET, jobs=2))
 
 
 @pytest.mark.slow
@@ -197,7 +195,7 @@ def test_sweeps_on_a_local_dask_cluster(tmp_path: Path, monkeypatch: pytest.Monk
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
-        assert _three_sweeps(tmp_path / "b", scheduler=client) == serial
+        assert _three_sweeps(tmp_path / "b", replace(QUIET, scheduler=client)) == serial
 
 
 class TestBadRetriever:

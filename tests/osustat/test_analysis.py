@@ -80,42 +80,21 @@ def test_one_budget_may_be_a_number(records):
 
 
 class TestVerdicts:
-    def test_raw_significant_but_not_after_correction(self):
-        v = describe_verdict(
-            0.16,
-            0.004,
-            0.064,
-            alpha=0.05,
-            correction="holm",
-            family_size=16,
-            mde=0.3,
-            mde_alpha=0.05 / 16,
-        )
-        assert v == "not significant after Holm over m = 16 (raw p = .004)"
-
-    def test_significant_and_uncorrected(self):
-        v = describe_verdict(
-            -0.2,
-            0.0004,
-            0.0004,
-            alpha=0.05,
-            correction="none",
-            family_size=3,
-            mde=0.1,
-            mde_alpha=0.05,
-        )
-        assert v == "hurts: significant at α = 0.05 (p < .001)"
-        v = describe_verdict(
-            0.1,
-            0.3,
-            None,
-            alpha=0.05,
-            correction="holm",
-            family_size=0,
-            mde=0.1,
-            mde_alpha=0.05,
-        )
-        assert v == "not significant (p = .300, uncorrected)"
+    # (effect, p, p adjusted, correction, family size, mde, mde alpha) -> the verdict's words
+    @pytest.mark.parametrize(
+        ("effect", "p", "p_adj", "correction", "m", "mde", "mde_alpha", "words"),
+        [
+            (0.16, 0.004, 0.064, "holm", 16, 0.3, 0.05 / 16,
+             "not significant after Holm over m = 16 (raw p = .004)"),
+            (-0.2, 0.0004, 0.0004, "none", 3, 0.1, 0.05,
+             "hurts: significant at α = 0.05 (p < .001)"),
+            (0.1, 0.3, None, "holm", 0, 0.1, 0.05, "not significant (p = .300, uncorrected)"),
+        ],
+        ids=["raw-significant-not-after-correction", "significant", "uncorrected"],
+    )  # fmt: skip
+    def test_words(self, effect, p, p_adj, correction, m, mde, mde_alpha, words):
+        kw = {"correction": correction, "family_size": m, "mde": mde, "mde_alpha": mde_alpha}
+        assert describe_verdict(effect, p, p_adj, alpha=0.05, **kw) == words
 
     def test_mde_uses_the_family_level(self, records):
         res = run(records, metrics=["recall"], budgets=[256])

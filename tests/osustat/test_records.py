@@ -46,58 +46,37 @@ class TestValidateRecords:
         ):
             validate_records(df)
 
-    def test_nan_value_names_row(self):
+    # one entry set to a bad value (its column cast first where the value needs it) -> the
+    # error names the check and the row
+    @pytest.mark.parametrize(
+        ("row", "column", "cast", "value", "error", "match"),
+        [
+            (3, "value", None, np.nan, ValueError,
+             r"`value` has NaN or infinite entries in rows 3"),
+            (5, "value", object, "high", TypeError,
+             r"`value` must be numeric; non-numeric values in rows 5"),
+            (0, "value", None, 0.5, ValueError, r"hit@k values must be 0 or 1.*rows 0"),
+            (1, "value", None, 1.5, ValueError, r"recall values must lie in \[0, 1\].*rows 1"),
+            (2, "cell", None, "T+", ValueError, r"`cell` has unknown labels in rows 2"),
+            (0, "cell", None, "T-E+", ValueError, r"conflicting cells for queries 'e0/q0'"),
+            (0, "budget", float, 256.5, ValueError,
+             r"`budget` must hold integers; bad values in rows 0"),
+        ],
+        ids=["nan", "non-numeric", "non-binary-hit", "recall-range", "unknown-cell",
+             "conflicting-cells", "non-integer-budget"],
+    )  # fmt: skip
+    def test_bad_entry_names_row(self, row, column, cast, value, error, match):
         df = make_records()
-        df.loc[3, "value"] = np.nan
-        with pytest.raises(ValueError, match=r"`value` has NaN or infinite entries in rows 3"):
-            validate_records(df)
-
-    def test_non_numeric_value(self):
-        df = make_records()
-        df["value"] = df["value"].astype(object)
-        df.loc[5, "value"] = "high"
-        with pytest.raises(
-            TypeError,
-            match=r"`value` must be numeric; non-numeric values in "
-            r"rows 5",
-        ):
-            validate_records(df)
-
-    def test_non_binary_hit(self):
-        df = make_records()
-        df.loc[0, "value"] = 0.5
-        with pytest.raises(ValueError, match=r"hit@k values must be 0 or 1.*rows 0"):
-            validate_records(df)
-
-    def test_recall_out_of_range(self):
-        df = make_records()
-        df.loc[1, "value"] = 1.5
-        with pytest.raises(ValueError, match=r"recall values must lie in \[0, 1\].*rows 1"):
-            validate_records(df)
-
-    def test_unknown_cell(self):
-        df = make_records()
-        df.loc[2, "cell"] = "T+"
-        with pytest.raises(ValueError, match=r"`cell` has unknown labels in rows 2"):
-            validate_records(df)
-
-    def test_conflicting_cells(self):
-        df = make_records()
-        df.loc[0, "cell"] = "T-E+"
-        with pytest.raises(ValueError, match=r"conflicting cells for queries 'e0/q0'"):
+        if cast is not None:
+            df[column] = df[column].astype(cast)
+        df.loc[row, column] = value
+        with pytest.raises(error, match=match):
             validate_records(df)
 
     def test_duplicate_keys(self):
         df = make_records()
         df = pd.concat([df, df.iloc[[4]]], ignore_index=True)
         with pytest.raises(ValueError, match=rf"duplicate record keys .* in rows 4, {len(df) - 1}"):
-            validate_records(df)
-
-    def test_non_integer_budget(self):
-        df = make_records()
-        df["budget"] = df["budget"].astype(float)
-        df.loc[0, "budget"] = 256.5
-        with pytest.raises(ValueError, match=r"`budget` must hold integers; bad values in rows 0"):
             validate_records(df)
 
     def test_defaults_and_normalization(self):
@@ -145,10 +124,6 @@ class TestPaired:
         ):
             paired(df, "osu", "flat", metric="hit@2", budget=256)
 
-    def test_fractional_budget(self):
-        with pytest.raises(ValueError, match=r"`budget` must be an integer budget"):
-            paired(make_records(), "osu", "flat", metric="hit@2", budget=256.7)
-
     def test_metric_spelling(self):
         df = make_records()
         df["metric"] = df["metric"].replace({"hit@2": "Hit@ 2"})
@@ -161,37 +136,26 @@ class TestPaired:
         with pytest.raises(ValueError, match=r"unpaired queries.*only 'osu' has 1: 'e1/q2'"):
             paired(df, "osu", "flat", metric="hit@2", budget=256)
 
-    def test_unknown_method_lists_known(self):
-        with pytest.raises(
-            ValueError,
-            match=r"`treatment` method 'tree' is not in the records; "
-            r"known methods: \['flat', 'osu'\]",
-        ):
-            paired(make_records(), "tree", "flat", metric="hit@2", budget=256)
-
-    def test_unknown_budget_lists_known(self):
-        with pytest.raises(
-            ValueError,
-            match=r"budget 512 is not in the records; known budgets: "
-            r"\[128, 256\]",
-        ):
-            paired(make_records(budgets=(128, 256)), "osu", "flat", metric="hit@2", budget=512)
-
-    def test_unknown_metric_lists_known(self):
-        with pytest.raises(
-            ValueError,
-            match=r"metric 'ndcg' is not in the records; known "
-            r"metrics: \['hit@2', 'recall'\]",
-        ):
-            paired(make_records(), "osu", "flat", metric="ndcg", budget=256)
-
-    def test_same_method(self):
-        with pytest.raises(ValueError, match="must be different methods"):
-            paired(make_records(), "osu", "osu", metric="hit@2", budget=256)
-
-    def test_bad_unit(self):
-        with pytest.raises(ValueError, match="`unit` must be one of"):
-            paired(make_records(), "osu", "flat", metric="hit@2", budget=256, unit="step")
+    # one argument of paired(records, "osu", "flat", metric="hit@2", budget=256) changed ->
+    # the error names it (and lists what the records hold)
+    @pytest.mark.parametrize(
+        ("change", "match"),
+        [
+            ({"treatment": "tree"},
+             r"`treatment` method 'tree' is not in the records; known methods: \['flat', 'osu'\]"),
+            ({"budget": 512}, r"budget 512 is not in the records; known budgets: \[128, 256\]"),
+            ({"budget": 256.7}, r"`budget` must be an integer budget"),
+            ({"metric": "ndcg"},
+             r"metric 'ndcg' is not in the records; known metrics: \['hit@2', 'recall'\]"),
+            ({"baseline": "osu"}, "must be different methods"),
+            ({"unit": "step"}, "`unit` must be one of"),
+        ],
+        ids=["method", "budget", "fractional-budget", "metric", "same-method", "unit"],
+    )  # fmt: skip
+    def test_bad_argument_is_named(self, change, match):
+        kw = {"treatment": "osu", "baseline": "flat", "metric": "hit@2", "budget": 256} | change
+        with pytest.raises(ValueError, match=match):
+            paired(make_records(budgets=(128, 256)), **kw)
 
     def test_several_benchmarks_need_choice(self):
         df = pd.concat([make_records(), make_records().assign(benchmark="tau")])
