@@ -17,10 +17,13 @@ changed has another key and is run again.
 Dask: ``scheduler`` is a scheduler address (``tcp://host:8786``) or a
 ``distributed.Client``. Objects passed as ``shared`` are scattered once and broadcast, so each
 worker receives them once, not once per task (``docs/scaling.md``). Tasks are sent in batches
-(one Dask task runs several consecutive tasks and returns their results together): about
-:data:`DASK_BATCHES_PER_THREAD` batches per worker thread, so the per-task cost of the
-scheduler (a round trip, a future, a result message) is paid per batch, while every thread
-still gets several batches to balance the load (``docs/performance.md``).
+(one Dask task runs several consecutive tasks and returns their results together) of
+decreasing size (guided self-scheduling, :func:`dask_batches`): each batch takes
+1 / (:data:`DASK_GUIDED_SPLIT` x threads) of the tasks not yet batched. The scheduler's
+per-task cost (a round trip, a future, a result message) is paid per batch (a few dozen per
+sweep), and the last batches hold one task each, so no worker waits long for another to
+finish a large batch at the end (with 4 equal batches per thread that wait was 9–14 % of a
+200-episode sweep, ``docs/performance.md``).
 """
 
 from __future__ import annotations
@@ -48,9 +51,10 @@ R = TypeVar("R")
 
 _NO_SHARED = object()
 
-#: Dask batches per worker thread (see the module docstring): enough for load balancing
-#: across uneven tasks, few enough that the scheduler's per-task cost is amortized.
-DASK_BATCHES_PER_THREAD = 4
+#: Each Dask batch takes 1 / (DASK_GUIDED_SPLIT x threads) of the tasks not yet batched (see
+#: the module docstring): large batches first amortize the scheduler's per-task cost, single
+#: tasks last balance the end of the sweep across workers.
+DASK_GUIDED_SPLIT = 4
 
 
 def child_seeds(seed: int, n: int) -> list[np.random.SeedSequence]:
@@ -239,16 +243,25 @@ def _run_batch_shared(
 
 
 def dask_batches(todo: list[int], n_threads: int) -> list[list[int]]:
-    """Consecutive runs of `todo`, about :data:`DASK_BATCHES_PER_THREAD` per thread.
+    """Consecutive runs of `todo` of decreasing size (guided self-scheduling).
+
+    Each run takes ``ceil(r / (DASK_GUIDED_SPLIT * n_threads))`` of the ``r`` tasks still
+    unbatched, so the sizes fall geometrically to 1: about
+    ``g * log(len(todo) / g) + g`` runs for ``g = DASK_GUIDED_SPLIT * n_threads``.
 
     Examples
     --------
     >>> from osustat.analyses.runner import dask_batches
-    >>> dask_batches(list(range(10)), 1)
-    [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+    >>> [len(b) for b in dask_batches(list(range(40)), 1)]
+    [10, 8, 6, 4, 3, 3, 2, 1, 1, 1, 1]
     """
-    size = max(1, -(-len(todo) // (DASK_BATCHES_PER_THREAD * max(1, n_threads))))
-    return [todo[j : j + size] for j in range(0, len(todo), size)]
+    split = DASK_GUIDED_SPLIT * max(1, n_threads)
+    batches, j = [], 0
+    while j < len(todo):
+        size = -(-(len(todo) - j) // split)
+        batches.append(todo[j : j + size])
+        j += size
+    return batches
 
 
 def _run_dask(

@@ -96,21 +96,36 @@ from osustat.analyses.protocol import Backend
 from osustat.analyses.synthetic.run import run_synthetic
 n, jobs, backend = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 if backend == "dask-per-episode":  # the runner before batching: one Dask task per episode
-    runner.DASK_BATCHES_PER_THREAD = 10**9
+    runner.DASK_GUIDED_SPLIT = 10**9
+if backend == "dask-equal":  # the session-2 runner: 4 equal batches per worker thread
+    def equal(todo, threads):
+        size = max(1, -(-len(todo) // (4 * max(1, threads))))
+        return [todo[j : j + size] for j in range(0, len(todo), size)]
+    runner.dask_batches = equal
+idle = float("nan")
 if backend.startswith("dask"):
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, get_task_stream
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        t0 = time.perf_counter()  # cluster start-up excluded; the sweep itself is timed
-        out = run_synthetic(n, 0, backend=Backend(scheduler=client, progress=False))
-        secs = time.perf_counter() - t0
+        with get_task_stream(client) as stream:
+            t0 = time.perf_counter()  # cluster start-up excluded; the sweep itself is timed
+            w0 = time.time()
+            out = run_synthetic(n, 0, backend=Backend(scheduler=client, progress=False))
+            secs = time.perf_counter() - t0
+            w1 = time.time()
+        last = {}  # when each worker finished its last batch
+        for task in stream.data:
+            for s in task["startstops"]:
+                if s["action"] == "compute":
+                    last[task["worker"]] = max(last.get(task["worker"], w0), s["stop"])
+        idle = max(w1 - t for t in last.values()) if len(last) > 1 else float("nan")
 else:
     t0 = time.perf_counter()
     out = run_synthetic(n, 0, backend=Backend(jobs=jobs, progress=False))
     secs = time.perf_counter() - t0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 digest = hashlib.sha256(out.records.to_csv(index=False).encode()).hexdigest()[:16]
-print(secs, rss, len(out.records), digest)
+print(secs, rss, len(out.records), digest, idle)
 """
 
 
@@ -264,38 +279,48 @@ def long_study(sizes: list[int], reps: int, recall_max: int, real: list[str] | N
 
 
 def sweep(n: int, jobs: int, backend: str) -> tuple[float, float, int, str]:
+    secs, rss, rows, digest, _ = sweep_idle(n, jobs, backend)
+    return secs, rss, rows, digest
+
+
+def sweep_idle(n: int, jobs: int, backend: str) -> tuple[float, float, int, str, float]:
+    """One sweep in a fresh process; the last field is, on Dask, how long the first worker to
+    run out of batches sat idle before the sweep ended (seconds; NaN for joblib)."""
     proc = subprocess.run(
         [sys.executable, "-c", _SWEEP, str(n), str(jobs), backend],
         capture_output=True,
         text=True,
         check=True,
     )
-    secs, rss, rows, digest = proc.stdout.split()
-    return float(secs), float(rss), int(rows), digest
+    secs, rss, rows, digest, idle = proc.stdout.split()
+    return float(secs), float(rss), int(rows), digest, float(idle)
 
 
 def load() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def dask_study(n: int, rounds: int, per_episode: bool) -> None:
-    """``--jobs 2`` against Dask batched (and, optionally, one task per episode), interleaved
-    per round in fresh processes; wall seconds of the sweep, the load beside each round."""
+def dask_study(n: int, rounds: int, per_episode: bool, equal: bool) -> None:
+    """``--jobs 2`` against Dask batched (guided batches; optionally also the session-2 equal
+    batches and one task per episode), interleaved per round in fresh processes; wall seconds
+    of the sweep, the idle tail of the first worker to finish, the load beside each round."""
     print(f"\n### Dask LocalCluster (2 workers x 1 thread) against --jobs 2, {n} episodes\n")
     print(f"load before: {load()}\n")
-    extra = " Dask per-episode s | ratio |" if per_episode else ""
-    print(f"| round | --jobs 2 s | Dask batched s | ratio |{extra} records | load after |")
-    print("|---|---|---|---|" + ("---|---|" if per_episode else "") + "---|---|")
+    others = [("dask-equal", "Dask equal batches")] if equal else []
+    others += [("dask-per-episode", "Dask per-episode")] if per_episode else []
+    head = "".join(f" {label} s | idle s | ratio |" for _, label in others)
+    print(f"| round | --jobs 2 s | Dask guided s | idle s | ratio |{head} records | load after |")
+    print("|---|---|---|---|---|" + "---|---|---|" * len(others) + "---|---|")
     for r in range(rounds):
         j, _, rows, d0 = sweep(n, 2, "joblib")
-        b, _, _, d1 = sweep(n, 1, "dask")
+        b, _, _, d1, idle = sweep_idle(n, 1, "dask")
         cells, digests = "", {d0, d1}
-        if per_episode:
-            e, _, _, d2 = sweep(n, 1, "dask-per-episode")
-            cells, digests = f" {e:.1f} | {e / j:.2f} |", digests | {d2}
+        for backend, _ in others:
+            e, _, _, d2, idle2 = sweep_idle(n, 1, backend)
+            cells, digests = cells + f" {e:.1f} | {idle2:.1f} | {e / j:.2f} |", digests | {d2}
         same = "identical" if len(digests) == 1 else f"DIFFER {sorted(digests)}"
         print(
-            f"| {r + 1} | {j:.1f} | {b:.1f} | {b / j:.2f} |{cells} {rows:,} {same} | "
+            f"| {r + 1} | {j:.1f} | {b:.1f} | {idle:.1f} | {b / j:.2f} |{cells} {rows:,} {same} | "
             f"{os.getloadavg()[0]:.1f} |",
             flush=True,
         )
@@ -335,11 +360,16 @@ def main() -> None:
         type=int,
         default=0,
         metavar="N",
-        help="only time --jobs 2 vs Dask batched vs per-episode on N episodes",
+        help="only time --jobs 2 vs Dask (guided batches) on N episodes",
     )
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
         "--per-episode", action="store_true", help="--dask-compare: also the unbatched runner"
+    )
+    parser.add_argument(
+        "--equal-batches",
+        action="store_true",
+        help="--dask-compare: also the session-2 runner (4 equal batches per thread)",
     )
     parser.add_argument("--long", action="store_true", help="only the long-trajectory study")
     parser.add_argument("--long-max", type=int, default=50_000)
@@ -357,7 +387,7 @@ def main() -> None:
         long_study(sizes, max(1, min(args.reps, 3)), args.recall_max, args.real_embeddings)
         return
     if args.dask_compare:
-        dask_study(args.dask_compare, args.rounds, args.per_episode)
+        dask_study(args.dask_compare, args.rounds, args.per_episode, args.equal_batches)
         return
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     steps = [s for s in (150, 300, 600, 1200, 2400, 4800) if s <= args.max_steps]

@@ -1,10 +1,11 @@
+import math
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from osustat.analyses.protocol import Backend
-from osustat.analyses.runner import DASK_BATCHES_PER_THREAD, child_seeds, dask_batches, run_tasks
+from osustat.analyses.runner import DASK_GUIDED_SPLIT, child_seeds, dask_batches, run_tasks
 
 QUIET = Backend(progress=False)
 
@@ -95,9 +96,9 @@ class TestDask:
         assert on_dask == serial == by_address
 
     def test_batched_tasks_with_checkpoint_and_synthetic_records(self, tmp_path):
-        """Several tasks per Dask task (21 tasks, 2 threads: batches of 3), with and without
-        `shared`, resumed from a checkpoint, and a tiny synthetic sweep's records: all equal to
-        the serial run's."""
+        """Several tasks per Dask task (21 tasks, 2 threads: 13 batches of 3 down to 1), with
+        and without `shared`, resumed from a checkpoint, and a tiny synthetic sweep's records:
+        all equal to the serial run's."""
         distributed = pytest.importorskip("distributed")
         from osustat.analyses.synthetic.run import run_synthetic
 
@@ -112,7 +113,7 @@ class TestDask:
             ) as cluster,
             distributed.Client(cluster) as client,
         ):
-            assert len(dask_batches(list(range(21)), sum(client.nthreads().values()))) == 7
+            assert len(dask_batches(list(range(21)), sum(client.nthreads().values()))) == 13
             on_client = Backend(scheduler=client, progress=False)
             assert run_tasks(_draw, tasks, backend=on_client) == serial
             shared = run_tasks(_with_shared, tasks, shared={"offset": 2}, backend=on_client)
@@ -138,6 +139,17 @@ class TestDaskBatches:
         batches = dask_batches(todo, threads)
         assert [i for b in batches for i in b] == todo
         assert all(batches)
-        assert len(batches) <= DASK_BATCHES_PER_THREAD * max(1, threads)
-        if n >= DASK_BATCHES_PER_THREAD * max(1, threads):  # every thread gets work
-            assert 2 * len(batches) >= DASK_BATCHES_PER_THREAD * max(1, threads)
+
+    @pytest.mark.parametrize("n", [1, 7, 8, 9, 100, 801, 5000])
+    @pytest.mark.parametrize("threads", [1, 2, 5])
+    def test_guided_sizes(self, n, threads):
+        """Each batch is ceil(rest / (split x threads)) of the tasks not yet batched: sizes
+        never grow, the last batch is one task, and the count grows like log(n)."""
+        g = DASK_GUIDED_SPLIT * threads
+        batches = dask_batches(list(range(n)), threads)
+        rest = n
+        for b in batches:
+            assert len(b) == -(-rest // g)
+            rest -= len(b)
+        assert len(batches[-1]) == 1
+        assert len(batches) <= g * (1 + math.log(max(n / g, 1))) + g
