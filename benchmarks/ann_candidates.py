@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from growth import blockwise_knn, load, long_trajectory, real_vectors
+from growth import blockwise_knn, graph_recall, load, long_trajectory, real_vectors
 
 from osustat.retrieval.osu import _approximate_knn
 
@@ -89,15 +89,6 @@ CANDIDATES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
-def recall(graph: np.ndarray, exact: np.ndarray, k: int = 5) -> float:
-    """Share of each step's k exact neighbours among the first k of its list that are not it."""
-    hits = [
-        len(set([j for j in row if j != i][:k]) & set(e)) / k
-        for i, (row, e) in enumerate(zip(graph.tolist(), exact.tolist(), strict=True))
-    ]
-    return float(np.mean(hits))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recall-steps", type=int, default=16_000)
@@ -125,7 +116,7 @@ def main() -> None:
     print("|---|" + "---|" * (len(sets) + 2))
     for label, graph in CANDIDATES.items():
         try:
-            cells = [f"{recall(graph(emb), exact[name]):.4f}" for name, emb in sets.items()]
+            cells = [f"{graph_recall(graph(emb), exact[name]):.4f}" for name, emb in sets.items()]
         except ImportError as exc:
             print(f"| {label} | not installed ({exc.name}) |")
             continue

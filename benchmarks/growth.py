@@ -194,15 +194,20 @@ def blockwise_knn(emb: np.ndarray, k: int, block: int = 2048) -> np.ndarray:
     return out
 
 
+def graph_recall(graph: np.ndarray, exact: np.ndarray, k: int = 5) -> float:
+    """Share of each step's k exact neighbours among the first k of its list that are not it."""
+    hits = [
+        len(set([j for j in row if j != i][:k]) & set(e)) / k
+        for i, (row, e) in enumerate(zip(graph.tolist(), exact.tolist(), strict=True))
+    ]
+    return float(np.mean(hits))
+
+
 def recall(emb: np.ndarray, k: int = 5) -> float:
+    """k-NN recall of the similarity view's approximate graph against the exact one."""
     from osustat.retrieval.osu import _approximate_knn
 
-    exact, approx = blockwise_knn(emb, k), _approximate_knn(emb, k)
-    return float(
-        np.mean(
-            [len(set(a) & set(e)) / k for a, e in zip(approx.tolist(), exact.tolist(), strict=True)]
-        )
-    )
+    return graph_recall(_approximate_knn(emb, k), blockwise_knn(emb, k), k)
 
 
 def real_vectors(paths: list[str]) -> np.ndarray:

@@ -167,13 +167,6 @@ def _boilerplate(traj: Trajectory, cfg: OSUConfig) -> set[int]:
     return out
 
 
-#: HNSW settings of OSU-Mem's centroid index (``OSUMem(coarse='capped-ann')``,
-#: :mod:`osustat.retrieval.osumem`): hnswlib's documented recommendations (README: ``M = 16``,
-#: ``ef_construction = 200``), a fixed seed; fixed, not tuned.
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 200
-HNSW_SEED = 100
-
 #: NN-descent settings of the approximate k-NN graph: pynndescent's defaults (its
 #: ``n_neighbors = 30``, trees and iterations; none passed here), cosine, a fixed seed and one
 #: thread (``n_jobs = 1``: the same graph on every run). Fixed, not tuned.

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .base import BaseRetriever, RetrievalResult, check_setting, greedy_pack
-from .osu import HNSW_EF_CONSTRUCTION, HNSW_M, HNSW_SEED, OSUConfig, OSUPool, build_osus
+from .osu import OSUConfig, OSUPool, build_osus
 from .trajectory import Trajectory
 
 __all__ = [
@@ -60,8 +60,15 @@ PAPER_MAX_STEPS = 311
 #: M_max = 5 OSUs, each OSU of at least f_min = 2 steps, so |U| <= 5 * 311 / 2 = 777).
 COARSE_K_MAX = (OSUConfig().m_max * PAPER_MAX_STEPS // OSUConfig().f_min) // 10
 
+#: HNSW settings of the centroid index of ``coarse='capped-ann'`` (:func:`_centroid_index`):
+#: hnswlib's documented recommendations (README: ``M = 16``, ``ef_construction = 200``), a
+#: fixed seed; fixed, not tuned.
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 200
+HNSW_SEED = 100
+
 #: Default size of the HNSW search list over the centroids (hnswlib's ``ef``; the search
-#: uses ``max(coarse_ef, K)``): :data:`~osustat.retrieval.osu.HNSW_EF_CONSTRUCTION`.
+#: uses ``max(coarse_ef, K)``): :data:`HNSW_EF_CONSTRUCTION`.
 COARSE_EF = HNSW_EF_CONSTRUCTION
 
 
@@ -122,8 +129,8 @@ def _csr_take(
 def _centroid_index(centroids: NDArray[np.float64], ef: int = COARSE_EF) -> Any:
     """An HNSW inner-product index over the (normalized) OSU centroids, searched with `ef`.
 
-    hnswlib with the k-NN graph's settings (:data:`~osustat.retrieval.osu.HNSW_M`,
-    :data:`~osustat.retrieval.osu.HNSW_EF_CONSTRUCTION`, a fixed seed), built on one thread, so
+    hnswlib with :data:`HNSW_M`, :data:`HNSW_EF_CONSTRUCTION` and :data:`HNSW_SEED`, built on
+    one thread, so
     the index (and every answer) is the same on every run. A search for k items uses
     ``max(ef, k)`` (hnswlib's rule), so queries never change the index's state.
     """
