@@ -136,9 +136,10 @@ sys.path.insert(0, sys.argv[3])
 from growth import long_trajectory
 from osustat.retrieval import OSUConfig, OSUMem
 from osustat.retrieval.osu import _approximate_knn
-n, reps = int(sys.argv[1]), int(sys.argv[2])
+n, reps, exact_max = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[4])
+config = OSUConfig(knn_exact_max_steps=exact_max)
 jit = 0.0
-if n > OSUConfig().knn_exact_max_steps:  # the approximate path: compile its kernels first
+if n > exact_max:  # the approximate path: compile its kernels first
     c0 = time.process_time()
     _approximate_knn(long_trajectory(np.random.default_rng(1), 500).embeddings, 5)
     jit = time.process_time() - c0
@@ -154,7 +155,7 @@ except OSError:
 build, wall, retr = [], [], []
 for _ in range(reps):  # OSU-Mem's build: build_osus and the retrieval index on top
     w0, c0 = time.perf_counter(), time.process_time()
-    r = OSUMem().build(traj)
+    r = OSUMem(osu_config=config).build(traj)
     build.append(time.process_time() - c0)
     wall.append(time.perf_counter() - w0)
 pool = r.pool_
@@ -220,9 +221,14 @@ def real_vectors(paths: list[str]) -> np.ndarray:
     return emb / np.linalg.norm(emb, axis=1, keepdims=True)
 
 
-def long_study(sizes: list[int], reps: int, recall_max: int, real: list[str] | None) -> None:
-    """Build and retrieve at each size in a fresh process (CPU seconds: the machine is shared)."""
-    exact_max = OSUConfig().knn_exact_max_steps
+def long_study(
+    sizes: list[int], reps: int, recall_max: int, real: list[str] | None, exact_max: int
+) -> None:
+    """Build and retrieve at each size in a fresh process (CPU seconds: the machine is shared).
+
+    `exact_max`: ``knn_exact_max_steps`` of the builds (the default's, or 1 to time the
+    approximate path alone at every size).
+    """
     print(
         f"\n### Long trajectories (384-d, B = 256; exact k-NN up to {exact_max:,} steps, "
         "NN-descent above)\n"
@@ -245,6 +251,7 @@ def long_study(sizes: list[int], reps: int, recall_max: int, real: list[str] | N
                 str(n),
                 str(reps),
                 os.path.dirname(os.path.abspath(__file__)),
+                str(exact_max),
             ],
             capture_output=True,
             text=True,
@@ -380,6 +387,12 @@ def main() -> None:
     parser.add_argument("--long-max", type=int, default=50_000)
     parser.add_argument("--recall-max", type=int, default=20_000)
     parser.add_argument(
+        "--exact-max",
+        type=int,
+        default=OSUConfig().knn_exact_max_steps,
+        help="--long: knn_exact_max_steps of the builds (1: the approximate graph at every size)",
+    )
+    parser.add_argument(
         "--real-embeddings",
         nargs="+",
         default=None,
@@ -389,7 +402,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.long:
         sizes = [n for n in (1000, 2000, 4000, 8000, 16000, 32000, 50000) if n <= args.long_max]
-        long_study(sizes, max(1, min(args.reps, 3)), args.recall_max, args.real_embeddings)
+        long_study(
+            sizes, max(1, min(args.reps, 3)), args.recall_max, args.real_embeddings, args.exact_max
+        )
         return
     if args.dask_compare:
         dask_study(args.dask_compare, args.rounds, args.per_episode, args.equal_batches)
