@@ -14,7 +14,8 @@ synthetic trajectories of ``retrieval_long_coarse.py`` (one pool per size, the p
   answers (run it at two revisions to compare them across revisions, too);
 - ``--time``: CPU milliseconds per retrieve (``time.process_time``) of ``capped-ann`` at each
   budget, reference and package alternating query by query (after one warm-up pass), the
-  medians over 20 queries and their ratio; the load (``uptime``) before and after.
+  medians over ``--rounds`` passes over 30 queries, their ratio and the median of the
+  per-query ratios; the load (``uptime``) before and after.
 
     nice -n 10 .venv/bin/python benchmarks/retrieval_greedy.py --sizes 16000 50000 --check --time
 
@@ -242,11 +243,11 @@ def check(n: int, rs: dict[str, OSUMem], n_queries: int, budgets: list[int]) -> 
     print(f"\n{n:,} steps: SHA-256 of the package's answers {digest.hexdigest()}")
 
 
-def time_alternating(rs: dict[str, OSUMem], budgets: list[int]) -> None:
+def time_alternating(rs: dict[str, OSUMem], budgets: list[int], rounds: int) -> None:
     """CPU ms of ``capped-ann``'s retrieve, reference and package alternating per query."""
     ann = rs["capped-ann"]
     ref = with_reference(ann)
-    queries, _ = make_queries(ann.trajectory_, 20)
+    queries, _ = make_queries(ann.trajectory_, 30)
     print(f"\nload before: {load()}")
     print(
         "\n| B | reference CPU ms | package CPU ms | ratio of medians | median per-query ratio |"
@@ -257,12 +258,13 @@ def time_alternating(rs: dict[str, OSUMem], budgets: list[int]) -> None:
             ref.retrieve(q, b)
             ann.retrieve(q, b)
         t_ref, t_new = [], []
-        for i, q in enumerate(queries):
-            pair = [(ref, t_ref), (ann, t_new)]
-            for r, times in pair if i % 2 else pair[::-1]:
-                c0 = time.process_time()
-                r.retrieve(q, b)
-                times.append(time.process_time() - c0)
+        for k in range(rounds):
+            for i, q in enumerate(queries):
+                pair = [(ref, t_ref), (ann, t_new)]
+                for r, times in pair if (i + k) % 2 else pair[::-1]:
+                    c0 = time.process_time()
+                    r.retrieve(q, b)
+                    times.append(time.process_time() - c0)
         m_ref, m_new = 1e3 * np.median(t_ref), 1e3 * np.median(t_new)
         per = np.median(np.array(t_new) / np.array(t_ref))
         print(f"| {b} | {m_ref:.2f} | {m_new:.2f} | {m_new / m_ref:.2f} | {per:.2f} |", flush=True)
@@ -276,6 +278,7 @@ def main() -> None:
     parser.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
     parser.add_argument("--check", action="store_true", help="compare answers (default)")
     parser.add_argument("--time", action="store_true", help="time, alternating")
+    parser.add_argument("--rounds", type=int, default=3, help="timing passes over 30 queries")
     parser.add_argument("--pickle-dir", default=None, metavar="DIR")
     args = parser.parse_args()
     for n in args.sizes:
@@ -286,7 +289,7 @@ def main() -> None:
         if args.check or not args.time:
             check(n, rs, args.queries, args.budgets)
         if args.time:
-            time_alternating(rs, args.budgets)
+            time_alternating(rs, args.budgets, args.rounds)
 
 
 if __name__ == "__main__":

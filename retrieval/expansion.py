@@ -100,6 +100,7 @@ class Expansion:
         cost[:u] = traj.costs[union]
         self.cell_cost = cost[self.cells]
         self.cost: list[float] = cost.tolist()
+        self.by_cost: list[int] = np.argsort(cost[:u], kind="stable").tolist()
         self.sizes = sizes
         # plain lists for the per-pick work on a few rows
         self.flat: list[int] = m_u.tolist()
@@ -135,9 +136,8 @@ class Expansion:
             self._init_novelty(novelty[1], novelty[2])
             self._rescore_all()
         self.score[self.dead] = -np.inf
-        open_np = np.ones(u + 1, dtype=bool)
-        open_np[u] = False
-        live_cells = self.cells.copy()  # an expanded OSU's row points to the closed slot
+        by_cost = self.by_cost
+        cheapest = 0  # by_cost[cheapest:] holds every open step
         chosen: list[int] = []
         pending: list[int] = []  # steps selected by the last pick
         used = 0.0
@@ -150,7 +150,6 @@ class Expansion:
                 break
             self.score[best] = -np.inf
             self.dead[best] = True
-            live_cells[best] = u
             s0 = self.starts[best]
             for s in self.flat[s0 : s0 + self.size[best]]:
                 # a step reached through an earlier OSU is skipped at zero cost
@@ -158,14 +157,15 @@ class Expansion:
                     self.open[s] = False
                     pending.append(s)
                     used += self.cost[s]
-            if pending:
-                open_np[pending] = False
-                chosen.extend(pending)
-            else:
-                # when not even the cheapest step left in a live OSU fits, every later pick
-                # only drops an OSU: stop now (the same answer, without those picks)
-                left = self.cell_cost[open_np[live_cells]]
-                if left.size == 0 or used + float(left.min()) > budget:
+            chosen.extend(pending)
+            if not pending:
+                # when not even the cheapest open step fits, every later pick only drops an
+                # OSU: stop now (the same answer, without those picks). (An open step in no
+                # live OSU was skipped when its OSU was expanded: it never fits again; so
+                # this is the condition "no open step of a live OSU fits" it stopped on.)
+                while cheapest < u and not self.open[by_cost[cheapest]]:
+                    cheapest += 1
+                if cheapest == u or used + self.cost[by_cost[cheapest]] > budget:
                     break
         loc = np.asarray(chosen, dtype=np.int64)
         steps = self.union[loc]
