@@ -36,8 +36,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from growth import load, long_trajectory
 
 from osustat.retrieval import OSUMem
+from osustat.retrieval.expansion import csr_take
 from osustat.retrieval.osu import _approximate_knn
-from osustat.retrieval.osumem import _csr_take, adaptive_k, top_k_stable
+from osustat.retrieval.osumem import adaptive_k, top_k_stable
 
 
 def vm(field: str) -> float:
@@ -99,7 +100,7 @@ def main() -> None:
     scores = cen @ q
     k = adaptive_k(cen.shape[0], 256)
     top = top_k_stable(scores, k)
-    at, _ = _csr_take(r._member_ptr, top)
+    at, _ = csr_take(r._member_ptr, top)
     union = np.unique(r._member_step[at])
     emb_u = emb32[union]
     print(f"load before: {load()}")

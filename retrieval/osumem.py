@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .base import BaseRetriever, RetrievalResult, check_setting, greedy_pack
+from .expansion import Expansion
 from .osu import OSUConfig, OSUPool, build_osus
 from .trajectory import Trajectory
 
@@ -34,8 +35,6 @@ __all__ = [
     "capped_k",
     "top_k_stable",
 ]
-
-_EPS = 1e-6
 
 #: Which steps the greedy selectors (:class:`CoverageGuidedOSU`, :class:`CohesionOSU`) may
 #: select, a retrieval choice the paper leaves open (docs/retrieval.md, "Reachability"):
@@ -115,15 +114,6 @@ def top_k_stable(values: NDArray[np.float64], k: int) -> NDArray[np.int64]:
     ties = np.flatnonzero(values == kth)[: k - above.size]
     keep = np.union1d(above, ties)  # sorted: ties among the kept stay in index order
     return keep[np.argsort(-values[keep], kind="stable")]
-
-
-def _csr_take(
-    ptr: NDArray[np.int64], rows: NDArray[np.int64]
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Positions of the entries of `rows` in a CSR layout (row after row), and their counts."""
-    n = ptr[rows + 1] - ptr[rows]
-    first = np.cumsum(n) - n
-    return np.arange(int(n.sum())) + np.repeat(ptr[rows] - first, n), n
 
 
 def _centroid_index(centroids: NDArray[np.float64], ef: int = COARSE_EF) -> Any:
@@ -365,129 +355,14 @@ class OSUMem(_OSUIndexed):
 
         `sims`: every step's query similarity, or None to score only the OSUs' members.
         """
-        traj = self.trajectory_
-        costs = traj.costs[:end]
-        # the top-K OSUs' steps before the query time, most query-similar first, as a padded
-        # (K, width) matrix so that every greedy iteration scores all OSUs at once; one
-        # stable lexsort (OSU rank, then -similarity, ties in member order) orders them all.
-        # The top-K OSUs' members in rank order (each OSU's in member order), gathered
-        # through the member CSR: work in K's members, not in every OSU's
-        at, n_mem = _csr_take(self._member_ptr, top_arr)
-        m_step = self._member_step[at]
-        m_rank = np.repeat(np.arange(top_arr.size), n_mem)
-        keep_m = m_step < end
-        m_rank, m_step = m_rank[keep_m], m_step[keep_m]
-        if sims is None:  # only the members' similarities are ever read: each once
-            sims = np.zeros(end)
-            distinct = np.unique(m_step)
-            sims[distinct] = traj.embeddings[distinct] @ q
-        order = np.lexsort((-sims[m_step], m_rank))
-        m_rank, m_step = m_rank[order], m_step[order]
-        sizes = np.bincount(m_rank, minlength=top_arr.size)
-        starts = np.cumsum(sizes) - sizes
-        col = np.arange(m_step.size) - np.repeat(starts, sizes)
-        width = int(sizes.max())
-        mat = np.zeros((top_arr.size, width), dtype=np.int64)
-        mat[m_rank, col] = m_step
-        # `open_[s]`: step s is not selected yet; padding (and every step of an expanded
-        # OSU, in `mat_open`) points to the always-closed slot `end`
-        open_ = np.ones(end + 1, dtype=bool)
-        open_[end] = False
-        mat_open = np.full((top_arr.size, width), end, dtype=np.int64)
-        mat_open[m_rank, col] = m_step
-        step_cost = costs[mat]
-        novelty = self.lambda_nov > 0 and budget >= self.novelty_budget
-        chosen: list[int] = []
-        used = 0.0
-        if novelty:
-            # novelty is only ever needed for steps of the top-K OSUs: work on that union U
-            # (sorted); `mat_u` holds each cell's position in U (padding cells, masked out
-            # of every sum, point to any valid position)
-            union = np.unique(m_step)
-            emb_u = self._emb32[union]
-            mat_u = np.searchsorted(union, mat)
-            np.minimum(mat_u, union.size - 1, out=mat_u)
-            emb_nov = np.ones(union.size)
-            ent_seen = np.zeros(len(traj.entity_vocab), dtype=bool)
-            tool_seen = np.zeros(len(traj.tool_vocab) + 1, dtype=bool)
-            tools_u = traj.tool_ids[union]
-            # the union's (step, entity) pairs, gathered through the entity CSR
-            at, n_ent = _csr_take(traj.entity_ptr, union)
-            ent_ids = traj.entity_ids[at]
-            ent_rows = np.repeat(np.arange(union.size), n_ent)
-            # structural novelty state, updated as entities and tools become seen (the counts
-            # are small integers held as floats: decrements are exact in any order)
-            new_ents = np.bincount(ent_rows, minlength=union.size).astype(np.float64)
-            new_tool = tools_u >= 0
-            struct_changed = True
-            pair = np.empty((2, top_arr.size, width))  # [novelty of each cell, its cost]
-            pair[1] = step_cost
-            prod = np.empty_like(pair)
-        dirty = True  # scores change only when steps were added
-        while used < budget:
-            if dirty:
-                avail = open_[mat_open]
-                cand = avail & (np.cumsum(avail, axis=1) <= self.top_c)  # top-C unselected
-                n_cand = cand.sum(axis=1)
-                if novelty:
-                    if struct_changed:  # StructNov moves only when a new entity/tool is seen
-                        a_struct = self.alpha * np.minimum(1.0, 0.6 * new_ents + 0.4 * new_tool)
-                        struct_changed = False
-                    nov = (1 - self.alpha) * emb_nov + a_struct
-                    # one product and one row-sum for the candidates' novelty and cost (each
-                    # row is summed exactly as on its own)
-                    np.take(nov, mat_u, out=pair[0])
-                    sums = np.multiply(pair, cand, out=prod).sum(axis=2)
-                    value = r_top + self.lambda_nov * (sums[0] / np.maximum(n_cand, 1))
-                    score = value / (sums[1] + _EPS)
-                else:
-                    score = r_top / ((step_cost * cand).sum(axis=1) + _EPS)
-                # an OSU already expanded, or with nothing left to add, is out for good
-                score[n_cand == 0] = -np.inf
-            best = int(np.argmax(score))
-            if score[best] == -np.inf:
-                break
-            score[best] = -np.inf
-            mat_open[best] = end
-            added = []
-            row = mat[best, : sizes[best]]
-            row = row[open_[row]]  # reached through an earlier OSU: skipped at zero cost
-            for s, c in zip(row.tolist(), costs[row].tolist(), strict=True):
-                if used + c <= budget:
-                    open_[s] = False
-                    added.append(s)
-                    used += c
-            chosen.extend(added)
-            dirty = bool(added)
-            if not added:
-                # when not even the cheapest step left in a live OSU fits, every later pick
-                # only drops an OSU: stop now (the same answer, without those picks)
-                left = step_cost[open_[mat_open]]
-                if left.size == 0 or used + float(left.min()) > budget:
-                    break
-            if novelty and added:
-                # EmbNov = 1 - max cosine to the selected set (1 while it is empty)
-                cos = (emb_u @ self._emb32[added].T).max(axis=1)
-                np.minimum(emb_nov, 1.0 - cos, out=emb_nov)
-                fresh = [
-                    e
-                    for a in added
-                    for e in traj.entity_ids[traj.entity_ptr[a] : traj.entity_ptr[a + 1]].tolist()
-                    if not ent_seen[e]
-                ]
-                if fresh:
-                    ent_seen[fresh] = True
-                    is_fresh = np.zeros(ent_seen.size, dtype=bool)
-                    is_fresh[fresh] = True
-                    new_ents -= np.bincount(ent_rows[is_fresh[ent_ids]], minlength=union.size)
-                    struct_changed = True
-                for t in traj.tool_ids[added].tolist():
-                    if t >= 0 and not tool_seen[t]:
-                        tool_seen[t] = True
-                        new_tool &= tools_u != t
-                        struct_changed = True
-        picked = np.asarray(chosen, dtype=np.int64)
-        return self._result(picked[np.lexsort((picked, -sims[picked]))], used)
+        expansion = Expansion(
+            self.trajectory_, self._member_ptr, self._member_step, q, end, top_arr, r_top, sims
+        )
+        novelty = None
+        if self.lambda_nov > 0 and budget >= self.novelty_budget:
+            novelty = (self.lambda_nov, self.alpha, self._emb32)
+        steps, used = expansion.run(budget, self.top_c, novelty)
+        return self._result(steps, used)
 
 
 class OSUMemGF(OSUMem):
