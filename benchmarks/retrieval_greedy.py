@@ -1,9 +1,9 @@
 """OSU-Mem's greedy expansion against its reference at main (issue 25: retrieve <= 2 ms).
 
 The expansion (``OSUMem._expand``, Algorithm 1's fine stage) was rewritten for speed with
-records byte-identical. This script holds the expansion as it was at main 953cdf2
-(:func:`expand_reference`, verbatim) and compares it with the package's on the long
-synthetic trajectories of ``retrieval_long_coarse.py`` (one pool per size, the paper's
+records byte-identical. This script loads the expansion as it was at main 953cdf2 (or at
+``--against REV``) from git (:func:`expand_reference`) and compares it with the package's on
+the long synthetic trajectories of ``retrieval_long_coarse.py`` (one pool per size, the paper's
 ``OSUMem()``, answered by the coarse stages ``paper``, ``capped``, ``capped-ann`` and by
 ``OSUMemGF`` with ``capped``):
 
@@ -32,170 +32,48 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse
 import copy
 import hashlib
+import subprocess
 import sys
 import time
 import types
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from growth import load
 from retrieval_long_coarse import built, on_same_pool
 
 from osustat.retrieval import OSUMem, OSUMemGF
-from osustat.retrieval.base import RetrievalResult
-from osustat.retrieval.expansion import csr_take as _csr_take  # the reference's helper, unchanged
 
-_EPS = 1e-6
 BUDGETS = (64, 128, 256, 512)
 
 
-def expand_reference(
-    self,
-    q: NDArray[np.float64],
-    budget: float,
-    end: int,
-    top_arr: NDArray[np.int64],
-    r_top: NDArray[np.float64],
-    sims: NDArray[np.float64] | None,
-) -> RetrievalResult:
-    """``OSUMem._expand`` as it was at main 953cdf2 (verbatim but for this docstring): the
-    reference the new expansion must equal. The greedy expansion of the coarse stage's OSUs
-    `top_arr` (scores `r_top`).
+def expand_reference(rev: str) -> Any:
+    """``OSUMem._expand`` as it is at git revision `rev` (default: main before the rewrite).
 
-    `sims`: every step's query similarity, or None to score only the OSUs' members.
+    The module ``retrieval/osumem.py`` of `rev` is read with ``git show`` and executed as a
+    module of this package (its relative imports resolve to today's ``base``, ``osu`` and
+    ``trajectory``, which the rewrite did not change), so the reference is the old code
+    itself, not a copy kept in the tree.
     """
-    traj = self.trajectory_
-    costs = traj.costs[:end]
-    # the top-K OSUs' steps before the query time, most query-similar first, as a padded
-    # (K, width) matrix so that every greedy iteration scores all OSUs at once; one
-    # stable lexsort (OSU rank, then -similarity, ties in member order) orders them all.
-    # The top-K OSUs' members in rank order (each OSU's in member order), gathered
-    # through the member CSR: work in K's members, not in every OSU's
-    at, n_mem = _csr_take(self._member_ptr, top_arr)
-    m_step = self._member_step[at]
-    m_rank = np.repeat(np.arange(top_arr.size), n_mem)
-    keep_m = m_step < end
-    m_rank, m_step = m_rank[keep_m], m_step[keep_m]
-    if sims is None:  # only the members' similarities are ever read: each once
-        sims = np.zeros(end)
-        distinct = np.unique(m_step)
-        sims[distinct] = traj.embeddings[distinct] @ q
-    order = np.lexsort((-sims[m_step], m_rank))
-    m_rank, m_step = m_rank[order], m_step[order]
-    sizes = np.bincount(m_rank, minlength=top_arr.size)
-    starts = np.cumsum(sizes) - sizes
-    col = np.arange(m_step.size) - np.repeat(starts, sizes)
-    width = int(sizes.max())
-    mat = np.zeros((top_arr.size, width), dtype=np.int64)
-    mat[m_rank, col] = m_step
-    # `open_[s]`: step s is not selected yet; padding (and every step of an expanded
-    # OSU, in `mat_open`) points to the always-closed slot `end`
-    open_ = np.ones(end + 1, dtype=bool)
-    open_[end] = False
-    mat_open = np.full((top_arr.size, width), end, dtype=np.int64)
-    mat_open[m_rank, col] = m_step
-    step_cost = costs[mat]
-    novelty = self.lambda_nov > 0 and budget >= self.novelty_budget
-    chosen: list[int] = []
-    used = 0.0
-    if novelty:
-        # novelty is only ever needed for steps of the top-K OSUs: work on that union U
-        # (sorted); `mat_u` holds each cell's position in U (padding cells, masked out
-        # of every sum, point to any valid position)
-        union = np.unique(m_step)
-        emb_u = self._emb32[union]
-        mat_u = np.searchsorted(union, mat)
-        np.minimum(mat_u, union.size - 1, out=mat_u)
-        emb_nov = np.ones(union.size)
-        ent_seen = np.zeros(len(traj.entity_vocab), dtype=bool)
-        tool_seen = np.zeros(len(traj.tool_vocab) + 1, dtype=bool)
-        tools_u = traj.tool_ids[union]
-        # the union's (step, entity) pairs, gathered through the entity CSR
-        at, n_ent = _csr_take(traj.entity_ptr, union)
-        ent_ids = traj.entity_ids[at]
-        ent_rows = np.repeat(np.arange(union.size), n_ent)
-        # structural novelty state, updated as entities and tools become seen (the counts
-        # are small integers held as floats: decrements are exact in any order)
-        new_ents = np.bincount(ent_rows, minlength=union.size).astype(np.float64)
-        new_tool = tools_u >= 0
-        struct_changed = True
-        pair = np.empty((2, top_arr.size, width))  # [novelty of each cell, its cost]
-        pair[1] = step_cost
-        prod = np.empty_like(pair)
-    dirty = True  # scores change only when steps were added
-    while used < budget:
-        if dirty:
-            avail = open_[mat_open]
-            cand = avail & (np.cumsum(avail, axis=1) <= self.top_c)  # top-C unselected
-            n_cand = cand.sum(axis=1)
-            if novelty:
-                if struct_changed:  # StructNov moves only when a new entity/tool is seen
-                    a_struct = self.alpha * np.minimum(1.0, 0.6 * new_ents + 0.4 * new_tool)
-                    struct_changed = False
-                nov = (1 - self.alpha) * emb_nov + a_struct
-                # one product and one row-sum for the candidates' novelty and cost (each
-                # row is summed exactly as on its own)
-                np.take(nov, mat_u, out=pair[0])
-                sums = np.multiply(pair, cand, out=prod).sum(axis=2)
-                value = r_top + self.lambda_nov * (sums[0] / np.maximum(n_cand, 1))
-                score = value / (sums[1] + _EPS)
-            else:
-                score = r_top / ((step_cost * cand).sum(axis=1) + _EPS)
-            # an OSU already expanded, or with nothing left to add, is out for good
-            score[n_cand == 0] = -np.inf
-        best = int(np.argmax(score))
-        if score[best] == -np.inf:
-            break
-        score[best] = -np.inf
-        mat_open[best] = end
-        added = []
-        row = mat[best, : sizes[best]]
-        row = row[open_[row]]  # reached through an earlier OSU: skipped at zero cost
-        for s, c in zip(row.tolist(), costs[row].tolist(), strict=True):
-            if used + c <= budget:
-                open_[s] = False
-                added.append(s)
-                used += c
-        chosen.extend(added)
-        dirty = bool(added)
-        if not added:
-            # when not even the cheapest step left in a live OSU fits, every later pick
-            # only drops an OSU: stop now (the same answer, without those picks)
-            left = step_cost[open_[mat_open]]
-            if left.size == 0 or used + float(left.min()) > budget:
-                break
-        if novelty and added:
-            # EmbNov = 1 - max cosine to the selected set (1 while it is empty)
-            cos = (emb_u @ self._emb32[added].T).max(axis=1)
-            np.minimum(emb_nov, 1.0 - cos, out=emb_nov)
-            fresh = [
-                e
-                for a in added
-                for e in traj.entity_ids[traj.entity_ptr[a] : traj.entity_ptr[a + 1]].tolist()
-                if not ent_seen[e]
-            ]
-            if fresh:
-                ent_seen[fresh] = True
-                is_fresh = np.zeros(ent_seen.size, dtype=bool)
-                is_fresh[fresh] = True
-                new_ents -= np.bincount(ent_rows[is_fresh[ent_ids]], minlength=union.size)
-                struct_changed = True
-            for t in traj.tool_ids[added].tolist():
-                if t >= 0 and not tool_seen[t]:
-                    tool_seen[t] = True
-                    new_tool &= tools_u != t
-                    struct_changed = True
-    picked = np.asarray(chosen, dtype=np.int64)
-    return self._result(picked[np.lexsort((picked, -sims[picked]))], used)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    source = subprocess.run(
+        ["git", "-C", root, "show", f"{rev}:retrieval/osumem.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    module = types.ModuleType("osustat.retrieval._osumem_reference")
+    module.__package__ = "osustat.retrieval"
+    exec(compile(source, f"{rev}:retrieval/osumem.py", "exec"), module.__dict__)
+    return module.OSUMem._expand
 
 
-def with_reference(r: OSUMem) -> OSUMem:
-    """A copy of the built retriever `r` that expands with :func:`expand_reference`."""
+def with_reference(r: OSUMem, expand: Any) -> OSUMem:
+    """A copy of the built retriever `r` that expands with `expand` (the reference's)."""
     ref = copy.copy(r)
-    ref._expand = types.MethodType(expand_reference, ref)  # type: ignore[method-assign]
+    ref._expand = types.MethodType(expand, ref)  # type: ignore[method-assign]
     return ref
 
 
@@ -221,7 +99,7 @@ def make_queries(traj: Any, n_queries: int) -> tuple[list[np.ndarray], list[np.n
     return queries, evidence
 
 
-def check(n: int, rs: dict[str, OSUMem], n_queries: int, budgets: list[int]) -> None:
+def check(n: int, rs: dict[str, OSUMem], n_queries: int, budgets: list[int], expand: Any) -> None:
     """Step lists and tokens of the package's expansion against the reference's."""
     queries, evidence = make_queries(rs["paper"].trajectory_, n_queries)
     digest = hashlib.sha256()
@@ -229,7 +107,7 @@ def check(n: int, rs: dict[str, OSUMem], n_queries: int, budgets: list[int]) -> 
         "\n| retriever | B | answers | equal steps (order) | equal tokens |\n|---|---|---|---|---|"
     )
     for name, r in rs.items():
-        ref = with_reference(r)
+        ref = with_reference(r, expand)
         for b in budgets:
             same_steps = same_used = 0
             for q, e in zip(queries, evidence, strict=True):
@@ -243,10 +121,10 @@ def check(n: int, rs: dict[str, OSUMem], n_queries: int, budgets: list[int]) -> 
     print(f"\n{n:,} steps: SHA-256 of the package's answers {digest.hexdigest()}")
 
 
-def time_alternating(rs: dict[str, OSUMem], budgets: list[int], rounds: int) -> None:
+def time_alternating(rs: dict[str, OSUMem], budgets: list[int], rounds: int, expand: Any) -> None:
     """CPU ms of ``capped-ann``'s retrieve, reference and package alternating per query."""
     ann = rs["capped-ann"]
-    ref = with_reference(ann)
+    ref = with_reference(ann, expand)
     queries, _ = make_queries(ann.trajectory_, 30)
     print(f"\nload before: {load()}")
     print(
@@ -280,16 +158,24 @@ def main() -> None:
     parser.add_argument("--time", action="store_true", help="time, alternating")
     parser.add_argument("--rounds", type=int, default=3, help="timing passes over 30 queries")
     parser.add_argument("--pickle-dir", default=None, metavar="DIR")
+    parser.add_argument(
+        "--against",
+        default="953cdf2",
+        metavar="REV",
+        help="git revision whose OSUMem._expand is the reference (default: main before the "
+        "rewrite)",
+    )
     args = parser.parse_args()
+    expand = expand_reference(args.against)
     for n in args.sizes:
         print(f"\n## {n:,} steps\n\nload: {load()}", flush=True)
         _, paper, _ = built(n, args.pickle_dir)
         print(f"{paper.pool_.n_osus:,} OSUs", flush=True)
         rs = retrievers(paper)
         if args.check or not args.time:
-            check(n, rs, args.queries, args.budgets)
+            check(n, rs, args.queries, args.budgets, expand)
         if args.time:
-            time_alternating(rs, args.budgets, args.rounds)
+            time_alternating(rs, args.budgets, args.rounds, expand)
 
 
 if __name__ == "__main__":
