@@ -24,6 +24,15 @@ per-task cost (a round trip, a future, a result message) is paid per batch (a fe
 sweep), and the last batches hold one task each, so no worker waits long for another to
 finish a large batch at the end (with 4 equal batches per thread that wait was 9–14 % of a
 200-episode sweep, ``docs/performance.md``).
+
+Dask workers with Dask's default settings spend 10–40 % more CPU on the same episodes than
+joblib's workers (``docs/performance.md``, "session 5"): the nanny starts each worker with
+``MALLOC_TRIM_THRESHOLD_=65536``, which also fixes glibc's mmap threshold at 128 KiB, so every
+numpy temporary above it is mapped and unmapped afresh (40–100 times the page faults), and the
+worker's sampling profiler (every 10 ms) and event-loop tick (every 20 ms) take the GIL from the
+task thread. :data:`DASK_WORKER_CONFIG` turns these three off or down; it is applied where the
+cluster starts (``dask.config.set`` before a ``LocalCluster``, or a Dask YAML file on each
+worker host, ``docs/scaling.md``), never by :func:`run_tasks` on a cluster it was given.
 """
 
 from __future__ import annotations
@@ -45,7 +54,15 @@ import pandas as pd
 
 from osustat.analyses.protocol import Backend
 
-__all__ = ["child_seeds", "dask_batches", "run_tasks", "sort_records", "stable_digest", "task_key"]
+__all__ = [
+    "DASK_WORKER_CONFIG",
+    "child_seeds",
+    "dask_batches",
+    "run_tasks",
+    "sort_records",
+    "stable_digest",
+    "task_key",
+]
 
 R = TypeVar("R")
 
@@ -55,6 +72,18 @@ _NO_SHARED = object()
 #: the module docstring): large batches first amortize the scheduler's per-task cost, single
 #: tasks last balance the end of the sweep across workers.
 DASK_GUIDED_SPLIT = 4
+
+#: Dask settings for the cluster a sweep runs on (see the module docstring): glibc's own
+#: malloc trimming instead of the nanny's ``MALLOC_TRIM_THRESHOLD_`` (read when a nanny spawns
+#: its worker), no sampling profiler (the dashboard's "Profile" page stays empty), and the
+#: event-loop latency check once a second instead of every 20 ms (it still warns about a loop
+#: blocked for more than ``distributed.admin.tick.limit``, 3 s). The memory monitor, which
+#: enforces the workers' memory limits, keeps Dask's default.
+DASK_WORKER_CONFIG: dict[str, Any] = {
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+}
 
 
 def child_seeds(seed: int, n: int) -> list[np.random.SeedSequence]:

@@ -26,7 +26,9 @@ Run (numbers go to docs/performance.md):
     .venv/bin/python benchmarks/growth.py [--jobs 2] [--max-episodes 800] [--dask]
 
 ``--dask`` also runs the largest sweep on a 2-worker ``LocalCluster`` and prints its time
-against ``--jobs 2`` (the overhead ratio).
+against ``--jobs 2`` (the overhead ratio). ``--dask-compare N`` times only the N-episode sweep:
+``--jobs 2``, then Dask with its default settings, then Dask with ``runner.DASK_WORKER_CONFIG``,
+each in a fresh process, per round.
 """
 
 from __future__ import annotations
@@ -103,6 +105,9 @@ if backend == "dask-equal":  # the session-2 runner: 4 equal batches per worker 
         return [todo[j : j + size] for j in range(0, len(todo), size)]
     runner.dask_batches = equal
 idle = float("nan")
+if backend == "dask-config":  # osustat's worker settings (runner.DASK_WORKER_CONFIG)
+    import dask
+    dask.config.set(runner.DASK_WORKER_CONFIG)
 if backend.startswith("dask"):
     from distributed import Client, LocalCluster, get_task_stream
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
@@ -313,15 +318,17 @@ def load() -> str:
 
 
 def dask_study(n: int, rounds: int, per_episode: bool, equal: bool) -> None:
-    """``--jobs 2`` against Dask batched (guided batches; optionally also the session-2 equal
-    batches and one task per episode), interleaved per round in fresh processes; wall seconds
-    of the sweep, the idle tail of the first worker to finish, the load beside each round."""
+    """``--jobs 2`` against Dask batched (guided batches) with Dask's default settings and with
+    ``runner.DASK_WORKER_CONFIG`` (optionally also the session-2 equal batches and one task per
+    episode), interleaved per round in fresh processes; wall seconds of the sweep, the idle
+    tail of the first worker to finish, the load beside each round."""
     print(f"\n### Dask LocalCluster (2 workers x 1 thread) against --jobs 2, {n} episodes\n")
     print(f"load before: {load()}\n")
-    others = [("dask-equal", "Dask equal batches")] if equal else []
+    others = [("dask-config", "Dask DASK_WORKER_CONFIG")]
+    others += [("dask-equal", "Dask equal batches")] if equal else []
     others += [("dask-per-episode", "Dask per-episode")] if per_episode else []
     head = "".join(f" {label} s | idle s | ratio |" for _, label in others)
-    print(f"| round | --jobs 2 s | Dask guided s | idle s | ratio |{head} records | load after |")
+    print(f"| round | --jobs 2 s | Dask default s | idle s | ratio |{head} records | load after |")
     print("|---|---|---|---|---|" + "---|---|---|" * len(others) + "---|---|")
     for r in range(rounds):
         j, _, rows, d0 = sweep(n, 2, "joblib")

@@ -1,11 +1,18 @@
 import math
+import os
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from osustat.analyses.protocol import Backend
-from osustat.analyses.runner import DASK_GUIDED_SPLIT, child_seeds, dask_batches, run_tasks
+from osustat.analyses.runner import (
+    DASK_GUIDED_SPLIT,
+    DASK_WORKER_CONFIG,
+    child_seeds,
+    dask_batches,
+    run_tasks,
+)
 
 QUIET = Backend(progress=False)
 
@@ -95,11 +102,16 @@ class TestDask:
             )
         assert on_dask == serial == by_address
 
-    def test_batched_tasks_with_checkpoint_and_synthetic_records(self, tmp_path):
+    def test_batched_tasks_with_checkpoint_and_synthetic_records(self, tmp_path, monkeypatch):
         """Several tasks per Dask task (21 tasks, 2 threads: 13 batches of 3 down to 1), with
         and without `shared`, resumed from a checkpoint, and a tiny synthetic sweep's records:
-        all equal to the serial run's."""
+        all equal to the serial run's, on a cluster started with DASK_WORKER_CONFIG (which
+        reaches the workers: no MALLOC_TRIM_THRESHOLD_, no profiler)."""
         distributed = pytest.importorskip("distributed")
+        import dask
+
+        # an earlier nanny in this process wrote Dask's pre-spawn environment into ours
+        monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
         from osustat.analyses.synthetic.run import run_synthetic
 
         tasks = [(i, s) for i, s in enumerate(child_seeds(4, 21))]
@@ -108,12 +120,21 @@ class TestDask:
         run_tasks(_draw, tasks[::4], backend=Backend(checkpoint=tmp_path / "ck", progress=False))
         records = run_synthetic(3, 5, backend=QUIET).records
         with (
+            dask.config.set(DASK_WORKER_CONFIG),
             distributed.LocalCluster(
                 n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
             ) as cluster,
             distributed.Client(cluster) as client,
         ):
             assert len(dask_batches(list(range(21)), sum(client.nthreads().values()))) == 13
+            settings = client.run(
+                lambda: (
+                    os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+                    dask.config.get("distributed.worker.profile.enabled"),
+                    dask.config.get("distributed.admin.tick.interval"),
+                )
+            )
+            assert list(settings.values()) == [(None, False, "1s")] * 2
             on_client = Backend(scheduler=client, progress=False)
             assert run_tasks(_draw, tasks, backend=on_client) == serial
             shared = run_tasks(_with_shared, tasks, shared={"offset": 2}, backend=on_client)
@@ -125,6 +146,16 @@ class TestDask:
         assert resumed == serial
         assert len(list((tmp_path / "ck").glob("*.pkl"))) == 21
         assert on_dask.to_csv(index=False) == records.to_csv(index=False)
+
+    def test_worker_config_names_dask_settings(self):
+        """Each key of DASK_WORKER_CONFIG is one of Dask's settings (a renamed one would be
+        ignored silently by dask.config.set)."""
+        pytest.importorskip("distributed")
+        import dask
+
+        defaults = dask.config.merge(*dask.config.defaults)
+        for key in DASK_WORKER_CONFIG:
+            dask.config.get(key, config=defaults)  # KeyError if Dask has no such setting
 
     def test_bad_scheduler(self):
         with pytest.raises(TypeError, match="`scheduler` must be a Dask scheduler address"):
