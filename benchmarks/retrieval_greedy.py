@@ -32,7 +32,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse
 import copy
 import hashlib
-import subprocess
 import sys
 import time
 import types
@@ -41,6 +40,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from git_reference import module_at
 from growth import load
 from retrieval_long_coarse import built, on_same_pool
 
@@ -52,22 +52,11 @@ BUDGETS = (64, 128, 256, 512)
 def expand_reference(rev: str) -> Any:
     """``OSUMem._expand`` as it is at git revision `rev` (default: main before the rewrite).
 
-    The module ``retrieval/osumem.py`` of `rev` is read with ``git show`` and executed as a
-    module of this package (its relative imports resolve to today's ``base``, ``osu`` and
-    ``trajectory``, which the rewrite did not change), so the reference is the old code
-    itself, not a copy kept in the tree.
+    Read from git (:func:`git_reference.module_at`; its relative imports resolve to today's
+    ``base``, ``osu`` and ``trajectory``, which the rewrite did not change), so the reference
+    is the old code itself, not a copy kept in the tree.
     """
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    source = subprocess.run(
-        ["git", "-C", root, "show", f"{rev}:retrieval/osumem.py"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    module = types.ModuleType("osustat.retrieval._osumem_reference")
-    module.__package__ = "osustat.retrieval"
-    exec(compile(source, f"{rev}:retrieval/osumem.py", "exec"), module.__dict__)
-    return module.OSUMem._expand
+    return module_at(rev, "retrieval/osumem.py").OSUMem._expand
 
 
 def with_reference(r: OSUMem, expand: Any) -> OSUMem:

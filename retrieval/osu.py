@@ -53,7 +53,7 @@ nothing specific.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -136,15 +136,43 @@ class OSUPool:
         return np.array([k.size for k in self.step_osus], dtype=np.int64)
 
 
-def _split(steps: list[int], gap: int, s_max: int) -> list[list[int]]:
-    """Split time-ordered steps at gaps > `gap`, then chunk each segment to <= `s_max`."""
-    segments: list[list[int]] = []
-    for s in steps:
-        if segments and s - segments[-1][-1] <= gap:
-            segments[-1].append(s)
-        else:
-            segments.append([s])
-    return [seg[i : i + s_max] for seg in segments for i in range(0, len(seg), s_max)]
+def _parts(
+    steps: NDArray[np.int64], group: NDArray[np.int64], gap: int, s_max: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Split each group's steps at gaps > `gap`, then chunk each segment to <= `s_max` steps.
+
+    `steps` holds the groups one after another, each group's steps in time order, and
+    ``group[i]`` is the group of ``steps[i]``. The parts are consecutive runs of `steps` (by
+    group, then by time); returns the group and the size of each part.
+
+    >>> import numpy as np
+    >>> _parts(np.array([0, 1, 2, 20, 21, 3, 4, 5]), np.array([0, 0, 0, 0, 0, 1, 1, 1]), 8, 2)
+    (array([0, 0, 0, 1, 1]), array([2, 1, 2, 2, 1]))
+    """
+    n = steps.size
+    new_segment = np.ones(n, dtype=bool)
+    new_segment[1:] = (group[1:] != group[:-1]) | (np.diff(steps) > gap)
+    segment_start = np.flatnonzero(new_segment)
+    position = np.arange(n) - segment_start[np.cumsum(new_segment) - 1]
+    starts = np.flatnonzero(position % s_max == 0)
+    return group[starts], np.diff(np.append(starts, n))
+
+
+def _first_seen_groups(
+    steps: NDArray[np.int64], keys: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Group (step, key) pairs by key, keys in order of first appearance.
+
+    The pairs come in time order (one per step and key). Returns the keys in group order, the
+    steps group after group (each group's in time order) and the group of each of them.
+    """
+    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    by_first = np.argsort(first)
+    rank = np.empty(uniq.size, dtype=np.int64)
+    rank[by_first] = np.arange(uniq.size)
+    group = rank[inverse.ravel()]
+    order = np.argsort(group, kind="stable")
+    return uniq[by_first], steps[order], group[order]
 
 
 def _strip_namespace(name: str) -> str:
@@ -218,7 +246,7 @@ def _approximate_knn(emb: NDArray[np.float64], k: int) -> NDArray[np.int64]:
 
 def _similarity_communities(
     emb: NDArray[np.float64], k: int, s_max: int, exact_max: int = 4096
-) -> list[list[int]]:
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Communities merged along mutual k-NN edges, most similar first, never above `s_max`.
 
     Kruskal-style single-linkage merging with a size cap: every step starts alone; the mutual
@@ -227,10 +255,13 @@ def _similarity_communities(
     is what keeps the communities semantic: the uncapped components of this graph are often a
     single giant component. The k-NN graph is exact up to `exact_max` steps, approximate
     (:func:`_approximate_knn`) above.
+
+    Returns the steps of the communities of two or more steps, community after community
+    (ordered by their first step, each in time order), and the community of each.
     """
     t = emb.shape[0]
     if t < 2:
-        return []
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     k = min(k, t - 1)
     if t <= exact_max:
         nn, neg_cos = _exact_knn(emb, k)
@@ -263,56 +294,96 @@ def _similarity_communities(
             a = parent[a]
         return a
 
-    for e in order.tolist():
-        a, b = find(int(rows[e])), find(int(cols[e]))
+    for i, j in zip(rows[order].tolist(), cols[order].tolist(), strict=True):
+        a, b = find(i), find(j)
         if a != b and size[a] + size[b] <= s_max:
             if a > b:
                 a, b = b, a
-            parent[b] = a
+            parent[b] = a  # the root is the community's first step
             size[a] += size[b]
-    groups: dict[int, list[int]] = {}
-    for i in range(t):
-        groups.setdefault(find(i), []).append(i)
-    return [g for _, g in sorted(groups.items()) if len(g) >= 2]
+    root = np.asarray(parent, dtype=np.int64)
+    while True:  # every step's root, by pointer jumping
+        up = root[root]
+        if np.array_equal(up, root):
+            break
+        root = up
+    sizes = np.bincount(root, minlength=t)
+    steps = np.flatnonzero(sizes[root] >= 2)
+    steps = steps[np.argsort(root[steps], kind="stable")]
+    return steps, np.searchsorted(np.flatnonzero(sizes >= 2), root[steps])
 
 
-def _candidates(traj: Trajectory, cfg: OSUConfig) -> list[tuple[str, str, list[int]]]:
-    """(view, key, steps) for every candidate OSU, views in priority order."""
-    out: list[tuple[str, str, list[int]]] = []
+class _Candidates(NamedTuple):
+    """Candidate OSUs in construction order: candidate j's view, key and ``sizes[j]`` steps.
+
+    ``steps`` holds the candidates' steps one candidate after another, each in time order.
+    """
+
+    views: list[str]
+    keys: list[str]
+    sizes: NDArray[np.int64]
+    steps: NDArray[np.int64]
+
+
+def _view_groups(
+    traj: Trajectory, cfg: OSUConfig, view: str
+) -> tuple[list[str], NDArray[np.int64], NDArray[np.int64], int]:
+    """One view's groups: their keys, their steps group after group, the group of each, the gap.
+
+    Entity, tool and subgoal groups come in order of their key's first step (entities of one
+    step in id order), similarity communities in order of their first step.
+    """
     t = traj.n_steps
+    if view == "similarity":
+        steps, group = _similarity_communities(
+            traj.embeddings, cfg.knn_k, cfg.s_max, cfg.knn_exact_max_steps
+        )
+        n_groups = int(group[-1]) + 1 if group.size else 0
+        return [f"community:{j}" for j in range(n_groups)], steps, group, t + 1
+    if view == "entity":
+        step_of = np.repeat(np.arange(t, dtype=np.int64), np.diff(traj.entity_ptr))
+        ids = np.asarray(traj.entity_ids, dtype=np.int64)
+        order = np.lexsort((ids, step_of))  # a step's entities are a set: sorted, once each
+        step_of, ids = step_of[order], ids[order]
+        once = np.ones(ids.size, dtype=bool)
+        once[1:] = (step_of[1:] != step_of[:-1]) | (ids[1:] != ids[:-1])
+        keys, steps, group = _first_seen_groups(step_of[once], ids[once])
+        return [traj.entity_vocab[e] for e in keys.tolist()], steps, group, cfg.delta_entity
+    if view == "tool":
+        ids = np.asarray(traj.tool_ids, dtype=np.int64)
+        skip = np.array(sorted(_boilerplate(traj, cfg)), dtype=np.int64)
+        steps = np.flatnonzero((ids >= 0) & ~np.isin(ids, skip))
+        keys, steps, group = _first_seen_groups(steps, ids[steps])
+        return [traj.tool_vocab[k] for k in keys.tolist()], steps, group, cfg.delta_tool
+    ids = np.asarray(traj.subgoal_ids, dtype=np.int64)  # subgoal
+    steps = np.flatnonzero(ids >= 0)
+    keys, steps, group = _first_seen_groups(steps, ids[steps])
+    return [f"subgoal:{g}" for g in keys.tolist()], steps, group, cfg.delta_subgoal
+
+
+def _candidates(traj: Trajectory, cfg: OSUConfig) -> _Candidates:
+    """Every candidate OSU of at least ``f_min`` steps, views in `cfg`'s order.
+
+    Within a view: group after group (:func:`_view_groups`), each group's parts in time order
+    (:func:`_parts`).
+    """
+    views: list[str] = []
+    keys: list[str] = []
+    sizes, steps = [], []
     for view in cfg.views:
-        groups: list[tuple[str, list[int], int]] = []
-        if view == "entity":
-            by_key: dict[int, list[int]] = {}
-            for i in range(t):
-                for e in sorted(traj.entities_of(i)):
-                    by_key.setdefault(e, []).append(i)
-            groups = [(traj.entity_vocab[e], s, cfg.delta_entity) for e, s in by_key.items()]
-        elif view == "tool":
-            skip = _boilerplate(traj, cfg)
-            by_key = {}
-            for i in range(t):
-                k = int(traj.tool_ids[i])
-                if k >= 0 and k not in skip:
-                    by_key.setdefault(k, []).append(i)
-            groups = [(traj.tool_vocab[k], s, cfg.delta_tool) for k, s in by_key.items()]
-        elif view == "subgoal":
-            by_key = {}
-            for i in range(t):
-                g = int(traj.subgoal_ids[i])
-                if g >= 0:
-                    by_key.setdefault(g, []).append(i)
-            groups = [(f"subgoal:{g}", s, cfg.delta_subgoal) for g, s in by_key.items()]
-        else:  # similarity
-            comms = _similarity_communities(
-                traj.embeddings, cfg.knn_k, cfg.s_max, cfg.knn_exact_max_steps
-            )
-            groups = [(f"community:{j}", c, t + 1) for j, c in enumerate(comms)]
-        for key, steps, gap in groups:
-            for part in _split(steps, gap, cfg.s_max):
-                if len(part) >= cfg.f_min:
-                    out.append((view, key, part))
-    return out
+        names, members, group, gap = _view_groups(traj, cfg, view)
+        part_group, part_size = _parts(members, group, gap, cfg.s_max)
+        keep = part_size >= cfg.f_min
+        views += [view] * int(keep.sum())
+        keys += [names[g] for g in part_group[keep].tolist()]
+        sizes.append(part_size[keep])
+        steps.append(members[np.repeat(keep, part_size)])
+    return _Candidates(
+        views,
+        keys,
+        np.concatenate(sizes).astype(np.int64),
+        np.concatenate(steps).astype(np.int64),
+    )
 
 
 def build_osus(traj: Trajectory, config: OSUConfig | None = None) -> OSUPool:
@@ -344,39 +415,73 @@ def build_osus(traj: Trajectory, config: OSUConfig | None = None) -> OSUPool:
     cfg = config or OSUConfig()
     t = traj.n_steps
     cands = _candidates(traj, cfg)
-    priority = {v: r for r, v in enumerate(VIEWS)}
-    # order in which a step claims its memberships: view priority, larger first, then earlier
-    order = sorted(range(len(cands)), key=lambda j: (priority[cands[j][0]], -len(cands[j][2]), j))
-    rank = np.empty(len(cands), dtype=np.int64)
-    rank[order] = np.arange(len(cands))
-    per_step: list[list[int]] = [[] for _ in range(t)]
-    for j in order:
-        for s in cands[j][2]:
-            per_step[s].append(j)
-    kept: list[set[int]] = [set() for _ in cands]
-    for s in range(t):
-        for j in per_step[s][: cfg.m_max]:
-            kept[j].add(s)
-    final = [j for j in range(len(cands)) if len(kept[j]) >= cfg.f_min]
-    final.sort(key=lambda j: rank[j])
-    members = tuple(np.array(sorted(kept[j]), dtype=np.int64) for j in final)
-    step_lists: list[list[int]] = [[] for _ in range(t)]
-    for k, m in enumerate(members):
-        for s in m.tolist():
-            step_lists[s].append(k)
-    if members:
-        centroids = np.stack([traj.embeddings[m].mean(axis=0) for m in members])
-        norms = np.linalg.norm(centroids, axis=1, keepdims=True)
-        centroids = centroids / np.where(norms > 0, norms, 1.0)
-    else:
-        centroids = np.zeros((0, traj.dim))
+    final, steps, sizes = _cap_memberships(cands, cfg)
+    if not final.size:
+        no_osu = tuple(np.zeros(0, dtype=np.int64) for _ in range(t))
+        return OSUPool((), (), (), np.zeros((0, traj.dim)), no_osu)
+    osu_of = np.repeat(np.arange(final.size), sizes)
+    by_step = np.argsort(steps, kind="stable")  # each step's OSUs in order
+    per_step = np.bincount(steps, minlength=t)
     return OSUPool(
-        members=members,
-        views=tuple(cands[j][0] for j in final),
-        keys=tuple(cands[j][1] for j in final),
-        centroids=centroids,
-        step_osus=tuple(np.array(x, dtype=np.int64) for x in step_lists),
+        members=_runs(steps, sizes),
+        views=tuple(cands.views[j] for j in final.tolist()),
+        keys=tuple(cands.keys[j] for j in final.tolist()),
+        centroids=_centroids(traj.embeddings, steps, sizes),
+        step_osus=_runs(osu_of[by_step], per_step),
     )
+
+
+def _runs(values: NDArray[np.int64], sizes: NDArray[np.int64]) -> tuple[NDArray[np.int64], ...]:
+    """`values` cut into consecutive runs of the given sizes (views; ``np.split`` is slower)."""
+    ends = np.cumsum(sizes).tolist()
+    return tuple(values[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True))
+
+
+def _cap_memberships(
+    cands: _Candidates, cfg: OSUConfig
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Steps 2-3 of the construction: the membership cap, then the minimum size again.
+
+    Returns the candidates that stay OSUs (in priority order: the OSUs' order), their kept
+    steps OSU after OSU (each in time order) and their sizes.
+    """
+    n = len(cands.views)
+    priority = np.array([VIEWS.index(v) for v in cands.views], dtype=np.int64)
+    # the order in which a step claims its memberships: view priority, larger first, then earlier
+    order = np.lexsort((np.arange(n), -cands.sizes, priority))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    cand_of = np.repeat(np.arange(n), cands.sizes)
+    by_step = np.lexsort((rank[cand_of], cands.steps))  # each step's candidates in that order
+    step_sorted = cands.steps[by_step]
+    new_step = np.ones(step_sorted.size, dtype=bool)
+    new_step[1:] = step_sorted[1:] != step_sorted[:-1]
+    position = np.arange(step_sorted.size) - np.flatnonzero(new_step)[np.cumsum(new_step) - 1]
+    kept = by_step[position < cfg.m_max]  # each step keeps its first m_max
+    kept_size = np.bincount(cand_of[kept], minlength=n)
+    final = order[kept_size[order] >= cfg.f_min]
+    is_final = np.zeros(n, dtype=bool)
+    is_final[final] = True
+    kept = kept[is_final[cand_of[kept]]]
+    kept = kept[np.lexsort((cands.steps[kept], rank[cand_of[kept]]))]
+    return final, cands.steps[kept], kept_size[final]
+
+
+def _centroids(
+    emb: NDArray[np.float64], steps: NDArray[np.int64], sizes: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    """Step 4: each OSU's normalized mean embedding (its steps ``steps``, OSU after OSU).
+
+    The OSUs of one size are summed at once; the sum along their members' axis adds the rows
+    in order, as each OSU's own ``mean(axis=0)`` does, so every centroid has the same bits.
+    """
+    out = np.empty((sizes.size, emb.shape[1]))
+    start = np.cumsum(sizes) - sizes
+    for m in np.unique(sizes).tolist():
+        ids = np.flatnonzero(sizes == m)
+        out[ids] = emb[steps[start[ids, None] + np.arange(m)]].sum(axis=1) / m
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(norms > 0, norms, 1.0)
 
 
 def evidence_membership(pool: OSUPool, evidence: Any) -> dict[str, float]:

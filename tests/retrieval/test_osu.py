@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from osustat.retrieval import OSUConfig, Trajectory, build_osus, evidence_membership
-from osustat.retrieval.osu import _split
+from osustat.retrieval.osu import _parts
 
 
 def traj_with(n, tools=None, entities=None, subgoals=None, emb=None):
@@ -26,8 +26,17 @@ class TestConstruction:
             OSUConfig(m_max=0)
 
     def test_gap_split_and_size_cap(self):
-        assert _split([0, 1, 2, 20, 21], gap=8, s_max=20) == [[0, 1, 2], [20, 21]]
-        assert _split(list(range(5)), gap=8, s_max=2) == [[0, 1], [2, 3], [4]]
+        def parts(steps, gap, s_max, group=None):
+            group = np.zeros(len(steps), dtype=np.int64) if group is None else np.array(group)
+            part_group, sizes = _parts(np.array(steps), group, gap, s_max)
+            return part_group.tolist(), sizes.tolist()
+
+        assert parts([0, 1, 2, 20, 21], gap=8, s_max=20) == ([0, 0], [3, 2])
+        assert parts([0, 1, 2, 10], gap=8, s_max=20) == ([0], [4])  # a gap of 8 is kept
+        assert parts(list(range(5)), gap=8, s_max=2) == ([0, 0, 0], [2, 2, 1])
+        # a new group starts a new part even when its first step is close
+        assert parts([0, 1, 2, 3], gap=8, s_max=20, group=[0, 0, 1, 1]) == ([0, 1], [2, 2])
+        assert parts([], gap=8, s_max=20) == ([], [])
 
     def test_entity_view_splits_at_64(self):
         ents = [set() for _ in range(200)]
