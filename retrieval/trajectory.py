@@ -9,7 +9,9 @@ step in compressed sparse row form (``entity_ptr``/``entity_ids``), a subgoal id
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -56,7 +58,6 @@ class Trajectory:
     entity_vocab: tuple[str, ...] = ()
     text: tuple[str, ...] | None = None
     source: tuple[str, ...] | None = None
-    _entity_sets: tuple[frozenset[int], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         t = self.embeddings.shape[0]
@@ -81,11 +82,13 @@ class Trajectory:
             raise ValueError(
                 f"`embeddings` has NaN or infinite values at steps {rows[:10].tolist()}."
             )
-        sets = tuple(
-            frozenset(self.entity_ids[self.entity_ptr[i] : self.entity_ptr[i + 1]].tolist())
-            for i in range(t)
-        )
-        object.__setattr__(self, "_entity_sets", sets)
+
+    @cached_property
+    def _entity_sets(self) -> tuple[frozenset[int], ...]:
+        # made on first use: most trajectories (a prefix per query time) are never asked
+        ptr = self.entity_ptr.tolist()
+        ids = self.entity_ids.tolist()
+        return tuple(frozenset(ids[a:b]) for a, b in pairwise(ptr))
 
     @property
     def n_steps(self) -> int:
