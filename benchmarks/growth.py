@@ -19,7 +19,9 @@ Two studies (issue 12), each printed as a markdown table with the fitted log-log
    steps on average, step = centre + N(0, 0.6² / d) per coordinate, normalized: within-topic
    cosines ≈ 0.7, across ≈ 0); with ``--real-embeddings FILE ...`` (``.npy`` arrays or
    embedding-cache ``.npz`` shards with a ``vectors`` array) also the recall on real
-   all-MiniLM-L6-v2 step embeddings.
+   all-MiniLM-L6-v2 step embeddings. ``--exact-max N [N ...]`` sets ``knn_exact_max_steps``
+   (1: NN-descent at every size); with two values each size runs both back to back and the
+   builds are compared size by size.
 
 Run (numbers go to docs/performance.md):
 
@@ -150,12 +152,14 @@ if n > exact_max:  # the approximate path: compile its kernels first
     jit = time.process_time() - c0
 rng = np.random.default_rng(n)
 traj = long_trajectory(rng, n)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-try:  # Linux: reset the peak resident size, so the peak below is the build's, not the generator's
-    open("/proc/self/clear_refs", "w").write("5")
+try:  # Linux: this process's own peak (ru_maxrss also counts the parent's RSS at the fork)
     peak_of = lambda: next(int(l.split()[1]) / 1024 for l in open("/proc/self/status")
                            if l.startswith("VmHWM:"))
+    before = peak_of()
+    # reset the peak resident size, so the peak below is the build's, not the generator's
+    open("/proc/self/clear_refs", "w").write("5")
 except OSError:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     peak_of = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 build, wall, retr = [], [], []
 for _ in range(reps):  # OSU-Mem's build: build_osus and the retrieval index on top
@@ -226,17 +230,37 @@ def real_vectors(paths: list[str]) -> np.ndarray:
     return emb / np.linalg.norm(emb, axis=1, keepdims=True)
 
 
+def _long_row(n: int, reps: int, exact_max: int) -> tuple[float, ...]:
+    """Build CPU s, wall s, retrieve CPU s, RSS before, peak RSS, OSUs, JIT CPU s at `n` steps."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _LONG,
+            str(n),
+            str(reps),
+            os.path.dirname(os.path.abspath(__file__)),
+            str(exact_max),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return tuple(float(x) for x in proc.stdout.split())
+
+
 def long_study(
-    sizes: list[int], reps: int, recall_max: int, real: list[str] | None, exact_max: int
+    sizes: list[int], reps: int, recall_max: int, real: list[str] | None, exact_maxes: list[int]
 ) -> None:
     """Build and retrieve at each size in a fresh process (CPU seconds: the machine is shared).
 
-    `exact_max`: ``knn_exact_max_steps`` of the builds (the default's, or 1 to time the
-    approximate path alone at every size).
+    `exact_maxes`: the ``knn_exact_max_steps`` of the builds (the default's; 1 times the
+    approximate path alone at every size). With several, each size runs them back to back
+    (the same minutes of the machine) and the builds are compared size by size.
     """
     print(
-        f"\n### Long trajectories (384-d, B = 256; exact k-NN up to {exact_max:,} steps, "
-        "NN-descent above)\n"
+        f"\n### Long trajectories (384-d, B = 256; exact k-NN up to "
+        f"{' / '.join(f'{e:,}' for e in exact_maxes)} steps, NN-descent above)\n"
     )
     print(f"load before: {load()}\n")
     print(
@@ -246,45 +270,43 @@ def long_study(
         "| 5-NN recall vs exact | load |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    rows = []
+    rows: dict[int, list[tuple[int, float, float, float]]] = {e: [] for e in exact_maxes}
     for n in sizes:
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                _LONG,
-                str(n),
-                str(reps),
-                os.path.dirname(os.path.abspath(__file__)),
-                str(exact_max),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        b, w, r, before, peak, n_osus, jit = (float(x) for x in proc.stdout.split())
         rec = "—"
-        if exact_max < n <= recall_max:
+        if min(exact_maxes) < n <= recall_max:
             rec = f"{recall(long_trajectory(np.random.default_rng(n), n).embeddings):.4f}"
-        rows.append((n, b, r, jit))
-        kind = "exact" if n <= exact_max else "NN-descent"
+        for exact_max in exact_maxes:
+            b, w, r, before, peak, n_osus, jit = _long_row(n, reps, exact_max)
+            rows[exact_max].append((n, b, r, jit))
+            kind = "exact" if n <= exact_max else "NN-descent"
+            print(
+                f"| {n:,} | {kind} | {b:.2f} | {jit:.1f} | {w:.2f} | {1e3 * r:.2f} | {peak:.0f} "
+                f"| {before:.0f} | {n_osus:.0f} | {rec if n > exact_max else '—'} "
+                f"| {os.getloadavg()[0]:.1f} |",
+                flush=True,
+            )
+    for exact_max, got in rows.items():
+        ns = [x[0] for x in got]
         print(
-            f"| {n:,} | {kind} | {b:.2f} | {jit:.1f} | {w:.2f} | {1e3 * r:.2f} | {peak:.0f} | "
-            f"{before:.0f} | {n_osus:.0f} | {rec} | {os.getloadavg()[0]:.1f} |",
-            flush=True,
+            f"\nexact up to {exact_max:,} steps: fitted exponents (CPU time ∝ steps^b) over "
+            f"{ns[0]:,}-{ns[-1]:,} steps: build b = {slope(ns, [x[1] for x in got]):.2f} "
+            f"(kernels compiled), {slope(ns, [x[1] + x[3] for x in got]):.2f} (first build of "
+            f"a fresh process, JIT included); OSU-Mem retrieve b = "
+            f"{slope(ns, [x[2] for x in got]):.2f}"
         )
-    ns = [x[0] for x in rows]
-    print(
-        f"\nFitted exponents (CPU time ∝ steps^b) over {ns[0]:,}-{ns[-1]:,} steps: build b = "
-        f"{slope(ns, [x[1] for x in rows]):.2f} (kernels compiled), "
-        f"{slope(ns, [x[1] + x[3] for x in rows]):.2f} (first build of a fresh process, JIT "
-        f"included); OSU-Mem retrieve b = {slope(ns, [x[2] for x in rows]):.2f}"
-    )
-    ann = [x for x in rows if x[0] > exact_max]
-    if len(ann) >= 2:
+        ann = [x for x in got if x[0] > exact_max]
+        if 2 <= len(ann) < len(got):
+            print(
+                f"NN-descent sizes only ({ann[0][0]:,}-{ann[-1][0]:,}): build b = "
+                f"{slope([x[0] for x in ann], [x[1] for x in ann]):.2f}"
+            )
+    if len(exact_maxes) == 2:
+        first, second = (rows[e] for e in exact_maxes)
+        ratios = [x[1] / y[1] for x, y in zip(first, second, strict=True)]
         print(
-            f"NN-descent sizes only ({ann[0][0]:,}-{ann[-1][0]:,}): build b = "
-            f"{slope([x[0] for x in ann], [x[1] for x in ann]):.2f}"
+            f"\nbuild CPU, exact up to {exact_maxes[0]:,} / exact up to {exact_maxes[1]:,}, "
+            "size by size: "
+            + ", ".join(f"{n:,}: {q:.2f}" for n, q in zip(sizes, ratios, strict=True))
         )
     if real:
         emb = real_vectors(real)
@@ -396,8 +418,10 @@ def main() -> None:
     parser.add_argument(
         "--exact-max",
         type=int,
-        default=OSUConfig().knn_exact_max_steps,
-        help="--long: knn_exact_max_steps of the builds (1: the approximate graph at every size)",
+        nargs="+",
+        default=[OSUConfig().knn_exact_max_steps],
+        help="--long: knn_exact_max_steps of the builds (1: the approximate graph at every "
+        "size); several: each size runs each, back to back, compared size by size",
     )
     parser.add_argument(
         "--real-embeddings",
