@@ -17,6 +17,9 @@ Then the CPU time of both, alternating per trajectory, on synthetic episodes (an
 trajectories of ``--sizes`` steps), is printed with the machine's load::
 
     .venv/bin/python benchmarks/osu_build.py --against 98ba1c3 [--long] [--sizes 250 1000 4000]
+
+``--outside-graph STEPS`` times only the part of a long build outside its k-NN graph (the
+NN-descent graph computed once and handed to both).
 """
 
 from __future__ import annotations
@@ -52,9 +55,9 @@ CONFIGS = {
 }
 
 
-def build_reference(rev: str) -> Any:
-    """``build_osus`` as it is at git revision `rev` (read from git: the old code itself)."""
-    return module_at(rev, "retrieval/osu.py").build_osus
+def reference_module(rev: str) -> Any:
+    """``retrieval/osu.py`` as it is at git revision `rev` (read from git: the old code itself)."""
+    return module_at(rev, "retrieval/osu.py")
 
 
 def fingerprint(pool: Any) -> bytes:
@@ -152,6 +155,30 @@ def timing(reference: Any, sizes: list[int], reps: int) -> None:
     print(f"\nload after: {load()}")
 
 
+def outside_graph(reference_osu: Any, n: int, reps: int) -> None:
+    """CPU s of a long build outside the k-NN graph: the graph computed once, given to both."""
+    import osustat.retrieval.osu as osu
+
+    traj = long_trajectory(np.random.default_rng(n), n)
+    cfg = OSUConfig(knn_exact_max_steps=1)
+    graph = osu._approximate_knn(traj.embeddings, cfg.knn_k)
+    for module in (osu, reference_osu):
+        module._approximate_knn = lambda emb, k: graph
+    print(f"\nload before: {load()}")
+    spent: dict[str, list[float]] = {"reference": [], "package": []}
+    for _ in range(reps):
+        for key, fn in (("reference", reference_osu.build_osus), ("package", build_osus)):
+            c0 = time.process_time()
+            fn(traj, cfg)
+            spent[key].append(time.process_time() - c0)
+    print(
+        f"{n:,} steps, the NN-descent graph given: CPU s outside it, reference "
+        f"{' / '.join(f'{x:.2f}' for x in spent['reference'])}, package "
+        f"{' / '.join(f'{x:.2f}' for x in spent['package'])}"
+    )
+    print(f"load after: {load()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", default="98ba1c3", help="git revision of the reference")
@@ -159,11 +186,20 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 4000])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--no-time", action="store_true", help="only compare the pools")
+    parser.add_argument(
+        "--outside-graph",
+        type=int,
+        metavar="STEPS",
+        help="only time a STEPS-step build outside its k-NN graph (the graph given to both)",
+    )
     args = parser.parse_args()
-    reference = build_reference(args.against)
-    check(reference, args.long)
+    reference_osu = reference_module(args.against)
+    if args.outside_graph:
+        outside_graph(reference_osu, args.outside_graph, args.reps)
+        return
+    check(reference_osu.build_osus, args.long)
     if not args.no_time:
-        timing(reference, args.sizes, args.reps)
+        timing(reference_osu.build_osus, args.sizes, args.reps)
 
 
 if __name__ == "__main__":
