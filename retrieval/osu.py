@@ -416,9 +416,6 @@ def build_osus(traj: Trajectory, config: OSUConfig | None = None) -> OSUPool:
     t = traj.n_steps
     cands = _candidates(traj, cfg)
     final, steps, sizes = _cap_memberships(cands, cfg)
-    if not final.size:
-        no_osu = tuple(np.zeros(0, dtype=np.int64) for _ in range(t))
-        return OSUPool((), (), (), np.zeros((0, traj.dim)), no_osu)
     osu_of = np.repeat(np.arange(final.size), sizes)
     by_step = np.argsort(steps, kind="stable")  # each step's OSUs in order
     per_step = np.bincount(steps, minlength=t)
@@ -433,8 +430,8 @@ def build_osus(traj: Trajectory, config: OSUConfig | None = None) -> OSUPool:
 
 def _runs(values: NDArray[np.int64], sizes: NDArray[np.int64]) -> tuple[NDArray[np.int64], ...]:
     """`values` cut into consecutive runs of the given sizes (views; ``np.split`` is slower)."""
-    ends = np.cumsum(sizes).tolist()
-    return tuple(values[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True))
+    ends = np.cumsum(sizes)
+    return tuple(values[a:b] for a, b in zip((ends - sizes).tolist(), ends.tolist(), strict=True))
 
 
 def _cap_memberships(
