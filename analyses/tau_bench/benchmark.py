@@ -130,6 +130,11 @@ def analyze_tau(run: BenchmarkRun, spec: RunSpec) -> dict[str, Any]:
         llm["tables"] = llm_tables(
             s["llm"]["records"], n_resamples=spec.n_resamples, seed=spec.seed
         )
+        for v in llm.get("variants", ()):
+            v["tables"] = llm_tables(
+                s["llm"]["records"], n_resamples=spec.n_resamples, seed=spec.seed,
+                benchmark=v["benchmark"],
+            )  # fmt: skip
     return {"analysis": analysis, "llm": llm}
 
 
@@ -169,9 +174,17 @@ class TauBench:
         return tuple(MAIN_METHODS)
 
     def check(self, spec: RunSpec) -> None:
+        from .llm import SELECTORS
+
         selector = spec.options.get("selector", "extractive")
-        if selector not in ("extractive", "chat", None):
-            raise ValueError(f"`--selector` must be extractive or chat; got {selector!r}.")
+        if selector not in (*SELECTORS, None):
+            raise ValueError(f"`--selector` must be one of {SELECTORS}; got {selector!r}.")
+        if selector == "local":  # the extra and the model file, before any work
+            from osustat.analyses.evidence_selection.local_model import model_file
+            from osustat.analyses.evidence_selection.local_server import require_extra
+
+            require_extra()
+            model_file()
         if selector == "chat" and (
             not spec.options.get("endpoint") or not spec.options.get("model")
         ):
@@ -213,6 +226,7 @@ def reproduce_tau_bench(
     selector: str | None = "extractive",
     endpoint: str | None = None,
     model: str | None = None,
+    llm_queries: int | None = None,
     retrievers: Sequence[Any] = (),
     scheduler: str | None = None,
     force: bool = False,
@@ -230,9 +244,12 @@ def reproduce_tau_bench(
     the same names (hyphenated; ``choices.toml`` gives values, defaults and the paper's words);
     `encoder` overrides the real encoder (tests pass a stand-in); `claims` replaces
     ``analyses/claims/paper.toml`` for the embedded audit. `n_resamples` is the number of sign flips
-    per test (old name `resamples`, deprecated).
+    per test (old name `resamples`, deprecated). `llm_queries` sets the size of the
+    ``selector='local'`` subset (None: :data:`analyses.tau_bench.llm.LOCAL_QUERIES`).
     """
     from osustat.analyses.driver import Request, reproduce
+
+    from .llm import LOCAL_QUERIES
 
     n = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
     return reproduce(
@@ -254,7 +271,8 @@ def reproduce_tau_bench(
             ),
             progress=progress,
             options={"selector": selector, "endpoint": endpoint, "model": model,
-                     "variants": variants, "budgets": tuple(budgets)},
+                     "variants": variants, "budgets": tuple(budgets),
+                     "llm_queries": LOCAL_QUERIES if llm_queries is None else llm_queries},
             encoder=encoder,
             claims=None if claims is None else Path(claims),
         )

@@ -32,6 +32,11 @@ def write_tau(
     if contamination is not None:
         contamination["records"].to_csv(folder / "records-contamination.csv", index=False)
     write_figures(analysis["analysis"], folder)
+    llm = analysis["llm"]
+    if llm is not None and llm["selector"] == "local":
+        from osustat.reports.evidence_selection import POSITION_FIGURE, position_figure
+
+        position_figure(llm["variants"], folder / POSITION_FIGURE)
     # timings (encode_seconds in the run state) stay out of the byte-identical outputs
     (folder / "structure.json").write_text(
         json.dumps(_jsonable(structure), indent=2, sort_keys=True) + "\n", encoding="utf-8"

@@ -156,9 +156,11 @@ def add_reproduce_parser(sub: Any) -> None:
     )
     tau.add_argument(
         "--selector",
-        choices=("extractive", "chat"),
+        choices=("extractive", "chat", "local"),
         default="extractive",
-        help="§6.6 selector: extractive (offline stand-in, not an LLM) or chat (an endpoint)",
+        help="§6.6 selector: extractive (offline stand-in, not an LLM), chat (an endpoint) or "
+        "local (SmolLM2-135M on 127.0.0.1, free text and constrained ids, a declared subset; "
+        "osustat llm fetch)",
     )
     tau.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL (chat)")
     tau.add_argument("--model", default=None, help="model name sent to the endpoint (chat)")
