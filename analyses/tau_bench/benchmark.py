@@ -227,6 +227,7 @@ def reproduce_tau_bench(
     endpoint: str | None = None,
     model: str | None = None,
     llm_queries: int | None = None,
+    llm_threads: int = 1,
     retrievers: Sequence[Any] = (),
     scheduler: str | None = None,
     force: bool = False,
@@ -245,7 +246,8 @@ def reproduce_tau_bench(
     `encoder` overrides the real encoder (tests pass a stand-in); `claims` replaces
     ``analyses/claims/paper.toml`` for the embedded audit. `n_resamples` is the number of sign flips
     per test (old name `resamples`, deprecated). `llm_queries` sets the size of the
-    ``selector='local'`` subset (None: :data:`analyses.tau_bench.llm.LOCAL_QUERIES`).
+    ``selector='local'`` subset (None: :data:`analyses.tau_bench.llm.LOCAL_QUERIES`),
+    `llm_threads` the local server's generation threads.
     """
     from osustat.analyses.driver import Request, reproduce
 
@@ -272,7 +274,8 @@ def reproduce_tau_bench(
             progress=progress,
             options={"selector": selector, "endpoint": endpoint, "model": model,
                      "variants": variants, "budgets": tuple(budgets),
-                     "llm_queries": LOCAL_QUERIES if llm_queries is None else llm_queries},
+                     "llm_queries": LOCAL_QUERIES if llm_queries is None else llm_queries,
+                     "llm_threads": llm_threads},
             encoder=encoder,
             claims=None if claims is None else Path(claims),
         )

