@@ -39,7 +39,7 @@ import pandas as pd
 
 from osustat.streams import stream_seed
 
-from .claims_audit import check_claims_file, claims_audit, claims_file
+from .claims_audit import claims_audit, load_selected_claims
 from .protocol import Backend, Benchmark, BenchmarkRun, RunSpec
 from .registry import get_benchmark
 from .sensitivity import ChoiceSensitivity
@@ -131,10 +131,9 @@ def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]
     A value is a path (a file for ``files`` benchmarks, one directory for ``directory`` ones,
     nothing for generated data) or a dataset name of the registry (``osustat data list``),
     which becomes that dataset's input paths in the data folder; with no values, the
-    registry's datasets for the benchmark (``osustat.data.registry.BENCHMARK_DATA``). An absent
+    registry's datasets the benchmark declares (its ``datasets``). An absent
     dataset is an error naming it, the fetch command and the folder to fill by hand.
     """
-    from osustat.data.registry import BENCHMARK_DATA
     from osustat.data.store import resolve_data as registry_paths
 
     benchmark = get_benchmark(benchmark_name)
@@ -143,8 +142,8 @@ def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]
         if values:
             raise UsageError(f"`reproduce {benchmark.name}` takes no `--data` (generated data).")
         return ()
-    if values or benchmark.name in BENCHMARK_DATA:
-        values = [str(p) for p in registry_paths(benchmark.name, values)]
+    if values or benchmark.datasets:
+        values = [str(p) for p in registry_paths(values, benchmark.datasets)]
     if not values:
         raise UsageError(f"`reproduce {benchmark.name}` needs `--data` ({benchmark.data.help}).")
     paths = tuple(Path(v) for v in values)
@@ -253,11 +252,8 @@ def plan(request: Request) -> Plan:
         choices = bench.choices.resolve(request.choices)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if bench.claims is not None and request.claims is not None:
-        check_claims_file(request.claims)  # a missing claims file: an error naming it, before work
-    elif bench.claims is not None:
-        for name in bench.claims.files:
-            claims_file(name)
+    if bench.claims is not None:  # parsed and validated before any work (errors name the file)
+        load_selected_claims(bench.claims, request.claims)
     data = resolve_data(bench.name, request.data)
     _check_encoder_backend(bench, request.encoder_backend)
     retrievers = _load_retrievers(request.retrievers, bench.methods())
@@ -324,9 +320,9 @@ def plan(request: Request) -> Plan:
 
 
 def _load_grid(bench: Benchmark, grid: str | None) -> Any:
-    own = getattr(bench, "load_grid", None)
+    own = bench.load_grid(Path(grid) if grid else None)
     if own is not None:
-        return own(Path(grid) if grid else None)
+        return own
     from .sensitivity import load_choice_grid
 
     return load_choice_grid(bench, Path(grid) if grid else None)
@@ -546,10 +542,10 @@ def _choices_section(bench: Benchmark, spec: RunSpec) -> str:
 
 
 def _sensitivity(bench: Benchmark, grid: Any, spec: RunSpec, folder: Path, request: Request) -> Any:
-    own = getattr(bench, "sensitivity", None)
     folder.mkdir(parents=True, exist_ok=True)
+    own = bench.sensitivity(grid, spec, folder)  # None: the driver's choice grid
     if own is not None:
-        return own(grid, spec, folder)
+        return own
     from .sensitivity import run_choice_sensitivity
 
     return run_choice_sensitivity(bench, grid, spec, folder, claims_path=request.claims)

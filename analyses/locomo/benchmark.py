@@ -10,7 +10,7 @@ with ``--sensitivity`` also ``sensitivity/records-<choice>=<value>.csv``. A malf
 raises :class:`~.data.LocomoDataError` (a ``ValueError``: exit 2) naming the conversation and
 the field, and nothing is written.
 
-Its claims are the transfer claims of ``analyses/claims/locomo.toml`` (not the paper's own
+Its claims are the transfer claims of ``analyses/locomo/claims.toml`` (not the paper's own
 claims file): the driver audits them like every benchmark's declared claims
 (:class:`~analyses.protocol.ClaimSelection` ``files``), and :func:`write_locomo` reads that
 audit for the report's "does the paper's claim transfer?" section.
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from osustat.analyses.protocol import (
+    Benchmark,
     BenchmarkRun,
     ClaimSelection,
     DataSpec,
@@ -121,7 +122,7 @@ def write_locomo(
     return render(analysis, st, declared(), transfer=transfer, audit=audit, skipped=skipped)
 
 
-class LoCoMo:
+class LoCoMo(Benchmark):
     """LoCoMo (Maharana et al., ACL 2024) on the protocol (analyses.protocol)."""
 
     name = "locomo"
@@ -131,9 +132,9 @@ class LoCoMo:
     )
     choices = load_choices("osustat.analyses.locomo", "locomo")
     claims = ClaimSelection(
-        "Audit of the transfer claims (analyses/claims/locomo.toml)",
+        "Audit of the transfer claims (analyses/locomo/claims.toml)",
         benchmark_prefixes=("locomo",),
-        files=("locomo",),
+        files=(Path(__file__).with_name("claims.toml"),),
         drop_columns=("category",),
     )
     references = ("OSU-Mem", "Flat Vector")
@@ -215,7 +216,7 @@ def reproduce_locomo(
     `choices` maps choice names (``choices.toml``: ``labels``, ``query-time``,
     ``entity-extractor``, ``speaker-view``, ``captions``) to values; `encoder` overrides the
     real encoder (tests pass a stand-in); `claims` audits that claims file in place of the
-    shipped ``analyses/claims/locomo.toml``.
+    shipped ``analyses/locomo/claims.toml``.
     """
     from osustat.analyses.driver import Request, reproduce
 

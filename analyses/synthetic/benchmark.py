@@ -21,9 +21,11 @@ from typing import Any
 from osustat._validation import renamed
 from osustat.analyses.protocol import (
     Backend,
+    Benchmark,
     BenchmarkRun,
     ClaimSelection,
     DataSpec,
+    Option,
     RunSpec,
     load_choices,
 )
@@ -83,7 +85,7 @@ def _command(spec: RunSpec) -> str:
     return command + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
 
 
-class Synthetic:
+class Synthetic(Benchmark):
     """The synthetic benchmark on the protocol (analyses.protocol)."""
 
     name = "synthetic"
@@ -95,6 +97,12 @@ class Synthetic:
     )
     references = USER_REFERENCES
     multi_seed = False
+    options = (
+        Option(
+            "--layout", "same as --choice layout=VALUE", ("spread", "segment"),
+            choice="layout",
+        ),
+    )  # fmt: skip
 
     def methods(self) -> tuple[str, ...]:
         from .run import method_factories

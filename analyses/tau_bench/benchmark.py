@@ -19,9 +19,11 @@ from numpy.typing import NDArray
 
 from osustat._validation import renamed
 from osustat.analyses.protocol import (
+    Benchmark,
     BenchmarkRun,
     ClaimSelection,
     DataSpec,
+    Option,
     RunSpec,
     load_choices,
 )
@@ -151,7 +153,7 @@ def _command(spec: RunSpec) -> str:
     )
 
 
-class TauBench:
+class TauBench(Benchmark):
     """τ-bench on the protocol (analyses.protocol)."""
 
     name = "tau-bench"
@@ -164,6 +166,21 @@ class TauBench:
     )  # fmt: skip
     references = ("OSU-Mem", "Flat Vector")
     multi_seed = False
+    datasets = ("tau-bench", "tau2-bench")
+    options = (
+        Option(
+            "--no-prefix", "same as --choice namespace-prefix=unprefixed",
+            choice="namespace-prefix", const="unprefixed",
+        ),
+        Option("--focal", "same as --choice focal=VALUE", ("all", "one"), choice="focal"),
+        Option(
+            "--selector",
+            "§6.6 selector: extractive (offline stand-in, not an LLM) or chat (an endpoint)",
+            ("extractive", "chat"), default="extractive",
+        ),
+        Option("--endpoint", "OpenAI-compatible base URL (chat)"),
+        Option("--model", "model name sent to the endpoint (chat)"),
+    )  # fmt: skip
 
     def methods(self) -> tuple[str, ...]:
         return tuple(MAIN_METHODS)

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from osustat._validation import renamed
-from osustat.analyses.protocol import BenchmarkRun, ClaimSelection, DataSpec, RunSpec, load_choices
+from osustat.analyses.protocol import (
+    Benchmark,
+    BenchmarkRun,
+    ClaimSelection,
+    DataSpec,
+    RunSpec,
+    load_choices,
+)
 
 __all__ = [
     "BENCHMARK",
@@ -93,7 +100,7 @@ def _command(spec: RunSpec) -> str:
     )
 
 
-class ToolBench:
+class ToolBench(Benchmark):
     """The ToolBench planted-retrieval probe on the protocol (analyses.protocol)."""
 
     name = "toolbench"
@@ -106,6 +113,7 @@ class ToolBench:
     )  # fmt: skip
     references = ("Flat Vector", "coverage-overlap-beta0.12", "Disjoint Hierarchy")
     multi_seed = True
+    datasets = ("toolbench",)
 
     def methods(self) -> tuple[str, ...]:
         from .run import method_names

@@ -81,7 +81,7 @@ def _records(seed: int, extra: tuple[str, ...] = ()) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-class Fake:
+class Fake(Benchmark):
     """A benchmark of the protocol whose run is a fixed table (calls are counted)."""
 
     name = "fake"
