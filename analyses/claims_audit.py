@@ -35,6 +35,7 @@ __all__ = [
     "claims_paths",
     "load_selected_claims",
     "shipped_claims",
+    "shown_path",
 ]
 
 #: Where the claims files several benchmarks share are (``osustat.analyses`` package data).
@@ -85,6 +86,16 @@ def claims_file(name: str) -> Path:
     if path is None:
         raise ValueError(f"no shipped claims file {name!r}; choose from {list(shipped_claims())}")
     return check_claims_file(path)
+
+
+def shown_path(path: Path) -> str:
+    """A claims file as reports name it: ``analyses/...`` for one shipped with osustat, else
+    the path as given (a file of the user's or of another package)."""
+    path = Path(path)
+    try:
+        return "analyses/" + path.resolve().relative_to(CLAIMS_DIR.parent).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def claims_paths(selection: ClaimSelection, claims_path: Path | None = None) -> list[Path]:

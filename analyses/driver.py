@@ -443,10 +443,82 @@ def user_retriever_tests(
 # -- running -------------------------------------------------------------------------------
 
 
+def _source_digest(module: str) -> str:
+    """SHA-256 over the ``.py`` files (names and bytes) of the package that holds `module`
+    (the module's own file when it is top-level)."""
+    import importlib
+
+    mod = importlib.import_module(module.rpartition(".")[0] or module)
+    where = Path(str(mod.__file__))
+    files = sorted(where.parent.rglob("*.py")) if where.name == "__init__.py" else [where]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.relative_to(where.parent).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def _made_by(checked: Plan) -> dict[str, str]:
+    """What makes a sweep's finished tasks: osustat's version, the sources of the benchmark's
+    package and of the retrievers, and the run's settings and data (the provenance's inputs
+    digest: options, choices, seeds, resamples, data SHA-256)."""
+    from osustat._version import __version__
+
+    return {
+        "osustat": __version__,
+        "benchmark code": _source_digest(type(checked.benchmark).__module__),
+        "retrieval code": _source_digest("osustat.retrieval.base"),
+        "settings and data": checked.provenance.inputs_digest,
+    }
+
+
+#: The file in a checkpoint folder that says what made its finished tasks.
+MADE_BY = "made-by.json"
+
+
+def _fresh_checkpoints(ckpt: Path, made_by: dict[str, str]) -> None:
+    """Resume from `ckpt` only when its tasks were made by this code with these settings and
+    data; otherwise remove them and say which differs (they are recomputed)."""
+    stamp = ckpt / MADE_BY
+    if ckpt.is_dir():
+        try:
+            old = json.loads(stamp.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            old = {}
+        differs = [k for k in made_by if old.get(k) != made_by[k]]
+        if differs:
+            n = len(list(ckpt.glob("*.pkl")))
+            shutil.rmtree(ckpt)
+            if n:
+                print(
+                    f"osustat reproduce: {n} finished task(s) in {ckpt} were made with other "
+                    f"{', '.join(differs)}; recomputing them.",
+                    file=sys.stderr,
+                )
+    ckpt.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(json.dumps(made_by, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _check_user_records(records: pd.DataFrame, retrievers: Sequence[Any], name: str) -> None:
+    """Every user retriever has records: one the benchmark did not run is an error naming it
+    (never "not in the records" in a report)."""
+    written = set(records["method"].unique()) if len(records) else set()
+    missing = [r.source or r.name for r in retrievers if r.name not in written]
+    if missing:
+        raise ValueError(
+            f"`--retriever` {', '.join(missing)}: `reproduce {name}` wrote no records for it "
+            "(a benchmark's run must sweep `spec.retrievers` beside its own methods, "
+            "docs/new-benchmark.md)."
+        )
+
+
 def reproduce(request: Request) -> ReproduceResult:
-    """Check `request` (before any work), run its benchmark and write every output atomically."""
+    """Check `request` (before any work), run its benchmark and write every output atomically.
+
+    Finished sweep tasks of an interrupted run are resumed only when the same code made them
+    with the same settings and data (:func:`_made_by`); otherwise they are recomputed."""
     checked = plan(request)
     ckpt = checkpoint_dir(request.out)
+    _fresh_checkpoints(ckpt, _made_by(checked))
     with _scheduler(request.scheduler) as scheduler:
         spec = replace(checked.spec, backend=replace(checked.spec.backend, scheduler=scheduler))
         try:
@@ -483,6 +555,7 @@ def _run(checked: Plan) -> ReproduceResult:
         if checked.grid is not None:
             sensitivity = _sensitivity(bench, checked.grid, spec, tmp / "sensitivity", request)
         run = bench.run(spec)
+        _check_user_records(run.records, spec.retrievers, bench.name)
         if sensitivity is not None:
             run = replace(run, state={**run.state, "sensitivity": sensitivity})
         analysis = bench.analyze(run, spec)

@@ -48,11 +48,13 @@ class ChoiceGrid:
 
 @dataclass(frozen=True)
 class ChoiceSensitivity:
-    """Per claim × point × seed (``effects``) and per claim (``summary``)."""
+    """Per claim × point × seed (``effects``) and per claim (``summary``); ``claims`` names
+    the claims files audited (as :func:`analyses.claims_audit.shown_path` shows them)."""
 
     effects: pd.DataFrame
     summary: pd.DataFrame
     grid: ChoiceGrid
+    claims: tuple[str, ...] = ()
 
 
 def _default_points(bench: Benchmark) -> list[tuple[str, dict[str, str]]]:
@@ -156,7 +158,10 @@ def run_choice_sensitivity(
     folder.mkdir(parents=True, exist_ok=True)
     effects.to_csv(folder / "effects.csv", index=False)
     summary.to_csv(folder / "summary.csv", index=False)
-    return ChoiceSensitivity(effects, summary, grid)
+    from .claims_audit import claims_paths, shown_path
+
+    used = () if bench.claims is None else claims_paths(bench.claims, claims_path)
+    return ChoiceSensitivity(effects, summary, grid, tuple(shown_path(p) for p in used))
 
 
 def _audit_rows(

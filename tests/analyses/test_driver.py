@@ -192,6 +192,28 @@ def test_a_missing_claims_file_is_an_error_naming_it_before_any_work(fake, tmp_p
     assert fake.runs == 0
 
 
+def test_a_bad_claims_file_is_an_error_before_any_work(fake, tmp_path, capsys):
+    """A claims file is parsed and validated before the sweep, not after it."""
+    (tmp_path / "paper.toml").write_text(CLAIMS.replace("budget = 256", 'budget = "all"', 1))
+    assert main(_argv(tmp_path / "o")) == 2
+    assert "paper.toml" in capsys.readouterr().err
+    assert fake.runs == 0 and not (tmp_path / "o").exists()
+
+
+def test_a_user_retriever_without_records_is_an_error(fake, tmp_path, monkeypatch):
+    """A user retriever the benchmark did not run is an error naming it, and nothing is
+    written (never "not in the records" in a report)."""
+    from osustat.retrieval.registry import MethodSpec
+
+    spec = MethodSpec("Mine", lambda: None, False, source="mine:Mine")
+    monkeypatch.setattr(driver, "_load_retrievers", lambda values, taken: (spec,))
+    monkeypatch.setattr(fake, "run", lambda spec: BenchmarkRun(_records(spec.seed)))
+    out = tmp_path / "o"
+    with pytest.raises(ValueError, match=r"`--retriever` mine:Mine: `reproduce fake` wrote no"):
+        driver.reproduce(driver.Request("fake", out, n_resamples=99, retrievers=("mine:Mine",)))
+    assert not out.exists()
+
+
 def test_a_one_query_cell_is_not_testable_and_the_report_is_written(fake, tmp_path):
     out = tmp_path / "o"
     driver.reproduce(driver.Request("fake", out, n_resamples=99))
