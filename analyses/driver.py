@@ -495,7 +495,9 @@ def _fresh_checkpoints(ckpt: Path, made_by: dict[str, str]) -> None:
                     file=sys.stderr,
                 )
     ckpt.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(json.dumps(made_by, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    from osustat.provenance import write_json
+
+    write_json(stamp, made_by, indent=1, sort_keys=True)
 
 
 def _check_user_records(records: pd.DataFrame, retrievers: Sequence[Any], name: str) -> None:

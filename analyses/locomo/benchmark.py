@@ -18,7 +18,6 @@ audit for the report's "does the paper's claim transfer?" section.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -32,6 +31,7 @@ from osustat.analyses.protocol import (
     RunSpec,
     load_choices,
 )
+from osustat.provenance import write_json
 
 from .run import BUDGETS, MAIN_METHODS, PRIMARY_BUDGET
 
@@ -108,14 +108,11 @@ def write_locomo(
     the provenance)."""
     from .analysis import transfer_verdicts
     from .choices import declared
-    from .prepare import jsonable
     from .report import render, write_figures
 
     st = run.state["structure"]
     run.records.to_csv(folder / "records.csv", index=False)
-    (folder / "structure.json").write_text(
-        json.dumps(jsonable(st), indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    write_json(folder / "structure.json", st, indent=1, sort_keys=True)
     write_figures(analysis, folder)
     skipped = [c.label() for c, r, _ in run.state.get("sensitivity", ()) if r is None]
     transfer = transfer_verdicts(analysis, run.state.get("claims_audit"))
