@@ -278,8 +278,12 @@ def plan(request: Request) -> Plan:
         encoder=request.encoder,
         encoder_backend=request.encoder_backend,
         # one command line per run: the header names the command the provenance records
-        # (from Python there is none: the header then gives the equivalent CLI call)
-        command=None if request.command == "python API" else request.command,
+        # (from Python, the equivalent CLI call, built here once for every benchmark)
+        command=(
+            equivalent_command(bench, request, choices, retrievers)
+            if request.command == "python API"
+            else request.command
+        ),
     )
     bench.check(spec)
     settings = {
@@ -317,6 +321,39 @@ def plan(request: Request) -> Plan:
     except OutputError as exc:
         raise UsageError(str(exc)) from None
     return Plan(bench, spec, request, prov, grid)
+
+
+def equivalent_command(
+    bench: Benchmark, request: Request, choices: Mapping[str, str], retrievers: Sequence[Any]
+) -> str:
+    """The ``osustat reproduce`` call a Python `request` equals, for every benchmark alike:
+    ``--out DIR`` (reports never name their folder), the data as given (a path by its file
+    name), the counts and seeds, every choice that differs from its declared default, every
+    option of the benchmark's own that differs from its default, ``--sensitivity`` /
+    ``--grid`` and the user retrievers."""
+    import shlex
+
+    words = ["osustat", "reproduce", bench.name]
+    if request.data:
+        words += ["--data", *(Path(d).name if Path(d).exists() else d for d in request.data)]
+    words += ["--out", "DIR"]
+    if request.episodes is not None:
+        words += ["--episodes", str(request.episodes)]
+    if request.seeds:
+        words += ["--seeds", ",".join(map(str, request.seeds))]
+    words += ["--seed", str(request.seed), "--resamples", str(request.n_resamples)]
+    defaults = bench.choices.defaults()
+    for name, value in sorted(choices.items()):
+        if value != defaults[name]:
+            words += ["--choice", f"{name}={value}"]
+    for option in bench.options:
+        value = request.options.get(option.key, option.default)
+        if option.choice is None and value != option.default:
+            words += [option.flag, str(value)]
+    if request.sensitivity:
+        words += ["--sensitivity", *(["--grid", Path(request.grid).name] if request.grid else [])]
+    words += [w for r in retrievers for w in ("--retriever", r.source or r.name)]
+    return shlex.join(words)
 
 
 def _load_grid(bench: Benchmark, grid: str | None) -> Any:

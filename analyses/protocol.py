@@ -273,9 +273,10 @@ class RunSpec:
     encoder: Any = None
     #: Which backend encodes texts (``retrieval.encoder.BACKENDS``; ``--encoder-backend``).
     encoder_backend: str = "torch"
-    #: The command line of this run as its provenance records it; reports name this one
-    #: (None: the benchmark writes the equivalent ``osustat reproduce`` call).
-    command: str | None = None
+    #: The command line of this run, set by the driver: the one given, or from Python the
+    #: equivalent ``osustat reproduce`` call (``analyses.driver.equivalent_command``); reports
+    #: name this one.
+    command: str = ""
 
     def text_encoder(self) -> Any:
         """The encoder of this run: ``encoder`` if given (tests pass a stand-in), else

@@ -226,8 +226,5 @@ def reproduce_locomo(
             choices=tuple(f"{k}={v}" for k, v in (choices or {}).items()),
             sensitivity=sensitivity, progress=progress, options=options, encoder=encoder,
             claims=None if claims is None else Path(claims),
-            command=f"osustat reproduce locomo --data {Path(data).name} --out DIR --seed {seed}"
-            + "".join(f" --choice {k}={v}" for k, v in (choices or {}).items())
-            + (" --sensitivity" if sensitivity else ""),
         )
     )  # fmt: skip

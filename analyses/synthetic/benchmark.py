@@ -70,21 +70,6 @@ def analyze_synthetic_run(run: BenchmarkRun, spec: RunSpec) -> Any:
     return analyze_synthetic(run.state["run"], n_resamples=spec.n_resamples)
 
 
-def _command(spec: RunSpec) -> str:
-    if spec.command is not None:
-        return spec.command
-    command = (
-        f"osustat reproduce synthetic --out DIR --episodes {spec.episodes or EPISODES} "
-        f"--seed {spec.seed}"
-    )
-    if spec.choices["layout"] != "spread":
-        command += f" --layout {spec.choices['layout']}"
-    if spec.options.get("sensitivity"):
-        grid = spec.options.get("grid")
-        command += " --sensitivity" + (f" --grid {grid}" if grid is not None else "")
-    return command + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
-
-
 class Synthetic(Benchmark):
     """The synthetic benchmark on the protocol (analyses.protocol)."""
 
@@ -135,7 +120,7 @@ class Synthetic(Benchmark):
 
         n = spec.episodes or EPISODES
         return write_synthetic(
-            run, analysis, folder, audit, n_episodes=n, seed=spec.seed, command=_command(spec)
+            run, analysis, folder, audit, n_episodes=n, seed=spec.seed, command=spec.command
         )
 
 
@@ -173,7 +158,6 @@ def reproduce_synthetic(
             jobs=jobs, scheduler=scheduler, retrievers=tuple(retrievers),
             choices=(f"layout={layout}",), sensitivity=sensitivity,
             grid=None if grid is None else str(grid), progress=progress,
-            options={"sensitivity": sensitivity, "grid": grid},
         )
     )  # fmt: skip
 

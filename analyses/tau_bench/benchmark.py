@@ -135,24 +135,6 @@ def analyze_tau(run: BenchmarkRun, spec: RunSpec) -> dict[str, Any]:
     return {"analysis": analysis, "llm": llm}
 
 
-def _command(spec: RunSpec) -> str:
-    if spec.command is not None:
-        return spec.command
-    return (
-        "osustat reproduce tau-bench --data "
-        + " ".join(Path(p).name for p in spec.data)
-        + f" --out DIR --seed {spec.seed} --resamples {spec.n_resamples}"
-        + ("" if spec.choices["namespace-prefix"] == "prefixed" else " --no-prefix")
-        + ("" if spec.choices["focal"] == "all" else " --focal one")
-        + "".join(
-            f" --choice {k}={spec.choices[k]}"
-            for k in CHOICE_NAMES
-            if spec.choices[k] != TauBench.choices.defaults()[k]
-        )
-        + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
-    )
-
-
 class TauBench(Benchmark):
     """τ-bench on the protocol (analyses.protocol)."""
 
@@ -206,7 +188,7 @@ class TauBench(Benchmark):
         """Files and report (:func:`analyses.tau_bench.report.write_tau`)."""
         from .report import write_tau
 
-        return write_tau(run, analysis, folder, audit, command=_command(spec))
+        return write_tau(run, analysis, folder, audit, command=spec.command)
 
 
 BENCHMARK = TauBench()

@@ -333,3 +333,18 @@ def test_sensitivity_and_choice_on_toolbench(tmp_path):
         "robust", "choice-dependent", "not reproduced", "not checkable"
     }  # fmt: skip
     assert "## Sensitivity to the open choices" in (res.out / "report.md").read_text()
+
+
+def test_the_equivalent_command_is_built_once_by_the_driver(fake, tmp_path):
+    """From Python, every benchmark's report names the same equivalent CLI call, built by
+    the driver from the request (no benchmark rebuilds it); from the CLI, the call given."""
+    request = driver.Request(
+        "fake", tmp_path / "o", n_resamples=99, seed=4, choices=("reading=two",), episodes=3
+    )
+    assert driver.plan(request).spec.command == (
+        "osustat reproduce fake --out DIR --episodes 3 --seed 4 --resamples 99 --choice reading=two"
+    )
+    plain = driver.plan(driver.Request("fake", tmp_path / "o", n_resamples=99)).spec.command
+    assert plain == "osustat reproduce fake --out DIR --seed 0 --resamples 99"
+    given = driver.Request("fake", tmp_path / "o", command="osustat reproduce fake --out X")
+    assert driver.plan(given).spec.command == "osustat reproduce fake --out X"
