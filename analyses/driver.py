@@ -30,7 +30,7 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ __all__ = [
     "plan",
     "reproduce",
     "resolve_data",
+    "run",
     "user_retriever_tests",
 ]
 
@@ -478,6 +479,49 @@ def user_retriever_tests(
 
 
 # -- running -------------------------------------------------------------------------------
+
+
+#: The Request fields a Python caller sets by keyword (the rest are the driver's own).
+_REQUEST_FIELDS = frozenset(f.name for f in fields(Request)) - {"benchmark", "out", "options"}
+
+
+def run(benchmark: str, out: str | Path, **options: Any) -> ReproduceResult:
+    """``osustat reproduce BENCHMARK --out OUT ...`` from Python (``osustat.reproduce``).
+
+    `options` are the driver's settings by their :class:`Request` names (``seed``,
+    ``n_resamples``, ``episodes``, ``data``, ``jobs``, ``scheduler``, ``retrievers``,
+    ``sensitivity``, ``grid``, ``force``, ``progress``, ``cache``, ``encoder_backend``,
+    ``claims``, ``encoder``), ``choices`` (a mapping NAME -> VALUE or ``"NAME=VALUE"``
+    strings), and the benchmark's own options by their keys (``Option.key``, e.g. τ-bench's
+    ``selector``; a choice shortcut such as ``focal`` sets that choice). Anything else is a
+    ``TypeError`` naming it and what the benchmark takes. Returns the
+    :class:`ReproduceResult` (``run.records`` holds the records).
+    """
+    try:
+        bench = get_benchmark(benchmark)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    own = {o.key: o for o in bench.options}
+    unknown = sorted(set(options) - _REQUEST_FIELDS - set(own))
+    if unknown:
+        raise TypeError(
+            f"reproduce({benchmark!r}): unknown option(s) {unknown}; it takes "
+            f"{sorted(_REQUEST_FIELDS | set(own))}."
+        )
+    raw = options.pop("choices", ())
+    choices = [f"{k}={v}" for k, v in raw.items()] if isinstance(raw, Mapping) else list(raw)
+    extra: dict[str, Any] = {}
+    for key in set(options) & set(own):
+        value = options.pop(key)
+        if own[key].choice is not None:
+            choices.append(f"{own[key].choice}={own[key].const or value}")
+        else:
+            extra[key] = value
+    for key in ("data", "retrievers", "seeds"):
+        if options.get(key) is not None and not isinstance(options[key], tuple):
+            options[key] = tuple(str(v) if key == "data" else v for v in options[key])
+    request = Request(benchmark, Path(out), choices=tuple(choices), options=extra, **options)
+    return reproduce(request)
 
 
 def _source_digest(module: str) -> str:

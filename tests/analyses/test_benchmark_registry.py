@@ -104,3 +104,23 @@ def test_the_help_groups_each_benchmarks_options(capsys):
     text = capsys.readouterr().out
     assert "tau-bench:" in text and "--selector {extractive,chat}" in text
     assert "synthetic:" in text and "--layout {spread,segment}" in text
+
+
+def test_osustat_reproduce_is_the_cli_from_python(tmp_path):
+    """One Python entry, ``osustat.reproduce(name, out, **options)``, through the same driver:
+    the same records as the CLI call with the same settings; a benchmark's option by name."""
+    import osustat
+
+    py = osustat.reproduce(
+        "synthetic", tmp_path / "py", episodes=2, seed=3, n_resamples=99, progress=False,
+        layout="segment",
+    )  # fmt: skip
+    argv = ["reproduce", "synthetic", "--out", str(tmp_path / "cli"), "--episodes", "2"]
+    assert main([*argv, "--seed", "3", "--resamples", "99", "--layout", "segment"]) == 0
+    assert py.n_records > 0
+    csv = "records.csv"
+    assert (tmp_path / "py" / csv).read_bytes() == (tmp_path / "cli" / csv).read_bytes()
+    prov = (tmp_path / "py" / "provenance.json").read_text()
+    assert '"layout": "segment"' in prov
+    with pytest.raises(TypeError, match=r"unknown option\(s\) \['selector'\]"):
+        osustat.reproduce("synthetic", tmp_path / "x", selector="chat")
