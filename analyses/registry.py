@@ -48,8 +48,11 @@ def get_benchmark(name: str) -> Benchmark:
         known = ", ".join(sorted(found)) or "none (is osustat installed? run `make`)"
         raise ValueError(f"unknown benchmark {name!r}; known: {known}.")
     ep = found[name]
-    bench = ep.load()
     where = f"entry point {name} = {ep.value!r} (group {GROUP})"
+    try:
+        bench = ep.load()
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"{where}: cannot load it ({type(exc).__name__}: {exc}).") from exc
     if not isinstance(bench, Benchmark):
         raise ValueError(
             f"{where}: {bench!r} is not an osustat.analyses.protocol.Benchmark (subclass it)."

@@ -60,6 +60,11 @@ def test_a_bad_entry_point_is_an_error_naming_it(monkeypatch):
         registry.get_benchmark("other")
     with pytest.raises(ValueError, match=r"unknown benchmark 'x'; known: mine, other"):
         registry.get_benchmark("x")
+    broken = _EP("gone", "nowhere.mod:BENCHMARK", None)
+    broken.load = lambda: __import__("nowhere.mod")  # type: ignore[method-assign]
+    eps.append(broken)
+    with pytest.raises(ValueError, match=r"entry point gone = .*cannot load it \(Module"):
+        registry.get_benchmark("gone")
     eps.append(_EP("mine", "elsewhere:OBJ", real))
     with pytest.raises(ValueError, match=r"'mine' is registered twice.*pkg.mod:OBJ and elsewhere"):
         registry.benchmark_names()
