@@ -13,9 +13,13 @@ Records (``osustat/schema.py``): ``method`` = the system's name, ``episode_id`` 
 conversation (the cluster: analyse LoCoMo at ``--unit episode``), ``query_id`` = the
 benchmark's question id, one metric per score, ``budget`` = :data:`ANSWER_BUDGET` for answer
 scores (a system's answer has no token budget of ours) and the depth for retrieval scores.
-Each score is also written once per stratum of its question as ``<metric>.<stratum>`` (e.g.
-``judge.cat2``, ``judge.T+E-``), so that ``osustat analyze --unit episode`` gives per-stratum
-conversation-level tests without any change.
+Each score is also written once per stratum of its question as ``<metric>.<stratum>``
+(lower case: ``judge.cat2``, ``judge.t+e-``), so that ``osustat analyze --unit episode`` gives
+per-stratum conversation-level tests without any change, and once as ``<metric>.cells`` for
+the questions that have a cell, with the cell: ``osustat analyze --unit query --metric
+judge.cells`` is the cell-conditional analysis (per-cell tests, interaction) of those questions.
+Only the ``.cells`` rows and the cell's own stratum carry the ``cell`` (the schema refuses a
+metric whose queries have a cell on some rows and none on others).
 """
 
 from __future__ import annotations
@@ -287,8 +291,11 @@ def _score_rows(
 ) -> list[dict[str, Any]]:
     out = []
     for metric, value in scores.items():
-        for name in (metric, *(f"{metric}.{s}" for s in q.strata)):
-            row = key.row(q.cell, name, value)._asdict()
+        names = [(metric, None), *((f"{metric}.{s}", s if s == q.cell else None) for s in q.strata)]
+        if q.cell is not None:
+            names.append((f"{metric}.cells", q.cell))
+        for name, cell in names:
+            row = key.row(cell, name.lower(), value)._asdict()
             row.update(q.attributes)
             out.append(row)
     return out
