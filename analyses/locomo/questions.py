@@ -12,13 +12,15 @@ written per score are ``cat<c>`` and the cell.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from osustat.io.join import BenchmarkQuestion, QuestionTable
 
 from .build import ANSWERABLE, build_queries, conversation_steps
 from .choices import Choices
-from .data import load_audit, load_locomo
+from .data import Conversation, load_audit, load_locomo
 from .entities import EntityExtractor
 from .evidence import resolve_evidence
 from .prepare import audit_path
@@ -26,6 +28,29 @@ from .prepare import audit_path
 __all__ = ["BENCHMARK", "question_table"]
 
 BENCHMARK = "locomo"
+
+
+@dataclass(frozen=True)
+class _EvidenceOnly(EntityExtractor):
+    """The fitted extractor, run only on the texts of turns some question cites: a cell reads
+    the entities of evidence turns alone, and entities are a function of the text, so the
+    cells equal those of :func:`.build.build_queries` on every turn (checked by a test)."""
+
+    texts: frozenset[str] = frozenset()
+
+    def extract(self, text: str, *, exclude: Iterable[str] = ()) -> frozenset[str]:
+        return super().extract(text, exclude=exclude) if text in self.texts else frozenset()
+
+
+def _cited_texts(
+    conv: Conversation, audit: dict[tuple[str, int], tuple[str, ...]] | None
+) -> frozenset[str]:
+    index = {t.dia_id: i for i, t in enumerate(conv.turns)}
+    cited: set[int] = set()
+    for q in conv.questions:
+        ids = audit.get((conv.sample_id, q.index), q.evidence) if audit else q.evidence
+        cited.update(resolve_evidence(ids, index).steps)
+    return frozenset(conv.turns[i].text for i in cited)
 
 
 def question_table(data: str | Path, choices: Choices | None = None) -> QuestionTable:
@@ -38,10 +63,12 @@ def question_table(data: str | Path, choices: Choices | None = None) -> Question
         if not path.is_file():
             raise ValueError(f"choice labels=audit needs the audit overlay {str(path)!r}.")
         audit = load_audit(path, convs)
-    extractor = EntityExtractor.fit(t.text for c in convs for t in c.turns)
+    fitted = EntityExtractor.fit(t.text for c in convs for t in c.turns)
     out: list[BenchmarkQuestion] = []
     for conv in convs:
-        steps = conversation_steps(conv, choices, extractor)
+        steps = conversation_steps(
+            conv, choices, _EvidenceOnly(fitted.name_words, _cited_texts(conv, audit))
+        )
         cells = {q.query_id: q.cell for q in build_queries(conv, steps, choices, audit).queries}
         k = 0
         for q in conv.questions:

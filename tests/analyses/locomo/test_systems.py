@@ -262,3 +262,22 @@ def test_a_layout_mismatch_exits_2_and_writes_nothing(files, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "conversation 'locomo_experiment_user_3', answer 7: field `grade`" in err
     assert not out.exists() and list(tmp_path.iterdir()) == [tmp_path / "z.json"]
+
+
+def test_cells_equal_the_pipelines_on_every_turn(files, table):
+    """The table extracts entities of cited turns only; the cells are the pipeline's own
+    (entities of every turn, build_queries): 413 questions with a cell, the same cells."""
+    from osustat.analyses.locomo.build import build_queries, conversation_steps
+    from osustat.analyses.locomo.choices import Choices
+    from osustat.analyses.locomo.data import load_locomo
+    from osustat.analyses.locomo.entities import EntityExtractor
+
+    convs = load_locomo(files["locomo"])
+    extractor = EntityExtractor.fit(t.text for c in convs for t in c.turns)
+    want = {
+        q.query_id: q.cell
+        for c in convs
+        for q in build_queries(c, conversation_steps(c, Choices(), extractor), Choices()).queries
+    }
+    got = {q.query_id: q.cell for q in table.questions if q.cell is not None}
+    assert got == want and len(got) == 413
