@@ -30,11 +30,15 @@ __all__ = ["CLAIMS_DIR", "SHIPPED_CLAIMS", "check_claims_file", "claims_audit", 
 CLAIMS_DIR = Path(__file__).resolve().parent / "claims"
 
 #: A benchmark's own claims file, in its folder.
-_OWN = {"locomo": Path(__file__).resolve().parent / "locomo" / "claims.toml"}
+_OWN = {
+    "locomo": Path(__file__).resolve().parent / "locomo" / "claims.toml",
+    # Zep vs mem0 from their own outputs (docs/systems.md), on `osustat import` records
+    "locomo-systems": Path(__file__).resolve().parent / "locomo" / "systems_claims.toml",
+}
 
 #: The shipped claims files by name: the paper's claims (audited by every run, selected per
 #: benchmark), LoCoMo's transfer claims, and the checks of the paper's own printed numbers.
-SHIPPED_CLAIMS = ("paper", "locomo", "paper_checks")
+SHIPPED_CLAIMS = ("paper", "locomo", "locomo-systems", "paper_checks")
 
 
 def check_claims_file(path: str | Path) -> Path:

@@ -362,7 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument(
         "claims",
         help="claims file (TOML; see docs/audit.md), or the name of one shipped with osustat: "
-        "paper (the paper's claims), locomo (LoCoMo transfer claims); files in "
+        "paper (the paper's claims), locomo (LoCoMo transfer claims), locomo-systems (Zep vs "
+        "mem0 on `osustat import` records, docs/systems.md); files in "
         "analyses/claims/ of the repository",
     )
     au.add_argument(

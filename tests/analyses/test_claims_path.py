@@ -17,7 +17,10 @@ from osustat.analyses.protocol import ClaimSelection
 def test_every_shipped_claims_file_is_found_from_the_package(name):
     path = claims_file(name)
     analyses = Path(claims_audit.__file__).resolve().parent
-    own = {"locomo": analyses / "locomo" / "claims.toml"}
+    own = {
+        "locomo": analyses / "locomo" / "claims.toml",
+        "locomo-systems": analyses / "locomo" / "systems_claims.toml",
+    }
     assert path.is_file() and path == own.get(name, analyses / "claims" / f"{name}.toml")
 
 

@@ -167,12 +167,11 @@ def test_cli_import_analyze_and_audit(files, tmp_path, capsys):
     report = capsys.readouterr().out
     assert "## judge.cat2 at B = 1" in report and "| n (episodes) |" in report
     assert "| Aggregate | 10 |" in report
-    claims = Path(__file__).resolve().parents[3] / "analyses" / "locomo" / "systems_claims.toml"
     assert (
         main(
             [
                 "audit",
-                str(claims),
+                "locomo-systems",
                 "--records",
                 str(out),
                 "--resamples",
