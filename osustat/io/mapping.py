@@ -21,7 +21,7 @@ __all__ = ["READS", "Mapping", "Retrieved", "Score", "load_mapping", "shipped_ma
 #: How a score field is read: ``binary`` (true/false, "True"/"False", "yes"/"no", 0/1 as
 #: numbers or strings -> 0.0/1.0), ``number`` (a finite number or numeric string).
 READS = ("binary", "number")
-_FORMATS = ("json", "jsonl", "csv", "parquet")
+_FORMATS = ("json", "jsonl", "csv", "parquet", "trec")
 _KEYS = ("position", "id", "text")
 _KEYS_OF = {
     "format",

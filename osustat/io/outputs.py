@@ -1,9 +1,10 @@
 """Reading a system's per-question output file through a declared mapping.
 
-JSON (one list of answers, or an object of lists keyed by conversation), JSON Lines, CSV and
-Parquet. Every answer becomes an :class:`Answer` with its place in the file; every field the
-mapping names must be there and every score must read as a score, else ``ValueError`` naming
-the file, the answer's position and the field. Nothing here knows a benchmark.
+JSON (one list of answers, or an object of lists keyed by conversation), JSON Lines, CSV,
+Parquet and TREC runs (one row per qid with its ranked docids as ``retrieved``). Every answer
+becomes an :class:`Answer` with its place in the file; every field the mapping names must be
+there and every score must read as a score, else ``ValueError`` naming the file, the answer's
+position and the field. Nothing here knows a benchmark.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .mapping import Mapping
-from .reading import blank, read_rows, split_ids
+from .reading import blank, read_rows, split_ids, trec_lines
 
 __all__ = ["Answer", "read_answers", "read_score"]
 
@@ -161,6 +162,38 @@ def _answer(item: Any, where: str, key: str | None, place: int, m: Mapping) -> A
     return Answer(where, conv, position, qid, text, scores, retrieved, checks)
 
 
+def _trec_rows(path: Path, system: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """A TREC run (``qid Q0 docid rank score tag``) as one row per qid: ``qid``, ``tag`` and
+    ``retrieved`` (the docids in trec_eval's order: score descending, ties by docid
+    descending), located at the qid's first line. One system per file: a second tag is an
+    error."""
+    from .trec import _trec_order
+
+    entries: dict[str, list[tuple[int, float, str, Any]]] = {}
+    first: dict[str, int] = {}
+    tags: dict[str, int] = {}
+    for no, (qid, _, docid, rank, score, tag) in trec_lines(path, f"{system} run", 6):
+        x, r = read_score(score, "number"), read_score(rank, "number")
+        if x is None or r is None:
+            raise ValueError(
+                f"{system} run file {str(path)!r}, line {no}: rank and score must be numbers; "
+                f"got {rank!r}, {score!r}."
+            )
+        tags.setdefault(tag, no)
+        if len(tags) > 1:
+            raise ValueError(
+                f"{system} run file {str(path)!r}, line {no}: a second run tag {tag!r} (first "
+                f"{next(iter(tags))!r}); give one file per system."
+            )
+        first.setdefault(qid, no)
+        entries.setdefault(qid, []).append((int(r), x, docid, None))
+    rows = [
+        {"qid": q, "tag": next(iter(tags)), "retrieved": _trec_order(e, "score")}
+        for q, e in entries.items()
+    ]
+    return rows, [f"line {first[q]}" for q in entries]
+
+
 def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") -> list[Answer]:
     """Every answer of `path` under `mapping`, in file order.
 
@@ -189,11 +222,11 @@ def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") 
                 )
                 out.append(_answer(item, where, key, i, mapping))
         return out
-    if fmt not in ("jsonl", "csv", "parquet"):
+    if fmt not in ("jsonl", "csv", "parquet", "trec"):
         raise ValueError(f"{name}: unknown format {fmt!r}; set `format` in the mapping.")
     if mapping.grouped:
         raise ValueError(f'{name}: `answers = "*"` applies to JSON files only.')
-    rows, locs = read_rows(path, system)
+    rows, locs = _trec_rows(path, system) if fmt == "trec" else read_rows(path, system)
     counts: dict[str, int] = {}
     for row, loc in zip(rows, locs, strict=True):
         where = f"{name}, {loc}"

@@ -283,3 +283,42 @@ def test_bad_mappings_are_refused(tmp_path):
         load_mapping(str(tmp_path / "m.toml"))
     with pytest.raises(ValueError, match="neither a file nor a shipped reader"):
         load_mapping("nonesuch")
+
+
+def test_a_trec_run_against_turn_ids_becomes_hit_and_recall(tmp_path):
+    # ranks deliberately disagree with scores: trec_eval's order (score descending) decides
+    (tmp_path / "run.trec").write_text(
+        "c1/qa0 Q0 D1:4 1 0.2 sys\nc1/qa0 Q0 D7:7 2 0.9 sys\nc1/qa0 Q0 D1:9 3 0.5 sys\n"
+        "c0/qa3 Q0 D3:1 1 0.9 sys\n"
+    )
+    (tmp_path / "m.toml").write_text(
+        'format = "trec"\nconversation = "qid"\nconversation_pattern = "^([^/]+)/"\n'
+        'question = "id"\nid_field = "qid"\n'
+        'retrieved = { field = "retrieved", depths = [2, 3], hit_k = [2] }\n'
+    )
+    joined = _records(tmp_path / "run.trec", str(tmp_path / "m.toml"), "sys")
+    rec = joined.records
+    base = rec[~rec["metric"].str.contains(r"\.")]
+    got = {(q, b, m): v for q, b, m, v in base[["query_id", "budget", "metric", "value"]].values}
+    assert got[("c1/qa0", 2, "recall")] == 0.5 and got[("c1/qa0", 3, "hit@2")] == 1.0
+    assert got[("c0/qa3", 2, "recall")] == 0.5
+    assert joined.coverage.answered == 2 and len(joined.coverage.not_answered) == 3
+    (tmp_path / "run.trec").write_text("c1/qa0 Q0 D1:4 1 0.2 a\nc1/qa0 Q0 D1:9 2 0.1 b\n")
+    with pytest.raises(ValueError, match=r"run.trec', line 2: a second run tag 'b'"):
+        _records(tmp_path / "run.trec", str(tmp_path / "m.toml"), "sys")
+
+
+def test_one_shared_conversation_gives_no_conversation_level_p(tmp_path):
+    from osustat import analyze
+    from osustat.cli.import_ import summary
+
+    path = _zep_layout(tmp_path / "g.json", _GRADES[:3])  # conversation c0 only
+    joined = _records(path, "zep", "zep")
+    other = joined.records.assign(method="other", value=1.0 - joined.records["value"])
+    both = pd.concat([joined.records, other], ignore_index=True)
+    lines = summary(both, [joined.coverage])
+    assert any("1 conversation: conversation-level inference is impossible" in x for x in lines)
+    with pytest.raises(ValueError, match=r"share 1 episode.*inference is impossible.*no p"):
+        analyze(both, treatment="zep", baseline="other", metrics=["judge"], unit="episode")
+    res = analyze(both, treatment="zep", baseline="other", metrics=["judge"], unit="query")
+    assert res.comparisons[0].rows[-1].effect.n == 3  # the query level still runs
