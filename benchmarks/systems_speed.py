@@ -49,6 +49,21 @@ def main() -> None:
     data = Path(a.data_dir)
     with tempfile.TemporaryDirectory() as tmp:
         rec = str(Path(tmp) / "records.parquet")
+
+        def pair(out: str) -> list[str]:
+            folder = str(Path(tmp) / out)
+            return [
+                "analyze",
+                rec,
+                "--treatment",
+                "zep",
+                "--baseline",
+                "mem0",
+                "--out",
+                folder,
+                "--force",
+            ]
+
         steps = {
             "import": [
                 "import",
@@ -60,34 +75,8 @@ def main() -> None:
                 rec,
                 "--force",
             ],
-            "analyze conversation unit": [
-                "analyze",
-                rec,
-                "--treatment",
-                "zep",
-                "--baseline",
-                "mem0",
-                "--unit",
-                "episode",
-                "--metric",
-                STRATA,
-                "--out",
-                str(Path(tmp) / "conv"),
-                "--force",
-            ],
-            "analyze query level, cells": [
-                "analyze",
-                rec,
-                "--treatment",
-                "zep",
-                "--baseline",
-                "mem0",
-                "--metric",
-                "judge.cells",
-                "--out",
-                str(Path(tmp) / "query"),
-                "--force",
-            ],
+            "analyze conversation unit": [*pair("conv"), "--unit", "episode", "--metric", STRATA],
+            "analyze query level, cells": [*pair("query"), "--metric", "judge.cells"],
             "audit": [
                 "audit",
                 str(ROOT / "analyses/locomo/systems_claims.toml"),

@@ -48,6 +48,11 @@ def _judge(joined):
     return r[r["metric"] == "judge"].set_index("query_id")["value"]
 
 
+def _import(files, out, *systems, extra=()):
+    """``osustat import SYSTEM=FILE... --data locomo10.json --out OUT [extra]``: exit status."""
+    return main(["import", *systems, "--data", str(files["locomo"]), "--out", str(out), *extra])
+
+
 def test_every_question_joined_by_position_and_text(files, table):
     zep, mem0 = _join(files, table, "zep"), _join(files, table, "mem0")
     for j in (zep, mem0):
@@ -76,19 +81,26 @@ def test_named_readers_equal_general_mappings_on_flattened_copies(files, table, 
     def key(df):
         return df[cols].sort_values(cols[:5]).reset_index(drop=True)
 
+    def same(system, path, mapping):
+        (tmp_path / f"{system}.toml").write_text(mapping)
+        general = _join({system: path}, table, system, str(tmp_path / f"{system}.toml"))
+        named = _join(files, table, system)
+        assert len(named.records) == len(general.records) > 0
+        pd.testing.assert_frame_equal(key(named.records), key(general.records))
+
     raw = json.loads(files["zep"].read_text())
     with open(tmp_path / "zep.jsonl", "w") as fh:
         for conv, items in raw.items():
             for item in items:
                 fh.write(json.dumps({"user": conv, "q": item["question"], "ok": item["grade"]}))
                 fh.write("\n")
-    (tmp_path / "zep.toml").write_text(
+    same(
+        "zep",
+        tmp_path / "zep.jsonl",
         'conversation = "user"\nconversation_pattern = "_(\\\\d+)$"\nconversation_is = "index"\n'
         'question = "position"\ntext_field = "q"\n'
-        '[scores]\njudge = { field = "ok", read = "binary" }\n'
+        '[scores]\njudge = { field = "ok", read = "binary" }\n',
     )
-    general = _join({"zep": tmp_path / "zep.jsonl"}, table, "zep", str(tmp_path / "zep.toml"))
-    pd.testing.assert_frame_equal(key(_join(files, table, "zep").records), key(general.records))
 
     raw = json.loads(files["mem0"].read_text())
     rows = [
@@ -103,13 +115,13 @@ def test_named_readers_equal_general_mappings_on_flattened_copies(files, table, 
         for it in items
     ]
     pd.DataFrame(rows).to_csv(tmp_path / "mem0.csv", index=False)
-    (tmp_path / "mem0.toml").write_text(
+    same(
+        "mem0",
+        tmp_path / "mem0.csv",
         'conversation = "conv"\nconversation_is = "index"\nquestion = "position"\n'
         'text_field = "text"\n[scores]\njudge = { field = "judge", read = "binary" }\n'
-        'f1 = { field = "f1", read = "number" }\nbleu = { field = "bleu", read = "number" }\n'
+        'f1 = { field = "f1", read = "number" }\nbleu = { field = "bleu", read = "number" }\n',
     )
-    general = _join({"mem0": tmp_path / "mem0.csv"}, table, "mem0", str(tmp_path / "mem0.toml"))
-    pd.testing.assert_frame_equal(key(_join(files, table, "mem0").records), key(general.records))
 
 
 def test_zep_labels_refer_to_categories_1_to_4_by_its_own_grades(files, table):
@@ -129,20 +141,12 @@ def test_zep_labels_refer_to_categories_1_to_4_by_its_own_grades(files, table):
 
 def test_cli_import_analyze_and_audit(files, tmp_path, capsys):
     out = tmp_path / "records.parquet"
-    argv = [
-        "import",
-        f"zep={files['zep']}",
-        f"mem0={files['mem0']}",
-        "--data",
-        str(files["locomo"]),
-        "--out",
-        str(out),
-    ]
-    assert main(argv) == 0
+    systems = (f"zep={files['zep']}", f"mem0={files['mem0']}")
+    assert _import(files, out, *systems) == 0
     printed = capsys.readouterr().out
     assert "zep: 1,540 answers; 1,540 questions answered, 0 not answered" in printed
     assert "n = 1,540 questions in 10 conversations" in printed and "2/2^10 = 0.0020" in printed
-    assert main(argv) == 2 and "exists; pass --force" in capsys.readouterr().err
+    assert _import(files, out, *systems) == 2 and "exists; pass --force" in capsys.readouterr().err
     assert (
         main(
             [
@@ -216,21 +220,8 @@ def test_a_third_layout_imports_through_a_short_mapping(files, tmp_path, capsys)
     assert len(mapping.splitlines()) <= 15
     (tmp_path / "h3.toml").write_text(mapping)
     out = tmp_path / "r.csv"
-    assert (
-        main(
-            [
-                "import",
-                f"h3={tmp_path / 'run.parquet'}",
-                "--reader",
-                f"h3={tmp_path / 'h3.toml'}",
-                "--data",
-                str(files["locomo"]),
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    reader = ("--reader", f"h3={tmp_path / 'h3.toml'}")
+    assert _import(files, out, f"h3={tmp_path / 'run.parquet'}", extra=reader) == 0
     printed = capsys.readouterr().out
     rec = pd.read_csv(out)
     answered = rec.loc[rec["metric"] == "judge", "query_id"].nunique()
@@ -245,19 +236,7 @@ def test_a_layout_mismatch_exits_2_and_writes_nothing(files, tmp_path, capsys):
     raw["locomo_experiment_user_3"][7]["grade"] = "perhaps"
     (tmp_path / "z.json").write_text(json.dumps(raw))
     out = tmp_path / "r.parquet"
-    assert (
-        main(
-            [
-                "import",
-                f"zep={tmp_path / 'z.json'}",
-                "--data",
-                str(files["locomo"]),
-                "--out",
-                str(out),
-            ]
-        )
-        == 2
-    )
+    assert _import(files, out, f"zep={tmp_path / 'z.json'}") == 2
     err = capsys.readouterr().err
     assert "conversation 'locomo_experiment_user_3', answer 7: field `grade`" in err
     assert not out.exists() and list(tmp_path.iterdir()) == [tmp_path / "z.json"]
