@@ -190,7 +190,12 @@ def add_import_parser(sub: Any) -> None:
         help="the mapping of SYSTEM's file: a TOML file or a shipped reader (mem0, zep); "
         "default: the shipped reader named like the system",
     )
-    p.add_argument("--benchmark", choices=sorted(_BENCHMARKS), default="locomo")
+    p.add_argument(
+        "--benchmark",
+        choices=sorted(_BENCHMARKS),
+        default="locomo",
+        help="the benchmark whose questions the answers are joined to (default locomo)",
+    )
     p.add_argument(
         "--data",
         default=None,
