@@ -322,3 +322,25 @@ def test_one_shared_conversation_gives_no_conversation_level_p(tmp_path):
         analyze(both, treatment="zep", baseline="other", metrics=["judge"], unit="episode")
     res = analyze(both, treatment="zep", baseline="other", metrics=["judge"], unit="query")
     assert res.comparisons[0].rows[-1].effect.n == 3  # the query level still runs
+
+
+def test_a_nested_list_joined_by_question_id(tmp_path):
+    items = [
+        {"conv": "c1", "qid": "c1/qa1", "score": "0.75"},
+        {"conv": "c0", "qid": "c0/qa2", "score": 0},
+    ]
+    (tmp_path / "out.json").write_text(json.dumps({"run": {"meta": 1, "items": items}}))
+    (tmp_path / "m.toml").write_text(
+        'answers = "run.items"\nconversation = "conv"\nquestion = "id"\nid_field = "qid"\n'
+        '[scores]\nf1 = { field = "score", read = "number" }\n'
+    )
+    rec = _records(tmp_path / "out.json", str(tmp_path / "m.toml"), "s").records
+    f1 = rec[rec["metric"] == "f1"].set_index("query_id")["value"]
+    assert f1.to_dict() == {"c1/qa1": 0.75, "c0/qa2": 0.0}
+    items[1]["qid"] = "c1/qa0"  # a question of another conversation
+    (tmp_path / "out.json").write_text(json.dumps({"run": {"items": items}}))
+    with pytest.raises(ValueError, match=r"answer 1: question id 'c1/qa0' is not a question of c"):
+        _records(tmp_path / "out.json", str(tmp_path / "m.toml"), "s")
+    (tmp_path / "out.json").write_text(json.dumps({"run": {"rows": items}}))
+    with pytest.raises(ValueError, match=r"no `run.items` in the file \(missing `items`\)"):
+        _records(tmp_path / "out.json", str(tmp_path / "m.toml"), "s")
