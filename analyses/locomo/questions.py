@@ -12,7 +12,7 @@ written per score are ``cat<c>`` and the cell.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,9 +53,18 @@ def _cited_texts(
     return frozenset(conv.turns[i].text for i in cited)
 
 
-def question_table(data: str | Path, choices: Choices | None = None) -> QuestionTable:
-    """The question table of `data` (``locomo10.json``) under `choices` (default: declared)."""
-    choices = choices or Choices()
+def question_table(
+    data: str | Path, choices: Choices | Mapping[str, str] | None = None
+) -> QuestionTable:
+    """The question table of `data` (``locomo10.json``) under `choices` (default: declared;
+    a mapping ``{choice name: value}`` as ``--choice`` gives them)."""
+    if not isinstance(choices, Choices):
+        given = dict(choices or {})
+        try:
+            choices = Choices.from_mapping(given)
+        except TypeError:
+            known = sorted(Choices().as_mapping())
+            raise ValueError(f"unknown LoCoMo choice in {sorted(given)}; known: {known}.") from None
     convs = load_locomo(data)
     audit = None
     if choices.labels == "audit":

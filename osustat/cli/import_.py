@@ -74,15 +74,7 @@ def _table(args: argparse.Namespace, data: Path) -> Any:
     import importlib
 
     module = importlib.import_module(_BENCHMARKS[args.benchmark][0])
-    choices = _pairs(args.choice, "--choice")
-    if choices:
-        from osustat.analyses.locomo.choices import Choices
-
-        try:
-            return module.question_table(data, Choices.from_mapping(choices))
-        except TypeError as exc:  # an unknown choice name
-            raise UsageError(f"`--choice`: {exc}.") from None
-    return module.question_table(data)
+    return module.question_table(data, _pairs(args.choice, "--choice"))
 
 
 def summary(records: Any, coverages: list[Any]) -> list[str]:

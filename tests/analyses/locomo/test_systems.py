@@ -259,3 +259,14 @@ def test_cells_equal_the_pipelines_on_every_turn(files, table):
     }
     got = {q.query_id: q.cell for q in table.questions if q.cell is not None}
     assert got == want and len(got) == 413
+
+
+def test_choices_reach_the_cells(files, tmp_path, capsys):
+    """--choice labels=audit: the audit overlay's evidence, 432 questions with a cell."""
+    from osustat.analyses.locomo.questions import question_table
+
+    audit = question_table(files["locomo"], {"labels": "audit"})
+    assert sum(q.cell is not None for q in audit.questions) == 432
+    out = tmp_path / "r.parquet"
+    assert _import(files, out, f"zep={files['zep']}", extra=("--choice", "colour=red")) == 2
+    assert "unknown LoCoMo choice in ['colour']" in capsys.readouterr().err and not out.exists()
