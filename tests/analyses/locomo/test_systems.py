@@ -8,6 +8,8 @@ without them. Nothing of those files is copied: the third layout is generated he
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -164,6 +166,8 @@ def test_cli_import_analyze_and_audit(files, tmp_path, capsys):
                 "2000",
                 "--bootstrap-resamples",
                 "200",
+                "--out",
+                str(tmp_path / "conv"),
             ]
         )
         == 0
@@ -171,6 +175,15 @@ def test_cli_import_analyze_and_audit(files, tmp_path, capsys):
     report = capsys.readouterr().out
     assert "## judge.cat2 at B = 1" in report and "| n (episodes) |" in report
     assert "| Aggregate | 10 |" in report
+    script = Path(__file__).resolve().parents[3] / "examples" / "systems_figures.py"
+    figures = tmp_path / "figures"
+    subprocess.run(
+        [sys.executable, str(script), str(out), str(tmp_path / "conv"), str(figures)], check=True
+    )
+    assert {p.name for p in figures.iterdir()} == {
+        "systems_forest.png",
+        "systems_conversations.png",
+    }
     assert (
         main(
             [
