@@ -152,9 +152,10 @@ def _import(args: argparse.Namespace) -> int:
         coverages.append(joined.coverage)
     records = pd.concat(parts, ignore_index=True)
     validate_records(records)  # the schema's checks before anything is written
-    for line in summary(records, coverages):
-        print(line)
+    lines = summary(records, coverages)
     _write(out, records)
+    for line in lines:
+        print(line)
     print(f"wrote {out} ({len(records):,} record rows; {table.description})", file=sys.stderr)
     return 0
 
