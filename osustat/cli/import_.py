@@ -158,14 +158,16 @@ def _import(args: argparse.Namespace) -> int:
         print(line)
     print(f"wrote {out} ({len(records):,} record rows; {table.description})", file=sys.stderr)
     names = list(systems)
-    base = sorted(m for m in records["metric"].unique() if "." not in m)
+    metrics = set(records["metric"].unique())
+    base = sorted(m for m in metrics if "." not in m)
     metric = "judge" if "judge" in base else base[0]
+    strata = sorted(m for m in metrics if m.startswith(f"{metric}.") and m != f"{metric}.cells")
     if len(names) >= 2:
         pair = f"--treatment {names[0]} --baseline {names[1]}" if len(names) == 2 else "--all-pairs"
         print(
             f"next, at the conversation unit (the cluster of {table.benchmark}): osustat analyze "
-            f"{out} {pair} --unit episode; per stratum add --metric {metric},{metric}.cat1,...; "
-            f"the query level beside it: --metric {metric}.cells (docs/systems.md)",
+            f"{out} {pair} --unit episode --metric {','.join([metric, *strata])}; the query "
+            f"level beside it: --metric {metric}.cells (docs/systems.md)",
             file=sys.stderr,
         )
     return 0

@@ -145,7 +145,8 @@ def test_cli_import_analyze_and_audit(files, tmp_path, capsys):
     out = tmp_path / "records.parquet"
     systems = (f"zep={files['zep']}", f"mem0={files['mem0']}")
     assert _import(files, out, *systems) == 0
-    printed = capsys.readouterr().out
+    printed, err = capsys.readouterr()
+    assert "--unit episode --metric judge,judge.cat1,judge.cat2,judge.cat3,judge.cat4," in err
     assert "zep: 1,540 answers; 1,540 questions answered, 0 not answered" in printed
     assert "n = 1,540 questions in 10 conversations" in printed and "2/2^10 = 0.0020" in printed
     assert _import(files, out, *systems) == 2 and "exists; pass --force" in capsys.readouterr().err
