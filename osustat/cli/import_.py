@@ -148,6 +148,11 @@ def _import(args: argparse.Namespace) -> int:
     for name, file in systems.items():
         answers = read_answers(file, readers[name], system=name)
         joined = join_answers(answers, table, readers[name], system=name)
+        if joined.records.empty:
+            raise ValueError(
+                f"{name} file {file!r} gives no records: {len(answers):,} answers, "
+                f"{len(joined.coverage.excluded_answered):,} of them to excluded questions."
+            )
         parts.append(joined.records)
         coverages.append(joined.coverage)
     records = pd.concat(parts, ignore_index=True)

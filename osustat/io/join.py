@@ -136,9 +136,8 @@ class _Index:
             self.by_conv[q.conversation].append(q)
         self.by_id = {q.query_id: q for q in table.questions}
         self.by_text: dict[tuple[str, str], list[BenchmarkQuestion]] = defaultdict(list)
-        for q in table.questions:
-            if q.excluded is None:
-                self.by_text[(q.conversation, normalize_text(q.text))].append(q)
+        for q in table.questions:  # excluded ones too: an answer to one is counted, not refused
+            self.by_text[(q.conversation, normalize_text(q.text))].append(q)
 
     def conversation(self, a: Answer, m: Mapping) -> str:
         convs = self.table.conversations

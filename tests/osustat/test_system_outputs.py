@@ -344,3 +344,25 @@ def test_a_nested_list_joined_by_question_id(tmp_path):
     (tmp_path / "out.json").write_text(json.dumps({"run": {"rows": items}}))
     with pytest.raises(ValueError, match=r"no `run.items` in the file \(missing `items`\)"):
         _records(tmp_path / "out.json", str(tmp_path / "m.toml"), "s")
+
+
+def test_cli_refuses_a_file_that_gives_no_records(tmp_path, capsys, monkeypatch):
+    import osustat.cli.import_ as imp
+    from osustat.cli.main import main
+
+    monkeypatch.setitem(imp._BENCHMARKS, "tiny", (__name__, "tiny", "t.json"))
+    (tmp_path / "t.json").write_text("{}")
+    (tmp_path / "a.jsonl").write_text(json.dumps({"c": "c0", "q": "Who is the president of Mars?"}))
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\nquestion = "text"\ntext_field = "q"\nposition_counts = "all"\n'
+        'retrieved = { field = "q" }\n'
+    )
+    out = tmp_path / "r.csv"
+    argv = ["import", f"s={tmp_path / 'a.jsonl'}", "--reader", f"s={tmp_path / 'm.toml'}"]
+    argv += ["--benchmark", "tiny", "--data", str(tmp_path / "t.json"), "--out", str(out)]
+    assert main(argv) == 2
+    assert "gives no records" in capsys.readouterr().err and not out.exists()
+
+
+def question_table(data, choices=None):  # the tiny benchmark of the CLI test above
+    return _table()
