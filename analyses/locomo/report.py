@@ -8,21 +8,19 @@ from typing import Any
 
 import pandas as pd
 
+from osustat.analyses.tau_bench.paper_values import PAPER as TAU
 from osustat.formatting import fmt_interval
 from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _s
 from osustat.reports._style import IntervalTest, interval_test_notes
 from osustat.reports._style import md_table as _table
 from osustat.reports.budget_tables import breakeven_by_budget, effect_by_budget, means_by_budget
-from osustat.reports.paper_values import PAPER
 
 from .analysis import CELL_ORDER, LocomoAnalysis
 from .data import CATEGORY_NAMES
 
 __all__ = ["render", "write_figures"]
 
-#: The paper's printed τ-bench values, beside ours for reading only.
-TAU: dict[str, Any] = PAPER["tau-bench"]
 
 _COMP_WORDS = {
     "osu_flat_hit": "OSU-Mem − Flat Vector, Hit@2",
@@ -333,7 +331,7 @@ def _transfer_section(a: LocomoAnalysis, transfer: list[dict[str, Any]]) -> list
         f"The paper's central claims, on LoCoMo at B = {a.primary} (matched to τ-bench's B = 256). "
         "**Verdict unit: the conversation** (exact sign-flip over conversation means, α = .05): "
         "the questions of one conversation share its haystack, so they are not independent. "
-        "The query columns are the claims audit's (`analyses/claims/locomo.toml`, judged by "
+        "The query columns are the claims audit's (`analyses/locomo/claims.toml`, judged by "
         "`osustat audit`'s machinery at the unit each claim names, the query; 'as tested': "
         "the claim's own test, for the interaction the paper's centered sign-flip statistic), "
         "in full in the audit section below. 'query level only' means significant at the "

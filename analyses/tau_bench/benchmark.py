@@ -19,15 +19,18 @@ from numpy.typing import NDArray
 
 from osustat._validation import renamed
 from osustat.analyses.protocol import (
+    Benchmark,
     BenchmarkRun,
     ClaimSelection,
     DataSpec,
+    Option,
     RunSpec,
     load_choices,
 )
 
 from . import structure as st
 from .data import Group, concatenate, drop_counts
+from .llm import SELECTORS
 from .run import BUDGETS, MAIN_METHODS, SMALL_METHODS, GroupQueries, run_sweep
 from .workspace import Workspace, group_queries, point_records, run_points
 
@@ -138,25 +141,7 @@ def analyze_tau(run: BenchmarkRun, spec: RunSpec) -> dict[str, Any]:
     return {"analysis": analysis, "llm": llm}
 
 
-def _command(spec: RunSpec) -> str:
-    if spec.command is not None:
-        return spec.command
-    return (
-        "osustat reproduce tau-bench --data "
-        + " ".join(Path(p).name for p in spec.data)
-        + f" --out DIR --seed {spec.seed} --resamples {spec.n_resamples}"
-        + ("" if spec.choices["namespace-prefix"] == "prefixed" else " --no-prefix")
-        + ("" if spec.choices["focal"] == "all" else " --focal one")
-        + "".join(
-            f" --choice {k}={spec.choices[k]}"
-            for k in CHOICE_NAMES
-            if spec.choices[k] != TauBench.choices.defaults()[k]
-        )
-        + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
-    )
-
-
-class TauBench:
+class TauBench(Benchmark):
     """τ-bench on the protocol (analyses.protocol)."""
 
     name = "tau-bench"
@@ -169,13 +154,28 @@ class TauBench:
     )  # fmt: skip
     references = ("OSU-Mem", "Flat Vector")
     multi_seed = False
+    datasets = ("tau-bench", "tau2-bench")
+    options = (
+        Option(
+            "--no-prefix", "same as --choice namespace-prefix=unprefixed",
+            choice="namespace-prefix", const="unprefixed",
+        ),
+        Option("--focal", "same as --choice focal=VALUE", ("all", "one"), choice="focal"),
+        Option(
+            "--selector",
+            "§6.6 selector: extractive (offline stand-in, not an LLM), chat (an endpoint) or "
+            "local (SmolLM2-135M on 127.0.0.1: free text and constrained ids on a declared "
+            "subset; osustat llm fetch)",
+            SELECTORS, default="extractive",
+        ),
+        Option("--endpoint", "OpenAI-compatible base URL (chat)"),
+        Option("--model", "model name sent to the endpoint (chat)"),
+    )  # fmt: skip
 
     def methods(self) -> tuple[str, ...]:
         return tuple(MAIN_METHODS)
 
     def check(self, spec: RunSpec) -> None:
-        from .llm import SELECTORS
-
         selector = spec.options.get("selector", "extractive")
         if selector not in (*SELECTORS, None):
             raise ValueError(f"`--selector` must be one of {SELECTORS}; got {selector!r}.")
@@ -202,7 +202,7 @@ class TauBench:
         """Files and report (:func:`analyses.tau_bench.report.write_tau`)."""
         from .report import write_tau
 
-        return write_tau(run, analysis, folder, audit, command=_command(spec))
+        return write_tau(run, analysis, folder, audit, command=spec.command)
 
 
 BENCHMARK = TauBench()

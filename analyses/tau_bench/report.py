@@ -6,14 +6,13 @@ The one module of :mod:`analyses.tau_bench` that imports ``reports`` (docs/archi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from osustat.analyses.protocol import BenchmarkRun
-from osustat.reports.tau_bench import render_tau_bench, write_figures
+from osustat.provenance import write_json
+
+from .report_render import render_tau_bench, write_figures
 
 __all__ = ["write_tau"]
 
@@ -38,21 +37,5 @@ def write_tau(
 
         position_figure(llm["variants"], folder / POSITION_FIGURE)
     # timings (encode_seconds in the run state) stay out of the byte-identical outputs
-    (folder / "structure.json").write_text(
-        json.dumps(_jsonable(structure), indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    write_json(folder / "structure.json", structure, sort_keys=True)
     return text
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, float) and not np.isfinite(x):
-        return None
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.floating):
-        return float(x)
-    return x
