@@ -179,6 +179,9 @@ class TauBench(Benchmark):
         selector = spec.options.get("selector", "extractive")
         if selector not in (*SELECTORS, None):
             raise ValueError(f"`--selector` must be one of {SELECTORS}; got {selector!r}.")
+        n = spec.options.get("llm_queries")
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 2):
+            raise ValueError(f"`llm_queries` must be an integer >= 2 (a paired test); got {n!r}.")
         if selector == "local":  # the extra and the model file, before any work
             from osustat.analyses.evidence_selection.local_model import model_file
             from osustat.analyses.evidence_selection.local_server import require_extra
