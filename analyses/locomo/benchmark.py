@@ -142,6 +142,8 @@ class LoCoMo(Benchmark):
     )
     references = ("OSU-Mem", "Flat Vector")
     multi_seed = False
+    #: Without --data: the fetched copy (`osustat data fetch locomo`), as the README says.
+    datasets = ("locomo",)
 
     audit_files = MappingProxyType(
         {"locomo-systems": Path(__file__).with_name("systems_claims.toml")}

@@ -218,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     from osustat._analysis_options import FAMILIES
     from osustat.cli.data import add_data_parser
     from osustat.cli.import_ import add_import_parser
+    from osustat.cli.llm import add_llm_parser
     from osustat.cli.plan import add_plan_parser
     from osustat.cli.reproduce import add_reproduce_parser
     from osustat.multitest import CORRECTIONS
@@ -404,6 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_data_parser(sub)
     add_import_parser(sub)
     add_plan_parser(sub)
+    add_llm_parser(sub)
 
     cr = sub.add_parser(
         "check-retriever",
