@@ -131,8 +131,6 @@ class LoCoMo(Benchmark):
     data = DataSpec(
         "files", "locomo10.json; the audit overlay is read from audit/errors.json beside it"
     )
-    # without --data: the fetched `osustat data` copy (reproduce, and `osustat import`)
-    datasets = ("locomo",)
     choices = load_choices("osustat.analyses.locomo", "locomo")
     claims = ClaimSelection(
         "Audit of the transfer claims (analyses/locomo/claims.toml)",
