@@ -26,6 +26,7 @@ from osustat.cli.common import (
 )
 from osustat.cli.inputs import (
     add_input_options,
+    default_unit,
     input_notes,
     read_input,
     write_json_file,
@@ -74,6 +75,10 @@ def _analyze(args: argparse.Namespace) -> int:
     )
     _check_out(args, digest_prov.inputs_digest)
     notes, exclusions = input_notes(loaded, f"`{files[0][1]}`", len(records))
+    unit, why = (args.unit, None) if args.unit else default_unit(records)
+    if why:
+        notes.append(f"Unit: {why}.")
+        print(f"osustat analyze: unit: {why}", file=sys.stderr)
     for w in loaded.warnings if loaded is not None else ():
         print(f"osustat analyze: warning: {w}", file=sys.stderr)
     prov = Provenance(
@@ -90,7 +95,7 @@ def _analyze(args: argparse.Namespace) -> int:
             all_pairs=args.all_pairs,
             metrics=metrics,
             budgets=budgets,
-            unit=args.unit,
+            unit=unit,
             family=family,
             correction=correction,
             alpha=alpha,
@@ -275,8 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument(
         "--unit",
         choices=("query", "episode"),
-        default="query",
-        help="unit of the paired test (default query; episode averages queries first)",
+        default=None,
+        help="unit of the paired test: query, or episode (averages an episode's queries "
+        "first); default: the records' benchmark's declared unit (LoCoMo: episode, its "
+        "conversation), else query",
     )
     an.add_argument(
         "--family",
