@@ -150,6 +150,17 @@ def _table3(main: pd.DataFrame) -> pd.DataFrame:
     return t3
 
 
+def _target_level(
+    d: pd.DataFrame, budgets: tuple[int, ...], n_resamples: int, rng: np.random.Generator
+) -> tuple[pd.DataFrame, pd.DataFrame, list[Any]]:
+    """The dependence-robust unit: one per distinct target, its episodes over all seeds
+    averaged (`d` with its targets, the per-target gaps), and a sign-flip test per budget on
+    those units."""
+    tg = _with_target(d)
+    by_target = tg.groupby("target")[list(budgets)].mean()
+    return tg, by_target, signflip_tests(by_target.to_numpy(), n_resamples=n_resamples, rng=rng)
+
+
 def _beta_point(
     recs: pd.DataFrame,
     bench: str,
@@ -181,13 +192,7 @@ def _beta_point(
                  "seed": s, "gap": float(ds[b].mean()), "p": t.pvalue,
                  "n": int(ds[b].size)}
             )  # fmt: skip
-    tg = _with_target(d)
-    by_target = tg.groupby("target")[list(budgets)].mean()
-    tt = signflip_tests(
-        by_target.to_numpy(),
-        n_resamples=n_resamples,
-        rng=rng(bench, metric, beta, "targets"),
-    )
+    tg, by_target, tt = _target_level(d, budgets, n_resamples, rng(bench, metric, beta, "targets"))
     for b, t in zip(budgets, tt, strict=True):
         ps = [per_seed_p[b][s] for s in seeds]
         comb_rows.append(
@@ -326,11 +331,7 @@ def _cohesion(
                 d = gap_matrix(
                     main, cohesion_name("overlap", a), cohesion_name("disjoint", a), metric
                 )
-                tg = _with_target(d)
-                by_target = tg.groupby("target")[list(budgets)].mean()
-                tt = signflip_tests(
-                    by_target.to_numpy(), n_resamples=n_resamples, rng=rng("cohesion", metric, a)
-                )
+                _, _, tt = _target_level(d, budgets, n_resamples, rng("cohesion", metric, a))
                 for b, t in zip(budgets, tt, strict=True):
                     coh_rows.append(
                         {"metric": metric, "alpha": a, "budget": b, "gap": float(d[b].mean()),
