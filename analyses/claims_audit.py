@@ -67,12 +67,22 @@ def _own_claims(benchmark: str) -> Path | None:
     return own[0] if len(own) == 1 else None
 
 
+def _audit_files() -> dict[str, Path]:
+    """The claims files registered benchmarks ship for ``osustat audit NAME`` beyond their
+    runs' own (:attr:`~analyses.protocol.Benchmark.audit_files`), by name."""
+    from .registry import benchmark_names, get_benchmark
+
+    return {k: Path(v) for n in benchmark_names() for k, v in get_benchmark(n).audit_files.items()}
+
+
 def shipped_claims() -> tuple[str, ...]:
     """The names :func:`claims_file` takes: the shared files, then every registered benchmark
-    that declares one claims file of its own (this imports the benchmarks)."""
+    that declares one claims file of its own, then the benchmarks' further audit files (this
+    imports the benchmarks)."""
     from .registry import benchmark_names
 
-    return SHARED_CLAIMS + tuple(n for n in benchmark_names() if _own_claims(n) is not None)
+    own = tuple(n for n in benchmark_names() if _own_claims(n) is not None)
+    return SHARED_CLAIMS + own + tuple(_audit_files())
 
 
 def claims_file(name: str) -> Path:
@@ -82,7 +92,11 @@ def claims_file(name: str) -> Path:
     >>> claims_file("paper").name
     'paper.toml'
     """
-    path = CLAIMS_DIR / f"{name}.toml" if name in SHARED_CLAIMS else _own_claims(name)
+    path = (
+        CLAIMS_DIR / f"{name}.toml"
+        if name in SHARED_CLAIMS
+        else _own_claims(name) or _audit_files().get(name)
+    )
     if path is None:
         raise ValueError(f"no shipped claims file {name!r}; choose from {list(shipped_claims())}")
     return check_claims_file(path)

@@ -49,6 +49,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 import pandas as pd
@@ -334,6 +335,10 @@ class Benchmark:
     options: tuple[Option, ...] = ()
     #: The ``--sensitivity`` grid file used without ``--grid`` (None: one choice at a time).
     grid_file: Path | None = None
+    #: Claims files the benchmark ships for ``osustat audit NAME`` beyond the one its runs
+    #: audit (name -> path in its folder), e.g. LoCoMo's ``locomo-systems``: claims about
+    #: systems' outputs brought in with ``osustat import`` (docs/systems.md).
+    audit_files: Mapping[str, Path] = MappingProxyType({})
 
     def methods(self) -> tuple[str, ...]:
         """Method names the benchmark writes itself (a user retriever must not reuse one)."""
@@ -365,6 +370,14 @@ class Benchmark:
         driver puts the audit's :class:`~osustat.audit.result.AuditResult` (or None) in
         ``run.state['claims_audit']``."""
         raise NotImplementedError
+
+    def questions(self, data: tuple[Path, ...], choices: Mapping[str, str]) -> Any:
+        """The benchmark's questions for ``osustat import`` (an
+        :class:`osustat.io.join.QuestionTable`: each question's conversation, position, text,
+        evidence, category and cell) from its resolved ``--data`` under `choices`
+        (``--choice NAME=VALUE``; errors name the choice). Default: ``ValueError`` — the
+        benchmark has no questions to join systems' answers to."""
+        raise ValueError(f"benchmark {self.name!r} has no question table for `osustat import`.")
 
     def load_grid(self, path: Path | None) -> Any | None:
         """The benchmark's own ``--sensitivity`` grid (`path`: ``--grid``, None: its default),

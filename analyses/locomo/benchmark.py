@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from osustat.analyses.protocol import (
     Benchmark,
@@ -34,6 +35,9 @@ from osustat.analyses.protocol import (
 from osustat.provenance import write_json
 
 from .run import BUDGETS, MAIN_METHODS, PRIMARY_BUDGET
+
+if TYPE_CHECKING:
+    from osustat.io.join import QuestionTable
 
 __all__ = [
     "BENCHMARK",
@@ -136,6 +140,18 @@ class LoCoMo(Benchmark):
     )
     references = ("OSU-Mem", "Flat Vector")
     multi_seed = False
+    #: Without --data: the fetched copy (`osustat data fetch locomo`), as the README says.
+    datasets = ("locomo",)
+
+    audit_files = MappingProxyType(
+        {"locomo-systems": Path(__file__).with_name("systems_claims.toml")}
+    )
+
+    def questions(self, data: tuple[Path, ...], choices: Mapping[str, str]) -> QuestionTable:
+        """LoCoMo's question table for ``osustat import`` (:func:`.questions.question_table`)."""
+        from .questions import question_table
+
+        return question_table(data[0], choices)
 
     def methods(self) -> tuple[str, ...]:
         return tuple(MAIN_METHODS)

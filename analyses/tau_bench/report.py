@@ -31,6 +31,11 @@ def write_tau(
     if contamination is not None:
         contamination["records"].to_csv(folder / "records-contamination.csv", index=False)
     write_figures(analysis["analysis"], folder)
+    llm = analysis["llm"]
+    if llm is not None and llm["selector"] == "local":
+        from osustat.reports.evidence_selection import POSITION_FIGURE, position_figure
+
+        position_figure(llm["variants"], folder / POSITION_FIGURE)
     # timings (encode_seconds in the run state) stay out of the byte-identical outputs
     write_json(folder / "structure.json", structure, sort_keys=True)
     return text

@@ -114,7 +114,7 @@ def test_the_help_groups_each_benchmarks_options(capsys):
     with pytest.raises(SystemExit):
         main(["reproduce", "--help"])
     text = capsys.readouterr().out
-    assert "tau-bench:" in text and "--selector {extractive,chat}" in text
+    assert "tau-bench:" in text and "--selector {extractive,chat,local}" in text
     assert "synthetic:" in text and "--layout {spread,segment}" in text
 
 

@@ -17,12 +17,15 @@ from osustat.analyses.protocol import ClaimSelection
 def test_every_shipped_claims_file_is_found_from_the_package(name):
     path = claims_file(name)
     analyses = Path(claims_audit.__file__).resolve().parent
-    own = {"locomo": analyses / "locomo" / "claims.toml"}
+    own = {
+        "locomo": analyses / "locomo" / "claims.toml",
+        "locomo-systems": analyses / "locomo" / "systems_claims.toml",
+    }
     assert path.is_file() and path == own.get(name, analyses / "claims" / f"{name}.toml")
 
 
 def test_the_shipped_names_are_the_shared_files_and_each_benchmarks_own():
-    assert shipped_claims() == ("paper", "paper_checks", "locomo")
+    assert shipped_claims() == ("paper", "paper_checks", "locomo", "locomo-systems")
 
 
 def test_an_unknown_name_is_refused_with_the_choices():
