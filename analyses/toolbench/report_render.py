@@ -98,6 +98,39 @@ def render_toolbench(
     """
     choices = dict(choices or {})
     reach = choices.get("reachability", "all-steps")
+    L = [
+        *_head(a, load, design, command, choices),
+        *_table3(a),
+        *_sweep_tables(a, figures),
+        *_seed_dependence_and_trend(a),
+        *_table14(a),
+        *_membership(a),
+        *_cohesion(a, reach),
+        *_structure(a),
+    ]
+    L += [
+        "",
+        "## Audit of the paper's ToolBench claims (analyses/claims/paper.toml)",
+        "",
+        audit_markdown,
+        "",
+    ]
+    L += [
+        "## Timings",
+        "",
+        *(f"- {k}: {v:.1f} s" for k, v in seconds.items()),
+    ]
+    return "\n".join(L)
+
+
+def _head(
+    a: Any,
+    load: Mapping[str, Any],
+    design: Mapping[str, Any],
+    command: str,
+    choices: dict[str, str],
+) -> list[str]:
+    """The title, the command, the declared choices, the data and design, Table 3's heading."""
     L: list[str] = [
         "# ToolBench planted-retrieval probe (paper Sections 5.1, 6.1, 6.5; App. G)",
         "",
@@ -150,6 +183,12 @@ def render_toolbench(
         "## Table 3 (beta = .12, n_ev = 3): mean over 3 seeds x 200 episodes",
         "",
     ]
+    return L
+
+
+def _table3(a: Any) -> list[str]:
+    """Table 3: ours beside the paper's, and the overlap − disjoint gaps."""
+    L: list[str] = []
     t3 = a.table3.set_index(["method", "budget", "metric"])["mean"]
     rows = []
     for m, paper_rows in TOOLBENCH["table3"].items():
@@ -167,7 +206,12 @@ def render_toolbench(
         ]
     L += md_table(_per_budget("method", "Hit@2", "Recall"), [*rows, gaps])
     L += ["", "(paper in parentheses)", ""]
+    return L
 
+
+def _sweep_tables(a: Any, figures: Mapping[str, str]) -> list[str]:
+    """Tables 6 and 15 with the figures, Table 16, the directional consistency."""
+    L: list[str] = []
     L += [
         "## Table 6: overlap − disjoint Recall gap (pp) across beta and B (n_ev = 3)",
         "",
@@ -218,6 +262,12 @@ def render_toolbench(
         "and the flag use it.",
         "",
     ]
+    return L
+
+
+def _seed_dependence_and_trend(a: Any) -> list[str]:
+    """The seed-dependence table and the trend test."""
+    L: list[str] = []
     dep = a.seed_dep
     rows = []
     if not dep.empty:
@@ -267,6 +317,12 @@ def render_toolbench(
             for _, r in a.trend.iterrows()
         ),
     )  # fmt: skip
+    return L
+
+
+def _table14(a: Any) -> list[str]:
+    """Table 14: evidence-size sensitivity."""
+    L: list[str] = []
     L += [
         "",
         "## Table 14: evidence-size sensitivity (Recall, beta = .12, 3 seeds x 4 budgets)",
@@ -282,6 +338,12 @@ def render_toolbench(
         )  # fmt: skip
     header = ["n_ev", "sig. (p<.05)", "positive", "B=400 all seeds p<.01", "B=400 gap (pp)"]
     L += md_table([*header, "paper"], rows)
+    return L
+
+
+def _membership(a: Any) -> list[str]:
+    """Evidence–OSU membership beside the paper's."""
+    L: list[str] = []
     L += [
         "",
         "## Evidence–OSU membership (Sections 4.1, 6.1)",
@@ -298,6 +360,12 @@ def render_toolbench(
         )  # fmt: skip
     header = ["n_ev", "construction", "evidence steps", "mean OSUs", "median", "evicted"]
     L += md_table([*header, "paper (mean, median, evicted)"], rows)
+    return L
+
+
+def _cohesion(a: Any, reach: str) -> list[str]:
+    """The cohesion-alpha variant and how to read it under `reach`."""
+    L: list[str] = []
     L += ["", "## Cohesion-alpha variant (Appendix G.5; n_ev = 3)", ""]
     if a.cohesion.empty:
         L.append("Not run.")
@@ -328,6 +396,12 @@ def render_toolbench(
                 "do not enter the score either (the cohesion term reads embeddings only)."
             ),
         ]
+    return L
+
+
+def _structure(a: Any) -> list[str]:
+    """Structural check: the cells of the planted evidence."""
+    L: list[str] = []
     L += [
         "",
         "## Structural check: is planted evidence T+E+?",
@@ -347,16 +421,4 @@ def render_toolbench(
             f"evidence steps have truncated arguments; {100 * r['with_entities_fraction']:.1f}% "
             "carry at least one entity (E+ needs two evidence steps sharing one)."
         )
-    L += [
-        "",
-        "## Audit of the paper's ToolBench claims (analyses/claims/paper.toml)",
-        "",
-        audit_markdown,
-        "",
-    ]
-    L += [
-        "## Timings",
-        "",
-        *(f"- {k}: {v:.1f} s" for k, v in seconds.items()),
-    ]
-    return "\n".join(L)
+    return L
