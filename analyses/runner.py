@@ -47,12 +47,14 @@ import struct
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-import pandas as pd
 
 from osustat.analyses.protocol import Backend
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "DASK_WORKER_CONFIG",

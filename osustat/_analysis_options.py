@@ -4,10 +4,12 @@ metrics and budgets asked for, and the correction families (see :mod:`osustat.an
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from .multitest import CORRECTIONS
 from .stepdown import STEPDOWN_METHODS

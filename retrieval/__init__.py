@@ -1,6 +1,6 @@
 """Retrievers over agent trajectories: OSU-Mem, its variants and the paper's baselines.
 
-Numpy only; of `osustat` only the record schema (`osustat.schema.QueryKey`, which
+Numpy only; of `osustat` only the record schema (`osustat.record_row.QueryKey`, which
 `QueryOutcome` extends, and the `RecordRow` it makes) is imported, and nothing of `analyses`
 or `reports`. The text encoder (sentence-transformers) is confined to ``retrieval.encoder``.
 """

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from osustat.metrics import count_metrics
-from osustat.schema import QueryKey
+from osustat.record_row import QueryKey
 
 __all__ = [
     "NEAR_WINDOW",
@@ -90,7 +90,7 @@ def near_far_recall(
 class QueryOutcome(QueryKey):
     """One retrieval of one query by one method at one budget (the unit of a record).
 
-    Its first fields are those of ``osustat.schema.QueryKey`` (where it stands in the
+    Its first fields are those of ``osustat.record_row.QueryKey`` (where it stands in the
     records); then what it retrieved, the query's evidence, its time and the tokens spent.
     """
 
@@ -104,7 +104,7 @@ class QueryOutcome(QueryKey):
 def outcomes_to_records(
     outcomes: Iterable[QueryOutcome], *, ks: tuple[int, ...] = (2,), near_far: bool = True
 ) -> list[dict[str, Any]]:
-    """Turn retrievals into rows of the record schema (``osustat.schema.RecordRow``, as dicts).
+    """Turn retrievals into rows of the record schema (``osustat.record_row.RecordRow``, as dicts).
 
     Each outcome gives ``hit@k`` for every k in `ks` and ``recall``; with `near_far`, also
     ``recall_near`` and ``recall_far`` -- only when the query has evidence in that range

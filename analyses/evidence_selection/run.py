@@ -43,10 +43,10 @@ from osustat.analyses.evidence_selection.selectors import (
     SelectorError,
 )
 from osustat.cells import Cell
+from osustat.record_row import RecordRow
 from osustat.retrieval.base import RetrievalResult
 from osustat.retrieval.encoder import TextEncoder
 from osustat.retrieval.trajectory import Query, Trajectory
-from osustat.schema import RecordRow
 
 __all__ = [
     "SelectionOutcome",

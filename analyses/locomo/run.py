@@ -9,10 +9,9 @@ in B in {128, 256, 512, 1024}; the primary budget B = 512 matches τ-bench's pri
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from osustat.retrieval import QueryOutcome, outcomes_to_records
@@ -21,6 +20,9 @@ from osustat.retrieval.registry import MethodSpec, paper_methods, user_factories
 from ..protocol import Backend
 from ..runner import run_tasks, sort_records
 from .build import ConvSteps, LocomoQuery, trajectory
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["BENCHMARK", "BUDGETS", "MAIN_METHODS", "PRIMARY_BUDGET", "run_sweep"]
 
@@ -109,6 +111,8 @@ def run_sweep(
     results = run_tasks(
         _conv_task, tasks, backend=backend or Backend(), desc=benchmark, unit="conversation"
     )
+    import pandas as pd
+
     flat = [r for rows in results for r in rows]
     membership = pd.DataFrame([r for r in flat if "_membership" in r])
     records = pd.DataFrame([r for r in flat if "_membership" not in r])

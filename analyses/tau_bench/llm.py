@@ -21,12 +21,13 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .data import Group
 from .run import GroupQueries
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "LLM_BUDGET",
@@ -216,6 +217,8 @@ def run_local_selection(
                     "calls": len(outcomes),
                 }
             )
+    import pandas as pd
+
     return {
         "selector": "local",
         "name": f"{server.model_name} (local, {threads} thread(s), T=0)",

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from osustat.analyses.protocol import Backend
@@ -33,6 +32,9 @@ from osustat.retrieval import (
 from osustat.retrieval.registry import MethodSpec, paper_methods, user_factories
 
 from .data import Group, augment_group, focal_evidence, noise_sd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "BUDGETS",
@@ -272,6 +274,8 @@ def run_sweeps(
         if per_set[0][1].positions:
             tasks.append((group, emb, per_set, factories, tuple(budgets), s, copy_noise))
     results = run_tasks(_group_task, tasks, backend=backend, desc=desc, unit="group")
+    import pandas as pd
+
     out = []
     for i in range(len(sets)):
         records = pd.DataFrame([r for res in results for r in res[i][0]])

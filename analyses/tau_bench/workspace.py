@@ -16,10 +16,9 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from osustat.analyses.protocol import BenchmarkRun, RunSpec
@@ -35,6 +34,9 @@ from .run import (
     make_queries,
     run_sweeps,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Built", "Workspace", "point_records", "run_points"]
 
@@ -282,6 +284,8 @@ def point_records(
 ) -> tuple[pd.DataFrame, dict[str, Any] | None, list[dict[str, Any]]]:
     """One run's records (validated), its §6.6 state (None without the selector) and the
     Stage-D info of its augmented sweep."""
+    import pandas as pd
+
     from osustat.schema import validate_records
 
     sweeps = sweeps_of(spec)

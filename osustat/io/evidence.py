@@ -16,7 +16,7 @@ from typing import Any
 from osustat._validation import list_some
 from osustat.cells import label_cell
 from osustat.metrics import count_metrics
-from osustat.schema import QueryKey
+from osustat.record_row import QueryKey
 
 from .reading import blank, read_rows, require_columns, split_ids
 

@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from osustat._validation import list_some
-from osustat.schema import QueryKey
+from osustat.record_row import QueryKey
 
 from .evidence import check_hit_k, metric_rows, read_evidence
 from .reading import (

@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from osustat._validation import list_some
-from osustat.schema import QueryKey
+from osustat.record_row import QueryKey
 
 from .evidence import evidence_metrics
 from .mapping import Mapping

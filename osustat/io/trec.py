@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from osustat._validation import list_some
-from osustat.schema import QueryKey
+from osustat.record_row import QueryKey
 
 from .evidence import Evidence, check_hit_k, metric_rows, read_evidence
 from .reading import Exclusion, Loaded, Loc, trec_lines

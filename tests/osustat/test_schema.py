@@ -9,8 +9,9 @@ from osustat import paired, validate_records
 from osustat.audit.claims import parse_claims
 from osustat.cells import CELLS, Cell, as_cells, cell_codes
 from osustat.metrics import METRICS, metric_spec, normalize_metric
+from osustat.record_row import RecordRow
 from osustat.retrieval.metrics import QueryOutcome, outcomes_to_records
-from osustat.schema import RecordRow, ValidatedRecords
+from osustat.schema import ValidatedRecords
 
 
 def records(metric="hit@2", values=(1, 0, 0, 0)):
