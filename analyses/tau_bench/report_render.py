@@ -38,6 +38,29 @@ def render_tau_bench(
 ) -> str:
     L: list[str] = []
     w = L.append
+    _data_and_structure(w, s, command)
+    _table4(w, a)
+    _table5(w, a)
+    query_readings(w, a, s)
+    _interaction_and_breakeven(w, a)
+    _query_variants(w, a)
+    _contamination(w, a)
+    _stage_d(w, a, s)
+    w("")
+    if audit is None:
+        w("## Audit of the paper's τ-bench claims")
+        w("")
+        w("Not run: no claim of `analyses/claims/paper.toml` applies to these records.")
+    else:
+        for line in audit.splitlines():  # demote the audit's headings one level
+            w("#" + line if line.startswith("#") else line)
+    if llm is not None:
+        _llm_section(w, llm)
+    return "\n".join(L)
+
+
+def _data_and_structure(w: Any, s: dict[str, Any], command: str) -> None:
+    """The header, the data's Stage B/C and drops, groups, and the Appendix C marginals."""
     w("# τ-bench: cell-conditional analysis on real agent trajectories")
     w("")
     w(f"Reproduce: `{command}`")
@@ -92,6 +115,10 @@ def render_tau_bench(
         f"({m['all_three_count']}/{m['queries']}); paper 14.3% (47/328)."
     )
     twins_and_agents(w, s)
+
+
+def _table4(w: Any, a: Any) -> None:
+    """Table 4: the cross-tab at B = 256, query and task level, beside the paper."""
     ct = a.crosstab["tau-bench"]
     w("")
     w("## Table 4: cross-tab at B = 256 (OSU-Mem − Flat Vector)")
@@ -146,10 +173,14 @@ def render_tau_bench(
     w("")
     w("![per-cell forest plot](forest_256.png)")
     w("")
+
+
+def _table5(w: Any, a: Any) -> None:
+    """Table 5: OSU-Mem − Flat Vector Hit@2 by budget and cell."""
+    cell_n = a.crosstab["tau-bench"].get("cell_n", {})
     w("## Table 5: OSU-Mem − Flat Vector Hit@2 by budget and cell")
     w("")
     t5 = a.table5[a.table5["benchmark"] == "tau-bench"]
-    budgets = sorted(set(t5["budget"]))
     for line in effect_by_budget(
         t5,
         cluster="task",
@@ -161,7 +192,10 @@ def render_tau_bench(
     ):
         w(line)
     w("")
-    query_readings(w, a, s)
+
+
+def _interaction_and_breakeven(w: Any, a: Any) -> None:
+    """The method × cell interaction per budget, break-even and the oracle ceiling."""
     w("## Method × cell interaction test per budget")
     w("")
     w("| budget | Hit@2 p | Recall p | paper Hit@2 p |")
@@ -186,6 +220,10 @@ def render_tau_bench(
         "at B = 256)."
     )
     w("")
+
+
+def _query_variants(w: Any, a: Any) -> None:
+    """The query variants at B = 256 and the strict one-focal-source reading."""
     w("## Query variants at B = 256 (OSU-Mem − Flat Vector Hit@2)")
     w("")
     w(f"| benchmark | cell | n | Δ [{a.level:.0%} CI] | p |")
@@ -214,6 +252,10 @@ def render_tau_bench(
             w(f"| {r['cell']} | {r['n']} | {_f(r['effect'])} {_ci(r['ci'])} | {_p(r['p'])} |")
         for line in _agreement([(r["cell"], r) for _, r in a.strict.iterrows()], a.level):
             w(line)
+
+
+def _contamination(w: Any, a: Any) -> None:
+    """Appendix C's contamination pitfall: namespace prefixing on vs off (if run)."""
     if a.contamination is not None:
         c = a.contamination
         pre = "main" if c["main_prefixed"] else "flipped"
@@ -240,6 +282,11 @@ def render_tau_bench(
             f"tool name. Sign-flip p of overlap − disjoint in the flipped run: "
             f"{_p(c['flipped_overlap_disjoint_p'])}."
         )
+
+
+def _stage_d(w: Any, a: Any, s: dict[str, Any]) -> None:
+    """Appendix D's Stage D: the augmented cache's placement and Tables 11 and 12."""
+    budgets = sorted(set(a.table5[a.table5["benchmark"] == "tau-bench"]["budget"]))
     if not a.table11.empty:
         w("")
         w("## Stage D: multi-burst augmented cache (Appendix D)")
@@ -286,17 +333,6 @@ def render_tau_bench(
         w("Paper: OSU-Mem − Flat +.141 episode level at B = 256, p = .001.")
         w("")
         w("![budget curves on the augmented cache](budget_curves.png)")
-    w("")
-    if audit is None:
-        w("## Audit of the paper's τ-bench claims")
-        w("")
-        w("Not run: no claim of `analyses/claims/paper.toml` applies to these records.")
-    else:
-        for line in audit.splitlines():  # demote the audit's headings one level
-            w("#" + line if line.startswith("#") else line)
-    if llm is not None:
-        _llm_section(w, llm)
-    return "\n".join(L)
 
 
 def _agreement(rows: list[tuple[str, Any]], level: float) -> list[str]:
