@@ -153,6 +153,57 @@ def records_from_trec(
     [[2, 'hit@2', 0.0], [2, 'recall', 0.5], [3, 'hit@2', 1.0], [3, 'recall', 1.0]]
     """
     ks = check_hit_k(hit_k)
+    ds = _check_options(depths, qid_separator, order)
+    ir = _measures(list(measures))
+    sources = _run_sources(runs)
+    if not sources:
+        raise ValueError("`runs` is empty: give at least one run file.")
+    qrels_path = Path(qrels)
+    relevant, grades, judged = _read_qrels(qrels_path)
+    ranked = _read_runs(sources)
+    notes: list[str] = []
+    if depths is None:
+        ds = [max((len(e) for e in ranked.values()), default=1)]
+        notes.append(
+            f"depth {ds[0]}: the whole ranking (trec_eval's default; the longest ranking has "
+            f"{ds[0]} documents); pass --depth (Python: depths=) for cut-offs"
+        )
+    annotations = read_evidence(evidence) if evidence is not None else None
+    methods = sorted({m for m, _ in ranked})
+    ranked_q = {q for _, q in ranked}
+    warnings: list[str] = []
+    orders = _orders(ranked, order, warnings)
+    queries = sorted(set(relevant) if zero_fill else set(relevant) & ranked_q)
+    filled = _fill(methods, queries, ranked, zero_fill, warnings, notes)
+    ir_values = _ir_values(methods, queries, ds, orders, grades, ir) if ir else {}
+    out = _rows(
+        methods,
+        queries,
+        ranked,
+        filled,
+        relevant,
+        orders,
+        ds,
+        ks,
+        qid_separator,
+        annotations,
+        evidence,
+        qrels_path,
+        ir_values,
+        ir,
+    )
+    exclusions = _exclusions(judged, relevant, ranked_q, zero_fill)
+    if not out:
+        raise ValueError(
+            f"no run query of {[str(p) for _, p in sources]} has relevant documents in qrels "
+            f"{str(qrels_path)!r}; check that the qids match."
+        )
+    desc = _description(sources, qrels_path, qid_separator, order, ds, ir, zero_fill, evidence)
+    return Loaded(pd.DataFrame(out), tuple(exclusions), desc, tuple(warnings), tuple(notes))
+
+
+def _check_options(depths: Any, qid_separator: str, order: str) -> list[Any]:
+    """The depths asked for (empty: the whole ranking), after checking the simple options."""
     ds: list[Any] = [depths] if isinstance(depths, int) else list(depths or [])
     bad = any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ds)
     if (depths is not None and not ds) or bad:
@@ -161,18 +212,42 @@ def records_from_trec(
         raise ValueError("`qid_separator` must be a non-empty string.")
     if order not in ("score", "rank"):
         raise ValueError(f"`order` must be 'score' (trec_eval) or 'rank'; got {order!r}.")
-    ir = _measures(list(measures))
-    sources = _run_sources(runs)
-    if not sources:
-        raise ValueError("`runs` is empty: give at least one run file.")
-    qrels_path = Path(qrels)
+    return ds
 
-    def split(qid: str) -> tuple[str, str]:
-        if qid_separator in qid:
-            episode, _, query = qid.rpartition(qid_separator)
-            return episode, query
-        return qid, qid
 
+def _exclusions(
+    judged: set[str], relevant: dict[str, list[str]], ranked_q: set[str], zero_fill: bool
+) -> list[Exclusion]:
+    """Every query left out, counted by reason (none unranked under zero-fill)."""
+    no_rel = sorted(judged - set(relevant))
+    no_qrels = sorted(ranked_q - judged)
+    unranked = [] if zero_fill else sorted(set(relevant) - ranked_q)
+    exclusions = []
+    if no_rel:
+        exclusions.append(Exclusion("judged queries without relevant documents", tuple(no_rel)))
+    if no_qrels:
+        exclusions.append(Exclusion("run queries absent from the qrels", tuple(no_qrels)))
+    if unranked:
+        exclusions.append(Exclusion("judged queries that no run ranks", tuple(unranked)))
+    return exclusions
+
+
+def _split_qid(qid: str, separator: str) -> tuple[str, str]:
+    """``EPISODE{separator}QUERY`` split at the last separator; a qid without it is its own
+    episode."""
+    if separator in qid:
+        episode, _, query = qid.rpartition(separator)
+        return episode, query
+    return qid, qid
+
+
+Ranked = dict[tuple[str, str], list[tuple[int, float, str, Any]]]
+
+
+def _read_qrels(
+    qrels_path: Path,
+) -> tuple[dict[str, list[str]], dict[str, dict[str, int]], set[str]]:
+    """The qrels' relevant documents per qid (rel > 0), every grade, and the judged qids."""
     relevant: dict[str, list[str]] = {}
     grades: dict[str, dict[str, int]] = {}
     judged: set[str] = set()
@@ -190,7 +265,11 @@ def records_from_trec(
         grades[qid][docid] = grade
         if grade > 0:
             relevant.setdefault(qid, []).append(docid)
+    return relevant, grades, judged
 
+
+def _read_runs(sources: list[tuple[str | None, Path]]) -> Ranked:
+    """Every run's (rank, score, docid, line) entries per (method, qid), checked."""
     ranked: dict[tuple[str, str], list[tuple[int, float, str, Any]]] = {}
     ranked_docs: dict[tuple[str, str], set[str]] = {}
     origin: dict[str, str] = {}
@@ -228,22 +307,11 @@ def records_from_trec(
                 )
             entries.append((r, s, docid, no))
             seen_docs.add(docid)
+    return ranked
 
-    notes: list[str] = []
-    if depths is None:
-        ds = [max((len(e) for e in ranked.values()), default=1)]
-        notes.append(
-            f"depth {ds[0]}: the whole ranking (trec_eval's default; the longest ranking has "
-            f"{ds[0]} documents); pass --depth (Python: depths=) for cut-offs"
-        )
-    annotations = read_evidence(evidence) if evidence is not None else None
-    methods = sorted({m for m, _ in ranked})
-    no_rel = sorted(judged - set(relevant))
-    no_qrels = sorted({q for _, q in ranked} - judged)
-    ranked_q = {q for _, q in ranked}
-    unranked = sorted(set(relevant) - ranked_q)
-    warnings: list[str] = []
 
+def _orders(ranked: Ranked, order: str, warnings: list[str]) -> dict[tuple[str, str], list[str]]:
+    """Each ranking's documents in the chosen order; warns where score and rank orders differ."""
     orders: dict[tuple[str, str], list[str]] = {}
     disagree = ties_only = 0
     for rkey, entries in ranked.items():
@@ -270,8 +338,18 @@ def records_from_trec(
                 else "file's ranks (--order rank); trec_eval would use the scores."
             )
         )
+    return orders
 
-    queries = sorted(set(relevant) if zero_fill else set(relevant) & ranked_q)
+
+def _fill(
+    methods: list[str],
+    queries: list[str],
+    ranked: Ranked,
+    zero_fill: bool,
+    warnings: list[str],
+    notes: list[str],
+) -> dict[str, list[str]]:
+    """The judged queries each run lacks: zero-filled (noted) or unpaired (warned)."""
     filled: dict[str, list[str]] = {}
     for m in methods:
         lacking = [q for q in queries if (m, q) not in ranked]
@@ -288,39 +366,69 @@ def records_from_trec(
             f"zero-filled (trec_eval -c): {len(lacking)} judged queries that run {m!r} does "
             f"not rank score 0 on every metric: {list_some(lacking)}"
         )
+    return filled
 
-    ir_values: dict[tuple[str, int], dict[str, dict[str, float]]] = {}
-    deepest = max(ds)
+
+def _ir_values(
+    methods: list[str],
+    queries: list[str],
+    ds: list[int],
+    orders: dict[tuple[str, str], list[str]],
+    grades: dict[str, dict[str, int]],
+    ir: list[Any],
+) -> dict[tuple[str, int], dict[str, dict[str, float]]]:
+    """ir_measures' values per (method, depth) and qid (own-cut-off measures at the deepest)."""
+    import ir_measures  # optional dependency (osustat[ir])
+
     cut_ir = [x for x in ir if _has_cutoff(x)]
     depth_ir = [x for x in ir if not _has_cutoff(x)]
-    if ir:
-        import ir_measures
+    ir_values: dict[tuple[str, int], dict[str, dict[str, float]]] = {}
+    deepest = max(ds)
+    qrels_dict = {q: dict(g) for q, g in grades.items()}
+    for m in methods:
+        for depth in ds:
+            todo = depth_ir + (cut_ir if depth == deepest else [])
+            if not todo:
+                continue
+            run_dict = {}
+            for q in queries:
+                docs = orders.get((m, q), [])[:depth]
+                if docs:
+                    run_dict[q] = {d: float(len(docs) - i) for i, d in enumerate(docs)}
+            vals: dict[str, dict[str, float]] = {}
+            if run_dict:
+                for metric in ir_measures.iter_calc(todo, qrels_dict, run_dict):
+                    vals.setdefault(metric.query_id, {})[str(metric.measure)] = float(metric.value)
+            ir_values[(m, depth)] = vals
+    return ir_values
 
-        qrels_dict = {q: dict(g) for q, g in grades.items()}
-        for m in methods:
-            for depth in ds:
-                todo = depth_ir + (cut_ir if depth == deepest else [])
-                if not todo:
-                    continue
-                run_dict = {}
-                for q in queries:
-                    docs = orders.get((m, q), [])[:depth]
-                    if docs:
-                        run_dict[q] = {d: float(len(docs) - i) for i, d in enumerate(docs)}
-                vals: dict[str, dict[str, float]] = {}
-                if run_dict:
-                    for metric in ir_measures.iter_calc(todo, qrels_dict, run_dict):
-                        vals.setdefault(metric.query_id, {})[str(metric.measure)] = float(
-                            metric.value
-                        )
-                ir_values[(m, depth)] = vals
 
+def _rows(
+    methods: list[str],
+    queries: list[str],
+    ranked: Ranked,
+    filled: dict[str, list[str]],
+    relevant: dict[str, list[str]],
+    orders: dict[tuple[str, str], list[str]],
+    ds: list[int],
+    ks: Any,
+    qid_separator: str,
+    annotations: Any,
+    evidence: str | Path | None,
+    qrels_path: Path,
+    ir_values: dict[tuple[str, int], dict[str, dict[str, float]]],
+    ir: list[Any],
+) -> list[dict[str, Any]]:
+    """The record rows: every ranked (or zero-filled) query of every run at every depth."""
+    cut_ir = [x for x in ir if _has_cutoff(x)]
+    depth_ir = [x for x in ir if not _has_cutoff(x)]
+    deepest = max(ds)
     out: list[dict[str, Any]] = []
     for m in methods:
         for qid in queries:
             if (m, qid) not in ranked and qid not in filled.get(m, []):
                 continue
-            episode, query = split(qid)
+            episode, query = _split_qid(qid, qid_separator)
             steps = relevant[qid]
             if annotations is not None:
                 ev = annotations.get(("default", episode, query))
@@ -351,20 +459,23 @@ def records_from_trec(
                     for item in rows:
                         item["cell"] = None
                 out += rows
-    exclusions = []
-    if no_rel:
-        exclusions.append(Exclusion("judged queries without relevant documents", tuple(no_rel)))
-    if no_qrels:
-        exclusions.append(Exclusion("run queries absent from the qrels", tuple(no_qrels)))
-    if unranked and not zero_fill:
-        exclusions.append(Exclusion("judged queries that no run ranks", tuple(unranked)))
-    if not out:
-        raise ValueError(
-            f"no run query of {[str(p) for _, p in sources]} has relevant documents in qrels "
-            f"{str(qrels_path)!r}; check that the qids match."
-        )
+    return out
+
+
+def _description(
+    sources: list[tuple[str | None, Path]],
+    qrels_path: Path,
+    qid_separator: str,
+    order: str,
+    ds: list[int],
+    ir: list[Any],
+    zero_fill: bool,
+    evidence: str | Path | None,
+) -> str:
+    """How the TREC files were read, for the report's notes."""
+    deepest = max(ds)
     shown = ", ".join(f"`{p}`" + (f" as {n!r}" if n else "") for n, p in sources)
-    desc = (
+    return (
         f"TREC run(s) {shown} with qrels `{qrels_path}`: "
         f"{'tag' if any(n is None for n, _ in sources) else 'run name'} → method, docid → step, "
         f"qid → episode{qid_separator}query, documents ordered by "
@@ -388,4 +499,3 @@ def records_from_trec(
             else "; no cells (no evidence file)"
         )
     )
-    return Loaded(pd.DataFrame(out), tuple(exclusions), desc, tuple(warnings), tuple(notes))
