@@ -52,7 +52,21 @@ def test_cli_front_door_loads_neither_pandas_nor_scipy(argv: list[str]) -> None:
     assert _heavy_loaded(_CLI.format(argv=argv)) == []
 
 
-@pytest.mark.parametrize("module", ["osustat", "osustat.retrieval", "osustat.record_row"])
+# The package, retrieval, and the modules whose tasks a worker runs (it retrieves; the parent
+# process builds the frames).
+@pytest.mark.parametrize(
+    "module",
+    [
+        "osustat",
+        "osustat.retrieval",
+        "osustat.record_row",
+        "osustat.analyses.runner",
+        "osustat.analyses.synthetic.run",
+        "osustat.analyses.tau_bench.run",
+        "osustat.analyses.locomo.run",
+        "osustat.analyses.toolbench.run",
+    ],
+)
 def test_import_loads_neither_pandas_nor_scipy(module: str) -> None:
     assert _heavy_loaded(f"import {module}") == []
 

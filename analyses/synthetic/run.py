@@ -12,10 +12,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from osustat.analyses.protocol import Backend
 from osustat.analyses.runner import child_seeds, run_tasks
@@ -33,6 +32,9 @@ from osustat.retrieval.registry import MethodSpec, paper_methods, user_factories
 from .generator import GeneratorConfig, generate_episode, structural_statistics
 
 DEFAULT_CONFIG = GeneratorConfig()
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "BUDGETS",
@@ -182,6 +184,8 @@ def run_synthetic(
         for i, c in enumerate(child_seeds(seed, n_episodes))
     ]
     results = run_tasks(_episode_task, tasks, backend=backend, desc="synthetic episodes", unit="ep")
+
+    import pandas as pd  # on use: retrieval-only workers import this module
 
     rows = [r for recs, _, _ in results for r in recs]
     names = [*MAIN_METHODS, *MMAX_SWEEP.values(), *(name for name, _ in extra)]

@@ -18,10 +18,9 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from osustat.analyses.protocol import Backend
@@ -43,6 +42,9 @@ from osustat.retrieval.registry import PAPER_METHODS, MethodSpec, user_factories
 
 from .data import ToolTrajectory
 from .episodes import PlantedEpisode
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "ALPHAS",
@@ -285,6 +287,8 @@ def run_episodes(
     results = run_tasks(
         _chunk_task, tasks, backend=backend, shared=table, desc="toolbench episodes", unit="chunk"
     )
+    import pandas as pd  # on use: retrieval-only workers import this module
+
     records = pd.DataFrame([r for rs, _ in results for r in rs])
     info = pd.DataFrame([r for _, rs in results for r in rs])
     if not records.empty:
