@@ -289,6 +289,7 @@ class SentenceTransformerEncoder:
         backend: str = "torch",
         onnx_dir: str | os.PathLike[str] | None = None,
         workers: int | None = None,
+        progress: bool = False,
     ) -> None:
         if model_path is not None and name is None:
             raise ValueError(
@@ -321,6 +322,8 @@ class SentenceTransformerEncoder:
         self.backend = backend
         self.onnx_dir = default_cache_dir().parent / "onnx" if onnx_dir is None else Path(onnx_dir)
         self.workers = workers
+        #: Show a progress bar on stderr while encoding (texts or batches done, rate, ETA).
+        self.progress = bool(progress)
         self._model: Any = None
         self._onnx: Any = None
 
@@ -369,14 +372,21 @@ class SentenceTransformerEncoder:
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
+        if self.progress:
+            import sys
+
+            print(
+                f"encoding {len(items):,} texts with {self.name} (batches of {self.batch_size})",
+                file=sys.stderr,
+            )
         if self._onnx is not None:
-            return _normalize_rows(self._onnx.encode(items))
+            return _normalize_rows(self._onnx.encode(items, progress=self.progress))
         out = model.encode(
             items,
             batch_size=self.batch_size,
             convert_to_numpy=True,
             normalize_embeddings=True,
-            show_progress_bar=False,
+            show_progress_bar=self.progress,  # sentence-transformers' bar: batches done, ETA
         )
         return _normalize_rows(np.asarray(out))
 
