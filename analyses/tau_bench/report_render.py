@@ -183,7 +183,10 @@ def render_tau_bench(
     w(
         "The oracle gain routes each query to OSU-Mem exactly in the cells where its mean "
         "effect is positive (ground-truth cell labels: an in-sample upper bound, paper +.052 "
-        "at B = 256)."
+        "at B = 256). p* compares the T+E+ effect with the *pooled* effect of the other three "
+        "cells (T+E−, T−E+, T−E−, weighted by their sizes; Appendix I), not with Δ T−E− "
+        "alone: p* = 0 where that pooled effect is ≥ 0 even though Δ T−E− is negative (a "
+        "large positive T−E+ effect outweighs it); the value is printed in the p* column."
     )
     w("")
     w("## Query variants at B = 256 (OSU-Mem − Flat Vector Hit@2)")
