@@ -243,9 +243,12 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         f"the level the row is tested at (α/m inside a corrected family of m tests, "
         f"α = {res.alpha:g} otherwise), computed from the row's differences by the method "
         "named beside it: exact binomial for 0/1 differences (P(Δ ≠ 0) held at its observed "
-        "share), simulated sign-flip (the exact test on 2,000 simulated normal data sets, "
-        "fixed seed) for other differences with n ≤ 12, noncentral t otherwise; "
-        f"“{UNDERPOWERED}” where no Δ reaches power .80 at that n.",
+        "share); otherwise the sign-flip test on data sets simulated from the row's own "
+        "differences (fixed seed): “sign-flip simulated from the observed differences” "
+        "(units resampled, zeros kept, the nonzero ones shifted so the mean is Δ), "
+        "“…, tilted” where they take few "
+        "distinct values (the observed values kept, their frequencies tilted so the mean is "
+        f"Δ); “{UNDERPOWERED}” where no Δ reaches power .80 at that n.",
         f"- Master seed {res.seed}: the same seed and inputs give the same report.",
         "",
         f"Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "

@@ -170,7 +170,7 @@ def twins_and_agents(w: Writer, s: dict[str, Any]) -> None:
     w("")
     w("| file | focal evidence steps | exact-text twin (any source) | twin from the same task |")
     w("| --- | --- | --- | --- |")
-    for f, c in tw.items():
+    for f, c in sorted(tw.items(), key=lambda kv: kv[0] == "all"):  # the total row last
         n = c["evidence_steps"]
         anyt, same = c["twin_any_source"], c["twin_same_task"]
         name = "**all**" if f == "all" else f"`{f}`"

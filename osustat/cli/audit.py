@@ -34,6 +34,15 @@ def _claims_input(value: str, option: str) -> Path:
 
     if value in SHIPPED_CLAIMS and not Path(value).exists():
         return claims_file(value)
+    if not Path(value).exists():
+        shipped = ", ".join(
+            f"{n} (analyses/{claims_file(n).parent.name}/{claims_file(n).name})"
+            for n in SHIPPED_CLAIMS
+        )
+        raise ValueError(
+            f"`{option}` {value!r}: no such file, and not the name of a shipped claims file; "
+            f"shipped by name: {shipped}."
+        )
     path = _input_file(value, option)
     assert path is not None  # given, so checked
     return path

@@ -361,8 +361,9 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument(
         "claims",
         help="claims file (TOML; see docs/audit.md), or the name of one shipped with osustat: "
-        "paper (the paper's claims), locomo (LoCoMo transfer claims); files in "
-        "analyses/claims/ of the repository",
+        "paper (the paper's claims: analyses/claims/paper.toml), locomo (LoCoMo's transfer "
+        "claims: analyses/locomo/claims.toml), paper_checks (the paper's own numbers: "
+        "analyses/claims/paper_checks.toml; with --check-paper)",
     )
     au.add_argument(
         "--records",
