@@ -19,7 +19,13 @@ from osustat.reports.budget_tables import breakeven_by_budget, effect_by_budget
 from osustat.reports.figures import budget_curves
 
 from .paper_values import PAPER as TAU
-from .report_sections import UNTESTABLE, query_readings, stage_d_placement, twins_and_agents
+from .report_sections import (
+    UNTESTABLE,
+    query_readings,
+    stage_d_placement,
+    summary,
+    twins_and_agents,
+)
 
 __all__ = ["render_tau_bench", "write_figures"]
 
@@ -42,6 +48,7 @@ def render_tau_bench(
     w("")
     w(f"Reproduce: `{command}`")
     w("")
+    summary(w, a, s, llm)
     w("## Data, Stage B/C and drops")
     w("")
     for f, fmt in s["files"].items():

@@ -273,6 +273,15 @@ def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
     assert "paper n, OSU / Flat / none, Δ [95% CI]" in report
     assert "107, 0.230 / 0.166 / 0.008, Δ +0.064 [+0.008, +0.121]" in report
     assert not re.search(r"\b(True|False|None)\b", report)
+    # It opens like LoCoMo's: what was run, the headline with unit and n, the choices, then
+    # the tables.
+    head = report.index("## Summary")
+    assert head < report.index("## Data, Stage B/C") < report.index("## Table 4")
+    summary = report[head : report.index("## Data, Stage B/C")]
+    assert f"{s['queries']} queries over {s['tasks']} tasks" in summary
+    assert f"unit = query (n = {s['queries']})" in summary and "unit = task (n = " in summary
+    assert "Open choices these depend on" in summary and "`--sensitivity`" in summary
+    assert "extractive stand-in, not an LLM" in summary
 
 
 def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path) -> None:
