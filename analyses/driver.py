@@ -500,6 +500,7 @@ def _run(checked: Plan) -> ReproduceResult:
             n_resamples=spec.n_resamples,
             seed=spec.seed,
             claims_path=request.claims,
+            unavailable=run.state.get("audit_unavailable"),
         )
         run = replace(run, state={**run.state, "claims_audit": audited})
         audit_md = None

@@ -135,7 +135,14 @@ def run_choice_sensitivity(
         if pending and (item is None or len(pending) >= jobs):
             # the audits of `jobs` points at once (one process each; results do not depend on it)
             tasks = [
-                (run.records, bench.claims, spec.n_resamples, labels[i][3], claims_path)
+                (
+                    run.records,
+                    bench.claims,
+                    spec.n_resamples,
+                    labels[i][3],
+                    claims_path,
+                    run.state.get("audit_unavailable"),
+                )
                 for i, run in pending
             ]
             backend = Backend(jobs=min(jobs, len(tasks)), progress=False)
@@ -161,13 +168,24 @@ def run_choice_sensitivity(
 
 
 def _audit_rows(
-    records: pd.DataFrame, selection: Any, n_resamples: int, seed: int, claims_path: Path | None
+    records: pd.DataFrame,
+    selection: Any,
+    n_resamples: int,
+    seed: int,
+    claims_path: Path | None,
+    unavailable: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The claims audit of one point's records, per claim (a task of ``run_tasks``)."""
+    """The claims audit of one point's records, per claim (a task of ``run_tasks``);
+    `unavailable` as the run's state says (benchmark -> why its claims are not checkable)."""
     from .claims_audit import claims_audit
 
     result = claims_audit(
-        records, selection, n_resamples=n_resamples, seed=seed, claims_path=claims_path
+        records,
+        selection,
+        n_resamples=n_resamples,
+        seed=seed,
+        claims_path=claims_path,
+        unavailable=unavailable,
     )
     return [
         {

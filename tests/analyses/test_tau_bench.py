@@ -282,6 +282,8 @@ def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
     assert f"unit = query (n = {s['queries']})" in summary and "unit = task (n = " in summary
     assert "Open choices these depend on" in summary and "`--sensitivity`" in summary
     assert "extractive stand-in, not an LLM" in summary
+    # Table 7's claims are about GPT-4o-mini: with the stand-in they are not checkable
+    assert "no LLM run: the §6.6 evidence was selected by the extractive stand-in" in report
 
 
 def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path) -> None:

@@ -226,6 +226,17 @@ class TestAudit:
         assert res.checks[0].verdict == "not checkable"
         assert why(res.checks[0]) == str(exc.value)
 
+    def test_an_unavailable_benchmark_is_not_checkable_with_its_reason(self):
+        # The records hold the comparison, but what the claim is about did not run (e.g. a
+        # stand-in selected the evidence where the claim is about an LLM's selections).
+        data = from_differences(BALANCED + 0.5)
+        assert run(claim(benchmark="bench"), data=data).checks[0].verdict == "reproduced"
+        res = run(claim(benchmark="bench"), data=data, unavailable={"bench": "no LLM run: x"})
+        check = res.checks[0]
+        assert check.verdict == "not checkable" and why(check) == "no LLM run: x"
+        other = run(claim(benchmark="bench"), data=data, unavailable={"elsewhere": "x"})
+        assert other.checks[0].verdict == "reproduced"
+
     def test_cell_with_one_unit_is_not_checkable(self):
         cells = ["T+E+"] + ["T-E-"] * 99
         res = run(
