@@ -547,6 +547,23 @@ def _choices_section(bench: Benchmark, spec: RunSpec) -> str:
         value = spec.choices.get(c.name, c.default)
         mark = "" if value == c.default else " (changed)"
         lines.append(f"| `{c.name}` | `{value}`{mark} | `{c.default}` | {', '.join(c.values)} |")
+    if bench.data.kind != "none":  # it encodes text: the backend changes vectors and verdicts
+        from osustat.retrieval.encoder import BACKENDS
+
+        value = spec.encoder_backend
+        mark = "" if value == "torch" else " (changed)"
+        lines.append(
+            f"| encoder backend (`--encoder-backend`) | `{value}`{mark} | `torch` | "
+            f"{', '.join(BACKENDS)} |"
+        )
+        lines += [
+            "",
+            "The encoder backend is a choice too: onnx and openvino run the same weights but "
+            "their vectors differ from torch's in the last bits (cosine ≥ .9999), which moves "
+            "values near ties and can move a verdict near α; it has its own embedding-cache "
+            "key, and the provenance names the runtimes' versions. `--sensitivity` does not "
+            "vary it (docs/performance.md).",
+        ]
     return "\n".join(lines)
 
 

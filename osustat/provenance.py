@@ -58,7 +58,8 @@ def file_sha256(path: str | Path) -> str:
 
 def package_versions() -> dict[str, str]:
     """Installed versions of osustat and its numerical stack (``'not installed'`` if absent),
-    torch when it is installed, the Python version and the platform."""
+    the encoder's stack (torch, sentence-transformers, onnx, onnxruntime, openvino) where
+    installed, the Python version and the platform."""
     out = {}
     for name in _PACKAGES:
         try:
@@ -69,8 +70,11 @@ def package_versions() -> dict[str, str]:
         from ._version import __version__
 
         out["osustat"] = __version__
-    with contextlib.suppress(metadata.PackageNotFoundError):
-        out["torch"] = metadata.version("torch")
+    # the encoder's stack when installed: each backend's vectors differ in the last bits
+    # (--encoder-backend), so a report names the runtime that made them
+    for name in ("torch", "sentence-transformers", "onnx", "onnxruntime", "openvino"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            out[name] = metadata.version(name)
     out["python"] = platform.python_version()
     out["platform"] = platform.platform()
     return out

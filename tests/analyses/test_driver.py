@@ -311,3 +311,30 @@ def test_sensitivity_and_choice_on_toolbench(tmp_path):
         "robust", "choice-dependent", "not reproduced", "not checkable"
     }  # fmt: skip
     assert "## Sensitivity to the open choices" in (res.out / "report.md").read_text()
+
+
+def test_the_choices_table_lists_the_encoder_backend_of_encoding_benchmarks() -> None:
+    from osustat.analyses.driver import _choices_section
+    from osustat.analyses.protocol import RunSpec
+    from osustat.analyses.registry import get_benchmark
+
+    tool = get_benchmark("toolbench")
+    spec = RunSpec(choices=tool.choices.defaults(), encoder_backend="openvino")
+    text = _choices_section(tool, spec)
+    assert "| encoder backend (`--encoder-backend`) | `openvino` (changed) | `torch` |" in text
+    assert "`torch`" in _choices_section(tool, RunSpec(choices=tool.choices.defaults()))
+    syn = get_benchmark("synthetic")
+    assert "encoder backend" not in _choices_section(syn, RunSpec(choices=syn.choices.defaults()))
+
+
+def test_provenance_names_the_encoder_runtimes_installed() -> None:
+    from importlib import metadata
+
+    from osustat.provenance import package_versions
+
+    versions = package_versions()
+    for name in ("onnxruntime", "openvino", "sentence-transformers"):
+        try:
+            assert versions[name] == metadata.version(name)
+        except metadata.PackageNotFoundError:
+            assert name not in versions
