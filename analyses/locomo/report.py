@@ -318,10 +318,21 @@ def _category_section(a: LocomoAnalysis) -> list[str]:
     return w
 
 
-def _means_section(a: LocomoAnalysis) -> list[str]:
+def _means_section(a: LocomoAnalysis, structure: dict[str, Any] | None = None) -> list[str]:
     w = ["## Methods by budget (query-level means; conversation-level in parentheses)", ""]
     w += means_by_budget(a.means, "conversation")
     w.append("")
+    most = int((structure or {}).get("sessions_max", 0))
+    full = sorted(int(b) for b in set(a.means["budget"]) if most and max(8, int(b) // 30) >= most)
+    if full and "Disjoint Hierarchy" in set(a.means["method"]):
+        w.append(
+            f"Disjoint Hierarchy equals Flat Vector at B = {', '.join(map(str, full))}, by "
+            "construction, not by a bug: its partitions are the sessions (at most "
+            f"{most} per conversation) and its coarse stage keeps K = min(P, max(8, P/10, "
+            f"B/30)) of them; max(8, B/30) ≥ {most} keeps every session, so it ranks all past "
+            "turns by cosine and packs them, as Flat Vector does (`retrieval/baselines.py`)."
+        )
+        w.append("")
     return w
 
 
@@ -440,7 +451,7 @@ def render(
         _budget_section(a),
         _breakeven_section(a),
         _category_section(a),
-        _means_section(a),
+        _means_section(a, structure),
         _sensitivity_section(a, skipped or []),
     ):
         w += part

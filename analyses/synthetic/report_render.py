@@ -212,6 +212,17 @@ def render_synthetic(
         "",
     ]
     out += _budget_table(_paper_budget(a.table9), "method", "Method", with_paper=True)
+    if "OSU-Mem + GF" in set(a.table9["method"]):
+        out += [
+            "",
+            "OSU-Mem + GF (oracle OSU selection) is far above OSU-Mem here, while the paper has "
+            "them equal: the cause is the coarse stage, measured by `benchmarks/gf_routing.py` "
+            "(200 episodes, seed 0, B = 256, 2026-12-04): it keeps K = 8 of about 79 OSUs, and "
+            "ranked by centroid cosine the kept OSUs hold ≥ 2 evidence steps for 32% of the "
+            "queries, ranked by evidence (GF) for all; expansion retrieves only what the kept "
+            "OSUs hold. On this generator routing is OSU-Mem's bottleneck; in the paper it was "
+            "not (benchmarks/results-gf_routing.md).",
+        ]
     out += ["", f"![Budget curves]({figures['budget_curves']})", ""]
     out += [_figure_scope(a.table9["method"], "Table 9"), ""]
 
