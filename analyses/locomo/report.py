@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from osustat.analyses.tau_bench.paper_values import PAPER as TAU
@@ -216,8 +217,28 @@ def _crosstab_section(a: LocomoAnalysis) -> list[str]:
             )
         w += _table(["cell", "n", "means", *_TWO_UNITS, "τ-bench Δ"], body)
         w += _agreement(rows)
+        w += _unit_flips(rows)
         w.append("")
     return w
+
+
+def _unit_flips(rows: list[dict[str, Any]]) -> list[str]:
+    """Where the query-level and conversation-level Δ differ in sign, say why, from the data:
+    the query level weights each conversation by its queries in the cell, the conversation
+    level weights every conversation equally."""
+    out = []
+    for r in rows:
+        q, c, wts = r["effect"], r["conv_effect"], r.get("conv_weights") or {}
+        if not wts or not np.isfinite(c) or q * c >= 0:
+            continue
+        out.append(
+            f"- {r['cell']}: Δ {_s(q)} per query but {_s(c)} per conversation — not a "
+            "contradiction: the query level weights each conversation by its queries in this "
+            f"cell ({wts['q_min']}–{wts['q_max']} per conversation), the conversation level "
+            f"weights all {r['conv_n']} equally; `{wts['top_conversation']}` alone holds "
+            f"{wts['top_share']:.0%} of the queries, with Δ {_s(wts['top_effect'])}."
+        )
+    return ["", *out] if out else []
 
 
 def _budget_section(a: LocomoAnalysis) -> list[str]:
