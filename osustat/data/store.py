@@ -127,6 +127,7 @@ def _write_hash_cache(cache: dict[str, list]) -> None:
         fd, tmp = tempfile.mkstemp(prefix=".sha256-cache.", dir=target.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(cache, fh, sort_keys=True)
+        _ordinary_permissions(Path(tmp))  # mkstemp's 0600 is for secrets, not a cache
         os.replace(tmp, target)
     except OSError:
         return
