@@ -32,6 +32,7 @@ import numpy as np
 def main() -> None:
     from osustat.analyses.protocol import RunSpec
     from osustat.analyses.tau_bench.benchmark import BENCHMARK
+    from osustat.analyses.tau_bench.data import augment_group
     from osustat.analyses.tau_bench.run import _trajectory
     from osustat.analyses.tau_bench.workspace import Workspace
     from osustat.data.store import resolve_data
@@ -41,9 +42,18 @@ def main() -> None:
     ap.add_argument("--files", nargs="*", default=None, help="default: reproduce's data")
     ap.add_argument("--groups", type=int, default=None, help="first N groups only")
     ap.add_argument("--budget", type=int, default=256)
+    ap.add_argument(
+        "--augmented",
+        action="store_true",
+        help="the Stage-D cache (3 near-duplicate copies per evidence step; copies drawn from "
+        "default_rng([seed, group]), not the pipeline's own stream)",
+    )
+    ap.add_argument(
+        "--choice", action="append", default=[], metavar="NAME=VALUE", help="a declared choice"
+    )
     args = ap.parse_args()
     files = tuple(Path(f) for f in (args.files or resolve_data("tau-bench", None)))
-    spec = RunSpec(data=files, choices=BENCHMARK.choices.defaults())
+    spec = RunSpec(data=files, choices=BENCHMARK.choices.resolve(args.choice))
     t0 = time.perf_counter()
     ws = Workspace(spec)
     built = ws.built(spec)
@@ -52,10 +62,16 @@ def main() -> None:
     print(f"built + encoded in {time.perf_counter() - t0:.1f} s; load {os.getloadavg()[0]:.1f}")
     groups = list(zip(built.groups, built.embs, queries, strict=True))[: args.groups]
     pair_cos, q_cos, n_ev, n_mmr, n_flat, margins, n_q = [], [], [], [], [], [], 0
-    for group, emb, gq in groups:
-        traj = _trajectory(group, emb, None)
+    for g, (group, emb, gq) in enumerate(groups):
+        evidence = list(gq.evidence)
+        order = None
+        if args.augmented:
+            aug = augment_group(group, emb, np.random.default_rng([spec.seed, g]))
+            order, emb = aug.order, aug.embeddings
+            evidence = [aug.evidence[p] for p in gq.positions]
+        traj = _trajectory(group, emb, order)
         mmr, flat = FlatMMR().build(traj), FlatVector().build(traj)
-        for q, ev in zip(gq.embeddings, gq.evidence, strict=True):
+        for q, ev in zip(gq.embeddings, evidence, strict=True):
             n_q += 1
             e = emb[ev]
             g = e @ e.T
@@ -92,6 +108,7 @@ def main() -> None:
         f"share >= .9 {np.mean(pc >= 0.9):.3f}"
     )
     print(f"cos(query, evidence): median {np.median(qc):.3f}")
+    print("cache:", "Stage-D augmented" if args.augmented else "unaugmented", args.choice)
     print(f"B = {args.budget}: Hit@2 Flat + MMR {hit_mmr:.3f}, Flat Vector {hit_flat:.3f}")
     print(
         f"evidence steps retrieved, mean: Flat + MMR {np.mean(n_mmr):.2f}, "

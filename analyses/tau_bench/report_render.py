@@ -279,6 +279,19 @@ def render_tau_bench(
                 + ("—" if pv is None else f"{pv[4]:.3f}, {pv[5]:.3f}")
                 + " |"
             )
+        if "Flat + MMR" in set(t["method"]):
+            w("")
+            w(
+                "Flat + MMR near 0 at every budget is not a bug (benchmarks/mmr_redundancy.py, "
+                "results-mmr_redundancy.md, measured 2026-12-04 on the default data and "
+                "choices): its score λ·cos(q, h) − (1 − λ)·max cos(h, chosen) with the paper's "
+                "λ = .7 weighs a small relevance (the per-coordinate noisy query's median cosine "
+                "with an evidence step .162) against a large redundancy (evidence steps' median "
+                "pairwise cosine .769, a third ≥ .9; Stage-D copies ≈ .995). After the first "
+                "evidence-like step is chosen every evidence step scores below some other step "
+                "(100% of queries, median margin −.150), so MMR retrieves 0.17 evidence steps "
+                "per query vs Flat Vector's 1.47 (unaugmented, B = 256)."
+            )
         w("")
         w("### Table 12: OSU-Mem − baseline Hit@2, episode-level sign-flip (n = groups)")
         w("")
