@@ -237,6 +237,19 @@ def stage_d_placement(w: Writer, sd: dict[str, Any], cells: dict[str, int], tot:
     w("")
 
 
+def _p_is(p: Any) -> str:
+    """``= .047`` or ``< .001``."""
+    text = _p(p)
+    return text if text.startswith(("<", ">")) else f"= {text}"
+
+
+def _headline(r: dict[str, Any], level: float) -> str:
+    """``Δ = +0.096 [+0.005, +0.175] (95% CI), p = .013``."""
+    ci = r.get("ci")
+    ci_s = "" if ci is None else f" [{_f(ci[0])}, {_f(ci[1])}] ({level:.0%} CI)"
+    return f"Δ = {_f(r['effect'])}{ci_s}, p {_p_is(r['p'])}"
+
+
 def summary(w: Writer, a: Any, s: dict[str, Any], llm: dict[str, Any] | None) -> None:
     """The report's opening (as LoCoMo's): what was run, the headline findings with their unit
     and n, which open choices they depend on; the tables follow."""
@@ -266,20 +279,23 @@ def summary(w: Writer, a: Any, s: dict[str, Any], llm: dict[str, Any] | None) ->
     w("")
     if agg is not None:
         w(
-            f"- Aggregate, unit = query (n = {agg['n']}): Δ = {_eff(agg)}"
+            f"- Aggregate, unit = query (n = {agg['n']}): {_headline(agg, a.level)}"
             + (
                 f"; unit = task (n = {task[2]} tasks, queries averaged within a task): "
-                f"Δ = {_f(task[0])}, {_p(task[1])}."
+                f"Δ = {_f(task[0])}, p {_p_is(task[1])}."
                 if task is not None
                 else "."
             )
         )
     if tpep is not None:
-        w(f"- The favourable cell T+E+, unit = query (n = {tpep['n']}): Δ = {_eff(tpep)}.")
+        w(
+            f"- The favourable cell T+E+, unit = query (n = {tpep['n']}): "
+            f"{_headline(tpep, a.level)}."
+        )
     if inter is not None and len(inter):
         w(
             "- Method × cell interaction (does the effect differ between cells?), unit = query: "
-            f"p = {_p(inter['hit_p'].iloc[0])}."
+            f"p {_p_is(inter['hit_p'].iloc[0])}."
         )
     w(
         "- The audit of the paper's claims against these records closes the report "
