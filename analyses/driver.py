@@ -493,7 +493,10 @@ def _run(checked: Plan) -> ReproduceResult:
         run = bench.run(spec)
         if sensitivity is not None:
             run = replace(run, state={**run.state, "sensitivity": sensitivity})
+        say = _phases(request.progress)
+        say("analysis: tests and bootstrap intervals")
         analysis = bench.analyze(run, spec)
+        say("claims audit")
         audited = claims_audit(
             run.records,
             bench.claims,
@@ -506,7 +509,9 @@ def _run(checked: Plan) -> ReproduceResult:
         audit_md = None
         if audited is not None and bench.claims is not None:
             audit_md = render_markdown(audited, title=bench.claims.title)
+        say("report and figures")
         text = bench.write(run, analysis, spec, tmp, audit_md)
+        say(None)
         if isinstance(sensitivity, ChoiceSensitivity):  # the generic grid: the driver reports it
             from osustat.reports.choice_sensitivity import render_choice_sensitivity
 
@@ -532,6 +537,25 @@ def _run(checked: Plan) -> ReproduceResult:
         (tmp / "report.md").write_text(text, encoding="utf-8")
         write_json(tmp / "provenance.json", {**prov.to_dict(), "choices": dict(spec.choices)})
     return ReproduceResult(Path(request.out), len(run.records), time.perf_counter() - start, run)
+
+
+def _phases(progress: bool) -> Any:
+    """``say(name)``: on stderr, the phase starting now and how long the previous one took
+    (after the sweeps' progress bars, the analysis, audit and report ran a minute in silence;
+    issue 38). ``say(None)`` closes the last phase."""
+    state: dict[str, Any] = {}
+
+    def say(name: str | None) -> None:
+        if not progress:
+            return
+        now = time.perf_counter()
+        if state:
+            print(f"osustat: {state['name']}: {now - state['t']:.1f} s", file=sys.stderr)
+        if name is not None:
+            print(f"osustat: {name} …", file=sys.stderr)
+        state.update(name=name, t=now)
+
+    return say
 
 
 def _choices_section(bench: Benchmark, spec: RunSpec) -> str:

@@ -338,3 +338,19 @@ def test_provenance_names_the_encoder_runtimes_installed() -> None:
             assert versions[name] == metadata.version(name)
         except metadata.PackageNotFoundError:
             assert name not in versions
+
+
+def test_phases_after_the_sweeps_are_announced_with_their_time(capsys: Any) -> None:
+    say = driver._phases(True)
+    say("analysis: tests and bootstrap intervals")
+    say("claims audit")
+    say(None)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "osustat: analysis: tests and bootstrap intervals …"
+    assert err[1].startswith("osustat: analysis: tests and bootstrap intervals: ")
+    assert err[1].endswith(" s") and err[2] == "osustat: claims audit …"
+    assert err[3].startswith("osustat: claims audit: ") and len(err) == 4
+    quiet = driver._phases(False)
+    quiet("x")
+    quiet(None)
+    assert capsys.readouterr().err == ""
