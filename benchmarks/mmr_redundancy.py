@@ -30,12 +30,12 @@ import numpy as np
 
 
 def main() -> None:
+    from osustat.analyses.driver import resolve_data
     from osustat.analyses.protocol import RunSpec
     from osustat.analyses.tau_bench.benchmark import BENCHMARK
     from osustat.analyses.tau_bench.data import augment_group
     from osustat.analyses.tau_bench.run import _trajectory
     from osustat.analyses.tau_bench.workspace import Workspace
-    from osustat.data.store import resolve_data
     from osustat.retrieval.baselines import FlatMMR, FlatVector
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -52,7 +52,7 @@ def main() -> None:
         "--choice", action="append", default=[], metavar="NAME=VALUE", help="a declared choice"
     )
     args = ap.parse_args()
-    files = tuple(Path(f) for f in (args.files or resolve_data("tau-bench", None)))
+    files = tuple(Path(f) for f in args.files) if args.files else resolve_data("tau-bench", ())
     spec = RunSpec(data=files, choices=BENCHMARK.choices.resolve(args.choice))
     t0 = time.perf_counter()
     ws = Workspace(spec)

@@ -28,17 +28,15 @@ def _aliases(pairs: Sequence[str]) -> dict[str, str]:
 
 def _claims_input(value: str, option: str) -> Path:
     """A claims file: `value` as a path, or — when no file of that name is here — the name of
-    one shipped with osustat (``paper``, ``locomo``, ``paper_checks``: package data of
-    ``osustat.analyses``, so an installed wheel has them too)."""
-    from osustat.analyses.claims_audit import SHIPPED_CLAIMS, claims_file
+    one shipped with osustat (``paper``, ``paper_checks``, or a benchmark's name for its own
+    claims file, e.g. ``locomo``: package data of ``osustat.analyses``, so an installed wheel
+    has them too)."""
+    from osustat.analyses.claims_audit import claims_file, shipped_claims, shown_path
 
-    if value in SHIPPED_CLAIMS and not Path(value).exists():
+    if not Path(value).exists() and value in shipped_claims():
         return claims_file(value)
     if not Path(value).exists():
-        shipped = ", ".join(
-            f"{n} (analyses/{claims_file(n).parent.name}/{claims_file(n).name})"
-            for n in SHIPPED_CLAIMS
-        )
+        shipped = ", ".join(f"{n} ({shown_path(claims_file(n))})" for n in shipped_claims())
         raise ValueError(
             f"`{option}` {value!r}: no such file, and not the name of a shipped claims file; "
             f"shipped by name: {shipped}."

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from osustat.analyses.driver import resolve_data as driver_resolve
 from osustat.cli.main import main
 from osustat.data import store
 from osustat.data.registry import get_dataset
@@ -60,7 +61,7 @@ def test_reproduce_stops_on_a_changed_byte(local, tmp_path, capsys):
     assert not out.exists()
     # The same file given by its path is checked too (it lies in the dataset's folder).
     with pytest.raises(DataCorruptError, match=found):
-        resolve_data("tau-bench", [str(local / NAME / TRAJ)])
+        resolve_data([str(local / NAME / TRAJ)])
     assert main(["data", "path", NAME]) == 2
     assert "1 wrong file(s): gpt-4o-airline.json" in capsys.readouterr().err
 
@@ -69,7 +70,7 @@ def test_a_size_change_is_named_as_such_not_as_missing(local, tmp_path, capsys):
     path = local / NAME / TRAJ
     path.write_bytes(path.read_bytes()[:-1])
     with pytest.raises(DataCorruptError) as err:
-        resolve_data("tau-bench", [NAME])
+        resolve_data([NAME])
     msg = str(err.value)
     assert "size 4,114,037 bytes (registered: 4,114,038)" in msg and "missing" not in msg
 
@@ -78,15 +79,15 @@ def test_hashes_are_cached_by_path_size_and_mtime(local, monkeypatch):
     calls: list[Path] = []
     real = store.sha256_of
     monkeypatch.setattr(store, "sha256_of", lambda p: calls.append(p) or real(p))
-    assert resolve_data("tau-bench", [NAME]) == [local / NAME / TRAJ]
+    assert resolve_data([NAME]) == [local / NAME / TRAJ]
     first = len(calls)
     assert first == len(get_dataset(NAME).files)  # every registered file hashed once
-    resolve_data("tau-bench", [NAME])
+    resolve_data([NAME])
     assert len(calls) == first  # unchanged files: all from the cache
     path = local / NAME / TRAJ
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
-    resolve_data("tau-bench", [NAME])
+    resolve_data([NAME])
     assert calls[first:] == [path]  # only the touched file is hashed again
     # A cache entry that lies about the hash (same size and mtime) is believed by the
     # cache, but `data verify` hashes afresh and finds the file right.
@@ -109,7 +110,7 @@ def test_reproduce_locomo_defaults_to_the_fetched_copy(tmp_path, monkeypatch, ca
     err = capsys.readouterr().err
     assert "needs `--data`" not in err and "`osustat data fetch locomo`" in err
     monkeypatch.setenv("OSUSTAT_DATA_DIR", str(root))
-    assert resolve_data("locomo", None) == [root / "locomo" / "locomo10.json"]
+    assert driver_resolve("locomo", ()) == (root / "locomo" / "locomo10.json",)
 
 
 def test_a_missing_extra_is_exit_2_naming_it_and_the_command(tmp_path, monkeypatch, capsys):
