@@ -87,12 +87,7 @@ def _verify(args: argparse.Namespace) -> int:
         checked += 1
         for s in states:
             if s.state == "bad":
-                what = (
-                    f"size {s.found}"
-                    if s.found and " bytes" in s.found
-                    else f"expected sha256 {s.file.sha256}, found {s.found}"
-                )
-                print(f"{name}/{s.file.path}: WRONG: {what}")
+                print(f"{name}/{s.file.path}: WRONG: {s.problem()}")
                 worst = 2
             elif s.state == "missing":
                 print(f"{name}/{s.file.path}: missing")

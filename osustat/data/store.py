@@ -82,6 +82,12 @@ class FileState:
     state: str
     found: str | None = None
 
+    def problem(self) -> str:
+        """What is wrong with a ``bad`` file: its size, or the expected and found SHA-256."""
+        if self.found and " bytes" in self.found:
+            return f"size {self.found}"
+        return f"expected SHA-256 {self.file.sha256}, found {self.found}"
+
 
 def data_dir() -> Path:
     """The folder holding one sub-folder per dataset ($OSUSTAT_DATA_DIR, else the user cache)."""
@@ -309,12 +315,7 @@ def _missing_message(name: str, missing: Sequence[str]) -> str:
 
 
 def _corrupt_error(bad: Sequence[FileState]) -> DataCorruptError:
-    lines = [
-        f"{s.path}: size {s.found}"
-        if s.found and " bytes" in s.found
-        else f"{s.path}: expected SHA-256 {s.file.sha256}, found {s.found}"
-        for s in bad
-    ]
+    lines = [f"{s.path}: {s.problem()}" for s in bad]
     names = " ".join(dict.fromkeys(s.dataset for s in bad))
     return DataCorruptError(
         "the local copy of dataset(s) "
