@@ -269,8 +269,8 @@ def summary(w: Writer, a: Any, s: dict[str, Any], llm: dict[str, Any] | None) ->
         "and the Stage-D augmented one (`tau-bench-augmented`), seed "
         f"{s['seed']}. The §6.6 selector: "
         + (
-            "an LLM endpoint (its model named in that section)."
-            if llm and llm.get("selector") == "chat"
+            f"a language model, {llm.get('name')} (§6.6 section)."
+            if llm and llm.get("selector") in ("chat", "local")
             else "the extractive stand-in, not an LLM (§6.6 section)."
         )
     )

@@ -300,7 +300,7 @@ def point_records(
 def audit_unavailable(llm: dict[str, Any] | None) -> dict[str, str]:
     """The run state's ``audit_unavailable``: Table 7's claims are about GPT-4o-mini's
     selections, so records of the extractive stand-in cannot check them."""
-    if llm is None or llm["selector"] == "chat":
+    if llm is None or llm["selector"] in ("chat", "local"):  # a language model ran
         return {}
     return {
         "tau-bench-llm": "no LLM run: the §6.6 evidence was selected by the extractive "

@@ -376,3 +376,13 @@ def test_focal_one_keeps_one_query_per_group(files: list[str], tmp_path: Path) -
     assert sum(len(q.positions) for q in every) > sum(len(q.positions) for q in one)
     for q in every:  # noisy-mean queries are unit vectors near their evidence mean
         assert np.allclose(np.linalg.norm(q.embeddings, axis=1), 1.0)
+
+
+def test_table7_claims_are_unavailable_to_the_audit_only_without_a_language_model() -> None:
+    from osustat.analyses.tau_bench.workspace import audit_unavailable
+
+    assert audit_unavailable(None) == {}
+    for model in ("chat", "local"):  # a language model ran: its selections are graded
+        assert audit_unavailable({"selector": model, "name": "m"}) == {}
+    why = audit_unavailable({"selector": "extractive", "name": "extractive"})
+    assert list(why) == ["tau-bench-llm"] and why["tau-bench-llm"].startswith("no LLM run")
