@@ -229,7 +229,8 @@ def _unit_flips(rows: list[dict[str, Any]]) -> list[str]:
     out = []
     for r in rows:
         q, c, wts = r["effect"], r["conv_effect"], r.get("conv_weights") or {}
-        if not wts or not np.isfinite(c) or q * c >= 0:
+        # opposite signs beyond rounding (a mean of exact zeros can come out as -1e-17)
+        if not wts or not np.isfinite(c) or round(q, 9) * round(c, 9) >= 0:
             continue
         out.append(
             f"- {r['cell']}: Δ {_s(q)} per query but {_s(c)} per conversation — not a "

@@ -52,3 +52,5 @@ def test_a_sign_flip_between_units_is_explained_with_the_weights() -> None:
     assert "`conv-30` alone holds 42% of the queries, with Δ -0.200" in text
     same_sign = {**row, "effect": 0.1}
     assert _unit_flips([same_sign]) == []
+    rounding = {**row, "effect": 0.015, "conv_effect": -1e-17}  # 0.000 per conversation
+    assert _unit_flips([rounding]) == []
