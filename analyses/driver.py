@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from osustat._validation import MAX_RESAMPLES, unique_items
 from osustat.streams import stream_seed
 
 from .claims_audit import check_claims_file, claims_audit, claims_file
@@ -228,12 +229,16 @@ def plan(request: Request) -> Plan:
     if request.episodes is not None:
         _count(request.episodes, "--episodes", 1, 1_000_000)
     _count(request.jobs, "--jobs", 1, 1024)
-    _count(request.n_resamples, "--resamples")
+    _count(request.n_resamples, "--resamples", 1, MAX_RESAMPLES)
     _count(request.seed, "--seed", 0, 2**63 - 1)
     for s in request.seeds or ():
         _count(s, "--seeds", 0, 2**63 - 1)
     if request.seeds is not None and not request.seeds:
         raise UsageError("`--seeds` is empty; give comma-separated integers.")
+    try:
+        unique_items(request.seeds or (), "--seeds")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if request.seeds is not None and not bench.multi_seed:
         raise UsageError(
             f"`--seeds` does not apply to {bench.name}, which runs one master `--seed`; "

@@ -30,6 +30,28 @@ def list_some(items: Iterable[Any], limit: int = _MAX_LISTED, *, quote: bool = T
     return shown
 
 
+def unique_items(items: Iterable[Any], name: str, key: Any = None) -> list[Any]:
+    """`items` as a list, refused when two of them are the same selection.
+
+    One rule for every list the user gives (metrics, budgets, methods, cells, depths,
+    seeds...; API and CLI): items are compared after normalisation (`key`, e.g. lower-cased
+    metric names, budgets as integers) and a repeat is an error naming both spellings -- a
+    family that counted a test twice would correct every p-value for tests that do not exist.
+    """
+    out = list(items)
+    first: dict[Any, Any] = {}
+    for item in out:
+        k = item if key is None else key(item)
+        if k in first:
+            same = repr(first[k]) if first[k] == item else f"{first[k]!r} and {item!r}"
+            raise ValueError(
+                f"`{name}` names {k!r} twice ({same}); a selection counts each item once, so "
+                "give it once."
+            )
+        first[k] = item
+    return out
+
+
 def read_toml(path: str | Path, what: str, known: Iterable[str]) -> dict[str, Any]:
     """Read the TOML file `path` (a `what`, e.g. ``"grid file"``): a missing file is a
     ``FileNotFoundError`` naming it; invalid TOML, or a top-level key not in `known`, a

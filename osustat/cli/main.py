@@ -38,6 +38,7 @@ __all__ = ["build_parser", "main"]
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from osustat._analysis_options import metric_key
     from osustat.analysis import analyze
     from osustat.provenance import Provenance
 
@@ -49,7 +50,7 @@ def _analyze(args: argparse.Namespace) -> int:
     boot = _count(args.bootstrap_resamples, "--bootstrap-resamples")
     seed = _count(args.seed, "--seed", 0, 2**63 - 1)
     budgets = _ints(args.budget, "--budget") if args.budget else None
-    metrics = _split(args.metric) if args.metric else None
+    metrics = _split(args.metric, "--metric", metric_key) if args.metric else None
     if args.metric is not None and not metrics:
         raise UsageError("`--metric` is empty; give comma-separated metric names.")
     family = _family(args.family)
@@ -148,7 +149,7 @@ def _methods(args: argparse.Namespace) -> tuple[str | list[str] | None, str | li
         if text is None:
             named.append(None)
             continue
-        names = _split(text)
+        names = _split(text, option)
         if not names:
             raise UsageError(f"`{option}` is empty; give a method name or a comma-separated list.")
         named.append(names[0] if len(names) == 1 and "," not in text else names)
