@@ -9,6 +9,7 @@ detect); :func:`mde_description` prints an MDE with the method that computed it,
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from .formatting import p_phrase
 
@@ -35,10 +36,22 @@ MDE_METHOD_NAMES = {
     "normal": "noncentral t",
     "empirical": "sign-flip simulated from the observed differences",
     "empirical-tilt": "sign-flip simulated from the observed differences, tilted",
+    "sd-range": "normal model over the sd's 80% interval",
+    "q-range": "exact binomial over the 80% interval of P(d ≠ 0)",
 }
 
 #: What the report and the verdict say instead of an infinite MDE.
 UNDERPOWERED = "underpowered at any effect"
+
+
+def not_estimable(mde: Any) -> str:
+    """What is printed for an MDE from too few differences (``method='sd-range'``)."""
+    lo, hi = mde.mde_range
+    upper = f"{hi:.3f}" if math.isfinite(hi) else "∞"
+    return (
+        f"MDE not estimable from n = {mde.n_differences} differences "
+        f"({lo:.3f}–{upper}: {mde.range_basis})"
+    )
 
 
 def mde_description(mde: float) -> str:
@@ -54,6 +67,8 @@ def mde_description(mde: float) -> str:
     """
     if not math.isfinite(mde):
         return UNDERPOWERED
+    if getattr(mde, "mde_range", None) is not None:
+        return not_estimable(mde)
     method = getattr(mde, "method", None)
     return f"{mde:.3f} ({MDE_METHOD_NAMES.get(method, method)})" if method else f"{mde:.3f}"
 
@@ -107,6 +122,8 @@ def describe_verdict(
         return said if math.isfinite(mde) else f"{said}; {UNDERPOWERED}{where}"
     if not math.isfinite(mde):
         return f"not significant (raw {p_phrase(pvalue)}); {UNDERPOWERED}{where}"
+    if getattr(mde, "mde_range", None) is not None:
+        return f"not significant (raw {p_phrase(pvalue)}); {not_estimable(mde)}{where}"
     if abs(effect) < mde:
         return f"not significant (raw {p_phrase(pvalue)}); effect below the MDE {mde:.3f}{where}"
     return f"not significant (raw {p_phrase(pvalue)})"
