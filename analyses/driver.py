@@ -322,7 +322,7 @@ def plan(request: Request) -> Plan:
         exclusions_note="the benchmark's own exclusions, if any, are stated in the report above.",
     )
     try:
-        check_target(request.out, prov.inputs_digest, force=request.force)
+        check_target(request.out, prov.inputs_digest, force=request.force, command=request.command)
     except OutputError as exc:
         raise UsageError(str(exc)) from None
     return Plan(bench, spec, request, prov, grid)
@@ -487,7 +487,9 @@ def _run(checked: Plan) -> ReproduceResult:
         checked.provenance,
     )
     start = time.perf_counter()
-    with atomic_output(request.out, inputs_digest=prov.inputs_digest, force=request.force) as tmp:
+    with atomic_output(
+        request.out, inputs_digest=prov.inputs_digest, force=request.force, command=prov.command
+    ) as tmp:
         sensitivity = None
         if checked.grid is not None:
             sensitivity = _sensitivity(bench, checked.grid, spec, tmp / "sensitivity", request)

@@ -354,7 +354,12 @@ class AnalysisResult:
         from .renderers import renderer
 
         out = Path(out)
-        with atomic_output(out, inputs_digest=self.provenance.inputs_digest, force=force) as tmp:
+        with atomic_output(
+            out,
+            inputs_digest=self.provenance.inputs_digest,
+            force=force,
+            command=self.provenance.command,
+        ) as tmp:
             names = renderer("analysis-figures")(self, tmp) if figures else {}
             (tmp / "report.md").write_text(self.to_markdown(figures=names) + "\n", "utf-8")
             if json:

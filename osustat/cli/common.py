@@ -125,7 +125,9 @@ def _check_out(args: argparse.Namespace, digest: str | None = None) -> None:
     from osustat.provenance import check_target
 
     if getattr(args, "out", None):
-        check_target(args.out, digest, force=args.force)
+        # the options are compared once the inputs are known: other inputs say so first
+        command = args.command_line if digest is not None else None
+        check_target(args.out, digest, force=args.force, command=command)
 
 
 def _digest(text: str) -> str:

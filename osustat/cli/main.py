@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from osustat.cli.audit import audit_command
 from osustat.cli.common import (
@@ -424,6 +425,23 @@ def _os_message(exc: OSError) -> str:
     return f"{what}:{where}" if where else str(exc)
 
 
+def _on_sigterm(received: list[int]) -> Any:
+    """SIGTERM raises KeyboardInterrupt (as SIGINT does), so every output's clean-up runs
+    (:func:`osustat.provenance.atomic_output`); `received` records it. Main thread only.
+    Returns the handler it replaced (restored when the command ends)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum: int, frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import shlex
 
@@ -446,8 +464,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             shown.append(item)
     args.command_line = "osustat " + shlex.join(shown)
+    received: list[int] = []
+    previous = _on_sigterm(received)
     try:
         return int(args.func(args))
+    except KeyboardInterrupt:
+        if os.environ.get("OSUSTAT_DEBUG"):
+            raise
+        # a report is written into a hidden folder renamed into place only when complete
+        name = "terminated (SIGTERM)" if received else "interrupted"
+        print(
+            f"osustat {args.command}: {name}; no unfinished report was left in place.",
+            file=sys.stderr,
+        )
+        return 128 + (received[0] if received else 2)
     except (ValueError, TypeError, OSError, MemoryError) as exc:
         if os.environ.get("OSUSTAT_DEBUG"):
             raise
@@ -464,6 +494,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    finally:
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover
