@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -346,6 +347,29 @@ CASES = [
     ),
     ("synthetic-out-is-file", existing_file_out(synth()), ["`--out`", "existing file"]),
     ("synthetic-out-foreign", foreign_out(synth()), ["`--out`", "--force"]),
+    # -- issue 35 item 9: messages that say what is wrong ------------------------------------
+    (
+        "one-query",
+        lambda t: ["analyze", str(csv(t, base_records().query("query_id == 'q000'"))), *AB],
+        ["1 paired query", "at least 2 queries"],
+    ),
+    (
+        "values-near-float-max",
+        lambda t: [
+            "analyze",
+            str(
+                csv(
+                    t,
+                    base_records().assign(
+                        metric="score",
+                        value=lambda d: np.where(d.method == "osu-mem", 1e308, -1e308),
+                    ),
+                )
+            ),
+            *AB,
+        ],
+        ["values too large for float64", "rescale the metric"],
+    ),
     # -- a repeated item of a list option (issue 35 item 1: never a family counted twice) --
     ("metric-twice", records_opts("--metric", "recall,recall"), ["`--metric`", "'recall' twice"]),
     (
