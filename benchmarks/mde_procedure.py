@@ -178,11 +178,10 @@ def main() -> None:
                 ranges, covers, powers, printed, inf = 0, 0, [], [], 0
                 methods: set[str] = set()
                 for j in range(args.rows):
-                    d = pilots[:, j]
-                    if np.all(d == d[0]):
-                        mde = osustat.minimum_detectable_effect(0.0, n)  # sd 0: shift model
-                    else:
-                        mde = osustat.minimum_detectable_effect(None, n, differences=d)
+                    d = pilots[:, j]  # the call analyze makes for a row (cellwise.py)
+                    mde = osustat.minimum_detectable_effect(
+                        float(np.std(d, ddof=1)), n, differences=d
+                    )
                     methods.add(mde.method)
                     if getattr(mde, "mde_range", None) is not None:
                         ranges += 1

@@ -360,10 +360,10 @@ def minimum_detectable_effect(
         tilt = EmpiricalTiltSimulation(plan.d, n, plan.n_simulations, alpha, alt, rng)
         tilt.strict = False  # a rough search on the data sets of the first anchor only...
         found = _empirical_mde(lambda e: tilt.power(sign * e), target, plan.max_effect(), plan)
-        # ...then data sets drawn at its answer and the search again, drawing anew wherever
-        # the weights degenerate: the power at the MDE is read off data sets drawn near it
+        # ...then the search again, drawing anew wherever the weights degenerate, and its
+        # answer checked on data sets drawn at it (one simulation: the one that drawing at
+        # the rough answer first cost before issue 35)
         tilt.strict = True
-        tilt.simulate_at(sign * found)
         found = _refine(lambda e: tilt.power(sign * e), target, found)
         checked = _checked(
             lambda e: tilt.rate_at(sign * e),
