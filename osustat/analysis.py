@@ -527,6 +527,7 @@ def _row(
             family_size=m,
             mde=mde,
             mde_alpha=mde_alpha,
+            pvalue_se=e.test.pvalue_se,
         ),
     )
 

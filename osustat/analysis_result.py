@@ -89,10 +89,7 @@ class Row:
     @property
     def pvalue_se(self) -> float:
         """Monte Carlo standard error of the raw p (0 when exact): sqrt(p(1-p)/B)."""
-        t = self.effect.test
-        if t.exact:
-            return 0.0
-        return math.sqrt(t.pvalue * (1 - t.pvalue) / t.n_resamples)
+        return self.effect.test.pvalue_se
 
     @property
     def pvalue_method(self) -> str:
@@ -350,16 +347,11 @@ class AnalysisResult:
 
         Returns the folder.
         """
-        from .provenance import PROVENANCE_FILE, atomic_output, write_json
+        from .provenance import PROVENANCE_FILE, write_json
         from .renderers import renderer
 
         out = Path(out)
-        with atomic_output(
-            out,
-            inputs_digest=self.provenance.inputs_digest,
-            force=force,
-            command=self.provenance.command,
-        ) as tmp:
+        with self.provenance.atomic_output(out, force=force) as tmp:
             names = renderer("analysis-figures")(self, tmp) if figures else {}
             (tmp / "report.md").write_text(self.to_markdown(figures=names) + "\n", "utf-8")
             if json:

@@ -219,14 +219,7 @@ def _checked(
         found = min(1.05 * found, top)
     if rate_at(top) < ok:
         return math.inf
-    lo, up = found, top
-    while up - lo > 1e-3 * up:
-        mid = 0.5 * (lo + up)
-        if rate_at(mid) >= ok:
-            up = mid
-        else:
-            lo = mid
-    return up
+    return _bisect(rate_at, ok, found, top)
 
 
 def _refine(power_at: Callable[[float], float], target: float, near: float) -> float:

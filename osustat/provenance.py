@@ -123,6 +123,12 @@ class Provenance:
             h.update(f"{role}\0{sha}\n".encode())
         return h.hexdigest()
 
+    def atomic_output(self, target: str | Path, *, force: bool = False) -> Any:
+        """:func:`atomic_output` for a report of this run (its inputs and command line)."""
+        return atomic_output(
+            target, inputs_digest=self.inputs_digest, force=force, command=self.command
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "versions": dict(self.versions),

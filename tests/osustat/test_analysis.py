@@ -240,3 +240,26 @@ def test_resampling_cap_is_the_core_one(records):
     for kw in ({"n_resamples": 10**9}, {"bootstrap_resamples": MAX_RESAMPLES + 1}):
         with pytest.raises(ValueError, match="at most 33,554,432"):
             run(records, **kw)
+
+
+class TestMonteCarloPNearAlpha:
+    """Issue 35 item 13: a Monte Carlo p whose error straddles α decides no verdict."""
+
+    def test_undecided_within_the_error(self):
+        kw = {"alpha": 0.05, "family_size": 1, "mde": 0.1, "mde_alpha": 0.05}
+        said = describe_verdict(0.2, 0.055, None, correction="none", pvalue_se=0.0022, **kw)
+        assert said.startswith("undecided at this Monte Carlo precision: p = 0.0550")
+        # settled: far from α, or exact
+        assert (
+            describe_verdict(0.2, 0.03, None, correction="none", pvalue_se=0.0017, **kw)[:5]
+            == "helps"
+        )
+        assert describe_verdict(0.2, 0.055, None, correction="none", **kw).startswith("not sig")
+
+    def test_corrected_p_carries_the_correction_factor(self):
+        # Holm over 4: p_adj = 4 p; the error of p_adj is 4 times that of p
+        kw = {"alpha": 0.05, "family_size": 4, "mde": 0.1, "mde_alpha": 0.0125}
+        said = describe_verdict(0.2, 0.0135, 0.054, correction="holm", pvalue_se=0.0012, **kw)
+        assert said.startswith("undecided") and "p_adj = 0.0540 ± 0.0048" in said
+        far = describe_verdict(0.2, 0.0135, 0.054, correction="holm", pvalue_se=0.0002, **kw)
+        assert far.startswith("not significant")
