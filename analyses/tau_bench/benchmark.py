@@ -30,6 +30,7 @@ from osustat.analyses.protocol import (
 
 from . import structure as st
 from .data import Group, concatenate, drop_counts
+from .llm import SELECTORS
 from .run import BUDGETS, MAIN_METHODS, SMALL_METHODS, GroupQueries, run_sweep
 from .workspace import Workspace, group_queries, point_records, run_points
 
@@ -175,11 +176,12 @@ class TauBench(Benchmark):
         return tuple(MAIN_METHODS)
 
     def check(self, spec: RunSpec) -> None:
-        from .llm import SELECTORS
-
         selector = spec.options.get("selector", "extractive")
         if selector not in (*SELECTORS, None):
             raise ValueError(f"`--selector` must be one of {SELECTORS}; got {selector!r}.")
+        n = spec.options.get("llm_queries")
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 2):
+            raise ValueError(f"`llm_queries` must be an integer >= 2 (a paired test); got {n!r}.")
         if selector == "local":  # the extra and the model file, before any work
             from osustat.analyses.evidence_selection.local_model import model_file
             from osustat.analyses.evidence_selection.local_server import require_extra

@@ -333,7 +333,7 @@ def _llm_section(w: Any, llm: dict[str, Any]) -> None:
             "claim. Run `--selector chat --endpoint URL --model NAME` for an LLM."
         )
     elif llm["selector"] == "local":
-        from .evidence_selection import local_section
+        from osustat.reports.evidence_selection import local_section
 
         local_section(w, llm)
         for v in llm["variants"]:
