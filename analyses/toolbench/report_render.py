@@ -114,7 +114,7 @@ def render_toolbench(
     L = [
         *_head(a, load, design, command, choices),
         *_table3(a),
-        *_sweep_tables(a, figures),
+        *_sweep_tables(a, figures, design),
         *_seed_dependence_and_trend(a),
         *_table14(a),
         *_membership(a),
@@ -222,7 +222,7 @@ def _table3(a: Any) -> list[str]:
     return L
 
 
-def _sweep_tables(a: Any, figures: Mapping[str, str]) -> list[str]:
+def _sweep_tables(a: Any, figures: Mapping[str, str], design: Mapping[str, Any]) -> list[str]:
     """Tables 6 and 15 with the figures, Table 16, the directional consistency."""
     L: list[str] = []
     L += [
