@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from osustat._validation import MAX_RESAMPLES, unique_items
 from osustat.streams import stream_seed
 
 from .claims_audit import claims_audit, load_selected_claims
@@ -232,12 +233,16 @@ def plan(request: Request) -> Plan:
     if request.episodes is not None:
         _count(request.episodes, "--episodes", 1, 1_000_000)
     _count(request.jobs, "--jobs", 1, 1024)
-    _count(request.n_resamples, "--resamples")
+    _count(request.n_resamples, "--resamples", 1, MAX_RESAMPLES)
     _count(request.seed, "--seed", 0, 2**63 - 1)
     for s in request.seeds or ():
         _count(s, "--seeds", 0, 2**63 - 1)
     if request.seeds is not None and not request.seeds:
         raise UsageError("`--seeds` is empty; give comma-separated integers.")
+    try:
+        unique_items(request.seeds or (), "--seeds")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if request.seeds is not None and not bench.multi_seed:
         raise UsageError(
             f"`--seeds` does not apply to {bench.name}, which runs one master `--seed`; "
@@ -322,7 +327,7 @@ def plan(request: Request) -> Plan:
         exclusions_note="the benchmark's own exclusions, if any, are stated in the report above.",
     )
     try:
-        check_target(request.out, prov.inputs_digest, force=request.force)
+        check_target(request.out, prov.inputs_digest, force=request.force, command=request.command)
     except OutputError as exc:
         raise UsageError(str(exc)) from None
     return Plan(bench, spec, request, prov, grid)
@@ -637,7 +642,9 @@ def _run(checked: Plan) -> ReproduceResult:
         checked.provenance,
     )
     start = time.perf_counter()
-    with atomic_output(request.out, inputs_digest=prov.inputs_digest, force=request.force) as tmp:
+    with atomic_output(
+        request.out, inputs_digest=prov.inputs_digest, force=request.force, command=prov.command
+    ) as tmp:
         sensitivity = None
         if checked.grid is not None:
             sensitivity = _sensitivity(bench, checked.grid, spec, tmp / "sensitivity", request)

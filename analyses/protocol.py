@@ -341,6 +341,10 @@ class Benchmark:
     #: audit (name -> path in its folder), e.g. LoCoMo's ``locomo-systems``: claims about
     #: systems' outputs brought in with ``osustat import`` (docs/systems.md).
     audit_files: Mapping[str, Path] = MappingProxyType({})
+    #: The unit of inference ``osustat analyze`` uses on this benchmark's records when
+    #: ``--unit`` is not given: ``"episode"`` where an episode's queries share one memory and
+    #: so are not independent (LoCoMo: a conversation's questions), else ``"query"``.
+    default_unit: Literal["query", "episode"] = "query"
 
     def methods(self) -> tuple[str, ...]:
         """Method names the benchmark writes itself (a user retriever must not reuse one)."""

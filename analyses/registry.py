@@ -57,6 +57,9 @@ def get_benchmark(name: str) -> Benchmark:
         raise ValueError(
             f"{where}: {bench!r} is not an osustat.analyses.protocol.Benchmark (subclass it)."
         )
+    missing = [a for a in ("name", "description", "data", "choices") if not hasattr(bench, a)]
+    if missing:
+        raise ValueError(f"{where}: the benchmark does not declare {', '.join(missing)}.")
     if bench.name != name:
         raise ValueError(f"{where}: the benchmark calls itself {bench.name!r}, not {name!r}.")
     return bench

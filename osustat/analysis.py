@@ -407,15 +407,19 @@ def _reproducer(
             return rows
         reference = None
         if ref_df is not None:
-            reference = paired(
-                ref_df,
-                treatment,
-                baseline,
-                metric=metric,
-                budget=budget,
-                unit=unit,
-                benchmark=benchmark,
-            )
+            try:
+                reference = paired(
+                    ref_df,
+                    treatment,
+                    baseline,
+                    metric=metric,
+                    budget=budget,
+                    unit=unit,
+                    benchmark=benchmark,
+                )
+            except ValueError as exc:  # say which records lack it: the reference's
+                said = str(exc).replace("not in the records", "not in the reference records")
+                raise ValueError(f"`reference`: {said}") from None
         return list(
             with_reproduction(
                 rows,
@@ -523,6 +527,7 @@ def _row(
             family_size=m,
             mde=mde,
             mde_alpha=mde_alpha,
+            pvalue_se=e.test.pvalue_se,
         ),
     )
 

@@ -231,10 +231,29 @@ def paired(
             cells = as_cells(cell_labels.tolist())
     tv_arr = tv.to_numpy(dtype=np.float64)
     bv_arr = bv.to_numpy(dtype=np.float64)
+    where = f"{treatment!r} vs {baseline!r} on {metric} at budget {budget}"
+    units = "queries" if unit == "query" else "episodes"
+    if tv_arr.size < 2:
+        raise ValueError(
+            f"{where}: {tv_arr.size} paired {unit} ({list_some(ids.tolist())}); a paired test "
+            f"and its interval need at least 2 {units}."
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = tv_arr - bv_arr
+        bad = np.flatnonzero(~np.isfinite(diff) | ~np.isfinite(diff - diff.mean()))
+        spread_ok = bad.size == 0 and bool(np.isfinite(np.std(diff)))
+    if not spread_ok:
+        largest = max(float(np.abs(tv_arr).max()), float(np.abs(bv_arr).max()))
+        at = ids[bad] if bad.size else ids
+        raise ValueError(
+            f"{where}: values too large for float64 arithmetic (|value| up to {largest:.3g}: "
+            f"their differences or spread overflow) at {units} {list_some(at.tolist())}; "
+            "rescale the metric."
+        )
     return PairedRecords(
         treatment=tv_arr,
         baseline=bv_arr,
-        differences=tv_arr - bv_arr,
+        differences=diff,
         ids=ids,
         episode_ids=episodes,
         cells=cells,

@@ -142,6 +142,9 @@ class LoCoMo(Benchmark):
     multi_seed = False
     #: Without --data: the fetched copy (`osustat data fetch locomo`), as the README says.
     datasets = ("locomo",)
+    #: A conversation's questions share one memory: `osustat analyze` on LoCoMo-derived records
+    #: (e.g. `osustat import`'s) tests at the conversation unit unless `--unit query`.
+    default_unit = "episode"
 
     audit_files = MappingProxyType(
         {"locomo-systems": Path(__file__).with_name("systems_claims.toml")}

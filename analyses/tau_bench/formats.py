@@ -230,18 +230,9 @@ def _match(
     return sorted(out)
 
 
-def _tau1_call(tc: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    fn = tc["function"]
-    name = fn["name"]
-    args = fn["arguments"]
-    if isinstance(args, str):
-        args = json.loads(args) if args.strip() else {}
-    if not isinstance(name, str) or not isinstance(args, dict):
-        raise TypeError("name must be a string and arguments a JSON object")
-    return name, args
-
-
 def _tau2_call(tc: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A τ²-bench tool call ``{"name", "arguments"}`` as (name, arguments); the arguments may
+    be a JSON string (empty: none)."""
     name = tc["name"]
     args = tc["arguments"]
     if isinstance(args, str):
@@ -249,6 +240,11 @@ def _tau2_call(tc: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if not isinstance(name, str) or not isinstance(args, dict):
         raise TypeError("name must be a string and arguments a JSON object")
     return name, args
+
+
+def _tau1_call(tc: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A τ-bench tool call: OpenAI's ``{"function": {"name", "arguments"}}`` around the same."""
+    return _tau2_call(tc["function"])
 
 
 def _domain_from_name(path: str) -> str:

@@ -103,9 +103,39 @@ def analyze_toolbench(
         for b in ("toolbench", "toolbench-nev2", "toolbench-nev4")
         if b in set(records["benchmark"])
     ]
-
-    # -- Table 3 ----------------------------------------------------------------------
     main = records[records["benchmark"] == "toolbench"]
+    rows: dict[str, list[dict[str, Any]]] = {"sweep": [], "comb": [], "dep": [], "trend": []}
+    for bench in benches:
+        recs = records[records["benchmark"] == bench]
+        for metric in ("recall", "hit@2"):
+            target_gaps: dict[float, pd.DataFrame] = {}
+            for beta in betas:
+                target_gaps[beta] = _beta_point(
+                    recs, bench, metric, beta, seeds, budgets, n_resamples, rng, rows
+                )
+            rows["trend"] += _trend_rows(
+                target_gaps, bench, metric, betas, budgets, n_resamples, rng
+            )
+    sweep = pd.DataFrame(rows["sweep"])
+    struct, ev_stats = _structure(episodes)
+    return ToolbenchAnalysis(
+        table3=_table3(main),
+        sweep=sweep,
+        combined=pd.DataFrame(rows["comb"]),
+        consistency=_consistency(sweep, betas, budgets),
+        table14=pd.DataFrame(_table14(sweep, benches)),
+        seed_dep=pd.DataFrame(rows["dep"]),
+        trend=pd.DataFrame(rows["trend"]),
+        membership=pd.DataFrame(_membership(episodes, benches)),
+        cohesion=pd.DataFrame(_cohesion(main, alphas, budgets, n_resamples, rng)),
+        structure=struct,
+        evidence_stats=ev_stats,
+        seeds=seeds,
+    )
+
+
+def _table3(main: pd.DataFrame) -> pd.DataFrame:
+    """Table 3: mean Hit@2 and Recall per method and budget (n_ev = 3, beta = .12)."""
     t3_methods = [
         *BASELINES,
         coverage_name("overlap", PRIMARY_BETA),
@@ -117,106 +147,134 @@ def analyze_toolbench(
         .agg(["mean", "count"])
         .reset_index()
     )
+    return t3
 
-    # -- beta sweep: per seed sign-flip, Fisher, target-level -------------------------
-    sweep_rows = []
-    comb_rows = []
-    dep_rows = []
-    trend_rows = []
-    for bench in benches:
-        recs = records[records["benchmark"] == bench]
-        for metric in ("recall", "hit@2"):
-            target_gaps: dict[float, pd.DataFrame] = {}
-            for beta in betas:
-                d = gap_matrix(
-                    recs, coverage_name("overlap", beta), coverage_name("disjoint", beta), metric
-                )
-                per_seed_p: dict[int, dict[int, float]] = {}
-                for s in seeds:
-                    ds = d.loc[s]
-                    tests = signflip_tests(
-                        ds[list(budgets)].to_numpy(),
-                        n_resamples=n_resamples,
-                        rng=rng(bench, metric, beta, "seed", s),
-                    )
-                    for b, t in zip(budgets, tests, strict=True):
-                        per_seed_p.setdefault(b, {})[s] = t.pvalue
-                        sweep_rows.append(
-                            {"benchmark": bench, "metric": metric, "beta": beta, "budget": b,
-                             "seed": s, "gap": float(ds[b].mean()), "p": t.pvalue,
-                             "n": int(ds[b].size)}
-                        )  # fmt: skip
-                tg = _with_target(d)
-                by_target = tg.groupby("target")[list(budgets)].mean()
-                target_gaps[beta] = by_target
-                tt = signflip_tests(
-                    by_target.to_numpy(),
-                    n_resamples=n_resamples,
-                    rng=rng(bench, metric, beta, "targets"),
-                )
-                for b, t in zip(budgets, tt, strict=True):
-                    ps = [per_seed_p[b][s] for s in seeds]
-                    comb_rows.append(
-                        {
-                            "benchmark": bench, "metric": metric, "beta": beta, "budget": b,
-                            "gap": float(d[b].mean()),
-                            "seed_min": float(d[b].groupby(level="seed").mean().min()),
-                            "seed_max": float(d[b].groupby(level="seed").mean().max()),
-                            "fisher_p": fisher_combine(ps).pvalue if len(ps) > 1 else ps[0],
-                            "target_gap": float(by_target[b].mean()),
-                            "target_p": t.pvalue, "n_targets": int(by_target.shape[0]),
-                            "n_episodes": int(d[b].size),
-                        }
-                    )  # fmt: skip
-                    if len(seeds) > 1:
-                        all_t = tg.groupby(["target", "seed"])[b].mean().unstack("seed")
-                        per_t = all_t.dropna()
-                        if per_t.shape[0] >= 3:
-                            within = seed_dependence(per_t.to_numpy())
-                            sd = between_seed_dependence(all_t.to_numpy())
-                            dep_rows.append(
-                                {"benchmark": bench, "metric": metric, "beta": beta, "budget": b,
-                                 "shared_targets": int(per_t.shape[0]),
-                                 "within_correlation": within.mean_correlation,
-                                 "mean_correlation": sd.mean_correlation,
-                                 "duplicate_fraction": sd.duplicate_fraction,
-                                 "effective_seeds": sd.effective_seeds,
-                                 "too_dependent": sd.too_dependent}
-                            )  # fmt: skip
-            # trend in beta per budget, units = distinct targets
-            for b in budgets:
-                mat = pd.concat([target_gaps[beta][b].rename(beta) for beta in betas], axis=1)
-                exch = within_block_trend_test(
-                    mat.to_numpy(),
-                    scores=list(betas),
-                    n_resamples=n_resamples,
-                    rng=rng(bench, metric, b, "trend"),
-                )
-                res = mean_trend_test(
-                    mat.to_numpy(),
-                    scores=list(betas),
-                    n_resamples=n_resamples,
-                    rng=rng(bench, metric, b, "mean trend"),
-                )
-                trend_rows.append(
-                    {"benchmark": bench, "metric": metric, "budget": b,
-                     "statistic": res.statistic, "p": res.pvalue, "n_targets": res.n_blocks,
-                     "statistic_exchangeable": exch.statistic, "p_exchangeable": exch.pvalue,
-                     "monotone_means": bool(np.all(np.diff(mat.mean().to_numpy()) > 0))}
+
+def _target_level(
+    d: pd.DataFrame, budgets: tuple[int, ...], n_resamples: int, rng: np.random.Generator
+) -> tuple[pd.DataFrame, pd.DataFrame, list[Any]]:
+    """The dependence-robust unit: one per distinct target, its episodes over all seeds
+    averaged (`d` with its targets, the per-target gaps), and a sign-flip test per budget on
+    those units."""
+    tg = _with_target(d)
+    by_target = tg.groupby("target")[list(budgets)].mean()
+    return tg, by_target, signflip_tests(by_target.to_numpy(), n_resamples=n_resamples, rng=rng)
+
+
+def _beta_point(
+    recs: pd.DataFrame,
+    bench: str,
+    metric: str,
+    beta: float,
+    seeds: tuple[int, ...],
+    budgets: tuple[int, ...],
+    n_resamples: int,
+    rng: Any,
+    rows: dict[str, list[dict[str, Any]]],
+) -> pd.DataFrame:
+    """One (benchmark, metric, beta) of the sweep: per-seed sign-flip tests, their Fisher
+    combination, the target-level test and the seed dependence, appended to `rows`; returns the
+    per-target gaps (the trend test's units)."""
+    sweep_rows, comb_rows, dep_rows = rows["sweep"], rows["comb"], rows["dep"]
+    d = gap_matrix(recs, coverage_name("overlap", beta), coverage_name("disjoint", beta), metric)
+    per_seed_p: dict[int, dict[int, float]] = {}
+    for s in seeds:
+        ds = d.loc[s]
+        tests = signflip_tests(
+            ds[list(budgets)].to_numpy(),
+            n_resamples=n_resamples,
+            rng=rng(bench, metric, beta, "seed", s),
+        )
+        for b, t in zip(budgets, tests, strict=True):
+            per_seed_p.setdefault(b, {})[s] = t.pvalue
+            sweep_rows.append(
+                {"benchmark": bench, "metric": metric, "beta": beta, "budget": b,
+                 "seed": s, "gap": float(ds[b].mean()), "p": t.pvalue,
+                 "n": int(ds[b].size)}
+            )  # fmt: skip
+    tg, by_target, tt = _target_level(d, budgets, n_resamples, rng(bench, metric, beta, "targets"))
+    for b, t in zip(budgets, tt, strict=True):
+        ps = [per_seed_p[b][s] for s in seeds]
+        comb_rows.append(
+            {
+                "benchmark": bench, "metric": metric, "beta": beta, "budget": b,
+                "gap": float(d[b].mean()),
+                "seed_min": float(d[b].groupby(level="seed").mean().min()),
+                "seed_max": float(d[b].groupby(level="seed").mean().max()),
+                "fisher_p": fisher_combine(ps).pvalue if len(ps) > 1 else ps[0],
+                "target_gap": float(by_target[b].mean()),
+                "target_p": t.pvalue, "n_targets": int(by_target.shape[0]),
+                "n_episodes": int(d[b].size),
+            }
+        )  # fmt: skip
+        if len(seeds) > 1:
+            all_t = tg.groupby(["target", "seed"])[b].mean().unstack("seed")
+            per_t = all_t.dropna()
+            if per_t.shape[0] >= 3:
+                within = seed_dependence(per_t.to_numpy())
+                sd = between_seed_dependence(all_t.to_numpy())
+                dep_rows.append(
+                    {"benchmark": bench, "metric": metric, "beta": beta, "budget": b,
+                     "shared_targets": int(per_t.shape[0]),
+                     "within_correlation": within.mean_correlation,
+                     "mean_correlation": sd.mean_correlation,
+                     "duplicate_fraction": sd.duplicate_fraction,
+                     "effective_seeds": sd.effective_seeds,
+                     "too_dependent": sd.too_dependent}
                 )  # fmt: skip
-    sweep = pd.DataFrame(sweep_rows)
-    combined = pd.DataFrame(comb_rows)
+    return by_target
 
+
+def _trend_rows(
+    target_gaps: dict[float, pd.DataFrame],
+    bench: str,
+    metric: str,
+    betas: tuple[float, ...],
+    budgets: tuple[int, ...],
+    n_resamples: int,
+    rng: Any,
+) -> list[dict[str, Any]]:
+    """The trend in beta per budget, units = distinct targets (mean-trend and exchangeable)."""
+    trend_rows: list[dict[str, Any]] = []
+    for b in budgets:
+        mat = pd.concat([target_gaps[beta][b].rename(beta) for beta in betas], axis=1)
+        exch = within_block_trend_test(
+            mat.to_numpy(),
+            scores=list(betas),
+            n_resamples=n_resamples,
+            rng=rng(bench, metric, b, "trend"),
+        )
+        res = mean_trend_test(
+            mat.to_numpy(),
+            scores=list(betas),
+            n_resamples=n_resamples,
+            rng=rng(bench, metric, b, "mean trend"),
+        )
+        trend_rows.append(
+            {"benchmark": bench, "metric": metric, "budget": b,
+             "statistic": res.statistic, "p": res.pvalue, "n_targets": res.n_blocks,
+             "statistic_exchangeable": exch.statistic, "p_exchangeable": exch.pvalue,
+             "monotone_means": bool(np.all(np.diff(mat.mean().to_numpy()) > 0))}
+        )  # fmt: skip
+    return trend_rows
+
+
+def _consistency(
+    sweep: pd.DataFrame, betas: tuple[float, ...], budgets: tuple[int, ...]
+) -> dict[str, Any]:
+    """Directional consistency of the Recall gap over beta x B x seed (n_ev = 3)."""
     main_sweep = sweep[(sweep["benchmark"] == "toolbench") & (sweep["metric"] == "recall")]
     per_seed_pos = main_sweep.groupby("seed")["gap"].apply(lambda g: int((g > 0).sum()))
-    consistency = {
+    return {
         "positive_cells": int((main_sweep["gap"] > 0).sum()),
         "cells": len(main_sweep),
         "per_seed": {int(k): int(v) for k, v in per_seed_pos.items()},
         "per_seed_cells": len(betas) * len(budgets),
     }
 
-    # -- Table 14 ---------------------------------------------------------------------
+
+def _table14(sweep: pd.DataFrame, benches: list[str]) -> list[dict[str, Any]]:
+    """Table 14: evidence-size sensitivity at beta = .12."""
     t14 = []
     for bench in benches:
         s = sweep[(sweep["benchmark"] == bench) & (sweep["metric"] == "recall")]
@@ -232,8 +290,11 @@ def analyze_toolbench(
                 "b400_gap": float(b400["gap"].mean()) if len(b400) else float("nan"),
             }
         )
+    return t14
 
-    # -- membership (Sections 4.1, 6.1) -----------------------------------------------
+
+def _membership(episodes: pd.DataFrame, benches: list[str]) -> list[dict[str, Any]]:
+    """Evidence–OSU membership per construction (Sections 4.1, 6.1)."""
     mem_rows = []
     for bench in benches:
         ep = episodes[episodes["benchmark"] == bench]
@@ -252,8 +313,17 @@ def analyze_toolbench(
                     "mean_pool_osus": float(ep[f"{construction}_n_osus"].mean()),
                 }
             )
+    return mem_rows
 
-    # -- cohesion (G.5) -----------------------------------------------------------------
+
+def _cohesion(
+    main: pd.DataFrame,
+    alphas: tuple[float, ...],
+    budgets: tuple[int, ...],
+    n_resamples: int,
+    rng: Any,
+) -> list[dict[str, Any]]:
+    """The cohesion-alpha variant (Appendix G.5): overlap − disjoint gap, target-level p."""
     coh_rows = []
     if alphas and cohesion_name("overlap", alphas[0]) in set(main["method"]):
         for metric in ("hit@2", "recall"):
@@ -261,34 +331,20 @@ def analyze_toolbench(
                 d = gap_matrix(
                     main, cohesion_name("overlap", a), cohesion_name("disjoint", a), metric
                 )
-                tg = _with_target(d)
-                by_target = tg.groupby("target")[list(budgets)].mean()
-                tt = signflip_tests(
-                    by_target.to_numpy(), n_resamples=n_resamples, rng=rng("cohesion", metric, a)
-                )
+                _, _, tt = _target_level(d, budgets, n_resamples, rng("cohesion", metric, a))
                 for b, t in zip(budgets, tt, strict=True):
                     coh_rows.append(
                         {"metric": metric, "alpha": a, "budget": b, "gap": float(d[b].mean()),
                          "target_p": t.pvalue}
                     )  # fmt: skip
+    return coh_rows
 
-    # -- structural check ---------------------------------------------------------------
+
+def _structure(episodes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The cell of each episode's planted evidence, and the evidence steps' properties."""
     struct = episodes.groupby(["benchmark", "cell"]).size().rename("episodes").reset_index()
     ev = episodes.groupby("benchmark")[["n_ev", "evidence_truncated", "evidence_with_entities"]]
     ev_stats = ev.sum().reset_index()
     ev_stats["truncated_fraction"] = ev_stats["evidence_truncated"] / ev_stats["n_ev"]
     ev_stats["with_entities_fraction"] = ev_stats["evidence_with_entities"] / ev_stats["n_ev"]
-    return ToolbenchAnalysis(
-        table3=t3,
-        sweep=sweep,
-        combined=combined,
-        consistency=consistency,
-        table14=pd.DataFrame(t14),
-        seed_dep=pd.DataFrame(dep_rows),
-        trend=pd.DataFrame(trend_rows),
-        membership=pd.DataFrame(mem_rows),
-        cohesion=pd.DataFrame(coh_rows),
-        structure=struct,
-        evidence_stats=ev_stats,
-        seeds=seeds,
-    )
+    return struct, ev_stats

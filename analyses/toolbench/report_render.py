@@ -81,6 +81,19 @@ def _sweep_table(
     return md_table(_per_budget("beta", "ours (target p; Fisher p)", "paper"), rows)
 
 
+def _seeds_words(a: Any) -> str:
+    """'3 seeds' / '1 seed': the seeds this run used (`--seeds`), not the paper's three."""
+    k = len(a.seeds)
+    return f"{k} seed" + ("" if k == 1 else "s")
+
+
+def _seeds_by_episodes(a: Any, design: Mapping[str, Any]) -> str:
+    """'3 seeds x 200 episodes', from this run's design (episodes per seed)."""
+    per_seed = {v["episodes"] for d in design.values() for v in d["per_seed"].values()}
+    episodes = "/".join(str(e) for e in sorted(per_seed)) or "?"
+    return f"{_seeds_words(a)} x {episodes} episodes"
+
+
 def render_toolbench(
     a: Any,
     *,
@@ -98,6 +111,39 @@ def render_toolbench(
     """
     choices = dict(choices or {})
     reach = choices.get("reachability", "all-steps")
+    L = [
+        *_head(a, load, design, command, choices),
+        *_table3(a),
+        *_sweep_tables(a, figures, design),
+        *_seed_dependence_and_trend(a),
+        *_table14(a),
+        *_membership(a),
+        *_cohesion(a, reach),
+        *_structure(a),
+    ]
+    L += [
+        "",
+        "## Audit of the paper's ToolBench claims (analyses/claims/paper.toml)",
+        "",
+        audit_markdown,
+        "",
+    ]
+    L += [
+        "## Timings",
+        "",
+        *(f"- {k}: {v:.1f} s" for k, v in seconds.items()),
+    ]
+    return "\n".join(L)
+
+
+def _head(
+    a: Any,
+    load: Mapping[str, Any],
+    design: Mapping[str, Any],
+    command: str,
+    choices: dict[str, str],
+) -> list[str]:
+    """The title, the command, the declared choices, the data and design, Table 3's heading."""
     L: list[str] = [
         "# ToolBench planted-retrieval probe (paper Sections 5.1, 6.1, 6.5; App. G)",
         "",
@@ -142,14 +188,20 @@ def render_toolbench(
         )
     L += [
         "- Consequence: episodes within a seed share background trajectories, and seeds share "
-        "targets, so the three seeds are not independent replications; Fisher's combination "
+        f"targets, so the {_seeds_words(a)} are not independent replications; Fisher's combination "
         "treats them as independent. We therefore also report a dependence-robust test with "
         "one unit per distinct target (all its episodes over all seeds averaged), and measure "
         "the seed dependence below.",
         "",
-        "## Table 3 (beta = .12, n_ev = 3): mean over 3 seeds x 200 episodes",
+        f"## Table 3 (beta = .12, n_ev = 3): mean over {_seeds_by_episodes(a, design)}",
         "",
     ]
+    return L
+
+
+def _table3(a: Any) -> list[str]:
+    """Table 3: ours beside the paper's, and the overlap − disjoint gaps."""
+    L: list[str] = []
     t3 = a.table3.set_index(["method", "budget", "metric"])["mean"]
     rows = []
     for m, paper_rows in TOOLBENCH["table3"].items():
@@ -167,11 +219,17 @@ def render_toolbench(
         ]
     L += md_table(_per_budget("method", "Hit@2", "Recall"), [*rows, gaps])
     L += ["", "(paper in parentheses)", ""]
+    return L
 
+
+def _sweep_tables(a: Any, figures: Mapping[str, str], design: Mapping[str, Any]) -> list[str]:
+    """Tables 6 and 15 with the figures, Table 16, the directional consistency."""
+    L: list[str] = []
     L += [
         "## Table 6: overlap − disjoint Recall gap (pp) across beta and B (n_ev = 3)",
         "",
-        "Ours: mean over 3 x 200 episodes, stars on the target-level sign-flip p (two-sided; "
+        f"Ours: mean over {_seeds_by_episodes(a, design)}, stars on the target-level "
+        "sign-flip p (two-sided; "
         "one unit per distinct target, its episodes over all seeds averaged: the valid unit, "
         "since seeds share targets); in parentheses that p and the paper's Fisher combination "
         "of the per-seed tests, which assumes independent seeds. The paper's stars are Fisher.",
@@ -218,6 +276,12 @@ def render_toolbench(
         "and the flag use it.",
         "",
     ]
+    return L
+
+
+def _seed_dependence_and_trend(a: Any) -> list[str]:
+    """The seed-dependence table and the trend test."""
+    L: list[str] = []
     dep = a.seed_dep
     rows = []
     if not dep.empty:
@@ -267,9 +331,16 @@ def render_toolbench(
             for _, r in a.trend.iterrows()
         ),
     )  # fmt: skip
+    return L
+
+
+def _table14(a: Any) -> list[str]:
+    """Table 14: evidence-size sensitivity."""
+    L: list[str] = []
     L += [
         "",
-        "## Table 14: evidence-size sensitivity (Recall, beta = .12, 3 seeds x 4 budgets)",
+        "## Table 14: evidence-size sensitivity (Recall, beta = .12, "
+        f"{_seeds_words(a)} x 4 budgets)",
         "",
     ]
     rows = []
@@ -282,6 +353,12 @@ def render_toolbench(
         )  # fmt: skip
     header = ["n_ev", "sig. (p<.05)", "positive", "B=400 all seeds p<.01", "B=400 gap (pp)"]
     L += md_table([*header, "paper"], rows)
+    return L
+
+
+def _membership(a: Any) -> list[str]:
+    """Evidence–OSU membership beside the paper's."""
+    L: list[str] = []
     L += [
         "",
         "## Evidence–OSU membership (Sections 4.1, 6.1)",
@@ -298,6 +375,12 @@ def render_toolbench(
         )  # fmt: skip
     header = ["n_ev", "construction", "evidence steps", "mean OSUs", "median", "evicted"]
     L += md_table([*header, "paper (mean, median, evicted)"], rows)
+    return L
+
+
+def _cohesion(a: Any, reach: str) -> list[str]:
+    """The cohesion-alpha variant and how to read it under `reach`."""
+    L: list[str] = []
     L += ["", "## Cohesion-alpha variant (Appendix G.5; n_ev = 3)", ""]
     if a.cohesion.empty:
         L.append("Not run.")
@@ -328,6 +411,12 @@ def render_toolbench(
                 "do not enter the score either (the cohesion term reads embeddings only)."
             ),
         ]
+    return L
+
+
+def _structure(a: Any) -> list[str]:
+    """Structural check: the cells of the planted evidence."""
+    L: list[str] = []
     L += [
         "",
         "## Structural check: is planted evidence T+E+?",
@@ -347,16 +436,4 @@ def render_toolbench(
             f"evidence steps have truncated arguments; {100 * r['with_entities_fraction']:.1f}% "
             "carry at least one entity (E+ needs two evidence steps sharing one)."
         )
-    L += [
-        "",
-        "## Audit of the paper's ToolBench claims (analyses/claims/paper.toml)",
-        "",
-        audit_markdown,
-        "",
-    ]
-    L += [
-        "## Timings",
-        "",
-        *(f"- {k}: {v:.1f} s" for k, v in seconds.items()),
-    ]
-    return "\n".join(L)
+    return L

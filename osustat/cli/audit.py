@@ -138,7 +138,9 @@ def audit_command(args: argparse.Namespace) -> int:
     if isinstance(payload, dict):
         payload["provenance"] = prov.to_dict()
     if args.out:
-        with atomic_output(args.out, inputs_digest=prov.inputs_digest, force=args.force) as tmp:
+        with atomic_output(
+            args.out, inputs_digest=prov.inputs_digest, force=args.force, command=prov.command
+        ) as tmp:
             (tmp / "report.md").write_text(text + "\n", encoding="utf-8")
             write_json(tmp / "audit.json", payload)
             write_json(tmp / "provenance.json", prov.to_dict())

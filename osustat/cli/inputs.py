@@ -55,7 +55,7 @@ def read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], A
     files: list[tuple[str, Path]] = []
     if qrels is not None:
         depths = _ints(args.depth, "--depth") if args.depth else None  # None: trec_eval's
-        measures = _split(args.measure) if args.measure else []
+        measures = _split(args.measure, "--measure") if args.measure else []
         source: Any = runs if runs else path
         files = [(f"run {n}", p) for n, p in runs.items()] if runs else [("run", path)]  # type: ignore[list-item]
         files.append(("qrels", qrels))
@@ -91,6 +91,27 @@ def input_notes(loaded: Any, path_label: str, n_rows: int) -> tuple[list[str], l
     else:
         notes.append("Nothing excluded.")
     return notes, [(e.reason, len(e.ids)) for e in loaded.exclusions]
+
+
+def default_unit(records: Any) -> tuple[str, str | None]:
+    """The unit ``analyze`` uses without ``--unit``, and why when it is not the plain default.
+
+    ``episode`` when every benchmark in the records' ``benchmark`` column is a registered one
+    declaring ``default_unit = "episode"`` (LoCoMo: a conversation's questions share one
+    memory, so ``osustat import``'s records are tested at the conversation unit); else
+    ``query`` (reason None)."""
+    from osustat.analyses.registry import benchmark_names, get_benchmark
+
+    names = sorted(set(records["benchmark"].astype(str))) if "benchmark" in records else []
+    known = set(benchmark_names())
+    if not names or not set(names) <= known:
+        return "query", None
+    if {get_benchmark(n).default_unit for n in names} != {"episode"}:
+        return "query", None
+    return "episode", (
+        f"episode, the declared unit of {', '.join(names)} records (an episode's queries share "
+        "one memory: each unit is the mean of its queries); --unit query gives the query level"
+    )
 
 
 def write_json_file(path: Path, payload: Any, force: bool) -> None:

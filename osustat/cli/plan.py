@@ -122,7 +122,7 @@ def _check(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError(f"`{option}` is required with a records file.")
     if args.budget is not None:
         _count(args.budget, "--budget", 1, 2**62)
-    if args.cell is not None and not _split(args.cell):
+    if args.cell is not None and not _split(args.cell, "--cell"):
         raise UsageError("`--cell` is empty; give comma-separated cells (e.g. 'T+E+,all').")
     _input_file(args.records, "records")
     return options
@@ -170,7 +170,7 @@ def _plan(args: argparse.Namespace) -> int:
                 metric=args.metric,
                 budget=args.budget,
                 effect=args.effect,
-                cells=_split(args.cell) if args.cell else None,
+                cells=_split(args.cell, "--cell") if args.cell else None,
                 unit=args.unit,
                 benchmark=args.benchmark,
                 **options,

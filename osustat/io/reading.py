@@ -261,8 +261,16 @@ def trec_lines(path: Path, what: str, n_fields: int) -> list[tuple[int, list[str
     if path.is_dir():
         raise ValueError(f"{what} file {str(path)!r} is a folder, not a file.")
     prefix = f"{what} file {str(path)!r}"
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":  # gzip (qrels.gz, run.gz), as trec_eval users keep them
+        import gzip
+
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{prefix} is gzip-compressed but cannot be read ({exc}).") from None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(
             f"{prefix} is not UTF-8 text ({exc.reason} at byte {exc.start})."

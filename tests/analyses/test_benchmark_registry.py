@@ -52,13 +52,20 @@ class _EP:
 
 def test_a_bad_entry_point_is_an_error_naming_it(monkeypatch):
     real = registry.get_benchmark("synthetic")
+
+    class Bare(Benchmark):
+        name = "bare"
+
     eps = [_EP("mine", "pkg.mod:OBJ", object()), _EP("other", "pkg.mod:REAL", real)]
+    eps.append(_EP("bare", "pkg.mod:BARE", Bare()))
     monkeypatch.setattr(registry, "entry_points", lambda group: eps)
     with pytest.raises(ValueError, match=r"entry point mine = 'pkg.mod:OBJ'.*not an osustat"):
         registry.get_benchmark("mine")
     with pytest.raises(ValueError, match=r"calls itself 'synthetic', not 'other'"):
         registry.get_benchmark("other")
-    with pytest.raises(ValueError, match=r"unknown benchmark 'x'; known: mine, other"):
+    with pytest.raises(ValueError, match=r"does not declare description, data, choices"):
+        registry.get_benchmark("bare")
+    with pytest.raises(ValueError, match=r"unknown benchmark 'x'; known: bare, mine, other"):
         registry.get_benchmark("x")
     broken = _EP("gone", "nowhere.mod:BENCHMARK", None)
     broken.load = lambda: __import__("nowhere.mod")  # type: ignore[method-assign]

@@ -352,10 +352,11 @@ class _TinyEntryPoint:
     name, value = "tiny", "tests.osustat.test_system_outputs:TINY"
 
     def load(self):
-        from osustat.analyses.protocol import Benchmark, DataSpec
+        from osustat.analyses.protocol import Benchmark, Choices, DataSpec
 
         class Tiny(Benchmark):
             name, description, data = "tiny", "one conversation", DataSpec("files", "t.json")
+            choices = Choices("tiny", (), "none")
 
             def questions(self, data, choices):
                 return _table()
@@ -389,3 +390,33 @@ def test_cli_refuses_a_benchmark_without_a_question_table(tmp_path, capsys):
     argv += ["--out", str(tmp_path / "r.csv")]
     assert main(argv) == 2
     assert "has no question table" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("benchmark", "given", "unit"), [
+    ("locomo", None, "episode"), ("locomo", "query", "query"), ("default", None, "query"),
+])  # fmt: skip
+def test_analyze_takes_the_unit_the_records_benchmark_declares(
+    tmp_path, capsys, benchmark, given, unit
+):
+    """LoCoMo declares the conversation as its unit (its questions share one memory), so
+    analyze on LoCoMo-derived records (osustat import's) uses it unless --unit says otherwise;
+    records of no registered benchmark keep the query unit, with no note."""
+    from osustat.cli.main import main
+
+    rows = [
+        (benchmark, f"c{e}", f"c{e}/qa{q}", m, 1, "judge", float(v))
+        for e in range(4)
+        for q in range(3)
+        for m, v in (("zep", (e + q) % 3 != 0), ("mem0", q == 0))
+    ]
+    cols = ["benchmark", "episode_id", "query_id", "method", "budget", "metric", "value"]
+    pd.DataFrame(rows, columns=cols).to_csv(tmp_path / "r.csv", index=False)
+    argv = ["analyze", str(tmp_path / "r.csv"), "--treatment", "zep", "--baseline", "mem0"]
+    argv += ["--json", "-"] + (["--unit", given] if given else [])
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    result = json.loads(out.out)
+    assert result["unit"] == unit
+    declared = unit == "episode"
+    assert ("declared unit of locomo records" in out.err) is declared
+    assert any(n.startswith("Unit: episode") for n in result["input_notes"]) is declared
