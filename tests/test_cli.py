@@ -188,7 +188,13 @@ def test_a_signal_ends_with_a_message_not_a_traceback(tmp_path, capsys, monkeypa
 
     monkeypatch.setattr(osustat.analysis, "analyze", killed)
     before = signal.getsignal(signal.SIGTERM)
-    assert main(["analyze", str(EXAMPLE), *_AB, "--out", str(tmp_path / "out")]) == code
+    # As at a terminal: a shell that starts pytest in the background (CI, `cmd &`) leaves
+    # SIGINT ignored, and Python then installs no KeyboardInterrupt handler of its own.
+    interrupt = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert main(["analyze", str(EXAMPLE), *_AB, "--out", str(tmp_path / "out")]) == code
+    finally:
+        signal.signal(signal.SIGINT, interrupt)
     err = capsys.readouterr().err
     assert "Traceback" not in err and ("interrupted" in err or "terminated (SIGTERM)" in err)
     assert list(tmp_path.iterdir()) == []  # nothing half-written
