@@ -70,7 +70,7 @@ test: $(FULL)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(TEST_ENV) $(BIN)/pytest -q
+	$(TEST_ENV) $(BIN)/pytest -q -n 2
 
 lint: $(FULL)
 	$(BIN)/ruff check .
