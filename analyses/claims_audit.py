@@ -26,8 +26,11 @@ from .protocol import ClaimSelection
 
 __all__ = ["CLAIMS_DIR", "SHIPPED_CLAIMS", "check_claims_file", "claims_audit", "claims_file"]
 
-#: Where the shipped claims files are: package data of ``osustat.analyses``.
+#: Where the shipped claims files several benchmarks share are (``osustat.analyses`` data).
 CLAIMS_DIR = Path(__file__).resolve().parent / "claims"
+
+#: A benchmark's own claims file, in its folder.
+_OWN = {"locomo": Path(__file__).resolve().parent / "locomo" / "claims.toml"}
 
 #: The shipped claims files by name: the paper's claims (audited by every run, selected per
 #: benchmark), LoCoMo's transfer claims, and the checks of the paper's own printed numbers.
@@ -50,7 +53,7 @@ def claims_file(name: str) -> Path:
     """
     if name not in SHIPPED_CLAIMS:
         raise ValueError(f"no shipped claims file {name!r}; choose from {list(SHIPPED_CLAIMS)}")
-    return check_claims_file(CLAIMS_DIR / f"{name}.toml")
+    return check_claims_file(_OWN.get(name, CLAIMS_DIR / f"{name}.toml"))
 
 
 def claims_audit(

@@ -31,11 +31,11 @@ from osustat.analyses.synthetic.generator import (
     generate_episodes,
     structural_statistics,
 )
-from osustat.reports.paper_values import PAPER
+from osustat.analyses.synthetic.paper_values import PAPER
 from osustat.retrieval import BudgetTruncatedReplay, SlidingWindow
 from osustat.retrieval.metrics import hit_at_k, recall
 
-TABLE_9 = PAPER["synthetic"]["table9"]
+TABLE_9 = PAPER["table9"]
 
 BUDGETS = (64, 128, 256, 512)
 METHODS = {"Budget-Truncated Replay": BudgetTruncatedReplay, "Sliding Window": SlidingWindow}

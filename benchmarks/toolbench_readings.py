@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from osustat.reports.paper_values import PAPER
+from osustat.analyses.toolbench.paper_values import PAPER
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,7 +30,7 @@ BUDGETS = (200, 400, 800, 1600)
 BETAS = (0.04, 0.08, 0.12, 0.16, 0.20)
 #: The paper's printed ToolBench values (Tables 3, 6, 14, 15), for comparison only: the one
 #: table of printed values (reports/paper_values.py).
-PAPER_TB = PAPER["toolbench"]
+PAPER_TB = PAPER
 PAPER6 = PAPER_TB["table6"]
 PAPER15 = PAPER_TB["table15"]
 PAPER14 = PAPER_TB["table14"]  # benchmark -> (significant, all positive, B=400 p<.01, gap)

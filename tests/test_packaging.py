@@ -60,8 +60,8 @@ def test_wheel_claims_one_top_level_name(wheel):
     assert "osustat/cli/main.py" in names
     # the claims files the pipelines audit are package data (a wheel once had none, and the
     # embedded audit was skipped without a word)
-    for claims in ("paper", "locomo", "paper_checks"):
-        assert f"osustat/analyses/claims/{claims}.toml" in names
+    for claims in ("claims/paper", "locomo/claims", "claims/paper_checks"):
+        assert f"osustat/analyses/{claims}.toml" in names
 
 
 def test_commands_beside_a_user_reports_package(fresh_env, tmp_path):

@@ -8,21 +8,19 @@ from typing import Any
 
 import pandas as pd
 
+from osustat.analyses.tau_bench.paper_values import PAPER as TAU
 from osustat.formatting import fmt_interval
 from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _s
 from osustat.reports._style import IntervalTest, interval_test_notes
 from osustat.reports._style import md_table as _table
 from osustat.reports.budget_tables import breakeven_by_budget, effect_by_budget, means_by_budget
-from osustat.reports.paper_values import PAPER
 
 from .analysis import CELL_ORDER, LocomoAnalysis
 from .data import CATEGORY_NAMES
 
 __all__ = ["render", "write_figures"]
 
-#: The paper's printed τ-bench values, beside ours for reading only.
-TAU: dict[str, Any] = PAPER["tau-bench"]
 
 _COMP_WORDS = {
     "osu_flat_hit": "OSU-Mem − Flat Vector, Hit@2",

@@ -12,8 +12,9 @@ from typing import Any
 
 from osustat.analyses.protocol import BenchmarkRun
 from osustat.reports.figures import dose_response
-from osustat.reports.synthetic import budget_curves, near_far_figure, render_synthetic
-from osustat.reports.synthetic_sensitivity import effects_figure, render_sensitivity
+
+from .report_render import budget_curves, near_far_figure, render_synthetic
+from .report_sensitivity import effects_figure, render_sensitivity
 
 __all__ = ["write_sensitivity", "write_synthetic"]
 

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from osustat.analyses.protocol import BenchmarkRun
-from osustat.reports.tau_bench import render_tau_bench, write_figures
+
+from .report_render import render_tau_bench, write_figures
 
 __all__ = ["write_tau"]
 

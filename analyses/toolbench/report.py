@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from osustat.analyses.protocol import BenchmarkRun
-from osustat.reports.toolbench import dose_response_figure, render_toolbench
+
+from .report_render import dose_response_figure, render_toolbench
 
 __all__ = ["write_toolbench"]
 

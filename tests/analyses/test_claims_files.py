@@ -85,4 +85,4 @@ def test_locomo_declares_its_transfer_claims() -> None:
     from osustat.analyses.locomo.benchmark import BENCHMARK
 
     assert BENCHMARK.claims is not None and BENCHMARK.claims.files == ("locomo",)
-    assert ca.claims_file("locomo").name == "locomo.toml"
+    assert ca.claims_file("locomo").name == "claims.toml"

@@ -20,8 +20,8 @@ from osustat.analyses.synthetic.grid import (
     default_grid_path,
     load_grid,
 )
+from osustat.analyses.synthetic.report_sensitivity import PARAMETERS
 from osustat.analyses.synthetic.sensitivity import _summarize, _test_point, run_sensitivity
-from osustat.reports.synthetic_sensitivity import PARAMETERS
 
 QUIET = Backend(progress=False)
 

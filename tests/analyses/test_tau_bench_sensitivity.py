@@ -104,7 +104,7 @@ def test_cells_with_fewer_than_two_queries_are_marked_not_testable(
     from dataclasses import replace
 
     from osustat.analyses.tau_bench.benchmark import analyze_tau
-    from osustat.reports.tau_bench import render_tau_bench
+    from osustat.analyses.tau_bench.report_render import render_tau_bench
 
     spec = _spec(files, 0)
     run = run_tau(spec)

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 
 from osustat import analyze
+from osustat.analyses.synthetic.report_render import CURVE_METHODS, _figure_scope
 from osustat.reports.cellwise import render_analysis
-from osustat.reports.synthetic import CURVE_METHODS, _figure_scope
 
 
 def _records() -> pd.DataFrame:

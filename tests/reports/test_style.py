@@ -40,7 +40,7 @@ class TestSaveFigure:
 
 
 def test_sensitivity_figure_orders_numeric_values_numerically() -> None:
-    from osustat.reports.synthetic_sensitivity import _value_order
+    from osustat.analyses.synthetic.report_sensitivity import _value_order
 
     assert sorted(["12", "24", "6"], key=_value_order) == ["6", "12", "24"]
     assert sorted(["spread", "segment", "0.5", "0.1"], key=_value_order) == [

@@ -14,17 +14,14 @@ import pandas as pd
 from osustat.formatting import fmt_interval, fmt_number, fmt_signed
 from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _f
+from osustat.reports._style import IntervalTest, interval_test_notes
+from osustat.reports.budget_tables import breakeven_by_budget, effect_by_budget
+from osustat.reports.figures import budget_curves
 
-from ._style import IntervalTest, interval_test_notes
-from ._tau_sections import UNTESTABLE, query_readings, stage_d_placement, twins_and_agents
-from .budget_tables import breakeven_by_budget, effect_by_budget
-from .figures import budget_curves
-from .paper_values import PAPER
+from .paper_values import PAPER as TAU
+from .report_sections import UNTESTABLE, query_readings, stage_d_placement, twins_and_agents
 
 __all__ = ["render_tau_bench", "write_figures"]
-
-#: The paper's printed τ-bench values (:data:`osustat.reports.paper_values.PAPER`).
-TAU: dict[str, Any] = PAPER["tau-bench"]
 
 
 def _ci(ci: Any, *, signed: bool = True) -> str:
@@ -369,7 +366,7 @@ def _llm_section(w: Any, llm: dict[str, Any]) -> None:
 
 
 def write_figures(a: Any, out: Path) -> None:
-    from .cellwise import forest_plot
+    from osustat.reports.cellwise import forest_plot
 
     if a.forest is not None:
         forest_plot(

@@ -14,17 +14,14 @@ import pandas as pd
 
 from osustat import stars
 from osustat.formatting import fmt_p, fmt_signed, p_phrase, yes_no
+from osustat.reports._style import md_table, pyplot, save_figure
 
-from ._style import md_table, pyplot, save_figure
-from .paper_values import PAPER
+from .paper_values import PAPER as TOOLBENCH
 
 __all__ = ["dose_response_figure", "render_toolbench"]
 
 _B = (200, 400, 800, 1600)
 _BETAS = (0.04, 0.08, 0.12, 0.16, 0.20)
-
-#: The paper's printed ToolBench values (:data:`osustat.reports.paper_values.PAPER`).
-TOOLBENCH: dict[str, Any] = PAPER["toolbench"]
 
 
 def _pp(x: float) -> str:

@@ -10,14 +10,11 @@ import pandas as pd
 
 from osustat import stars
 from osustat.formatting import fmt_p, fmt_signed
+from osustat.reports._style import pyplot, save_figure
 
-from ._style import pyplot, save_figure
-from .paper_values import PAPER
+from .paper_values import PAPER as SYNTHETIC
 
 __all__ = ["budget_curves", "near_far_figure", "render_synthetic"]
-
-#: The paper's printed synthetic values (:data:`osustat.reports.paper_values.PAPER`).
-SYNTHETIC: dict[str, Any] = PAPER["synthetic"]
 
 CURVE_METHODS = (
     "Flat Vector",
@@ -123,7 +120,7 @@ def render_synthetic(
     `config` is the generator configuration (printed); `robustness` the sensitivity grid's
     per-claim summary (``analyses.synthetic.sensitivity``), if it was run.
     """
-    from .synthetic_sensitivity import robustness_lines
+    from .report_sensitivity import robustness_lines
 
     a = analysis
     out = [

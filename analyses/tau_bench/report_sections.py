@@ -12,10 +12,7 @@ from typing import Any
 from osustat.formatting import fmt_p as _p
 from osustat.formatting import fmt_signed as _f
 
-from .paper_values import PAPER
-
-#: The paper's printed τ-bench values (:data:`osustat.reports.paper_values.PAPER`).
-TAU: dict[str, Any] = PAPER["tau-bench"]
+from .paper_values import PAPER as TAU
 
 __all__ = ["UNTESTABLE", "query_readings", "stage_d_placement", "table5_row", "twins_and_agents"]
 

@@ -10,8 +10,7 @@ import numpy as np
 import pandas as pd
 
 from osustat.formatting import fmt_interval, fmt_p, fmt_signed, yes_no
-
-from ._style import pyplot, save_figure
+from osustat.reports._style import pyplot, save_figure
 
 __all__ = ["FIGURE_CLAIMS", "effects_figure", "render_sensitivity", "robustness_lines"]
 
