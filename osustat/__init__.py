@@ -23,6 +23,7 @@ from .combine import (
     stouffer_combine,
 )
 from .equivalence import EquivalenceResult, tost_signflip
+from .front_door import reproduce
 from .interaction import INTERACTION_METHODS, InteractionResult, interaction_test
 from .intervals import ConfidenceInterval
 from .io.evidence import evidence_metrics, read_evidence
@@ -98,6 +99,7 @@ __all__ = [
     "read_records",
     "records_from_retrievals",
     "records_from_trec",
+    "reproduce",
     "seed_dependence",
     "seed_tests",
     "sharing_rates",

@@ -277,14 +277,18 @@ def _umask() -> int:
     return mask
 
 
-def json_text(payload: Any) -> str:
-    """`payload` as indented JSON text (NaN/inf become null, numpy scalars plain numbers)."""
-    return json.dumps(_clean(payload), indent=2)
+def json_text(payload: Any, *, indent: int = 2, sort_keys: bool = False) -> str:
+    """`payload` as indented JSON text: the one JSON form of every file osustat writes.
+
+    JSON has no infinity and no NaN: NaN, inf and -inf become null (never the invalid
+    ``Infinity`` / ``NaN`` tokens); numpy scalars become plain numbers; keys become strings.
+    """
+    return json.dumps(_clean(payload), indent=indent, sort_keys=sort_keys)
 
 
-def write_json(path: Path, payload: Any) -> None:
+def write_json(path: Path, payload: Any, *, indent: int = 2, sort_keys: bool = False) -> None:
     """Write `payload` as indented JSON (:func:`json_text`), newline-terminated."""
-    path.write_text(json_text(payload) + "\n", encoding="utf-8")
+    path.write_text(json_text(payload, indent=indent, sort_keys=sort_keys) + "\n", encoding="utf-8")
 
 
 def _clean(x: Any) -> Any:

@@ -213,6 +213,13 @@ def paired(
         ids = tv.index.to_numpy(dtype=str)
         episodes = ids
         cells = None
+        if len(ids) < 2:
+            raise ValueError(
+                f"{treatment!r} and {baseline!r} share {len(ids)} episode on {metric} at budget "
+                f"{budget}: episode-level (e.g. conversation-level) inference is impossible "
+                "with one unit; no p is given. Compare at unit='query' (query level, whose "
+                "questions share that episode)."
+            )
     else:
         tv, bv = t["value"], b["value"]
         ids = np.array([f"{e}/{q}" for e, q in t.index], dtype=str)

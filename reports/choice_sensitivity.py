@@ -38,7 +38,8 @@ def render_choice_sensitivity(result: Any) -> str:
         "",
         f"Grid: {grid.source}; {len(grid.points)} point(s), seeds "
         f"{', '.join(map(str, grid.seeds)) if grid.seeds else 'the run seed'}. Per point and "
-        "seed the benchmark runs in full and its claims of `analyses/claims/paper.toml` are "
+        "seed the benchmark runs in full and its claims of "
+        f"{', '.join(f'`{c}`' for c in result.claims) or 'its claims files'} are "
         "audited on the records (strict standard). A claim is **robust** when reproduced at "
         "every point, **choice-dependent** when at some, **not reproduced** when at none (a "
         "point counts when the claim is reproduced at every seed). Per claim × point × seed "

@@ -36,6 +36,22 @@ def _summary_cost(costs: NDArray[np.float64]) -> float:
     return float(max(5.0, round(float(costs.mean())))) if costs.size else 5.0
 
 
+def _newest_that_fit(
+    costs: NDArray[np.float64], end: int, budget: float
+) -> tuple[list[int], float]:
+    """The steps before `end`, newest first, until the next one does not fit `budget` (a
+    contiguous recent suffix), and the tokens they use: Budget-Truncated Replay's whole
+    selection and Periodic Summary's recent window."""
+    chosen: list[int] = []
+    used = 0.0
+    for s in range(end - 1, -1, -1):
+        if used + costs[s] > budget:
+            break
+        chosen.append(s)
+        used += float(costs[s])
+    return chosen, used
+
+
 class NoLTMemory(BaseRetriever):
     """No long-term memory: always returns an empty context."""
 
@@ -59,13 +75,7 @@ class BudgetTruncatedReplay(BaseRetriever):
     def _retrieve(
         self, q: NDArray[np.float64], budget: float, end: int, evidence: NDArray[np.int64] | None
     ) -> RetrievalResult:
-        costs = self.trajectory_.costs
-        chosen, used = [], 0.0
-        for s in range(end - 1, -1, -1):
-            if used + costs[s] > budget:
-                break
-            chosen.append(s)
-            used += float(costs[s])
+        chosen, used = _newest_that_fit(self.trajectory_.costs, end, budget)
         return self._result(chosen, used)
 
 
@@ -110,13 +120,7 @@ class PeriodicSummary(BaseRetriever):
         self, q: NDArray[np.float64], budget: float, end: int, evidence: NDArray[np.int64] | None
     ) -> RetrievalResult:
         costs = self.trajectory_.costs
-        recent_budget = self.recent_fraction * budget
-        chosen, used = [], 0.0
-        for s in range(end - 1, -1, -1):
-            if used + costs[s] > recent_budget:
-                break
-            chosen.append(s)
-            used += float(costs[s])
+        chosen, used = _newest_that_fit(costs, end, self.recent_fraction * budget)
         oldest_recent = min(chosen) if chosen else end
         summary_tokens, n_summaries = 0.0, 0
         for stop in range(oldest_recent, 0, -self.period):

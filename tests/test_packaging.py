@@ -62,6 +62,9 @@ def test_wheel_claims_one_top_level_name(wheel):
     # embedded audit was skipped without a word)
     for claims in ("claims/paper", "locomo/claims", "claims/paper_checks"):
         assert f"osustat/analyses/{claims}.toml" in names
+    # the named readers of `osustat import` are mappings shipped as package data
+    assert {"osustat/io/mappings/mem0.toml", "osustat/io/mappings/zep.toml"} <= set(names)
+    assert "osustat/analyses/locomo/systems_claims.toml" in names
 
 
 def test_commands_beside_a_user_reports_package(fresh_env, tmp_path):

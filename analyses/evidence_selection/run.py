@@ -37,7 +37,11 @@ from osustat.analyses.evidence_selection.scoring import (
     hard_recall_metric,
     max_cosines,
 )
-from osustat.analyses.evidence_selection.selectors import Selector, SelectorError
+from osustat.analyses.evidence_selection.selectors import (
+    SelectionReply,
+    Selector,
+    SelectorError,
+)
 from osustat.cells import Cell
 from osustat.retrieval.base import RetrievalResult
 from osustat.retrieval.encoder import TextEncoder
@@ -113,6 +117,23 @@ class SelectionOutcome:
         Per ground-truth evidence step, its largest cosine to any listed event (0 when none
         was listed). Kept so that other thresholds can be scored without re-running
         (Appendix F releases the same per-query artifact).
+    failure : str or None
+        Why the selector's reply gave no event (a parse failure, counted, scored as nothing
+        listed), or None. Only selectors with a ``reply`` method report one.
+    positions : tuple of int
+        Per listed item, the 1-based position in the context it points at: the listed id
+        (``output='ids'``; repeats kept), else the context step with the largest cosine to the
+        listed event (an attribution, whatever the event's wording).
+    grounding : tuple of float
+        Per listed event, its largest cosine to any context step (1 for a verbatim step; empty
+        for an empty context). An event at or below a threshold is "invented" for
+        :func:`analyses.evidence_selection.failures.failure_modes`.
+    invalid_ids : int
+        Listed ids that are not positions of the context (``output='ids'``).
+    raw : str or None
+        The model's message content (selectors with a ``reply`` method).
+    n_context : int
+        Steps in the context.
     """
 
     episode_id: str
@@ -122,6 +143,12 @@ class SelectionOutcome:
     cell: str | None
     listed: tuple[str, ...]
     max_cosines: tuple[float, ...]
+    failure: str | None = None
+    positions: tuple[int, ...] = ()
+    grounding: tuple[float, ...] = ()
+    invalid_ids: int = 0
+    raw: str | None = None
+    n_context: int = 0
 
     def __post_init__(self) -> None:
         where = f"{self.episode_id}/{self.query_id}, method {self.method!r}, seed {self.seed}"
@@ -135,6 +162,8 @@ class SelectionOutcome:
             )
         object.__setattr__(self, "max_cosines", tuple(float(c) for c in cos))
         object.__setattr__(self, "listed", tuple(self.listed))
+        object.__setattr__(self, "positions", tuple(int(p) for p in self.positions))
+        object.__setattr__(self, "grounding", tuple(float(g) for g in self.grounding))
 
     @property
     def soft_recall(self) -> float:
@@ -227,6 +256,7 @@ def run_evidence_selection(
     encoder: TextEncoder,
     *,
     seeds: Sequence[int] = (0,),
+    progress: bool = False,
 ) -> tuple[SelectionOutcome, ...]:
     """Run a selector over every (seed, method, query) and measure its listed events.
 
@@ -242,6 +272,8 @@ def run_evidence_selection(
         encoder, all-MiniLM-L6-v2; wrap it in a ``CachedEncoder``).
     seeds : sequence of int
         Passed to the selector (the chat client sends it as ``seed``).
+    progress : bool
+        A progress bar over the selector calls (on standard error).
 
     Returns
     -------
@@ -269,32 +301,66 @@ def run_evidence_selection(
     qs, ctx, seed_list = _run_iv(queries, contexts, selector, encoder, seeds)
     evidence_emb = encoder.encode([t for q in qs for t in q.evidence])
     bounds = np.cumsum([0] + [len(q.evidence) for q in qs])
-    selections: list[tuple[int, str, int, tuple[str, ...]]] = []
-    for seed in seed_list:
-        for method, per_query in ctx.items():
-            for i, q in enumerate(qs):
-                try:
-                    listed = selector.select(q.instruction, list(per_query[q.key]), seed=seed)
-                except SelectorError as exc:
-                    raise SelectorError(
-                        f"selector {selector.name!r} failed on query {q.episode_id}/"
-                        f"{q.query_id}, method {method!r}, seed {seed}: {exc}"
-                    ) from exc
-                selections.append((seed, method, i, tuple(listed)))
-    distinct = sorted({t for *_, listed in selections for t in listed})
+    calls = [(s, m, i) for s in seed_list for m in ctx for i in range(len(qs))]
+    if progress:
+        from tqdm.auto import tqdm
+
+        calls = tqdm(calls, desc=f"selector {selector.name}", unit="call")
+    replies = [(s, m, i, _ask(selector, qs[i], m, s, list(ctx[m][qs[i].key]))) for s, m, i in calls]
+    steps = {t for per_query in ctx.values() for texts in per_query.values() for t in texts}
+    distinct = sorted(steps | {t for *_, r in replies for t in r.events})
     row = {t: j for j, t in enumerate(distinct)}
-    listed_emb = encoder.encode(distinct) if distinct else np.zeros((0, encoder.dim))
+    emb = encoder.encode(distinct) if distinct else np.zeros((0, encoder.dim))
     outcomes = []
-    for seed, method, i, listed in selections:
+    for seed, method, i, r in replies:
         q = qs[i]
-        ev = evidence_emb[bounds[i] : bounds[i + 1]]
-        m = max_cosines(ev, listed_emb[[row[t] for t in listed]])
+        listed_emb = emb[[row[t] for t in r.events]]
+        context = list(ctx[method][q.key])
+        grounding = max_cosines(listed_emb, emb[[row[t] for t in context]]) if r.events else ()
+        if r.ids is not None:
+            positions: Sequence[int] = r.ids
+        elif r.events and context:
+            positions = (listed_emb @ emb[[row[t] for t in context]].T).argmax(axis=1) + 1
+        else:
+            positions = ()
         outcomes.append(
             SelectionOutcome(
-                q.episode_id, q.query_id, method, seed, q.cell, listed, tuple(map(float, m))
+                q.episode_id,
+                q.query_id,
+                method,
+                seed,
+                q.cell,
+                r.events,
+                tuple(map(float, max_cosines(evidence_emb[bounds[i] : bounds[i + 1]], listed_emb))),
+                failure=r.failure,
+                positions=tuple(positions),
+                grounding=tuple(grounding) if context else (),
+                invalid_ids=len(r.invalid_ids),
+                raw=r.raw,
+                n_context=len(context),
             )
         )
     return tuple(outcomes)
+
+
+def _ask(
+    selector: Selector, q: SelectionQuery, method: str, seed: int, context: list[str]
+) -> SelectionReply:
+    """One selection as a reply: ``selector.reply`` when it has one (parse failures counted,
+    not raised), else ``select``; a selector error names the query, method and seed."""
+    try:
+        reply = getattr(selector, "reply", None)
+        if callable(reply):
+            got = reply(q.instruction, context, seed=seed)
+            if not isinstance(got, SelectionReply):
+                raise SelectorError(f"`reply` returned {type(got).__name__}, not SelectionReply")
+            return got
+        return SelectionReply(tuple(selector.select(q.instruction, context, seed=seed)), "", None)
+    except SelectorError as exc:
+        raise SelectorError(
+            f"selector {selector.name!r} failed on query {q.episode_id}/{q.query_id}, method "
+            f"{method!r}, seed {seed}: {exc}"
+        ) from exc
 
 
 def selection_records(

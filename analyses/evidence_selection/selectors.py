@@ -7,7 +7,10 @@ protocol:
 - :class:`ChatCompletionsSelector` -- an LLM behind any OpenAI-compatible
   ``POST {base_url}/chat/completions`` endpoint (OpenAI, vLLM, llama.cpp server, Ollama, ...),
   called with the standard library's ``urllib``. The paper used GPT-4o-mini at ``T = 0``
-  asking for exactly three short event descriptions.
+  asking for exactly three short event descriptions (``output='text'``, the default); the
+  constrained variant ``output='ids'`` asks for the numbers of the relevant retrieved steps
+  under a JSON-schema ``response_format`` whose items are an enum of the context's step ids,
+  and lists those steps verbatim.
 - :class:`ExtractiveSimilaritySelector` -- **never an LLM**: it returns, verbatim, the `k`
   retrieved steps whose embeddings are most similar to the instruction's. An offline,
   deterministic baseline for the scoring pipeline (and for runs without an LLM).
@@ -21,6 +24,11 @@ markers (``-``, ``*``, ``•``, ``1.``, ``1)``, ``(1)``, ``[1]``, each followed 
 surrounding quotes removed; when some lines carry a list marker, only those lines are kept (so
 a preamble such as "Here are the events:" is dropped). The first ``max_events`` events are
 kept. A reply with no events is an error.
+
+:meth:`ChatCompletionsSelector.reply` returns a :class:`SelectionReply` that keeps the raw
+content and counts what went wrong (a parse failure, ids that are not in the context) instead of
+raising, so a run can count every malformed reply; :meth:`~ChatCompletionsSelector.select` raises
+on a parse failure.
 """
 
 from __future__ import annotations
@@ -34,7 +42,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -43,12 +52,16 @@ from osustat.retrieval.encoder import TextEncoder
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
+    "IDS_SYSTEM_PROMPT",
     "ChatCompletionsSelector",
     "ExtractiveSimilaritySelector",
+    "SelectionReply",
     "Selector",
     "SelectorError",
     "build_user_prompt",
+    "ids_response_format",
     "parse_listed_events",
+    "parse_listed_ids",
 ]
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -59,6 +72,17 @@ DEFAULT_SYSTEM_PROMPT = (
     "Write one description per line, each line starting with '- ', and nothing else."
 )
 
+#: The constrained variant's system prompt (``output='ids'``): the same task, answered with the
+#: numbers of the retrieved steps; the server's JSON schema allows only those numbers.
+IDS_SYSTEM_PROMPT = (
+    "You are the memory component of an assistant. You are given the user's instruction and "
+    "excerpts retrieved from the assistant's past interaction history, numbered [1], [2], and "
+    "so on. Choose the {k} excerpts that record the past events most relevant to the "
+    'instruction. Answer with their numbers as JSON, for example {"ids": [2, 5, 1]}, and '
+    "nothing else."
+)
+OUTPUTS = ("text", "ids")
+
 _MARKER = re.compile(r"^\s*(?:[-*•·]|\(?\d{1,3}[.)]|\[\d{1,3}\])\s+")
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n(.*?)\n?\s*```\s*$", re.DOTALL)
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -67,6 +91,33 @@ _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 class SelectorError(RuntimeError):
     """A selector could not produce events (HTTP error, timeout, malformed reply)."""
+
+
+@dataclass(frozen=True)
+class SelectionReply:
+    """What a model answered for one query, parsed, with what could not be used.
+
+    Attributes
+    ----------
+    events : tuple of str
+        The listed events (for ``output='ids'``: the listed steps' texts, each once, in the
+        order first listed). Empty on a parse failure or for an empty context.
+    raw : str
+        The message content as received ('' when no request was made).
+    failure : str or None
+        Why no event could be read (non-JSON, no list, empty), or None.
+    ids : tuple of int or None
+        ``output='ids'``: the 1-based context positions listed that exist in the context, in
+        the model's order, repeats kept. None for free text.
+    invalid_ids : tuple
+        ``output='ids'``: listed items that are not a position of the context (invented).
+    """
+
+    events: tuple[str, ...]
+    raw: str
+    failure: str | None = None
+    ids: tuple[int, ...] | None = None
+    invalid_ids: tuple[Any, ...] = ()
 
 
 @runtime_checkable
@@ -171,6 +222,73 @@ def parse_listed_events(content: str, *, max_events: int = 3) -> tuple[str, ...]
     return tuple(events[:max_events])
 
 
+def parse_listed_ids(
+    content: str, context: Sequence[str], *, max_events: int = 3
+) -> SelectionReply:
+    """Read a constrained reply ``{"ids": [...]}`` against the `context` it numbered.
+
+    Items that are integers in ``1..len(context)`` are kept (first `max_events` items); any
+    other item is an invalid (invented) id, counted in ``invalid_ids``; a reply that is not
+    such an object, or lists no valid id, is a failure (``failure`` says why). Never raises on
+    the model's output.
+
+    Examples
+    --------
+    >>> from osustat.analyses.evidence_selection.selectors import parse_listed_ids
+    >>> r = parse_listed_ids('{"ids": [2, 7, 2]}', ["a", "b", "c"])
+    >>> r.events, r.ids, r.invalid_ids, r.failure
+    (('b',), (2, 2), (7,), None)
+    >>> parse_listed_ids("the second one", ["a", "b"]).failure
+    'not JSON'
+    """
+    _str_iv(content, "content")
+    steps = _context_iv(context)
+    max_events = _positive_int(max_events, "max_events")
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        return SelectionReply((), content, "not JSON", ids=())
+    items = parsed.get("ids") if isinstance(parsed, dict) else parsed
+    if not isinstance(items, list):
+        return SelectionReply((), content, 'no "ids" list', ids=())
+    valid: list[int] = []
+    invalid: list[Any] = []
+    for item in items[:max_events]:
+        ok = isinstance(item, int) and not isinstance(item, bool) and 1 <= item <= len(steps)
+        (valid if ok else invalid).append(item)
+    events = tuple(dict.fromkeys(steps[i - 1] for i in valid))
+    failure = None if valid else ("empty list" if not items else "no id in the context")
+    return SelectionReply(events, content, failure, ids=tuple(valid), invalid_ids=tuple(invalid))
+
+
+def ids_response_format(n_steps: int, k: int) -> dict[str, Any]:
+    """The JSON-schema ``response_format`` of the constrained variant: 1 to `k` ids in 1..n.
+
+    Examples
+    --------
+    >>> from osustat.analyses.evidence_selection.selectors import ids_response_format
+    >>> ids_response_format(3, 2)["json_schema"]["schema"]["properties"]["ids"]
+    {'type': 'array', 'items': {'type': 'integer', 'enum': [1, 2, 3]}, 'minItems': 1, 'maxItems': 2}
+    """
+    ids = {
+        "type": "array",
+        "items": {"type": "integer", "enum": list(range(1, n_steps + 1))},
+        "minItems": 1,
+        "maxItems": min(k, n_steps),
+    }
+    schema = {
+        "type": "object",
+        "properties": {"ids": ids},
+        "required": ["ids"],
+        "additionalProperties": False,
+    }
+    return {"type": "json_schema", "json_schema": {"name": "listed_steps", "schema": schema}}
+
+
 def build_user_prompt(instruction: str, context: Sequence[str]) -> str:
     """The user message: the instruction, then the retrieved steps numbered ``[1]``, ``[2]``...
 
@@ -225,6 +343,14 @@ class ChatCompletionsSelector:
     max_tokens : int, optional
     sleep : callable
         Used to wait between retries (tests pass a no-op).
+    output : {'text', 'ids'}
+        ``'text'`` (default, the paper's): free-text events parsed by
+        :func:`parse_listed_events`. ``'ids'``: the numbers of the relevant steps under
+        :func:`ids_response_format` (system prompt :data:`IDS_SYSTEM_PROMPT` unless
+        `system_prompt` is given), read by :func:`parse_listed_ids`; an empty context lists
+        nothing without a request.
+    extra_body : mapping, optional
+        More JSON fields for every request (e.g. ``{"cache_prompt": False}`` for llama.cpp).
 
     Examples
     --------
@@ -246,10 +372,18 @@ class ChatCompletionsSelector:
         timeout: float = 60.0,
         max_retries: int = 3,
         backoff: float = 1.0,
-        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        system_prompt: str | None = None,
         max_tokens: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        output: str = "text",
+        extra_body: Mapping[str, Any] | None = None,
     ) -> None:
+        if output not in OUTPUTS:
+            raise ValueError(f"`output` must be one of {OUTPUTS}; got {output!r}.")
+        if system_prompt is None:
+            system_prompt = IDS_SYSTEM_PROMPT if output == "ids" else DEFAULT_SYSTEM_PROMPT
+        if extra_body is not None and not isinstance(extra_body, Mapping):
+            raise TypeError(f"`extra_body` must be a mapping; got {type(extra_body).__name__}.")
         base_url = _str_iv(base_url, "base_url").strip()
         if not re.match(r"^https?://[^/\s]+", base_url):
             raise ValueError(f"`base_url` must start with http:// or https://; got {base_url!r}.")
@@ -284,11 +418,14 @@ class ChatCompletionsSelector:
         self.system_prompt = system_prompt
         self.max_tokens = None if max_tokens is None else _positive_int(max_tokens, "max_tokens")
         self._sleep = sleep
+        self.output = output
+        self.extra_body = dict(extra_body or {})
         # Never send loopback traffic through an HTTP proxy from the environment.
         loopback = urllib.parse.urlsplit(self.base_url).hostname in _LOOPBACK
         handlers = [urllib.request.ProxyHandler({})] if loopback else []
         self._opener = urllib.request.build_opener(*handlers)
-        self.name = f"chat:{model}@{self.base_url} (T={self.temperature:g})"
+        variant = ", constrained ids" if output == "ids" else ""
+        self.name = f"chat:{model}@{self.base_url} (T={self.temperature:g}{variant})"
 
     def payload(
         self, instruction: str, context: Sequence[str], *, seed: int | None = None
@@ -309,6 +446,9 @@ class ChatCompletionsSelector:
             body["seed"] = int(seed)
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        if self.output == "ids":
+            body["response_format"] = ids_response_format(len(context), self.n_events)
+        body.update(self.extra_body)
         return body
 
     def _headers(self) -> dict[str, str]:
@@ -350,12 +490,19 @@ class ChatCompletionsSelector:
             f"{self.endpoint} failed after {self.max_retries + 1} attempts; last error: {last}"
         )
 
-    def select(
+    def reply(
         self, instruction: str, context: Sequence[str], *, seed: int | None = None
-    ) -> tuple[str, ...]:
-        """Ask the model for `n_events` events; see the class docstring for errors."""
+    ) -> SelectionReply:
+        """Ask the model; the parsed reply, with a parse failure reported, not raised.
+
+        Transport errors and a reply that is not a chat completion still raise
+        :class:`SelectorError` (class docstring): those are the server's failures, not the
+        model's.
+        """
         _str_iv(instruction, "instruction")
         steps = _context_iv(context)
+        if self.output == "ids" and not steps:
+            return SelectionReply((), "", None, ids=())
         raw = self._post(self.payload(instruction, steps, seed=seed))
         try:
             reply = json.loads(raw.decode("utf-8"))
@@ -370,7 +517,21 @@ class ChatCompletionsSelector:
                 f"malformed reply from {self.endpoint}: message content is "
                 f"{type(content).__name__}, not str."
             )
-        return parse_listed_events(content, max_events=self.n_events)
+        if self.output == "ids":
+            return parse_listed_ids(content, steps, max_events=self.n_events)
+        try:
+            return SelectionReply(parse_listed_events(content, max_events=self.n_events), content)
+        except SelectorError as exc:
+            return SelectionReply((), content, str(exc))
+
+    def select(
+        self, instruction: str, context: Sequence[str], *, seed: int | None = None
+    ) -> tuple[str, ...]:
+        """Ask the model for `n_events` events; a reply with none raises :class:`SelectorError`."""
+        got = self.reply(instruction, context, seed=seed)
+        if got.failure is not None:
+            raise SelectorError(f"malformed reply: {got.failure} in {got.raw[:200]!r}.")
+        return got.events
 
     def __repr__(self) -> str:
         return f"ChatCompletionsSelector(endpoint={self.endpoint!r}, model={self.model!r})"

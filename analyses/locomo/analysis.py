@@ -11,7 +11,7 @@ conversations. Every comparison is therefore shown at two units:
   two-sided p is 2/1,024 ~ .002; fewer conversations, a larger floor).
 
 The verdicts of the "does the claim transfer?" section use the conversation unit; the claims
-audit of ``analyses/claims/locomo.toml`` (run by the driver, :mod:`analyses.claims_audit`)
+audit of ``analyses/locomo/claims.toml`` (run by the driver, :mod:`analyses.claims_audit`)
 judges the same claims at the unit they name, the query, as the paper tested, and
 :func:`transfer_verdicts` puts the two side by side.
 """
@@ -319,7 +319,7 @@ def _query_unit(ch: Any, effect: float, p: float) -> dict[str, Any]:
 
 def transfer_verdicts(ana: LocomoAnalysis, audit: Any = None) -> list[dict[str, Any]]:
     """The paper's three central claims on LoCoMo: the query unit from the claims audit of
-    ``analyses/claims/locomo.toml`` (`audit`, an :class:`osustat.audit.result.AuditResult` as
+    ``analyses/locomo/claims.toml`` (`audit`, an :class:`osustat.audit.result.AuditResult` as
     the driver ran it; None: the analysis' own query-level tests), the verdict at the
     conversation unit (alpha .05) from the conversation means."""
     out: list[dict[str, Any]] = []

@@ -10,7 +10,7 @@ with ``--sensitivity`` also ``sensitivity/records-<choice>=<value>.csv``. A malf
 raises :class:`~.data.LocomoDataError` (a ``ValueError``: exit 2) naming the conversation and
 the field, and nothing is written.
 
-Its claims are the transfer claims of ``analyses/claims/locomo.toml`` (not the paper's own
+Its claims are the transfer claims of ``analyses/locomo/claims.toml`` (not the paper's own
 claims file): the driver audits them like every benchmark's declared claims
 (:class:`~analyses.protocol.ClaimSelection` ``files``), and :func:`write_locomo` reads that
 audit for the report's "does the paper's claim transfer?" section.
@@ -18,21 +18,26 @@ audit for the report's "does the paper's claim transfer?" section.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from osustat.analyses.protocol import (
+    Benchmark,
     BenchmarkRun,
     ClaimSelection,
     DataSpec,
     RunSpec,
     load_choices,
 )
+from osustat.provenance import write_json
 
 from .run import BUDGETS, MAIN_METHODS, PRIMARY_BUDGET
+
+if TYPE_CHECKING:
+    from osustat.io.join import QuestionTable
 
 __all__ = [
     "BENCHMARK",
@@ -107,21 +112,18 @@ def write_locomo(
     the provenance)."""
     from .analysis import transfer_verdicts
     from .choices import declared
-    from .prepare import jsonable
     from .report import render, write_figures
 
     st = run.state["structure"]
     run.records.to_csv(folder / "records.csv", index=False)
-    (folder / "structure.json").write_text(
-        json.dumps(jsonable(st), indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    write_json(folder / "structure.json", st, indent=1, sort_keys=True)
     write_figures(analysis, folder)
     skipped = [c.label() for c, r, _ in run.state.get("sensitivity", ()) if r is None]
     transfer = transfer_verdicts(analysis, run.state.get("claims_audit"))
     return render(analysis, st, declared(), transfer=transfer, audit=audit, skipped=skipped)
 
 
-class LoCoMo:
+class LoCoMo(Benchmark):
     """LoCoMo (Maharana et al., ACL 2024) on the protocol (analyses.protocol)."""
 
     name = "locomo"
@@ -131,13 +133,25 @@ class LoCoMo:
     )
     choices = load_choices("osustat.analyses.locomo", "locomo")
     claims = ClaimSelection(
-        "Audit of the transfer claims (analyses/claims/locomo.toml)",
+        "Audit of the transfer claims (analyses/locomo/claims.toml)",
         benchmark_prefixes=("locomo",),
-        files=("locomo",),
+        files=(Path(__file__).with_name("claims.toml"),),
         drop_columns=("category",),
     )
     references = ("OSU-Mem", "Flat Vector")
     multi_seed = False
+    #: Without --data: the fetched copy (`osustat data fetch locomo`), as the README says.
+    datasets = ("locomo",)
+
+    audit_files = MappingProxyType(
+        {"locomo-systems": Path(__file__).with_name("systems_claims.toml")}
+    )
+
+    def questions(self, data: tuple[Path, ...], choices: Mapping[str, str]) -> QuestionTable:
+        """LoCoMo's question table for ``osustat import`` (:func:`.questions.question_table`)."""
+        from .questions import question_table
+
+        return question_table(data[0], choices)
 
     def methods(self) -> tuple[str, ...]:
         return tuple(MAIN_METHODS)
@@ -215,7 +229,7 @@ def reproduce_locomo(
     `choices` maps choice names (``choices.toml``: ``labels``, ``query-time``,
     ``entity-extractor``, ``speaker-view``, ``captions``) to values; `encoder` overrides the
     real encoder (tests pass a stand-in); `claims` audits that claims file in place of the
-    shipped ``analyses/claims/locomo.toml``.
+    shipped ``analyses/locomo/claims.toml``.
     """
     from osustat.analyses.driver import Request, reproduce
 
@@ -228,8 +242,5 @@ def reproduce_locomo(
             choices=tuple(f"{k}={v}" for k, v in (choices or {}).items()),
             sensitivity=sensitivity, progress=progress, options=options, encoder=encoder,
             claims=None if claims is None else Path(claims),
-            command=f"osustat reproduce locomo --data {Path(data).name} --out DIR --seed {seed}"
-            + "".join(f" --choice {k}={v}" for k, v in (choices or {}).items())
-            + (" --sensitivity" if sensitivity else ""),
         )
     )  # fmt: skip

@@ -17,7 +17,7 @@ from .choices import Choices
 from .data import Conversation
 from .entities import EntityExtractor
 
-__all__ = ["Prepared", "audit_path", "jsonable", "prepare", "structure"]
+__all__ = ["Prepared", "audit_path", "prepare", "structure"]
 
 
 @dataclass(frozen=True)
@@ -115,16 +115,3 @@ def _marginal_summary(marg: pd.DataFrame) -> dict[str, Any]:
     out["mean_distance"] = float(marg["distance"].mean())
     out["mean_evidence"] = float(marg["n_evidence"].mean())
     return out
-
-
-def jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [jsonable(v) for v in x]
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.floating | float):
-        v = float(x)
-        return None if v != v else v
-    return x

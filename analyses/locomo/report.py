@@ -331,7 +331,7 @@ def _transfer_section(a: LocomoAnalysis, transfer: list[dict[str, Any]]) -> list
         f"The paper's central claims, on LoCoMo at B = {a.primary} (matched to τ-bench's B = 256). "
         "**Verdict unit: the conversation** (exact sign-flip over conversation means, α = .05): "
         "the questions of one conversation share its haystack, so they are not independent. "
-        "The query columns are the claims audit's (`analyses/claims/locomo.toml`, judged by "
+        "The query columns are the claims audit's (`analyses/locomo/claims.toml`, judged by "
         "`osustat audit`'s machinery at the unit each claim names, the query; 'as tested': "
         "the claim's own test, for the interaction the paper's centered sign-flip statistic), "
         "in full in the audit section below. 'query level only' means significant at the "

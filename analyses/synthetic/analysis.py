@@ -1,7 +1,7 @@
 """The synthetic benchmark's tables, tests and claim checks (paper Sections 6.1, 6.4, B.2-B.4).
 
 Everything here is computed from a :class:`~analyses.synthetic.run.SyntheticRun`; the paper's
-numbers are placed beside ours by the report (``reports.paper_values``), never seen here.
+numbers are placed beside ours by the report (``paper_values.py``), never seen here.
 """
 
 from __future__ import annotations

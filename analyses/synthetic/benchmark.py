@@ -21,9 +21,11 @@ from typing import Any
 from osustat._validation import renamed
 from osustat.analyses.protocol import (
     Backend,
+    Benchmark,
     BenchmarkRun,
     ClaimSelection,
     DataSpec,
+    Option,
     RunSpec,
     load_choices,
 )
@@ -68,22 +70,7 @@ def analyze_synthetic_run(run: BenchmarkRun, spec: RunSpec) -> Any:
     return analyze_synthetic(run.state["run"], n_resamples=spec.n_resamples)
 
 
-def _command(spec: RunSpec) -> str:
-    if spec.command is not None:
-        return spec.command
-    command = (
-        f"osustat reproduce synthetic --out DIR --episodes {spec.episodes or EPISODES} "
-        f"--seed {spec.seed}"
-    )
-    if spec.choices["layout"] != "spread":
-        command += f" --layout {spec.choices['layout']}"
-    if spec.options.get("sensitivity"):
-        grid = spec.options.get("grid")
-        command += " --sensitivity" + (f" --grid {grid}" if grid is not None else "")
-    return command + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
-
-
-class Synthetic:
+class Synthetic(Benchmark):
     """The synthetic benchmark on the protocol (analyses.protocol)."""
 
     name = "synthetic"
@@ -95,6 +82,12 @@ class Synthetic:
     )
     references = USER_REFERENCES
     multi_seed = False
+    options = (
+        Option(
+            "--layout", "same as --choice layout=VALUE", ("spread", "segment"),
+            choice="layout",
+        ),
+    )  # fmt: skip
 
     def methods(self) -> tuple[str, ...]:
         from .run import method_factories
@@ -127,7 +120,7 @@ class Synthetic:
 
         n = spec.episodes or EPISODES
         return write_synthetic(
-            run, analysis, folder, audit, n_episodes=n, seed=spec.seed, command=_command(spec)
+            run, analysis, folder, audit, n_episodes=n, seed=spec.seed, command=spec.command
         )
 
 
@@ -165,7 +158,6 @@ def reproduce_synthetic(
             jobs=jobs, scheduler=scheduler, retrievers=tuple(retrievers),
             choices=(f"layout={layout}",), sensitivity=sensitivity,
             grid=None if grid is None else str(grid), progress=progress,
-            options={"sensitivity": sensitivity, "grid": grid},
         )
     )  # fmt: skip
 

@@ -6,11 +6,11 @@ The one module of :mod:`analyses.synthetic` that imports ``reports`` (docs/archi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from osustat.analyses.protocol import BenchmarkRun
+from osustat.provenance import write_json
 from osustat.reports.figures import dose_response
 
 from .report_render import budget_curves, near_far_figure, render_synthetic
@@ -35,9 +35,7 @@ def write_synthetic(
     records.to_parquet(folder / "records.parquet", index=False)
     records.to_csv(folder / "records.csv", index=False)
     state["run"].membership.to_csv(folder / "membership.csv", index=False)
-    (folder / "structure.json").write_text(
-        json.dumps(state["run"].structure, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    write_json(folder / "structure.json", state["run"].structure, sort_keys=True)
     figures = {
         "budget_curves": "budget_curves.png",
         "near_far": "near_far.png",

@@ -19,9 +19,11 @@ from numpy.typing import NDArray
 
 from osustat._validation import renamed
 from osustat.analyses.protocol import (
+    Benchmark,
     BenchmarkRun,
     ClaimSelection,
     DataSpec,
+    Option,
     RunSpec,
     load_choices,
 )
@@ -130,28 +132,15 @@ def analyze_tau(run: BenchmarkRun, spec: RunSpec) -> dict[str, Any]:
         llm["tables"] = llm_tables(
             s["llm"]["records"], n_resamples=spec.n_resamples, seed=spec.seed
         )
+        for v in llm.get("variants", ()):
+            v["tables"] = llm_tables(
+                s["llm"]["records"], n_resamples=spec.n_resamples, seed=spec.seed,
+                benchmark=v["benchmark"],
+            )  # fmt: skip
     return {"analysis": analysis, "llm": llm}
 
 
-def _command(spec: RunSpec) -> str:
-    if spec.command is not None:
-        return spec.command
-    return (
-        "osustat reproduce tau-bench --data "
-        + " ".join(Path(p).name for p in spec.data)
-        + f" --out DIR --seed {spec.seed} --resamples {spec.n_resamples}"
-        + ("" if spec.choices["namespace-prefix"] == "prefixed" else " --no-prefix")
-        + ("" if spec.choices["focal"] == "all" else " --focal one")
-        + "".join(
-            f" --choice {k}={spec.choices[k]}"
-            for k in CHOICE_NAMES
-            if spec.choices[k] != TauBench.choices.defaults()[k]
-        )
-        + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
-    )
-
-
-class TauBench:
+class TauBench(Benchmark):
     """τ-bench on the protocol (analyses.protocol)."""
 
     name = "tau-bench"
@@ -164,14 +153,39 @@ class TauBench:
     )  # fmt: skip
     references = ("OSU-Mem", "Flat Vector")
     multi_seed = False
+    datasets = ("tau-bench", "tau2-bench")
+    options = (
+        Option(
+            "--no-prefix", "same as --choice namespace-prefix=unprefixed",
+            choice="namespace-prefix", const="unprefixed",
+        ),
+        Option("--focal", "same as --choice focal=VALUE", ("all", "one"), choice="focal"),
+        Option(
+            "--selector",
+            "§6.6 selector: extractive (offline stand-in, not an LLM), chat (an endpoint) or "
+            "local (SmolLM2-135M on 127.0.0.1, free text and constrained ids, a declared "
+            "subset; osustat llm fetch)",
+            ("extractive", "chat", "local"), default="extractive",
+        ),
+        Option("--endpoint", "OpenAI-compatible base URL (chat)"),
+        Option("--model", "model name sent to the endpoint (chat)"),
+    )  # fmt: skip
 
     def methods(self) -> tuple[str, ...]:
         return tuple(MAIN_METHODS)
 
     def check(self, spec: RunSpec) -> None:
+        from .llm import SELECTORS
+
         selector = spec.options.get("selector", "extractive")
-        if selector not in ("extractive", "chat", None):
-            raise ValueError(f"`--selector` must be extractive or chat; got {selector!r}.")
+        if selector not in (*SELECTORS, None):
+            raise ValueError(f"`--selector` must be one of {SELECTORS}; got {selector!r}.")
+        if selector == "local":  # the extra and the model file, before any work
+            from osustat.analyses.evidence_selection.local_model import model_file
+            from osustat.analyses.evidence_selection.local_server import require_extra
+
+            require_extra()
+            model_file()
         if selector == "chat" and (
             not spec.options.get("endpoint") or not spec.options.get("model")
         ):
@@ -189,7 +203,7 @@ class TauBench:
         """Files and report (:func:`analyses.tau_bench.report.write_tau`)."""
         from .report import write_tau
 
-        return write_tau(run, analysis, folder, audit, command=_command(spec))
+        return write_tau(run, analysis, folder, audit, command=spec.command)
 
 
 BENCHMARK = TauBench()
@@ -213,6 +227,8 @@ def reproduce_tau_bench(
     selector: str | None = "extractive",
     endpoint: str | None = None,
     model: str | None = None,
+    llm_queries: int | None = None,
+    llm_threads: int = 1,
     retrievers: Sequence[Any] = (),
     scheduler: str | None = None,
     force: bool = False,
@@ -230,9 +246,13 @@ def reproduce_tau_bench(
     the same names (hyphenated; ``choices.toml`` gives values, defaults and the paper's words);
     `encoder` overrides the real encoder (tests pass a stand-in); `claims` replaces
     ``analyses/claims/paper.toml`` for the embedded audit. `n_resamples` is the number of sign flips
-    per test (old name `resamples`, deprecated).
+    per test (old name `resamples`, deprecated). `llm_queries` sets the size of the
+    ``selector='local'`` subset (None: :data:`analyses.tau_bench.llm.LOCAL_QUERIES`),
+    `llm_threads` the local server's generation threads.
     """
     from osustat.analyses.driver import Request, reproduce
+
+    from .llm import LOCAL_QUERIES
 
     n = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
     return reproduce(
@@ -254,7 +274,9 @@ def reproduce_tau_bench(
             ),
             progress=progress,
             options={"selector": selector, "endpoint": endpoint, "model": model,
-                     "variants": variants, "budgets": tuple(budgets)},
+                     "variants": variants, "budgets": tuple(budgets),
+                     "llm_queries": LOCAL_QUERIES if llm_queries is None else llm_queries,
+                     "llm_threads": llm_threads},
             encoder=encoder,
             claims=None if claims is None else Path(claims),
         )

@@ -6,13 +6,11 @@ The one module of :mod:`analyses.tau_bench` that imports ``reports`` (docs/archi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from osustat.analyses.protocol import BenchmarkRun
+from osustat.provenance import write_json
 
 from .report_render import render_tau_bench, write_figures
 
@@ -33,22 +31,11 @@ def write_tau(
     if contamination is not None:
         contamination["records"].to_csv(folder / "records-contamination.csv", index=False)
     write_figures(analysis["analysis"], folder)
+    llm = analysis["llm"]
+    if llm is not None and llm["selector"] == "local":
+        from osustat.reports.evidence_selection import POSITION_FIGURE, position_figure
+
+        position_figure(llm["variants"], folder / POSITION_FIGURE)
     # timings (encode_seconds in the run state) stay out of the byte-identical outputs
-    (folder / "structure.json").write_text(
-        json.dumps(_jsonable(structure), indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    write_json(folder / "structure.json", structure, sort_keys=True)
     return text
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, float) and not np.isfinite(x):
-        return None
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.floating):
-        return float(x)
-    return x

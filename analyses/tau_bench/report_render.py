@@ -332,17 +332,30 @@ def _llm_section(w: Any, llm: dict[str, Any]) -> None:
             "3 seeds are identical; the numbers test the pipeline, not the paper's GPT-4o-mini "
             "claim. Run `--selector chat --endpoint URL --model NAME` for an LLM."
         )
+    elif llm["selector"] == "local":
+        from .evidence_selection import local_section
+
+        local_section(w, llm)
+        for v in llm["variants"]:
+            w("")
+            w(f"### {v['label']}: `{v['name']}` (benchmark `{v['benchmark']}`)")
+            _llm_tables(w, v["tables"], llm["seeds"], level="####")
+        return
     else:
         w(f"Selector: `{llm['name']}` (chat completions endpoint).")
+    _llm_tables(w, llm["tables"], (0, 1, 2))
+
+
+def _llm_tables(w: Any, tables: dict[str, Any], seeds: Any, *, level: str = "###") -> None:
     w("")
     w(
-        "Seeds (0, 1, 2) averaged per query before the paired sign-flip; 95% CIs; the "
+        f"Seeds {tuple(seeds)} averaged per query before the paired sign-flip; 95% CIs; the "
         "no-memory floor is the selector given an empty context. Paper columns: Table 7 "
         "(GPT-4o-mini, 20,000 permutations; it prints hard-recall means only)."
     )
-    for metric, tab in llm["tables"].items():
+    for metric, tab in tables.items():
         w("")
-        w(f"### {metric}")
+        w(f"{level} {metric}")
         w("")
         paper = (
             "paper n, Δ [95% CI]"

@@ -236,10 +236,11 @@ class Workspace:
             self.prepare([spec])
         return self._sweeps[key]
 
-    def llm(self, spec: RunSpec, main: Sweep) -> tuple[pd.DataFrame, str, str]:
+    def llm(self, spec: RunSpec, main: Sweep) -> dict[str, Any]:
         """§6.6: the B = 256 retrievals of OSU-Mem and Flat Vector of sweep `main` read by
-        the selector."""
-        from .llm import make_selector, run_llm_selection
+        the selector; the ``llm`` state (``selector``, ``name``, ``records``, and for
+        ``local`` the variants' failure modes)."""
+        from .llm import LOCAL_QUERIES, make_selector, run_llm_selection, run_local_selection
 
         key = self._sweep_key(spec, main)
         if key not in self._llm:
@@ -248,16 +249,25 @@ class Workspace:
             queries = self.queries(spec, main.kind, main.noise)
             o = spec.options
             selector = o.get("selector", "extractive")
-            sel = make_selector(
-                selector, self.encoder, endpoint=o.get("endpoint"), model=o.get("model")
-            )
             retrieved = {k: v for i in info for k, v in i["retrieved"].items()}
             cells = dict(zip(rec["query_id"], rec["cell"], strict=True))
             with_q = [(g, q) for g, q in zip(built.groups, queries, strict=True) if q.positions]
-            rec_llm = run_llm_selection(
-                [g for g, _ in with_q], [q for _, q in with_q], retrieved, cells, sel, self.encoder
-            )
-            self._llm[key] = (rec_llm, selector, getattr(sel, "name", selector))
+            args = ([g for g, _ in with_q], [q for _, q in with_q], retrieved, cells)
+            if selector == "local":
+                self._llm[key] = run_local_selection(
+                    *args,
+                    self.encoder,
+                    n_queries=o.get("llm_queries", LOCAL_QUERIES),
+                    threads=o.get("llm_threads", 1),
+                    progress=self.spec.backend.progress,
+                )
+            else:
+                sel = make_selector(
+                    selector, self.encoder, endpoint=o.get("endpoint"), model=o.get("model")
+                )
+                rec_llm = run_llm_selection(*args, sel, self.encoder)
+                name = getattr(sel, "name", selector)
+                self._llm[key] = {"selector": selector, "name": name, "records": rec_llm}
         return self._llm[key]
 
     def release(self) -> None:
@@ -279,9 +289,8 @@ def point_records(
     parts = [ws.sweep(spec, sweeps[0])[0]]
     llm = None
     if spec.options.get("selector", "extractive") is not None and sweeps[0].keep:
-        rec_llm, selector, name = ws.llm(spec, sweeps[0])
-        parts.append(rec_llm)
-        llm = {"selector": selector, "name": name, "records": rec_llm}
+        llm = ws.llm(spec, sweeps[0])
+        parts.append(llm["records"])
     aug_rec, aug_info = ws.sweep(spec, sweeps[1])
     parts.append(aug_rec)
     parts += [ws.sweep(spec, s)[0] for s in sweeps[2:]]

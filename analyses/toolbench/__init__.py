@@ -2,6 +2,7 @@
 docs/toolbench.md).
 
 :mod:`.data` loads the answer trajectories, :mod:`.episodes` plants the episodes, :mod:`.run`
-runs the sweep, :mod:`.analysis` computes the tables and tests, and :mod:`.reproduce` writes a
-run's outputs.
+runs the sweep, :mod:`.analysis` computes the tables and tests, :mod:`.benchmark` is the
+protocol object, and :mod:`.report` writes a run's outputs (text and Figure 4 in
+:mod:`.report_render`, beside the paper's printed values of :mod:`.paper_values`).
 """

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from osustat._validation import renamed
-from osustat.analyses.protocol import BenchmarkRun, ClaimSelection, DataSpec, RunSpec, load_choices
+from osustat.analyses.protocol import (
+    Benchmark,
+    BenchmarkRun,
+    ClaimSelection,
+    DataSpec,
+    RunSpec,
+    load_choices,
+)
 
 __all__ = [
     "BENCHMARK",
@@ -80,20 +87,7 @@ def analyze_toolbench_run(run: BenchmarkRun, spec: RunSpec) -> Any:
     return analyze_toolbench(run.records, run.state["episodes"], n_resamples=spec.n_resamples)
 
 
-def _command(spec: RunSpec) -> str:
-    if spec.command is not None:
-        return spec.command
-    seeds = spec.seeds or TOOLBENCH_SEEDS
-    return (
-        f"osustat reproduce toolbench --data {spec.data[0]} --out DIR "
-        f"--episodes {spec.episodes or EPISODES} --seeds {','.join(map(str, seeds))} "
-        f"--resamples {spec.n_resamples}"
-        + "".join(f" --retriever {r.source or r.name}" for r in spec.retrievers)
-        + "".join(f" --choice {k}={v}" for k, v in sorted(spec.choices.items()))
-    )
-
-
-class ToolBench:
+class ToolBench(Benchmark):
     """The ToolBench planted-retrieval probe on the protocol (analyses.protocol)."""
 
     name = "toolbench"
@@ -106,6 +100,7 @@ class ToolBench:
     )  # fmt: skip
     references = ("Flat Vector", "coverage-overlap-beta0.12", "Disjoint Hierarchy")
     multi_seed = True
+    datasets = ("toolbench",)
 
     def methods(self) -> tuple[str, ...]:
         from .run import method_names
@@ -127,7 +122,7 @@ class ToolBench:
         from .report import write_toolbench
 
         return write_toolbench(
-            run, analysis, folder, audit, command=_command(spec), choices=dict(spec.choices)
+            run, analysis, folder, audit, command=spec.command, choices=dict(spec.choices)
         )
 
 

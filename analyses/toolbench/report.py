@@ -6,11 +6,11 @@ The one module of :mod:`analyses.toolbench` that imports ``reports`` (docs/archi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from osustat.analyses.protocol import BenchmarkRun
+from osustat.provenance import write_json
 
 from .report_render import dose_response_figure, render_toolbench
 
@@ -40,9 +40,7 @@ def write_toolbench(
         },
         "membership": analysis.membership.to_dict(orient="records"),
     }
-    (folder / "structure.json").write_text(
-        json.dumps(structure, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    write_json(folder / "structure.json", structure, sort_keys=True)
     figures = {"dose_recall": "dose_response_recall.png", "dose_hit2": "dose_response_hit2.png"}
     dose_response_figure(analysis.combined, folder / figures["dose_recall"], "recall")
     dose_response_figure(analysis.combined, folder / figures["dose_hit2"], "hit@2")

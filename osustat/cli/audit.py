@@ -28,11 +28,12 @@ def _aliases(pairs: Sequence[str]) -> dict[str, str]:
 
 def _claims_input(value: str, option: str) -> Path:
     """A claims file: `value` as a path, or — when no file of that name is here — the name of
-    one shipped with osustat (``paper``, ``locomo``, ``paper_checks``: package data of
-    ``osustat.analyses``, so an installed wheel has them too)."""
-    from osustat.analyses.claims_audit import SHIPPED_CLAIMS, claims_file
+    one shipped with osustat (``paper``, ``paper_checks``, or a benchmark's name for its own
+    claims file, e.g. ``locomo``: package data of ``osustat.analyses``, so an installed wheel
+    has them too)."""
+    from osustat.analyses.claims_audit import claims_file, shipped_claims
 
-    if value in SHIPPED_CLAIMS and not Path(value).exists():
+    if not Path(value).exists() and value in shipped_claims():
         return claims_file(value)
     path = _input_file(value, option)
     assert path is not None  # given, so checked

@@ -217,6 +217,8 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     from osustat._analysis_options import FAMILIES
     from osustat.cli.data import add_data_parser
+    from osustat.cli.import_ import add_import_parser
+    from osustat.cli.llm import add_llm_parser
     from osustat.cli.plan import add_plan_parser
     from osustat.cli.reproduce import add_reproduce_parser
     from osustat.multitest import CORRECTIONS
@@ -361,7 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument(
         "claims",
         help="claims file (TOML; see docs/audit.md), or the name of one shipped with osustat: "
-        "paper (the paper's claims), locomo (LoCoMo transfer claims); files in "
+        "paper (the paper's claims), locomo (LoCoMo transfer claims), locomo-systems (Zep vs "
+        "mem0 on `osustat import` records, docs/systems.md); files in "
         "analyses/claims/ of the repository",
     )
     au.add_argument(
@@ -400,7 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_reproduce_parser(sub)
     add_data_parser(sub)
+    add_import_parser(sub)
     add_plan_parser(sub)
+    add_llm_parser(sub)
 
     cr = sub.add_parser(
         "check-retriever",

@@ -1,9 +1,11 @@
 """``osustat reproduce BENCHMARK``: parse the options and call the one driver.
 
-Everything else — option checks before any work, ``--out`` / ``--force``, data resolution, the
-sweep backend and resuming, user retrievers and their paired tests, the claims audit, atomic
-output with provenance, ``--choice`` and ``--sensitivity`` — is :mod:`analyses.driver`'s, the
-same for every benchmark of :mod:`analyses.registry`.
+The options are the driver's, then each benchmark's own (``Benchmark.options``, added here
+generically in a group per benchmark: no benchmark is named in this module). Everything else
+— option checks before any work, ``--out`` / ``--force``, data resolution, the sweep backend
+and resuming, user retrievers and their paired tests, the claims audit, atomic output with
+provenance, ``--choice`` and ``--sensitivity`` — is :mod:`analyses.driver`'s, the same for
+every benchmark of the entry-point group ``osustat.benchmarks`` (:mod:`analyses.registry`).
 """
 
 from __future__ import annotations
@@ -18,21 +20,42 @@ from osustat.cli.common import _ints
 __all__ = ["add_reproduce_parser", "reproduce"]
 
 
+#: argparse's destination of a benchmark's own option (``Benchmark.options``).
+_DEST = "benchmark_option_"
+
+
+def _benchmark_options(args: argparse.Namespace, bench: Any) -> tuple[list[str], dict[str, Any]]:
+    """The `--choice` shortcuts and the options of benchmark `bench` given on the command line
+    (its declared :class:`~osustat.analyses.protocol.Option` s; not given: their defaults).
+    Another benchmark's option is a ``ValueError`` naming it, a value not allowed one naming
+    the allowed values."""
+    own = {o.flag: o for o in bench.options}
+    choices: list[str] = []
+    options: dict[str, Any] = {o.key: o.default for o in bench.options if o.choice is None}
+    for name, value in sorted(vars(args).items()):
+        if not name.startswith(_DEST) or value is None:
+            continue
+        flag = "--" + name.removeprefix(_DEST).replace("_", "-")
+        if flag not in own:
+            raise ValueError(f"`{flag}` is not an option of `reproduce {bench.name}`.")
+        option = own[flag]
+        if option.values and value not in option.values:
+            raise ValueError(
+                f"`{flag}` must be one of {', '.join(option.values)} for {bench.name}; "
+                f"got {value!r}."
+            )
+        if option.choice is not None:
+            choices.append(f"{option.choice}={value}")
+        else:
+            options[option.key] = value
+    return choices, options
+
+
 def _request(args: argparse.Namespace) -> Any:
     from osustat.analyses.driver import Request
+    from osustat.analyses.registry import get_benchmark
 
-    choices = list(args.choice)
-    if args.layout is not None:
-        choices.append(f"layout={args.layout}")
-    if args.focal is not None:
-        choices.append(f"focal={args.focal}")
-    if args.no_prefix:
-        choices.append("namespace-prefix=unprefixed")
-    options: dict[str, Any] = {}
-    if args.benchmark == "tau-bench":
-        options = {"selector": args.selector, "endpoint": args.endpoint, "model": args.model}
-    if args.benchmark == "synthetic":
-        options = {"sensitivity": args.sensitivity, "grid": args.grid}
+    shortcuts, options = _benchmark_options(args, get_benchmark(args.benchmark))
     return Request(
         args.benchmark,
         Path(args.out),
@@ -47,7 +70,7 @@ def _request(args: argparse.Namespace) -> Any:
         jobs=args.jobs,
         scheduler=args.scheduler,
         retrievers=tuple(args.retriever),
-        choices=tuple(choices),
+        choices=(*args.choice, *shortcuts),
         sensitivity=args.sensitivity,
         grid=args.grid,
         progress=not args.no_progress,
@@ -75,10 +98,10 @@ def reproduce(args: argparse.Namespace) -> int:
 def add_reproduce_parser(sub: Any) -> None:
     """The ``reproduce`` sub-command and its options."""
     rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
-    from osustat.analyses.registry import BENCHMARKS
+    from osustat.analyses.registry import benchmark_names
     from osustat.retrieval.encoder import BACKENDS
 
-    rp.add_argument("benchmark", choices=tuple(BENCHMARKS), help="which benchmark")
+    rp.add_argument("benchmark", choices=benchmark_names(), help="which benchmark")
     rp.add_argument("--seeds", default=None, help="comma-separated seeds (toolbench: 42,123,456)")
     rp.add_argument("--out", required=True, help="directory for records, report and figures")
     rp.add_argument(
@@ -110,9 +133,8 @@ def add_reproduce_parser(sub: Any) -> None:
         "--data",
         nargs="+",
         default=None,
-        help="τ-/τ²-bench trajectory files (tau-bench) or the data directory (toolbench), or "
-        "dataset names (osustat data list); default: the registry's copy (tau-bench: "
-        "tau-bench and tau2-bench; toolbench: toolbench)",
+        help="the benchmark's input files or directory, or dataset names (osustat data list); "
+        "default: the datasets the benchmark declares, from the data folder",
     )
     rp.add_argument("--cache", default=None, help="embedding cache directory")
     rp.add_argument(
@@ -133,12 +155,6 @@ def add_reproduce_parser(sub: Any) -> None:
         "them with their defaults)",
     )
     rp.add_argument(
-        "--layout",
-        choices=("spread", "segment"),
-        default=None,
-        help="synthetic: same as --choice layout=VALUE",
-    )
-    rp.add_argument(
         "--sensitivity",
         action="store_true",
         help="also run the benchmark's grid of open choices (into OUT/sensitivity): per claim "
@@ -147,19 +163,39 @@ def add_reproduce_parser(sub: Any) -> None:
     rp.add_argument(
         "--grid", default=None, help="grid file for --sensitivity (default: the shipped one)"
     )
-    tau = rp.add_argument_group("tau-bench")
-    tau.add_argument(
-        "--no-prefix", action="store_true", help="same as --choice namespace-prefix=unprefixed"
-    )
-    tau.add_argument(
-        "--focal", choices=("all", "one"), default=None, help="same as --choice focal=VALUE"
-    )
-    tau.add_argument(
-        "--selector",
-        choices=("extractive", "chat"),
-        default="extractive",
-        help="§6.6 selector: extractive (offline stand-in, not an LLM) or chat (an endpoint)",
-    )
-    tau.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL (chat)")
-    tau.add_argument("--model", default=None, help="model name sent to the endpoint (chat)")
+    _add_benchmark_options(rp)
     rp.set_defaults(func=reproduce)
+
+
+def _add_benchmark_options(rp: Any) -> None:
+    """Every registered benchmark's own options (``Benchmark.options``), in a group named after
+    it. A flag two benchmarks declare is added once (the second's help joins the group of the
+    first); the driver checks the value against the asking benchmark's declaration. A benchmark
+    whose module fails to import adds no option here: asking for it reports the error."""
+    from osustat.analyses.registry import benchmark_names, get_benchmark
+
+    added: set[str] = set()
+    for name in benchmark_names():
+        try:
+            bench = get_benchmark(name)
+        except Exception:  # reported when this benchmark is asked for (get_benchmark)
+            continue
+        group = None
+        for option in bench.options:
+            if option.flag in added:
+                continue
+            added.add(option.flag)
+            group = group or rp.add_argument_group(name)
+            dest = _DEST + option.flag.lstrip("-").replace("-", "_")
+            if option.const is not None:
+                group.add_argument(
+                    option.flag, dest=dest, action="store_const", const=option.const,
+                    default=None, help=option.help,
+                )  # fmt: skip
+            else:
+                group.add_argument(
+                    option.flag, dest=dest, default=None, help=option.help,
+                    metavar="{" + ",".join(option.values) + "}"
+                    if option.values
+                    else option.key.upper(),
+                )  # fmt: skip

@@ -14,19 +14,12 @@ from dataclasses import dataclass
 from importlib import resources
 
 __all__ = [
-    "BENCHMARK_DATA",
     "DataFile",
     "Dataset",
     "Source",
     "datasets",
     "get_dataset",
 ]
-
-# The datasets a `reproduce` pipeline reads when `--data` is not given.
-BENCHMARK_DATA: dict[str, tuple[str, ...]] = {
-    "tau-bench": ("tau-bench", "tau2-bench"),
-    "toolbench": ("toolbench",),
-}
 
 
 @dataclass(frozen=True)

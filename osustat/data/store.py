@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from osustat.data.recipes import build
-from osustat.data.registry import BENCHMARK_DATA, DataFile, Dataset, datasets, get_dataset
+from osustat.data.registry import DataFile, Dataset, datasets, get_dataset
 
 __all__ = [
     "DataMissingError",
@@ -206,22 +206,19 @@ def _missing(name: str) -> str | None:
     return f"dataset {name!r} is not in {dataset_dir(name)} (missing: {shown})"
 
 
-def resolve_data(benchmark_or_dataset: str, values: Sequence[str] | None) -> list[Path]:
+def resolve_data(values: Sequence[str] | None, defaults: Sequence[str] = ()) -> list[Path]:
     """Turn ``--data`` values into paths: existing paths stay, dataset names become their inputs.
 
-    With no values, the datasets the benchmark reads by default (``BENCHMARK_DATA``), or the
-    dataset itself when `benchmark_or_dataset` names one. Absent datasets raise
+    With no values, the dataset names `defaults` (a benchmark's declared ``datasets``; none is a
+    ``ValueError``: give ``--data``). Absent datasets raise
     :class:`DataMissingError` naming them, the fetch command and the folder to fill by hand;
     any other value is returned as a path (the pipeline reading it reports it missing).
     """
     names = {d.name for d in datasets()}
     if not values:
-        if benchmark_or_dataset in BENCHMARK_DATA:
-            values = BENCHMARK_DATA[benchmark_or_dataset]
-        elif benchmark_or_dataset in names:
-            values = (benchmark_or_dataset,)
-        else:
-            raise ValueError(f"no default data for {benchmark_or_dataset!r}; give --data.")
+        if not defaults:
+            raise ValueError("no default data; give --data.")
+        values = defaults
     out: list[Path] = []
     absent: list[tuple[str, str]] = []
     for value in values:

@@ -50,7 +50,7 @@ def shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "two.toml").write_text(_claims("f2", ["Y1"]), encoding="utf-8")
     (tmp_path / "dup.toml").write_text(_claims("f3", ["X1"]), encoding="utf-8")
     monkeypatch.setattr(ca, "CLAIMS_DIR", tmp_path)
-    monkeypatch.setattr(ca, "SHIPPED_CLAIMS", ("one", "two", "dup"))
+    monkeypatch.setattr(ca, "SHARED_CLAIMS", ("one", "two", "dup"))
     return tmp_path
 
 
@@ -84,5 +84,18 @@ def test_an_id_in_two_declared_files_names_both(shipped: Path) -> None:
 def test_locomo_declares_its_transfer_claims() -> None:
     from osustat.analyses.locomo.benchmark import BENCHMARK
 
-    assert BENCHMARK.claims is not None and BENCHMARK.claims.files == ("locomo",)
-    assert ca.claims_file("locomo").name == "claims.toml"
+    own = Path(ca.__file__).resolve().parent / "locomo" / "claims.toml"
+    assert BENCHMARK.claims is not None and BENCHMARK.claims.files == (own,)
+    assert ca.claims_file("locomo") == own  # `osustat audit locomo`: a benchmark's own file
+
+
+def test_a_declared_path_is_audited_beside_a_shared_name(shipped: Path, tmp_path: Path) -> None:
+    """A benchmark's own claims file (a path, e.g. in a package of its own) and a shared one
+    (a name) are audited together."""
+    own = tmp_path / "own" / "claims.toml"
+    own.parent.mkdir()
+    own.write_text(_claims("f9", ["Z1"]), encoding="utf-8")
+    sel = ClaimSelection("t", benchmark_prefixes=("fake",), files=("two", own))
+    assert [c.id for c in ca.load_selected_claims(sel).claims] == ["Y1", "Z1"]
+    with pytest.raises(FileNotFoundError, match="claims file not found"):
+        ca.load_selected_claims(ClaimSelection("t", ("fake",), files=(tmp_path / "none.toml",)))

@@ -8,17 +8,24 @@ from pathlib import Path
 import pytest
 
 import osustat.analyses.claims_audit as claims_audit
-from osustat.analyses.claims_audit import SHIPPED_CLAIMS, claims_file
 from osustat.analyses.claims_audit import claims_audit as audit
+from osustat.analyses.claims_audit import claims_file, shipped_claims
 from osustat.analyses.protocol import ClaimSelection
 
 
-@pytest.mark.parametrize("name", SHIPPED_CLAIMS)
+@pytest.mark.parametrize("name", shipped_claims())
 def test_every_shipped_claims_file_is_found_from_the_package(name):
     path = claims_file(name)
     analyses = Path(claims_audit.__file__).resolve().parent
-    own = {"locomo": analyses / "locomo" / "claims.toml"}
+    own = {
+        "locomo": analyses / "locomo" / "claims.toml",
+        "locomo-systems": analyses / "locomo" / "systems_claims.toml",
+    }
     assert path.is_file() and path == own.get(name, analyses / "claims" / f"{name}.toml")
+
+
+def test_the_shipped_names_are_the_shared_files_and_each_benchmarks_own():
+    assert shipped_claims() == ("paper", "paper_checks", "locomo", "locomo-systems")
 
 
 def test_an_unknown_name_is_refused_with_the_choices():

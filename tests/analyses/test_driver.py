@@ -81,7 +81,7 @@ def _records(seed: int, extra: tuple[str, ...] = ()) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-class Fake:
+class Fake(Benchmark):
     """A benchmark of the protocol whose run is a fixed table (calls are counted)."""
 
     name = "fake"
@@ -190,6 +190,28 @@ def test_a_missing_claims_file_is_an_error_naming_it_before_any_work(fake, tmp_p
     with pytest.raises(FileNotFoundError, match=r"mine\.toml"):
         driver.reproduce(driver.Request("fake", tmp_path / "o", n_resamples=99, claims=given))
     assert fake.runs == 0
+
+
+def test_a_bad_claims_file_is_an_error_before_any_work(fake, tmp_path, capsys):
+    """A claims file is parsed and validated before the sweep, not after it."""
+    (tmp_path / "paper.toml").write_text(CLAIMS.replace("budget = 256", 'budget = "all"', 1))
+    assert main(_argv(tmp_path / "o")) == 2
+    assert "paper.toml" in capsys.readouterr().err
+    assert fake.runs == 0 and not (tmp_path / "o").exists()
+
+
+def test_a_user_retriever_without_records_is_an_error(fake, tmp_path, monkeypatch):
+    """A user retriever the benchmark did not run is an error naming it, and nothing is
+    written (never "not in the records" in a report)."""
+    from osustat.retrieval.registry import MethodSpec
+
+    spec = MethodSpec("Mine", lambda: None, False, source="mine:Mine")
+    monkeypatch.setattr(driver, "_load_retrievers", lambda values, taken: (spec,))
+    monkeypatch.setattr(fake, "run", lambda spec: BenchmarkRun(_records(spec.seed)))
+    out = tmp_path / "o"
+    with pytest.raises(ValueError, match=r"`--retriever` mine:Mine: `reproduce fake` wrote no"):
+        driver.reproduce(driver.Request("fake", out, n_resamples=99, retrievers=("mine:Mine",)))
+    assert not out.exists()
 
 
 def test_a_one_query_cell_is_not_testable_and_the_report_is_written(fake, tmp_path):
@@ -311,3 +333,18 @@ def test_sensitivity_and_choice_on_toolbench(tmp_path):
         "robust", "choice-dependent", "not reproduced", "not checkable"
     }  # fmt: skip
     assert "## Sensitivity to the open choices" in (res.out / "report.md").read_text()
+
+
+def test_the_equivalent_command_is_built_once_by_the_driver(fake, tmp_path):
+    """From Python, every benchmark's report names the same equivalent CLI call, built by
+    the driver from the request (no benchmark rebuilds it); from the CLI, the call given."""
+    request = driver.Request(
+        "fake", tmp_path / "o", n_resamples=99, seed=4, choices=("reading=two",), episodes=3
+    )
+    assert driver.plan(request).spec.command == (
+        "osustat reproduce fake --out DIR --episodes 3 --seed 4 --resamples 99 --choice reading=two"
+    )
+    plain = driver.plan(driver.Request("fake", tmp_path / "o", n_resamples=99)).spec.command
+    assert plain == "osustat reproduce fake --out DIR --seed 0 --resamples 99"
+    given = driver.Request("fake", tmp_path / "o", command="osustat reproduce fake --out X")
+    assert driver.plan(given).spec.command == "osustat reproduce fake --out X"

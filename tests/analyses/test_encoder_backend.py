@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 
 import osustat.analyses.driver as driver
-from osustat.analyses.protocol import BenchmarkRun, Choices, DataSpec, RunSpec
+from osustat.analyses.protocol import Benchmark, BenchmarkRun, Choices, DataSpec, RunSpec
 from osustat.cli.main import main
 from osustat.retrieval.encoder import CachedEncoder
 
 
-class Texts:
+class Texts(Benchmark):
     """Records one row per method; remembers the encoder its run was given."""
 
     name = "texts"

@@ -132,3 +132,37 @@ def test_tau_and_toolbench_sweeps_resume_from_their_checkpoints(tmp_path, monkey
     other = toolbench_run.step_table(loaded.trajectories, HashingBagOfWordsEncoder(32))
     with pytest.raises(AssertionError, match="ran again"):
         toolbench_run.run_episodes(other, eps, chunk=1, backend=backend)
+
+
+@pytest.mark.parametrize(
+    ("change", "what"),
+    [("code", "benchmark code"), ("settings", "settings and data")],
+)
+def test_a_resume_after_a_code_or_settings_change_recomputes(
+    change, what, tmp_path, monkeypatch, capsys
+):
+    """Finished tasks made by other code (e.g. before a bug fix) or with other settings are
+    never reloaded: they are removed, recomputed, and the run says so."""
+    import osustat.analyses.driver as driver
+
+    out = tmp_path / "s"
+    argv = ["reproduce", "synthetic", "--out", str(out), *ARGS, "--no-progress"]
+    bomb, _ = _failing_after(2, synthetic_run.generate_episode)
+    monkeypatch.setattr(synthetic_run, "generate_episode", bomb)
+    with pytest.raises(_Boom):
+        main(argv)
+    assert len(list((tmp_path / ".s.sweep").glob("*.pkl"))) == 2
+    capsys.readouterr()
+    if change == "code":
+        real = driver._source_digest
+        monkeypatch.setattr(
+            driver, "_source_digest", lambda m: "fixed" if "synthetic" in m else real(m)
+        )
+    else:
+        argv[argv.index("--resamples") + 1] = "60"
+    counted, calls = _failing_after(10**9, GENERATE)
+    monkeypatch.setattr(synthetic_run, "generate_episode", counted)
+    assert main(argv) == 0
+    assert len(calls) == 3  # every episode again: nothing stale reloaded
+    err = capsys.readouterr().err
+    assert f"2 finished task(s) in {tmp_path / '.s.sweep'} were made with other {what}" in err

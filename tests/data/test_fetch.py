@@ -22,9 +22,9 @@ NAME = "tau-bench"
 def mirror(tmp_path, tau_bench_data):
     served = tmp_path / "served"
     shutil.copytree(tau_bench_data, served / NAME)
-    locomo = tau_bench_data.parent / "locomo"
-    if locomo.is_dir():
-        shutil.copytree(locomo, served / "locomo")
+    for other in ("locomo", "locomo-systems"):
+        if (tau_bench_data.parent / other).is_dir():
+            shutil.copytree(tau_bench_data.parent / other, served / other)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
     handler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -106,3 +106,18 @@ def test_restricted_license_is_shown_before_download(fresh, capsys):
     notice = err.index("CC-BY-NC-4.0, not for every use")
     assert "non-commercial" in err and notice < err.index("fetched from mirror")
     assert main(["data", "verify", "locomo"]) == 0
+
+
+def test_locomo_systems_licenses_are_shown_before_download(fresh, capsys):
+    served, local = fresh
+    if not (served / "locomo-systems").is_dir():
+        pytest.skip("needs dataset 'locomo-systems' beside tau-bench in OSUSTAT_DATA_DIR")
+    assert main(["data", "fetch", "locomo-systems", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    notice = err.index("CC-BY-NC-SA-4.0 (zep), not for every use")
+    assert "Apache-2.0" in err[notice - 40 : notice] and notice < err.index("fetched from mirror")
+    for f in get_dataset("locomo-systems").files:
+        data = (local / "locomo-systems" / f.path).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == f.sha256
+    assert main(["data", "verify", "locomo-systems"]) == 0
+    assert "5 of 5 files verified" in capsys.readouterr().out

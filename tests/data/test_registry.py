@@ -7,9 +7,12 @@ import pytest
 
 from osustat.cli.main import main
 from osustat.data.recipes import build
-from osustat.data.registry import BENCHMARK_DATA, datasets, get_dataset
+from osustat.data.registry import datasets, get_dataset
 from osustat.data.store import DataMissingError, resolve_data
 from tests.data.conftest import data_folder
+
+#: τ-bench's declared default datasets (analyses/tau_bench/benchmark.py).
+TAU_DATA = ("tau-bench", "tau2-bench")
 
 
 def _sources(name, path):
@@ -44,7 +47,6 @@ def test_registry_is_consistent():
             assert f.recipe is None or f.sources
         inputs = {f.path for f in ds.files} | {"."}
         assert set(ds.inputs) <= inputs
-    assert all(n in {d.name for d in datasets()} for v in BENCHMARK_DATA.values() for n in v)
 
 
 def test_tau2_recipes_rebuild_the_shared_files(tau2_bench_data):
@@ -94,30 +96,30 @@ def test_tau_bench_task_export_from_python_source(tau_bench_data):
 def test_resolve_data_names_paths_and_defaults(tmp_path, monkeypatch):
     monkeypatch.setenv("OSUSTAT_DATA_DIR", str(tmp_path / "nowhere"))
     with pytest.raises(DataMissingError) as err:
-        resolve_data("tau-bench", ["tau-bench"])
+        resolve_data(["tau-bench"])
     msg = str(err.value)
     assert "'tau-bench'" in msg and "`osustat data fetch tau-bench`" in msg
     assert str(tmp_path / "nowhere" / "tau-bench") in msg and "gpt-4o-airline.json" in msg
     with pytest.raises(DataMissingError, match="osustat data fetch tau-bench tau2-bench"):
-        resolve_data("tau-bench", None)  # default: tau-bench and tau2-bench
+        resolve_data(None, TAU_DATA)  # default: tau-bench and tau2-bench
     given = tmp_path / "mine.json"
     given.write_text("[]")
-    assert resolve_data("tau-bench", [str(given)]) == [given]
+    assert resolve_data([str(given)], TAU_DATA) == [given]
     typo = tmp_path / "typo.json"  # neither a path nor a name: left to the pipeline to report
-    assert resolve_data("tau-bench", [str(typo)]) == [typo]
+    assert resolve_data([str(typo)], TAU_DATA) == [typo]
     # A hand-made copy holding only the input file is enough.
     (tmp_path / "nowhere" / "tau-bench").mkdir(parents=True)
     (tmp_path / "nowhere" / "tau-bench" / "gpt-4o-airline.json").write_bytes(b"x" * 4114038)
-    assert resolve_data("tau-bench", ["tau-bench"]) == [
+    assert resolve_data(["tau-bench"]) == [
         tmp_path / "nowhere" / "tau-bench" / "gpt-4o-airline.json"
     ]
 
 
 def test_resolve_data_on_the_shared_copy():
     root = data_folder("toolbench").parent
-    assert resolve_data("toolbench", None) == [root / "toolbench"]
+    assert resolve_data(None, ("toolbench",)) == [root / "toolbench"]
     data_folder("tau2-bench")
-    paths = resolve_data("tau-bench", None)
+    paths = resolve_data(None, TAU_DATA)
     assert paths[0] == root / "tau-bench" / "gpt-4o-airline.json"
     assert len(paths) == 7 and all(p.is_file() for p in paths)
 

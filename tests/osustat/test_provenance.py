@@ -30,3 +30,23 @@ def test_uncreatable_output_folder_names_the_target():
         with atomic_output("/proc/osustat-no-such-folder"):
             pass
     assert info.value.filename == "/proc/osustat-no-such-folder"
+
+
+def test_every_json_file_agrees_on_infinity(tmp_path):
+    """The one JSON writer: NaN, inf and -inf (Python or numpy) become null, never the
+    invalid tokens NaN / Infinity; numpy scalars become plain numbers."""
+    import json
+
+    import numpy as np
+
+    from osustat.provenance import json_text, write_json
+
+    payload = {
+        "a": float("inf"), "b": np.float32("-inf"), "c": np.nan, "d": [np.int64(3), 0.5],
+        2: {"e": np.float64("inf")},
+    }  # fmt: skip
+    text = json_text(payload, sort_keys=True)
+    assert "Infinity" not in text and "NaN" not in text
+    assert json.loads(text) == {"a": None, "b": None, "c": None, "d": [3, 0.5], "2": {"e": None}}
+    write_json(tmp_path / "x.json", payload, indent=1, sort_keys=True)
+    assert (tmp_path / "x.json").read_text() == json_text(payload, indent=1, sort_keys=True) + "\n"

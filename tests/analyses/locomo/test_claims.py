@@ -1,4 +1,4 @@
-"""analyses/claims/locomo.toml parses and names only what the LoCoMo pipeline writes."""
+"""analyses/locomo/claims.toml parses and names only what the LoCoMo pipeline writes."""
 
 from __future__ import annotations
 

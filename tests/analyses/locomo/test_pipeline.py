@@ -73,10 +73,10 @@ def test_outputs_and_report_sections(run: tuple[Path, Path]) -> None:
 
 
 def test_transfer_section_reads_the_drivers_claims_audit(run: tuple[Path, Path]) -> None:
-    """The driver audits analyses/claims/locomo.toml (the benchmark's declared claims file)
+    """The driver audits analyses/locomo/claims.toml (the benchmark's declared claims file)
     and the transfer section shows each claim's audit verdict beside the conversation unit."""
     report = (run[0] / "report.md").read_text(encoding="utf-8")
-    assert "## Audit of the transfer claims (analyses/claims/locomo.toml)" in report
+    assert "## Audit of the transfer claims (analyses/locomo/claims.toml)" in report
     section = report.split("## Does the paper's claim transfer?")[1].split("\n## ")[0]
     rows = [
         line

@@ -1,0 +1,216 @@
+"""``osustat import``: systems' own output files -> records joined to a benchmark's questions.
+
+``osustat import zep=zep_locomo_grades.json mem0=results.json --out records.parquet`` reads each
+file through its reader (a shipped mapping named like the system, or ``--reader NAME=MAPPING``
+with a TOML file; docs/systems.md), joins every answer to one question of the benchmark (LoCoMo
+via ``osustat data``, with ``--choice`` for its declared choices), prints each system's
+coverage and, for every pair of systems, the questions and conversations they share and the
+smallest conversation-level p that many conversations allow; then writes the records
+atomically (nothing is written on any error; exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from osustat.cli.common import UsageError
+
+__all__ = ["add_import_parser"]
+
+_SUFFIXES = (".parquet", ".csv", ".jsonl")
+
+
+def _pairs(items: list[str], option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise UsageError(f"`{option}` must look like NAME=VALUE; got {item!r}.")
+        if name.strip() in out:
+            raise UsageError(f"`{option}` name {name.strip()!r} is given twice.")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _readers(systems: dict[str, str], given: dict[str, str]) -> dict[str, Any]:
+    from osustat.io.mapping import load_mapping, shipped_mappings
+
+    extra = sorted(set(given) - set(systems))
+    if extra:
+        raise UsageError(f"`--reader` names systems not given: {extra}.")
+    out = {}
+    for name in systems:
+        spec = given.get(name)
+        if spec is None:
+            if name.lower() not in shipped_mappings():
+                raise UsageError(
+                    f"no reader for system {name!r}: give --reader {name}=MAPPING (a TOML file, "
+                    f"or a shipped reader: {', '.join(shipped_mappings())})."
+                )
+            spec = name.lower()
+        out[name] = load_mapping(spec)
+    return out
+
+
+def _table(args: argparse.Namespace) -> Any:
+    """The question table of the benchmark `--benchmark` declares (its ``questions`` hook), from
+    its ``--data`` resolved as ``reproduce`` resolves it (default: its fetched datasets)."""
+    from osustat.analyses.driver import resolve_data
+    from osustat.analyses.registry import get_benchmark
+
+    bench = get_benchmark(args.benchmark)
+    data = resolve_data(bench.name, [args.data] if args.data else [])
+    return bench.questions(data, _pairs(args.choice, "--choice"))
+
+
+def summary(records: Any, coverages: list[Any]) -> list[str]:
+    """Coverage per system, then per pair of systems: shared questions and conversations."""
+    from osustat.io.join import ANSWER_BUDGET
+
+    lines = [line for c in coverages for line in c.lines()]
+    base = records[(records["budget"] == ANSWER_BUDGET) & ~records["metric"].str.contains(r"\.")]
+    for metric, part in base.groupby("metric", sort=True):
+        means = part.groupby("method")["value"].agg(["mean", "size"])
+        shown = ", ".join(
+            f"{m} {r['mean']:.4f} (n {int(r['size']):,})" for m, r in means.iterrows()
+        )
+        lines.append(f"mean {metric}: {shown}")
+    queries = records.groupby("method")[["episode_id", "query_id"]].apply(
+        lambda d: set(map(tuple, d.drop_duplicates().to_numpy()))
+    )
+    for a, b in itertools.combinations(sorted(queries.index), 2):
+        shared = queries[a] & queries[b]
+        convs = len({e for e, _ in shared})
+        if convs >= 2:
+            unit = (
+                f"{convs} conversations: the smallest two-sided conversation-level p is "
+                f"2/2^{convs} = {2 / 2**convs:.4f}"
+            )
+        else:
+            unit = (
+                f"{convs} conversation: conversation-level inference is impossible "
+                "(compare at the query level only, labelled as such)"
+            )
+        lines.append(
+            f"{a} vs {b}: compared on their intersection, n = {len(shared):,} questions in {unit}"
+        )
+    return lines
+
+
+def _write(path: Path, records: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        if path.suffix == ".parquet":
+            records.to_parquet(tmp, index=False)
+        elif path.suffix == ".csv":
+            records.to_csv(tmp, index=False)
+        else:
+            records.to_json(tmp, orient="records", lines=True)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _import(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from osustat.io.join import join_answers
+    from osustat.io.outputs import read_answers
+    from osustat.schema import validate_records
+
+    systems = _pairs(args.systems, "SYSTEM=FILE")
+    readers = _readers(systems, _pairs(args.reader, "--reader"))
+    out = Path(args.out)
+    if out.suffix not in _SUFFIXES:
+        raise UsageError(f"`--out` must end in {', '.join(_SUFFIXES)}; got {args.out!r}.")
+    if out.is_dir() or (out.exists() and not args.force):
+        raise UsageError(f"`--out` {args.out!r} exists; pass --force to replace it.")
+    for name, file in systems.items():
+        if not Path(file).is_file():
+            raise UsageError(f"{name} file {file!r} is not a file.")
+    table = _table(args)
+    parts, coverages = [], []
+    for name, file in systems.items():
+        answers = read_answers(file, readers[name], system=name)
+        joined = join_answers(answers, table, readers[name], system=name)
+        if joined.records.empty:
+            raise ValueError(
+                f"{name} file {file!r} gives no records: {len(answers):,} answers, "
+                f"{len(joined.coverage.excluded_answered):,} of them to excluded questions."
+            )
+        parts.append(joined.records)
+        coverages.append(joined.coverage)
+    records = pd.concat(parts, ignore_index=True)
+    validate_records(records)  # the schema's checks before anything is written
+    lines = summary(records, coverages)
+    _write(out, records)
+    for line in lines:
+        print(line)
+    print(f"wrote {out} ({len(records):,} record rows; {table.description})", file=sys.stderr)
+    names = list(systems)
+    metrics = set(records["metric"].unique())
+    base = sorted(m for m in metrics if "." not in m)
+    metric = "judge" if "judge" in base else base[0]
+    strata = sorted(m for m in metrics if m.startswith(f"{metric}.") and m != f"{metric}.cells")
+    if len(names) >= 2:
+        pair = f"--treatment {names[0]} --baseline {names[1]}" if len(names) == 2 else "--all-pairs"
+        print(
+            f"next, at the conversation unit (the cluster of {table.benchmark}): osustat analyze "
+            f"{out} {pair} --unit episode --metric {','.join([metric, *strata])}; the query "
+            f"level beside it: --metric {metric}.cells (docs/systems.md)",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def add_import_parser(sub: Any) -> None:
+    """The ``import`` sub-command."""
+    p = sub.add_parser(
+        "import",
+        help="systems' own per-question output files -> records joined to a benchmark",
+        description="Read each system's output file through a declared mapping, join every "
+        "answer to one question of the benchmark (text checked), count coverage and write "
+        "records for `osustat analyze` (docs/systems.md).",
+    )
+    p.add_argument(
+        "systems",
+        nargs="+",
+        metavar="SYSTEM=FILE",
+        help="a system's name (the records' method) and its output file",
+    )
+    p.add_argument(
+        "--reader",
+        action="append",
+        default=[],
+        metavar="SYSTEM=MAPPING",
+        help="the mapping of SYSTEM's file: a TOML file or a shipped reader (mem0, zep); "
+        "default: the shipped reader named like the system",
+    )
+    p.add_argument(
+        "--benchmark",
+        default="locomo",
+        help="the benchmark whose questions the answers are joined to: one whose protocol "
+        "object declares a question table (default locomo)",
+    )
+    p.add_argument(
+        "--data",
+        default=None,
+        help="the benchmark's data file (default: locomo10.json of `osustat data path locomo`)",
+    )
+    p.add_argument(
+        "--choice",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a declared choice of the benchmark's cells (LoCoMo: labels, entity-extractor, "
+        "captions, ...; analyses/locomo/choices.toml)",
+    )
+    p.add_argument("--out", required=True, help="records file (.parquet, .csv or .jsonl)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    p.set_defaults(func=_import)

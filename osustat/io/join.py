@@ -1,0 +1,300 @@
+"""Joining a system's answers to a benchmark's questions: records and coverage.
+
+The benchmark supplies a :class:`QuestionTable` (its conversations in order and every question
+with its id, positions, text, strata, cell and evidence ids); :func:`join_answers` matches each
+:class:`~osustat.io.outputs.Answer` to exactly one question by the mapping's declared key and
+checks the question text (whitespace- and case-normalized). A mismatch, an unknown
+conversation, a position past the end, an ambiguous text or two answers to one question is a
+``ValueError`` naming the file, the answer's position and both texts; questions no answer
+covers and answers to excluded questions are counted (:class:`Coverage`), never dropped
+silently.
+
+Records (``osustat/schema.py``): ``method`` = the system's name, ``episode_id`` = the
+conversation (the cluster: analyse LoCoMo at ``--unit episode``), ``query_id`` = the
+benchmark's question id, one metric per score, ``budget`` = :data:`ANSWER_BUDGET` for answer
+scores (a system's answer has no token budget of ours) and the depth for retrieval scores.
+Each score is also written once per stratum of its question as ``<metric>.<stratum>``
+(lower case: ``judge.cat2``, ``judge.t+e-``), so that ``osustat analyze --unit episode`` gives
+per-stratum conversation-level tests without any change, and once as ``<metric>.cells`` for
+the questions that have a cell, with the cell: ``osustat analyze --unit query --metric
+judge.cells`` is the cell-conditional analysis (per-cell tests, interaction) of those questions.
+Only the ``.cells`` rows and the cell's own stratum carry the ``cell`` (the schema refuses a
+metric whose queries have a cell on some rows and none on others).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from osustat._validation import list_some
+from osustat.schema import QueryKey
+
+from .evidence import evidence_metrics
+from .mapping import Mapping
+from .outputs import Answer
+
+__all__ = [
+    "ANSWER_BUDGET",
+    "BenchmarkQuestion",
+    "Coverage",
+    "Joined",
+    "QuestionTable",
+    "join_answers",
+    "normalize_text",
+]
+
+#: The ``budget`` of answer-level records (the schema needs a positive integer).
+ANSWER_BUDGET = 1
+
+
+@dataclass(frozen=True)
+class BenchmarkQuestion:
+    """One question of a benchmark, as the join needs it."""
+
+    conversation: str
+    query_id: str
+    position: int  # among all of its conversation's questions, 0-based
+    answerable_position: int | None  # among the not-excluded ones; None when excluded
+    text: str
+    strata: tuple[str, ...] = ()
+    cell: str | None = None
+    evidence: tuple[str, ...] = ()
+    excluded: str | None = None  # the reason, when the benchmark leaves it out
+    attributes: dict[str, str] = field(default_factory=dict)  # checked against [check]
+
+
+@dataclass(frozen=True)
+class QuestionTable:
+    """A benchmark's questions and its conversations in the order of its data file."""
+
+    benchmark: str
+    conversations: tuple[str, ...]
+    questions: tuple[BenchmarkQuestion, ...]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        ids = [q.query_id for q in self.questions]
+        dup = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) < len(ids) else []
+        if dup:
+            raise ValueError(f"question table: duplicate question ids {list_some(dup)}.")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What one system's file covers of the benchmark."""
+
+    system: str
+    answers: int
+    answered: int
+    not_answered: tuple[str, ...]
+    excluded_answered: tuple[str, ...]
+    excluded_total: int
+    no_evidence: tuple[str, ...] = ()
+
+    def lines(self) -> list[str]:
+        out = [
+            f"{self.system}: {self.answers:,} answers; {self.answered:,} questions answered, "
+            f"{len(self.not_answered):,} not answered, {self.excluded_total:,} excluded by the "
+            f"benchmark ({len(self.excluded_answered):,} of them answered, not used)"
+        ]
+        if self.not_answered:
+            out.append(f"  not answered: {list_some(self.not_answered)}")
+        if self.no_evidence:
+            out.append(
+                f"  {len(self.no_evidence):,} questions without evidence ids: no retrieval "
+                f"score ({list_some(self.no_evidence)})"
+            )
+        return out
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Records of one system and its coverage."""
+
+    records: pd.DataFrame
+    coverage: Coverage
+
+
+def normalize_text(text: str) -> str:
+    """Lower case, whitespace runs collapsed, ends stripped."""
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+class _Index:
+    """Lookups of a question table by each key a mapping can declare."""
+
+    def __init__(self, table: QuestionTable) -> None:
+        self.table = table
+        self.by_conv: dict[str, list[BenchmarkQuestion]] = defaultdict(list)
+        for q in table.questions:
+            self.by_conv[q.conversation].append(q)
+        self.by_id = {q.query_id: q for q in table.questions}
+        self.by_text: dict[tuple[str, str], list[BenchmarkQuestion]] = defaultdict(list)
+        for q in table.questions:  # excluded ones too: an answer to one is counted, not refused
+            self.by_text[(q.conversation, normalize_text(q.text))].append(q)
+
+    def conversation(self, a: Answer, m: Mapping) -> str:
+        convs = self.table.conversations
+        if m.conversation_is == "index":
+            try:
+                i = int(a.conversation)
+            except ValueError:
+                i = -1
+            if not 0 <= i < len(convs):
+                raise ValueError(
+                    f"{a.where}: conversation {a.conversation!r} is not an index 0-"
+                    f"{len(convs) - 1} of {self.table.benchmark}'s conversations."
+                )
+            return convs[i]
+        if a.conversation not in self.by_conv:
+            raise ValueError(
+                f"{a.where}: unknown conversation {a.conversation!r}; "
+                f"{self.table.benchmark} has {list_some(list(convs))}."
+            )
+        return a.conversation
+
+    def by_position(self, a: Answer, conv: str, m: Mapping) -> BenchmarkQuestion:
+        assert a.position is not None
+        qs = self.by_conv[conv]
+        if m.position_counts == "all":
+            found = [q for q in qs if q.position == a.position]
+        else:
+            found = [q for q in qs if q.answerable_position == a.position]
+        if not found:
+            n = len(qs) if m.position_counts == "all" else sum(q.excluded is None for q in qs)
+            raise ValueError(
+                f"{a.where}: position {a.position + m.position_base} is past the "
+                f"{n} {'questions' if m.position_counts == 'all' else 'answerable questions'} "
+                f"of conversation {conv}."
+            )
+        return found[0]
+
+
+def _match(
+    answers: Sequence[Answer], index: _Index, m: Mapping
+) -> list[tuple[Answer, BenchmarkQuestion]]:
+    out = []
+    occurrence: dict[tuple[str, str], list[Answer]] = defaultdict(list)
+    for a in answers:
+        conv = index.conversation(a, m)
+        if m.question == "position":
+            out.append((a, index.by_position(a, conv, m)))
+        elif m.question == "id":
+            q = index.by_id.get(a.question_id or "")
+            if q is None or q.conversation != conv:
+                raise ValueError(
+                    f"{a.where}: question id {a.question_id!r} is not a question of "
+                    f"conversation {conv}."
+                )
+            out.append((a, q))
+        else:
+            assert a.text is not None
+            occurrence[(conv, normalize_text(a.text))].append(a)
+    for key, group in occurrence.items():
+        candidates = index.by_text.get(key, [])
+        if not candidates:
+            a = group[0]
+            raise ValueError(
+                f"{a.where}: no question of conversation {key[0]} has the text {a.text!r}."
+            )
+        if len(candidates) != len(group) and len(candidates) > 1:
+            raise ValueError(
+                f"{group[0].where}: the text {group[0].text!r} is asked {len(candidates)} times "
+                f"in conversation {key[0]} and answered {len(group)} times: ambiguous (declare "
+                '`question = "position"` or "id").'
+            )
+        if len(group) > len(candidates):
+            raise ValueError(
+                f"{group[1].where}: a second answer to {group[0].text!r} of conversation "
+                f"{key[0]} (also {group[0].where})."
+            )
+        out += list(zip(group, candidates, strict=False))  # k-th occurrence <-> k-th question
+    return out
+
+
+def _check(a: Answer, q: BenchmarkQuestion, m: Mapping) -> None:
+    if a.text is not None and normalize_text(a.text) != normalize_text(q.text):
+        raise ValueError(
+            f"{a.where}: question text {a.text!r} differs from the benchmark's "
+            f"{q.text!r} ({q.query_id})."
+        )
+    for attr, value in a.checks.items():
+        want = q.attributes.get(attr)
+        if want is None:
+            raise ValueError(f"{a.where}: the benchmark gives no `{attr}` to check.")
+        if value != want:
+            raise ValueError(
+                f"{a.where}: field `{m.check[attr]}` is {value!r}; the benchmark's {attr} of "
+                f"{q.query_id} is {want!r}."
+            )
+
+
+def join_answers(
+    answers: Sequence[Answer], table: QuestionTable, mapping: Mapping, *, system: str
+) -> Joined:
+    """Records of `system` from its `answers`, joined to `table` (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        Unknown conversation, a position past the end, an unknown id, a text that no
+        question (or more than one, ambiguously) has, a text or checked field that differs
+        from the benchmark's, two answers to one question -- naming file and position.
+    """
+    index = _Index(table)
+    seen: dict[str, Answer] = {}
+    rows: list[dict[str, Any]] = []
+    excluded_answered: list[str] = []
+    no_evidence: list[str] = []
+    for a, q in _match(answers, index, mapping):
+        _check(a, q, mapping)
+        if q.query_id in seen:
+            raise ValueError(
+                f"{a.where}: a second answer to {q.query_id} (also {seen[q.query_id].where})."
+            )
+        seen[q.query_id] = a
+        if q.excluded is not None:
+            excluded_answered.append(q.query_id)
+            continue
+        key = QueryKey(table.benchmark, q.conversation, q.query_id, system, ANSWER_BUDGET, 0)
+        rows += _score_rows(key, q, a.scores)
+        if a.retrieved is not None and mapping.retrieved is not None:
+            if not q.evidence:
+                no_evidence.append(q.query_id)
+                continue
+            for depth in mapping.retrieved.depths:
+                dkey = QueryKey(table.benchmark, q.conversation, q.query_id, system, depth, 0)
+                got = evidence_metrics(a.retrieved[:depth], q.evidence, mapping.retrieved.hit_k)
+                rows += _score_rows(dkey, q, got)
+    answerable = [q.query_id for q in table.questions if q.excluded is None]
+    coverage = Coverage(
+        system=system,
+        answers=len(answers),
+        answered=sum(q in seen for q in answerable),
+        not_answered=tuple(q for q in answerable if q not in seen),
+        excluded_answered=tuple(excluded_answered),
+        excluded_total=len(table.questions) - len(answerable),
+        no_evidence=tuple(no_evidence),
+    )
+    return Joined(pd.DataFrame(rows), coverage)
+
+
+def _score_rows(
+    key: QueryKey, q: BenchmarkQuestion, scores: dict[str, float]
+) -> list[dict[str, Any]]:
+    out = []
+    for metric, value in scores.items():
+        names = [(metric, None), *((f"{metric}.{s}", s if s == q.cell else None) for s in q.strata)]
+        if q.cell is not None:
+            names.append((f"{metric}.cells", q.cell))
+        for name, cell in names:
+            row = key.row(cell, name.lower(), value)._asdict()
+            row.update(q.attributes)
+            out.append(row)
+    return out

@@ -1,0 +1,131 @@
+"""The benchmark registry is the entry-point group ``osustat.benchmarks`` (built-in benchmarks
+are registered in pyproject.toml like any other package's), every benchmark is a
+:class:`~osustat.analyses.protocol.Benchmark` declaring everything about itself, and the CLI
+adds each benchmark's own options generically (no benchmark named in ``osustat/cli``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+import osustat.analyses.registry as registry
+from osustat.analyses.protocol import Benchmark
+from osustat.cli.main import build_parser, main
+from osustat.cli.reproduce import _benchmark_options
+from osustat.data.registry import datasets
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILT_IN = ("locomo", "synthetic", "tau-bench", "toolbench")
+
+
+def test_the_built_in_benchmarks_are_entry_points():
+    assert set(BUILT_IN) <= set(registry.benchmark_names())
+    for name in BUILT_IN:
+        bench = registry.get_benchmark(name)
+        assert isinstance(bench, Benchmark) and bench.name == name
+        assert set(bench.datasets) <= {d.name for d in datasets()}  # declared data exist
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert '[project.entry-points."osustat.benchmarks"]' in text
+
+
+def test_no_benchmark_is_named_in_the_cli_or_the_core():
+    """Name-branches live in a benchmark's folder only."""
+    wrong = []
+    for folder in ("osustat", "retrieval"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            for name in BUILT_IN:
+                if f'== "{name}"' in text or "BENCHMARK_DATA" in text:
+                    wrong.append(f"{path.relative_to(ROOT)}: {name}")
+    assert wrong == []
+
+
+class _EP:
+    def __init__(self, name: str, value: str, obj: object) -> None:
+        self.name, self.value, self._obj = name, value, obj
+
+    def load(self) -> object:
+        return self._obj
+
+
+def test_a_bad_entry_point_is_an_error_naming_it(monkeypatch):
+    real = registry.get_benchmark("synthetic")
+    eps = [_EP("mine", "pkg.mod:OBJ", object()), _EP("other", "pkg.mod:REAL", real)]
+    monkeypatch.setattr(registry, "entry_points", lambda group: eps)
+    with pytest.raises(ValueError, match=r"entry point mine = 'pkg.mod:OBJ'.*not an osustat"):
+        registry.get_benchmark("mine")
+    with pytest.raises(ValueError, match=r"calls itself 'synthetic', not 'other'"):
+        registry.get_benchmark("other")
+    with pytest.raises(ValueError, match=r"unknown benchmark 'x'; known: mine, other"):
+        registry.get_benchmark("x")
+    broken = _EP("gone", "nowhere.mod:BENCHMARK", None)
+    broken.load = lambda: __import__("nowhere.mod")  # type: ignore[method-assign]
+    eps.append(broken)
+    with pytest.raises(ValueError, match=r"entry point gone = .*cannot load it \(Module"):
+        registry.get_benchmark("gone")
+    eps.append(_EP("mine", "elsewhere:OBJ", real))
+    with pytest.raises(ValueError, match=r"'mine' is registered twice.*pkg.mod:OBJ and elsewhere"):
+        registry.benchmark_names()
+
+
+def _args(argv: list[str]) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
+def test_benchmark_options_become_choices_and_options(tmp_path):
+    out = ["--out", str(tmp_path / "o")]
+    tau = registry.get_benchmark("tau-bench")
+    shortcuts, options = _benchmark_options(_args(["reproduce", "tau-bench", *out]), tau)
+    assert shortcuts == [] and options == {
+        "selector": "extractive",
+        "endpoint": None,
+        "model": None,
+    }
+    args = _args(
+        ["reproduce", "tau-bench", *out, "--no-prefix", "--focal", "one", "--selector", "chat"]
+    )
+    shortcuts, options = _benchmark_options(args, tau)
+    assert sorted(shortcuts) == ["focal=one", "namespace-prefix=unprefixed"]
+    assert options["selector"] == "chat"
+    synthetic = registry.get_benchmark("synthetic")
+    args = _args(["reproduce", "synthetic", *out, "--layout", "segment"])
+    assert _benchmark_options(args, synthetic) == (["layout=segment"], {})
+
+
+def test_another_benchmarks_option_or_a_bad_value_is_exit_2(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["reproduce", "synthetic", "--out", str(out), "--selector", "chat"]) == 2
+    assert "`--selector` is not an option of `reproduce synthetic`" in capsys.readouterr().err
+    assert main(["reproduce", "synthetic", "--out", str(out), "--layout", "zigzag"]) == 2
+    assert "`--layout` must be one of spread, segment" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_the_help_groups_each_benchmarks_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    text = capsys.readouterr().out
+    assert "tau-bench:" in text and "--selector {extractive,chat,local}" in text
+    assert "synthetic:" in text and "--layout {spread,segment}" in text
+
+
+def test_osustat_reproduce_is_the_cli_from_python(tmp_path):
+    """One Python entry, ``osustat.reproduce(name, out, **options)``, through the same driver:
+    the same records as the CLI call with the same settings; a benchmark's option by name."""
+    import osustat
+
+    py = osustat.reproduce(
+        "synthetic", tmp_path / "py", episodes=2, seed=3, n_resamples=99, progress=False,
+        layout="segment",
+    )  # fmt: skip
+    argv = ["reproduce", "synthetic", "--out", str(tmp_path / "cli"), "--episodes", "2"]
+    assert main([*argv, "--seed", "3", "--resamples", "99", "--layout", "segment"]) == 0
+    assert py.n_records > 0
+    csv = "records.csv"
+    assert (tmp_path / "py" / csv).read_bytes() == (tmp_path / "cli" / csv).read_bytes()
+    prov = (tmp_path / "py" / "provenance.json").read_text()
+    assert '"layout": "segment"' in prov
+    with pytest.raises(TypeError, match=r"unknown option\(s\) \['selector'\]"):
+        osustat.reproduce("synthetic", tmp_path / "x", selector="chat")

@@ -1,0 +1,391 @@
+"""Reading systems' output files through mappings and joining them to a question table.
+
+Fixtures are small files written here in the two shipped layouts (mem0's results.json, Zep's
+grades) and in layouts invented for the tests; the question table is made here too (two
+conversations, an excluded question, a text asked twice).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from osustat.io.join import BenchmarkQuestion, QuestionTable, join_answers
+from osustat.io.mapping import load_mapping, shipped_mappings
+from osustat.io.outputs import read_answers, read_score
+
+# conversation c0: q0 (cat 1), q1 (cat 5, excluded), q2 (cat 2), q3 = same text as q0 (cat 4)
+# conversation c1: q0 (cat 3), q1 (cat 1)
+_QS = {
+    "c0": [
+        ("What did Ann bake?", 1, ("D1:1", "D1:2"), "T+E-"),
+        ("Who is the president of Mars?", 5, (), None),
+        ("When did Ann move?", 2, ("D2:1",), None),
+        ("What did Ann bake?", 4, ("D3:1", "D4:2"), "T-E-"),
+    ],
+    "c1": [("Where is Bo from?", 3, ("D1:4", "D1:9"), "T+E+"), ("Bo's dog?", 1, ("D2:2",), None)],
+}
+
+
+def _table() -> QuestionTable:
+    out = []
+    for conv, qs in _QS.items():
+        k = 0
+        for i, (text, cat, ev, cell) in enumerate(qs):
+            ok = cat != 5
+            out.append(
+                BenchmarkQuestion(
+                    conversation=conv,
+                    query_id=f"{conv}/qa{i}",
+                    position=i,
+                    answerable_position=k if ok else None,
+                    text=text,
+                    strata=(f"cat{cat}", *([cell] if cell else [])),
+                    cell=cell,
+                    evidence=ev,
+                    excluded=None if ok else "category 5",
+                    attributes={"category": str(cat)},
+                )
+            )
+            k += ok
+    return QuestionTable("bench", tuple(_QS), tuple(out))
+
+
+# graded answers per answerable question, in order: (conversation, text, judge, f1)
+_GRADES = [
+    ("c0", "What did Ann bake?", 1, 0.5),
+    ("c0", "When did Ann move?", 0, 0.0),
+    ("c0", "what did  ann bake?", 1, 1.0),  # case and whitespace differ: still the same text
+    ("c1", "Where is Bo from?", 0, 0.25),
+    ("c1", "Bo's dog?", 1, 0.75),
+]
+
+
+def _cat(conv: str, k: int) -> int:
+    qs = [q for q in _QS[conv] if q[1] != 5]
+    return qs[k][1]
+
+
+def _mem0_layout(path, grades=_GRADES):
+    data: dict[str, list] = {}
+    for conv, text, judge, f1 in grades:
+        items = data.setdefault(str(list(_QS).index(conv)), [])
+        cat = _cat(conv, len(items))
+        items.append(
+            {
+                "question": text,
+                "answer": "gold",
+                "response": "x",
+                "category": str(cat),
+                "bleu_score": f1 / 2,
+                "f1_score": f1,
+                "llm_score": judge,
+            }
+        )
+    path.write_text(json.dumps(dict(reversed(list(data.items())))))  # keys out of order
+    return path
+
+
+def _zep_layout(path, grades=_GRADES):
+    data: dict[str, list] = {}
+    for conv, text, judge, _ in grades:
+        items = data.setdefault(f"locomo_experiment_user_{list(_QS).index(conv)}", [])
+        cat = _cat(conv, len(items))
+        items.append(
+            {
+                "question": text,
+                "answer": "a",
+                "golden_answer": "g",
+                "grade": bool(judge),
+                "category": cat,
+            }
+        )
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _records(path, mapping, system):
+    m = load_mapping(mapping)
+    return join_answers(read_answers(path, m, system=system), _table(), m, system=system)
+
+
+def _key(df):
+    cols = ["episode_id", "query_id", "method", "budget", "metric", "value", "cell"]
+    return df[cols].sort_values(cols[:5]).reset_index(drop=True)
+
+
+def test_shipped_readers_are_mappings():
+    assert {"mem0", "zep"} <= set(shipped_mappings())
+
+
+def test_named_readers_give_the_records_of_the_general_reader_on_other_layouts(tmp_path):
+    mem0 = _records(_mem0_layout(tmp_path / "results.json"), "mem0", "mem0")
+    zep = _records(_zep_layout(tmp_path / "grades.json"), "zep", "zep")
+    # the same answers as a CSV (mem0) and JSON Lines (zep), described by general mappings
+    rows = []
+    for conv, text, judge, f1 in _GRADES:
+        rows.append(
+            {"conv": conv, "q": text, "ok": "True" if judge else "False", "f1": f1, "bleu": f1 / 2}
+        )
+    pd.DataFrame(rows).to_csv(tmp_path / "flat.csv", index=False)
+    (tmp_path / "flat.toml").write_text(
+        'conversation = "conv"\nquestion = "text"\ntext_field = "q"\n'
+        '[scores]\njudge = { field = "ok", read = "binary" }\n'
+        'f1 = { field = "f1", read = "number" }\nbleu = { field = "bleu", read = "number" }\n'
+    )
+    flat = _records(tmp_path / "flat.csv", str(tmp_path / "flat.toml"), "mem0")
+    pd.testing.assert_frame_equal(_key(mem0.records), _key(flat.records))
+    with open(tmp_path / "flat.jsonl", "w") as fh:
+        for i, (conv, text, judge, _) in enumerate(_GRADES):
+            fh.write(json.dumps({"c": conv, "n": i, "q": text, "g": judge}) + "\n")
+    (tmp_path / "z.toml").write_text(
+        'conversation = "c"\nquestion = "position"\ntext_field = "q"\n'
+        '[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    zflat = _records(tmp_path / "flat.jsonl", str(tmp_path / "z.toml"), "zep")
+    pd.testing.assert_frame_equal(_key(zep.records), _key(zflat.records))
+    judge = zep.records[zep.records["metric"] == "judge"]
+    assert judge["value"].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0]
+    # strata: categories as written, cells only where the question has one
+    got = set(zep.records["metric"])
+    assert got == {
+        "judge",
+        "judge.cat1",
+        "judge.cat2",
+        "judge.cat3",
+        "judge.cat4",
+        "judge.t+e-",
+        "judge.t-e-",
+        "judge.t+e+",
+        "judge.cells",
+    }
+    cells = zep.records[zep.records["metric"] == "judge.cells"]
+    assert cells["query_id"].tolist() == ["c0/qa0", "c0/qa3", "c1/qa0"]
+    assert zep.records.loc[zep.records["metric"] == "judge", "cell"].isna().all()
+
+
+def test_repeated_text_matched_by_position_and_by_occurrence(tmp_path):
+    zep = _records(_zep_layout(tmp_path / "g.json"), "zep", "zep").records
+    j = zep[zep["metric"] == "judge"].set_index("query_id")["category"]
+    assert j["c0/qa0"] == "1" and j["c0/qa3"] == "4"  # the text asked twice, two questions
+
+
+def test_repeated_text_answered_once_by_text_is_ambiguous(tmp_path):
+    (tmp_path / "a.jsonl").write_text(
+        json.dumps({"c": "c0", "q": "What did Ann bake?", "g": 1}) + "\n"
+    )
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\nquestion = "text"\ntext_field = "q"\n'
+        '[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    with pytest.raises(ValueError, match=r"line 1.*asked 2 times.*answered 1 times: ambiguous"):
+        _records(tmp_path / "a.jsonl", str(tmp_path / "m.toml"), "s")
+
+
+def test_text_mismatch_names_file_position_and_both_texts(tmp_path):
+    bad = list(_GRADES)
+    bad[1] = ("c0", "When did Ann leave?", 0, 0.0)
+    path = _mem0_layout(tmp_path / "r.json", bad)
+    with pytest.raises(ValueError) as err:
+        _records(path, "mem0", "mem0")
+    msg = str(err.value)
+    assert "r.json" in msg and "conversation '0', answer 1" in msg
+    assert "'When did Ann leave?'" in msg and "'When did Ann move?'" in msg
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"llm_score": "maybe"}, r"answer 0: field `llm_score` is not a binary score; got 'maybe'"),
+        ({"llm_score": 2}, r"answer 0: field `llm_score` is not a binary score"),
+        ({"f1_score": "n/a"}, r"answer 0: field `f1_score` is not a number score"),
+        ({"llm_score": None}, r"answer 0: field `llm_score` is missing"),
+        (
+            {"category": "2"},
+            r"answer 0: field `category` is '2'; the benchmark's category of c1/qa0 is '3'",
+        ),
+    ],
+)
+def test_layout_errors_name_file_position_and_field(tmp_path, change, expected):
+    path = _mem0_layout(tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    data["1"][0].update(change)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=expected):
+        _records(path, "mem0", "mem0")
+
+
+def test_unknown_conversation_and_position_past_the_end(tmp_path):
+    path = _zep_layout(tmp_path / "g.json")
+    data = json.loads(path.read_text())
+    data["locomo_experiment_user_7"] = data.pop("locomo_experiment_user_1")
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"conversation '7' is not an index 0-1"):
+        _records(path, "zep", "zep")
+    data = json.loads(_zep_layout(tmp_path / "g.json").read_text())
+    data["locomo_experiment_user_1"].append(dict(data["locomo_experiment_user_1"][0]))
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"answer 2: position 2 is past the 2 answerable"):
+        _records(path, "zep", "zep")
+
+
+def test_partial_coverage_is_counted(tmp_path):
+    path = _zep_layout(tmp_path / "g.json", _GRADES[:2])  # conversation c0's first two only
+    cov = _records(path, "zep", "zep").coverage
+    assert (cov.answers, cov.answered, cov.excluded_total) == (2, 2, 1)
+    assert cov.not_answered == ("c0/qa3", "c1/qa0", "c1/qa1")
+    assert "3 not answered" in cov.lines()[0]
+
+
+def test_retrieved_ids_become_hit_and_recall_at_each_depth(tmp_path):
+    rows = [
+        {"c": "c1", "q": "Where is Bo from?", "ids": "D1:9 D9:9 D1:4"},
+        {"c": "c1", "q": "Bo's dog?", "ids": "D2:2"},
+    ]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\nquestion = "text"\ntext_field = "q"\n'
+        'retrieved = { field = "ids", depths = [1, 3], hit_k = [1, 2] }\n'
+    )
+    rec = _records(tmp_path / "r.jsonl", str(tmp_path / "m.toml"), "s").records
+    base = rec[~rec["metric"].str.contains(r"\.")]
+    got = {(q, b, m): v for q, b, m, v in base[["query_id", "budget", "metric", "value"]].values}
+    assert got[("c1/qa0", 1, "recall")] == 0.5 and got[("c1/qa0", 1, "hit@2")] == 0.0
+    assert got[("c1/qa0", 3, "recall")] == 1.0 and got[("c1/qa0", 3, "hit@2")] == 1.0
+    assert got[("c1/qa1", 1, "hit@1")] == 1.0 and got[("c1/qa1", 1, "hit@2")] == 0.0
+
+
+def test_read_score_readings():
+    assert [read_score(v, "binary") for v in (True, False, "True", "false", 1, 0, "1", "yes")] == [
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+        1.0,
+        1.0,
+    ]
+    assert read_score(0.3, "binary") is None and read_score("inf", "number") is None
+    assert read_score(3, "number") == 3.0
+
+
+def test_bad_mappings_are_refused(tmp_path):
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\nquestion = "id"\n[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    with pytest.raises(ValueError, match=r'`question = "id"` needs `id_field`'):
+        load_mapping(str(tmp_path / "m.toml"))
+    (tmp_path / "m.toml").write_text('conversation = "c"\nscore = 1\n')
+    with pytest.raises(ValueError, match=r"unknown keys \['score'\]"):
+        load_mapping(str(tmp_path / "m.toml"))
+    with pytest.raises(ValueError, match="neither a file nor a shipped reader"):
+        load_mapping("nonesuch")
+
+
+def test_a_trec_run_against_turn_ids_becomes_hit_and_recall(tmp_path):
+    # ranks deliberately disagree with scores: trec_eval's order (score descending) decides
+    (tmp_path / "run.trec").write_text(
+        "c1/qa0 Q0 D1:4 1 0.2 sys\nc1/qa0 Q0 D7:7 2 0.9 sys\nc1/qa0 Q0 D1:9 3 0.5 sys\n"
+        "c0/qa3 Q0 D3:1 1 0.9 sys\n"
+    )
+    (tmp_path / "m.toml").write_text(
+        'format = "trec"\nconversation = "qid"\nconversation_pattern = "^([^/]+)/"\n'
+        'question = "id"\nid_field = "qid"\n'
+        'retrieved = { field = "retrieved", depths = [2, 3], hit_k = [2] }\n'
+    )
+    joined = _records(tmp_path / "run.trec", str(tmp_path / "m.toml"), "sys")
+    rec = joined.records
+    base = rec[~rec["metric"].str.contains(r"\.")]
+    got = {(q, b, m): v for q, b, m, v in base[["query_id", "budget", "metric", "value"]].values}
+    assert got[("c1/qa0", 2, "recall")] == 0.5 and got[("c1/qa0", 3, "hit@2")] == 1.0
+    assert got[("c0/qa3", 2, "recall")] == 0.5
+    assert joined.coverage.answered == 2 and len(joined.coverage.not_answered) == 3
+    (tmp_path / "run.trec").write_text("c1/qa0 Q0 D1:4 1 0.2 a\nc1/qa0 Q0 D1:9 2 0.1 b\n")
+    with pytest.raises(ValueError, match=r"run.trec', line 2: a second run tag 'b'"):
+        _records(tmp_path / "run.trec", str(tmp_path / "m.toml"), "sys")
+
+
+def test_one_shared_conversation_gives_no_conversation_level_p(tmp_path):
+    from osustat import analyze
+    from osustat.cli.import_ import summary
+
+    path = _zep_layout(tmp_path / "g.json", _GRADES[:3])  # conversation c0 only
+    joined = _records(path, "zep", "zep")
+    other = joined.records.assign(method="other", value=1.0 - joined.records["value"])
+    both = pd.concat([joined.records, other], ignore_index=True)
+    lines = summary(both, [joined.coverage])
+    assert any("1 conversation: conversation-level inference is impossible" in x for x in lines)
+    with pytest.raises(ValueError, match=r"share 1 episode.*inference is impossible.*no p"):
+        analyze(both, treatment="zep", baseline="other", metrics=["judge"], unit="episode")
+    res = analyze(both, treatment="zep", baseline="other", metrics=["judge"], unit="query")
+    assert res.comparisons[0].rows[-1].effect.n == 3  # the query level still runs
+
+
+def test_a_nested_list_joined_by_question_id(tmp_path):
+    items = [
+        {"conv": "c1", "qid": "c1/qa1", "score": "0.75"},
+        {"conv": "c0", "qid": "c0/qa2", "score": 0},
+    ]
+    (tmp_path / "out.json").write_text(json.dumps({"run": {"meta": 1, "items": items}}))
+    (tmp_path / "m.toml").write_text(
+        'answers = "run.items"\nconversation = "conv"\nquestion = "id"\nid_field = "qid"\n'
+        '[scores]\nf1 = { field = "score", read = "number" }\n'
+    )
+    rec = _records(tmp_path / "out.json", str(tmp_path / "m.toml"), "s").records
+    f1 = rec[rec["metric"] == "f1"].set_index("query_id")["value"]
+    assert f1.to_dict() == {"c1/qa1": 0.75, "c0/qa2": 0.0}
+    items[1]["qid"] = "c1/qa0"  # a question of another conversation
+    (tmp_path / "out.json").write_text(json.dumps({"run": {"items": items}}))
+    with pytest.raises(ValueError, match=r"answer 1: question id 'c1/qa0' is not a question of c"):
+        _records(tmp_path / "out.json", str(tmp_path / "m.toml"), "s")
+    (tmp_path / "out.json").write_text(json.dumps({"run": {"rows": items}}))
+    with pytest.raises(ValueError, match=r"no `run.items` in the file \(missing `items`\)"):
+        _records(tmp_path / "out.json", str(tmp_path / "m.toml"), "s")
+
+
+class _TinyEntryPoint:
+    """A benchmark registered in the entry-point group, as another package would."""
+
+    name, value = "tiny", "tests.osustat.test_system_outputs:TINY"
+
+    def load(self):
+        from osustat.analyses.protocol import Benchmark, DataSpec
+
+        class Tiny(Benchmark):
+            name, description, data = "tiny", "one conversation", DataSpec("files", "t.json")
+
+            def questions(self, data, choices):
+                return _table()
+
+        return Tiny()
+
+
+def test_cli_refuses_a_file_that_gives_no_records(tmp_path, capsys, monkeypatch):
+    from osustat.analyses import registry
+    from osustat.cli.main import main
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [_TinyEntryPoint()])
+    (tmp_path / "t.json").write_text("{}")
+    (tmp_path / "a.jsonl").write_text(json.dumps({"c": "c0", "q": "Who is the president of Mars?"}))
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\nquestion = "text"\ntext_field = "q"\nposition_counts = "all"\n'
+        'retrieved = { field = "q" }\n'
+    )
+    out = tmp_path / "r.csv"
+    argv = ["import", f"s={tmp_path / 'a.jsonl'}", "--reader", f"s={tmp_path / 'm.toml'}"]
+    argv += ["--benchmark", "tiny", "--data", str(tmp_path / "t.json"), "--out", str(out)]
+    assert main(argv) == 2
+    assert "gives no records" in capsys.readouterr().err and not out.exists()
+
+
+def test_cli_refuses_a_benchmark_without_a_question_table(tmp_path, capsys):
+    from osustat.cli.main import main
+
+    (tmp_path / "a.jsonl").write_text("{}")
+    argv = ["import", f"zep={tmp_path / 'a.jsonl'}", "--benchmark", "synthetic"]
+    argv += ["--out", str(tmp_path / "r.csv")]
+    assert main(argv) == 2
+    assert "has no question table" in capsys.readouterr().err
