@@ -159,6 +159,16 @@ def paired(
     if seed is not None:
         df = _choose(df, "seed", int(seed), "seed")
 
+    # With one seed in the selection every query's seeds are that one: the per-query seed
+    # tuples (a Python call per query) are needed only to compare several seeds.
+    one_seed = df["seed"].nunique() <= 1
+    aggregates: dict[str, Any] = {
+        "value": ("value", "mean"),
+        "n_seeds": ("seed", "nunique"),
+        "cell": ("cell", "first"),
+    }
+    if not one_seed:
+        aggregates["seeds"] = ("seed", lambda s: tuple(sorted(s)))
     sides = {}
     for name, m in (("treatment", treatment), ("baseline", baseline)):
         part = df[df["method"] == m]
@@ -166,12 +176,7 @@ def paired(
             raise ValueError(
                 f"`{name}` method {m!r} has no records for metric {metric!r} at budget {budget}."
             )
-        sides[name] = part.groupby(["episode_id", "query_id"], sort=True).agg(
-            value=("value", "mean"),
-            n_seeds=("seed", "nunique"),
-            seeds=("seed", lambda s: tuple(sorted(s))),
-            cell=("cell", "first"),
-        )
+        sides[name] = part.groupby(["episode_id", "query_id"], sort=True).agg(**aggregates)
     t, b = sides["treatment"], sides["baseline"]
     only_t = t.index.difference(b.index)
     only_b = b.index.difference(t.index)
@@ -187,7 +192,7 @@ def paired(
             )
         raise ValueError("unpaired queries (never silently dropped); " + "; ".join(parts) + ".")
     b = b.loc[t.index]
-    mismatch = t.index[(t["seeds"] != b["seeds"]).to_numpy()]
+    mismatch = t.index[:0] if one_seed else t.index[(t["seeds"] != b["seeds"]).to_numpy()]
     if len(mismatch):
         shown = list_some(
             (
