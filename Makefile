@@ -82,7 +82,7 @@ test: $(FULL) $(LOCAL_LLM)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(TEST_ENV) $(BIN)/pytest -q
+	$(TEST_ENV) $(BIN)/pytest -q -n 2
 
 lint: $(FULL)
 	$(BIN)/ruff check .

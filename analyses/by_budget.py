@@ -31,6 +31,7 @@ def breakeven_columns(res: CellConditionalResult) -> dict[str, Any]:
         ),
         "pi_any": None if bh is None else bh.pi_any,
         "never_negative": None if bh is None else bh.never_negative,
+        "d_nf": None if bh is None else bh.effect_nonfavorable,
         "oracle_gain": None if oc is None else oc.gain_over_baseline,
         "aggregate": res.aggregate.effect,
     }

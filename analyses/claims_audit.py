@@ -18,6 +18,7 @@ without importing each other.
 from __future__ import annotations
 
 import errno
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -148,6 +149,7 @@ def claims_audit(
     n_resamples: int,
     seed: int,
     claims_path: Path | None = None,
+    unavailable: Mapping[str, str] | None = None,
 ) -> Any:
     """Audit the claims `selection` picks from its claims files on `records`.
 
@@ -156,7 +158,8 @@ def claims_audit(
     file is a ``FileNotFoundError`` naming it. Returns the ``AuditResult`` (the driver renders
     it), or None when the benchmark selects no claims or none of the files' claims is
     selected. A cell too small for a claim's test makes that claim "not checkable" (the audit
-    says why), never an error.
+    says why), never an error; so do the claims of a benchmark in `unavailable` (benchmark ->
+    reason, from the run's state: e.g. no LLM ran where the claim is about one).
     """
     from osustat.audit.run import audit
 
@@ -172,6 +175,7 @@ def claims_audit(
         n_resamples=n_resamples,
         bootstrap_resamples=selection.bootstrap_resamples,
         rng=seed,
+        unavailable=unavailable,
     )
     return result
 

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from osustat._validation import MAX_RESAMPLES, unique_items
 from osustat.streams import stream_seed
 
 from .claims_audit import claims_audit, load_selected_claims
@@ -123,6 +124,10 @@ def _check_encoder_backend(bench: Benchmark, backend: str) -> None:
             f"`--encoder-backend {backend}` has no effect on `reproduce {bench.name}`: its "
             "generated data hold no texts to encode."
         )
+    if bench.data.kind != "none":  # it encodes text: a missing extra stops it before any work
+        from osustat.retrieval.encoder import require_backend
+
+        require_backend(backend, f"`reproduce {bench.name}`")
 
 
 def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]:
@@ -228,12 +233,16 @@ def plan(request: Request) -> Plan:
     if request.episodes is not None:
         _count(request.episodes, "--episodes", 1, 1_000_000)
     _count(request.jobs, "--jobs", 1, 1024)
-    _count(request.n_resamples, "--resamples")
+    _count(request.n_resamples, "--resamples", 1, MAX_RESAMPLES)
     _count(request.seed, "--seed", 0, 2**63 - 1)
     for s in request.seeds or ():
         _count(s, "--seeds", 0, 2**63 - 1)
     if request.seeds is not None and not request.seeds:
         raise UsageError("`--seeds` is empty; give comma-separated integers.")
+    try:
+        unique_items(request.seeds or (), "--seeds")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if request.seeds is not None and not bench.multi_seed:
         raise UsageError(
             f"`--seeds` does not apply to {bench.name}, which runs one master `--seed`; "
@@ -318,7 +327,7 @@ def plan(request: Request) -> Plan:
         exclusions_note="the benchmark's own exclusions, if any, are stated in the report above.",
     )
     try:
-        check_target(request.out, prov.inputs_digest, force=request.force)
+        check_target(request.out, prov.inputs_digest, force=request.force, command=request.command)
     except OutputError as exc:
         raise UsageError(str(exc)) from None
     return Plan(bench, spec, request, prov, grid)
@@ -633,7 +642,9 @@ def _run(checked: Plan) -> ReproduceResult:
         checked.provenance,
     )
     start = time.perf_counter()
-    with atomic_output(request.out, inputs_digest=prov.inputs_digest, force=request.force) as tmp:
+    with atomic_output(
+        request.out, inputs_digest=prov.inputs_digest, force=request.force, command=prov.command
+    ) as tmp:
         sensitivity = None
         if checked.grid is not None:
             sensitivity = _sensitivity(bench, checked.grid, spec, tmp / "sensitivity", request)
@@ -641,19 +652,25 @@ def _run(checked: Plan) -> ReproduceResult:
         _check_user_records(run.records, spec.retrievers, bench.name)
         if sensitivity is not None:
             run = replace(run, state={**run.state, "sensitivity": sensitivity})
+        say = _phases(request.progress)
+        say("analysis: tests and bootstrap intervals")
         analysis = bench.analyze(run, spec)
+        say("claims audit")
         audited = claims_audit(
             run.records,
             bench.claims,
             n_resamples=spec.n_resamples,
             seed=spec.seed,
             claims_path=request.claims,
+            unavailable=run.state.get("audit_unavailable"),
         )
         run = replace(run, state={**run.state, "claims_audit": audited})
         audit_md = None
         if audited is not None and bench.claims is not None:
             audit_md = render_markdown(audited, title=bench.claims.title)
+        say("report and figures")
         text = bench.write(run, analysis, spec, tmp, audit_md)
+        say(None)
         if isinstance(sensitivity, ChoiceSensitivity):  # the generic grid: the driver reports it
             from osustat.reports.choice_sensitivity import render_choice_sensitivity
 
@@ -681,6 +698,25 @@ def _run(checked: Plan) -> ReproduceResult:
     return ReproduceResult(Path(request.out), len(run.records), time.perf_counter() - start, run)
 
 
+def _phases(progress: bool) -> Any:
+    """``say(name)``: on stderr, the phase starting now and how long the previous one took
+    (after the sweeps' progress bars, the analysis, audit and report ran a minute in silence;
+    issue 38). ``say(None)`` closes the last phase."""
+    state: dict[str, Any] = {}
+
+    def say(name: str | None) -> None:
+        if not progress:
+            return
+        now = time.perf_counter()
+        if state:
+            print(f"osustat: {state['name']}: {now - state['t']:.1f} s", file=sys.stderr)
+        if name is not None:
+            print(f"osustat: {name} …", file=sys.stderr)
+        state.update(name=name, t=now)
+
+    return say
+
+
 def _choices_section(bench: Benchmark, spec: RunSpec) -> str:
     lines = [
         "## Open choices of this run",
@@ -694,6 +730,23 @@ def _choices_section(bench: Benchmark, spec: RunSpec) -> str:
         value = spec.choices.get(c.name, c.default)
         mark = "" if value == c.default else " (changed)"
         lines.append(f"| `{c.name}` | `{value}`{mark} | `{c.default}` | {', '.join(c.values)} |")
+    if bench.data.kind != "none":  # it encodes text: the backend changes vectors and verdicts
+        from osustat.retrieval.encoder import BACKENDS
+
+        value = spec.encoder_backend
+        mark = "" if value == "torch" else " (changed)"
+        lines.append(
+            f"| encoder backend (`--encoder-backend`) | `{value}`{mark} | `torch` | "
+            f"{', '.join(BACKENDS)} |"
+        )
+        lines += [
+            "",
+            "The encoder backend is a choice too: onnx and openvino run the same weights but "
+            "their vectors differ from torch's in the last bits (cosine ≥ .9999), which moves "
+            "values near ties and can move a verdict near α; it has its own embedding-cache "
+            "key, and the provenance names the runtimes' versions. `--sensitivity` does not "
+            "vary it (docs/performance.md).",
+        ]
     return "\n".join(lines)
 
 

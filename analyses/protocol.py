@@ -293,7 +293,9 @@ class RunSpec:
         )
 
         return CachedEncoder(
-            SentenceTransformerEncoder(backend=self.encoder_backend),
+            SentenceTransformerEncoder(
+                backend=self.encoder_backend, progress=self.backend.progress
+            ),
             self.cache or default_cache_dir(),
         )
 

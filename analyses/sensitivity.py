@@ -18,7 +18,10 @@ selects from ``analyses/claims/paper.toml`` are audited on the records
 (:func:`analyses.claims_audit.claims_audit`): per claim × point × seed the effect, its CI, p and the
 verdict (strict standard, the audit's
 calibrated tests). A claim is **robust** when it is reproduced at every point (every seed),
-**choice-dependent** when at some, **not reproduced** when at none.
+**choice-dependent** when at some, **not reproduced** when at none. A claim the paper printed
+as non-significant, which the audit's rules can never call reproduced, is counted apart:
+**null: consistent** when n.s. here at every point, **null: significant here at some point**
+otherwise (``reproduced_at`` then counts the points where it was significant).
 """
 
 from __future__ import annotations
@@ -136,7 +139,14 @@ def run_choice_sensitivity(
         if pending and (item is None or len(pending) >= jobs):
             # the audits of `jobs` points at once (one process each; results do not depend on it)
             tasks = [
-                (run.records, bench.claims, spec.n_resamples, labels[i][3], claims_path)
+                (
+                    run.records,
+                    bench.claims,
+                    spec.n_resamples,
+                    labels[i][3],
+                    claims_path,
+                    run.state.get("audit_unavailable"),
+                )
                 for i, run in pending
             ]
             backend = Backend(jobs=min(jobs, len(tasks)), progress=False)
@@ -165,17 +175,35 @@ def run_choice_sensitivity(
 
 
 def _audit_rows(
-    records: pd.DataFrame, selection: Any, n_resamples: int, seed: int, claims_path: Path | None
+    records: pd.DataFrame,
+    selection: Any,
+    n_resamples: int,
+    seed: int,
+    claims_path: Path | None,
+    unavailable: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The claims audit of one point's records, per claim (a task of ``run_tasks``)."""
+    """The claims audit of one point's records, per claim (a task of ``run_tasks``);
+    `unavailable` as the run's state says (benchmark -> why its claims are not checkable)."""
     from .claims_audit import claims_audit
 
     result = claims_audit(
-        records, selection, n_resamples=n_resamples, seed=seed, claims_path=claims_path
+        records,
+        selection,
+        n_resamples=n_resamples,
+        seed=seed,
+        claims_path=claims_path,
+        unavailable=unavailable,
     )
+    from osustat.audit.verdicts import paper_not_significant
+
     return [
         {
             "claim": check.claim.id,
+            # a claim the paper printed as non-significant can never be "reproduced": it is
+            # summarised on its own outcome (issue 35 item 12)
+            "paper_ns": paper_not_significant(
+                check.claim, result.families[check.claim.family].alpha
+            ),
             "n": check.n,
             "effect": check.effect,
             "ci_low": None if check.ci is None else check.ci.low,
@@ -201,6 +229,21 @@ def _summarize(effects: pd.DataFrame) -> pd.DataFrame:
         )
         n_points = int(frame["point"].nunique())
         held = sum(bool(x) for x in per_point)
+        null = "paper_ns" in frame and bool(frame["paper_ns"].fillna(False).astype(bool).any())
+        if null and not checkable.empty:
+            # the paper's "n.s.": significant here at some point and seed, or n.s. throughout
+            # (its power is in the MDE beside each row of effects.csv / the audit)
+            significant = checkable["verdict"].isin(["significant (paper: n.s.)", "reproduced"])
+            held = int(checkable[significant]["point"].nunique())
+            verdict = (
+                "null: significant here at some point (paper: n.s.)"
+                if held
+                else "null: consistent (n.s. here too at every point)"
+            )
+            out.append(
+                {"claim": claim, "points": n_points, "reproduced_at": held, "verdict": verdict}
+            )
+            continue
         if checkable.empty:
             verdict = "not checkable"
         elif held == n_points:

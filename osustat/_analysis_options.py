@@ -11,6 +11,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
+from ._validation import MAX_RESAMPLES, unique_items
 from .multitest import CORRECTIONS
 from .stepdown import STEPDOWN_METHODS
 
@@ -35,9 +36,14 @@ def check_options(
             raise ValueError(f"`{name}` must lie strictly between 0 and 1; got {x!r}.")
         return v
 
-    def count(x: Any, name: str, low: int) -> int:
+    def count(x: Any, name: str, low: int, high: int | None = MAX_RESAMPLES) -> int:
         if isinstance(x, bool) or not isinstance(x, int | np.integer) or int(x) < low:
             raise ValueError(f"`{name}` must be an integer >= {low}; got {x!r}.")
+        if high is not None and int(x) > high:
+            raise ValueError(
+                f"`{name}` must be at most {high:,} (the resampling cap of every osustat "
+                f"path: memory and time stay bounded); got {int(x):,}."
+            )
         return int(x)
 
     return (
@@ -45,7 +51,7 @@ def check_options(
         prob(level, "level"),
         count(resamples, "n_resamples", 1),
         count(bootstrap_resamples, "bootstrap_resamples", 1),
-        count(seed, "rng", 0),
+        count(seed, "rng", 0, None),
     )
 
 
@@ -131,6 +137,11 @@ def _group_item(
     return [(list(methods).index(pair), *key)]
 
 
+def metric_key(name: Any) -> str:
+    """A metric name as the records spell it: lower case, no whitespace."""
+    return "".join(str(name).split()).lower()
+
+
 def select(
     df: pd.DataFrame, metrics: Iterable[str] | str | None, budgets: Iterable[int] | int | None
 ) -> tuple[list[str], list[int]]:
@@ -140,7 +151,7 @@ def select(
         ms = [m for m in present_metrics if m != "tokens"] or present_metrics
     else:
         ms = [metrics] if isinstance(metrics, str) else list(metrics)
-        ms = ["".join(str(m).split()).lower() for m in ms]
+        ms = [metric_key(m) for m in unique_items(ms, "metrics", metric_key)]
         if not ms:
             raise ValueError("`metrics` is empty.")
         unknown = [m for m in ms if m not in present_metrics]
@@ -167,6 +178,7 @@ def select(
             )
         budgets = [budgets]  # one budget (a string is refused: "128" is not 1, 2, 8)
     bs = []
+    budgets = list(budgets)
     for b in budgets:
         try:
             ok = not isinstance(b, bool | str) and float(b).is_integer() and int(b) > 0
@@ -177,6 +189,7 @@ def select(
         bs.append(int(b))
     if not bs:
         raise ValueError("`budgets` is empty.")
+    unique_items(budgets, "budgets", int)
     unknown_b = [b for b in bs if b not in present_budgets]
     if unknown_b:
         raise ValueError(
@@ -193,7 +206,7 @@ def _names(value: Any, what: str) -> list[str]:
         raise TypeError(
             f"`{what}` must be a method name or a non-empty list of them; got {value!r}."
         )
-    return list(dict.fromkeys(names))
+    return unique_items(names, what)
 
 
 def method_pairs(

@@ -364,11 +364,25 @@ class EmpiricalTiltSimulation:
             return float(np.sign(effect)) * self.top * (1 - 1e-9)
         return effect
 
+    def rate_at(self, effect: float) -> float:
+        """The rejection rate of data sets drawn at `effect` itself (no reweighting)."""
+        theta = self.theta(self._inside(effect))
+        for th0, _, p in self.anchors:
+            if th0 == theta:
+                return float(np.mean(p <= self.limit))
+        _, _, p = self._simulate(theta)
+        return float(np.mean(p <= self.limit))
+
     def power(self, effect: float) -> float:
         theta = self.theta(self._inside(effect))
         k = self._log_mgf(theta)
         best = None
         for th0, s, p in self.anchors:
+            if th0 != theta and np.ptp(s) == 0:
+                # a point mass (every data set alike, e.g. drawn at the largest effect):
+                # constant weights would read as a full effective sample size at every
+                # effect (issue 35 item 2); it stands only for its own tilt
+                continue
             logw = (theta - th0) * s - self.n * (k - self._log_mgf(th0))
             w = np.exp(logw - logw.max())
             ess = float(w.sum() ** 2 / (w @ w))

@@ -54,6 +54,16 @@ class PowerValue(float):
         ``'normal'`` and ``'simulation'``): ``magnitude * p_nonzero`` for
         ``'exact-binomial'``, ``(1 - share of zeros) * max|d|`` for ``'empirical'``,
         ``max|d|`` for ``'empirical-tilt'``. A finite MDE never exceeds it.
+    mde_range : tuple of float or None
+        An MDE from fewer than ``osustat.power.MDE_MIN_DIFFERENCES`` differences (method
+        chosen automatically) is not one number: ``.method`` is ``'sd-range'`` (the
+        normal-model MDE at the ends of the sd's 80% chi-square interval) or, for 0/1
+        differences, ``'q-range'`` (the exact-binomial MDE over the 80% Clopper-Pearson
+        interval of ``P(d != 0)``); ``.mde_range`` holds the ends, the value is the upper end.
+    n_differences : int or None
+        How many differences a range was read from.
+    range_basis : str or None
+        The model behind a range, in words.
     """
 
     method: str
@@ -63,6 +73,13 @@ class PowerValue(float):
     p_nonzero: float | None
     n_simulations: int
     max_effect: float
+    #: ``(low, high)`` when the MDE is not estimable as one number from the differences given
+    #: (fewer than ``osustat.power.MDE_MIN_DIFFERENCES``; method ``'sd-range'``), else None
+    mde_range: tuple[float, float] | None = None
+    #: How many differences an ``'sd-range'`` / ``'q-range'`` value was read from
+    n_differences: int | None = None
+    #: The model behind `mde_range`, in words
+    range_basis: str | None = None
 
     def __new__(
         cls,
@@ -91,7 +108,11 @@ class PowerValue(float):
 
 
 def _rebuild(value: float, attrs: dict[str, Any]) -> PowerValue:
-    return PowerValue(value, **attrs)
+    names = ("mde_range", "n_differences", "range_basis")
+    extra: dict[str, Any] = {k: attrs.pop(k) for k in names if k in attrs}
+    obj = PowerValue(value, **attrs)
+    obj.__dict__.update(extra)
+    return obj
 
 
 #: The parameters :func:`power` and :func:`minimum_detectable_effect` share.
@@ -177,6 +198,8 @@ class Plan:
         if binary is None:
             # The binary model is named by its parameters; sd alone means a shift model.
             binary = p_nonzero is not None or magnitude is not None
+        #: the method was chosen (not named): a too-small sample of differences gives a range
+        self.auto = test == "auto"
         if test == "auto":
             if binary:
                 test = "exact-binomial"

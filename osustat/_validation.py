@@ -30,6 +30,62 @@ def list_some(items: Iterable[Any], limit: int = _MAX_LISTED, *, quote: bool = T
     return shown
 
 
+def unique_items(items: Iterable[Any], name: str, key: Any = None) -> list[Any]:
+    """`items` as a list, refused when two of them are the same selection.
+
+    One rule for every list the user gives (metrics, budgets, methods, cells, depths,
+    seeds...; API and CLI): items are compared after normalisation (`key`, e.g. lower-cased
+    metric names, budgets as integers) and a repeat is an error naming both spellings -- a
+    family that counted a test twice would correct every p-value for tests that do not exist.
+    """
+    out = list(items)
+    first: dict[Any, Any] = {}
+    for item in out:
+        k = item if key is None else key(item)
+        if k in first:
+            same = repr(first[k]) if first[k] == item else f"{first[k]!r} and {item!r}"
+            raise ValueError(
+                f"`{name}` names {k!r} twice ({same}); a selection counts each item once, so "
+                "give it once."
+            )
+        first[k] = item
+    return out
+
+
+def unit_labels(arrays: Sequence[Any], name: str) -> list[list[Any]]:
+    """Unit labels of several arrays as comparable keys, by the project's one id rule
+    (``validate_records``: 1 and "1" are never silently one id): numbers compare as numbers
+    (int 0 and float 0.0 are one unit), text as text, and labels that mix the two kinds are
+    refused, naming the arrays of each kind."""
+    kinds: dict[str, list[int]] = {"text": [], "number": []}
+    out: list[list[Any]] = []
+    for j, u in enumerate(arrays):
+        items = np.asarray(u, dtype=object).ravel().tolist()
+        text = [isinstance(x, str | bytes | np.str_) for x in items]
+        if any(text) and not all(text):
+            raise ValueError(
+                f"`{name}[{j}]` mixes text and numbers (1 and '1' would be one unit or two "
+                "by accident); use one kind of label."
+            )
+        if items:
+            kinds["text" if text[0] else "number"].append(j)
+        if items and not text[0]:
+            try:
+                items = [float(x) for x in items]
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"`{name}[{j}]` labels must be text or numbers; got {items[0]!r}."
+                ) from None
+        out.append(items)
+    if kinds["text"] and kinds["number"]:
+        raise ValueError(
+            f"`{name}` mixes text labels (arrays {list_some(kinds['text'])}) and numeric labels "
+            f"(arrays {list_some(kinds['number'])}); 1 and '1' would be one unit or two by "
+            "accident. Use one kind of label."
+        )
+    return out
+
+
 def read_toml(path: str | Path, what: str, known: Iterable[str]) -> dict[str, Any]:
     """Read the TOML file `path` (a `what`, e.g. ``"grid file"``): a missing file is a
     ``FileNotFoundError`` naming it; invalid TOML, or a top-level key not in `known`, a

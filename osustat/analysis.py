@@ -233,7 +233,17 @@ def analyze(
     raw: list[list[tuple[str, int, CellConditionalResult]]] = []
     for t, b in tqdm(methods, desc="method pairs", disable=len(methods) < 3, leave=False):
         raw.append([])
-        for k, (metric, budget) in enumerate(pairs):
+        # One pair on large records takes seconds per comparison: a bar of its comparisons
+        # once 2 s have passed, on a terminal only (None: off when stderr is not a TTY).
+        one = tqdm(
+            pairs,
+            desc=f"{t} vs {b}",
+            unit="comparison",
+            delay=2.0,
+            disable=None if len(methods) < 3 else True,
+            leave=False,
+        )
+        for k, (metric, budget) in enumerate(one):
             data = paired(df, t, b, metric=metric, budget=budget, unit=unit, benchmark=benchmark)
             res = cell_conditional(
                 data,
@@ -407,15 +417,19 @@ def _reproducer(
             return rows
         reference = None
         if ref_df is not None:
-            reference = paired(
-                ref_df,
-                treatment,
-                baseline,
-                metric=metric,
-                budget=budget,
-                unit=unit,
-                benchmark=benchmark,
-            )
+            try:
+                reference = paired(
+                    ref_df,
+                    treatment,
+                    baseline,
+                    metric=metric,
+                    budget=budget,
+                    unit=unit,
+                    benchmark=benchmark,
+                )
+            except ValueError as exc:  # say which records lack it: the reference's
+                said = str(exc).replace("not in the records", "not in the reference records")
+                raise ValueError(f"`reference`: {said}") from None
         return list(
             with_reproduction(
                 rows,
@@ -523,6 +537,7 @@ def _row(
             family_size=m,
             mde=mde,
             mde_alpha=mde_alpha,
+            pvalue_se=e.test.pvalue_se,
         ),
     )
 

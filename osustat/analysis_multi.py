@@ -194,11 +194,11 @@ class MultiAnalysisResult:
     ) -> Path:
         """Write ``report.md``, ``results.json``, ``provenance.json`` and each pair's
         figures into `out`, atomically (as :meth:`AnalysisResult.save`)."""
-        from .provenance import PROVENANCE_FILE, atomic_output, write_json
+        from .provenance import PROVENANCE_FILE, write_json
         from .renderers import renderer
 
         out = Path(out)
-        with atomic_output(out, inputs_digest=self.provenance.inputs_digest, force=force) as tmp:
+        with self.provenance.atomic_output(out, force=force) as tmp:
             names = renderer("analysis-multi-figures")(self, tmp) if figures else {}
             (tmp / "report.md").write_text(self.to_markdown(figures=names) + "\n", "utf-8")
             if json:

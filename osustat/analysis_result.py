@@ -25,7 +25,7 @@ from osustat.power import PowerValue
 from .cellwise import MDE_POWER, CellConditionalResult, CellEffect
 from .provenance import Provenance
 from .reproduction import ReproductionMeasures
-from .wording import CORRECTION_NAMES, UNDERPOWERED
+from .wording import CORRECTION_NAMES, UNDERPOWERED, not_estimable
 
 __all__ = ["AnalysisResult", "Comparison", "Row"]
 
@@ -89,10 +89,7 @@ class Row:
     @property
     def pvalue_se(self) -> float:
         """Monte Carlo standard error of the raw p (0 when exact): sqrt(p(1-p)/B)."""
-        t = self.effect.test
-        if t.exact:
-            return 0.0
-        return math.sqrt(t.pvalue * (1 - t.pvalue) / t.n_resamples)
+        return self.effect.test.pvalue_se
 
     @property
     def pvalue_method(self) -> str:
@@ -254,9 +251,10 @@ class AnalysisResult:
                         "family": r.family,
                         "family_size": r.family_size,
                         "contribution": e.contribution,
-                        "mde": float(r.mde) if math.isfinite(r.mde) else None,
+                        "mde": None if _mde_note(r.mde) else float(r.mde),
                         "mde_method": r.mde_method,
-                        "mde_note": None if math.isfinite(r.mde) else UNDERPOWERED,
+                        "mde_note": _mde_note(r.mde),
+                        "mde_range": _mde_range(r.mde),
                         "mde_p_nonzero": getattr(r.mde, "p_nonzero", None),
                         "mde_simulations": getattr(r.mde, "n_simulations", 0) or None,
                         "mde_alpha": r.mde_alpha,
@@ -349,11 +347,11 @@ class AnalysisResult:
 
         Returns the folder.
         """
-        from .provenance import PROVENANCE_FILE, atomic_output, write_json
+        from .provenance import PROVENANCE_FILE, write_json
         from .renderers import renderer
 
         out = Path(out)
-        with atomic_output(out, inputs_digest=self.provenance.inputs_digest, force=force) as tmp:
+        with self.provenance.atomic_output(out, force=force) as tmp:
             names = renderer("analysis-figures")(self, tmp) if figures else {}
             (tmp / "report.md").write_text(self.to_markdown(figures=names) + "\n", "utf-8")
             if json:
@@ -365,6 +363,19 @@ class AnalysisResult:
 def _pick(obj: Any, *names: str) -> dict[str, Any]:
     """The named attributes of a result as JSON keys of the same names."""
     return {name: getattr(obj, name) for name in names}
+
+
+def _mde_note(mde: float) -> str | None:
+    """Why a row's MDE is not one number (JSON ``mde`` null): no effect reaches the power,
+    or too few differences to estimate it (``mde_range`` then holds its range)."""
+    if not math.isfinite(mde):
+        return UNDERPOWERED
+    return not_estimable(mde) if getattr(mde, "mde_range", None) is not None else None
+
+
+def _mde_range(mde: float) -> list[float] | None:
+    ends = getattr(mde, "mde_range", None)
+    return None if ends is None else [float(ends[0]), float(ends[1])]
 
 
 def _finite(x: float) -> float | None:

@@ -14,6 +14,7 @@ and the break-even ``p*`` solves ``Delta_agg(p*) = 0``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,19 +164,8 @@ def break_even(effects: Any, fractions: Any, *, favorable: Any = "T+E+") -> Brea
     (The paper prints pi_T+* = 49.0%, from p* and the fractions rounded before mapping.)
     """
     eff = per_cell_values(effects, "effects")
-    frac = per_cell_values(fractions, "fractions")
     fav = Cell.parse(favorable)
-    negative = [str(c) for c, v in frac.items() if v < 0]
-    if negative:
-        raise ValueError(f"`fractions` must be non-negative; negative for cells {negative}.")
-    others = {c: v for c, v in frac.items() if c is not fav and v > 0}
-    if not others:
-        raise ValueError("`fractions` must give a positive fraction to some non-favorable cell.")
-    missing = [str(c) for c in others if c not in eff] + ([str(fav)] if fav not in eff else [])
-    if missing:
-        raise ValueError(f"`effects` has no value for cells {missing}, which have a fraction.")
-    total = sum(others.values())
-    g = {c: v / total for c, v in others.items()}
+    g = _conditional_fractions(fractions, fav, eff)
     d_fav = eff[fav]
     d_nf = sum(g[c] * eff[c] for c in g)
     never_negative = d_nf >= 0 and d_fav >= 0
@@ -205,6 +195,49 @@ def break_even(effects: Any, fractions: Any, *, favorable: Any = "T+E+") -> Brea
     if math.isnan(p_star):
         return result
     return _with(result, pi_tool=result.pi_tool_at(p_star), pi_any=result.pi_any_at(p_star))
+
+
+def _conditional_fractions(fractions: Any, fav: Cell, eff: Mapping[Cell, Any]) -> dict[Cell, float]:
+    """``g_c``, the non-favorable cells' relative proportions, checked against the cells
+    that have an effect (`eff`)."""
+    frac = per_cell_values(fractions, "fractions")
+    negative = [str(c) for c, v in frac.items() if v < 0]
+    if negative:
+        raise ValueError(f"`fractions` must be non-negative; negative for cells {negative}.")
+    others = {c: v for c, v in frac.items() if c is not fav and v > 0}
+    if not others:
+        raise ValueError("`fractions` must give a positive fraction to some non-favorable cell.")
+    missing = [str(c) for c in others if c not in eff] + ([str(fav)] if fav not in eff else [])
+    if missing:
+        raise ValueError(f"`effects` has no value for cells {missing}, which have a fraction.")
+    total = sum(others.values())
+    return {c: v / total for c, v in others.items()}
+
+
+def _p_star_draws(
+    draws: Mapping[Cell, NDArray[np.float64]], fractions: Any, fav: Cell
+) -> NDArray[np.float64]:
+    """:func:`break_even`'s ``p*`` for every bootstrap draw of the cell effects at once,
+    ``never_positive`` draws as 1.
+
+    The same float operations in the same order as :func:`break_even` (``Delta_nf`` summed
+    cell by cell in table order from 0), element-wise, so each draw's ``p*`` equals the
+    scalar call's bit for bit (``tests/osustat/test_breakeven.py`` checks it).
+    """
+    g = _conditional_fractions(fractions, fav, draws)
+    d_fav = draws[fav]
+    d_nf: Any = 0
+    for c in g:
+        d_nf = d_nf + g[c] * draws[c]
+    never_negative = (d_nf >= 0) & (d_fav >= 0)
+    never_positive = (d_nf < 0) & (d_fav <= 0)
+    above = ~never_negative & ~never_positive & (d_fav > 0)
+    below = ~never_negative & ~never_positive & ~(d_fav > 0)
+    p = np.zeros(d_fav.shape)
+    p[never_positive] = 1.0
+    p[above] = -d_nf[above] / (d_fav[above] - d_nf[above])
+    p[below] = d_nf[below] / (d_nf[below] - d_fav[below])
+    return p
 
 
 #: ``method`` of the intervals :func:`break_even_bootstrap` returns.
@@ -285,10 +318,7 @@ def break_even_bootstrap(
         x = d[codes == CELLS.index(c)]
         idx = gen.integers(0, x.size, size=(n_resamples, x.size))
         draws[c] = x[idx].mean(axis=1)
-    p = np.empty(n_resamples)
-    for b in range(n_resamples):
-        r = break_even({c: float(v[b]) for c, v in draws.items()}, frac, favorable=favorable)
-        p[b] = 1.0 if r.never_positive else r.p_star
+    p = _p_star_draws(draws, frac, point.favorable)
     alpha = 1.0 - level
     lo, hi = (float(q) for q in np.quantile(p, [alpha / 2, 1 - alpha / 2]))
     return _with(

@@ -30,7 +30,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._validation import as_float_vector, check_alternative, check_level, check_positive_int
+from ._validation import (
+    as_float_vector,
+    check_alternative,
+    check_level,
+    check_positive_int,
+    unique_items,
+)
 from .power import PowerValue
 from .power import power as test_power
 
@@ -591,7 +597,7 @@ def plan_cells(
         for label in sorted(set(labels.tolist())):
             groups[label] = p.differences[labels == label]
     groups["all"] = p.differences
-    wanted = list(groups) if cells is None else list(cells)
+    wanted = list(groups) if cells is None else unique_items(cells, "cells")
     unknown = [c for c in wanted if c not in groups]
     if unknown:
         raise ValueError(f"`cells` {unknown} not in the records; known cells: {list(groups)}.")

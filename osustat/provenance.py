@@ -58,7 +58,8 @@ def file_sha256(path: str | Path) -> str:
 
 def package_versions() -> dict[str, str]:
     """Installed versions of osustat and its numerical stack (``'not installed'`` if absent),
-    torch when it is installed, the Python version and the platform."""
+    the encoder's stack (torch, sentence-transformers, onnx, onnxruntime, openvino) where
+    installed, the Python version and the platform."""
     out = {}
     for name in _PACKAGES:
         try:
@@ -69,8 +70,11 @@ def package_versions() -> dict[str, str]:
         from ._version import __version__
 
         out["osustat"] = __version__
-    with contextlib.suppress(metadata.PackageNotFoundError):
-        out["torch"] = metadata.version("torch")
+    # the encoder's stack when installed: each backend's vectors differ in the last bits
+    # (--encoder-backend), so a report names the runtime that made them
+    for name in ("torch", "sentence-transformers", "onnx", "onnxruntime", "openvino"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            out[name] = metadata.version(name)
     out["python"] = platform.python_version()
     out["platform"] = platform.platform()
     return out
@@ -123,6 +127,12 @@ class Provenance:
             h.update(f"{role}\0{sha}\n".encode())
         return h.hexdigest()
 
+    def atomic_output(self, target: str | Path, *, force: bool = False) -> Any:
+        """:func:`atomic_output` for a report of this run (its inputs and command line)."""
+        return atomic_output(
+            target, inputs_digest=self.inputs_digest, force=force, command=self.command
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "versions": dict(self.versions),
@@ -170,25 +180,61 @@ def command_line() -> str:
     return " ".join(argv)
 
 
-def _existing_digest(target: Path) -> str | None:
+def _existing(target: Path) -> tuple[str | None, str | None]:
+    """The inputs digest and the command of the report in `target` (None where absent)."""
     try:
         data = json.loads((target / PROVENANCE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    digest = data.get("inputs_digest") if isinstance(data, dict) else None
-    return digest if isinstance(digest, str) else None
+        return None, None
+    if not isinstance(data, dict):
+        return None, None
+    digest, command = data.get("inputs_digest"), data.get("command")
+    return (
+        digest if isinstance(digest, str) else None,
+        command if isinstance(command, str) else None,
+    )
 
 
-def check_target(target: str | Path, inputs_digest: str | None, *, force: bool = False) -> Path:
+def _existing_digest(target: Path) -> str | None:
+    return _existing(target)[0]
+
+
+#: The command recorded for calls from Python (options are not a command line there).
+API_COMMAND = "python API"
+
+
+def _run_options(command: str) -> list[str]:
+    """A recorded command line without ``--force`` (it says how to write, not what to run)."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return [w for w in words if w != "--force"]
+
+
+def check_target(
+    target: str | Path,
+    inputs_digest: str | None,
+    *,
+    force: bool = False,
+    command: str | None = None,
+) -> Path:
     """Refuse an output path that cannot or must not be replaced; call before any work.
+
+    Leftovers of an interrupted replacement beside `target` are cleaned first, and said
+    (:func:`clean_leftovers`).
 
     Raises
     ------
     OutputError
-        `target` is a file; or a non-empty folder that is not an osustat output or was made
-        from different inputs (unless `force`); or its parent cannot be created.
+        `target` is a file; or a non-empty folder that is not an osustat output, or holds a
+        different run -- other inputs, or (given `command`, a command line) other options --
+        unless `force`; or its parent cannot be created.
     """
     target = Path(target)
+    clean_leftovers(target)
     if target.exists() and not target.is_dir():
         raise OutputError(f"`--out` {str(target)!r} is an existing file, not a folder.")
     if target.is_dir() and any(target.iterdir()) and not force:
@@ -203,23 +249,103 @@ def check_target(target: str | Path, inputs_digest: str | None, *, force: bool =
                 f"`--out` {str(target)!r} holds a report made from different inputs; choose a "
                 "new folder or pass --force to replace it."
             )
+        before = _existing(target)[1]
+        if (
+            command is not None
+            and before is not None
+            and API_COMMAND not in (command, before)
+            and _run_options(command) != _run_options(before)
+        ):
+            raise OutputError(
+                f"`--out` {str(target)!r} holds a report of a different run ({before!r}); "
+                "choose a new folder or pass --force to replace it."
+            )
     parent = target.parent
     if parent.exists() and not parent.is_dir():
         raise OutputError(f"`--out` {str(target)!r}: {str(parent)!r} is not a folder.")
     return target
 
 
+def clean_leftovers(target: str | Path) -> list[str]:
+    """Clean what an interrupted replacement of `target` left beside it, and say so.
+
+    A run killed while writing leaves a hidden ``.NAME.tmp-*`` folder (never a report: only
+    a finished one is renamed to NAME); one killed between the two renames of a replacement
+    leaves the previous report as ``.NAME.old-*`` and no NAME: it is renamed back. Each
+    action is a ``UserWarning`` (the CLI prints it) and returned as a sentence.
+    """
+    import warnings
+
+    target = Path(target)
+    said: list[str] = []
+    parent = target.parent
+    if not parent.is_dir():
+        return said
+    for old in sorted(parent.glob(f".{target.name}.old-*")):
+        if not target.exists():
+            old.rename(target)
+            said.append(f"restored {str(target)!r} from {old.name}, left by an interrupted run")
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+            said.append(f"removed {old.name}, a replaced report left by an interrupted run")
+    stale = sorted(parent.glob(f".{target.name}.tmp-*"))
+    for tmp in stale:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if stale:
+        said.append(
+            f"removed {len(stale)} unfinished output folder(s) of interrupted runs beside "
+            f"{str(target)!r} ({', '.join(p.name for p in stale)})"
+        )
+    for sentence in said:
+        warnings.warn(sentence, UserWarning, stacklevel=3)
+    return said
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back while the block runs, then delivered: their handlers
+    are swapped for ones that only note the signal (Python runs handlers on the main thread
+    whichever thread the kernel picks, so a thread mask would not do), so the two renames
+    that replace a report happen both or neither. A no-op off the main thread."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+
+    def note(signum: int, frame: Any) -> None:
+        pending.append(signum)
+
+    previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for signum in dict.fromkeys(pending):
+            signal.raise_signal(signum)  # now, under the handler that was in place
+
+
 @contextmanager
 def atomic_output(
-    target: str | Path, *, inputs_digest: str | None = None, force: bool = False
+    target: str | Path,
+    *,
+    inputs_digest: str | None = None,
+    force: bool = False,
+    command: str | None = None,
 ) -> Iterator[Path]:
     """Yield a temporary folder beside `target`; on success rename it to `target`.
 
-    On any exception the temporary folder (and any parent folder created for it) is removed
-    and `target` is left as it was; a folder that cannot be created is an ``OSError`` naming
-    `target`. An
-    existing `target` is replaced only when it was made from the same inputs (its
-    ``provenance.json`` has the same ``inputs_digest``) or when `force` is true.
+    On any exception (SIGTERM too, where the CLI turns it into one) the temporary folder (and
+    any parent folder created for it) is removed and `target` is left as it was; a folder
+    that cannot be created is an ``OSError`` naming `target`. The two renames that replace
+    an existing report run with SIGINT and SIGTERM held back, so the old or the new report
+    is complete whatever signal arrives; what a SIGKILL leaves is cleaned (and said) by the
+    next run (:func:`clean_leftovers`). An existing `target` is replaced only when it holds
+    the same run (same ``inputs_digest`` and, given `command`, the same command line but
+    ``--force``) or when `force` is true.
 
     Examples
     --------
@@ -231,7 +357,7 @@ def atomic_output(
     >>> sorted(p.name for p in out.iterdir())
     ['report.md']
     """
-    target = check_target(target, inputs_digest, force=force)
+    target = check_target(target, inputs_digest, force=force, command=command)
     created = [p for p in target.parents if not p.exists()]  # deepest first
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -244,18 +370,19 @@ def atomic_output(
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-            old.rmdir()
-            target.rename(old)
-            try:
+        with _signals_held():  # old or new report complete, whatever signal arrives
+            if target.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+                old.rmdir()
+                target.rename(old)
+                try:
+                    tmp.rename(target)
+                except OSError:
+                    old.rename(target)
+                    raise
+                shutil.rmtree(old, ignore_errors=True)  # a SIGKILL here: the next run cleans
+            else:
                 tmp.rename(target)
-            except OSError:
-                old.rename(target)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         _remove_empty(created)

@@ -159,6 +159,16 @@ def paired(
     if seed is not None:
         df = _choose(df, "seed", int(seed), "seed")
 
+    # With one seed in the selection every query's seeds are that one: the per-query seed
+    # tuples (a Python call per query) are needed only to compare several seeds.
+    one_seed = df["seed"].nunique() <= 1
+    aggregates: dict[str, Any] = {
+        "value": ("value", "mean"),
+        "n_seeds": ("seed", "nunique"),
+        "cell": ("cell", "first"),
+    }
+    if not one_seed:
+        aggregates["seeds"] = ("seed", lambda s: tuple(sorted(s)))
     sides = {}
     for name, m in (("treatment", treatment), ("baseline", baseline)):
         part = df[df["method"] == m]
@@ -166,12 +176,7 @@ def paired(
             raise ValueError(
                 f"`{name}` method {m!r} has no records for metric {metric!r} at budget {budget}."
             )
-        sides[name] = part.groupby(["episode_id", "query_id"], sort=True).agg(
-            value=("value", "mean"),
-            n_seeds=("seed", "nunique"),
-            seeds=("seed", lambda s: tuple(sorted(s))),
-            cell=("cell", "first"),
-        )
+        sides[name] = part.groupby(["episode_id", "query_id"], sort=True).agg(**aggregates)
     t, b = sides["treatment"], sides["baseline"]
     only_t = t.index.difference(b.index)
     only_b = b.index.difference(t.index)
@@ -187,7 +192,7 @@ def paired(
             )
         raise ValueError("unpaired queries (never silently dropped); " + "; ".join(parts) + ".")
     b = b.loc[t.index]
-    mismatch = t.index[(t["seeds"] != b["seeds"]).to_numpy()]
+    mismatch = t.index[:0] if one_seed else t.index[(t["seeds"] != b["seeds"]).to_numpy()]
     if len(mismatch):
         shown = list_some(
             (
@@ -231,10 +236,29 @@ def paired(
             cells = as_cells(cell_labels.tolist())
     tv_arr = tv.to_numpy(dtype=np.float64)
     bv_arr = bv.to_numpy(dtype=np.float64)
+    where = f"{treatment!r} vs {baseline!r} on {metric} at budget {budget}"
+    units = "queries" if unit == "query" else "episodes"
+    if tv_arr.size < 2:
+        raise ValueError(
+            f"{where}: {tv_arr.size} paired {unit} ({list_some(ids.tolist())}); a paired test "
+            f"and its interval need at least 2 {units}."
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = tv_arr - bv_arr
+        bad = np.flatnonzero(~np.isfinite(diff) | ~np.isfinite(diff - diff.mean()))
+        spread_ok = bad.size == 0 and bool(np.isfinite(np.std(diff)))
+    if not spread_ok:
+        largest = max(float(np.abs(tv_arr).max()), float(np.abs(bv_arr).max()))
+        at = ids[bad] if bad.size else ids
+        raise ValueError(
+            f"{where}: values too large for float64 arithmetic (|value| up to {largest:.3g}: "
+            f"their differences or spread overflow) at {units} {list_some(at.tolist())}; "
+            "rescale the metric."
+        )
     return PairedRecords(
         treatment=tv_arr,
         baseline=bv_arr,
-        differences=tv_arr - bv_arr,
+        differences=diff,
         ids=ids,
         episode_ids=episodes,
         cells=cells,

@@ -159,7 +159,7 @@ def validate_records(records: pd.DataFrame) -> ValidatedRecords:
             raise ValueError(f"`{col}` has missing values in rows {_rows(df, empty)}.")
         _refuse_mixed_types(df, col)
         df[col] = df[col].astype(str)
-    df["metric"] = df["metric"].str.replace(r"\s+", "", regex=True).str.lower()
+    df["metric"] = _normalized_metrics(df["metric"])
 
     _check_metric_values(df)
 
@@ -189,11 +189,20 @@ def _refuse_mixed_types(df: pd.DataFrame, col: str) -> None:
     )
 
 
+def _normalized_metrics(metric: pd.Series) -> pd.Series:
+    """Metric names without whitespace and lower-cased; each distinct name is normalized once
+    (a records table repeats a handful of names on every row)."""
+    codes, names = pd.factorize(metric)
+    normal = names.str.replace(r"\s+", "", regex=True).str.lower()
+    return pd.Series(normal.take(codes), index=metric.index, dtype=metric.dtype)
+
+
 def _check_metric_values(df: pd.DataFrame) -> None:
     """Every value within its metric's registry entry (:data:`osustat.metrics.METRICS`)."""
     values = df["value"].to_numpy(dtype=np.float64)
+    codes, names = pd.factorize(df["metric"])
     for spec in METRICS:
-        rows = df["metric"].str.fullmatch(spec.pattern).to_numpy(dtype=bool)
+        rows = np.asarray(names.str.fullmatch(spec.pattern), dtype=bool)[codes]
         if not rows.any():
             continue
         if spec.binary:

@@ -99,6 +99,13 @@ class SignFlipResult:
     _ci_resamples: int = field(repr=False, compare=False)
     _scale_exp: int = field(default=0, repr=False, compare=False)
 
+    @property
+    def pvalue_se(self) -> float:
+        """Monte Carlo standard error of the p-value (0 when exact): sqrt(p(1-p)/B)."""
+        if self.exact:
+            return 0.0
+        return float(np.sqrt(self.pvalue * (1 - self.pvalue) / self.n_resamples))
+
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Confidence interval for the mean difference by inverting the sign-flip test.
 

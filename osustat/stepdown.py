@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._resampling import null_sum_blocks
-from ._validation import check_level, check_positive_int, check_rng
+from ._validation import check_level, check_positive_int, check_rng, unit_labels
 
 __all__ = ["STEPDOWN_METHODS", "StepDownResult", "westfall_young"]
 
@@ -125,23 +125,24 @@ def _dense(differences: Any, units: Sequence[Any] | None) -> NDArray[np.float64]
         )
     if not cols:
         raise ValueError("`differences` holds no test.")
-    labels = [np.asarray(u).astype(str) for u in units]
-    index: dict[str, int] = {}
+    shapes = [np.shape(u) for u in units]
+    labels = unit_labels(units, "units")  # numbers as numbers, text as text, never mixed
+    index: dict[Any, int] = {}
     for j, (c, lab) in enumerate(zip(cols, labels, strict=True)):
-        if c.ndim != 1 or c.size == 0 or lab.shape != c.shape:
+        if c.ndim != 1 or c.size == 0 or shapes[j] != c.shape:
             raise ValueError(
                 f"test {j}: `differences[{j}]` and `units[{j}]` must be non-empty 1-D arrays of "
-                f"one length; got shapes {c.shape} and {lab.shape}."
+                f"one length; got shapes {c.shape} and {shapes[j]}."
             )
         if not np.all(np.isfinite(c)):
             raise ValueError(f"test {j}: `differences[{j}]` holds NaN or inf.")
-        if np.unique(lab).size != lab.size:
+        if len(set(lab)) != len(lab):
             raise ValueError(f"test {j}: a unit appears twice in `units[{j}]`.")
-        for name in lab.tolist():
+        for name in lab:
             index.setdefault(name, len(index))
     out = np.zeros((len(index), len(cols)))
     for j, (c, lab) in enumerate(zip(cols, labels, strict=True)):
-        out[[index[x] for x in lab.tolist()], j] = c
+        out[[index[x] for x in lab], j] = c
     return out
 
 
@@ -194,8 +195,11 @@ def westfall_young(
         (row i is unit i); with a sequence, `units` says which unit each difference belongs
         to.
     units : sequence of k 1-D array_like, optional
-        Unit labels of each test (compared as text). A unit that appears in several tests
-        gets one sign per resample in all of them; a unit may appear once per test.
+        Unit labels of each test: numbers compare as numbers (0 and 0.0 are one unit), text
+        as text; labels mixing the two kinds are refused (the id rule of
+        :func:`osustat.validate_records`: 1 and "1" never silently one unit). A unit that
+        appears in several tests gets one sign per resample in all of them; a unit may appear
+        once per test.
     method : {'maxt', 'minp'}
         The step-down statistic (module docstring).
     n_resamples : int

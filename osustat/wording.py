@@ -9,6 +9,7 @@ detect); :func:`mde_description` prints an MDE with the method that computed it,
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from .formatting import p_phrase
 
@@ -35,10 +36,22 @@ MDE_METHOD_NAMES = {
     "normal": "noncentral t",
     "empirical": "sign-flip simulated from the observed differences",
     "empirical-tilt": "sign-flip simulated from the observed differences, tilted",
+    "sd-range": "normal model over the sd's 80% interval",
+    "q-range": "exact binomial over the 80% interval of P(d ≠ 0)",
 }
 
 #: What the report and the verdict say instead of an infinite MDE.
 UNDERPOWERED = "underpowered at any effect"
+
+
+def not_estimable(mde: Any) -> str:
+    """What is printed for an MDE from too few differences (``method='sd-range'``)."""
+    lo, hi = mde.mde_range
+    upper = f"{hi:.3f}" if math.isfinite(hi) else "∞"
+    return (
+        f"MDE not estimable from n = {mde.n_differences} differences "
+        f"({lo:.3f}–{upper}: {mde.range_basis})"
+    )
 
 
 def mde_description(mde: float) -> str:
@@ -54,8 +67,15 @@ def mde_description(mde: float) -> str:
     """
     if not math.isfinite(mde):
         return UNDERPOWERED
+    if getattr(mde, "mde_range", None) is not None:
+        return not_estimable(mde)
     method = getattr(mde, "method", None)
     return f"{mde:.3f} ({MDE_METHOD_NAMES.get(method, method)})" if method else f"{mde:.3f}"
+
+
+#: Monte Carlo standard errors of p within which a p near α leaves the verdict undecided
+#: (two-sided 99%: the side of α is then settled with error at most .01).
+MC_UNDECIDED_Z = 2.576
 
 
 def describe_verdict(
@@ -68,8 +88,15 @@ def describe_verdict(
     family_size: int,
     mde: float,
     mde_alpha: float,
+    pvalue_se: float = 0.0,
 ) -> str:
     """Verdict words that say exactly what happened.
+
+    A Monte Carlo p (`pvalue_se` > 0, its standard error) within
+    :data:`MC_UNDECIDED_Z` standard errors of `alpha` -- the corrected p's error taken as the
+    raw p's times the correction's factor ``p_adj / p`` -- decides nothing: the verdict is
+    "undecided at this Monte Carlo precision" (issue 35: .055 printed where the exact p was
+    .050), with the resample count to raise.
 
     Examples
     --------
@@ -86,9 +113,20 @@ def describe_verdict(
     >>> describe_verdict(0.4, 0.12, 0.48, alpha=0.05, correction="holm", family_size=4,
     ...                  mde=float("inf"), mde_alpha=0.0125)
     'not significant (raw p = .120); underpowered at any effect at α/m'
+    >>> describe_verdict(0.2, 0.0505, None, alpha=0.05, correction="none", family_size=1,
+    ...                  mde=0.1, mde_alpha=0.05, pvalue_se=0.0022)[:45]
+    'undecided at this Monte Carlo precision: p = '
     """
     name = CORRECTION_NAMES.get(correction, correction)
     direction = "helps" if effect > 0 else "hurts"
+    used = pvalue if pvalue_adjusted is None else pvalue_adjusted
+    se = pvalue_se * (pvalue_adjusted / pvalue if pvalue_adjusted and pvalue > 0 else 1.0)
+    if se > 0 and abs(used - alpha) <= MC_UNDECIDED_Z * se:
+        which = "p" if pvalue_adjusted is None else "p_adj"
+        return (
+            f"undecided at this Monte Carlo precision: {which} = {used:.4f} ± {se:.4f} (MC SE) "
+            f"is within {MC_UNDECIDED_Z} SE of α = {alpha:g}; raise the resamples"
+        )
     if pvalue_adjusted is None:  # outside every family: raw p
         if pvalue <= alpha:
             return f"{direction}: {p_phrase(pvalue)} uncorrected (not in a family)"
@@ -107,6 +145,8 @@ def describe_verdict(
         return said if math.isfinite(mde) else f"{said}; {UNDERPOWERED}{where}"
     if not math.isfinite(mde):
         return f"not significant (raw {p_phrase(pvalue)}); {UNDERPOWERED}{where}"
+    if getattr(mde, "mde_range", None) is not None:
+        return f"not significant (raw {p_phrase(pvalue)}); {not_estimable(mde)}{where}"
     if abs(effect) < mde:
         return f"not significant (raw {p_phrase(pvalue)}); effect below the MDE {mde:.3f}{where}"
     return f"not significant (raw {p_phrase(pvalue)})"

@@ -13,6 +13,7 @@ from osustat.audit.measure import AS_TESTED_INTERACTION, STRICT_INTERACTION, Not
 from osustat.audit.result import ClaimCheck
 from osustat.audit.verdicts import Flag, StandardVerdict
 from osustat.formatting import fmt_interval, fmt_signed, p_phrase
+from osustat.wording import not_estimable
 
 __all__ = [
     "UNDERPOWERED_AT_ANY_EFFECT",
@@ -28,6 +29,8 @@ UNDERPOWERED_AT_ANY_EFFECT = "underpowered at any effect"
 
 
 def _mde(mde: float) -> str:
+    if getattr(mde, "mde_range", None) is not None:
+        return not_estimable(mde)
     return UNDERPOWERED_AT_ANY_EFFECT if math.isinf(mde) else f"MDE {mde:.3f}"
 
 
@@ -145,10 +148,16 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
                 f"{UNDERPOWERED_AT_ANY_EFFECT} at n = {check.n} (claimed effect "
                 f"{v.magnitude:.3f}); {p_text}"
             )
-        return (
-            f"MDE {v.mde:.3f} at n = {check.n} exceeds the claimed effect {v.magnitude:.3f}; "
-            f"{p_text}"
-        )
+        ends = getattr(v.mde, "mde_range", None)
+        if ends is not None:
+            verb = "exceeds" if ends[0] > v.magnitude else "may exceed"
+            said = not_estimable(v.mde).removeprefix("MDE not estimable from n = ")
+            return (
+                f"the MDE at n = {check.n} is not estimable from {said} and {verb} the "
+                f"claimed effect {v.magnitude:.3f}; {p_text}"
+            )
+        mag = f"{v.magnitude:.3f}"
+        return f"MDE {v.mde:.3f} at n = {check.n} exceeds the claimed effect {mag}; {p_text}"
     if code == "direction-only":
         return f"{what} {fmt_signed(effect)} {side} {t:g} but not significant; {p_text}"
     if code == "wrong-side-underpowered":

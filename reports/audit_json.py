@@ -90,8 +90,20 @@ def to_json(result: AuditResult) -> dict[str, Any]:
                 "baseline_mean": c.baseline_mean,
                 "pvalue_adjusted": c.pvalue_adjusted,
                 "family_size": c.family_size,
-                # null when infinite: underpowered at any effect (mde_method says why)
-                "mde": float(c.mde) if c.mde is not None and math.isfinite(c.mde) else None,
+                # null when infinite (underpowered at any effect) or a range (fewer than 12
+                # differences, mde_range): mde_method says which
+                "mde": (
+                    float(c.mde)
+                    if c.mde is not None
+                    and math.isfinite(c.mde)
+                    and getattr(c.mde, "mde_range", None) is None
+                    else None
+                ),
+                "mde_range": (
+                    None
+                    if getattr(c.mde, "mde_range", None) is None
+                    else [float(x) for x in c.mde.mde_range]
+                ),
                 "mde_method": c.mde.method if c.mde is not None else None,
                 "min_attainable_p": c.min_attainable_p,
                 "pooled_pvalue": c.pooled_pvalue,

@@ -145,8 +145,11 @@ def breakeven_by_budget(
     comparison) with columns ``budget``, ``d_tpep`` and ``d_tmem`` (the T+E+ and T−E− effects),
     ``p_star`` with ``p_star_ci`` and ``band_level``, ``pi_tool`` with ``pi_tool_ci``,
     ``pi_any``, ``never_negative``, ``oracle_gain``, ``aggregate`` and optionally
-    ``oracle_ci`` (a `level` cluster-bootstrap interval of the oracle gain). p* is 0 when
-    the T−E− effect is ≥ 0 and "none" when the treatment is never ahead.
+    ``oracle_ci`` (a `level` cluster-bootstrap interval of the oracle gain) and ``d_nf``
+    (the pooled effect of the non-favourable cells, weighted by their sizes). p* is 0 when
+    the break-even rule finds no negative side — the T+E+ effect and the *pooled* effect of
+    the other three cells both ≥ 0, which can hold while T−E− alone is negative — and "none"
+    when the treatment is never ahead.
 
     >>> import pandas as pd
     >>> from osustat.reports.budget_tables import breakeven_by_budget
@@ -206,8 +209,10 @@ def _pstar(r: Any, treatment: str) -> str:
     flag = r["never_negative"]
     if flag is None or pd.isna(flag):
         return "—"
-    if flag:
-        return "0 (T−E− effect ≥ 0)"
+    if flag:  # the rule pools T+E−, T−E+ and T−E− (size-weighted), not T−E− alone
+        d_nf = r.get("d_nf")
+        pooled = "" if d_nf is None or pd.isna(d_nf) else f" {fmt_signed(d_nf)}"
+        return f"0 (T+E+ Δ ≥ 0 and pooled non-T+E+ Δ{pooled} ≥ 0)"
     if r["p_star"] is None or not math.isfinite(r["p_star"]):
         return f"none ({treatment} never ahead)"
     return fmt_number(r["p_star"])

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from osustat import stars
 from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed, p_phrase
+from osustat.power import MDE_MIN_DIFFERENCES
 from osustat.wording import UNDERPOWERED, mde_description
 
 from ._style import DPI, IntervalTest, disagrees, interval_test_notes, pyplot, save_figure
@@ -243,9 +244,13 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         f"the level the row is tested at (α/m inside a corrected family of m tests, "
         f"α = {res.alpha:g} otherwise), computed from the row's differences by the method "
         "named beside it: exact binomial for 0/1 differences (P(Δ ≠ 0) held at its observed "
-        "share), simulated sign-flip (the exact test on 2,000 simulated normal data sets, "
-        "fixed seed) for other differences with n ≤ 12, noncentral t otherwise; "
-        f"“{UNDERPOWERED}” where no Δ reaches power .80 at that n.",
+        "share); for other differences the test run on 2,000 data sets resampled from them "
+        "(fixed seed): shifted, or for count ratios (recall over a few items) exponentially "
+        "tilted, the power at the MDE checked on data sets drawn at it; "
+        f"“{UNDERPOWERED}” where no Δ reaches power .80 at that n. From fewer than "
+        f"{MDE_MIN_DIFFERENCES} differences the MDE is not one number: the row prints "
+        "“MDE not estimable from n = … differences” with the range the sd (or, for 0/1 "
+        "differences, P(Δ ≠ 0)) allows over its 80% interval.",
         f"- Master seed {res.seed}: the same seed and inputs give the same report.",
         "",
         f"Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "

@@ -42,7 +42,10 @@ def render_choice_sensitivity(result: Any) -> str:
         f"{', '.join(f'`{c}`' for c in result.claims) or 'its claims files'} are "
         "audited on the records (strict standard). A claim is **robust** when reproduced at "
         "every point, **choice-dependent** when at some, **not reproduced** when at none (a "
-        "point counts when the claim is reproduced at every seed). Per claim × point × seed "
+        "point counts when the claim is reproduced at every seed). A claim the paper printed as "
+        "non-significant can never be reproduced by these rules and is counted apart: **null: "
+        "consistent** (n.s. here too at every point) or **null: significant here at some "
+        "point** (`reproduced at` then counts those points). Per claim × point × seed "
         "(effect, CI, p, verdict): `sensitivity/effects.csv`; per claim: "
         "`sensitivity/summary.csv`.",
         "",

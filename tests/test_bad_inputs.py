@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -208,7 +209,7 @@ CASES = [
     ("alpha-7-no-family", records_opts("--alpha", "7", "--unit", "episode"), ["`--alpha`"]),
     ("level-1.5", records_opts("--level", "1.5"), ["`--level`"]),
     ("resamples-0", records_opts("--resamples", "0"), ["`--resamples`"]),
-    ("resamples-2e40", records_opts("--resamples", str(2**40)), ["`--resamples`", "10,000,000"]),
+    ("resamples-2e40", records_opts("--resamples", str(2**40)), ["`--resamples`", "33,554,432"]),
     (
         "bootstrap-negative",
         records_opts("--bootstrap-resamples", "-1"),
@@ -346,6 +347,83 @@ CASES = [
     ),
     ("synthetic-out-is-file", existing_file_out(synth()), ["`--out`", "existing file"]),
     ("synthetic-out-foreign", foreign_out(synth()), ["`--out`", "--force"]),
+    # -- issue 35 item 9: messages that say what is wrong ------------------------------------
+    (
+        "one-query",
+        lambda t: ["analyze", str(csv(t, base_records().query("query_id == 'q000'"))), *AB],
+        ["1 paired query", "at least 2 queries"],
+    ),
+    (
+        "values-near-float-max",
+        lambda t: [
+            "analyze",
+            str(
+                csv(
+                    t,
+                    base_records().assign(
+                        metric="score",
+                        value=lambda d: np.where(d.method == "osu-mem", 1e308, -1e308),
+                    ),
+                )
+            ),
+            *AB,
+        ],
+        ["values too large for float64", "rescale the metric"],
+    ),
+    # -- a repeated item of a list option (issue 35 item 1: never a family counted twice) --
+    ("metric-twice", records_opts("--metric", "recall,recall"), ["`--metric`", "'recall' twice"]),
+    (
+        "metric-twice-other-case",
+        records_opts("--metric", "recall, RECALL"),
+        ["`--metric`", "'recall' and 'RECALL'"],
+    ),
+    ("budget-twice", records_opts("--budget", "256,256"), ["`--budget`", "256 twice"]),
+    ("budget-twice-spelled", records_opts("--budget", "256,0256"), ["`--budget`", "256 twice"]),
+    ("hit-k-twice", records_opts("--hit-k", "2,2"), ["`--hit-k`", "2 twice"]),
+    ("depth-twice", trec(None, None, "--depth", "10,10"), ["`--depth`", "10 twice"]),
+    ("measure-twice", trec(None, None, "--measure", "AP,AP"), ["`--measure`", "'AP' twice"]),
+    (
+        "treatment-twice",
+        lambda t: [
+            "analyze",
+            str(csv(t, base_records())),
+            "--treatment",
+            "osu-mem,osu-mem",
+            "--baseline",
+            "flat-vector",
+        ],
+        ["`--treatment`", "'osu-mem' twice"],
+    ),
+    (
+        "plan-cell-twice",
+        lambda t: [
+            "plan",
+            str(EX / "records.csv"),
+            "--effect",
+            "0.1",
+            "--treatment",
+            "osu-mem",
+            "--baseline",
+            "flat-vector",
+            "--metric",
+            "recall",
+            "--budget",
+            "256",
+            "--cell",
+            "all,all",
+        ],
+        ["`--cell`", "'all' twice"],
+    ),
+    (
+        "toolbench-seeds-twice",
+        lambda t: ["reproduce", "toolbench", "--seeds", "42,42", "--out", str(t / "s")],
+        ["`--seeds`", "42 twice"],
+    ),
+    (
+        "resamples-above-the-cap",
+        records_opts("--resamples", str(2**25 + 1)),
+        ["`--resamples`", "33,554,432"],
+    ),
 ]
 
 

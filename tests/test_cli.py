@@ -167,3 +167,61 @@ def test_reproduce_synthetic_is_atomic_with_provenance(tmp_path):
     header = next(line for line in text.splitlines() if line.startswith("Command: `"))
     assert header.startswith(f"Command: `{prov['command']}` (master seed 0")
     assert f"- Command: `{prov['command']}`." in text
+
+
+# -- issue 35 items 9-11: interruptions, other options, gzipped qrels ---------------------
+
+_AB = ["--treatment", "osu-mem", "--baseline", "flat-vector", "--metric", "recall"]
+_AB += ["--budget", "256", "--resamples", "99", "--bootstrap-resamples", "50"]
+
+
+@pytest.mark.parametrize(("signame", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_ends_with_a_message_not_a_traceback(tmp_path, capsys, monkeypatch, signame, code):
+    import os
+    import signal
+
+    import osustat.analysis
+
+    def killed(*args, **kwargs):
+        os.kill(os.getpid(), getattr(signal, signame))
+        raise AssertionError("the signal should have ended the command")
+
+    monkeypatch.setattr(osustat.analysis, "analyze", killed)
+    before = signal.getsignal(signal.SIGTERM)
+    # As at a terminal: a shell that starts pytest in the background (CI, `cmd &`) leaves
+    # SIGINT ignored, and Python then installs no KeyboardInterrupt handler of its own.
+    interrupt = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert main(["analyze", str(EXAMPLE), *_AB, "--out", str(tmp_path / "out")]) == code
+    finally:
+        signal.signal(signal.SIGINT, interrupt)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and ("interrupted" in err or "terminated (SIGTERM)" in err)
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
+    assert signal.getsignal(signal.SIGTERM) == before  # the handler is the command's only
+
+
+def test_other_options_into_the_same_folder_need_force(tmp_path, capsys):
+    out = str(tmp_path / "out")
+    assert main(["analyze", str(EXAMPLE), *_AB, "--out", out]) == 0
+    assert main(["analyze", str(EXAMPLE), *_AB, "--out", out]) == 0  # the same run: replaced
+    assert main(["analyze", str(EXAMPLE), *_AB, "--alpha", "0.1", "--out", out]) == 2
+    assert "different run" in capsys.readouterr().err
+    assert main(["analyze", str(EXAMPLE), *_AB, "--alpha", "0.1", "--out", out, "--force"]) == 0
+
+
+def test_gzipped_qrels_and_runs_are_read(tmp_path, capsys):
+    import gzip
+
+    trec = EXAMPLE.parent / "trec"
+    for name in ("qrels.txt", "bm25.run"):
+        (tmp_path / (name + ".gz")).write_bytes(gzip.compress((trec / name).read_bytes()))
+    opts = ["--treatment", "rm3", "--baseline", "bm25", "--depth", "10", "--resamples", "99"]
+    opts += ["--bootstrap-resamples", "50", "--zero-fill", "--json", "-"]
+    plain = ["--run", f"bm25={trec / 'bm25.run'}", "--run", f"rm3={trec / 'rm3.run'}"]
+    zipped = ["--run", f"bm25={tmp_path / 'bm25.run.gz'}", "--run", f"rm3={trec / 'rm3.run'}"]
+    assert main(["analyze", *plain, "--qrels", str(trec / "qrels.txt"), *opts]) == 0
+    a = json.loads(capsys.readouterr().out)
+    assert main(["analyze", *zipped, "--qrels", str(tmp_path / "qrels.txt.gz"), *opts]) == 0
+    b = json.loads(capsys.readouterr().out)
+    assert a["comparisons"] == b["comparisons"]

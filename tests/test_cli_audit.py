@@ -190,3 +190,16 @@ class TestTwoStandards:
         assert any(c["kind"] == "interaction" for c in checked)
         summary = [x for x in lines if x.startswith("- **As tested**:")]
         assert summary and f"of {len(checked)} checkable claims reproduced" in summary[0]
+
+
+def test_an_unknown_claims_name_lists_the_shipped_ones(capsys):
+    assert main(["audit", "papr", "--records", str(EXAMPLE)]) == 2
+    err = capsys.readouterr().err
+    assert "'papr': no such file" in err
+    for name, path in (
+        ("paper", "analyses/claims/paper.toml"),
+        ("locomo", "analyses/locomo/claims.toml"),
+        ("paper_checks", "analyses/claims/paper_checks.toml"),
+    ):
+        assert f"{name} ({path})" in err
+        assert (ROOT / path).is_file()

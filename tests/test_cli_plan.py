@@ -63,7 +63,7 @@ def test_pilot_records_json_lists_refused_cells(capsys):
         (["--effect", "0.9", "--binary", "--zero-share", "0.5"], "--effect"),
         (["--effect", "0.2", "--binary", "--zero-share", "0.5", "--sd", "0.3"], "--zero-share"),
         (["--effect", "0.001", "--sd", "1", "--n-max", "50"], "--n-max"),
-        ([*PILOT, "--effect", "0.2"], "--budget"),
+        ([*PILOT, "--effect", "0.2"], "--budget` is required"),
         ([*PILOT, "--effect", "0.2", "--budget", "256", "--sd", "1"], "--sd"),
         ([*PILOT, "--effect", "0.2", "--budget", "999"], "999"),
         ([*PILOT, "--effect", "0.2", "--budget", "256", "--cell", "T+E*"], "--cell"),
@@ -77,3 +77,30 @@ def test_bad_input_is_exit_2_naming_it(args, option, capsys):
     assert main(["plan", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("osustat plan: error:") and option in err, err
+
+
+def test_budget_defaults_to_the_records_only_one(tmp_path, capsys):
+    import pandas as pd
+
+    one = tmp_path / "one.csv"
+    df = pd.read_csv(EXAMPLE)
+    df[df["budget"] == 256].to_csv(one, index=False)
+    pilot = [str(one), *PILOT[1:]]
+    assert main(["plan", *pilot, "--effect", "0.2", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert main(["plan", *pilot, "--effect", "0.2", "--budget", "256", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == got
+    assert main(["plan", *PILOT, "--effect", "0.2"]) == 2  # two budgets: say which
+    assert "hold 2 budgets [128, 256]" in capsys.readouterr().err
+
+
+def test_json_into_a_closed_pipe_is_quiet():
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "osustat", "plan", "--effect", "0.2", "--sd", "1", "--json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader is gone before the plan is printed (`| head -0`)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and b"Broken pipe" not in err and b"Error" not in err, err

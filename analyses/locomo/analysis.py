@@ -83,7 +83,17 @@ def conversation_level(
         p = paired(part.drop(columns="cell"), t, b, metric=metric, budget=budget, unit="episode")
         d = np.asarray(p.differences, dtype=float)
         res = signflip_tests(d[:, None], n_resamples=max(n, 1024), rng=seed)[0]
+        # queries per conversation: the query-level effect weights conversation c by n_c, the
+        # conversation-level one weights every conversation 1 (why the two can differ in sign)
+        mine = part[(part["method"] == t) & (part["metric"] == metric)]
+        n_q = mine.groupby("episode_id")["query_id"].nunique().reindex(p.ids).to_numpy(float)
+        top = int(np.argmax(n_q))
         out[cell] = {
+            "q_min": int(n_q.min()),
+            "q_max": int(n_q.max()),
+            "top_conversation": str(p.ids[top]),
+            "top_share": float(n_q[top] / n_q.sum()),
+            "top_effect": float(d[top]),
             "effect": float(d.mean()),
             "p": float(res.pvalue),
             "n_conversations": int(d.size),
@@ -118,6 +128,11 @@ def _rows(res: Any, conv: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
                 "conv_p": c.get("p", np.nan),
                 "conv_n": c.get("n_conversations", 0),
                 "conv_p_floor": c.get("p_floor", np.nan),
+                "conv_weights": {
+                    k: c[k]
+                    for k in ("q_min", "q_max", "top_conversation", "top_share", "top_effect")
+                    if k in c
+                },
             }
         )
     return rows

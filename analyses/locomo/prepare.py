@@ -80,6 +80,7 @@ def structure(convs: list[Conversation], prep: Prepared) -> dict[str, Any]:
         "conversations": len(convs),
         "turns": sum(s.n_steps for s in prep.steps),
         "sessions": sum(c.n_sessions for c in convs),
+        "sessions_max": max((c.n_sessions for c in convs), default=0),
         "questions": sum(len(c.questions) for c in convs),
         "queries": len(queries),
         "queries_per_conversation": {

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from osustat.analyses.tau_bench.paper_values import PAPER as TAU
@@ -216,8 +217,29 @@ def _crosstab_section(a: LocomoAnalysis) -> list[str]:
             )
         w += _table(["cell", "n", "means", *_TWO_UNITS, "τ-bench Δ"], body)
         w += _agreement(rows)
+        w += _unit_flips(rows)
         w.append("")
     return w
+
+
+def _unit_flips(rows: list[dict[str, Any]]) -> list[str]:
+    """Where the query-level and conversation-level Δ differ in sign, say why, from the data:
+    the query level weights each conversation by its queries in the cell, the conversation
+    level weights every conversation equally."""
+    out = []
+    for r in rows:
+        q, c, wts = r["effect"], r["conv_effect"], r.get("conv_weights") or {}
+        # opposite signs beyond rounding (a mean of exact zeros can come out as -1e-17)
+        if not wts or not np.isfinite(c) or round(q, 9) * round(c, 9) >= 0:
+            continue
+        out.append(
+            f"- {r['cell']}: Δ {_s(q)} per query but {_s(c)} per conversation — not a "
+            "contradiction: the query level weights each conversation by its queries in this "
+            f"cell ({wts['q_min']}–{wts['q_max']} per conversation), the conversation level "
+            f"weights all {r['conv_n']} equally; `{wts['top_conversation']}` alone holds "
+            f"{wts['top_share']:.0%} of the queries, with Δ {_s(wts['top_effect'])}."
+        )
+    return ["", *out] if out else []
 
 
 def _budget_section(a: LocomoAnalysis) -> list[str]:
@@ -318,10 +340,21 @@ def _category_section(a: LocomoAnalysis) -> list[str]:
     return w
 
 
-def _means_section(a: LocomoAnalysis) -> list[str]:
+def _means_section(a: LocomoAnalysis, structure: dict[str, Any] | None = None) -> list[str]:
     w = ["## Methods by budget (query-level means; conversation-level in parentheses)", ""]
     w += means_by_budget(a.means, "conversation")
     w.append("")
+    most = int((structure or {}).get("sessions_max", 0))
+    full = sorted(int(b) for b in set(a.means["budget"]) if most and max(8, int(b) // 30) >= most)
+    if full and "Disjoint Hierarchy" in set(a.means["method"]):
+        w.append(
+            f"Disjoint Hierarchy equals Flat Vector at B = {', '.join(map(str, full))}, by "
+            "construction, not by a bug: its partitions are the sessions (at most "
+            f"{most} per conversation) and its coarse stage keeps K = min(P, max(8, P/10, "
+            f"B/30)) of them; max(8, B/30) ≥ {most} keeps every session, so it ranks all past "
+            "turns by cosine and packs them, as Flat Vector does (`retrieval/baselines.py`)."
+        )
+        w.append("")
     return w
 
 
@@ -440,7 +473,7 @@ def render(
         _budget_section(a),
         _breakeven_section(a),
         _category_section(a),
-        _means_section(a),
+        _means_section(a, structure),
         _sensitivity_section(a, skipped or []),
     ):
         w += part

@@ -32,7 +32,7 @@ from . import structure as st
 from .data import Group, concatenate, drop_counts
 from .llm import SELECTORS
 from .run import BUDGETS, MAIN_METHODS, SMALL_METHODS, GroupQueries, run_sweep
-from .workspace import Workspace, group_queries, point_records, run_points
+from .workspace import Workspace, audit_unavailable, group_queries, point_records, run_points
 
 __all__ = ["BENCHMARK", "TauBench", "analyze_tau", "reproduce_tau_bench", "run_tau"]
 
@@ -72,6 +72,7 @@ def run_tau(spec: RunSpec) -> BenchmarkRun:
         "llm": llm,
         "encode_seconds": built.encode_seconds,
     }
+    state["audit_unavailable"] = audit_unavailable(llm)
     return BenchmarkRun(records, state)
 
 

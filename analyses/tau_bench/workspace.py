@@ -38,7 +38,7 @@ from .run import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Built", "Workspace", "point_records", "run_points"]
+__all__ = ["Built", "Workspace", "audit_unavailable", "point_records", "run_points"]
 
 KINDS = {"noisy-mean": 0, "weak": 1, "instruction": 2}
 OTHER_NOISE = {"per-coordinate": "per-norm", "per-norm": "per-coordinate"}
@@ -301,6 +301,17 @@ def point_records(
     return validate_records(pd.concat(parts, ignore_index=True)), llm, aug_info
 
 
+def audit_unavailable(llm: dict[str, Any] | None) -> dict[str, str]:
+    """The run state's ``audit_unavailable``: Table 7's claims are about GPT-4o-mini's
+    selections, so records of the extractive stand-in cannot check them."""
+    if llm is None or llm["selector"] in ("chat", "local"):  # a language model ran
+        return {}
+    return {
+        "tau-bench-llm": "no LLM run: the §6.6 evidence was selected by the extractive "
+        "stand-in, not a language model (`--selector chat --endpoint URL --model NAME` runs one)"
+    }
+
+
 def run_points(specs: Sequence[RunSpec]) -> Iterator[tuple[int, BenchmarkRun]]:
     """The records of every run in `specs` (the grid's points and seeds; they differ only in
     choices and seed), each as a :class:`BenchmarkRun` without state, in an order that shares
@@ -315,6 +326,6 @@ def run_points(specs: Sequence[RunSpec]) -> Iterator[tuple[int, BenchmarkRun]]:
     for indices in order.values():
         ws.prepare([specs[i] for i in indices])
         for i in indices:
-            records, _, _ = point_records(ws, specs[i])
-            yield i, BenchmarkRun(records, {})
+            records, llm, _ = point_records(ws, specs[i])
+            yield i, BenchmarkRun(records, {"audit_unavailable": audit_unavailable(llm)})
         ws.release()

@@ -81,6 +81,19 @@ def _sweep_table(
     return md_table(_per_budget("beta", "ours (target p; Fisher p)", "paper"), rows)
 
 
+def _seeds_words(a: Any) -> str:
+    """'3 seeds' / '1 seed': the seeds this run used (`--seeds`), not the paper's three."""
+    k = len(a.seeds)
+    return f"{k} seed" + ("" if k == 1 else "s")
+
+
+def _seeds_by_episodes(a: Any, design: Mapping[str, Any]) -> str:
+    """'3 seeds x 200 episodes', from this run's design (episodes per seed)."""
+    per_seed = {v["episodes"] for d in design.values() for v in d["per_seed"].values()}
+    episodes = "/".join(str(e) for e in sorted(per_seed)) or "?"
+    return f"{_seeds_words(a)} x {episodes} episodes"
+
+
 def render_toolbench(
     a: Any,
     *,
@@ -101,7 +114,7 @@ def render_toolbench(
     L = [
         *_head(a, load, design, command, choices),
         *_table3(a),
-        *_sweep_tables(a, figures),
+        *_sweep_tables(a, figures, design),
         *_seed_dependence_and_trend(a),
         *_table14(a),
         *_membership(a),
@@ -175,12 +188,12 @@ def _head(
         )
     L += [
         "- Consequence: episodes within a seed share background trajectories, and seeds share "
-        "targets, so the three seeds are not independent replications; Fisher's combination "
+        f"targets, so the {_seeds_words(a)} are not independent replications; Fisher's combination "
         "treats them as independent. We therefore also report a dependence-robust test with "
         "one unit per distinct target (all its episodes over all seeds averaged), and measure "
         "the seed dependence below.",
         "",
-        "## Table 3 (beta = .12, n_ev = 3): mean over 3 seeds x 200 episodes",
+        f"## Table 3 (beta = .12, n_ev = 3): mean over {_seeds_by_episodes(a, design)}",
         "",
     ]
     return L
@@ -209,13 +222,14 @@ def _table3(a: Any) -> list[str]:
     return L
 
 
-def _sweep_tables(a: Any, figures: Mapping[str, str]) -> list[str]:
+def _sweep_tables(a: Any, figures: Mapping[str, str], design: Mapping[str, Any]) -> list[str]:
     """Tables 6 and 15 with the figures, Table 16, the directional consistency."""
     L: list[str] = []
     L += [
         "## Table 6: overlap − disjoint Recall gap (pp) across beta and B (n_ev = 3)",
         "",
-        "Ours: mean over 3 x 200 episodes, stars on the target-level sign-flip p (two-sided; "
+        f"Ours: mean over {_seeds_by_episodes(a, design)}, stars on the target-level "
+        "sign-flip p (two-sided; "
         "one unit per distinct target, its episodes over all seeds averaged: the valid unit, "
         "since seeds share targets); in parentheses that p and the paper's Fisher combination "
         "of the per-seed tests, which assumes independent seeds. The paper's stars are Fisher.",
@@ -325,7 +339,8 @@ def _table14(a: Any) -> list[str]:
     L: list[str] = []
     L += [
         "",
-        "## Table 14: evidence-size sensitivity (Recall, beta = .12, 3 seeds x 4 budgets)",
+        "## Table 14: evidence-size sensitivity (Recall, beta = .12, "
+        f"{_seeds_words(a)} x 4 budgets)",
         "",
     ]
     rows = []

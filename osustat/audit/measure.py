@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,8 +141,10 @@ class Pairings:
         :func:`osustat.paired` does not check them again.
     """
 
-    def __init__(self, df: pd.DataFrame) -> None:
+    def __init__(self, df: pd.DataFrame, unavailable: Mapping[str, str] | None = None) -> None:
         self.df = validate_records(df)
+        #: benchmark -> why its records cannot check its claims (``audit(unavailable=...)``)
+        self.unavailable = dict(unavailable or {})
         self._pairs: dict[
             tuple[Any, ...], tuple[PairedRecords | str, PerSeedValues | SeedPairings | None, str]
         ]
@@ -171,6 +174,8 @@ class Pairings:
 
     def get(self, c: Claim) -> tuple[PairedRecords | str, PerSeedValues | SeedPairings | None, str]:
         """The seed-averaged pairing (or why there is none), per-seed values, and a note."""
+        if c.benchmark in self.unavailable:
+            return self.unavailable[c.benchmark], None, ""
         key = (c.benchmark, c.treatment, c.baseline, c.metric, c.budget, c.unit, c.seed)
         if key not in self._pairs:
             self._pairs[key] = self._pair(c)

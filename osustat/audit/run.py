@@ -43,6 +43,7 @@ them.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -82,6 +83,7 @@ def audit(
     bootstrap_resamples: int = 2_000,
     level: float = 0.95,
     rng: Any = None,
+    unavailable: Mapping[str, str] | None = None,
 ) -> AuditResult:
     """Check every claim of a claims file against long-format records.
 
@@ -101,6 +103,11 @@ def audit(
     rng : {None, int, numpy.random.Generator}
         One child seed per claim is spawned from it in file order: the same `rng`, claims
         and records give the same audit.
+    unavailable : mapping of str to str, optional
+        Benchmarks whose records cannot check the claims made about them, each with the
+        reason (e.g. ``{"tau-bench-llm": "no LLM run: ..."}`` when a stand-in replaced the
+        model a claim is about): their claims are "not checkable" with that reason, whatever
+        the records hold.
 
     Returns
     -------
@@ -160,7 +167,7 @@ def audit(
     df = validate_records(records)
     gen = np.random.default_rng(rng)
     children = np.random.SeedSequence(int(gen.integers(2**63 - 1))).spawn(len(claims.claims))
-    pairings = Pairings(df)
+    pairings = Pairings(df, unavailable)
     measured = [
         measure(c, pairings, n_resamples, bootstrap_resamples, level, np.random.default_rng(s))
         for c, s in zip(claims.claims, children, strict=True)

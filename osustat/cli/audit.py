@@ -31,10 +31,16 @@ def _claims_input(value: str, option: str) -> Path:
     one shipped with osustat (``paper``, ``paper_checks``, or a benchmark's name for its own
     claims file, e.g. ``locomo``: package data of ``osustat.analyses``, so an installed wheel
     has them too)."""
-    from osustat.analyses.claims_audit import claims_file, shipped_claims
+    from osustat.analyses.claims_audit import claims_file, shipped_claims, shown_path
 
     if not Path(value).exists() and value in shipped_claims():
         return claims_file(value)
+    if not Path(value).exists():
+        shipped = ", ".join(f"{n} ({shown_path(claims_file(n))})" for n in shipped_claims())
+        raise ValueError(
+            f"`{option}` {value!r}: no such file, and not the name of a shipped claims file; "
+            f"shipped by name: {shipped}."
+        )
     path = _input_file(value, option)
     assert path is not None  # given, so checked
     return path
@@ -132,7 +138,9 @@ def audit_command(args: argparse.Namespace) -> int:
     if isinstance(payload, dict):
         payload["provenance"] = prov.to_dict()
     if args.out:
-        with atomic_output(args.out, inputs_digest=prov.inputs_digest, force=args.force) as tmp:
+        with atomic_output(
+            args.out, inputs_digest=prov.inputs_digest, force=args.force, command=prov.command
+        ) as tmp:
             (tmp / "report.md").write_text(text + "\n", encoding="utf-8")
             write_json(tmp / "audit.json", payload)
             write_json(tmp / "provenance.json", prov.to_dict())

@@ -13,23 +13,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_RESAMPLES", "UsageError"]
+from osustat._validation import MAX_RESAMPLES, unique_items
 
-#: Largest resample count accepted (memory and time stay bounded; exact tests need none).
-MAX_RESAMPLES = 10_000_000
+__all__ = ["UsageError"]
 
 
 class UsageError(ValueError):
     """A bad option value (reported with exit code 2 before any work)."""
 
 
-def _split(values: str) -> list[str]:
-    return [v.strip() for v in values.split(",") if v.strip()]
+def _split(values: str, option: str, key: Any = None) -> list[str]:
+    """The comma-separated items of `option`; a repeat (after `key`) is refused, naming it
+    (one rule for every list option: :func:`osustat._validation.unique_items`)."""
+    try:
+        return unique_items((v.strip() for v in values.split(",") if v.strip()), option, key)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _ints(values: str, option: str, *, low: int = 1) -> list[int]:
     out = []
-    for item in _split(values):
+    for item in _split(values, option, _int_key):
         try:
             x = int(item)
         except ValueError:
@@ -42,6 +46,13 @@ def _ints(values: str, option: str, *, low: int = 1) -> list[int]:
     if not out:
         raise UsageError(f"`{option}` is empty; give comma-separated integers.")
     return out
+
+
+def _int_key(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        return text  # refused as a non-integer by the caller
 
 
 def _prob(value: float, option: str) -> float:
@@ -89,7 +100,7 @@ def _family(text: str) -> Any:
     groups = []
     for g in text.split(";"):
         members = []
-        for item in _split(g):
+        for item in _split(g, "--family"):
             # METRIC:BUDGET (every method pair's table) or TREATMENT:BASELINE:METRIC:BUDGET
             parts = item.split(":")
             try:
@@ -114,7 +125,9 @@ def _check_out(args: argparse.Namespace, digest: str | None = None) -> None:
     from osustat.provenance import check_target
 
     if getattr(args, "out", None):
-        check_target(args.out, digest, force=args.force)
+        # the options are compared once the inputs are known: other inputs say so first
+        command = args.command_line if digest is not None else None
+        check_target(args.out, digest, force=args.force, command=command)
 
 
 def _digest(text: str) -> str:

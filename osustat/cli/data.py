@@ -2,8 +2,9 @@
 
 ``list`` shows each dataset (what it is, source and commit, license, size, folder, present and
 verified); ``fetch NAME...`` downloads and checks (exit 2 on a hash mismatch, the file removed);
-``verify [NAME...]`` re-checks the local copies (exit 2 on a mismatch, 1 when files are missing);
-``path NAME`` prints the dataset's folder (exit 1 when it is not there).
+``verify [NAME...]`` re-hashes the local copies (exit 2 on a mismatch, 1 when files are missing
+or nothing is fetched); ``path NAME`` prints the dataset's folder (exit 1 when it is not there or
+incomplete, 2 when a file is wrong).
 """
 
 from __future__ import annotations
@@ -73,31 +74,43 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from osustat.data.store import dataset_dir, file_states
+    from osustat.data.store import data_dir, dataset_dir, file_states
 
     names = _names(args)
     worst = 0
+    checked = 0
     for name in names:
-        states = file_states(name)
+        states = file_states(name, fresh=True)
         if not args.names and all(s.state == "missing" for s in states):
             print(f"{name}: not fetched (skipped)")
             continue
+        checked += 1
         for s in states:
             if s.state == "bad":
-                print(
-                    f"{name}/{s.file.path}: WRONG: expected sha256 {s.file.sha256}, found {s.found}"
-                )
+                print(f"{name}/{s.file.path}: WRONG: {s.problem()}")
                 worst = 2
             elif s.state == "missing":
                 print(f"{name}/{s.file.path}: missing")
                 worst = max(worst, 1)
         ok = sum(s.state == "ok" for s in states)
         print(f"{name}: {ok} of {len(states)} files verified in {dataset_dir(name)}")
+    if not checked:
+        print(
+            f"nothing to verify: no dataset is fetched in {data_dir()} "
+            f"(`osustat data fetch NAME`, or set OSUSTAT_DATA_DIR to a copy)",
+            file=sys.stderr,
+        )
+        return 1
+    if worst == 2:
+        print(
+            "osustat data: wrong files: `osustat data fetch NAME` fetches them again",
+            file=sys.stderr,
+        )
     return worst
 
 
 def _path(args: argparse.Namespace) -> int:
-    from osustat.data.store import dataset_dir
+    from osustat.data.store import dataset_dir, file_states
 
     folder = dataset_dir(args.name)
     print(folder)
@@ -107,6 +120,25 @@ def _path(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    states = file_states(args.name)
+    bad = [s.file.path for s in states if s.state == "bad"]
+    missing = [s.file.path for s in states if s.state == "missing"]
+    if bad or missing:
+        what = "; ".join(
+            x
+            for x in (
+                f"{len(bad)} wrong file(s): {', '.join(bad)}" if bad else "",
+                f"{len(missing)} missing: {', '.join(missing)}" if missing else "",
+            )
+            if x
+        )
+        print(
+            f"osustat data: {args.name} is not the registered copy ({what}); "
+            f"`osustat data verify {args.name}` shows the hashes, "
+            f"`osustat data fetch {args.name}` repairs it",
+            file=sys.stderr,
+        )
+        return 2 if bad else 1
     return 0
 
 

@@ -55,7 +55,7 @@ def read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], A
     files: list[tuple[str, Path]] = []
     if qrels is not None:
         depths = _ints(args.depth, "--depth") if args.depth else None  # None: trec_eval's
-        measures = _split(args.measure) if args.measure else []
+        measures = _split(args.measure, "--measure") if args.measure else []
         source: Any = runs if runs else path
         files = [(f"run {n}", p) for n, p in runs.items()] if runs else [("run", path)]  # type: ignore[list-item]
         files.append(("qrels", qrels))

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from osustat.cli.audit import audit_command
 from osustat.cli.common import (
@@ -39,6 +40,7 @@ __all__ = ["build_parser", "main"]
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from osustat._analysis_options import metric_key
     from osustat.analysis import analyze
     from osustat.provenance import Provenance
 
@@ -50,7 +52,7 @@ def _analyze(args: argparse.Namespace) -> int:
     boot = _count(args.bootstrap_resamples, "--bootstrap-resamples")
     seed = _count(args.seed, "--seed", 0, 2**63 - 1)
     budgets = _ints(args.budget, "--budget") if args.budget else None
-    metrics = _split(args.metric) if args.metric else None
+    metrics = _split(args.metric, "--metric", metric_key) if args.metric else None
     if args.metric is not None and not metrics:
         raise UsageError("`--metric` is empty; give comma-separated metric names.")
     family = _family(args.family)
@@ -153,7 +155,7 @@ def _methods(args: argparse.Namespace) -> tuple[str | list[str] | None, str | li
         if text is None:
             named.append(None)
             continue
-        names = _split(text)
+        names = _split(text, option)
         if not names:
             raise UsageError(f"`{option}` is empty; give a method name or a comma-separated list.")
         named.append(names[0] if len(names) == 1 and "," not in text else names)
@@ -370,9 +372,10 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument(
         "claims",
         help="claims file (TOML; see docs/audit.md), or the name of one shipped with osustat: "
-        "paper (the paper's claims), locomo (LoCoMo transfer claims), locomo-systems (Zep vs "
-        "mem0 on `osustat import` records, docs/systems.md); files in "
-        "analyses/claims/ of the repository",
+        "paper (the paper's claims: analyses/claims/paper.toml), locomo (LoCoMo's transfer "
+        "claims: analyses/locomo/claims.toml), locomo-systems (Zep vs mem0 on `osustat import` "
+        "records, docs/systems.md), paper_checks (the paper's own numbers, with "
+        "--check-paper); an unknown name lists them with their files",
     )
     au.add_argument(
         "--records",
@@ -435,6 +438,23 @@ def _os_message(exc: OSError) -> str:
     return f"{what}:{where}" if where else str(exc)
 
 
+def _on_sigterm(received: list[int]) -> Any:
+    """SIGTERM raises KeyboardInterrupt (as SIGINT does), so every output's clean-up runs
+    (:func:`osustat.provenance.atomic_output`); `received` records it. Main thread only.
+    Returns the handler it replaced (restored when the command ends)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum: int, frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import shlex
 
@@ -457,8 +477,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             shown.append(item)
     args.command_line = "osustat " + shlex.join(shown)
+    received: list[int] = []
+    previous = _on_sigterm(received)
     try:
         return int(args.func(args))
+    except ImportError as exc:  # an optional extra not installed: say which and how
+        from osustat.retrieval.encoder import MissingExtraError
+
+        if not isinstance(exc, MissingExtraError) or os.environ.get("OSUSTAT_DEBUG"):
+            raise
+        print(f"osustat {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        if os.environ.get("OSUSTAT_DEBUG"):
+            raise
+        # a report is written into a hidden folder renamed into place only when complete
+        name = "terminated (SIGTERM)" if received else "interrupted"
+        print(
+            f"osustat {args.command}: {name}; no unfinished report was left in place.",
+            file=sys.stderr,
+        )
+        return 128 + (received[0] if received else 2)
     except (ValueError, TypeError, OSError, MemoryError) as exc:
         if os.environ.get("OSUSTAT_DEBUG"):
             raise
@@ -475,6 +514,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    finally:
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import sys
 from typing import Any
 
 from osustat.cli.common import UsageError, _count, _input_file, _json_ready, _prob, _split
@@ -115,15 +117,31 @@ def _check(args: argparse.Namespace) -> dict[str, Any]:
         ("--treatment", args.treatment),
         ("--baseline", args.baseline),
         ("--metric", args.metric),
-        ("--budget", args.budget),
     ):
         if value is None:
             raise UsageError(f"`{option}` is required with a records file.")
-    _count(args.budget, "--budget", 1, 2**62)
-    if args.cell is not None and not _split(args.cell):
+    if args.budget is not None:
+        _count(args.budget, "--budget", 1, 2**62)
+    if args.cell is not None and not _split(args.cell, "--cell"):
         raise UsageError("`--cell` is empty; give comma-separated cells (e.g. 'T+E+,all').")
     _input_file(args.records, "records")
     return options
+
+
+def _only_budget(args: argparse.Namespace) -> int:
+    """The budget of a pilot's records when `--budget` is not given: its one budget (of the
+    two methods' rows), else a UsageError listing them."""
+    from osustat.io.reading import load_records
+
+    df = load_records(args.records)
+    rows = df[df["method"].isin([args.treatment, args.baseline])] if "method" in df else df
+    budgets = sorted({int(b) for b in rows.get("budget", [])})
+    if len(budgets) != 1:
+        raise UsageError(
+            f"`--budget` is required: the records of {args.treatment!r} and {args.baseline!r} "
+            f"hold {len(budgets)} budgets {budgets}; give one."
+        )
+    return budgets[0]
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -143,6 +161,8 @@ def _plan(args: argparse.Namespace) -> int:
             payload: dict[str, Any] = result.to_dict()
             text = _stated_text(result)
         else:
+            if args.budget is None:
+                args.budget = _only_budget(args)
             cells = plan_cells(
                 args.records,
                 args.treatment,
@@ -150,7 +170,7 @@ def _plan(args: argparse.Namespace) -> int:
                 metric=args.metric,
                 budget=args.budget,
                 effect=args.effect,
-                cells=_split(args.cell) if args.cell else None,
+                cells=_split(args.cell, "--cell") if args.cell else None,
                 unit=args.unit,
                 benchmark=args.benchmark,
                 **options,
@@ -159,10 +179,13 @@ def _plan(args: argparse.Namespace) -> int:
             text = _cells_text(cells, args)
     except (ValueError, TypeError) as exc:
         raise type(exc)(_as_options(str(exc))) from None
-    if args.json:
-        print(json.dumps(_json_ready(payload), indent=2))
-    else:
-        print(text, end="")
+    out = json.dumps(_json_ready(payload), indent=2) + "\n" if args.json else text
+    try:
+        sys.stdout.write(out)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `plan ... | head`: the reader left; not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second "Broken pipe" at exit
     return 0
 
 
@@ -221,7 +244,12 @@ def add_plan_parser(sub: Any) -> None:
     pl.add_argument("--treatment", default=None, help="treatment method (with RECORDS)")
     pl.add_argument("--baseline", default=None, help="baseline method (with RECORDS)")
     pl.add_argument("--metric", default=None, help="metric (with RECORDS), e.g. hit@2")
-    pl.add_argument("--budget", type=int, default=None, help="budget (with RECORDS)")
+    pl.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="budget (with RECORDS; default: the records' budget when they hold only one)",
+    )
     pl.add_argument(
         "--cell",
         default=None,

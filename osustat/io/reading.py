@@ -93,7 +93,7 @@ def _jsonl(path: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
 
 def _read(
     path: Path, name: str, *, text: bool
-) -> tuple[pd.DataFrame | list[dict[str, Any]], list[int]]:
+) -> tuple[pd.DataFrame | list[dict[str, Any]], Sequence[int]]:
     """A table file's rows and their file lines (CSV, from 2; JSON Lines) or 0-based rows
     (Parquet), with the same errors for every reader.
 
@@ -108,13 +108,13 @@ def _read(
             options: dict[str, Any] = {"dtype": str, "keep_default_na": False} if text else {}
             df = pd.read_csv(path, encoding="utf-8", **options)
             df.index = pd.RangeIndex(2, 2 + len(df))
-            return df, list(df.index)
+            return df, df.index  # a range: no list of a million ints
         if suffix in (".jsonl", ".ndjson"):
             rows, lines = _jsonl(path, name)
             return (rows if text else pd.DataFrame(rows, index=lines)), lines
         df = pd.read_parquet(path)
         df.index = pd.RangeIndex(len(df))
-        return df, list(df.index)
+        return df, df.index
     except UnicodeDecodeError as exc:
         raise ValueError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
     except pd.errors.EmptyDataError:
@@ -171,7 +171,7 @@ def read_records(path: str | Path) -> pd.DataFrame:
 def load_records(path: str | Path) -> pd.DataFrame:
     """:func:`read_records` + :func:`osustat.validate_records`, errors naming the file and
     its lines (CSV/JSON Lines) or 0-based rows (Parquet)."""
-    from osustat.schema import validate_records
+    from osustat.schema import ValidatedRecords, validate_records
 
     path = Path(path)
     df = read_records(path)
@@ -184,7 +184,8 @@ def load_records(path: str | Path) -> pd.DataFrame:
     except (ValueError, TypeError) as exc:
         msg = str(exc).replace("in rows ", f"on {where} ").replace(" rows ", f" {where} ")
         raise type(exc)(f"records file {str(path)!r}: {msg}") from None
-    return out.reset_index(drop=True)
+    # still validated (a new index changes no check): analyze() and paired() use it as it is
+    return ValidatedRecords(out.reset_index(drop=True))
 
 
 def read_rows(path: Path, what: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -261,8 +262,16 @@ def trec_lines(path: Path, what: str, n_fields: int) -> list[tuple[int, list[str
     if path.is_dir():
         raise ValueError(f"{what} file {str(path)!r} is a folder, not a file.")
     prefix = f"{what} file {str(path)!r}"
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":  # gzip (qrels.gz, run.gz), as trec_eval users keep them
+        import gzip
+
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{prefix} is gzip-compressed but cannot be read ({exc}).") from None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(
             f"{prefix} is not UTF-8 text ({exc.reason} at byte {exc.start})."

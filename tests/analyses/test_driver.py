@@ -330,9 +330,54 @@ def test_sensitivity_and_choice_on_toolbench(tmp_path):
     summary = pd.read_csv(res.out / "sensitivity" / "summary.csv")
     assert set(summary["claim"]) == set(effects["claim"])
     assert set(summary["verdict"]) <= {
-        "robust", "choice-dependent", "not reproduced", "not checkable"
+        "robust", "choice-dependent", "not reproduced", "not checkable",
+        "null: consistent (n.s. here too at every point)",
+        "null: significant here at some point (paper: n.s.)",
     }  # fmt: skip
     assert "## Sensitivity to the open choices" in (res.out / "report.md").read_text()
+
+
+def test_the_choices_table_lists_the_encoder_backend_of_encoding_benchmarks() -> None:
+    from osustat.analyses.driver import _choices_section
+    from osustat.analyses.protocol import RunSpec
+    from osustat.analyses.registry import get_benchmark
+
+    tool = get_benchmark("toolbench")
+    spec = RunSpec(choices=tool.choices.defaults(), encoder_backend="openvino")
+    text = _choices_section(tool, spec)
+    assert "| encoder backend (`--encoder-backend`) | `openvino` (changed) | `torch` |" in text
+    assert "`torch`" in _choices_section(tool, RunSpec(choices=tool.choices.defaults()))
+    syn = get_benchmark("synthetic")
+    assert "encoder backend" not in _choices_section(syn, RunSpec(choices=syn.choices.defaults()))
+
+
+def test_provenance_names_the_encoder_runtimes_installed() -> None:
+    from importlib import metadata
+
+    from osustat.provenance import package_versions
+
+    versions = package_versions()
+    for name in ("onnxruntime", "openvino", "sentence-transformers"):
+        try:
+            assert versions[name] == metadata.version(name)
+        except metadata.PackageNotFoundError:
+            assert name not in versions
+
+
+def test_phases_after_the_sweeps_are_announced_with_their_time(capsys: Any) -> None:
+    say = driver._phases(True)
+    say("analysis: tests and bootstrap intervals")
+    say("claims audit")
+    say(None)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "osustat: analysis: tests and bootstrap intervals …"
+    assert err[1].startswith("osustat: analysis: tests and bootstrap intervals: ")
+    assert err[1].endswith(" s") and err[2] == "osustat: claims audit …"
+    assert err[3].startswith("osustat: claims audit: ") and len(err) == 4
+    quiet = driver._phases(False)
+    quiet("x")
+    quiet(None)
+    assert capsys.readouterr().err == ""
 
 
 def test_the_equivalent_command_is_built_once_by_the_driver(fake, tmp_path):

@@ -133,6 +133,15 @@ class TestReproduce:
         for name in names:
             assert (a.out / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
         report = (a.out / "report.md").read_text()
+        # It opens like LoCoMo's: what was run, headline with unit and n, choices; then tables.
+        assert report.index("## Summary") < report.index("## Layout check")
+        summary = report[report.index("## Summary") : report.index("## Layout check")]
+        assert "3 generated episodes" in summary
+        assert re.search(r"unit = episode, n = \d+ episodes, Holm over \d+ tests", summary)
+        assert "hit@2, OSU-Mem vs Flat Vector: Δ = " in summary and "Holm p " in summary
+        assert "Open choices these depend on" in summary and "`layout=spread` here" in summary
+        # Table 10 says why the audit's p of the same comparison differs
+        assert "the same comparison shows two raw p's and two corrected ones" in report
         for heading in (
             "## Structural statistics",
             "## Table 9",

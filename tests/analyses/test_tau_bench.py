@@ -273,6 +273,17 @@ def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
     assert "paper n, OSU / Flat / none, Δ [95% CI]" in report
     assert "107, 0.230 / 0.166 / 0.008, Δ +0.064 [+0.008, +0.121]" in report
     assert not re.search(r"\b(True|False|None)\b", report)
+    # It opens like LoCoMo's: what was run, the headline with unit and n, the choices, then
+    # the tables.
+    head = report.index("## Summary")
+    assert head < report.index("## Data, Stage B/C") < report.index("## Table 4")
+    summary = report[head : report.index("## Data, Stage B/C")]
+    assert f"{s['queries']} queries over {s['tasks']} tasks" in summary
+    assert f"unit = query (n = {s['queries']})" in summary and "unit = task (n = " in summary
+    assert "Open choices these depend on" in summary and "`--sensitivity`" in summary
+    assert "extractive stand-in, not an LLM" in summary
+    # Table 7's claims are about GPT-4o-mini: with the stand-in they are not checkable
+    assert "no LLM run: the §6.6 evidence was selected by the extractive stand-in" in report
 
 
 def test_chat_selector_against_loopback_server(files: list[str], tmp_path: Path) -> None:
@@ -365,3 +376,13 @@ def test_focal_one_keeps_one_query_per_group(files: list[str], tmp_path: Path) -
     assert sum(len(q.positions) for q in every) > sum(len(q.positions) for q in one)
     for q in every:  # noisy-mean queries are unit vectors near their evidence mean
         assert np.allclose(np.linalg.norm(q.embeddings, axis=1), 1.0)
+
+
+def test_table7_claims_are_unavailable_to_the_audit_only_without_a_language_model() -> None:
+    from osustat.analyses.tau_bench.workspace import audit_unavailable
+
+    assert audit_unavailable(None) == {}
+    for model in ("chat", "local"):  # a language model ran: its selections are graded
+        assert audit_unavailable({"selector": model, "name": "m"}) == {}
+    why = audit_unavailable({"selector": "extractive", "name": "extractive"})
+    assert list(why) == ["tau-bench-llm"] and why["tau-bench-llm"].startswith("no LLM run")

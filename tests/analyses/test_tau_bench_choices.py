@@ -21,12 +21,14 @@ from osustat.analyses.tau_bench.data import (
 )
 from osustat.analyses.tau_bench.formats import _match, load_files
 from osustat.analyses.tau_bench.run import cell_of
+from osustat.data.store import dataset_dir
+from tests.data.conftest import missing_reason
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+# The real files where the CLI finds them ($OSUSTAT_DATA_DIR, else `osustat data fetch`'s folder).
 FIVE = [
-    SHARED / "tau-bench" / "gpt-4o-airline.json",
+    dataset_dir("tau-bench") / "gpt-4o-airline.json",
     *(
-        SHARED / "tau2-bench" / f"airline-{n}.json"
+        dataset_dir("tau2-bench") / f"airline-{n}.json"
         for n in ("claude-opus-4-6", "claude-sonnet-4-5", "gpt-5.4", "gpt-oss-120b")
     ),
 ]
@@ -170,7 +172,10 @@ def _independent(path: Path) -> list[tuple[int, int, str | None]]:
     return out
 
 
-@pytest.mark.skipif(not all(p.is_file() for p in FIVE), reason="shared τ-bench data not present")
+@pytest.mark.skipif(
+    not all(p.is_file() for p in FIVE),
+    reason=missing_reason("tau-bench") + "; and dataset 'tau2-bench' likewise",
+)
 def test_cells_match_an_independent_stage_b_on_the_five_shared_files() -> None:
     loaded = load_files(FIVE)
     mine = {}

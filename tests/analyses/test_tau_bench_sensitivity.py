@@ -84,12 +84,17 @@ def test_sensitivity_through_the_driver(files: list[str], tmp_path: Path) -> Non
     # a point's effects are those of the claims audit of a single run at that point
     from osustat.analyses.claims_audit import claims_audit
 
-    alone = run_tau(_spec(files, 1, **{"query-noise": "per-norm"})).records
-    result = claims_audit(alone, BENCHMARK.claims, n_resamples=99, seed=1)
+    alone = run_tau(_spec(files, 1, **{"query-noise": "per-norm"}))
+    result = claims_audit(
+        alone.records, BENCHMARK.claims, n_resamples=99, seed=1,
+        unavailable=alone.state["audit_unavailable"],
+    )  # fmt: skip
     assert result is not None
     mine = effects[(effects["point_name"] == "per-norm") & (effects["seed"] == 1)]
     assert list(mine["claim"]) == [c.claim.id for c in result.checks]
     assert list(mine["verdict"]) == [c.verdict for c in result.checks]
+    llm = [c for c in result.checks if c.claim.benchmark == "tau-bench-llm"]
+    assert llm and all(c.verdict == "not checkable" for c in llm)  # no LLM ran (stand-in)
     got = mine["effect"].to_numpy(dtype=float)
     want = pd.Series([c.effect for c in result.checks], dtype=float).to_numpy()
     assert ((got == want) | (pd.isna(got) & pd.isna(want))).all()

@@ -249,6 +249,9 @@ def test_reproduce_end_to_end(tmp_path):
     ):
         assert heading in report
     assert not re.search(r"\b(True|False|None)\b", report)
+    # the tables say the seeds and episodes of this run (issue 35 item 14), not the paper's
+    assert "Table 3 (beta = .12, n_ev = 3): mean over 2 seeds x 3 episodes" in report
+    assert "3 seeds" not in report and "3 x 200" not in report
     structure = json.loads((res.out / "structure.json").read_text())
     assert structure["design"]["toolbench"]["episodes"] == 6
     again = reproduce_toolbench(data, tmp_path / "out2", **kw)

@@ -7,7 +7,10 @@ of the shared data, laid out as the mirror convention says (``URL/<dataset folde
 import functools
 import hashlib
 import http.server
+import os
 import shutil
+import socket
+import stat
 import threading
 
 import pytest
@@ -54,6 +57,10 @@ def test_fetch_verify_and_path(fresh, capsys):
         data = (local / NAME / f.path).read_bytes()
         assert hashlib.sha256(data).hexdigest() == f.sha256
     assert sorted(p.name for p in local.iterdir()) == [NAME]  # no staging folder left
+    mask = os.umask(0)
+    os.umask(mask)
+    for f in get_dataset(NAME).files:  # ordinary permissions, not a download temp's 0600
+        assert stat.S_IMODE((local / NAME / f.path).stat().st_mode) == 0o666 & ~mask
     assert main(["data", "verify", NAME]) == 0
     assert "4 of 4 files verified" in capsys.readouterr().out
     assert main(["data", "path", NAME]) == 0
@@ -106,6 +113,19 @@ def test_restricted_license_is_shown_before_download(fresh, capsys):
     notice = err.index("CC-BY-NC-4.0, not for every use")
     assert "non-commercial" in err and notice < err.index("fetched from mirror")
     assert main(["data", "verify", "locomo"]) == 0
+
+
+def test_fetch_without_network_names_the_mirror_and_the_folder(tmp_path, monkeypatch, capsys):
+    with socket.socket() as sock:  # a port nothing listens on: the connection is refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("OSUSTAT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("OSUSTAT_DATA_MIRROR", f"http://127.0.0.1:{port}")
+    assert main(["data", "fetch", NAME, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "could not download" in err and "OSUSTAT_DATA_MIRROR" in err
+    assert str(tmp_path / "data" / NAME) in err and "Traceback" not in err
+    assert not (tmp_path / "data" / NAME).exists()
 
 
 def test_locomo_systems_licenses_are_shown_before_download(fresh, capsys):

@@ -1,14 +1,13 @@
 """The registry against the shared data, the recipes, and ``resolve_data``."""
 
 import json
-import os
 
 import pytest
 
 from osustat.cli.main import main
 from osustat.data.recipes import build
 from osustat.data.registry import datasets, get_dataset
-from osustat.data.store import DataMissingError, resolve_data
+from osustat.data.store import DataCorruptError, DataMissingError, data_dir, resolve_data
 from tests.data.conftest import data_folder
 
 #: τ-bench's declared default datasets (analyses/tau_bench/benchmark.py).
@@ -32,7 +31,7 @@ def test_list_shows_license_source_and_status(capsys):
     data_folder("locomo")
     assert main(["data", "list"]) == 0
     out = capsys.readouterr().out
-    assert f"data folder: {os.environ['OSUSTAT_DATA_DIR']}" in out
+    assert f"data folder: {data_dir()}" in out
     assert out.count("present, verified") == len(datasets())
     assert "CC-BY-NC-4.0 (restricted" in out and "non-commercial" in out
     assert "59a200c6d575d595120f1cb70fea53cef0632f6b" in out
@@ -107,12 +106,19 @@ def test_resolve_data_names_paths_and_defaults(tmp_path, monkeypatch):
     assert resolve_data([str(given)], TAU_DATA) == [given]
     typo = tmp_path / "typo.json"  # neither a path nor a name: left to the pipeline to report
     assert resolve_data([str(typo)], TAU_DATA) == [typo]
-    # A hand-made copy holding only the input file is enough.
+    # A hand-made copy of the input file of the right size but other bytes is refused.
     (tmp_path / "nowhere" / "tau-bench").mkdir(parents=True)
     (tmp_path / "nowhere" / "tau-bench" / "gpt-4o-airline.json").write_bytes(b"x" * 4114038)
-    assert resolve_data(["tau-bench"]) == [
-        tmp_path / "nowhere" / "tau-bench" / "gpt-4o-airline.json"
-    ]
+    with pytest.raises(DataCorruptError, match="expected SHA-256 e9e6c029"):
+        resolve_data(["tau-bench"])
+
+
+def test_a_hand_made_copy_of_the_input_file_alone_is_enough(tmp_path, monkeypatch):
+    real = data_folder("tau-bench") / "gpt-4o-airline.json"
+    monkeypatch.setenv("OSUSTAT_DATA_DIR", str(tmp_path))
+    (tmp_path / "tau-bench").mkdir()
+    (tmp_path / "tau-bench" / real.name).symlink_to(real)
+    assert resolve_data(["tau-bench"]) == [tmp_path / "tau-bench" / real.name]
 
 
 def test_resolve_data_on_the_shared_copy():

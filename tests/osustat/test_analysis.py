@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from statsmodels.stats.multitest import multipletests
 
 import osustat
 from osustat.wording import describe_verdict
+from tests.reference.statsmodels_multitest import multipletests
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "records.csv"
 
@@ -191,3 +191,75 @@ def test_results_compare_by_identity_and_are_keyword_only(records):
     assert row == dataclasses.replace(row)  # rows hold no arrays: compared by value
     with pytest.raises(TypeError):
         CellEffect(*[getattr(row.effect, f.name) for f in dataclasses.fields(CellEffect)])
+
+
+class TestSelectionsCountEachTestOnce:
+    """Issue 35 item 1: a repeated metric, budget or method is refused, naming it (one rule
+    for every list of the API and the CLI), instead of entering the family twice."""
+
+    @pytest.mark.parametrize(
+        ("kw", "named"),
+        [
+            ({"metrics": ["hit@2", "hit@2"]}, "`metrics` names 'hit@2' twice"),
+            ({"metrics": ["hit@2", "HIT@2"]}, "'hit@2' and 'HIT@2'"),
+            ({"metrics": ["hit@2", " hit@ 2"]}, "`metrics` names 'hit@2' twice"),
+            ({"budgets": [256, 256.0]}, "`budgets` names 256 twice"),
+            ({"budgets": [256, np.int64(256)]}, "`budgets` names 256 twice"),
+        ],
+    )
+    def test_repeat_is_an_error_naming_it(self, records, kw, named):
+        with pytest.raises(ValueError, match=named.replace("(", r"\(")):
+            run(records, **kw)
+
+    def test_repeated_method_is_an_error(self, records):
+        with pytest.raises(ValueError, match="`treatment` names 'osu-mem' twice"):
+            osustat.analyze(
+                records, treatment=["osu-mem", "osu-mem"], baseline="flat-vector",
+                n_resamples=99, bootstrap_resamples=50,
+            )  # fmt: skip
+
+    def test_family_size_is_the_number_of_distinct_tests(self, records):
+        res = run(records, metrics=["hit@2"], budgets=[256], family="all")
+        assert {r.family_size for c in res.comparisons for r in c.rows if r.family} == {4}
+
+    def test_plan_cells_repeat_is_an_error(self, records):
+        with pytest.raises(ValueError, match="`cells` names 'all' twice"):
+            osustat.plan_cells(
+                records, "osu-mem", "flat-vector", effect=0.1, metric="recall", budget=256,
+                cells=["all", "all"],
+            )  # fmt: skip
+
+
+def test_resampling_cap_is_the_core_one(records):
+    """Issue 35 item 7: one cap (2**25) for the core, the CLI and the driver; 10**9 was a
+    MemoryError after minutes."""
+    from osustat._validation import MAX_RESAMPLES
+    from osustat.cli import common
+
+    assert common.MAX_RESAMPLES == MAX_RESAMPLES == 2**25
+    for kw in ({"n_resamples": 10**9}, {"bootstrap_resamples": MAX_RESAMPLES + 1}):
+        with pytest.raises(ValueError, match="at most 33,554,432"):
+            run(records, **kw)
+
+
+class TestMonteCarloPNearAlpha:
+    """Issue 35 item 13: a Monte Carlo p whose error straddles α decides no verdict."""
+
+    def test_undecided_within_the_error(self):
+        kw = {"alpha": 0.05, "family_size": 1, "mde": 0.1, "mde_alpha": 0.05}
+        said = describe_verdict(0.2, 0.055, None, correction="none", pvalue_se=0.0022, **kw)
+        assert said.startswith("undecided at this Monte Carlo precision: p = 0.0550")
+        # settled: far from α, or exact
+        assert (
+            describe_verdict(0.2, 0.03, None, correction="none", pvalue_se=0.0017, **kw)[:5]
+            == "helps"
+        )
+        assert describe_verdict(0.2, 0.055, None, correction="none", **kw).startswith("not sig")
+
+    def test_corrected_p_carries_the_correction_factor(self):
+        # Holm over 4: p_adj = 4 p; the error of p_adj is 4 times that of p
+        kw = {"alpha": 0.05, "family_size": 4, "mde": 0.1, "mde_alpha": 0.0125}
+        said = describe_verdict(0.2, 0.0135, 0.054, correction="holm", pvalue_se=0.0012, **kw)
+        assert said.startswith("undecided") and "p_adj = 0.0540 ± 0.0048" in said
+        far = describe_verdict(0.2, 0.0135, 0.054, correction="holm", pvalue_se=0.0002, **kw)
+        assert far.startswith("not significant")

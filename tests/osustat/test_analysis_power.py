@@ -103,7 +103,7 @@ def test_binary_mde_beside_each_verdict_has_the_stated_power(design):
 @pytest.mark.slow
 def test_small_n_continuous_mde_is_empirical_and_has_the_stated_power():
     rng = np.random.default_rng(5)
-    cells = {"T+E+": rng.normal(0.3, 1.0, 9), "T-E-": rng.normal(0.0, 2.0, 12)}
+    cells = {"T+E+": rng.normal(0.3, 1.0, 14), "T-E-": rng.normal(0.0, 2.0, 12)}
     res = _analyze(cells, correction="none", alpha=0.1)
     prov = res.provenance.to_dict()
     assert prov["seeds"]["MDE simulation (fixed)"] == 0
@@ -119,6 +119,24 @@ def test_small_n_continuous_mde_is_empirical_and_has_the_stated_power():
         # MC error of this check plus that of the MDE's own 2,000 simulated data sets
         se = math.sqrt(0.16 / reps + 0.16 / 2000)
         assert abs(_rate(d, 0.1) - 0.8) < 3.5 * se, (row.label, float(row.mde))
+
+
+def test_too_few_differences_print_a_range_not_a_number():
+    # issue 35 item 3: from 9 differences the printed MDE was a precise-looking number whose
+    # true power was far below .8; now a range, in the report, the verdict and the JSON
+    rng = np.random.default_rng(5)
+    cells = {"T+E+": rng.normal(0.3, 1.0, 9), "T-E-": rng.normal(0.0, 2.0, 12)}
+    res = _analyze(cells, correction="none", alpha=0.1)
+    row = res.comparisons[0].rows[0]
+    assert row.label == "T+E+" and row.mde_method == "sd-range"
+    lo, hi = row.mde.mde_range
+    said = f"MDE not estimable from n = 9 differences ({lo:.3f}–{hi:.3f}"
+    assert said in res.to_markdown()
+    js = res.to_dict()["comparisons"][0]["rows"][0]
+    assert js["mde"] is None and js["mde_range"] == pytest.approx([lo, hi])
+    assert js["mde_note"].startswith("MDE not estimable from n = 9 differences")
+    if row.pvalue > 0.1:
+        assert "MDE not estimable" in row.verdict
 
 
 def test_n_too_small_for_alpha_over_m_is_underpowered_at_any_effect():

@@ -110,3 +110,10 @@ def test_cli_reference_and_paper_means(tmp_path, capsys):
     assert main([*base, "--paper-means", "0.6"]) == 2
     assert "`--paper-means` must be two numbers" in capsys.readouterr().err
     assert main([*base, "--reference", str(tmp_path / "nope.csv")]) == 2
+
+
+def test_reference_lacking_a_metric_says_reference():
+    # issue 35 item 9: "not in the records" named the analysed records, not the reference
+    orig = frame(T, B, cells=CELLS, metric="ndcg")
+    with pytest.raises(ValueError, match=r"`reference`: .*not in the reference records"):
+        osustat.analyze(frame(T, B, cells=CELLS), reference=orig, **OPTS)

@@ -149,7 +149,9 @@ class TestAudit:
         res = run(claim(reported_effect=0.05), data=from_differences(d))
         check = res.checks[0]
         assert check.verdict == "underpowered" and check.mde > 0.05
-        assert f"MDE {check.mde:.3f} at n = 6" in why(check)
+        # 6 differences: a range, not a number (issue 35)
+        lo, hi = check.mde.mde_range
+        assert f"MDE at n = 6 is not estimable from 6 differences ({lo:.3f}–{hi:.3f}" in why(check)
 
     # -- the MDE of the test actually run (issue #11) --
     def test_mde_is_the_one_of_the_test_run(self):
@@ -160,7 +162,7 @@ class TestAudit:
         check = run(claim(reported_effect=0.05), data=from_differences(d)).checks[0]
         ref = minimum_detectable_effect(float(d.std(ddof=1)), 6, alpha=0.05, differences=d)
         assert check.mde == pytest.approx(ref, rel=1e-12) and check.mde.method == ref.method
-        assert check.mde.method == "empirical"
+        assert check.mde.method == "sd-range"  # 6 differences: a range (issue 35)
         assert check.strict.mde == check.mde and check.strict.magnitude == pytest.approx(0.05)
         t = [1, 1, 0, 1, 0, 0, 1, 1, 0, 1] * 3
         b = [0, 1, 0, 0, 1, 0, 1, 0, 0, 1] * 3
@@ -225,6 +227,17 @@ class TestAudit:
                    benchmark=c.benchmark)  # fmt: skip
         assert res.checks[0].verdict == "not checkable"
         assert why(res.checks[0]) == str(exc.value)
+
+    def test_an_unavailable_benchmark_is_not_checkable_with_its_reason(self):
+        # The records hold the comparison, but what the claim is about did not run (e.g. a
+        # stand-in selected the evidence where the claim is about an LLM's selections).
+        data = from_differences(BALANCED + 0.5)
+        assert run(claim(benchmark="bench"), data=data).checks[0].verdict == "reproduced"
+        res = run(claim(benchmark="bench"), data=data, unavailable={"bench": "no LLM run: x"})
+        check = res.checks[0]
+        assert check.verdict == "not checkable" and why(check) == "no LLM run: x"
+        other = run(claim(benchmark="bench"), data=data, unavailable={"elsewhere": "x"})
+        assert other.checks[0].verdict == "reproduced"
 
     def test_cell_with_one_unit_is_not_checkable(self):
         cells = ["T+E+"] + ["T-E-"] * 99

@@ -124,6 +124,22 @@ class TestBreakEven:
         effects, counts = cell_effects(d, cells)
         assert r.p_star == break_even(effects, counts).p_star
 
+    @pytest.mark.parametrize("fav", ["T+E+", "T-E+"])
+    @pytest.mark.parametrize("fractions", [COUNTS, [0.1, 0.0, 0.3, 0.6]])
+    def test_vectorized_draws_equal_the_scalar_solution(self, fav, fractions):
+        # every regime: both signs of Delta_fav and Delta_nf, and exact zeros
+        from osustat.breakeven import _p_star_draws
+
+        rng = np.random.default_rng(3)
+        draws = {c: rng.normal(0.0, 0.2, 400) for c in Cell}
+        for v in draws.values():
+            v[rng.random(400) < 0.1] = 0.0
+        p = _p_star_draws(draws, fractions, Cell.parse(fav))
+        for b in range(400):
+            r = break_even({c: float(v[b]) for c, v in draws.items()}, fractions, favorable=fav)
+            assert p[b] == (1.0 if r.never_positive else r.p_star)  # bit for bit
+        assert {0.0, 1.0} < set(p.tolist()) and ((0 < p) & (p < 1)).any()
+
 
 class TestOracleCeiling:
     def test_section_7_figures(self):

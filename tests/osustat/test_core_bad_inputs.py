@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from osustat import (
     adjust_pvalues,
@@ -23,6 +22,7 @@ from osustat import (
     seed_dependence,
     signflip_tests,
 )
+from tests.reference.statsmodels_multitest import multipletests
 
 _R = np.random.default_rng(0)
 _D = _R.normal(0.2, 1.0, 40)

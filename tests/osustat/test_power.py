@@ -47,8 +47,10 @@ class TestPower:
         # a pilot describes the distribution; the MDE is for a study of `n` units
         d = np.array([0.0, 0.0, 0.4, -0.2, 0.7, 0.1, 0.0, 0.5, -0.3, 0.2])
         own = minimum_detectable_effect(None, 30, differences=np.tile(d, 3))
-        pilot = minimum_detectable_effect(None, 30, differences=d)
+        pilot = minimum_detectable_effect(None, 30, differences=d, test="empirical-tilt")
         assert own.method == pilot.method == "empirical-tilt"  # tenths: a lattice
+        # chosen automatically, 10 differences give a range (issue 35)
+        assert minimum_detectable_effect(None, 30, differences=d).method == "sd-range"
         assert pilot == pytest.approx(own, rel=0.1)
 
     def test_contradictory_sd_is_refused(self):
@@ -201,7 +203,7 @@ class TestPower:
         assert minimum_detectable_effect(float(d.std(ddof=1)), 8) < np.inf  # the old model
         # tenths are a lattice: by default the tilted model, where a large effect also makes
         # ties rarer (count ratios tie by coincidence), so some effect below max|d| reaches .8
-        tilted = minimum_detectable_effect(None, 8, differences=d)
+        tilted = minimum_detectable_effect(None, 8, differences=d, test="empirical-tilt")
         assert tilted.method == "empirical-tilt" and 0.3 < tilted < tilted.max_effect == 0.5
 
     def test_recall_like_mde_never_exceeds_the_largest_effect(self):
@@ -210,7 +212,7 @@ class TestPower:
         rng = np.random.default_rng(5)
         for n in range(7, 15):
             d = rng.choice([-1, -2 / 3, -1 / 3, 0, 0, 1 / 3, 2 / 3, 1], size=n)
-            mde = minimum_detectable_effect(None, n, differences=d)
+            mde = minimum_detectable_effect(None, n, differences=d, test="empirical-tilt")
             # thirds: the tilted model, whose largest effect puts every unit at max|d|
             assert mde.method == "empirical-tilt"
             assert mde.max_effect == pytest.approx(np.abs(d).max())
@@ -262,8 +264,10 @@ class TestPower:
     def test_tilted_mde_depends_only_on_the_differences(self):
         # the search starts from the differences' own spread, not from `differences_sd`
         d = np.array([0.0, 0.5, -0.25, 1.0, 0.0, 0.75, 0.5, 0.25, 0.0, -0.5])
-        a = minimum_detectable_effect(None, 30, differences=d)
-        b = minimum_detectable_effect(float(d.std(ddof=0)), 30, differences=d)
+        a = minimum_detectable_effect(None, 30, differences=d, test="empirical-tilt")
+        b = minimum_detectable_effect(
+            float(d.std(ddof=0)), 30, differences=d, test="empirical-tilt"
+        )
         assert a.method == "empirical-tilt" and a == b
 
     # -- Properties --
@@ -323,3 +327,67 @@ def test_small_n_mde_has_target_power_by_simulation(n):
     # MC error of the test draw plus that of the MDE's own 2000 simulated data sets
     se = np.sqrt(0.16 / reps + 0.16 / 2000)
     assert abs(rate - 0.8) < 3.5 * se
+
+
+class TestHonestMDE:
+    """Issue 35 items 2-3: no MDE without its power checked at it; a range below 12."""
+
+    def test_count_ratio_mde_is_not_a_point_mass_artefact(self):
+        # a clustered count-ratio pilot of 120 units: the anchor drawn at the largest effect
+        # is a point mass whose constant weights read as a full sample at every effect
+        rng = np.random.default_rng(2)
+        d = rng.choice([-1, -0.5, 0, 0, 0, 0.5, 1], size=120)
+        mde = minimum_detectable_effect(None, 6, differences=d)
+        assert mde.method == "empirical-tilt"
+        assert mde == np.inf or power(mde, None, 6, differences=d, rng=9) >= 0.75
+
+    @pytest.mark.parametrize("alt", ["two-sided", "less"])
+    def test_analysis_path_example_power_checked(self, alt):
+        # the issue's own differences at alpha = .0125: MDE .907 where the power was .576
+        d = np.array([5 / 6, -1, -1, -1, 0, 0, 0, -1])
+        kw = {"differences": d, "alpha": 0.0125, "test": "empirical-tilt", "alternative": alt}
+        mde = minimum_detectable_effect(None, 8, **kw)
+        sign = -1 if alt == "less" else 1
+        assert mde == np.inf or power(sign * mde, None, 8, rng=5, **kw) >= 0.78
+
+    @pytest.mark.parametrize("k", [6, 8, 11])
+    def test_too_few_differences_give_a_range(self, k):
+        from osustat.wording import mde_description
+
+        d = np.random.default_rng(k).normal(size=k)
+        mde = minimum_detectable_effect(None, k, differences=d)
+        assert mde.method == "sd-range" and mde.n_differences == k
+        lo, hi = mde.mde_range
+        assert lo < hi == float(mde)
+        # the normal-model MDE at the sd's 80% chi-square bounds (independent: scipy)
+        from scipy.stats import chi2
+
+        sd = d.std(ddof=1)
+        unit = minimum_detectable_effect(1.0, k) if k <= 12 else None
+        assert lo == pytest.approx(unit * sd * np.sqrt((k - 1) / chi2.ppf(0.9, k - 1)))
+        assert hi == pytest.approx(unit * sd * np.sqrt((k - 1) / chi2.ppf(0.1, k - 1)))
+        assert mde_description(mde).startswith(f"MDE not estimable from n = {k} differences")
+
+    def test_binary_range_over_p_nonzero(self):
+        d = np.array([1, 0, 1, 1, -1, 0, 1, 1, 0])
+        mde = minimum_detectable_effect(None, 9, differences=d)
+        assert mde.method == "q-range"
+        assert mde.mde_range[0] <= minimum_detectable_effect(None, 9, differences=d,
+                                                             test="exact-binomial")  # fmt: skip
+
+    def test_twelve_differences_give_a_number(self):
+        d = np.random.default_rng(1).normal(size=12)
+        assert minimum_detectable_effect(None, 12, differences=d).mde_range is None
+
+    def test_the_threshold_is_the_normal_theory_bound(self):
+        # MDE_MIN_DIFFERENCES is the smallest k at which, for normal differences, the sd
+        # read off k values makes the true power at the printed MDE < .6 in <= 20% of samples
+        from scipy.stats import chi2
+
+        from osustat.power import MDE_MIN_DIFFERENCES
+
+        def share(k):
+            r = minimum_detectable_effect(1.0, k, power=0.6) / minimum_detectable_effect(1.0, k)
+            return chi2.cdf((k - 1) * r**2, k - 1)
+
+        assert share(MDE_MIN_DIFFERENCES) <= 0.2 < share(MDE_MIN_DIFFERENCES - 1)

@@ -1,6 +1,7 @@
 """atomic_output: a failed run leaves nothing new behind, and errors name the target."""
 
 import sys
+import warnings
 
 import pytest
 
@@ -50,3 +51,77 @@ def test_every_json_file_agrees_on_infinity(tmp_path):
     assert json.loads(text) == {"a": None, "b": None, "c": None, "d": [3, 0.5], "2": {"e": None}}
     write_json(tmp_path / "x.json", payload, indent=1, sort_keys=True)
     assert (tmp_path / "x.json").read_text() == json_text(payload, indent=1, sort_keys=True) + "\n"
+
+
+# -- issue 35 item 10: outputs that survive a kill -------------------------------------------
+
+
+def _report(folder, text):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "report.md").write_text(text)
+
+
+def test_a_signal_between_the_two_renames_leaves_a_complete_report(tmp_path, monkeypatch):
+    import os
+    import pathlib
+    import signal
+
+    out = tmp_path / "out"
+    _report(out, "old")
+    real = pathlib.Path.rename
+    sent = []
+
+    def rename(self, target):
+        if self.name == "out" and not sent:  # the old report is moved away: a signal now
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(self, target)
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    monkeypatch.setattr(pathlib.Path, "rename", rename)
+    try:
+        with pytest.raises(KeyboardInterrupt), atomic_output(out, force=True) as tmp:
+            (tmp / "report.md").write_text("new")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert sent and (out / "report.md").read_text() == "new"  # the replacement completed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_leftovers_of_a_killed_run_are_cleaned_and_said(tmp_path):
+    from osustat.provenance import clean_leftovers
+
+    out = tmp_path / "out"
+    _report(tmp_path / ".out.old-abc", "previous")  # killed between the renames (SIGKILL)
+    _report(tmp_path / ".out.tmp-xyz", "half")  # killed while writing
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        clean_leftovers(out)
+    assert (out / "report.md").read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert [str(w.message).split()[0] for w in said] == ["restored", "removed"]
+    assert "unfinished output folder" in str(said[1].message)
+    _report(tmp_path / ".out.old-def", "older")  # beside a complete report: removed
+    with pytest.warns(UserWarning, match="removed .out.old-def"):
+        with atomic_output(out, force=True) as tmp:
+            (tmp / "report.md").write_text("new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_different_run_is_refused_without_force(tmp_path):
+    # issue 35 item 11: same inputs, other options replaced a report without --force
+    from osustat.provenance import OutputError, check_target
+
+    out = tmp_path / "out"
+    _report(out, "x")
+    (out / "provenance.json").write_text(
+        '{"inputs_digest": "abc", "command": "osustat analyze r.csv --alpha 0.05 --out x"}'
+    )
+    same = "osustat analyze r.csv --alpha 0.05 --out x --force"
+    assert check_target(out, "abc", command=same) == out  # --force is not an option of the run
+    with pytest.raises(OutputError, match="different run"):
+        check_target(out, "abc", command="osustat analyze r.csv --alpha 0.1 --out x")
+    assert check_target(out, "abc", command="osustat analyze r.csv --alpha 0.1", force=True)

@@ -138,3 +138,20 @@ def test_fwer_under_the_complete_null_and_gain_over_holm() -> None:
     fwer = errors / reps
     assert fwer <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / reps)
     assert maxt_total > holm_total
+
+
+def test_unit_labels_follow_the_id_rule() -> None:
+    """Issue 35 item 8: int 0..9 and float 0.0..9.0 were compared as text ("0" vs "0.0"):
+    20 units instead of 10 and adjusted p .023 -> .044. Numbers compare as numbers; text
+    and numbers mixed are refused."""
+    rng = np.random.default_rng(2)
+    d = rng.normal(0.5, 1, size=(10, 2))
+    same = westfall_young(d, n_resamples=2**10)
+    ints, floats = np.arange(10), np.arange(10, dtype=float)
+    mixed = westfall_young([d[:, 0], d[:, 1]], [ints, floats], n_resamples=2**10)
+    assert mixed.n_units == 10
+    np.testing.assert_allclose(mixed.pvalues_adjusted, same.pvalues_adjusted)
+    with pytest.raises(ValueError, match="`units` mixes text labels"):
+        westfall_young([d[:, 0], d[:, 1]], [ints, [str(i) for i in ints]])
+    with pytest.raises(ValueError, match=r"`units\[0\]` mixes text and numbers"):
+        westfall_young([d[:, 0], d[:, 1]], [[0, "1", *range(2, 10)], ints])

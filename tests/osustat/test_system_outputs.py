@@ -352,10 +352,11 @@ class _TinyEntryPoint:
     name, value = "tiny", "tests.osustat.test_system_outputs:TINY"
 
     def load(self):
-        from osustat.analyses.protocol import Benchmark, DataSpec
+        from osustat.analyses.protocol import Benchmark, Choices, DataSpec
 
         class Tiny(Benchmark):
             name, description, data = "tiny", "one conversation", DataSpec("files", "t.json")
+            choices = Choices("tiny", (), "none")
 
             def questions(self, data, choices):
                 return _table()

@@ -144,6 +144,15 @@ class TestWords:
         assert rec["mde"] is None and rec["mde_method"] == res.checks[0].mde.method
         assert payload["claims"][0]["strict"]["code"] == "underpowered"
 
+    def test_mde_from_few_differences_is_a_range_in_json(self):
+        # issue 35: 6 differences give a range, never a precise-looking number
+        data = from_differences([0.3, -0.1, 0.2, -0.2, 0.1, 0.05])
+        res = audit(parse_claims(claim("few", reported_effect=0.05)), data, **FAST, rng=0)
+        rec = to_json(res)["claims"][0]["recomputed"]
+        assert rec["mde"] is None and rec["mde_method"] == "sd-range"
+        assert rec["mde_range"] == list(res.checks[0].mde.mde_range)
+        assert "is not estimable from 6 differences" in render_markdown(res)
+
     def test_every_reason_code_is_worded(self):
         from osustat.audit.verdicts import REASONS
 

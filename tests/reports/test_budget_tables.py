@@ -82,7 +82,14 @@ def _be(**kw: object) -> dict[str, object]:
     ("changes", "p_star"),
     [
         ({}, "0.333 [0.100, 0.600]"),
-        ({"never_negative": True, "p_star": 0.0, "p_star_ci": None}, "0 (T−E− effect ≥ 0)"),
+        (
+            {"never_negative": True, "p_star": 0.0, "p_star_ci": None, "d_nf": 0.1},
+            "0 (T+E+ Δ ≥ 0 and pooled non-T+E+ Δ +0.100 ≥ 0)",
+        ),
+        (
+            {"never_negative": True, "p_star": 0.0, "p_star_ci": None},
+            "0 (T+E+ Δ ≥ 0 and pooled non-T+E+ Δ ≥ 0)",
+        ),
         ({"p_star": math.nan, "p_star_ci": None}, "none (OSU-Mem never ahead)"),
         ({"never_negative": None, "p_star": None, "p_star_ci": None}, "—"),
     ],

@@ -28,3 +28,23 @@ def test_per_claim_rows_name_the_points_where_it_holds() -> None:
     assert "| `b` | **choice-dependent** | 3 of 4 | 0, 2-3 |" in text
     assert "| `c` | **not reproduced** | 0 of 4 | none |" in text
     assert "| 3 | p3 |" in text
+
+
+def test_claims_the_paper_printed_as_not_significant_are_counted_apart() -> None:
+    # issue 35 item 12: 25 of tau-bench's 42 "never reproduced" were null claims, which the
+    # audit can never call reproduced; they get their own outcome and their own count
+    rows = []
+    verdicts = {
+        "n1": ("direction only", "contradicted"),  # n.s. here too
+        "n2": ("significant (paper: n.s.)", "direction only"),  # significant at point 0
+        "c": ("contradicted", "underpowered"),  # an ordinary claim, never reproduced
+    }
+    for claim, per_point in verdicts.items():
+        for point, v in enumerate(per_point):
+            rows.append({"claim": claim, "point": point, "seed": 0, "verdict": v,
+                         "paper_ns": claim != "c", "effect": 0.1})  # fmt: skip
+    s = _summarize(pd.DataFrame(rows)).set_index("claim")
+    assert s.loc["n1", "verdict"] == "null: consistent (n.s. here too at every point)"
+    assert s.loc["n2", "verdict"] == "null: significant here at some point (paper: n.s.)"
+    assert s.loc["n2", "reproduced_at"] == 1
+    assert s.loc["c", "verdict"] == "not reproduced"

