@@ -78,11 +78,13 @@ model: $(LOCAL_LLM)
 demo: $(BASE)
 	$(BIN)/osustat reproduce synthetic --out demo-output --jobs 2
 
+# pytest on both cores; a worker that dies ends the run at once (xdist would otherwise start a
+# new worker that the scope scheduler never feeds, and the run would wait for ever).
 test: $(FULL) $(LOCAL_LLM)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(TEST_ENV) $(BIN)/pytest -q -n 2
+	$(TEST_ENV) $(BIN)/pytest -q -n 2 --max-worker-restart=0
 
 lint: $(FULL)
 	$(BIN)/ruff check .

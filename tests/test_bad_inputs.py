@@ -307,7 +307,7 @@ CASES = [
     (
         "claims-missing",
         lambda t: ["audit", str(t / "none.toml"), "--records", str(EX / "records.csv")],
-        ["claims", "none.toml", "does not exist"],
+        ["claims", "none.toml", "no such file", "shipped by name: paper"],
     ),
     ("claims-bad-toml", claims("[[claim]]\nid = \n"), ["claims.toml", "not valid TOML"]),
     (

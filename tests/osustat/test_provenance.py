@@ -62,7 +62,6 @@ def _report(folder, text):
 
 
 def test_a_signal_between_the_two_renames_leaves_a_complete_report(tmp_path, monkeypatch):
-    import os
     import pathlib
     import signal
 
@@ -74,7 +73,7 @@ def test_a_signal_between_the_two_renames_leaves_a_complete_report(tmp_path, mon
     def rename(self, target):
         if self.name == "out" and not sent:  # the old report is moved away: a signal now
             sent.append(True)
-            os.kill(os.getpid(), signal.SIGTERM)
+            signal.raise_signal(signal.SIGTERM)  # to this thread, handled at once
         return real(self, target)
 
     def handler(signum, frame):
