@@ -78,17 +78,26 @@ def _input_file(path: str | None, option: str) -> Path | None:
     return p
 
 
+def name_pairs(items: Sequence[str], option: str, shape: str = "NAME=VALUE") -> dict[str, str]:
+    """``NAME=VALUE`` items of a repeatable option as a dict; an item of another shape or a
+    name given twice is a :class:`UsageError` naming `option`."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise UsageError(f"`{option}` must look like {shape}; got {item!r}.")
+        if name.strip() in out:
+            raise UsageError(f"`{option}` name {name.strip()!r} is given twice.")
+        out[name.strip()] = value.strip()
+    return out
+
+
 def _runs(pairs: Sequence[str]) -> dict[str, Path]:
     out: dict[str, Path] = {}
-    for pair in pairs:
-        name, sep, file = pair.partition("=")
-        if not sep or not name.strip() or not file.strip():
-            raise UsageError(f"`--run` must look like NAME=FILE; got {pair!r}.")
-        if name.strip() in out:
-            raise UsageError(f"`--run` name {name.strip()!r} is given twice.")
-        p = _input_file(file.strip(), f"--run {name.strip()}")
+    for name, file in name_pairs(pairs, "--run", "NAME=FILE").items():
+        p = _input_file(file, f"--run {name}")
         assert p is not None
-        out[name.strip()] = p
+        out[name] = p
     return out
 
 

@@ -18,23 +18,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from osustat.cli.common import UsageError
+from osustat.cli.common import UsageError, name_pairs
 
 __all__ = ["add_import_parser"]
 
 _SUFFIXES = (".parquet", ".csv", ".jsonl")
-
-
-def _pairs(items: list[str], option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise UsageError(f"`{option}` must look like NAME=VALUE; got {item!r}.")
-        if name.strip() in out:
-            raise UsageError(f"`{option}` name {name.strip()!r} is given twice.")
-        out[name.strip()] = value.strip()
-    return out
 
 
 def _readers(systems: dict[str, str], given: dict[str, str]) -> dict[str, Any]:
@@ -65,7 +53,7 @@ def _table(args: argparse.Namespace) -> Any:
 
     bench = get_benchmark(args.benchmark)
     data = resolve_data(bench.name, [args.data] if args.data else [])
-    return bench.questions(data, _pairs(args.choice, "--choice"))
+    return bench.questions(data, name_pairs(args.choice, "--choice"))
 
 
 def summary(records: Any, coverages: list[Any]) -> list[str]:
@@ -124,8 +112,8 @@ def _import(args: argparse.Namespace) -> int:
     from osustat.io.outputs import read_answers
     from osustat.schema import validate_records
 
-    systems = _pairs(args.systems, "SYSTEM=FILE")
-    readers = _readers(systems, _pairs(args.reader, "--reader"))
+    systems = name_pairs(args.systems, "SYSTEM=FILE")
+    readers = _readers(systems, name_pairs(args.reader, "--reader", "SYSTEM=MAPPING"))
     out = Path(args.out)
     if out.suffix not in _SUFFIXES:
         raise UsageError(f"`--out` must end in {', '.join(_SUFFIXES)}; got {args.out!r}.")
