@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from osustat.cli.common import _check_out, _count, _input_file, _json_ready, _prob
+from osustat.cli.common import _check_out, _count, _input_file, _prob
 from osustat.cli.inputs import input_notes, read_input
+from osustat.provenance import json_text
 
 __all__ = ["audit_command"]
 
@@ -146,7 +146,7 @@ def audit_command(args: argparse.Namespace) -> int:
             write_json(tmp / "provenance.json", prov.to_dict())
         print(f"wrote {Path(args.out) / 'report.md'}", file=sys.stderr)
     if args.json and not args.out:
-        print(json.dumps(_json_ready(payload), indent=2))
+        print(json_text(payload))
     else:
         print(text)
     return 0

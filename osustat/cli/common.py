@@ -7,7 +7,6 @@ naming the option and the value it refused.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -137,13 +136,3 @@ def _check_out(args: argparse.Namespace, digest: str | None = None) -> None:
         # the options are compared once the inputs are known: other inputs say so first
         command = args.command_line if digest is not None else None
         check_target(args.out, digest, force=args.force, command=command)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _json_ready(payload: Any) -> Any:
-    from osustat.provenance import _clean
-
-    return _clean(payload)

@@ -8,13 +8,13 @@ From a pilot's records (``osustat plan RECORDS --treatment A --baseline B --metr
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 from typing import Any
 
-from osustat.cli.common import UsageError, _count, _input_file, _json_ready, _prob, _split
+from osustat.cli.common import UsageError, _count, _input_file, _prob, _split
+from osustat.provenance import json_text
 
 __all__ = ["add_plan_parser"]
 
@@ -179,7 +179,7 @@ def _plan(args: argparse.Namespace) -> int:
             text = _cells_text(cells, args)
     except (ValueError, TypeError) as exc:
         raise type(exc)(_as_options(str(exc))) from None
-    out = json.dumps(_json_ready(payload), indent=2) + "\n" if args.json else text
+    out = json_text(payload) + "\n" if args.json else text
     try:
         sys.stdout.write(out)
         sys.stdout.flush()
