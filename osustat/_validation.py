@@ -7,7 +7,6 @@ where it helps, the offending positions, so a user can find the bad row.
 from __future__ import annotations
 
 import tomllib
-import warnings
 from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
 from typing import Any
@@ -206,19 +205,6 @@ def check_level(level: Any, name: str = "level") -> float:
     if not 0.0 < level < 1.0:
         raise ValueError(f"`{name}` must be in (0, 1); got {level}.")
     return level
-
-
-def renamed(value: Any, old_value: Any, name: str, old_name: str, default: Any) -> Any:
-    """The value of a renamed keyword: `value` (new name), else `old_value` (the old name, a
-    deprecated alias: ``DeprecationWarning``), else `default`; both given is a ``TypeError``."""
-    if old_value is not None:
-        if value is not None:
-            raise TypeError(f"pass `{name}` or its old name `{old_name}`, not both.")
-        warnings.warn(
-            f"`{old_name}` is deprecated; use `{name}`.", DeprecationWarning, stacklevel=3
-        )
-        return old_value
-    return default if value is None else value
 
 
 def check_same_length(arrays: Sequence[tuple[str, Sized]], *, note: str = "") -> None:

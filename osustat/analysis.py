@@ -46,7 +46,7 @@ from osustat.wording import describe_verdict
 
 from ._analysis_options import check_options, family_groups, method_pairs, select
 from ._analysis_reproduction import check_paper_means, with_reproduction
-from ._validation import renamed
+from ._deprecation import renamed_keywords
 from .analysis_multi import MultiAnalysisResult
 from .analysis_result import AnalysisResult, Comparison, Row
 from .cells import CELLS, cell_codes
@@ -71,6 +71,7 @@ def _records_digest(df: pd.DataFrame) -> str:
     return hashlib.sha256(df.to_csv(index=False).encode()).hexdigest()
 
 
+@renamed_keywords(resamples="n_resamples", seed="rng")
 def analyze(
     records: pd.DataFrame | str | Path,
     *,
@@ -84,15 +85,13 @@ def analyze(
     correction: str = "holm",
     alpha: float = 0.05,
     level: float = 0.95,
-    n_resamples: int | None = None,
+    n_resamples: int = 10_000,
     bootstrap_resamples: int = 2_000,
-    rng: int | None = None,
+    rng: int = 0,
     benchmark: str | None = None,
     budget_kind: str = "tokens",
     provenance: Provenance | None = None,
     input_notes: Sequence[str] = (),
-    resamples: int | None = None,
-    seed: int | None = None,
     reference: pd.DataFrame | str | Path | None = None,
     paper_means: Any = None,
 ) -> AnalysisResult | MultiAnalysisResult:
@@ -142,9 +141,6 @@ def analyze(
         The CLI passes the hashed input files; from Python the records are hashed as CSV.
     input_notes : sequence of str
         Lines describing how the records were built (shown in the report).
-    resamples, seed : int, optional
-        The former names of `n_resamples` and `rng`, kept as aliases (giving both a name and
-        its alias is a ``TypeError``).
     reference : pandas.DataFrame or path, optional
         Records of the original experiment (same methods, metrics and budgets): every row
         gains the effect ratio and ΔRI of this analysis against it, with bootstrap
@@ -181,10 +177,8 @@ def analyze(
     >>> [(r.label, r.family_size) for r in both.result("tree", "flat").comparisons[0].rows]
     [('T+E+', 4), ('T-E-', 4), ('Aggregate', 0)]
     """
-    resamples = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
-    seed = renamed(rng, seed, "rng", "seed", 0)
     alpha, level, resamples, bootstrap_resamples, seed = check_options(
-        correction, alpha, level, resamples, bootstrap_resamples, seed
+        correction, alpha, level, n_resamples, bootstrap_resamples, rng
     )
     if unit not in ("query", "episode"):
         raise ValueError(f"`unit` must be 'query' or 'episode'; got {unit!r}.")

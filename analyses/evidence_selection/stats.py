@@ -11,7 +11,6 @@ anti-conservative analysis the paper first ran and then corrected -- and
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,6 +27,7 @@ from osustat import (
     paired,
     validate_records,
 )
+from osustat._deprecation import renamed_attribute
 from osustat.cells import cell_codes
 from osustat.multitest import CORRECTIONS
 from osustat.seeds import per_seed_values, seed_matrix, seed_tests
@@ -76,15 +76,7 @@ class SeedAwareTest:
     dependence: SeedDependence | None
     pvalue_adjusted: float | None = None
 
-    @property
-    def pvalue_corrected(self) -> float | None:
-        """Former name of :attr:`pvalue_adjusted` (deprecated alias: ``DeprecationWarning``)."""
-        warnings.warn(
-            "`pvalue_corrected` is deprecated; use `pvalue_adjusted`.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.pvalue_adjusted
+    pvalue_corrected = renamed_attribute("pvalue_adjusted")
 
     @property
     def effect(self) -> float:

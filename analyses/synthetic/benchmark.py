@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from osustat._validation import renamed
+from osustat._deprecation import renamed_keywords
 from osustat.analyses.protocol import (
     Backend,
     Benchmark,
@@ -127,13 +127,14 @@ class Synthetic(Benchmark):
 BENCHMARK = Synthetic()
 
 
+@renamed_keywords(resamples="n_resamples")
 def reproduce_synthetic(
     out: Path,
     *,
     episodes: int = EPISODES,
     seed: int = 0,
     jobs: int = 1,
-    n_resamples: int | None = None,
+    n_resamples: int = 10_000,
     progress: bool = True,
     layout: str = "spread",
     sensitivity: bool = False,
@@ -141,21 +142,19 @@ def reproduce_synthetic(
     retrievers: Sequence[Any] = (),
     scheduler: str | None = None,
     force: bool = False,
-    resamples: int | None = None,
 ) -> Any:
     """The synthetic benchmark from Python, through the one driver (:mod:`analyses.driver`).
 
     `layout` is the declared choice ``layout``; with `sensitivity` the generator grid (`grid`,
     default the shipped ``grid.toml``) runs too, into ``out/sensitivity``. `n_resamples` is
-    the number of sign flips per test (old name `resamples`, deprecated).
+    the number of sign flips per test.
     """
     from osustat.analyses.driver import Request, reproduce
 
-    n = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
     return reproduce(
         Request(
-            "synthetic", Path(out), force=force, seed=seed, n_resamples=n, episodes=episodes,
-            jobs=jobs, scheduler=scheduler, retrievers=tuple(retrievers),
+            "synthetic", Path(out), force=force, seed=seed, n_resamples=n_resamples,
+            episodes=episodes, jobs=jobs, scheduler=scheduler, retrievers=tuple(retrievers),
             choices=(f"layout={layout}",), sensitivity=sensitivity,
             grid=None if grid is None else str(grid), progress=progress,
         )

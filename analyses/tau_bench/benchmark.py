@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from osustat._validation import renamed
+from osustat._deprecation import renamed_keywords
 from osustat.analyses.protocol import (
     Benchmark,
     BenchmarkRun,
@@ -212,6 +212,7 @@ class TauBench(Benchmark):
 BENCHMARK = TauBench()
 
 
+@renamed_keywords(resamples="n_resamples")
 def reproduce_tau_bench(
     data: list[str | Path],
     out: str | Path,
@@ -219,7 +220,7 @@ def reproduce_tau_bench(
     cache: str | Path | None = None,
     jobs: int = 1,
     seed: int = 0,
-    n_resamples: int | None = None,
+    n_resamples: int = 10_000,
     prefix: bool = True,
     focal: str = "all",
     progress: bool = True,
@@ -235,7 +236,6 @@ def reproduce_tau_bench(
     retrievers: Sequence[Any] = (),
     scheduler: str | None = None,
     force: bool = False,
-    resamples: int | None = None,
     query_noise: str = "per-coordinate",
     copy_noise: str = "per-norm",
     matching: str = "order-free",
@@ -249,7 +249,7 @@ def reproduce_tau_bench(
     the same names (hyphenated; ``choices.toml`` gives values, defaults and the paper's words);
     `encoder` overrides the real encoder (tests pass a stand-in); `claims` replaces
     ``analyses/claims/paper.toml`` for the embedded audit. `n_resamples` is the number of sign flips
-    per test (old name `resamples`, deprecated). `llm_queries` sets the size of the
+    per test. `llm_queries` sets the size of the
     ``selector='local'`` subset (None: :data:`analyses.tau_bench.llm.LOCAL_QUERIES`),
     `llm_threads` the local server's generation threads.
     """
@@ -257,7 +257,6 @@ def reproduce_tau_bench(
 
     from .llm import LOCAL_QUERIES
 
-    n = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
     return reproduce(
         Request(
             "tau-bench",
@@ -265,7 +264,7 @@ def reproduce_tau_bench(
             data=tuple(str(p) for p in data),
             force=force,
             seed=seed,
-            n_resamples=n,
+            n_resamples=n_resamples,
             cache=None if cache is None else str(cache),
             jobs=jobs,
             scheduler=scheduler,

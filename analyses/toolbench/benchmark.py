@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from osustat._validation import renamed
+from osustat._deprecation import renamed_keywords
 from osustat.analyses.protocol import (
     Benchmark,
     BenchmarkRun,
@@ -129,6 +129,7 @@ class ToolBench(Benchmark):
 BENCHMARK = ToolBench()
 
 
+@renamed_keywords(resamples="n_resamples")
 def reproduce_toolbench(
     data: Path,
     out: Path,
@@ -140,28 +141,26 @@ def reproduce_toolbench(
     episodes: int = EPISODES,
     background: int = BACKGROUND,
     jobs: int = 1,
-    n_resamples: int | None = None,
+    n_resamples: int = 10_000,
     progress: bool = True,
     retrievers: Sequence[Any] = (),
     scheduler: str | None = None,
     force: bool = False,
-    resamples: int | None = None,
     reachability: str = "all-steps",
     splits: str = "G1-G2",
 ) -> Any:
     """The ToolBench pipeline from Python, through the one driver (:mod:`analyses.driver`).
 
     `encoder` overrides the real encoder (tests pass a stand-in). `n_resamples` is the number
-    of sign flips per test (old name `resamples`, deprecated). `reachability` and `splits`
+    of sign flips per test. `reachability` and `splits`
     set the declared choices ``reachability`` and ``trajectory-groups`` (choices.toml).
     """
     from osustat.analyses.driver import Request, reproduce
 
-    n = renamed(n_resamples, resamples, "n_resamples", "resamples", 10_000)
     return reproduce(
         Request(
             "toolbench", Path(out), data=(str(data),), force=force, seeds=tuple(seeds),
-            n_resamples=n, episodes=episodes, cache=None if cache is None else str(cache),
+            n_resamples=n_resamples, episodes=episodes, cache=None if cache is None else str(cache),
             jobs=jobs, scheduler=scheduler, retrievers=tuple(retrievers), progress=progress,
             options={"n_evs": tuple(n_evs), "background": background}, encoder=encoder,
             choices=(f"reachability={reachability}", f"trajectory-groups={splits.lower()}"),

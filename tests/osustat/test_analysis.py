@@ -115,7 +115,8 @@ class TestOutputs:
         new = run(records, n_resamples=199, rng=3, **kw).to_dict()
         with pytest.warns(DeprecationWarning, match="`resamples` is deprecated; use `n_resamples`"):
             with pytest.warns(DeprecationWarning, match="`seed` is deprecated; use `rng`"):
-                old = run(records, n_resamples=None, resamples=199, seed=3, **kw).to_dict()
+                pair = {"treatment": "osu-mem", "baseline": "flat-vector"}
+                old = osustat.analyze(records, **pair, **kw, resamples=199, seed=3).to_dict()
         for key in ("comparisons", "seed", "resamples"):
             assert new[key] == old[key]
         with pytest.raises(TypeError, match="`rng` or its old name `seed`"):
