@@ -37,10 +37,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from osustat._validation import MAX_RESAMPLES, unique_items
+from osustat._validation import MAX_RESAMPLES, UsageError, check_option_count, unique_items
 from osustat.streams import stream_seed
 
-from .claims_audit import claims_audit, load_selected_claims
+from .claims_audit import claims_audit, claims_paths, load_selected_claims, shown_path
 from .protocol import Backend, Benchmark, BenchmarkRun, RunSpec
 from .registry import get_benchmark
 from .sensitivity import ChoiceSensitivity
@@ -56,10 +56,6 @@ __all__ = [
     "run",
     "user_retriever_tests",
 ]
-
-
-class UsageError(ValueError):
-    """A bad option (the CLI exits 2 with this message, before any work)."""
 
 
 @dataclass(frozen=True)
@@ -104,13 +100,6 @@ def checkpoint_dir(out: str | Path) -> Path:
 
 
 # -- checks -------------------------------------------------------------------------------
-
-
-def _count(value: Any, name: str, low: int = 1, high: int | None = None) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise UsageError(f"`{name}` must be an integer >= {low}; got {value!r}.")
-    if high is not None and value > high:
-        raise UsageError(f"`{name}` must be at most {high:,}; got {value!r}.")
 
 
 def _check_encoder_backend(bench: Benchmark, backend: str) -> None:
@@ -231,12 +220,12 @@ def plan(request: Request) -> Plan:
     if request.grid and not request.sensitivity:
         raise UsageError("`--grid` needs `--sensitivity`.")
     if request.episodes is not None:
-        _count(request.episodes, "--episodes", 1, 1_000_000)
-    _count(request.jobs, "--jobs", 1, 1024)
-    _count(request.n_resamples, "--resamples", 1, MAX_RESAMPLES)
-    _count(request.seed, "--seed", 0, 2**63 - 1)
+        check_option_count(request.episodes, "--episodes", 1, 1_000_000)
+    check_option_count(request.jobs, "--jobs", 1, 1024)
+    check_option_count(request.n_resamples, "--resamples", 1, MAX_RESAMPLES)
+    check_option_count(request.seed, "--seed", 0, 2**63 - 1)
     for s in request.seeds or ():
-        _count(s, "--seeds", 0, 2**63 - 1)
+        check_option_count(s, "--seeds", 0, 2**63 - 1)
     if request.seeds is not None and not request.seeds:
         raise UsageError("`--seeds` is empty; give comma-separated integers.")
     try:
@@ -656,6 +645,9 @@ def _run(checked: Plan) -> ReproduceResult:
         say("analysis: tests and bootstrap intervals")
         analysis = bench.analyze(run, spec)
         say("claims audit")
+        used = ()  # the claims files audited, as reports name them (the audit's heading)
+        if bench.claims is not None:
+            used = tuple(shown_path(p) for p in claims_paths(bench.claims, request.claims))
         audited = claims_audit(
             run.records,
             bench.claims,
@@ -664,7 +656,7 @@ def _run(checked: Plan) -> ReproduceResult:
             claims_path=request.claims,
             unavailable=run.state.get("audit_unavailable"),
         )
-        run = replace(run, state={**run.state, "claims_audit": audited})
+        run = replace(run, state={**run.state, "claims_audit": audited, "claims_files": used})
         audit_md = None
         if audited is not None and bench.claims is not None:
             audit_md = render_markdown(audited, title=bench.claims.title)

@@ -11,7 +11,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-from ._validation import MAX_RESAMPLES, unique_items
+from ._validation import check_positive_int, check_resamples, unique_items
 from .multitest import CORRECTIONS
 from .stepdown import STEPDOWN_METHODS
 
@@ -36,22 +36,12 @@ def check_options(
             raise ValueError(f"`{name}` must lie strictly between 0 and 1; got {x!r}.")
         return v
 
-    def count(x: Any, name: str, low: int, high: int | None = MAX_RESAMPLES) -> int:
-        if isinstance(x, bool) or not isinstance(x, int | np.integer) or int(x) < low:
-            raise ValueError(f"`{name}` must be an integer >= {low}; got {x!r}.")
-        if high is not None and int(x) > high:
-            raise ValueError(
-                f"`{name}` must be at most {high:,} (the resampling cap of every osustat "
-                f"path: memory and time stay bounded); got {int(x):,}."
-            )
-        return int(x)
-
     return (
         prob(alpha, "alpha"),
         prob(level, "level"),
-        count(resamples, "n_resamples", 1),
-        count(bootstrap_resamples, "bootstrap_resamples", 1),
-        count(seed, "rng", 0, None),
+        check_resamples(resamples, "n_resamples"),
+        check_resamples(bootstrap_resamples, "bootstrap_resamples"),
+        check_positive_int(seed, "rng", minimum=0),
     )
 
 

@@ -10,13 +10,13 @@ they are the same units (one collection), independently otherwise.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ._validation import check_means_pair
 from .analysis_result import Row
 from .records import PairedRecords
 from .reproduction import reproduction_measures
@@ -47,15 +47,7 @@ def check_paper_means(
                 f"`paper_means` names {key!r}, which is not among the analysed comparisons "
                 f"{list(pairs)}."
             )
-        try:
-            t, b = (float(x) for x in value)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"`paper_means[{key!r}]` must be two numbers (treatment, baseline); got {value!r}."
-            ) from None
-        if not (math.isfinite(t) and math.isfinite(b)):
-            raise ValueError(f"`paper_means[{key!r}]` must be finite; got {value!r}.")
-        out[key] = (t, b)
+        out[key] = check_means_pair(value, f"paper_means[{key!r}]")
     return out
 
 

@@ -6,6 +6,7 @@ where it helps, the offending positions, so a user can find the bad row.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
@@ -190,6 +191,49 @@ def check_positive_int(
     if maximum is not None and value > maximum:
         raise ValueError(f"`{name}` must be at most {maximum:,}; got {int(value):,}.")
     return int(value)
+
+
+class UsageError(ValueError):
+    """A bad option value: the CLI reports it with exit status 2, before any work (the command
+    line's and the ``reproduce`` driver's checks alike)."""
+
+
+def check_option_count(
+    value: Any, option: str, low: int = 1, high: int | None = MAX_RESAMPLES
+) -> int:
+    """:func:`check_positive_int` for an option (`option`, e.g. ``--jobs``): the same rule and
+    message, as a :class:`UsageError`."""
+    try:
+        return check_positive_int(value, option, minimum=low, maximum=high)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def check_finite(value: Any, name: str) -> float:
+    """`value` as a finite float (``TypeError`` when it is not a number, ``ValueError`` when it
+    is NaN or infinite; both name `name`)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be a number; got {value!r}.") from None
+    if not math.isfinite(x):
+        raise ValueError(f"`{name}` must be finite; got {value!r}.")
+    return x
+
+
+def check_means_pair(value: Any, name: str) -> tuple[float, float]:
+    """Two finite means, treatment then baseline (a paper's printed pair), named `name` in the
+    error: ``TypeError`` when `value` is not two numbers, ``ValueError`` when one is not
+    finite."""
+    try:
+        t, b = (float(x) for x in value)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"`{name}` must be two numbers (treatment, baseline); got {value!r}."
+        ) from None
+    if not (math.isfinite(t) and math.isfinite(b)):
+        raise ValueError(f"`{name}` must be finite; got {value!r}.")
+    return t, b
 
 
 def check_resamples(value: Any, name: str = "n_resamples", *, minimum: int = 1) -> int:

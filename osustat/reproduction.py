@@ -31,7 +31,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import as_float_vector, check_level, check_resamples, check_rng
+from ._validation import (
+    as_float_vector,
+    check_finite,
+    check_level,
+    check_means_pair,
+    check_resamples,
+    check_rng,
+)
 from .bootstrap import cluster_bootstrap_ci
 from .intervals import ConfidenceInterval
 
@@ -115,28 +122,12 @@ def _paper_values(means: Any, effect: Any, relative: Any) -> tuple[float | None,
                 "give the original's printed `original_means` or its `original_effect` / "
                 "`original_relative`, not both (the means determine them)."
             )
-        try:
-            t, b = (float(x) for x in means)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"`original_means` must be two numbers (treatment, baseline); got {means!r}."
-            ) from None
-        if not (math.isfinite(t) and math.isfinite(b)):
-            raise ValueError(f"`original_means` must be finite; got {means!r}.")
+        t, b = check_means_pair(means, "original_means")
         return t - b, (t - b) / b if b != 0 else math.nan
-    out: list[float | None] = []
-    for name, v in (("original_effect", effect), ("original_relative", relative)):
-        if v is None:
-            out.append(None)
-            continue
-        try:
-            x = float(v)
-        except (TypeError, ValueError):
-            raise TypeError(f"`{name}` must be a number; got {v!r}.") from None
-        if not math.isfinite(x):
-            raise ValueError(f"`{name}` must be finite; got {v!r}.")
-        out.append(x)
-    return out[0], out[1]
+    return (
+        None if effect is None else check_finite(effect, "original_effect"),
+        None if relative is None else check_finite(relative, "original_relative"),
+    )
 
 
 def _cluster_table(

@@ -48,6 +48,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from osustat._validation import check_positive_int
 from osustat.retrieval.encoder import TextEncoder
 
 __all__ = [
@@ -156,14 +157,6 @@ def _context_iv(context: Any) -> list[str]:
     return list(context)
 
 
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"`{name}` must be an integer; got {type(value).__name__}.")
-    if value < 1:
-        raise ValueError(f"`{name}` must be at least 1; got {value}.")
-    return int(value)
-
-
 def parse_listed_events(content: str, *, max_events: int = 3) -> tuple[str, ...]:
     """Extract the listed events from an LLM reply (format in the module docstring).
 
@@ -193,7 +186,7 @@ def parse_listed_events(content: str, *, max_events: int = 3) -> tuple[str, ...]
     ('a', 'b')
     """
     _str_iv(content, "content")
-    max_events = _positive_int(max_events, "max_events")
+    max_events = check_positive_int(max_events, "max_events")
     text = content.strip()
     fenced = _FENCE.match(text)
     if fenced:
@@ -243,7 +236,7 @@ def parse_listed_ids(
     """
     _str_iv(content, "content")
     steps = _context_iv(context)
-    max_events = _positive_int(max_events, "max_events")
+    max_events = check_positive_int(max_events, "max_events")
     text = content.strip()
     fenced = _FENCE.match(text)
     if fenced:
@@ -410,13 +403,15 @@ class ChatCompletionsSelector:
         self.endpoint = f"{self.base_url}/chat/completions"
         self.model = model
         self.temperature = float(temperature)
-        self.n_events = _positive_int(n_events, "n_events")
+        self.n_events = check_positive_int(n_events, "n_events")
         self.api_key_env = api_key_env
         self.timeout = float(timeout)
         self.max_retries = max_retries
         self.backoff = float(backoff)
         self.system_prompt = system_prompt
-        self.max_tokens = None if max_tokens is None else _positive_int(max_tokens, "max_tokens")
+        self.max_tokens = (
+            None if max_tokens is None else check_positive_int(max_tokens, "max_tokens")
+        )
         self._sleep = sleep
         self.output = output
         self.extra_body = dict(extra_body or {})
@@ -566,7 +561,7 @@ class ExtractiveSimilaritySelector:
                 f"`encoder` must provide `name`, `dim` and `encode`; got {type(encoder).__name__}."
             )
         self.encoder = encoder
-        self.k = _positive_int(k, "k")
+        self.k = check_positive_int(k, "k")
         self.name = f"extractive-similarity top-{self.k} ({encoder.name}; not an LLM)"
 
     def select(

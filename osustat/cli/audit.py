@@ -7,7 +7,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from osustat.cli.common import _check_out, _count, _input_file, _prob
+from osustat._validation import check_option_count
+from osustat.cli.common import _check_out, _input_file, _prob
 from osustat.cli.inputs import input_notes, read_input
 from osustat.provenance import json_text
 
@@ -63,7 +64,7 @@ def audit_command(args: argparse.Namespace) -> int:
     if args.records is None:
         if args.check_paper is None:
             raise ValueError("`--records` is required (or `--check-paper` alone).")
-        _count(args.seed, "--seed", 0, 2**63 - 1)
+        check_option_count(args.seed, "--seed", 0, 2**63 - 1)
         return _paper_checks_only(args)
     from osustat import validate_records
     from osustat.audit.claims import load_claims
@@ -72,10 +73,10 @@ def audit_command(args: argparse.Namespace) -> int:
     from osustat.reports.audit import render_markdown
     from osustat.reports.audit_json import to_json
 
-    _count(args.resamples, "--resamples")
-    _count(args.bootstrap_resamples, "--bootstrap-resamples")
+    check_option_count(args.resamples, "--resamples")
+    check_option_count(args.bootstrap_resamples, "--bootstrap-resamples")
     _prob(args.level, "--level")
-    _count(args.seed, "--seed", 0, 2**63 - 1)
+    check_option_count(args.seed, "--seed", 0, 2**63 - 1)
     aliases = _aliases(args.alias)
     claims_path = _claims_input(args.claims, "claims")
     paper_path = None

@@ -12,13 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from osustat._validation import MAX_RESAMPLES, unique_items
+from osustat._validation import UsageError, unique_items
 
-__all__ = ["UsageError"]
-
-
-class UsageError(ValueError):
-    """A bad option value (reported with exit code 2 before any work)."""
+__all__ = ["name_pairs"]
 
 
 def _split(values: str, option: str, key: Any = None) -> list[str]:
@@ -57,12 +53,6 @@ def _int_key(text: str) -> Any:
 def _prob(value: float, option: str) -> float:
     if not (math.isfinite(value) and 0 < value < 1):
         raise UsageError(f"`{option}` must lie strictly between 0 and 1; got {value!r}.")
-    return value
-
-
-def _count(value: int, option: str, low: int = 1, high: int = MAX_RESAMPLES) -> int:
-    if not low <= value <= high:
-        raise UsageError(f"`{option}` must be an integer in [{low:,}, {high:,}]; got {value:,}.")
     return value
 
 

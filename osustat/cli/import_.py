@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from osustat.cli.common import UsageError, name_pairs
+from osustat._validation import UsageError
+from osustat.cli.common import name_pairs
 
 __all__ = ["add_import_parser"]
 

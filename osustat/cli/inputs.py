@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from osustat.cli.common import UsageError, _input_file, _ints, _runs, _split
+from osustat._validation import UsageError
+from osustat.cli.common import _input_file, _ints, _runs, _split
 
 __all__ = [
     "add_input_options",

@@ -8,23 +8,15 @@ and turns bad input and OS errors into one clear message with exit code 2.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from osustat._validation import UsageError, check_means_pair, check_option_count
 from osustat.cli.audit import audit_command
-from osustat.cli.common import (
-    UsageError,
-    _check_out,
-    _count,
-    _family,
-    _ints,
-    _prob,
-    _split,
-)
+from osustat.cli.common import _check_out, _family, _ints, _prob, _split
 from osustat.cli.inputs import (
     add_input_options,
     default_unit,
@@ -48,9 +40,9 @@ def _analyze(args: argparse.Namespace) -> int:
     correction = args.correction
     alpha = _prob(args.alpha, "--alpha")
     level = _prob(args.level, "--level")
-    resamples = _count(args.resamples, "--resamples")
-    boot = _count(args.bootstrap_resamples, "--bootstrap-resamples")
-    seed = _count(args.seed, "--seed", 0, 2**63 - 1)
+    resamples = check_option_count(args.resamples, "--resamples")
+    boot = check_option_count(args.bootstrap_resamples, "--bootstrap-resamples")
+    seed = check_option_count(args.seed, "--seed", 0, 2**63 - 1)
     budgets = _ints(args.budget, "--budget") if args.budget else None
     metrics = _split(args.metric, "--metric", metric_key) if args.metric else None
     if args.metric is not None and not metrics:
@@ -170,17 +162,10 @@ def _paper_means(text: str | None) -> tuple[float, float] | None:
     """``--paper-means T,B``: the paper's treatment and baseline means."""
     if text is None:
         return None
-    parts = text.split(",")
     try:
-        t, b = (float(x) for x in parts)
-    except ValueError:
-        raise UsageError(
-            f"`--paper-means` must be two numbers, treatment then baseline (e.g. 0.61,0.55); "
-            f"got {text!r}."
-        ) from None
-    if not all(map(math.isfinite, (t, b))):
-        raise UsageError(f"`--paper-means` must be finite numbers; got {text!r}.")
-    return t, b
+        return check_means_pair(text.split(","), "--paper-means")
+    except (TypeError, ValueError) as exc:  # the same rule as the API's `paper_means`
+        raise UsageError(f"{exc} (e.g. 0.61,0.55)") from None
 
 
 def _register_renderers() -> None:

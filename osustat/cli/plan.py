@@ -13,7 +13,8 @@ import os
 import sys
 from typing import Any
 
-from osustat.cli.common import UsageError, _count, _input_file, _prob, _split
+from osustat._validation import UsageError, check_option_count
+from osustat.cli.common import _input_file, _prob, _split
 from osustat.provenance import json_text
 
 __all__ = ["add_plan_parser"]
@@ -69,11 +70,11 @@ def _check(args: argparse.Namespace) -> dict[str, Any]:
     options = {
         "power": _prob(args.power, "--power"),
         "alpha": _prob(args.alpha, "--alpha"),
-        "family_size": _count(args.family_size, "--family-size", 1, 10_000),
+        "family_size": check_option_count(args.family_size, "--family-size", 1, 10_000),
         "alternative": args.alternative,
-        "n_max": _count(args.n_max, "--n-max", 6, 1_000_000),
-        "n_simulations": _count(args.simulations, "--simulations", 100, 100_000),
-        "rng": _count(args.seed, "--seed", 0, 2**63 - 1),
+        "n_max": check_option_count(args.n_max, "--n-max", 6, 1_000_000),
+        "n_simulations": check_option_count(args.simulations, "--simulations", 100, 100_000),
+        "rng": check_option_count(args.seed, "--seed", 0, 2**63 - 1),
     }
     stated = [
         o
@@ -121,7 +122,7 @@ def _check(args: argparse.Namespace) -> dict[str, Any]:
         if value is None:
             raise UsageError(f"`{option}` is required with a records file.")
     if args.budget is not None:
-        _count(args.budget, "--budget", 1, 2**62)
+        check_option_count(args.budget, "--budget", 1, 2**62)
     if args.cell is not None and not _split(args.cell, "--cell"):
         raise UsageError("`--cell` is empty; give comma-separated cells (e.g. 'T+E+,all').")
     _input_file(args.records, "records")

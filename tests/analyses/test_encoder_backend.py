@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import osustat.analyses.driver as driver
+from osustat._validation import UsageError
 from osustat.analyses.protocol import Benchmark, BenchmarkRun, Choices, DataSpec, RunSpec
 from osustat.cli.main import main
 from osustat.retrieval.encoder import CachedEncoder
@@ -112,7 +113,7 @@ def test_an_unknown_backend_is_refused_before_any_work(texts, tmp_path, capsys):
     request = driver.Request(
         "texts", tmp_path / "o", data=(str(tmp_path / "in.txt"),), encoder_backend="tvm"
     )
-    with pytest.raises(driver.UsageError, match="`--encoder-backend` must be one of"):
+    with pytest.raises(UsageError, match="`--encoder-backend` must be one of"):
         driver.plan(request)
     with pytest.raises(SystemExit) as exc:  # argparse lists the backends
         main(_argv(tmp_path, "--encoder-backend", "tvm"))

@@ -234,10 +234,12 @@ class TestSelectionsCountEachTestOnce:
 def test_resampling_cap_is_the_core_one(records):
     """Issue 35 item 7: one cap (2**25) for the core, the CLI and the driver; 10**9 was a
     MemoryError after minutes."""
-    from osustat._validation import MAX_RESAMPLES
-    from osustat.cli import common
+    from osustat._validation import MAX_RESAMPLES, UsageError, check_option_count
 
-    assert common.MAX_RESAMPLES == MAX_RESAMPLES == 2**25
+    assert MAX_RESAMPLES == 2**25  # the CLI's and the driver's counts: one check, one cap
+    assert check_option_count(MAX_RESAMPLES, "--resamples") == MAX_RESAMPLES
+    with pytest.raises(UsageError, match="`--resamples` must be at most 33,554,432"):
+        check_option_count(MAX_RESAMPLES + 1, "--resamples")
     for kw in ({"n_resamples": 10**9}, {"bootstrap_resamples": MAX_RESAMPLES + 1}):
         with pytest.raises(ValueError, match="at most 33,554,432"):
             run(records, **kw)
