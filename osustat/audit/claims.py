@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -222,6 +223,63 @@ def _choice(value: Any, key: str, allowed: tuple[str, ...], where: str) -> str:
 
 
 def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
+    """One ``[[claim]]`` table, checked step by step (errors name the file, line and id):
+    its keys for its kind, cell and unit, direction and threshold, the reported values."""
+    cid, kind, where = _claim_keys(raw, where)
+    metric = _string(raw["metric"], "metric", where).lower()
+    in_range = _range_check(metric, where)
+    cell, unit = _cell_and_unit(raw, kind, where)
+    direction = (
+        _choice(raw["direction"], "direction", DIRECTIONS, where)
+        if kind in _DIRECTED
+        else "two-sided"
+    )
+    threshold, margin = _threshold_and_margin(raw, kind, in_range, where)
+    effect, means, ci, p = _reported(raw, kind, direction, threshold, in_range, where)
+    treatment = _string(raw["treatment"], "treatment", where)
+    baseline = _string(raw["baseline"], "baseline", where)
+    if treatment == baseline:
+        raise ValueError(f"{where}: `treatment` and `baseline` are both {treatment!r}.")
+    seed = None
+    if "seed" in raw:
+        seed = raw["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise TypeError(f"{where}: `seed` must be a non-negative integer; got {seed!r}.")
+    return Claim(
+        id=cid,
+        family=_string(raw["family"], "family", where),
+        treatment=treatment,
+        baseline=baseline,
+        metric=metric,
+        budget=_integer(raw["budget"], "budget", where),
+        cell=cell,
+        direction=direction,
+        threshold=threshold,
+        unit=unit,
+        benchmark=_string(raw["benchmark"], "benchmark", where) if "benchmark" in raw else None,
+        reported_effect=effect,
+        reported_means=means,
+        reported_p=p,
+        reported_ci=ci,
+        reported_n=_integer(raw["reported_n"], "reported_n", where)
+        if "reported_n" in raw
+        else None,
+        reported_resamples=_integer(raw["reported_resamples"], "reported_resamples", where)
+        if "reported_resamples" in raw
+        else None,
+        seeds=_choice(raw.get("seeds", "average"), "seeds", SEED_HANDLING, where),
+        source=str(raw.get("source", "")),
+        note=str(raw.get("note", "")),
+        line=line,
+        kind=kind,
+        margin=margin,
+        seed=seed,
+    )
+
+
+def _claim_keys(raw: dict[str, Any], where: str) -> tuple[str, str, str]:
+    """The claim's id, its kind and `where` naming the id; its keys checked: none unknown,
+    the required ones and those its kind needs present, none its kind gives no meaning."""
     unknown = sorted(set(raw) - set(CLAIM_KEYS))
     if unknown:
         raise ValueError(f"{where}: unknown keys {unknown}; allowed: {list(CLAIM_KEYS)}.")
@@ -244,9 +302,28 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
     present = [k for k in forbidden if k in raw]
     if present:
         raise ValueError(f"{where}: keys {present} have no meaning for kind {kind!r}.")
-    metric = _string(raw["metric"], "metric", where).lower()
+    return cid, kind, where
+
+
+def _range_check(metric: str, where: str) -> Callable[..., None]:
+    """``in_range(x, key, low=-1.0)``: for a metric in [0, 1] (hit@k, recall:
+    :mod:`osustat.metrics`), a value outside [low, 1] is an error naming `key`."""
     spec = metric_spec(metric)
-    bounded = spec is not None and spec.unit_interval  # hit@k, recall (osustat.metrics)
+    bounded = spec is not None and spec.unit_interval
+
+    def in_range(x: float, key: str, low: float = -1.0) -> None:
+        if bounded and not low <= x <= 1.0:
+            raise ValueError(
+                f"{where}: `{key}` = {x} is impossible for metric {metric!r}, whose values "
+                f"lie in [0, 1] (so differences lie in [-1, 1]); effects are in metric units, "
+                "not percentage points."
+            )
+
+    return in_range
+
+
+def _cell_and_unit(raw: dict[str, Any], kind: str, where: str) -> tuple[Cell | None, str]:
+    """The claim's cell (None: the aggregate) and unit, and the combinations that cannot be."""
     cell_raw = raw.get("cell", "aggregate")
     if isinstance(cell_raw, str) and cell_raw.strip().lower() == "aggregate":
         cell = None
@@ -268,23 +345,16 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
         )
     if unit == "episode" and kind == "interaction":
         raise ValueError(f"{where}: an interaction claim needs unit = 'query' (cells).")
-    direction = (
-        _choice(raw["direction"], "direction", DIRECTIONS, where)
-        if kind in _DIRECTED
-        else "two-sided"
-    )
+    return cell, unit
+
+
+def _threshold_and_margin(
+    raw: dict[str, Any], kind: str, in_range: Callable[..., None], where: str
+) -> tuple[float, float | None]:
+    """The claim's threshold (a relative one is ratio - 1, above -1) and an equivalence
+    claim's margin (positive)."""
     threshold = _number(raw.get("threshold", 0.0), "threshold", where)
-    relative = kind == "relative"
-
-    def in_range(x: float, key: str, low: float = -1.0) -> None:
-        if bounded and not low <= x <= 1.0:
-            raise ValueError(
-                f"{where}: `{key}` = {x} is impossible for metric {metric!r}, whose values "
-                f"lie in [0, 1] (so differences lie in [-1, 1]); effects are in metric units, "
-                "not percentage points."
-            )
-
-    if relative:
+    if kind == "relative":
         if threshold <= -1.0:
             raise ValueError(
                 f"{where}: a relative `threshold` is ratio - 1 and must exceed -1; got {threshold}."
@@ -297,6 +367,20 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
         if margin <= 0:
             raise ValueError(f"{where}: `margin` must be positive; got {margin}.")
         in_range(margin, "margin")
+    return threshold, margin
+
+
+def _reported(
+    raw: dict[str, Any],
+    kind: str,
+    direction: str,
+    threshold: float,
+    in_range: Callable[..., None],
+    where: str,
+) -> tuple[float | None, tuple[float, float] | None, tuple[float, float] | None, Any]:
+    """The paper's reported effect, means, CI and p of the claim, each checked; a reported
+    effect that contradicts the claim's own direction and threshold is an error."""
+    relative = kind == "relative"
     effect = None
     if "reported_effect" in raw:
         effect = _number(raw["reported_effect"], "reported_effect", where)
@@ -341,42 +425,4 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
             p = ReportedP.parse(raw["reported_p"])
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{where}: `reported_p`: {exc}") from None
-    treatment = _string(raw["treatment"], "treatment", where)
-    baseline = _string(raw["baseline"], "baseline", where)
-    if treatment == baseline:
-        raise ValueError(f"{where}: `treatment` and `baseline` are both {treatment!r}.")
-    seed = None
-    if "seed" in raw:
-        seed = raw["seed"]
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise TypeError(f"{where}: `seed` must be a non-negative integer; got {seed!r}.")
-    return Claim(
-        id=cid,
-        family=_string(raw["family"], "family", where),
-        treatment=treatment,
-        baseline=baseline,
-        metric=metric,
-        budget=_integer(raw["budget"], "budget", where),
-        cell=cell,
-        direction=direction,
-        threshold=threshold,
-        unit=unit,
-        benchmark=_string(raw["benchmark"], "benchmark", where) if "benchmark" in raw else None,
-        reported_effect=effect,
-        reported_means=means,
-        reported_p=p,
-        reported_ci=ci,
-        reported_n=_integer(raw["reported_n"], "reported_n", where)
-        if "reported_n" in raw
-        else None,
-        reported_resamples=_integer(raw["reported_resamples"], "reported_resamples", where)
-        if "reported_resamples" in raw
-        else None,
-        seeds=_choice(raw.get("seeds", "average"), "seeds", SEED_HANDLING, where),
-        source=str(raw.get("source", "")),
-        note=str(raw.get("note", "")),
-        line=line,
-        kind=kind,
-        margin=margin,
-        seed=seed,
-    )
+    return effect, means, ci, p
