@@ -224,52 +224,84 @@ def reproduction_measures(
             + ("both." if reference else "neither.")
         )
     table = _cluster_table(a, b, clusters)
-    k = table.shape[0]
-    strata = None
-    n_original = None
+    strata = n_original = None
     if reference:
-        if original_treatment is None or original_baseline is None:
-            raise ValueError(
-                "a reference run needs both `original_treatment` and `original_baseline`."
-            )
-        oa = as_float_vector(original_treatment, "original_treatment", min_size=2)
-        ob = as_float_vector(original_baseline, "original_baseline", min_size=2)
-        if oa.size != ob.size:
-            raise ValueError(
-                "`original_treatment` and `original_baseline` must be paired; got "
-                f"{oa.size} and {ob.size} values."
-            )
-        n_original = int(oa.size)
-        if same_units:
-            if oa.size != a.size:
-                raise ValueError(
-                    f"`same_units=True` needs the reference run on the reproduction's {a.size} "
-                    f"units (in the same order); it has {oa.size}."
-                )
-            if original_clusters is not None:
-                raise ValueError(
-                    "`same_units=True` resamples the reference with the reproduction's "
-                    "`clusters`; do not pass `original_clusters`."
-                )
-            table = np.column_stack([table, _cluster_table(oa, ob, clusters)])
-            origin = ORIGIN_KINDS[1]
-        else:
-            other = _cluster_table(oa, ob, original_clusters)
-            table = np.block(
-                [
-                    [table, np.zeros((k, 3))],
-                    [np.zeros((other.shape[0], 3)), other],
-                ]
-            )
-            strata = np.repeat([0, 1], [k, other.shape[0]])
-            origin = ORIGIN_KINDS[2]
-        effect_o: float | None = float(oa.mean() - ob.mean())
-        rel_o: float | None = float(_ratio(np.array(oa.mean() - ob.mean()), np.array(ob.mean())))
+        table, strata, n_original, origin, effect_o, rel_o = _with_reference(
+            table, a.size, clusters, original_treatment, original_baseline, same_units,
+            original_clusters,
+        )  # fmt: skip
     else:
         if same_units or original_clusters is not None:
             raise ValueError("`same_units` and `original_clusters` describe a reference run.")
         effect_o, rel_o = _paper_values(original_means, original_effect, original_relative)
         origin = ORIGIN_KINDS[0]
+    return _measures(
+        table, strata, effect_o, rel_o, origin, n=int(a.size), n_original=n_original,
+        level=level, n_resamples=n_resamples, gen=gen,
+    )  # fmt: skip
+
+
+def _with_reference(
+    table: NDArray[np.float64],
+    n: int,
+    clusters: Any,
+    original_treatment: Any,
+    original_baseline: Any,
+    same_units: bool,
+    original_clusters: Any,
+) -> tuple[NDArray[np.float64], Any, int, str, float | None, float | None]:
+    """The reproduction's totals `table` joined with a reference run's: (table, strata,
+    units of the original, origin, the original's improvement and RI). On the same units the
+    two are resampled jointly (columns side by side), otherwise independently (strata)."""
+    if original_treatment is None or original_baseline is None:
+        raise ValueError("a reference run needs both `original_treatment` and `original_baseline`.")
+    oa = as_float_vector(original_treatment, "original_treatment", min_size=2)
+    ob = as_float_vector(original_baseline, "original_baseline", min_size=2)
+    if oa.size != ob.size:
+        raise ValueError(
+            "`original_treatment` and `original_baseline` must be paired; got "
+            f"{oa.size} and {ob.size} values."
+        )
+    strata = None
+    if same_units:
+        if oa.size != n:
+            raise ValueError(
+                f"`same_units=True` needs the reference run on the reproduction's {n} "
+                f"units (in the same order); it has {oa.size}."
+            )
+        if original_clusters is not None:
+            raise ValueError(
+                "`same_units=True` resamples the reference with the reproduction's "
+                "`clusters`; do not pass `original_clusters`."
+            )
+        table = np.column_stack([table, _cluster_table(oa, ob, clusters)])
+        origin = ORIGIN_KINDS[1]
+    else:
+        k = table.shape[0]
+        other = _cluster_table(oa, ob, original_clusters)
+        table = np.block([[table, np.zeros((k, 3))], [np.zeros((other.shape[0], 3)), other]])
+        strata = np.repeat([0, 1], [k, other.shape[0]])
+        origin = ORIGIN_KINDS[2]
+    effect_o = float(oa.mean() - ob.mean())
+    rel_o = float(_ratio(np.array(oa.mean() - ob.mean()), np.array(ob.mean())))
+    return table, strata, int(oa.size), origin, effect_o, rel_o
+
+
+def _measures(
+    table: NDArray[np.float64],
+    strata: Any,
+    effect_o: float | None,
+    rel_o: float | None,
+    origin: str,
+    *,
+    n: int,
+    n_original: int | None,
+    level: float,
+    n_resamples: int,
+    gen: np.random.Generator,
+) -> ReproductionMeasures:
+    """ER and ΔRI at the observed totals, with intervals from one set of resamples of
+    `table` (reproduction columns 0-2, a reference run's 3-5; printed values fixed)."""
 
     def sides(t: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         """(improvement, RI) of the reproduction and of the original per row of totals."""
@@ -322,7 +354,7 @@ def reproduction_measures(
         relative=rel,
         relative_original=rel_o,
         origin=origin,
-        n=int(a.size),
+        n=n,
         n_original=n_original,
         n_resamples=n_resamples,
     )
