@@ -228,10 +228,59 @@ def _place_spread(
 def generate_episode(
     episode_id: str, rng: np.random.Generator, config: GeneratorConfig | None = None
 ) -> SyntheticEpisode:
-    """Generate one episode (see the module docstring and :class:`GeneratorConfig`)."""
+    """Generate one episode (see the module docstring and :class:`GeneratorConfig`).
+
+    The steps, each drawing from `rng` in this order: length and subgoal segments, the events
+    and their evidence steps, related steps, background steps, evidence steps, step costs,
+    one query per event."""
     cfg = GeneratorConfig() if config is None else config
     actions = [f"act{k}" for k in range(cfg.n_actions)]
     n = int(rng.integers(150, 297))
+    segments, subgoal_of = _segments(rng, n)
+    pool = [f"{episode_id}/ent{k}" for k in range(cfg.entity_pool)]
+    events, taken = _events(episode_id, rng, cfg, n, segments, subgoal_of, pool, actions)
+    related: dict[int, dict[str, Any]] = {}
+    for ev in events:
+        if cfg.related_steps:
+            free = np.flatnonzero(~taken[: ev["time"]])
+            k = min(cfg.related_steps, len(free))
+            for i in rng.choice(free, size=k, replace=False):
+                related[int(i)] = ev
+                taken[i] = True
+    for ev in events:  # shared subgoal annotation (a no-op for "segment")
+        subgoal_of[ev["steps"]] = ev["subgoal"]
+    steps = _Steps(episode_id, rng, cfg, pool, actions, subgoal_of)
+    for i in range(n):  # background steps (event steps are overwritten below)
+        steps.background(i, related.get(i))
+    for ev in events:
+        for i in ev["steps"]:
+            steps.evidence(int(i), ev)
+    costs = np.maximum(rng.normal(15.0, 3.0, n), 5.0)
+    traj = Trajectory.from_steps(
+        steps.emb, costs, tools=steps.tools, entities=steps.entities, subgoals=subgoal_of.tolist()
+    )
+    queries, cells = [], []
+    for k, ev in enumerate(events):
+        q = _mix(
+            rng,
+            [
+                (0.70, basis("event", ev["id"])),
+                (0.15, basis("entity", ev["entity"])),
+                (0.10, basis("tool", ev["action"])),
+                (0.05, basis("subgoal", f"{episode_id}/sg{ev['subgoal']}")),
+            ],
+            0.25,
+        )
+        queries.append(Query(f"q{k}", q, ev["time"], ev["steps"]))
+        at = ev["steps"].tolist()
+        cells.append(
+            label_cell([steps.tools[i] for i in at], [steps.entities[i] for i in at]).value
+        )
+    return SyntheticEpisode(episode_id, traj, tuple(queries), tuple(cells))
+
+
+def _segments(rng: np.random.Generator, n: int) -> tuple[list[tuple[int, int]], NDArray[np.int64]]:
+    """Subgoal segments of 10-30 steps covering `n` steps, and each step's subgoal."""
     bounds = [0]
     while bounds[-1] < n:
         bounds.append(min(n, bounds[-1] + int(rng.integers(10, 31))))
@@ -239,8 +288,21 @@ def generate_episode(
     subgoal_of = np.empty(n, dtype=np.int64)
     for j, (a, b) in enumerate(segments):
         subgoal_of[a:b] = j
-    pool = [f"{episode_id}/ent{k}" for k in range(cfg.entity_pool)]
+    return segments, subgoal_of
 
+
+def _events(
+    episode_id: str,
+    rng: np.random.Generator,
+    cfg: GeneratorConfig,
+    n: int,
+    segments: list[tuple[int, int]],
+    subgoal_of: NDArray[np.int64],
+    pool: list[str],
+    actions: list[str],
+) -> tuple[list[dict[str, Any]], NDArray[np.bool_]]:
+    """A Poisson number of events, each with its evidence steps placed by the layout (until
+    one does not fit), its query time, entity, action and subgoal; and the steps taken."""
     n_events = int(rng.poisson(cfg.events_per_episode))
     taken = np.zeros(n, dtype=bool)
     events: list[dict[str, Any]] = []
@@ -270,86 +332,77 @@ def generate_episode(
                 "subgoal": int(subgoal_of[steps[0]]),
             }
         )
-    related: dict[int, dict[str, Any]] = {}
-    for ev in events:
-        if cfg.related_steps:
-            free = np.flatnonzero(~taken[: ev["time"]])
-            k = min(cfg.related_steps, len(free))
-            for i in rng.choice(free, size=k, replace=False):
-                related[int(i)] = ev
-                taken[i] = True
-    for ev in events:  # shared subgoal annotation (a no-op for "segment")
-        subgoal_of[ev["steps"]] = ev["subgoal"]
+    return events, taken
 
-    def draw_entities(exclude: str | None) -> list[str]:
-        out: list[str] = []
+
+class _Steps:
+    """The steps of one episode being drawn: embeddings, tools and entities per step."""
+
+    def __init__(
+        self,
+        episode_id: str,
+        rng: np.random.Generator,
+        cfg: GeneratorConfig,
+        pool: list[str],
+        actions: list[str],
+        subgoal_of: NDArray[np.int64],
+    ) -> None:
+        n = len(subgoal_of)
+        self.episode_id, self.rng, self.cfg = episode_id, rng, cfg
+        self.pool, self.actions, self.subgoal_of = pool, actions, subgoal_of
+        self.emb = np.empty((n, DIM))
+        self.tools: list[str | None] = [None] * n
+        # sorted lists, not sets: Trajectory.from_steps numbers entities in iteration order,
+        # and a set of strings iterates in a per-process hash order (PYTHONHASHSEED)
+        self.entities: list[list[str]] = [[] for _ in range(n)]
+
+    def draw_entities(self, exclude: str | None) -> list[str]:
+        cfg, out = self.cfg, []
         for _ in range(cfg.entities_per_step - (exclude is not None)):
-            if rng.random() < cfg.entity_rate:
-                ent = pool[int(rng.integers(cfg.entity_pool))]
+            if self.rng.random() < cfg.entity_rate:
+                ent = self.pool[int(self.rng.integers(cfg.entity_pool))]
                 if ent != exclude and ent not in out:
                     out.append(ent)
         return out
 
-    emb = np.empty((n, DIM))
-    tools: list[str | None] = [None] * n
-    # sorted lists, not sets: Trajectory.from_steps numbers entities in iteration order, and a
-    # set of strings iterates in a per-process hash order (PYTHONHASHSEED)
-    entities: list[list[str]] = [[] for _ in range(n)]
-    for i in range(n):  # background steps (event steps are overwritten below)
-        action = actions[int(rng.integers(cfg.n_actions))]
-        tools[i] = f"{action}(tpl{int(rng.integers(cfg.n_templates))})"
-        if i in related:
-            ev = related[i]
+    def background(self, i: int, ev: dict[str, Any] | None) -> None:
+        """Step `i` of the background; a step related to event `ev` takes its action and
+        entity."""
+        rng, cfg = self.rng, self.cfg
+        action = self.actions[int(rng.integers(cfg.n_actions))]
+        tool = f"{action}(tpl{int(rng.integers(cfg.n_templates))})"
+        if ev is not None:
             action = ev["action"]
-            tools[i] = f"{action}({tools[i].split('(')[1]}"
-            ents = [ev["entity"], *draw_entities(ev["entity"])]
+            tool = f"{action}({tool.split('(')[1]}"
+            ents = [ev["entity"], *self.draw_entities(ev["entity"])]
         else:
-            ents = draw_entities(None)
-        entities[i] = sorted(ents)
+            ents = self.draw_entities(None)
+        self.tools[i] = tool
+        self.entities[i] = sorted(ents)
         parts = [
             (0.35, basis("tool", action)),
-            (0.30, basis("subgoal", f"{episode_id}/sg{subgoal_of[i]}")),
+            (0.30, basis("subgoal", f"{self.episode_id}/sg{self.subgoal_of[i]}")),
         ]
         parts += [(0.35 / len(ents), basis("entity", ent)) for ent in ents]
-        emb[i] = _mix(rng, parts, 0.45)
-    for ev in events:
-        for i in ev["steps"]:
-            action = (
-                ev["action"] if rng.random() >= 0.2 else actions[int(rng.integers(cfg.n_actions))]
-            )
-            tools[i] = f"{action}(tpl{int(rng.integers(cfg.n_templates))})"
-            ents = [ev["entity"], *draw_entities(ev["entity"])]
-            entities[i] = sorted(ents)
-            emb[i] = _mix(
-                rng,
-                [
-                    (0.55, basis("event", ev["id"])),
-                    *[(0.20 / len(ents), basis("entity", ent)) for ent in ents],
-                    (0.15, basis("tool", action)),
-                    (0.10, basis("subgoal", f"{episode_id}/sg{subgoal_of[i]}")),
-                ],
-                0.55,
-            )
-    costs = np.maximum(rng.normal(15.0, 3.0, n), 5.0)
-    traj = Trajectory.from_steps(
-        emb, costs, tools=tools, entities=entities, subgoals=subgoal_of.tolist()
-    )
-    queries, cells = [], []
-    for k, ev in enumerate(events):
-        q = _mix(
+        self.emb[i] = _mix(rng, parts, 0.45)
+
+    def evidence(self, i: int, ev: dict[str, Any]) -> None:
+        """Evidence step `i` of event `ev` (mostly its action; its entity and event basis)."""
+        rng, cfg, actions = self.rng, self.cfg, self.actions
+        action = ev["action"] if rng.random() >= 0.2 else actions[int(rng.integers(cfg.n_actions))]
+        self.tools[i] = f"{action}(tpl{int(rng.integers(cfg.n_templates))})"
+        ents = [ev["entity"], *self.draw_entities(ev["entity"])]
+        self.entities[i] = sorted(ents)
+        self.emb[i] = _mix(
             rng,
             [
-                (0.70, basis("event", ev["id"])),
-                (0.15, basis("entity", ev["entity"])),
-                (0.10, basis("tool", ev["action"])),
-                (0.05, basis("subgoal", f"{episode_id}/sg{ev['subgoal']}")),
+                (0.55, basis("event", ev["id"])),
+                *[(0.20 / len(ents), basis("entity", ent)) for ent in ents],
+                (0.15, basis("tool", action)),
+                (0.10, basis("subgoal", f"{self.episode_id}/sg{self.subgoal_of[i]}")),
             ],
-            0.25,
+            0.55,
         )
-        queries.append(Query(f"q{k}", q, ev["time"], ev["steps"]))
-        steps = ev["steps"].tolist()
-        cells.append(label_cell([tools[i] for i in steps], [entities[i] for i in steps]).value)
-    return SyntheticEpisode(episode_id, traj, tuple(queries), tuple(cells))
 
 
 def generate_episodes(
