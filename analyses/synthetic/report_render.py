@@ -166,8 +166,6 @@ def render_synthetic(
     `config` is the generator configuration (printed); `robustness` the sensitivity grid's
     per-claim summary (``analyses.synthetic.sensitivity``), if it was run.
     """
-    from .report_sensitivity import robustness_lines
-
     a = analysis
     out = [
         "# Synthetic benchmark: reproduction of the paper's Sections 6.1 and 6.4",
@@ -192,7 +190,19 @@ def render_synthetic(
     out += _layout_check(_paper_budget(a.table9))
     out.append("")
 
-    out += [
+    out += _structure_section(a)
+    out += _table9_section(a, figures)
+    out += _table10_section(a)
+    out += _near_far_section(a, figures)
+    out += _ablation_section(a, figures)
+    out += _claims_section(a, robustness)
+    out.append("")
+    return "\n".join(out)
+
+
+def _structure_section(a: Any) -> list[str]:
+    """Structural statistics of the generated data beside the paper's."""
+    out = [
         "## Structural statistics of the generated data",
         "",
         "| statistic | ours | paper |",
@@ -202,8 +212,12 @@ def render_synthetic(
         paper = SYNTHETIC["structure"].get(r["statistic"])
         out.append(f"| {r['statistic']} | {_num(r['ours'])} | {_num(paper)} |")
     out.append("")
+    return out
 
-    out += [
+
+def _table9_section(a: Any, figures: dict[str, str]) -> list[str]:
+    """Table 9 (Hit@2 and Recall at every budget) and the budget curves."""
+    out = [
         "## Table 9: Hit@2 and Recall at every budget",
         "",
         "Query-level means over all queries (unit: query; n = "
@@ -225,8 +239,12 @@ def render_synthetic(
         ]
     out += ["", f"![Budget curves]({figures['budget_curves']})", ""]
     out += [_figure_scope(a.table9["method"], "Table 9"), ""]
+    return out
 
-    out += [
+
+def _table10_section(a: Any) -> list[str]:
+    """Table 10: OSU-Mem vs each baseline at B = 256, and how its p's relate to the audit's."""
+    out = [
         "## Table 10: paired sign-flip tests at B = 256 (episode level)",
         "",
         f"OSU-Mem vs each retrieval baseline; per-episode means, n = {a.n_episodes_tested} "
@@ -253,8 +271,12 @@ def render_synthetic(
             f"{fmt_signed(r['paper_delta'], 4)} | {r['paper_p']} |"
         )
     out.append("")
+    return out
 
-    out += [
+
+def _near_far_section(a: Any, figures: dict[str, str]) -> list[str]:
+    """Near vs far evidence recall (Figure 2) at B = 256."""
+    out = [
         "## Near vs far evidence (Figure 2), B = 256",
         "",
         "Recall over evidence within 50 steps of the query time (near) and beyond (far); "
@@ -283,8 +305,12 @@ def render_synthetic(
         ),
         "",
     ]
+    return out
 
-    out += [
+
+def _ablation_section(a: Any, figures: dict[str, str]) -> list[str]:
+    """Section 6.4's ablations, their tests, the M_max sweep and the membership."""
+    out = [
         "## Ablations (Section 6.4)",
         "",
     ]
@@ -324,7 +350,14 @@ def render_synthetic(
                 f"| {r['construction']} | {r['mean_osus_per_evidence']:.2f} | "
                 f"{r['fraction_evidence_in_no_osu']:.1%} |"
             )
-    out += [
+    return out
+
+
+def _claims_section(a: Any, robustness: pd.DataFrame | None) -> list[str]:
+    """The claims of Sections 6.1 and 6.4 and their robustness to the generator."""
+    from .report_sensitivity import robustness_lines
+
+    out = [
         "",
         "## Claims of Sections 6.1 and 6.4",
         "",
@@ -346,8 +379,7 @@ def render_synthetic(
             "",
         ]
         out += robustness_lines(robustness)
-    out.append("")
-    return "\n".join(out)
+    return out
 
 
 def _drawn(methods: Any) -> tuple[list[str], list[str]]:
