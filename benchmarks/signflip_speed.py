@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -51,6 +52,15 @@ def _time_ranx(d: np.ndarray, resamples: int) -> tuple[float | None, np.ndarray 
 
 
 def main() -> None:
+    args = _arguments()
+    d_int = _differences(args)
+    d = d_int / 100
+    _warm_up(d, args.n)
+    ours, times, p_ref, p_ranx = _timings(d, args)
+    _print_results(args, d_int, ours, times, p_ref, p_ranx)
+
+
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=320)
     parser.add_argument("--n", type=int, default=328)
@@ -59,7 +69,11 @@ def main() -> None:
     parser.add_argument(
         "--repeats", type=int, default=20, help="timed calls of ours (median; half before scipy)"
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def _differences(args: argparse.Namespace) -> np.ndarray:
+    """100 x the per-query differences (n x tests), exactly, in integers."""
     rng = np.random.default_rng(args.seed)
     # recall-like per-query values: differences with many distinct magnitudes (Monte Carlo path)
     a = rng.integers(0, 5, size=(args.n, args.tests))
@@ -73,12 +87,14 @@ def main() -> None:
         d_int[half : 2 * half, j] = -d_int[:half, j]
         if args.n % 2:
             d_int[-1, j] = 0
-    d = d_int / 100
+    return d_int
 
-    # warm both up (imports, BLAS start-up) so that the timings compare steady states
+
+def _warm_up(d: np.ndarray, n: int) -> None:
+    """Both sides once (imports, BLAS start-up), so that the timings compare steady states."""
     signflip_tests(d[:, :2], n_resamples=100, rng=0)
     stats.permutation_test(
-        (d[:, 0], np.zeros(args.n)),
+        (d[:, 0], np.zeros(n)),
         mean_diff,
         permutation_type="samples",
         vectorized=True,
@@ -86,6 +102,10 @@ def main() -> None:
         rng=np.random.default_rng(0),
     )
 
+
+def _timings(d: np.ndarray, args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any]:
+    """Ours (first call, then half the repeats before and half after the others), scipy's
+    loop and batched call, ranx: (our results, the times, scipy's p, ranx's p)."""
     start = time.perf_counter()
     ours = signflip_tests(d, n_resamples=args.resamples, rng=1)
     t_first = time.perf_counter() - start  # includes first-touch allocation of the sign matrix
@@ -128,10 +148,29 @@ def main() -> None:
     t_batched = time.perf_counter() - start
     t_ranx, p_ranx = _time_ranx(d, args.resamples)
     time_ours()
-    t_ours = float(np.median(repeats))
+    times = {
+        "first": t_first,
+        "repeats": repeats,
+        "ours": float(np.median(repeats)),
+        "scipy": t_scipy,
+        "batched": t_batched,
+        "ranx": t_ranx,
+    }
+    return ours, times, np.array(ref), p_ranx
 
+
+def _print_results(
+    args: argparse.Namespace,
+    d_int: np.ndarray,
+    ours: Any,
+    times: dict[str, Any],
+    p_ref: np.ndarray,
+    p_ranx: Any,
+) -> None:
+    """The timings, and the p-values against scipy's and an exact integer recount."""
+    t_ours, t_first, repeats = times["ours"], times["first"], times["repeats"]
+    t_scipy, t_batched, t_ranx = times["scipy"], times["batched"], times["ranx"]
     p_ours = np.array([r.pvalue for r in ours])
-    p_ref = np.array(ref)
     # Two independent Monte Carlo estimates. Ours counts |T*| >= |T|: binomial SE. scipy's
     # two-sided p is 2 x the smaller one-sided p, whose SE is 2 x that of q = p / 2.
     q = np.clip(p_ref / 2, 1e-4, 0.5)
