@@ -207,14 +207,12 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from osustat._analysis_options import FAMILIES
+    """The ``osustat`` parser: one sub-command per step, each added by its own function."""
     from osustat.cli.data import add_data_parser
     from osustat.cli.import_ import add_import_parser
     from osustat.cli.llm import add_llm_parser
     from osustat.cli.plan import add_plan_parser
     from osustat.cli.reproduce import add_reproduce_parser
-    from osustat.multitest import CORRECTIONS
-    from osustat.stepdown import STEPDOWN_METHODS
 
     parser = argparse.ArgumentParser(
         prog="osustat",
@@ -222,6 +220,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_analyze_parser(sub)
+    _add_audit_parser(sub)
+    add_reproduce_parser(sub)
+    add_data_parser(sub)
+    add_import_parser(sub)
+    add_plan_parser(sub)
+    add_llm_parser(sub)
+    _add_check_retriever_parser(sub)
+    return parser
+
+
+def _add_analyze_parser(sub: Any) -> None:
+    """``osustat analyze``: what to compare, how to test it, what to write."""
     an = sub.add_parser(
         "analyze",
         help="cell-conditional report of treatment(s) vs baseline(s)",
@@ -272,6 +283,18 @@ def build_parser() -> argparse.ArgumentParser:
         "first); default: the records' benchmark's declared unit (LoCoMo: episode, its "
         "conversation), else query",
     )
+    _add_analyze_test_options(an)
+    _add_analyze_output_options(an)
+    add_input_options(an)
+    an.set_defaults(func=_analyze)
+
+
+def _add_analyze_test_options(an: argparse.ArgumentParser) -> None:
+    """``analyze``'s correction family and correction, levels, resamples and seed."""
+    from osustat._analysis_options import FAMILIES
+    from osustat.multitest import CORRECTIONS
+    from osustat.stepdown import STEPDOWN_METHODS
+
     an.add_argument(
         "--family",
         default="per-metric-budget",
@@ -307,6 +330,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="bootstrap resamples per interval (default 2000)",
     )
     an.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+
+
+def _add_analyze_output_options(an: argparse.ArgumentParser) -> None:
+    """``analyze``'s outputs (folder, JSON, records read) and the original to compare with."""
     an.add_argument(
         "--out",
         default=None,
@@ -350,9 +377,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the paper's printed treatment and baseline means of the one analysed comparison "
         "(select it with --metric and --budget): the aggregate row gains ER and ΔRI",
     )
-    add_input_options(an)
-    an.set_defaults(func=_analyze)
 
+
+def _add_audit_parser(sub: Any) -> None:
+    """``osustat audit``: a claims file against records (and the paper's own numbers)."""
     au = sub.add_parser("audit", help="check significance claims (TOML) against records")
     au.add_argument(
         "claims",
@@ -396,12 +424,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_input_options(au, runs=False)
     au.set_defaults(func=audit_command)
 
-    add_reproduce_parser(sub)
-    add_data_parser(sub)
-    add_import_parser(sub)
-    add_plan_parser(sub)
-    add_llm_parser(sub)
 
+def _add_check_retriever_parser(sub: Any) -> None:
+    """``osustat check-retriever``: the retriever contract on a user's class."""
     cr = sub.add_parser(
         "check-retriever",
         help="run the retriever contract on your own class (exit 0 pass, 1 fail, 2 bad input)",
@@ -412,7 +437,6 @@ def build_parser() -> argparse.ArgumentParser:
         "entry point in the group osustat.retrievers",
     )
     cr.set_defaults(func=_check_retriever)
-    return parser
 
 
 def _os_message(exc: OSError) -> str:
