@@ -24,8 +24,9 @@ def write_tau(
     returns the report (the driver adds the provenance and writes ``report.md``)."""
     structure, contamination = run.state["structure"], run.state["contamination"]
     text = render_tau_bench(
-        analysis["analysis"], structure, command=command, audit=audit, llm=analysis["llm"]
-    )
+        analysis["analysis"], structure, command=command, audit=audit, llm=analysis["llm"],
+        claims_files=run.state.get("claims_files", ()),
+    )  # fmt: skip
     run.records.to_parquet(folder / "records.parquet", index=False)
     run.records.to_csv(folder / "records.csv", index=False)
     if contamination is not None:

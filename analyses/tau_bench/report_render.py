@@ -6,6 +6,7 @@ Paper numbers are printed beside ours for reading only; nothing here feeds back 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,10 @@ def render_tau_bench(
     command: str,
     audit: str | None = None,
     llm: dict[str, Any] | None = None,
+    claims_files: Sequence[str] = (),
 ) -> str:
+    """The report's markdown; `claims_files` are the claims files the driver audited
+    (``run.state['claims_files']``), which the audit's section names."""
     L: list[str] = []
     w = L.append
     w("# τ-bench: cell-conditional analysis on real agent trajectories")
@@ -61,7 +65,8 @@ def render_tau_bench(
     if audit is None:
         w("## Audit of the paper's τ-bench claims")
         w("")
-        w("Not run: no claim of `analyses/claims/paper.toml` applies to these records.")
+        files = ", ".join(f"`{f}`" for f in claims_files) or "the claims files"
+        w(f"Not run: no claim of {files} applies to these records.")
     else:
         for line in audit.splitlines():  # demote the audit's headings one level
             w("#" + line if line.startswith("#") else line)

@@ -56,5 +56,6 @@ def write_toolbench(
             else "Not run: no claims file with ToolBench claims was found.",
             seconds={},  # timings vary run to run: printed by the CLI, kept out of report.md
             choices=choices,
+            claims_files=state.get("claims_files", ()),
         )
     )

@@ -104,10 +104,13 @@ def render_toolbench(
     audit_markdown: str,
     seconds: Mapping[str, float],
     choices: Mapping[str, str] | None = None,
+    claims_files: Sequence[str] = (),
 ) -> str:
     """Render the report (``a`` is an ``analyses.toolbench.analysis.ToolbenchAnalysis``).
 
-    `choices` are the declared choices of the run (``reachability``, ``splits``).
+    `choices` are the declared choices of the run (``reachability``, ``splits``);
+    `claims_files` the claims files the driver audited (``run.state['claims_files']``), which
+    the audit's heading names.
     """
     choices = dict(choices or {})
     reach = choices.get("reachability", "all-steps")
@@ -123,7 +126,7 @@ def render_toolbench(
     ]
     L += [
         "",
-        "## Audit of the paper's ToolBench claims (analyses/claims/paper.toml)",
+        f"## Audit of the paper's ToolBench claims ({', '.join(claims_files) or 'none'})",
         "",
         audit_markdown,
         "",
