@@ -41,7 +41,7 @@ from osustat._validation import MAX_RESAMPLES, UsageError, check_option_count, u
 from osustat.streams import stream_seed
 
 from .claims_audit import claims_audit, claims_paths, load_selected_claims, shown_path
-from .protocol import Backend, Benchmark, BenchmarkRun, RunSpec
+from .protocol import PAPER_VALUES_FILE, Backend, Benchmark, BenchmarkRun, RunSpec
 from .registry import get_benchmark
 from .sensitivity import ChoiceSensitivity
 
@@ -78,6 +78,8 @@ class Request:
     sensitivity: bool = False
     grid: str | None = None
     progress: bool = True
+    #: The benchmark's own options as given, by ``Option.key`` (checked and converted by
+    #: :func:`benchmark_options`; not given: their defaults).
     options: Mapping[str, Any] = field(default_factory=dict)
     command: str = "python API"
     encoder: Any = None  # tests pass a stand-in for the real encoder
@@ -156,6 +158,46 @@ def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]
             what = "a directory" if kind == "directory" else "a file"
             raise UsageError(f"`--data` {v!r} is not {what} ({benchmark.data.help}).")
     return paths
+
+
+def benchmark_options(
+    bench: Benchmark, given: Mapping[str, Any]
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The benchmark's own options (:class:`~analyses.protocol.Option`) as given by
+    ``Option.key`` — from the command line or from Python, one check for both: the
+    ``--choice`` assignments of its shortcuts, and ``spec.options`` (every other option, its
+    default where not given). A value must be one of the option's `values` and is turned by its
+    `convert`; a flag (`const`) takes True/False. Errors are :class:`UsageError` s naming the
+    flag; an option the benchmark does not declare is one naming it."""
+    own = {o.key: o for o in bench.options}
+    choices: list[str] = []
+    options = {o.key: o.default for o in bench.options if o.choice is None}
+    for key, value in sorted(given.items()):
+        option = own.get(key)
+        if option is None:
+            flag = "--" + key.replace("_", "-")
+            raise UsageError(f"`{flag}` is not an option of `reproduce {bench.name}`.")
+        if value is None or (option.const is not None and value is False):
+            continue  # not given: the default
+        if option.const is not None:
+            if value is not True and value != option.const:
+                raise UsageError(f"`{option.flag}` is a flag (True or False); got {value!r}.")
+            value = option.const
+        elif option.values and value not in option.values:
+            raise UsageError(
+                f"`{option.flag}` must be one of {', '.join(option.values)} for {bench.name}; "
+                f"got {value!r}."
+            )
+        elif option.convert is not None:
+            try:
+                value = option.convert(value)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(f"`{option.flag}` {exc}") from None
+        if option.choice is not None:
+            choices.append(f"{option.choice}={value}")
+        else:
+            options[key] = value
+    return tuple(choices), options
 
 
 def _load_retrievers(values: Sequence[Any], taken: Sequence[str]) -> tuple[Any, ...]:
@@ -247,8 +289,9 @@ def plan(request: Request) -> Plan:
         check_target(request.out, None, force=request.force)
     except OutputError as exc:
         raise UsageError(str(exc)) from None
+    shortcuts, options = benchmark_options(bench, request.options)
     try:
-        choices = bench.choices.resolve(request.choices)
+        choices = bench.choices.resolve((*request.choices, *shortcuts))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if bench.claims is not None:  # parsed and validated before any work (errors name the file)
@@ -273,13 +316,13 @@ def plan(request: Request) -> Plan:
             checkpoint=checkpoint_dir(request.out),
             progress=request.progress,
         ),
-        options=dict(request.options),
+        options=options,
         encoder=request.encoder,
         encoder_backend=request.encoder_backend,
         # one command line per run: the header names the command the provenance records
         # (from Python, the equivalent CLI call, built here once for every benchmark)
         command=(
-            equivalent_command(bench, request, choices, retrievers)
+            equivalent_command(bench, request, choices, options, retrievers)
             if request.command == "python API"
             else request.command
         ),
@@ -323,7 +366,11 @@ def plan(request: Request) -> Plan:
 
 
 def equivalent_command(
-    bench: Benchmark, request: Request, choices: Mapping[str, str], retrievers: Sequence[Any]
+    bench: Benchmark,
+    request: Request,
+    choices: Mapping[str, str],
+    options: Mapping[str, Any],
+    retrievers: Sequence[Any],
 ) -> str:
     """The ``osustat reproduce`` call a Python `request` equals, for every benchmark alike:
     ``--out DIR`` (reports never name their folder), the data as given (a path by its file
@@ -345,9 +392,15 @@ def equivalent_command(
     for name, value in sorted(choices.items()):
         if value != defaults[name]:
             words += ["--choice", f"{name}={value}"]
-    for option in bench.options:
-        value = request.options.get(option.key, option.default)
-        if option.choice is None and value != option.default:
+    for option in bench.options:  # a shortcut's choice is among the --choice words
+        value = options.get(option.key, option.default)
+        if option.choice is not None or value == option.default:
+            continue
+        if option.const is not None:
+            words.append(option.flag)
+        elif isinstance(value, tuple | list):
+            words += [option.flag, ",".join(map(str, value))]
+        else:
             words += [option.flag, str(value)]
     if request.sensitivity:
         words += ["--sensitivity", *(["--grid", Path(request.grid).name] if request.grid else [])]
@@ -491,33 +544,35 @@ def run(benchmark: str, out: str | Path, **options: Any) -> ReproduceResult:
     ``sensitivity``, ``grid``, ``force``, ``progress``, ``cache``, ``encoder_backend``,
     ``claims``, ``encoder``), ``choices`` (a mapping NAME -> VALUE or ``"NAME=VALUE"``
     strings), and the benchmark's own options by their keys (``Option.key``, e.g. τ-bench's
-    ``selector``; a choice shortcut such as ``focal`` sets that choice). Anything else is a
-    ``TypeError`` naming it and what the benchmark takes. Returns the
+    ``selector``; a choice shortcut such as ``focal`` sets that choice), checked and converted
+    as on the command line (:func:`benchmark_options`: errors name the flag). Anything else is
+    a ``TypeError`` naming it and what the benchmark takes. Returns the
     :class:`ReproduceResult` (``run.records`` holds the records).
     """
     try:
         bench = get_benchmark(benchmark)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    own = {o.key: o for o in bench.options}
-    unknown = sorted(set(options) - _REQUEST_FIELDS - set(own))
+    own = {o.key for o in bench.options}
+    unknown = sorted(set(options) - _REQUEST_FIELDS - own)
     if unknown:
         raise TypeError(
             f"reproduce({benchmark!r}): unknown option(s) {unknown}; it takes "
-            f"{sorted(_REQUEST_FIELDS | set(own))}."
+            f"{sorted(_REQUEST_FIELDS | own)}."
         )
     raw = options.pop("choices", ())
     choices = [f"{k}={v}" for k, v in raw.items()] if isinstance(raw, Mapping) else list(raw)
-    extra: dict[str, Any] = {}
-    for key in set(options) & set(own):
-        value = options.pop(key)
-        if own[key].choice is not None:
-            choices.append(f"{own[key].choice}={own[key].const or value}")
-        else:
-            extra[key] = value
+    extra = {key: options.pop(key) for key in own & set(options)}  # checked by plan()
+    if isinstance(options.get("data"), str | Path):  # one file or folder
+        options["data"] = (options["data"],)
     for key in ("data", "retrievers", "seeds"):
         if options.get(key) is not None and not isinstance(options[key], tuple):
-            options[key] = tuple(str(v) if key == "data" else v for v in options[key])
+            options[key] = tuple(options[key])
+    if options.get("data"):
+        options["data"] = tuple(str(v) for v in options["data"])
+    for key, kind in (("claims", Path), ("cache", str), ("grid", str)):
+        if options.get(key) is not None:
+            options[key] = kind(options[key])
     request = Request(benchmark, Path(out), choices=tuple(choices), options=extra, **options)
     return reproduce(request)
 
@@ -662,6 +717,7 @@ def _run(checked: Plan) -> ReproduceResult:
             audit_md = render_markdown(audited, title=bench.claims.title)
         say("report and figures")
         text = bench.write(run, analysis, spec, tmp, audit_md)
+        text = _declared_parts(bench, run, analysis, spec, tmp, text)
         say(None)
         if isinstance(sensitivity, ChoiceSensitivity):  # the generic grid: the driver reports it
             from osustat.reports.choice_sensitivity import render_choice_sensitivity
@@ -688,6 +744,26 @@ def _run(checked: Plan) -> ReproduceResult:
         (tmp / "report.md").write_text(text, encoding="utf-8")
         write_json(tmp / "provenance.json", {**prov.to_dict(), "choices": dict(spec.choices)})
     return ReproduceResult(Path(request.out), len(run.records), time.perf_counter() - start, run)
+
+
+def _declared_parts(
+    bench: Benchmark, run: BenchmarkRun, analysis: Any, spec: RunSpec, folder: Path, text: str
+) -> str:
+    """The report parts a benchmark declares on the protocol: its :meth:`~Benchmark.sections`
+    after :meth:`~Benchmark.write`'s markdown, and its ``paper_values`` written to
+    :data:`PAPER_VALUES_FILE` beside the report, which names the file."""
+    from osustat.provenance import write_json
+
+    parts = [s.markdown() for s in bench.sections(run, analysis, spec)]
+    if bench.paper_values:
+        write_json(folder / PAPER_VALUES_FILE, dict(bench.paper_values), indent=1)
+        parts.append(
+            f"The paper's printed values this report compares with are in `{PAPER_VALUES_FILE}` "
+            "(as printed; nothing computes or tunes from them)."
+        )
+    if not parts:
+        return text
+    return "\n\n".join([text.rstrip("\n"), *parts]) + "\n"
 
 
 def _phases(progress: bool) -> Any:

@@ -37,7 +37,10 @@ and implements four steps:
 
 Optional hooks, each with its default on :class:`Benchmark`: :meth:`Benchmark.run_many`
 (``--sensitivity``'s points run together), :meth:`Benchmark.load_grid` and
-:meth:`Benchmark.sensitivity` (a grid of its own instead of the driver's choice grid).
+:meth:`Benchmark.sensitivity` (a grid of its own instead of the driver's choice grid),
+:meth:`Benchmark.sections` (report sections the driver places after :meth:`Benchmark.write`'s
+markdown) and the attribute ``paper_values`` (the paper's printed values its report compares
+with, written beside the report).
 
 How to add a benchmark: docs/new-benchmark.md.
 """
@@ -45,7 +48,7 @@ How to add a benchmark: docs/new-benchmark.md.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -55,7 +58,11 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     import pandas as pd
 
+#: The file beside ``report.md`` holding a benchmark's :attr:`Benchmark.paper_values`.
+PAPER_VALUES_FILE = "paper_values.json"
+
 __all__ = [
+    "PAPER_VALUES_FILE",
     "Backend",
     "Benchmark",
     "BenchmarkRun",
@@ -65,8 +72,12 @@ __all__ = [
     "ClaimSelection",
     "DataSpec",
     "Option",
+    "ReportSection",
     "RunSpec",
+    "integer",
+    "integers",
     "load_choices",
+    "names",
 ]
 
 
@@ -220,14 +231,18 @@ class ClaimSelection:
 
 @dataclass(frozen=True)
 class Option:
-    """One command-line option of a benchmark beyond the driver's.
+    """One option of a benchmark beyond the driver's, on the command line and from Python.
 
     The CLI adds ``flag`` (e.g. ``--selector``) to ``osustat reproduce`` in the benchmark's own
-    argument group. Given, its value reaches the benchmark as ``spec.options[key]`` (:attr:`key`:
-    the flag without its dashes, ``-`` read as ``_``); not given, ``default``. With `choice` the
-    option is a shortcut for ``--choice CHOICE=VALUE`` instead; with `const` too it is a flag
-    that sets that value. `values` are the allowed values (empty: any text). Giving the option
-    of another benchmark is an error naming it.
+    argument group; ``osustat.reproduce(name, out, KEY=VALUE)`` takes it by :attr:`key` (the
+    flag without its dashes, ``-`` read as ``_``). Both go through the driver's one check
+    (:func:`analyses.driver.benchmark_options`): the value must be one of `values` (empty: any)
+    and is turned into the option's value by `convert` (the command line's text or a Python
+    value alike; a ``ValueError`` it raises is reported naming the flag). Given, the value
+    reaches the benchmark as ``spec.options[key]``; not given, ``default``. With `choice` the
+    option is a shortcut for ``--choice CHOICE=VALUE`` instead. With `const` it is a flag:
+    given (``True`` from Python), it sets `const` — the choice's value, or the option's. Giving
+    the option of another benchmark is an error naming it.
     """
 
     flag: str
@@ -235,11 +250,56 @@ class Option:
     values: tuple[str, ...] = ()
     default: Any = None
     choice: str | None = None
-    const: str | None = None
+    const: Any = None
+    convert: Callable[[Any], Any] | None = None
 
     @property
     def key(self) -> str:
         return self.flag.lstrip("-").replace("-", "_")
+
+
+def integers(low: int = 1) -> Callable[[Any], tuple[int, ...]]:
+    """An :class:`Option`'s `convert`: integers >= `low`, as ``"200,400"`` (the command line)
+    or a sequence of integers (Python); distinct, in the order given."""
+
+    def convert(value: Any) -> tuple[int, ...]:
+        items = [v.strip() for v in value.split(",")] if isinstance(value, str) else value
+        try:
+            out = tuple(int(x) if isinstance(x, str) else x for x in items)
+        except (TypeError, ValueError):
+            raise ValueError(f"must be comma-separated integers; got {value!r}.") from None
+        bad = [x for x in out if isinstance(x, bool) or not isinstance(x, int) or x < low]
+        if not out or bad:
+            raise ValueError(f"must be integers >= {low}; got {value!r}.")
+        if len(set(out)) != len(out):
+            raise ValueError(f"names a value twice; got {value!r}.")
+        return out
+
+    return convert
+
+
+def integer(low: int = 1) -> Callable[[Any], int]:
+    """An :class:`Option`'s `convert`: one integer >= `low` (``"3"`` or ``3``)."""
+
+    def convert(value: Any) -> int:
+        try:
+            x = int(value) if isinstance(value, str) else value
+        except ValueError:
+            raise ValueError(f"must be an integer >= {low}; got {value!r}.") from None
+        if isinstance(x, bool) or not isinstance(x, int) or x < low:
+            raise ValueError(f"must be an integer >= {low}; got {value!r}.")
+        return x
+
+    return convert
+
+
+def names(value: Any) -> tuple[str, ...]:
+    """An :class:`Option`'s `convert`: distinct non-empty names, as ``"A,B"`` or a sequence."""
+    items = value.split(",") if isinstance(value, str) else value
+    out = tuple(str(x).strip() for x in items)
+    if not out or not all(out) or len(set(out)) != len(out):
+        raise ValueError(f"must be distinct, non-empty names; got {value!r}.")
+    return out
 
 
 @dataclass(frozen=True)
@@ -301,6 +361,18 @@ class RunSpec:
 
 
 @dataclass(frozen=True)
+class ReportSection:
+    """One section of a benchmark's report that the driver places (:meth:`Benchmark.sections`):
+    its heading (without the ``##``) and its markdown body."""
+
+    title: str
+    body: str
+
+    def markdown(self) -> str:
+        return f"## {self.title}\n\n{self.body.strip()}"
+
+
+@dataclass(frozen=True)
 class BenchmarkRun:
     """What :meth:`Benchmark.run` returns: the validated records and the benchmark's own state
     (``state``: anything its analysis and writer need, e.g. structure counts)."""
@@ -346,6 +418,10 @@ class Benchmark:
     #: ``--unit`` is not given: ``"episode"`` where an episode's queries share one memory and
     #: so are not independent (LoCoMo: a conversation's questions), else ``"query"``.
     default_unit: Literal["query", "episode"] = "query"
+    #: The paper's printed values the benchmark's report compares with, by table (reading
+    #: only: nothing computes or tunes from them). The driver writes them beside the report
+    #: (:data:`PAPER_VALUES_FILE`) and the report names that file. Empty (default): none.
+    paper_values: Mapping[str, Any] = MappingProxyType({})
 
     def methods(self) -> tuple[str, ...]:
         """Method names the benchmark writes itself (a user retriever must not reuse one)."""
@@ -375,8 +451,16 @@ class Benchmark:
         """Write the benchmark's files into `folder`; return the report's markdown, placing
         `audit` (the claims audit's markdown; None when the benchmark selects no claim). The
         driver puts the audit's :class:`~osustat.audit.result.AuditResult` (or None) in
-        ``run.state['claims_audit']``."""
+        ``run.state['claims_audit']`` and the claims files it audited, as reports name them
+        (``analyses/claims/paper.toml``, or the ``claims`` file given in their place), in
+        ``run.state['claims_files']``."""
         raise NotImplementedError
+
+    def sections(self, run: BenchmarkRun, analysis: Any, spec: RunSpec) -> Sequence[ReportSection]:
+        """Sections the driver appends to :meth:`write`'s markdown, in order, before its own
+        (the sensitivity grid, user retrievers, the choices of the run, the provenance).
+        Default: none (the benchmark's whole report is :meth:`write`'s)."""
+        return ()
 
     def questions(self, data: tuple[Path, ...], choices: Mapping[str, str]) -> Any:
         """The benchmark's questions for ``osustat import`` (an

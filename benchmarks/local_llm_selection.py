@@ -2,11 +2,12 @@
 
 Usage: ``nice -n 10 .venv/bin/python benchmarks/local_llm_selection.py --cache DIR
 [--queries N|all] [--threads 1] [--out results-local_llm_selection.md]``. Runs
-``reproduce_tau_bench(selector='local')`` on the shared data (τ-bench and τ²-bench airline
-files) with the real encoder, and writes the per-selector calls and seconds, the load before and
-after, the failure-mode table and the OSU-Mem − Flat Vector rows, and, from the measured seconds
-per query, the estimated wall time of all queries. ``--queries all`` is the full check (hours at
-one thread here: opt-in). Needs ``make model`` (the llm-local extra and the model file).
+``osustat.reproduce('tau-bench', selector='local')`` on the shared data (τ-bench and τ²-bench
+airline files) with the real encoder, and writes the per-selector calls and seconds, the load
+before and after, the failure-mode table and the OSU-Mem − Flat Vector rows, and, from the
+measured seconds per query, the estimated wall time of all queries. ``--queries all`` is the
+full check (hours at one thread here: opt-in). Needs ``make model`` (the llm-local extra and
+the model file).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ DATA = [
 
 
 def main() -> int:
-    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
+    from osustat import reproduce
     from osustat.analyses.tau_bench.llm import LOCAL_QUERIES
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -42,9 +43,10 @@ def main() -> int:
     load0 = os.getloadavg()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        res = reproduce_tau_bench(
-            DATA, Path(tmp) / "out", cache=args.cache, selector="local", llm_queries=n,
-            llm_threads=args.threads, budgets=(256,), variants=False, n_resamples=20_000,
+        res = reproduce(
+            "tau-bench", Path(tmp) / "out", data=DATA, cache=args.cache, selector="local",
+            llm_queries=n, llm_threads=args.threads, budgets=(256,), no_variants=True,
+            n_resamples=20_000,
         )  # fmt: skip
         report = (Path(tmp) / "out" / "report.md").read_text(encoding="utf-8")
     wall = time.perf_counter() - t0

@@ -90,11 +90,38 @@ def test_it_runs_through_osustat_reproduce(toy, tmp_path):
     assert "Audit of the toy claims" in report and "TOY-1" in report  # its own claims file
     assert "### Paired tests against the paper's methods" in report  # --retriever
     assert "| `query-noise` | `high` (changed) | `low` |" in report  # --choice
+    # its declared report section, after write()'s markdown and before the driver's sections
+    section = report.index("## Beside the printed values")
+    assert report.index("TOY-1") < section < report.index("### Paired tests against")
+    assert "| Flat Vector |" in report[section:] and "| 0.40 |" in report[section:]
+    printed = json.loads((out / "paper_values.json").read_text(encoding="utf-8"))
+    assert printed == {"hit@2": {"Flat Vector": 0.4, "Sliding Window": 0.2}}
+    assert "`paper_values.json`" in report
     records = pd.read_csv(out / "records.csv")
     assert set(records["method"]) == {"Flat Vector", "Sliding Window", "Flat + MMR"}
     provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
     assert provenance["choices"] == {"query-noise": "high"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "toy"]  # atomic, no leftovers
+
+
+def test_its_own_option_from_the_cli_and_from_python(toy, tmp_path, capsys):
+    """A declared Option: `--queries N` on the command line, `queries=N` from Python; the same
+    records, the same check (errors name the flag)."""
+    import osustat
+
+    argv = ["reproduce", "toybench", "--out", str(tmp_path / "cli"), *FAST, "--queries", "2"]
+    assert main(argv) == 0
+    py = osustat.reproduce(
+        "toybench", tmp_path / "py", episodes=8, n_resamples=99, progress=False, queries=2
+    )
+    csv = "records.csv"
+    assert (tmp_path / "py" / csv).read_bytes() == (tmp_path / "cli" / csv).read_bytes()
+    assert set(py.run.records["query_id"]) == {"q0", "q1"}
+    with pytest.raises(ValueError, match="`--queries` must be an integer >= 1; got 0"):
+        osustat.reproduce("toybench", tmp_path / "bad", queries=0)
+    assert main(["reproduce", "toybench", "--out", str(tmp_path / "bad"), "--queries", "x"]) == 2
+    assert "`--queries` must be an integer >= 1; got 'x'" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
 
 
 def test_its_sensitivity_audits_its_own_claims_file(toy, tmp_path):

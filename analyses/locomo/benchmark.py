@@ -18,7 +18,7 @@ audit for the report's "does the paper's claim transfer?" section.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -29,8 +29,11 @@ from osustat.analyses.protocol import (
     BenchmarkRun,
     ClaimSelection,
     DataSpec,
+    Option,
     RunSpec,
+    integers,
     load_choices,
+    names,
 )
 from osustat.provenance import write_json
 
@@ -43,7 +46,6 @@ __all__ = [
     "BENCHMARK",
     "LoCoMo",
     "analyze_locomo_run",
-    "reproduce_locomo",
     "run_locomo",
     "write_locomo",
 ]
@@ -145,6 +147,16 @@ class LoCoMo(Benchmark):
     #: A conversation's questions share one memory: `osustat analyze` on LoCoMo-derived records
     #: (e.g. `osustat import`'s) tests at the conversation unit unless `--unit query`.
     default_unit = "episode"
+    options = (
+        Option(
+            "--budgets", "token budgets of the sweeps, comma-separated (default: the paper's)",
+            default=BUDGETS, convert=integers(1),
+        ),
+        Option(
+            "--methods", "the paper's methods to run, comma-separated (default: all of "
+            f"{', '.join(MAIN_METHODS)})", default=tuple(MAIN_METHODS), convert=names,
+        ),
+    )  # fmt: skip
 
     audit_files = MappingProxyType(
         {"locomo-systems": Path(__file__).with_name("systems_claims.toml")}
@@ -168,12 +180,9 @@ class LoCoMo(Benchmark):
             raise ValueError(
                 f"`--choice labels=audit` needs the audit overlay {audit_path(spec.data[0])}."
             )
-        bad = [b for b in _budgets(spec) if isinstance(b, bool) or not isinstance(b, int) or b < 1]
-        if bad:
-            raise ValueError(f"`budgets` must be positive integers; got {bad}.")
         unknown = [m for m in _methods(spec) if m not in MAIN_METHODS]
         if unknown:
-            raise ValueError(f"unknown `methods` {unknown}; choose from {list(MAIN_METHODS)}.")
+            raise ValueError(f"`--methods`: unknown {unknown}; choose from {list(MAIN_METHODS)}.")
 
     run = staticmethod(run_locomo)
     analyze = staticmethod(analyze_locomo_run)
@@ -206,44 +215,3 @@ class LoCoMo(Benchmark):
 
 
 BENCHMARK = LoCoMo()
-
-
-def reproduce_locomo(
-    data: str | Path,
-    out: str | Path,
-    *,
-    choices: Mapping[str, str] | None = None,
-    sensitivity: bool = False,
-    cache: str | Path | None = None,
-    encoder: Any = None,
-    jobs: int = 1,
-    seed: int = 0,
-    n_resamples: int = 10_000,
-    budgets: Sequence[int] = BUDGETS,
-    methods: Sequence[str] = tuple(MAIN_METHODS),
-    retrievers: Sequence[Any] = (),
-    progress: bool = True,
-    scheduler: str | None = None,
-    claims: str | Path | None = None,
-    force: bool = False,
-) -> Any:
-    """The LoCoMo pipeline from Python, through the one driver (:mod:`analyses.driver`).
-
-    `choices` maps choice names (``choices.toml``: ``labels``, ``query-time``,
-    ``entity-extractor``, ``speaker-view``, ``captions``) to values; `encoder` overrides the
-    real encoder (tests pass a stand-in); `claims` audits that claims file in place of the
-    shipped ``analyses/locomo/claims.toml``.
-    """
-    from osustat.analyses.driver import Request, reproduce
-
-    options: dict[str, Any] = {"budgets": tuple(budgets), "methods": tuple(methods)}
-    return reproduce(
-        Request(
-            "locomo", Path(out), data=(str(data),), force=force, seed=seed,
-            n_resamples=n_resamples, cache=None if cache is None else str(cache), jobs=jobs,
-            scheduler=scheduler, retrievers=tuple(retrievers),
-            choices=tuple(f"{k}={v}" for k, v in (choices or {}).items()),
-            sensitivity=sensitivity, progress=progress, options=options, encoder=encoder,
-            claims=None if claims is None else Path(claims),
-        )
-    )  # fmt: skip

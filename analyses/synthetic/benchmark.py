@@ -14,11 +14,10 @@ go into ``report.md``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from osustat._deprecation import renamed_keywords
 from osustat.analyses.protocol import (
     Backend,
     Benchmark,
@@ -30,11 +29,12 @@ from osustat.analyses.protocol import (
     load_choices,
 )
 
+from .paper_values import PAPER
+
 __all__ = [
     "BENCHMARK",
     "Synthetic",
     "analyze_synthetic_run",
-    "reproduce_synthetic",
     "reproduce_synthetic_sensitivity",
     "run_synthetic_benchmark",
 ]
@@ -81,6 +81,8 @@ class Synthetic(Benchmark):
         "Audit of the paper's synthetic claims", benchmark_prefixes=("synthetic",)
     )
     references = USER_REFERENCES
+    #: The paper's printed values its report compares with (written beside the report).
+    paper_values = MappingProxyType(PAPER)
     multi_seed = False
     options = (
         Option(
@@ -125,40 +127,6 @@ class Synthetic(Benchmark):
 
 
 BENCHMARK = Synthetic()
-
-
-@renamed_keywords(resamples="n_resamples")
-def reproduce_synthetic(
-    out: Path,
-    *,
-    episodes: int = EPISODES,
-    seed: int = 0,
-    jobs: int = 1,
-    n_resamples: int = 10_000,
-    progress: bool = True,
-    layout: str = "spread",
-    sensitivity: bool = False,
-    grid: Path | None = None,
-    retrievers: Sequence[Any] = (),
-    scheduler: str | None = None,
-    force: bool = False,
-) -> Any:
-    """The synthetic benchmark from Python, through the one driver (:mod:`analyses.driver`).
-
-    `layout` is the declared choice ``layout``; with `sensitivity` the generator grid (`grid`,
-    default the shipped ``grid.toml``) runs too, into ``out/sensitivity``. `n_resamples` is
-    the number of sign flips per test.
-    """
-    from osustat.analyses.driver import Request, reproduce
-
-    return reproduce(
-        Request(
-            "synthetic", Path(out), force=force, seed=seed, n_resamples=n_resamples,
-            episodes=episodes, jobs=jobs, scheduler=scheduler, retrievers=tuple(retrievers),
-            choices=(f"layout={layout}",), sensitivity=sensitivity,
-            grid=None if grid is None else str(grid), progress=progress,
-        )
-    )  # fmt: skip
 
 
 def reproduce_synthetic_sensitivity(

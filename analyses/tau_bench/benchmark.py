@@ -10,14 +10,13 @@ marginals) and the figures; the driver adds ``report.md`` and ``provenance.json`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from osustat._deprecation import renamed_keywords
 from osustat.analyses.protocol import (
     Benchmark,
     BenchmarkRun,
@@ -25,16 +24,19 @@ from osustat.analyses.protocol import (
     DataSpec,
     Option,
     RunSpec,
+    integer,
+    integers,
     load_choices,
 )
 
 from . import structure as st
 from .data import Group, concatenate, drop_counts
-from .llm import SELECTORS
+from .llm import LOCAL_QUERIES, SELECTORS
+from .paper_values import PAPER
 from .run import BUDGETS, MAIN_METHODS, SMALL_METHODS, GroupQueries, run_sweep
 from .workspace import Workspace, audit_unavailable, group_queries, point_records, run_points
 
-__all__ = ["BENCHMARK", "TauBench", "analyze_tau", "reproduce_tau_bench", "run_tau"]
+__all__ = ["BENCHMARK", "TauBench", "analyze_tau", "run_tau"]
 
 SENSITIVITY_GRID = Path(__file__).with_name("sensitivity.toml")
 
@@ -52,7 +54,7 @@ def run_tau(spec: RunSpec) -> BenchmarkRun:
     c = spec.choices
     queries = ws.queries(spec, c["query-kind"], c["query-noise"])
     contamination = None
-    if bool(spec.options.get("variants", True)):
+    if not spec.options.get("no_variants", False):
         other, _ = concatenate(loaded.episodes, prefix=not prefix, packing=c["packing"])
         contamination_rec, _ = run_sweep(
             other, embs, queries, benchmark="tau-bench", methods=SMALL_METHODS, seed=spec.seed,
@@ -154,6 +156,8 @@ class TauBench(Benchmark):
         drop_columns=("task",),
     )  # fmt: skip
     references = ("OSU-Mem", "Flat Vector")
+    #: The paper's printed values its report compares with (written beside the report).
+    paper_values = MappingProxyType(PAPER)
     multi_seed = False
     datasets = ("tau-bench", "tau2-bench")
     options = (
@@ -171,6 +175,22 @@ class TauBench(Benchmark):
         ),
         Option("--endpoint", "OpenAI-compatible base URL (chat)"),
         Option("--model", "model name sent to the endpoint (chat)"),
+        Option(
+            "--llm-queries", f"size of the --selector local subset (>= 2, a paired test; "
+            f"default {LOCAL_QUERIES})", default=LOCAL_QUERIES, convert=integer(2),
+        ),
+        Option(
+            "--llm-threads", "generation threads of the local server (--selector local)",
+            default=1, convert=integer(1),
+        ),
+        Option(
+            "--budgets", "token budgets of the sweeps, comma-separated (default: the paper's)",
+            default=BUDGETS, convert=integers(1),
+        ),
+        Option(
+            "--no-variants", "skip the query-variant and contamination sweeps (faster; the "
+            "report says they were not run)", default=False, const=True,
+        ),
     )  # fmt: skip
 
     def methods(self) -> tuple[str, ...]:
@@ -180,9 +200,6 @@ class TauBench(Benchmark):
         selector = spec.options.get("selector", "extractive")
         if selector not in (*SELECTORS, None):
             raise ValueError(f"`--selector` must be one of {SELECTORS}; got {selector!r}.")
-        n = spec.options.get("llm_queries")
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 2):
-            raise ValueError(f"`llm_queries` must be an integer >= 2 (a paired test); got {n!r}.")
         if selector == "local":  # the extra and the model file, before any work
             from osustat.analyses.evidence_selection.local_model import model_file
             from osustat.analyses.evidence_selection.local_server import require_extra
@@ -210,79 +227,6 @@ class TauBench(Benchmark):
 
 
 BENCHMARK = TauBench()
-
-
-@renamed_keywords(resamples="n_resamples")
-def reproduce_tau_bench(
-    data: list[str | Path],
-    out: str | Path,
-    *,
-    cache: str | Path | None = None,
-    jobs: int = 1,
-    seed: int = 0,
-    n_resamples: int = 10_000,
-    prefix: bool = True,
-    focal: str = "all",
-    progress: bool = True,
-    encoder: Any = None,
-    budgets: tuple[int, ...] = BUDGETS,
-    variants: bool = True,
-    claims: str | Path | None = None,
-    selector: str | None = "extractive",
-    endpoint: str | None = None,
-    model: str | None = None,
-    llm_queries: int | None = None,
-    llm_threads: int = 1,
-    retrievers: Sequence[Any] = (),
-    scheduler: str | None = None,
-    force: bool = False,
-    query_noise: str = "per-coordinate",
-    copy_noise: str = "per-norm",
-    matching: str = "order-free",
-    packing: str = "any",
-    query_kind: str = "noisy-mean",
-) -> Any:
-    """The τ-bench pipeline from Python, through the one driver (:mod:`analyses.driver`).
-
-    `prefix` and `focal` are the declared choices ``namespace-prefix`` and ``focal``;
-    `query_noise`, `copy_noise`, `matching`, `packing` and `query_kind` the declared choices of
-    the same names (hyphenated; ``choices.toml`` gives values, defaults and the paper's words);
-    `encoder` overrides the real encoder (tests pass a stand-in); `claims` replaces
-    ``analyses/claims/paper.toml`` for the embedded audit. `n_resamples` is the number of sign flips
-    per test. `llm_queries` sets the size of the
-    ``selector='local'`` subset (None: :data:`analyses.tau_bench.llm.LOCAL_QUERIES`),
-    `llm_threads` the local server's generation threads.
-    """
-    from osustat.analyses.driver import Request, reproduce
-
-    from .llm import LOCAL_QUERIES
-
-    return reproduce(
-        Request(
-            "tau-bench",
-            Path(out),
-            data=tuple(str(p) for p in data),
-            force=force,
-            seed=seed,
-            n_resamples=n_resamples,
-            cache=None if cache is None else str(cache),
-            jobs=jobs,
-            scheduler=scheduler,
-            retrievers=tuple(retrievers),
-            choices=(
-                f"focal={focal}", f"namespace-prefix={'un' * (not prefix)}prefixed",
-                f"query-noise={query_noise}", f"copy-noise={copy_noise}", f"matching={matching}",
-                f"packing={packing}", f"query-kind={query_kind}",
-            ),
-            progress=progress,
-            options={"selector": selector, "endpoint": endpoint, "model": model,
-                     "variants": variants, "budgets": tuple(budgets),
-                     "llm_queries": LOCAL_QUERIES if llm_queries is None else llm_queries,
-                     "llm_threads": llm_threads},
-            encoder=encoder,
-            claims=None if claims is None else Path(claims),
-        )
-    )  # fmt: skip
 
 
 CHOICE_NAMES = ("query-noise", "copy-noise", "matching", "packing", "query-kind")

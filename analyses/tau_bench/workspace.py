@@ -115,7 +115,7 @@ def sweeps_of(spec: RunSpec) -> list[Sweep]:
         Sweep("tau-bench", main, kind, noise, keep=keep),
         Sweep("tau-bench-augmented", main, kind, noise, copy_noise=c["copy-noise"]),
     ]
-    if bool(spec.options.get("variants", True)):
+    if not spec.options.get("no_variants", False):
         other = OTHER_NOISE[noise]
         out += [
             Sweep(f"tau-bench-query-{other}", SMALL_METHODS, "noisy-mean", other),

@@ -10,26 +10,29 @@ toolbench`` runs it through :mod:`analyses.driver`). Writes ``records.parquet`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from osustat._deprecation import renamed_keywords
 from osustat.analyses.protocol import (
     Benchmark,
     BenchmarkRun,
     ClaimSelection,
     DataSpec,
+    Option,
     RunSpec,
+    integer,
+    integers,
     load_choices,
 )
+
+from .paper_values import PAPER
 
 __all__ = [
     "BENCHMARK",
     "TOOLBENCH_SEEDS",
     "ToolBench",
     "analyze_toolbench_run",
-    "reproduce_toolbench",
     "run_toolbench",
 ]
 
@@ -99,8 +102,20 @@ class ToolBench(Benchmark):
         bootstrap_resamples=1000,
     )  # fmt: skip
     references = ("Flat Vector", "coverage-overlap-beta0.12", "Disjoint Hierarchy")
+    #: The paper's printed values its report compares with (written beside the report).
+    paper_values = MappingProxyType(PAPER)
     multi_seed = True
     datasets = ("toolbench",)
+    options = (
+        Option(
+            "--n-evs", "evidence sizes planted, comma-separated; must include the primary 3 "
+            f"(default {','.join(map(str, N_EVS))})", default=N_EVS, convert=integers(1),
+        ),
+        Option(
+            "--background", f"background steps per episode (default {BACKGROUND})",
+            default=BACKGROUND, convert=integer(1),
+        ),
+    )  # fmt: skip
 
     def methods(self) -> tuple[str, ...]:
         from .run import method_names
@@ -127,42 +142,3 @@ class ToolBench(Benchmark):
 
 
 BENCHMARK = ToolBench()
-
-
-@renamed_keywords(resamples="n_resamples")
-def reproduce_toolbench(
-    data: Path,
-    out: Path,
-    *,
-    cache: Path | None = None,
-    encoder: Any = None,
-    seeds: tuple[int, ...] = TOOLBENCH_SEEDS,
-    n_evs: tuple[int, ...] = N_EVS,
-    episodes: int = EPISODES,
-    background: int = BACKGROUND,
-    jobs: int = 1,
-    n_resamples: int = 10_000,
-    progress: bool = True,
-    retrievers: Sequence[Any] = (),
-    scheduler: str | None = None,
-    force: bool = False,
-    reachability: str = "all-steps",
-    splits: str = "G1-G2",
-) -> Any:
-    """The ToolBench pipeline from Python, through the one driver (:mod:`analyses.driver`).
-
-    `encoder` overrides the real encoder (tests pass a stand-in). `n_resamples` is the number
-    of sign flips per test. `reachability` and `splits`
-    set the declared choices ``reachability`` and ``trajectory-groups`` (choices.toml).
-    """
-    from osustat.analyses.driver import Request, reproduce
-
-    return reproduce(
-        Request(
-            "toolbench", Path(out), data=(str(data),), force=force, seeds=tuple(seeds),
-            n_resamples=n_resamples, episodes=episodes, cache=None if cache is None else str(cache),
-            jobs=jobs, scheduler=scheduler, retrievers=tuple(retrievers), progress=progress,
-            options={"n_evs": tuple(n_evs), "background": background}, encoder=encoder,
-            choices=(f"reachability={reachability}", f"trajectory-groups={splits.lower()}"),
-        )
-    )  # fmt: skip

@@ -14,7 +14,23 @@ from typing import Any
 
 from osustat._validation import UsageError, unique_items
 
-__all__ = ["name_pairs"]
+__all__ = ["DeferredParser", "name_pairs"]
+
+
+class DeferredParser(argparse.ArgumentParser):
+    """A sub-command's parser whose costly arguments are added only when it parses — when its
+    sub-command is asked for, ``osustat reproduce --help`` included — never for ``osustat
+    --help`` or another sub-command (``reproduce``'s benchmark options import every
+    benchmark; docs/performance.md, "Imports on demand")."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.deferred: list[Any] = []  # callables adding arguments to this parser
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        while self.deferred:
+            self.deferred.pop(0)(self)
+        return super().parse_known_args(args, namespace)
 
 
 def _split(values: str, option: str, key: Any = None) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from osustat._validation import UsageError, check_means_pair, check_option_count
 from osustat.cli.audit import audit_command
-from osustat.cli.common import _check_out, _family, _ints, _prob, _split
+from osustat.cli.common import DeferredParser, _check_out, _family, _ints, _prob, _split
 from osustat.cli.inputs import (
     add_input_options,
     default_unit,
@@ -219,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Cell-conditional, statistics-first evaluation of agent-memory retrieval.",
     )
     parser.add_argument("--version", action="version", version=_version())
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=DeferredParser)
     _add_analyze_parser(sub)
     _add_audit_parser(sub)
     add_reproduce_parser(sub)
@@ -283,9 +283,10 @@ def _add_analyze_parser(sub: Any) -> None:
         "first); default: the records' benchmark's declared unit (LoCoMo: episode, its "
         "conversation), else query",
     )
-    _add_analyze_test_options(an)
-    _add_analyze_output_options(an)
-    add_input_options(an)
+    # the corrections' names import the statistics (numpy): only when analyze is asked for
+    an.deferred.append(_add_analyze_test_options)
+    an.deferred.append(_add_analyze_output_options)
+    an.deferred.append(add_input_options)
     an.set_defaults(func=_analyze)
 
 

@@ -24,38 +24,19 @@ __all__ = ["add_reproduce_parser", "reproduce"]
 _DEST = "benchmark_option_"
 
 
-def _benchmark_options(args: argparse.Namespace, bench: Any) -> tuple[list[str], dict[str, Any]]:
-    """The `--choice` shortcuts and the options of benchmark `bench` given on the command line
-    (its declared :class:`~osustat.analyses.protocol.Option` s; not given: their defaults).
-    Another benchmark's option is a ``ValueError`` naming it, a value not allowed one naming
-    the allowed values."""
-    own = {o.flag: o for o in bench.options}
-    choices: list[str] = []
-    options: dict[str, Any] = {o.key: o.default for o in bench.options if o.choice is None}
-    for name, value in sorted(vars(args).items()):
-        if not name.startswith(_DEST) or value is None:
-            continue
-        flag = "--" + name.removeprefix(_DEST).replace("_", "-")
-        if flag not in own:
-            raise ValueError(f"`{flag}` is not an option of `reproduce {bench.name}`.")
-        option = own[flag]
-        if option.values and value not in option.values:
-            raise ValueError(
-                f"`{flag}` must be one of {', '.join(option.values)} for {bench.name}; "
-                f"got {value!r}."
-            )
-        if option.choice is not None:
-            choices.append(f"{option.choice}={value}")
-        else:
-            options[option.key] = value
-    return choices, options
+def _given_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The benchmarks' own options given on the command line, by ``Option.key`` (the driver
+    checks them against the asking benchmark's declaration: ``benchmark_options``)."""
+    return {
+        name.removeprefix(_DEST): value
+        for name, value in vars(args).items()
+        if name.startswith(_DEST) and value is not None
+    }
 
 
 def _request(args: argparse.Namespace) -> Any:
     from osustat.analyses.driver import Request
-    from osustat.analyses.registry import get_benchmark
 
-    shortcuts, options = _benchmark_options(args, get_benchmark(args.benchmark))
     return Request(
         args.benchmark,
         Path(args.out),
@@ -70,11 +51,11 @@ def _request(args: argparse.Namespace) -> Any:
         jobs=args.jobs,
         scheduler=args.scheduler,
         retrievers=tuple(args.retriever),
-        choices=(*args.choice, *shortcuts),
+        choices=tuple(args.choice),
         sensitivity=args.sensitivity,
         grid=args.grid,
         progress=not args.no_progress,
-        options=options,
+        options=_given_options(args),
         command=args.command_line,
     )
 
@@ -98,6 +79,12 @@ def reproduce(args: argparse.Namespace) -> int:
 def add_reproduce_parser(sub: Any) -> None:
     """The ``reproduce`` sub-command and its options."""
     rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
+    rp.deferred.append(_add_options)  # they import the benchmarks: only when asked for
+    rp.set_defaults(func=reproduce)
+
+
+def _add_options(rp: Any) -> None:
+    """``reproduce``'s arguments: the benchmark, the driver's options, each benchmark's own."""
     from osustat.analyses.registry import benchmark_names
     from osustat.retrieval.encoder import BACKENDS
 
@@ -164,7 +151,6 @@ def add_reproduce_parser(sub: Any) -> None:
         "--grid", default=None, help="grid file for --sensitivity (default: the shipped one)"
     )
     _add_benchmark_options(rp)
-    rp.set_defaults(func=reproduce)
 
 
 def _add_benchmark_options(rp: Any) -> None:
@@ -186,7 +172,7 @@ def _add_benchmark_options(rp: Any) -> None:
                 continue
             added.add(option.flag)
             group = group or rp.add_argument_group(name)
-            dest = _DEST + option.flag.lstrip("-").replace("-", "_")
+            dest = _DEST + option.key
             if option.const is not None:
                 group.add_argument(
                     option.flag, dest=dest, action="store_const", const=option.const,

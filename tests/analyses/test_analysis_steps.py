@@ -46,7 +46,7 @@ def test_tau_bench_analysis_step(tmp_path: Path):
     spec = RunSpec(
         data=tuple(Path(f) for f in _tau_files(tmp_path / "d")), n_resamples=99,
         choices=BENCHMARK.choices.defaults(), backend=Backend(progress=False),
-        options={"selector": None, "variants": False, "budgets": (256,)},
+        options={"selector": None, "no_variants": True, "budgets": (256,)},
         encoder=HashingBagOfWordsEncoder(64),
     )  # fmt: skip
     run = BENCHMARK.run(spec)

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 import osustat.analyses.registry as registry
+from osustat.analyses.driver import benchmark_options
 from osustat.analyses.protocol import Benchmark
 from osustat.cli.main import build_parser, main
-from osustat.cli.reproduce import _benchmark_options
+from osustat.cli.reproduce import _given_options
 from osustat.data.registry import datasets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,24 +82,64 @@ def _args(argv: list[str]) -> argparse.Namespace:
     return build_parser().parse_args(argv)
 
 
+def _cli_options(argv: list[str], bench: Benchmark) -> tuple[tuple[str, ...], dict]:
+    return benchmark_options(bench, _given_options(_args(argv)))
+
+
 def test_benchmark_options_become_choices_and_options(tmp_path):
     out = ["--out", str(tmp_path / "o")]
     tau = registry.get_benchmark("tau-bench")
-    shortcuts, options = _benchmark_options(_args(["reproduce", "tau-bench", *out]), tau)
-    assert shortcuts == [] and options == {
+    shortcuts, options = _cli_options(["reproduce", "tau-bench", *out], tau)
+    assert shortcuts == () and options == {
         "selector": "extractive",
         "endpoint": None,
         "model": None,
+        "llm_queries": 24,
+        "llm_threads": 1,
+        "budgets": (64, 128, 256, 512),
+        "no_variants": False,
     }
-    args = _args(
-        ["reproduce", "tau-bench", *out, "--no-prefix", "--focal", "one", "--selector", "chat"]
-    )
-    shortcuts, options = _benchmark_options(args, tau)
+    argv = ["reproduce", "tau-bench", *out, "--no-prefix", "--focal", "one", "--selector", "chat"]
+    shortcuts, options = _cli_options([*argv, "--budgets", "256,64", "--no-variants"], tau)
     assert sorted(shortcuts) == ["focal=one", "namespace-prefix=unprefixed"]
     assert options["selector"] == "chat"
+    assert options["budgets"] == (256, 64) and options["no_variants"] is True
     synthetic = registry.get_benchmark("synthetic")
-    args = _args(["reproduce", "synthetic", *out, "--layout", "segment"])
-    assert _benchmark_options(args, synthetic) == (["layout=segment"], {})
+    args = ["reproduce", "synthetic", *out, "--layout", "segment"]
+    assert _cli_options(args, synthetic) == (("layout=segment",), {})
+
+
+def test_python_options_are_the_cli_options_checked_the_same_way():
+    """Issue 34: the Python entry takes a benchmark's declared options by key, with the
+    CLI's check and conversion (errors name the flag); a flag given False is not given."""
+    tau = registry.get_benchmark("tau-bench")
+    py = benchmark_options(tau, {"budgets": [256, 64], "no_variants": True, "no_prefix": False})
+    cli = _cli_options(["reproduce", "tau-bench", "--out", "o", "--budgets", "256,64"], tau)
+    assert py[0] == cli[0] == ()  # no_prefix=False leaves the choice at its default
+    assert py[1] == {**cli[1], "no_variants": True}
+    for given, message in (
+        ({"budgets": (256, 0)}, "`--budgets` must be integers >= 1"),
+        ({"budgets": "64,x"}, "`--budgets` must be comma-separated integers"),
+        ({"llm_queries": 1}, "`--llm-queries` must be an integer >= 2"),
+        ({"selector": "oracle"}, "`--selector` must be one of extractive, chat, local"),
+        ({"no_variants": "yes"}, "`--no-variants` is a flag"),
+        ({"layout": "segment"}, "`--layout` is not an option of `reproduce tau-bench`"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            benchmark_options(tau, given)
+    toolbench = registry.get_benchmark("toolbench")
+    assert benchmark_options(toolbench, {"background": "60"})[1]["background"] == 60
+    locomo = registry.get_benchmark("locomo")
+    with pytest.raises(ValueError, match="`--methods` must be distinct"):
+        benchmark_options(locomo, {"methods": ("OSU-Mem", "OSU-Mem")})
+
+
+def test_a_bad_option_value_is_exit_2_on_the_cli_too(tmp_path, capsys):
+    out = tmp_path / "o"
+    argv = ["reproduce", "tau-bench", "--out", str(out), "--budgets", "256,0"]
+    assert main(argv) == 2
+    assert "`--budgets` must be integers >= 1" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_another_benchmarks_option_or_a_bad_value_is_exit_2(tmp_path, capsys):

@@ -295,10 +295,10 @@ def test_server_stopped_on_error():
 
 
 def test_local_subset_size_checked_before_any_work(tmp_path):
-    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
+    from osustat import reproduce
 
     data = tmp_path / "x.json"
     data.write_text("[]")
-    with pytest.raises(ValueError, match="`llm_queries` must be an integer >= 2"):
-        reproduce_tau_bench([data], tmp_path / "o", selector="local", llm_queries=1)
+    with pytest.raises(ValueError, match="`--llm-queries` must be an integer >= 2"):
+        reproduce("tau-bench", tmp_path / "o", data=[data], selector="local", llm_queries=1)
     assert not (tmp_path / "o").exists()

@@ -7,9 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from osustat import validate_records
+from osustat import reproduce, validate_records
 from osustat.analyses.protocol import Backend
-from osustat.analyses.synthetic.benchmark import reproduce_synthetic
 from osustat.analyses.synthetic.generator import (
     SEGMENT_CONFIG,
     generate_episode,
@@ -117,8 +116,9 @@ def png_size(path):
 
 class TestReproduce:
     def test_outputs_byte_identical_and_complete(self, tmp_path):
-        a = reproduce_synthetic(tmp_path / "a", episodes=3, seed=9, n_resamples=999, progress=False)
-        reproduce_synthetic(tmp_path / "b", episodes=3, seed=9, n_resamples=999, progress=False)
+        kw = {"episodes": 3, "seed": 9, "n_resamples": 999, "progress": False}
+        a = reproduce("synthetic", tmp_path / "a", **kw)
+        reproduce("synthetic", tmp_path / "b", **kw)
         names = [
             "records.csv",
             "records.parquet",
@@ -165,8 +165,6 @@ class TestReproduce:
 
 
 def test_reproduce_takes_n_resamples_and_its_old_name(tmp_path: Path) -> None:
-    from osustat.analyses.synthetic.benchmark import reproduce_synthetic
-
     with pytest.raises(TypeError, match="n_resamples"):
-        reproduce_synthetic(tmp_path / "x", episodes=1, n_resamples=99, resamples=99)
+        reproduce("synthetic", tmp_path / "x", episodes=1, n_resamples=99, resamples=99)
     assert not (tmp_path / "x").exists()  # refused before anything was written

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from osustat import reproduce
 from osustat.analyses.protocol import Backend
 from osustat.analyses.synthetic.benchmark import (
-    reproduce_synthetic,
     reproduce_synthetic_sensitivity,
 )
 from osustat.analyses.synthetic.generator import GeneratorConfig
@@ -236,12 +236,13 @@ class TestRun:
         assert (eff.loc[~near_far, "n"] == 6).all() and (eff.loc[near_far, "n"] <= 6).all()
 
     def test_report_section_and_bad_layout(self, tiny, tmp_path):
-        with pytest.raises(ValueError, match=r"layout=diag.*allowed: spread, segment"):
-            reproduce_synthetic(tmp_path / "x", episodes=2, layout="diag", progress=False)
+        with pytest.raises(ValueError, match="`--layout` must be one of spread, segment"):
+            reproduce("synthetic", tmp_path / "x", episodes=2, layout="diag", progress=False)
         assert not (tmp_path / "x").exists()  # nothing half-written
-        r = reproduce_synthetic(
-            tmp_path / "y", episodes=2, n_resamples=99, progress=False, sensitivity=True, grid=tiny
-        )
+        r = reproduce(
+            "synthetic", tmp_path / "y", episodes=2, n_resamples=99, progress=False,
+            sensitivity=True, grid=tiny,
+        )  # fmt: skip
         report = (r.out / "report.md").read_text()
         assert "## Which claims are robust to the generator" in report
         assert "## Layout check" in report and (r.out / "sensitivity" / "report.md").exists()

@@ -211,34 +211,34 @@ def test_cli_bad_file_exit_2_nothing_written(tmp_path: Path, capsys: Any) -> Non
 
 
 def test_no_usable_episode_names_rules(tmp_path: Path) -> None:
-    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
+    from osustat import reproduce
 
     p = tmp_path / "short.json"
     p.write_text(json.dumps([_tau1_record(t, 0, n_turns=1) for t in range(3)]))
     with pytest.raises(TauDataError, match="fewer than 8 steps"):
-        reproduce_tau_bench([p], tmp_path / "o", encoder=HashingBagOfWordsEncoder(32))
+        reproduce("tau-bench", tmp_path / "o", data=[p], encoder=HashingBagOfWordsEncoder(32))
     assert not (tmp_path / "o").exists()
 
 
 def tiny_tau_run(files: list[str], out: Path, **kw: Any) -> Any:
-    """``reproduce_tau_bench`` at test size: a hashing encoder, 100 resamples, no progress bar,
-    B = 256 only and no variant sweeps; `kw` overrides or adds options."""
-    from osustat.analyses.tau_bench.benchmark import reproduce_tau_bench
+    """``osustat.reproduce("tau-bench")`` at test size: a hashing encoder, 100 resamples, no
+    progress bar, B = 256 only and no variant sweeps; `kw` overrides or adds options."""
+    from osustat import reproduce
 
     small = {
         "encoder": HashingBagOfWordsEncoder(64),
         "n_resamples": 100,
         "progress": False,
         "budgets": (256,),
-        "variants": False,
+        "no_variants": True,
     }
-    return reproduce_tau_bench(files, out, **(small | kw))
+    return reproduce("tau-bench", out, data=files, **(small | kw))
 
 
 def test_end_to_end_tiny(files: list[str], tmp_path: Path) -> None:
     from osustat import validate_records
 
-    kw: dict[str, Any] = {"budgets": (64, 256), "variants": True}
+    kw: dict[str, Any] = {"budgets": (64, 256), "no_variants": False}
     a = tiny_tau_run(files, tmp_path / "a", **kw)
     b = tiny_tau_run(files, tmp_path / "b", **kw)
     for name in ("records.csv", "report.md", "structure.json"):
@@ -386,3 +386,18 @@ def test_table7_claims_are_unavailable_to_the_audit_only_without_a_language_mode
         assert audit_unavailable({"selector": model, "name": "m"}) == {}
     why = audit_unavailable({"selector": "extractive", "name": "extractive"})
     assert list(why) == ["tau-bench-llm"] and why["tau-bench-llm"].startswith("no LLM run")
+
+
+def test_the_audit_section_names_the_claims_file_used(files: list[str], tmp_path: Path) -> None:
+    """Issue 34 item 4: a claims file with no τ-bench claim is named in the "not run" line,
+    never the shipped ``analyses/claims/paper.toml``."""
+    mine = tmp_path / "mine.toml"
+    mine.write_text(
+        '[family.f]\ncorrection = "none"\n\n[[claim]]\nid = "MINE-1"\nfamily = "f"\n'
+        'benchmark = "synthetic"\ntreatment = "OSU-Mem"\nbaseline = "Flat Vector"\n'
+        'metric = "recall"\nbudget = 256\ncell = "aggregate"\ndirection = "greater"\n'
+    )
+    res = tiny_tau_run(files, tmp_path / "o", claims=mine)
+    report = (res.out / "report.md").read_text()
+    assert f"Not run: no claim of `{mine}` applies to these records." in report
+    assert "paper.toml" not in report

@@ -208,8 +208,7 @@ class TestEpisodes:
 
 
 def test_reproduce_end_to_end(tmp_path):
-    from osustat import validate_records
-    from osustat.analyses.toolbench.benchmark import reproduce_toolbench
+    from osustat import reproduce, validate_records
 
     data = _write_data(tmp_path / "data")
     kw = {
@@ -220,7 +219,7 @@ def test_reproduce_end_to_end(tmp_path):
         "n_resamples": 99,
         "progress": False,
     }
-    res = reproduce_toolbench(data, tmp_path / "out", **kw)
+    res = reproduce("toolbench", tmp_path / "out", data=data, **kw)
     rec = validate_records(pd.read_parquet(res.out / "records.parquet"))
     assert set(rec["benchmark"]) == {"toolbench", "toolbench-nev2", "toolbench-nev4"}
     assert {
@@ -254,7 +253,7 @@ def test_reproduce_end_to_end(tmp_path):
     assert "3 seeds" not in report and "3 x 200" not in report
     structure = json.loads((res.out / "structure.json").read_text())
     assert structure["design"]["toolbench"]["episodes"] == 6
-    again = reproduce_toolbench(data, tmp_path / "out2", **kw)
+    again = reproduce("toolbench", tmp_path / "out2", data=data, **kw)
     assert (again.out / "report.md").read_bytes() == (res.out / "report.md").read_bytes()
     assert (again.out / "records.csv").read_bytes() == (res.out / "records.csv").read_bytes()
 
@@ -320,3 +319,24 @@ def test_reachability_all_steps_selects_steps_in_no_osu():
         assert 7 in every.retrieve(q, 300).steps.tolist()
         with pytest.raises(ValueError, match="`reachability` must be one of"):
             cls(reachability="members")
+
+
+def test_the_audit_heading_names_the_claims_file_used(tmp_path):
+    """Issue 34 item 4: with another claims file the audit's heading names it, never the
+    shipped ``analyses/claims/paper.toml``."""
+    from osustat import reproduce
+
+    mine = tmp_path / "mine.toml"
+    mine.write_text(
+        '[family.f]\ncorrection = "none"\n\n[[claim]]\nid = "MINE-1"\nfamily = "f"\n'
+        'benchmark = "toolbench"\ntreatment = "Flat Vector"\nbaseline = "Disjoint Hierarchy"\n'
+        'metric = "recall"\nbudget = 200\ncell = "aggregate"\ndirection = "greater"\n'
+    )
+    res = reproduce(
+        "toolbench", tmp_path / "out", data=_write_data(tmp_path / "data"),
+        encoder=HashingBagOfWordsEncoder(64), seeds=(1,), episodes=2, background=60,
+        n_evs=(3,), n_resamples=99, progress=False, claims=mine,
+    )  # fmt: skip
+    report = (res.out / "report.md").read_text()
+    assert f"## Audit of the paper's ToolBench claims ({mine})" in report
+    assert "MINE-1" in report and "paper.toml" not in report

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from osustat import reproduce
 from osustat.analyses.locomo.analysis import conversation_level
-from osustat.analyses.locomo.benchmark import reproduce_locomo
 from osustat.analyses.locomo.data import LocomoDataError
 from osustat.audit.result import VERDICTS
 from osustat.retrieval import HashingBagOfWordsEncoder
@@ -35,8 +35,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("locomo")
     data = base / "locomo.json"
     data.write_text(json.dumps(small_data()), encoding="utf-8")
-    reproduce_locomo(data, base / "a", **KW)
-    reproduce_locomo(data, base / "b", **KW)
+    reproduce("locomo", data=data, out=base / "a", **KW)
+    reproduce("locomo", data=data, out=base / "b", **KW)
     return base / "a", base / "b"
 
 
@@ -106,7 +106,7 @@ def test_bad_input_writes_nothing(tmp_path: Path) -> None:
     p = tmp_path / "bad.json"
     p.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(LocomoDataError, match=r"conv-1.*'dia_id'"):
-        reproduce_locomo(p, tmp_path / "out", **KW)
+        reproduce("locomo", data=p, out=tmp_path / "out", **KW)
     assert not (tmp_path / "out").exists()
     assert sorted(x.name for x in tmp_path.iterdir()) == ["bad.json"]
 
@@ -152,7 +152,7 @@ def test_user_retriever_joins_the_sweep(tmp_path: Path, monkeypatch: pytest.Monk
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(small_data()), encoding="utf-8")
     kw = {**KW, "budgets": (64,), "methods": ("Flat Vector", "OSU-Mem")}
-    reproduce_locomo(data, tmp_path / "o", retrievers=(spec,), **kw)
+    reproduce("locomo", data=data, out=tmp_path / "o", retrievers=(spec,), **kw)
     rec = pd.read_csv(tmp_path / "o" / "records.csv")
     assert set(rec["method"]) == {"Flat Vector", "OSU-Mem", spec.name}
     assert spec.name in (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
@@ -189,7 +189,8 @@ def test_out_folder_of_something_else_is_refused_before_any_work(
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(small_data()), encoding="utf-8")
     with pytest.raises(ValueError, match="without an osustat"):
-        reproduce_locomo(data, other, **{**KW, "encoder": None})  # would load the model if it ran
+        # the real encoder: it would load the model if it ran
+        reproduce("locomo", other, data=data, **{**KW, "encoder": None})
     assert (other / "notes.txt").read_text(encoding="utf-8") == "keep me"
 
 
@@ -213,7 +214,7 @@ def test_sensitivity_through_the_driver(tmp_path: Path) -> None:
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(small_data()), encoding="utf-8")
     kw = {**KW, "budgets": (64,), "n_resamples": 1024}
-    reproduce_locomo(data, tmp_path / "o", sensitivity=True, **kw)
+    reproduce("locomo", data=data, out=tmp_path / "o", sensitivity=True, **kw)
     report = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
     assert "## Sensitivity to the open choices" in report
     # no overlay beside the made-up file: that point is listed as not run, never dropped
@@ -232,7 +233,7 @@ def test_choice_changes_the_run(tmp_path: Path) -> None:
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(small_data()), encoding="utf-8")
     kw = {**KW, "budgets": (64,)}
-    reproduce_locomo(data, tmp_path / "o", choices={"captions": "out"}, **kw)
+    reproduce("locomo", data=data, out=tmp_path / "o", choices={"captions": "out"}, **kw)
     st = json.loads((tmp_path / "o" / "structure.json").read_text(encoding="utf-8"))
     assert st["choices"]["captions"] == "out"
     prov = json.loads((tmp_path / "o" / "provenance.json").read_text(encoding="utf-8"))
