@@ -10,10 +10,11 @@ import math
 import tomllib
 from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from numpy.typing import NDArray
+if TYPE_CHECKING:  # numpy is imported by the checks that use it: `osustat --help` needs none
+    import numpy as np
+    from numpy.typing import NDArray
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -57,6 +58,8 @@ def unit_labels(arrays: Sequence[Any], name: str) -> list[list[Any]]:
     (``validate_records``: 1 and "1" are never silently one id): numbers compare as numbers
     (int 0 and float 0.0 are one unit), text as text, and labels that mix the two kinds are
     refused, naming the arrays of each kind."""
+    import numpy as np
+
     kinds: dict[str, list[int]] = {"text": [], "number": []}
     out: list[list[Any]] = []
     for j, u in enumerate(arrays):
@@ -105,6 +108,8 @@ def read_toml(path: str | Path, what: str, known: Iterable[str]) -> dict[str, An
 
 def as_float_vector(x: Any, name: str, *, min_size: int = 1) -> NDArray[np.float64]:
     """Return `x` as a finite 1-D float array or raise naming `name` and the bad positions."""
+    import numpy as np
+
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -127,6 +132,8 @@ def as_float_matrix(
     """Return `x` as a 2-D float array (at least `min_rows` x `min_cols`) whose rows are all
     finite, or raise naming `name`, the `shape` it must have (e.g. ``"(n_blocks >= 1,
     n_conditions >= 2)"``) and the offending `rows` (the word for a row in the message)."""
+    import numpy as np
+
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -184,6 +191,8 @@ MAX_RESAMPLES = 2**25
 def check_positive_int(
     value: Any, name: str, *, minimum: int = 1, maximum: int | None = None
 ) -> int:
+    import numpy as np
+
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise TypeError(f"`{name}` must be an integer; got {type(value).__name__}.")
     if value < minimum:
@@ -266,6 +275,8 @@ def check_same_length(arrays: Sequence[tuple[str, Sized]], *, note: str = "") ->
 
 def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
     """``np.random.default_rng(rng)`` with an error that names the argument (SPEC 7)."""
+    import numpy as np
+
     if isinstance(rng, bool) or isinstance(rng, float | np.floating):
         raise TypeError(
             f"`{name}` must be None, a non-negative integer seed, a SeedSequence or a "
@@ -287,6 +298,8 @@ def power_of_two_scale(x: NDArray[np.float64]) -> int:
     the rescaled values are bit-for-bit the rescaled statistics: sums of huge values cannot
     overflow and squares of tiny ones cannot underflow. 0 for an all-zero array.
     """
+    import numpy as np
+
     top = float(np.max(np.abs(x), initial=0.0))
     return int(np.frexp(top)[1]) if top > 0 else 0
 
@@ -300,6 +313,8 @@ def differences_columns(differences: Any) -> list[NDArray[np.float64]]:
       lengths differ (ragged, so it cannot be a matrix) or there is a single element;
       a rectangular nested list is ambiguous (rows or columns?) and is refused.
     """
+    import numpy as np
+
     matrix: NDArray[np.float64] | None = None
     if hasattr(differences, "columns") and hasattr(differences, "to_numpy"):  # DataFrame
         arr = np.asarray(differences.to_numpy(dtype=np.float64, na_value=np.nan))

@@ -36,9 +36,9 @@ except SystemExit:
 """
 
 
-def _heavy_loaded(body: str) -> list[str]:
+def _heavy_loaded(body: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(heavy=HEAVY, body=body)],
+        [sys.executable, "-c", _PROBE.format(heavy=heavy, body=body)],
         capture_output=True,
         text=True,
         check=True,
@@ -50,6 +50,16 @@ def _heavy_loaded(body: str) -> list[str]:
 @pytest.mark.parametrize("argv", [["--help"], ["data", "list"], ["reproduce", "--help"]])
 def test_cli_front_door_loads_neither_pandas_nor_scipy(argv: list[str]) -> None:
     assert _heavy_loaded(_CLI.format(argv=argv)) == []
+
+
+def test_help_builds_no_sub_commands_costly_arguments() -> None:
+    """``osustat --help`` imports no numpy, no benchmark and no retrieval: reproduce's
+    benchmark options and analyze's correction names are added only when that sub-command is
+    asked for (``cli.common.DeferredParser``), and ``osustat._validation`` imports numpy in the
+    checks that use it (issue 34: ``osustat --help`` within 0.3 s CPU)."""
+    heavy = ("numpy", "osustat.analyses.registry", "osustat.retrieval")
+    assert _heavy_loaded(_CLI.format(argv=["--help"]), heavy) == []
+    assert _heavy_loaded(_CLI.format(argv=["reproduce", "--help"]), heavy) == list(heavy)
 
 
 # The package, retrieval, and the modules whose tasks a worker runs (it retrieves; the parent
