@@ -253,38 +253,13 @@ class Plan:
 def plan(request: Request) -> Plan:
     """Every check of `request`, before any work (``UsageError`` / ``ValueError`` naming the
     option). Returns what :func:`reproduce` runs."""
-    from osustat.provenance import OutputError, Provenance, check_target
+    from osustat.provenance import OutputError, check_target
 
     try:
         bench = get_benchmark(request.benchmark)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if request.grid and not request.sensitivity:
-        raise UsageError("`--grid` needs `--sensitivity`.")
-    if request.episodes is not None:
-        check_option_count(request.episodes, "--episodes", 1, 1_000_000)
-    check_option_count(request.jobs, "--jobs", 1, 1024)
-    check_option_count(request.n_resamples, "--resamples", 1, MAX_RESAMPLES)
-    check_option_count(request.seed, "--seed", 0, 2**63 - 1)
-    for s in request.seeds or ():
-        check_option_count(s, "--seeds", 0, 2**63 - 1)
-    if request.seeds is not None and not request.seeds:
-        raise UsageError("`--seeds` is empty; give comma-separated integers.")
-    try:
-        unique_items(request.seeds or (), "--seeds")
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if request.seeds is not None and not bench.multi_seed:
-        raise UsageError(
-            f"`--seeds` does not apply to {bench.name}, which runs one master `--seed`; "
-            "it sets the seeds of a multi-seed benchmark (toolbench)."
-        )
-    if request.scheduler is not None and request.jobs != 1:
-        raise UsageError(
-            "give `--jobs` (worker processes here) or `--scheduler` (a Dask cluster), not both."
-        )
-    if request.scheduler is not None and not request.scheduler.strip():
-        raise UsageError("`--scheduler` is empty; give a Dask address like tcp://HOST:8786.")
+    _check_counts(request, bench)
     try:
         check_target(request.out, None, force=request.force)
     except OutputError as exc:
@@ -328,41 +303,79 @@ def plan(request: Request) -> Plan:
         ),
     )
     bench.check(spec)
+    prov = _provenance(bench, spec, request)
+    try:
+        check_target(request.out, prov.inputs_digest, force=request.force, command=request.command)
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    return Plan(bench, spec, request, prov, grid)
+
+
+def _check_counts(request: Request, bench: Benchmark) -> None:
+    """The driver's own settings: counts and seeds, ``--grid``, ``--jobs`` vs ``--scheduler``."""
+    if request.grid and not request.sensitivity:
+        raise UsageError("`--grid` needs `--sensitivity`.")
+    if request.episodes is not None:
+        check_option_count(request.episodes, "--episodes", 1, 1_000_000)
+    check_option_count(request.jobs, "--jobs", 1, 1024)
+    check_option_count(request.n_resamples, "--resamples", 1, MAX_RESAMPLES)
+    check_option_count(request.seed, "--seed", 0, 2**63 - 1)
+    for s in request.seeds or ():
+        check_option_count(s, "--seeds", 0, 2**63 - 1)
+    if request.seeds is not None and not request.seeds:
+        raise UsageError("`--seeds` is empty; give comma-separated integers.")
+    try:
+        unique_items(request.seeds or (), "--seeds")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if request.seeds is not None and not bench.multi_seed:
+        raise UsageError(
+            f"`--seeds` does not apply to {bench.name}, which runs one master `--seed`; "
+            "it sets the seeds of a multi-seed benchmark (toolbench)."
+        )
+    if request.scheduler is not None and request.jobs != 1:
+        raise UsageError(
+            "give `--jobs` (worker processes here) or `--scheduler` (a Dask cluster), not both."
+        )
+    if request.scheduler is not None and not request.scheduler.strip():
+        raise UsageError("`--scheduler` is empty; give a Dask address like tcp://HOST:8786.")
+
+
+def _provenance(bench: Benchmark, spec: RunSpec, request: Request) -> Any:
+    """The run's provenance: its command, the data's SHA-256 and the settings (their digest is
+    what an existing ``--out`` folder and resumed work are compared by), seeds, resamples."""
+    from osustat.provenance import Provenance
+
     settings = {
         "benchmark": bench.name,
         "seed": spec.seed,
         "seeds": list(spec.seeds or ()),
         "episodes": spec.episodes,
         "resamples": spec.n_resamples,
-        "choices": dict(sorted(choices.items())),
+        "choices": dict(sorted(spec.choices.items())),
         # JSON values as JSON writes them (false, null), never Python's False/None as text
         "options": {
             k: v if v is None or isinstance(v, bool | int | float) else str(v)
             for k, v in sorted(spec.options.items())
         },
-        "retrievers": [r.source or r.name for r in retrievers],
+        "retrievers": [r.source or r.name for r in spec.retrievers],
         "sensitivity": bool(request.sensitivity),
         "grid": request.grid,
         "encoder_backend": request.encoder_backend,
     }
     settings_text = json.dumps(settings, sort_keys=True)
-    inputs = [*_sha_of(data)]
+    inputs = [*_sha_of(spec.data)]
     inputs.append(("settings", settings_text, hashlib.sha256(settings_text.encode()).hexdigest()))
     seeds = {"master": spec.seed}
     if spec.seeds:
         seeds.update({f"seed {k + 1}": s for k, s in enumerate(spec.seeds)})
-    prov = Provenance(
+    return Provenance(
         command=request.command,
         inputs=tuple(inputs),
         seeds=seeds,
         resamples={"sign-flip": spec.n_resamples},
         exclusions_note="the benchmark's own exclusions, if any, are stated in the report above.",
     )
-    try:
-        check_target(request.out, prov.inputs_digest, force=request.force, command=request.command)
-    except OutputError as exc:
-        raise UsageError(str(exc)) from None
-    return Plan(bench, spec, request, prov, grid)
 
 
 def equivalent_command(
