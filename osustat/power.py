@@ -43,7 +43,7 @@ from ._power_engines import (
     binomial_power,
 )
 from ._power_plan import POWER_TESTS, SIMULATION_MAX_N, Plan, PowerValue
-from ._validation import check_level, check_rng
+from ._validation import check_finite, check_level, check_rng
 
 __all__ = [
     "MDE_MIN_DIFFERENCES",
@@ -486,10 +486,5 @@ def power(
     """
     plan = Plan.from_arguments(locals())
     check_rng(rng)  # refused up front even when the method draws nothing
-    try:
-        effect = float(effect)
-    except (TypeError, ValueError):
-        raise TypeError(f"`effect` must be a number; got {effect!r}.") from None
-    if not math.isfinite(effect):
-        raise ValueError(f"`effect` must be finite; got {effect}.")
+    effect = check_finite(effect, "effect")
     return plan.result(_power_curve(plan, rng)(effect))
