@@ -680,3 +680,15 @@ class TestKinds:
         with pytest.raises(ValueError, match="`standard` must be one of"):
             res.counts("lenient")
         assert res.kinds() == {"equivalence": 1, "difference": 1}
+
+
+def test_progress_bar_counts_the_claims(capsys):
+    """The audit's bar (issue 38 item 5: half a minute of silence on τ-bench) counts claims
+    and ends at claims/claims; off by default."""
+    data = from_differences(BALANCED + 0.1)
+    claims = (claim("a"), claim("b", metric="recall"), claim("c", direction="less"))
+    run(*claims, data=data)
+    assert "claims audit" not in capsys.readouterr().err
+    run(*claims, data=data, progress=True)
+    err = capsys.readouterr().err
+    assert "claims audit" in err and "3/3" in err and "4/" not in err
