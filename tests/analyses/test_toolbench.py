@@ -420,3 +420,38 @@ def test_summary_numbers_are_the_tables_numbers():
             assert float(hi) == pytest.approx(100 * row["target_ci_high"], abs=0.051)
             assert (int(n_ep), int(n_t)) == (row["n_episodes"], row["n_targets"])
     assert "B = 1600: p = .040 (n = 150 targets)" in text  # the dose-response trend row
+
+
+def test_analysis_progress_bar_ends_at_its_total(tmp_path, monkeypatch):
+    """The analysis phase's bar (issue 38 item 5): 2 metrics x (5 betas + the trend test) per
+    evidence size, and the cohesion tests; it ends exactly at that total."""
+    import osustat.analyses.runner as runner
+    from osustat.analyses.toolbench.benchmark import reproduce_toolbench
+
+    bars = []
+
+    class Recording:
+        def __init__(self, total, desc, *, progress, **_):
+            self.total, self.desc, self.progress, self.n = total, desc, progress, 0
+            bars.append(self)
+
+        def update(self, k=1):
+            self.n += k
+
+        def close(self):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(runner, "progress_bar", Recording)
+    data = _write_data(tmp_path / "data")
+    reproduce_toolbench(
+        data, tmp_path / "out", encoder=HashingBagOfWordsEncoder(64), seeds=(1,), episodes=3,
+        background=60, n_resamples=99, progress=True,
+    )  # fmt: skip
+    (bar,) = [b for b in bars if b.desc == "toolbench analysis"]
+    assert bar.progress and bar.total == 3 * 2 * (5 + 1) + 1 == bar.n
