@@ -181,15 +181,21 @@ def _means(records: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([q, e], axis=1).reset_index()
 
 
-def _per_budget(
-    records: pd.DataFrame,
-    comps: dict[str, tuple[str, str, str]],
-    primary: int,
-    n: int,
-    seed: int,
-    tick: Callable[[], Any],
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Settings:
+    """What every comparison of one analysis shares: the comparisons, the primary budget, the
+    sign flips, the seed, and the progress bar's step."""
+
+    comps: dict[str, tuple[str, str, str]]
+    primary: int
+    n: int
+    seed: int
+    tick: Callable[[], Any]
+
+
+def _per_budget(records: pd.DataFrame, cfg: _Settings) -> dict[str, Any]:
     """Every comparison at every budget: cell rows, interaction, clustered contrast, break-even."""
+    comps, primary, n, seed, tick = cfg.comps, cfg.primary, cfg.n, cfg.seed, cfg.tick
     out: dict[str, Any] = {"crosstab": {}, "forest": None, "budget_results": []}
     by_budget, inter, contrast, be = [], [], [], []
     for key, (t, b, metric) in comps.items():
@@ -226,14 +232,8 @@ def _per_budget(
     return out
 
 
-def _by_category(
-    records: pd.DataFrame,
-    comps: dict[str, tuple[str, str, str]],
-    primary: int,
-    n: int,
-    seed: int,
-    tick: Callable[[], Any],
-) -> list[dict[str, Any]]:
+def _by_category(records: pd.DataFrame, cfg: _Settings) -> list[dict[str, Any]]:
+    comps, primary, n, seed, tick = cfg.comps, cfg.primary, cfg.n, cfg.seed, cfg.tick
     rows = []
     for cat, part in records.groupby("category"):
         for key, (t, b, metric) in comps.items():
@@ -260,12 +260,9 @@ def _by_category(
 
 
 def _sensitivity(
-    sensitivity: list[tuple[Any, pd.DataFrame, dict[str, Any]]],
-    primary: int,
-    n: int,
-    seed: int,
-    tick: Callable[[], Any],
+    sensitivity: list[tuple[Any, pd.DataFrame, dict[str, Any]]], cfg: _Settings
 ) -> list[dict[str, Any]]:
+    primary, n, seed, tick = cfg.primary, cfg.n, cfg.seed, cfg.tick
     rows = []
     for ch, rec, _ in sensitivity:
         for key in ("osu_flat_hit", "overlap_disjoint_hit"):
@@ -298,7 +295,8 @@ def analyze(
     comps = {k: v for k, v in COMPARISONS.items() if v[0] in methods and v[1] in methods}
     total = _n_steps(records, comps, sensitivity)
     with progress_bar(total, "locomo analysis", progress=progress, unit="test") as bar:
-        return _analyze(records, sensitivity, comps, primary, n_resamples, seed, bar.update)
+        cfg = _Settings(comps, primary, n_resamples, seed, bar.update)
+        return _analyze(records, sensitivity, cfg)
 
 
 def _n_steps(
@@ -319,23 +317,19 @@ def _n_steps(
 def _analyze(
     records: pd.DataFrame,
     sensitivity: list[tuple[Any, pd.DataFrame, dict[str, Any]]],
-    comps: dict[str, tuple[str, str, str]],
-    primary: int,
-    n_resamples: int,
-    seed: int,
-    tick: Callable[[], Any],
+    cfg: _Settings,
 ) -> LocomoAnalysis:
-    pb = _per_budget(records, comps, primary, n_resamples, seed, tick)
+    pb = _per_budget(records, cfg)
     return LocomoAnalysis(
-        primary=primary,
+        primary=cfg.primary,
         crosstab=pb["crosstab"],
         by_budget=pd.DataFrame(pb["by_budget"]),
         interaction=pd.DataFrame(pb["interaction"]),
         clustered_contrast=pd.DataFrame(pb["contrast"]),
         breakeven=pd.DataFrame(pb["breakeven"]),
-        by_category=pd.DataFrame(_by_category(records, comps, primary, n_resamples, seed, tick)),
+        by_category=pd.DataFrame(_by_category(records, cfg)),
         means=_means(records),
-        sensitivity=pd.DataFrame(_sensitivity(sensitivity, primary, n_resamples, seed, tick)),
+        sensitivity=pd.DataFrame(_sensitivity(sensitivity, cfg)),
         forest=pb["forest"],
         budget_results=tuple(pb["budget_results"]),
     )
