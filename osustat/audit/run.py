@@ -182,7 +182,13 @@ def audit(
     strict_bh = _standard(measured, mdes, bh, "strict")
     checks = tuple(
         dataclasses.replace(
-            _check(m, verdicts["as tested"][i], verdicts["strict"][i], mdes[i]),
+            _check(
+                m,
+                verdicts["as tested"][i],
+                verdicts["strict"][i],
+                mdes[i],
+                families[m.claim.family].alpha,
+            ),
             strict_bh=strict_bh[i],
         )
         for i, m in enumerate(measured)
@@ -233,7 +239,11 @@ def _standard(
 
 
 def _check(
-    m: Measured, as_tested: StandardVerdict, strict: StandardVerdict, mde: PowerValue | None
+    m: Measured,
+    as_tested: StandardVerdict,
+    strict: StandardVerdict,
+    mde: PowerValue | None,
+    alpha: float,
 ) -> ClaimCheck:
     c = m.claim
     if m.missing is not None:
@@ -260,7 +270,7 @@ def _check(
         seed_dependence=m.seeds,
         pooled_pvalue=m.pooled.pvalue if m.pooled is not None else None,
         fisher_pvalue=fisher,
-        flags=tuple(flags(m, floor)),
+        flags=tuple(flags(m, floor, alpha)),
         notes=m.notes,
         as_tested=as_tested,
         strict=strict,

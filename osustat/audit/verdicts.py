@@ -20,6 +20,7 @@ from typing import Any
 
 from osustat.audit.claim import Claim, Family
 from osustat.combine import fisher_combine
+from osustat.interaction import centered_size_at_equal_variances
 from osustat.intervals import ConfidenceInterval
 from osustat.power import PowerValue, minimum_detectable_effect
 
@@ -52,7 +53,15 @@ FLAG_CODES = (
     "effect-outside-ci",
     "n-mismatch",
     "skewed-equivalence",
+    "liberal-interaction",
 )
+
+#: The as-tested interaction verdict is flagged when the paper's centred statistic, at the
+#: claim's cell sizes, rejects more than this multiple of alpha of normal equal-variance
+#: nulls (:func:`osustat.interaction.centered_size_at_equal_variances`): .06 at alpha = .05,
+#: the tolerance issue 35 sets. Decided before the rule was measured on random cell sizes
+#: (benchmarks/interaction_small_cell.py --random).
+LIBERAL_SIZE = 1.2
 
 #: |skewness| of the differences from which a TOST verdict is flagged: the sign-flip TOST
 #: assumes differences symmetric about their mean, and at the margin it rejected up to .14
@@ -109,10 +118,12 @@ class Flag:
     """A problem with how a claim's own numbers were obtained.
 
     ``code`` is one of :data:`FLAG_CODES`; the numbers behind it are those of the
-    :class:`~osustat.audit.result.ClaimCheck` that carries the flag.
+    :class:`~osustat.audit.result.ClaimCheck` that carries the flag, and ``value`` where the
+    flag measured its own (``'liberal-interaction'``: the as-tested test's size at its cells).
     """
 
     code: str
+    value: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -382,8 +393,9 @@ def min_attainable(m: Measured) -> float:
     return floor
 
 
-def flags(m: Measured, floor: float | None) -> list[Flag]:
-    """The flags of a checkable claim (``floor``: :func:`min_attainable`, None if untested)."""
+def flags(m: Measured, floor: float | None, alpha: float = 0.05) -> list[Flag]:
+    """The flags of a checkable claim (``floor``: :func:`min_attainable`, None if untested;
+    `alpha`: its family's level)."""
     c = m.claim
     out = []
     rp = c.reported_p
@@ -417,7 +429,19 @@ def flags(m: Measured, floor: float | None) -> list[Flag]:
         out.append(Flag("n-mismatch"))
     if m.equivalence is not None and abs(m.equivalence.skewness) >= SKEW_FLAG:
         out.append(Flag("skewed-equivalence"))
+    liberal = _liberal_interaction(m, alpha)
+    if liberal is not None:
+        out.append(liberal)
     return out
+
+
+def _liberal_interaction(m: Measured, alpha: float) -> Flag | None:
+    """The ``'liberal-interaction'`` flag, with the centred test's size at the claim's cells."""
+    res = m.interaction_as_tested
+    if res is None or res.method != "centered-signflip":
+        return None
+    size = centered_size_at_equal_variances(list(res.cell_n.values()), alpha=alpha)
+    return Flag("liberal-interaction", size) if size > LIBERAL_SIZE * alpha else None
 
 
 def pooled_n(c: Claim, n: int | None, n_seeds: int | None) -> bool:
