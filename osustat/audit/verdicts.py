@@ -54,6 +54,7 @@ FLAG_CODES = (
     "n-mismatch",
     "skewed-equivalence",
     "liberal-interaction",
+    "mc-undecided",
 )
 
 #: The as-tested interaction verdict is flagged when the paper's centred statistic, at the
@@ -119,11 +120,13 @@ class Flag:
 
     ``code`` is one of :data:`FLAG_CODES`; the numbers behind it are those of the
     :class:`~osustat.audit.result.ClaimCheck` that carries the flag, and ``value`` where the
-    flag measured its own (``'liberal-interaction'``: the as-tested test's size at its cells).
+    flag measured its own (``'liberal-interaction'``: the as-tested test's size at its cells;
+    ``'mc-undecided'``: the Monte Carlo standard error of the corrected p, for `standard`).
     """
 
     code: str
     value: float | None = None
+    standard: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -426,8 +426,10 @@ class TestSeeds:
         data["benchmark"] = "bench"
         c = run(claim(seeds="fisher"), data=data).checks[0]
         assert c.n == 80 and c.n_seeds == 3
+        # its strict p lies near .05: sequentially resampled (issue 35 item 13), said in a note
+        assert [n.code for n in c.notes][1:] == ["mc-resampled"]
         assert c.as_tested.test == "fisher" and c.strict.test == "sign-flip-averaged"
-        assert [n.code for n in c.notes] == ["seeds-share-units"]
+        assert [n.code for n in c.notes][:1] == ["seeds-share-units"]
         assert "40, 40, 40 units; 80 distinct, 40 in two or more seeds" in note_text(c, c.notes[0])
         ref = []
         for s in (1, 2, 3):
