@@ -33,6 +33,7 @@ __all__ = [
     "TESTS",
     "Flag",
     "StandardVerdict",
+    "claimed_magnitude",
     "flags",
     "judge",
     "mde_of",
@@ -258,7 +259,7 @@ def _difference(
         return "contradicted", "significant-wrong-side", None
     if wrong_ci:
         return "contradicted", "ci-wrong-side", None
-    magnitude = _magnitude(c) if c.kind == "difference" else None
+    magnitude = claimed_magnitude(c) if c.kind == "difference" else None
     weak = magnitude is not None and mde is not None and mde > magnitude
     if beyond:
         if weak:
@@ -269,8 +270,9 @@ def _difference(
     return "contradicted", "wrong-side", None
 
 
-def _magnitude(c: Claim) -> float | None:
-    """The claimed magnitude an MDE is compared with (difference scale)."""
+def claimed_magnitude(c: Claim) -> float | None:
+    """The claimed magnitude an MDE is compared with (difference scale): the reported effect
+    (or the reported means' gap) minus the threshold, else the threshold; None without one."""
     t = c.threshold
     if c.reported_effect is not None or c.reported_means is not None:
         return abs((c.claimed_effect or 0.0) - t)
