@@ -129,11 +129,11 @@ def sequential_pvalue(
     Examples
     --------
     >>> import numpy as np
-    >>> from osustat import paired_signflip_test
     >>> from osustat.audit.precision import sequential_pvalue
+    >>> from osustat.signflip import signflip_tests
     >>> d = np.random.default_rng(3).normal(0.3, 1, 40)
     >>> def test(b, gen):
-    ...     r = paired_signflip_test(d, n_resamples=b, rng=gen)
+    ...     r = signflip_tests([d], n_resamples=b, rng=gen)[0]
     ...     return r.pvalue, r.pvalue_se
     >>> out = sequential_pvalue(test, alpha=0.05, n_resamples=999, max_resamples=2**16, rng=0)
     >>> out.settled
