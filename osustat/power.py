@@ -247,7 +247,7 @@ def _standardized_simulation_mde(
 
 
 def minimum_detectable_effect(
-    differences_sd: float,
+    differences_sd: float | None,
     n: int,
     *,
     alpha: float = 0.05,
@@ -451,7 +451,7 @@ def _too_few(plan: Plan, target: float, rng: Any) -> PowerValue:
 
 def power(
     effect: float,
-    differences_sd: float,
+    differences_sd: float | None,
     n: int,
     *,
     alpha: float = 0.05,
