@@ -247,7 +247,14 @@ class TestPower:
         n, effect, reps = 20, (0.25 if alternative == "two-sided" else -0.25), 1500
         got = power(effect, None, n, differences=d, alternative=alternative)
         assert got.method == "empirical-tilt"
-        v, c = np.unique(np.concatenate([d, -d]), return_counts=True)
+        # the null: the observed law tilted back to mean 0, then made symmetric (issue 35
+        # item 4; this pilot's mean is .076, so the untilt matters)
+        vals, cnt = np.unique(d, return_counts=True)
+        p = cnt / cnt.sum()
+        t0 = brentq(lambda t: (p * np.exp(t * vals)) @ vals, -50, 50)
+        p0 = p * np.exp(t0 * vals) / (p * np.exp(t0 * vals)).sum()
+        v = np.unique(np.concatenate([vals, -vals]))
+        c = np.array([p0[np.isclose(vals, x)].sum() + p0[np.isclose(vals, -x)].sum() for x in v])
 
         def probs(theta):
             w = c * np.exp(theta * v)
@@ -360,12 +367,13 @@ class TestHonestMDE:
         lo, hi = mde.mde_range
         assert lo < hi == float(mde)
         # the normal-model MDE at the sd's 80% chi-square bounds (independent: scipy)
-        from scipy.stats import chi2
+        from scipy.stats import chi2, kurtosis
 
         sd = d.std(ddof=1)
+        df = min(k - 1, 2 * k / (kurtosis(d, fisher=False) - 1))  # the sd's precision
         unit = minimum_detectable_effect(1.0, k) if k <= 12 else None
-        assert lo == pytest.approx(unit * sd * np.sqrt((k - 1) / chi2.ppf(0.9, k - 1)))
-        assert hi == pytest.approx(unit * sd * np.sqrt((k - 1) / chi2.ppf(0.1, k - 1)))
+        assert lo == pytest.approx(unit * sd * np.sqrt(df / chi2.ppf(0.9, df)))
+        assert hi == pytest.approx(unit * sd * np.sqrt(df / chi2.ppf(0.1, df)))
         assert mde_description(mde).startswith(f"MDE not estimable from n = {k} differences")
 
     def test_binary_range_over_p_nonzero(self):
@@ -376,8 +384,14 @@ class TestHonestMDE:
                                                              test="exact-binomial")  # fmt: skip
 
     def test_twelve_differences_give_a_number(self):
-        d = np.random.default_rng(1).normal(size=12)
+        # twelve normal-looking differences (normal quantiles: kurtosis 2.3, below normal's
+        # 3, so their sd keeps its 11 degrees of freedom; scale_df)
+        from scipy.stats import norm
+
+        d = norm.ppf((np.arange(12) + 0.5) / 12)
         assert minimum_detectable_effect(None, 12, differences=d).mde_range is None
+        heavy = np.r_[d[1:-1], -4.0, 4.0]  # two far values: kurtosis 4.6, a range
+        assert minimum_detectable_effect(None, 12, differences=heavy).mde_range is not None
 
     def test_the_threshold_is_the_normal_theory_bound(self):
         # MDE_MIN_DIFFERENCES is the smallest k at which, for normal differences, the sd
@@ -391,3 +405,89 @@ class TestHonestMDE:
             return chi2.cdf((k - 1) * r**2, k - 1)
 
         assert share(MDE_MIN_DIFFERENCES) <= 0.2 < share(MDE_MIN_DIFFERENCES - 1)
+
+
+class TestMDEProcedure:
+    """Issue 35 items 3-4 judged as a procedure: what a row's printed MDE promises."""
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason="issue 35 item 3 not met for lognormal differences at n = 50: the power at "
+        "the 20th percentile of printed MDEs is about .53 (.6 needed; "
+        "benchmarks/results-mde_procedure.md)",
+    )
+    def test_lognormal_rows_rarely_print_an_mde_the_test_misses(self):
+        # 50 lognormal differences printed an MDE at which the test's true power was < .6 in
+        # 48% of rows (the sd of 50 such values is far below the law's in most samples). At
+        # most 20% may: the power at the 20th percentile of what rows print (a range counts
+        # as printing no number) must reach .6 -- one simulation, the power being monotone.
+        from osustat import signflip_tests
+
+        gen = np.random.default_rng(35)
+        rows = np.exp(gen.standard_normal((40, 50)))
+        printed = [
+            minimum_detectable_effect(None, 50, differences=r, n_simulations=500) for r in rows
+        ]
+        numbers = [np.inf if m.mde_range is not None else float(m) for m in printed]
+        e20 = float(np.quantile(numbers, 0.2))
+        assert np.isfinite(e20)  # most rows still print a number
+        reps = 600
+        x = e20 + np.exp(gen.standard_normal((50, reps))) - np.exp(0.5)
+        rate = np.mean([t.pvalue <= 0.05 for t in signflip_tests(x, n_resamples=1000, rng=1)])
+        assert rate >= 0.6 - 2 * np.sqrt(0.24 / reps), (e20, rate)
+
+    def test_heavy_tails_give_a_range_normal_rows_a_number(self):
+        # the sd's degrees of freedom (scale_df) decide: normal rows of 50 keep a number,
+        # lognormal ones -- whose sd is as precise as a handful of normal values' -- often
+        # not (a row that prints a range never reaches the search)
+        from scipy.stats import kurtosis
+
+        from osustat.power import MDE_MIN_DIFFERENCES, scale_df
+
+        gen = np.random.default_rng(3)
+        normal, skewed = gen.standard_normal((50, 50)), np.exp(gen.standard_normal((50, 50)))
+        assert all(scale_df(r) >= MDE_MIN_DIFFERENCES - 1 for r in normal)
+        assert np.mean([scale_df(r) < MDE_MIN_DIFFERENCES - 1 for r in skewed]) > 0.25
+        r = skewed[0]  # the delta-method df with scipy's kurtosis (independent reference)
+        assert scale_df(r) == pytest.approx(min(49, 100 / (kurtosis(r, fisher=False) - 1)))
+        ranged = next(r for r in skewed if scale_df(r) < MDE_MIN_DIFFERENCES - 1)
+        mde = minimum_detectable_effect(None, 50, differences=ranged)
+        assert mde.method == "sd-range" and "heavy tails" in mde.range_basis
+
+    def test_scale_correction_matches_normal_theory(self):
+        # for normal samples the plug-in sd's median over samples of k is
+        # sigma * sqrt(chi2.median(k - 1) / k); the bootstrap's estimate of that ratio
+        # (1 / scale_correction) agrees on average (independent reference: scipy's chi2)
+        from scipy.stats import chi2
+
+        from osustat._power_engines import scale_correction
+
+        gen = np.random.default_rng(0)
+        for k in (20, 50):
+            x = gen.standard_normal((100, k))
+            ratio = np.mean([1 / scale_correction(r - r.mean(), gen) for r in x])
+            assert ratio == pytest.approx(np.sqrt(chi2.ppf(0.5, k - 1) / k), abs=0.015)
+
+    def test_the_tilted_null_ignores_the_pilots_own_tilt(self):
+        # issue 35 item 4: a pilot carrying the effect (what analyze has) made symmetric as
+        # it is adds the squared effect to the null's spread: 600 units of recall over 3
+        # items whose counts are the null law tilted to mean .245 gave an MDE 14% above the
+        # null pilot's; the model's own tilt must not move its null
+        from scipy.stats import binom
+
+        v = np.arange(-3, 4) / 3
+        p0 = np.array(
+            [sum(binom.pmf(a, 3, 0.5) * binom.pmf(a - j, 3, 0.5) for a in range(4))
+             for j in range(-3, 4)]
+        )  # fmt: skip
+
+        def pilot(theta):
+            w = p0 * np.exp(theta * v)
+            return np.repeat(v, np.round(600 * w / w.sum()).astype(int))
+
+        null, at = pilot(0.0), pilot(1.5)
+        assert at.mean() > 0.24
+        a = minimum_detectable_effect(None, 50, differences=null)
+        b = minimum_detectable_effect(None, 50, differences=at)
+        assert a.method == b.method == "empirical-tilt"
+        assert b == pytest.approx(a, rel=0.02)
