@@ -345,10 +345,8 @@ def minimum_detectable_effect(
         )
     if not attainable(n, alpha, alt):
         return plan.result(math.inf)  # the sign-flip test cannot reject at all
-    if plan.auto and plan.d is not None:
-        df = plan.d.size - 1.0 if plan.test == "exact-binomial" else scale_df(plan.d)
-        if df < MDE_MIN_DIFFERENCES - 1:
-            return _too_few(plan, target, rng, df)
+    if plan.auto and plan.d is not None and plan.d.size < MDE_MIN_DIFFERENCES:
+        return _too_few(plan, target, rng)
     sign = -1.0 if alt == "less" else 1.0
     if plan.test == "empirical-tilt":
         assert plan.d is not None
@@ -405,47 +403,16 @@ def _shift_mde(plan: Plan, target: float, rng: Any, *, simulate: bool) -> float:
 #: at k = 6, .22 at 10, .21 at 11 and .19 at 12 (tests/osustat/test_power.py recomputes it).
 MDE_MIN_DIFFERENCES = 12
 
-
-def scale_df(d: np.ndarray) -> float:
-    """The degrees of freedom of the sd of `d` as a measure of the law's spread: ``k - 1``
-    for normal differences, ``2 k / (kurtosis - 1)`` beyond (the delta method:
-    ``Var(s**2) / sigma**4 = (kurtosis - 1) / k``, which is ``2 / (k - 1)`` for normal
-    data), with the plug-in kurtosis of `d`, at most ``k - 1``.
-
-    An MDE is proportional to the sd it rests on, and issue 35's bound (at most 20% of rows
-    printing an MDE at which the test has power < .6) holds for normal differences from
-    :data:`MDE_MIN_DIFFERENCES` on, i.e. from 11 degrees of freedom. Skewed or
-    heavy-tailed differences (lognormal, t3) carry fewer for the same ``k``: 50 lognormal
-    differences with kurtosis 10 are worth about 11 normal ones. The rule was derived, not
-    fitted: the threshold is the normal-theory one, the kurtosis the row's own.
-
-    >>> import numpy as np
-    >>> from osustat.power import scale_df
-    >>> round(scale_df(np.array([-1.0, 1.0] * 10)), 1)  # two values: kurtosis 1, capped
-    19.0
-    >>> round(scale_df(np.r_[np.zeros(18), -3.0, 3.0]), 1)  # kurtosis 10
-    4.4
-    """
-    k = d.size
-    c = d - d.mean()
-    m2 = float(np.mean(c**2))
-    if m2 == 0:
-        return k - 1.0
-    excess = float(np.mean(c**4)) / m2**2 - 1.0
-    return float(k - 1) if excess <= 0 else min(k - 1.0, 2.0 * k / excess)
-
-
 #: Two-sided coverage of the sd interval behind a range printed instead of an MDE.
 MDE_RANGE_LEVEL = 0.8
 
 
-def _too_few(plan: Plan, target: float, rng: Any, df: float) -> PowerValue:
-    """An MDE range from too few differences (``k`` < :data:`MDE_MIN_DIFFERENCES`, or an sd
-    with fewer degrees of freedom than 11 normal differences give: :func:`scale_df`): the
-    MDE over an :data:`MDE_RANGE_LEVEL` interval of what the ``k`` values estimate. 0/1
+def _too_few(plan: Plan, target: float, rng: Any) -> PowerValue:
+    """An MDE range from too few differences (``k`` < :data:`MDE_MIN_DIFFERENCES`): the MDE
+    over an :data:`MDE_RANGE_LEVEL` interval of what the ``k`` values estimate. 0/1
     differences (``'q-range'``): the exact-binomial MDE over the Clopper-Pearson interval of
     ``P(d != 0)``; others (``'sd-range'``): the normal-model MDE at the ends of the sd's
-    chi-square interval (`df` degrees of freedom). The value is the upper end
+    chi-square interval (``k - 1`` degrees of freedom). The value is the upper end
     (conservative); ``.mde_range`` holds both."""
     from scipy.stats import beta, chi2
 
@@ -469,13 +436,11 @@ def _too_few(plan: Plan, target: float, rng: Any, df: float) -> PowerValue:
         method, basis = "q-range", "exact binomial over the 80% interval of P(d ≠ 0)"
     else:
         sd = float(np.std(plan.d, ddof=1))
-        lo_sd = sd * math.sqrt(df / chi2.isf(tail, df))
-        hi_sd = sd * math.sqrt(df / chi2.ppf(tail, df))
+        lo_sd = sd * math.sqrt((k - 1) / chi2.isf(tail, k - 1))
+        hi_sd = sd * math.sqrt((k - 1) / chi2.ppf(tail, k - 1))
         unit = _shift_mde(plan, target, rng, simulate=plan.n <= SIMULATION_MAX_N)
         ends = (unit * lo_sd, unit * hi_sd)
         method, basis = "sd-range", "normal model over the 80% interval of the sd"
-        if df < k - 1:
-            basis += f"; heavy tails: the sd is as precise as {df + 1:.0f} normal differences'"
     value = plan.result(ends[1])
     value.method = method
     value.mde_range = ends
