@@ -51,14 +51,12 @@ from .analysis_multi import MultiAnalysisResult
 from .analysis_result import AnalysisResult, Comparison, Row
 from .cells import CELLS, cell_codes
 from .cellwise import (
-    MDE_POWER,
     MDE_SEED,
     CellConditionalResult,
     CellEffect,
     cell_conditional,
 )
 from .multitest import adjust_pvalues
-from .power import minimum_detectable_effect
 from .provenance import Provenance, command_line, package_versions
 from .records import paired
 from .stepdown import STEPDOWN_METHODS, westfall_young
@@ -501,18 +499,7 @@ def _row(
     """One reported row: its family, the MDE of its test at its level, its verdict."""
     p_adj, fam, m = family_info
     mde_alpha = alpha / m if (m > 1 and correction != "none") else alpha
-    if mde_alpha == e.mde.alpha:
-        mde = e.mde  # cell_conditional already stated it at this level
-    else:
-        d = _diffs(res, e)
-        mde = minimum_detectable_effect(
-            float(np.std(d, ddof=1)),
-            e.n,
-            alpha=mde_alpha,
-            power=MDE_POWER,
-            differences=d,
-            rng=MDE_SEED,
-        )
+    mde = e.mde_at(mde_alpha)  # searched only at the level printed
     return Row(
         label="Aggregate" if e.cell is None else e.cell.value,
         effect=e,
@@ -581,10 +568,6 @@ def _mask(res: CellConditionalResult, e: CellEffect) -> np.ndarray:
     if e.cell is None or res.paired.cells is None:
         return np.ones(res.paired.n, dtype=bool)
     return cell_codes(res.paired.cells) == CELLS.index(e.cell)
-
-
-def _diffs(res: CellConditionalResult, e: CellEffect) -> np.ndarray:
-    return res.paired.differences[_mask(res, e)]
 
 
 def _unit_values(res: CellConditionalResult, e: CellEffect) -> tuple[np.ndarray, np.ndarray]:
