@@ -95,6 +95,7 @@ def analyze(
     input_notes: Sequence[str] = (),
     reference: pd.DataFrame | str | Path | None = None,
     paper_means: Any = None,
+    workers: Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]] | None = None,
 ) -> AnalysisResult | MultiAnalysisResult:
     """Cell-conditional analysis of `treatment` vs `baseline` over metrics and budgets.
 
@@ -151,6 +152,12 @@ def analyze(
         The paper's printed (treatment, baseline) means: one pair when the analysis has one
         (metric, budget) comparison, else ``{(metric, budget): (t, b)}``. Aggregate rows gain
         ER and ΔRI against them (intervals: the reproduction's sampling error only).
+    workers : map-like callable, optional
+        Runs the method pairs' comparisons, as scipy's ``workers``: called as
+        ``workers(func, tasks)`` on batches of pairs, it must return ``func(task)`` for each
+        task in order (e.g. ``multiprocessing.Pool(2).map``, or for a Dask cluster
+        ``lambda f, xs: client.gather(client.map(f, xs))``). Default: the built-in ``map``,
+        in this process. Every pair's seeds are fixed, so the result is the same either way.
 
     Returns
     -------
@@ -205,6 +212,7 @@ def analyze(
     )
     raw = _run(
         plan,
+        workers=workers,
         unit=unit,
         benchmark=benchmark,
         n_resamples=resamples,
@@ -326,50 +334,81 @@ def _plan(
     return _Plan(df, methods, unused, pairs, groups, printed, ref_df)
 
 
+#: Method pairs handed to `workers` at a time: their rows are in memory together.
+PAIRS_PER_BATCH = 32
+
+
 def _run(
     plan: _Plan,
     *,
-    unit: str,
-    benchmark: str | None,
-    n_resamples: int,
-    bootstrap_resamples: int,
-    level: float,
-    alpha: float,
-    seed: int,
+    workers: Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]] | None,
+    **settings: Any,
 ) -> list[list[tuple[str, int, CellConditionalResult]]]:
-    """Each method pair's cell-conditional results, one per (metric, budget)."""
+    """Each method pair's cell-conditional results, one per (metric, budget), computed by
+    :func:`_pair_results` through `workers` (a map-like callable; built-in ``map`` when None)
+    in batches of :data:`PAIRS_PER_BATCH` pairs."""
     # Every method pair gets the same child seeds: a pair's rows equal its analysis alone.
-    seeds = np.random.SeedSequence(seed).spawn(len(plan.pairs))
-    raw: list[list[tuple[str, int, CellConditionalResult]]] = []
-    many = len(plan.methods) >= 3
+    seeds = np.random.SeedSequence(settings.pop("seed")).spawn(len(plan.pairs))
     # Each pair's rows taken once (in the table's order), so pairing a comparison scans the
     # two methods' rows only, not every method's (10^6 rows for 50 methods: issue 37).
     rows = plan.df.rows_by("method")
-    for t, b in tqdm(plan.methods, desc="method pairs", disable=not many, leave=False):
-        raw.append([])
-        df = plan.df.take_rows(np.sort(np.concatenate([rows[t], rows[b]])))
-        # One pair on large records takes seconds per comparison: a bar of its comparisons
-        # once 2 s have passed, on a terminal only (None: off when stderr is not a TTY).
-        one = tqdm(
-            plan.pairs,
-            desc=f"{t} vs {b}",
-            unit="comparison",
-            delay=2.0,
-            disable=True if many else None,
-            leave=False,
-        )
-        for k, (metric, budget) in enumerate(one):
-            data = paired(df, t, b, metric=metric, budget=budget, unit=unit, benchmark=benchmark)
-            res = cell_conditional(
-                data,
-                n_resamples=n_resamples,
-                bootstrap_resamples=bootstrap_resamples,
-                level=level,
-                alpha=alpha,
-                rng=np.random.default_rng(seeds[k]),
-            )
-            raw[-1].append((metric, budget, res))
+    many = len(plan.methods) >= 3
+    mapper = map if workers is None else workers
+    raw: list[list[tuple[str, int, CellConditionalResult]]] = []
+    with tqdm(total=len(plan.methods), desc="method pairs", disable=not many, leave=False) as bar:
+        for first in range(0, len(plan.methods), PAIRS_PER_BATCH):
+            tasks = [
+                _PairTask(
+                    plan.df.take_rows(np.sort(np.concatenate([rows[t], rows[b]]))),
+                    t,
+                    b,
+                    plan.pairs,
+                    seeds,
+                    settings,
+                    bar=not many,
+                )
+                for t, b in plan.methods[first : first + PAIRS_PER_BATCH]
+            ]
+            for part in mapper(_pair_results, tasks):
+                raw.append(part)
+                bar.update()
     return raw
+
+
+@dataclass(frozen=True)
+class _PairTask:
+    """One method pair's work: its rows, the comparisons, their seeds and the settings."""
+
+    df: ValidatedRecords
+    treatment: str
+    baseline: str
+    pairs: list[tuple[str, int]]
+    seeds: list[np.random.SeedSequence]
+    settings: dict[str, Any]
+    bar: bool  # a bar of the pair's comparisons (one pair analysed alone)
+
+
+def _pair_results(task: _PairTask) -> list[tuple[str, int, CellConditionalResult]]:
+    """The cell-conditional result of every (metric, budget) comparison of one method pair
+    (module level, so a process pool or a Dask cluster can run it)."""
+    t, b, opts = task.treatment, task.baseline, dict(task.settings)
+    unit, benchmark = opts.pop("unit"), opts.pop("benchmark")
+    # One pair on large records takes seconds per comparison: a bar of its comparisons
+    # once 2 s have passed, on a terminal only (None: off when stderr is not a TTY).
+    one = tqdm(
+        task.pairs,
+        desc=f"{t} vs {b}",
+        unit="comparison",
+        delay=2.0,
+        disable=None if task.bar else True,
+        leave=False,
+    )
+    out = []
+    for k, (metric, budget) in enumerate(one):
+        data = paired(task.df, t, b, metric=metric, budget=budget, unit=unit, benchmark=benchmark)
+        res = cell_conditional(data, rng=np.random.default_rng(task.seeds[k]), **opts)
+        out.append((metric, budget, res))
+    return out
 
 
 def _tables(
