@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -153,11 +154,12 @@ def analyze(
         (metric, budget) comparison, else ``{(metric, budget): (t, b)}``. Aggregate rows gain
         ER and ΔRI against them (intervals: the reproduction's sampling error only).
     workers : map-like callable, optional
-        Runs the method pairs' comparisons, as scipy's ``workers``: called as
-        ``workers(func, tasks)`` on batches of pairs, it must return ``func(task)`` for each
-        task in order (e.g. ``multiprocessing.Pool(2).map``, or for a Dask cluster
-        ``lambda f, xs: client.gather(client.map(f, xs))``). Default: the built-in ``map``,
-        in this process. Every pair's seeds are fixed, so the result is the same either way.
+        Runs the comparisons (one task per method pair and (metric, budget), carrying the
+        pair's rows), as scipy's ``workers``: called as ``workers(func, tasks)`` on batches
+        of tasks, it must return ``func(task)`` for each task in order (e.g.
+        ``multiprocessing.Pool(2).map``, or for a Dask cluster ``lambda f, xs:
+        client.gather(client.map(f, xs))``). Default: the built-in ``map``, in this process.
+        Every comparison's seed is fixed, so the result is the same either way.
 
     Returns
     -------
@@ -334,8 +336,8 @@ def _plan(
     return _Plan(df, methods, unused, pairs, groups, printed, ref_df)
 
 
-#: Method pairs handed to `workers` at a time: their rows are in memory together.
-PAIRS_PER_BATCH = 32
+#: Comparisons handed to `workers` at a time: their method pairs' rows are in memory together.
+TASKS_PER_BATCH = 64
 
 
 def _run(
@@ -345,70 +347,75 @@ def _run(
     **settings: Any,
 ) -> list[list[tuple[str, int, CellConditionalResult]]]:
     """Each method pair's cell-conditional results, one per (metric, budget), computed by
-    :func:`_pair_results` through `workers` (a map-like callable; built-in ``map`` when None)
-    in batches of :data:`PAIRS_PER_BATCH` pairs."""
+    :func:`_comparison` through `workers` (a map-like callable; built-in ``map`` when None),
+    :data:`TASKS_PER_BATCH` comparisons at a time, in order."""
     # Every method pair gets the same child seeds: a pair's rows equal its analysis alone.
     seeds = np.random.SeedSequence(settings.pop("seed")).spawn(len(plan.pairs))
     # Each pair's rows taken once (in the table's order), so pairing a comparison scans the
     # two methods' rows only, not every method's (10^6 rows for 50 methods: issue 37).
     rows = plan.df.rows_by("method")
-    many = len(plan.methods) >= 3
+    per_pair = len(plan.pairs)
+    tasks = (
+        _Task(plan.df.take_rows(np.sort(np.concatenate([rows[t], rows[b]]))), t, b, settings)
+        for t, b in plan.methods
+    )
+    work = (
+        (task, metric, budget, seeds[k])
+        for task in tasks
+        for k, (metric, budget) in enumerate(plan.pairs)
+    )
     mapper = map if workers is None else workers
     raw: list[list[tuple[str, int, CellConditionalResult]]] = []
-    with tqdm(total=len(plan.methods), desc="method pairs", disable=not many, leave=False) as bar:
-        for first in range(0, len(plan.methods), PAIRS_PER_BATCH):
-            tasks = [
-                _PairTask(
-                    plan.df.take_rows(np.sort(np.concatenate([rows[t], rows[b]]))),
-                    t,
-                    b,
-                    plan.pairs,
-                    seeds,
-                    settings,
-                    bar=not many,
-                )
-                for t, b in plan.methods[first : first + PAIRS_PER_BATCH]
-            ]
-            for part in mapper(_pair_results, tasks):
-                raw.append(part)
-                bar.update()
+    many = len(plan.methods) >= 3
+    with _bar(plan, many) as bar:
+        while batch := list(islice(work, TASKS_PER_BATCH)):
+            for metric, budget, res in mapper(_comparison, batch):
+                if not raw or len(raw[-1]) == per_pair:
+                    raw.append([])
+                raw[-1].append((metric, budget, res))
+                if not many or len(raw[-1]) == per_pair:
+                    bar.update()
     return raw
 
 
+def _bar(plan: _Plan, many: bool) -> Any:
+    """Progress: the method pairs from three on; else the comparisons once 2 s have passed,
+    on a terminal only (None: off when stderr is not a TTY)."""
+    if many:
+        return tqdm(total=len(plan.methods), desc="method pairs", leave=False)
+    desc = " vs ".join(plan.methods[0]) if len(plan.methods) == 1 else "comparisons"
+    total = len(plan.methods) * len(plan.pairs)
+    return tqdm(total=total, desc=desc, unit="comparison", delay=2.0, disable=None, leave=False)
+
+
 @dataclass(frozen=True)
-class _PairTask:
-    """One method pair's work: its rows, the comparisons, their seeds and the settings."""
+class _Task:
+    """One method pair's rows and the settings of its comparisons."""
 
     df: ValidatedRecords
     treatment: str
     baseline: str
-    pairs: list[tuple[str, int]]
-    seeds: list[np.random.SeedSequence]
     settings: dict[str, Any]
-    bar: bool  # a bar of the pair's comparisons (one pair analysed alone)
 
 
-def _pair_results(task: _PairTask) -> list[tuple[str, int, CellConditionalResult]]:
-    """The cell-conditional result of every (metric, budget) comparison of one method pair
-    (module level, so a process pool or a Dask cluster can run it)."""
-    t, b, opts = task.treatment, task.baseline, dict(task.settings)
+def _comparison(
+    work: tuple[_Task, str, int, np.random.SeedSequence],
+) -> tuple[str, int, CellConditionalResult]:
+    """One (metric, budget) comparison of a method pair (module level, so a process pool or
+    a Dask cluster can run it)."""
+    task, metric, budget, seed = work
+    opts = dict(task.settings)
     unit, benchmark = opts.pop("unit"), opts.pop("benchmark")
-    # One pair on large records takes seconds per comparison: a bar of its comparisons
-    # once 2 s have passed, on a terminal only (None: off when stderr is not a TTY).
-    one = tqdm(
-        task.pairs,
-        desc=f"{t} vs {b}",
-        unit="comparison",
-        delay=2.0,
-        disable=None if task.bar else True,
-        leave=False,
+    data = paired(
+        task.df,
+        task.treatment,
+        task.baseline,
+        metric=metric,
+        budget=budget,
+        unit=unit,
+        benchmark=benchmark,
     )
-    out = []
-    for k, (metric, budget) in enumerate(one):
-        data = paired(task.df, t, b, metric=metric, budget=budget, unit=unit, benchmark=benchmark)
-        res = cell_conditional(data, rng=np.random.default_rng(task.seeds[k]), **opts)
-        out.append((metric, budget, res))
-    return out
+    return metric, budget, cell_conditional(data, rng=np.random.default_rng(seed), **opts)
 
 
 def _tables(

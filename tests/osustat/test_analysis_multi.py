@@ -206,9 +206,9 @@ def test_saved_report_and_figures(multi, tmp_path):
 
 
 def test_workers_map_gives_the_same_result(df: pd.DataFrame, multi: MultiAnalysisResult) -> None:
-    # a map-like `workers` (a process pool's map, a Dask client's) runs the pairs: every task
-    # and result crosses a pickle round trip, as it would to another process, and the pairs
-    # run in reverse order; the result is the one the built-in map gives
+    # a map-like `workers` (a process pool's map, a Dask client's) runs the comparisons: every
+    # task and result crosses a pickle round trip, as it would to another process, and the
+    # tasks run in reverse order; the result is the one the built-in map gives
     import pickle
 
     calls = []
@@ -220,5 +220,5 @@ def test_workers_map_gives_the_same_result(df: pd.DataFrame, multi: MultiAnalysi
         return done[::-1]
 
     res = osustat.analyze(df, treatment=["a", "b", "c"], baseline="base", workers=remote, **FAST)
-    assert calls == [3]
+    assert calls == [6]  # 3 pairs x 2 budgets, one batch
     assert res.to_json() == multi.to_json()
