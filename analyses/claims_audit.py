@@ -150,6 +150,7 @@ def claims_audit(
     seed: int,
     claims_path: Path | None = None,
     unavailable: Mapping[str, str] | None = None,
+    progress: bool = False,
 ) -> Any:
     """Audit the claims `selection` picks from its claims files on `records`.
 
@@ -159,7 +160,8 @@ def claims_audit(
     it), or None when the benchmark selects no claims or none of the files' claims is
     selected. A cell too small for a claim's test makes that claim "not checkable" (the audit
     says why), never an error; so do the claims of a benchmark in `unavailable` (benchmark ->
-    reason, from the run's state: e.g. no LLM ran where the claim is about one).
+    reason, from the run's state: e.g. no LLM ran where the claim is about one). `progress`
+    shows a bar over the claims.
     """
     from osustat.audit.run import audit
 
@@ -176,6 +178,7 @@ def claims_audit(
         bootstrap_resamples=selection.bootstrap_resamples,
         rng=seed,
         unavailable=unavailable,
+        progress=progress,
     )
     return result
 

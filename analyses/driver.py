@@ -43,7 +43,7 @@ from osustat.streams import stream_seed
 from .claims_audit import claims_audit, claims_paths, load_selected_claims, shown_path
 from .protocol import PAPER_VALUES_FILE, Backend, Benchmark, BenchmarkRun, RunSpec
 from .registry import get_benchmark
-from .sensitivity import ChoiceSensitivity
+from .sensitivity import ChoiceGrid, ChoiceSensitivity
 
 __all__ = [
     "ReproduceResult",
@@ -119,6 +119,23 @@ def _check_encoder_backend(bench: Benchmark, backend: str) -> None:
         from osustat.retrieval.encoder import require_backend
 
         require_backend(backend, f"`reproduce {bench.name}`")
+
+
+def _encoder_backend(bench: Benchmark, request: Request, choices: dict[str, str]) -> str:
+    """The run's encoder backend. A benchmark that declares the choice ``encoder-backend``
+    takes ``--encoder-backend NAME`` as ``--choice encoder-backend=NAME`` (both given and
+    different: an error naming both); one that does not keeps ``--encoder-backend``."""
+    if "encoder-backend" not in bench.choices.names():
+        return request.encoder_backend
+    given = [c for c in request.choices if c.partition("=")[0].strip() == "encoder-backend"]
+    if request.encoder_backend != "torch":
+        if given and choices["encoder-backend"] != request.encoder_backend:
+            raise UsageError(
+                f"`--encoder-backend {request.encoder_backend}` and `--choice "
+                f"encoder-backend={choices['encoder-backend']}` disagree; give one of them."
+            )
+        choices["encoder-backend"] = request.encoder_backend
+    return choices["encoder-backend"]
 
 
 def resolve_data(benchmark_name: str, values: Sequence[str]) -> tuple[Path, ...]:
@@ -269,14 +286,19 @@ def plan(request: Request) -> Plan:
         choices = bench.choices.resolve((*request.choices, *shortcuts))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    encoder_backend = _encoder_backend(bench, request, choices)
     if bench.claims is not None:  # parsed and validated before any work (errors name the file)
         load_selected_claims(bench.claims, request.claims)
     data = resolve_data(bench.name, request.data)
-    _check_encoder_backend(bench, request.encoder_backend)
+    _check_encoder_backend(bench, encoder_backend)
     retrievers = _load_retrievers(request.retrievers, bench.methods())
     grid = None
     if request.sensitivity:
         grid = _load_grid(bench, request.grid)
+        points = grid.points if isinstance(grid, ChoiceGrid) else ()
+        for backend in {v.get("encoder-backend") for _, v in points} - {None, encoder_backend}:
+            if request.encoder is None:  # every backend the grid varies, before any work
+                _check_encoder_backend(bench, str(backend))
     spec = RunSpec(
         data=data,
         seed=request.seed,
@@ -293,7 +315,7 @@ def plan(request: Request) -> Plan:
         ),
         options=options,
         encoder=request.encoder,
-        encoder_backend=request.encoder_backend,
+        encoder_backend=encoder_backend,
         # one command line per run: the header names the command the provenance records
         # (from Python, the equivalent CLI call, built here once for every benchmark)
         command=(
@@ -361,7 +383,7 @@ def _provenance(bench: Benchmark, spec: RunSpec, request: Request) -> Any:
         "retrievers": [r.source or r.name for r in spec.retrievers],
         "sensitivity": bool(request.sensitivity),
         "grid": request.grid,
-        "encoder_backend": request.encoder_backend,
+        "encoder_backend": spec.encoder_backend,
     }
     settings_text = json.dumps(settings, sort_keys=True)
     inputs = [*_sha_of(spec.data)]
@@ -723,6 +745,7 @@ def _run(checked: Plan) -> ReproduceResult:
             seed=spec.seed,
             claims_path=request.claims,
             unavailable=run.state.get("audit_unavailable"),
+            progress=request.progress,
         )
         run = replace(run, state={**run.state, "claims_audit": audited, "claims_files": used})
         audit_md = None
@@ -811,7 +834,8 @@ def _choices_section(bench: Benchmark, spec: RunSpec) -> str:
         value = spec.choices.get(c.name, c.default)
         mark = "" if value == c.default else " (changed)"
         lines.append(f"| `{c.name}` | `{value}`{mark} | `{c.default}` | {', '.join(c.values)} |")
-    if bench.data.kind != "none":  # it encodes text: the backend changes vectors and verdicts
+    declared = "encoder-backend" in bench.choices.names()
+    if bench.data.kind != "none" and not declared:  # it may encode text: name the backend
         from osustat.retrieval.encoder import BACKENDS
 
         value = spec.encoder_backend
@@ -820,13 +844,15 @@ def _choices_section(bench: Benchmark, spec: RunSpec) -> str:
             f"| encoder backend (`--encoder-backend`) | `{value}`{mark} | `torch` | "
             f"{', '.join(BACKENDS)} |"
         )
+    if declared or bench.data.kind != "none":
         lines += [
             "",
             "The encoder backend is a choice too: onnx and openvino run the same weights but "
-            "their vectors differ from torch's in the last bits (cosine ≥ .9999), which moves "
-            "values near ties and can move a verdict near α; it has its own embedding-cache "
-            "key, and the provenance names the runtimes' versions. `--sensitivity` does not "
-            "vary it (docs/performance.md).",
+            "their vectors differ from torch's in the last bits (cosine ≥ .9999), which breaks "
+            "near-ties the other way, moves some values and can move a verdict near α "
+            '(measured: docs/performance.md, "Encoder backends: vectors and verdicts"); each '
+            "has its own embedding-cache key, and the provenance names the runtimes' versions."
+            + (" `--sensitivity` varies it like every declared choice." if declared else ""),
         ]
     return "\n".join(lines)
 

@@ -333,16 +333,25 @@ class RunSpec:
     backend: Backend = field(default_factory=Backend)
     options: Mapping[str, Any] = field(default_factory=dict)
     encoder: Any = None
-    #: Which backend encodes texts (``retrieval.encoder.BACKENDS``; ``--encoder-backend``).
+    #: Which backend encodes texts (``retrieval.encoder.BACKENDS``; ``--encoder-backend``) for
+    #: a benchmark that does not declare the choice ``encoder-backend``; one that does (every
+    #: built-in benchmark that encodes) reads it from ``choices``, so ``--sensitivity`` varies
+    #: it like any choice (:attr:`text_backend`).
     encoder_backend: str = "torch"
     #: The command line of this run, set by the driver: the one given, or from Python the
     #: equivalent ``osustat reproduce`` call (``analyses.driver.equivalent_command``); reports
     #: name this one.
     command: str = ""
 
+    @property
+    def text_backend(self) -> str:
+        """The encoder backend of this run: the choice ``encoder-backend`` where the benchmark
+        declares it, else ``encoder_backend``."""
+        return str(self.choices.get("encoder-backend", self.encoder_backend))
+
     def text_encoder(self) -> Any:
         """The encoder of this run: ``encoder`` if given (tests pass a stand-in), else
-        all-MiniLM-L6-v2 on ``encoder_backend`` through the disk cache (``cache`` or the
+        all-MiniLM-L6-v2 on :attr:`text_backend` through the disk cache (``cache`` or the
         default cache folder; each backend has its own cache key)."""
         if self.encoder is not None:
             return self.encoder
@@ -353,9 +362,7 @@ class RunSpec:
         )
 
         return CachedEncoder(
-            SentenceTransformerEncoder(
-                backend=self.encoder_backend, progress=self.backend.progress
-            ),
+            SentenceTransformerEncoder(backend=self.text_backend, progress=self.backend.progress),
             self.cache or default_cache_dir(),
         )
 

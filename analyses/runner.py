@@ -60,6 +60,7 @@ __all__ = [
     "DASK_WORKER_CONFIG",
     "child_seeds",
     "dask_batches",
+    "progress_bar",
     "run_tasks",
     "sort_records",
     "stable_digest",
@@ -151,6 +152,21 @@ def task_key(fn: Callable[..., Any], task: tuple[Any, ...], shared: Any = None) 
     return stable_digest((fn.__module__, fn.__qualname__, shared, task))[:32]
 
 
+def progress_bar(
+    total: int, desc: str, *, progress: bool, unit: str = "task", initial: int = 0
+) -> Any:
+    """The one progress bar of a run's phases (tqdm on stderr: done / total, rate, ETA).
+
+    Every phase of ``osustat reproduce`` that can take more than a few seconds shows one --
+    the sweeps (:func:`run_tasks`), the encoding, each benchmark's analysis step -- and none
+    without `progress` (``--no-progress``). Use it as a context manager and ``update(1)`` per
+    finished step; `total` is counted before the first step, so the bar ends at total/total.
+    """
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, disable=not progress)
+
+
 def _run_iv(jobs: Any, scheduler: Any) -> None:
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"`jobs` must be an integer >= 1; got {jobs!r}.")
@@ -206,8 +222,6 @@ def run_tasks(
     list
         ``fn``'s results, in the order of `tasks`, whatever the backend.
     """
-    from tqdm.auto import tqdm
-
     jobs, scheduler, checkpoint, progress = (
         backend.jobs,
         backend.scheduler,
@@ -229,7 +243,7 @@ def run_tasks(
                 with open(path, "rb") as fh:
                     results[i] = pickle.load(fh)
     todo = [i for i in range(len(tasks)) if i not in results]
-    bar = tqdm(total=len(tasks), initial=len(results), desc=desc, unit=unit, disable=not progress)
+    bar = progress_bar(len(tasks), desc, progress=progress, unit=unit, initial=len(results))
 
     def done(i: int, value: Any) -> None:
         results[i] = value

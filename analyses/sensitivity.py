@@ -21,7 +21,11 @@ calibrated tests). A claim is **robust** when it is reproduced at every point (e
 **choice-dependent** when at some, **not reproduced** when at none. A claim the paper printed
 as non-significant, which the audit's rules can never call reproduced, is counted apart:
 **null: consistent** when n.s. here at every point, **null: significant here at some point**
-otherwise (``reproduced_at`` then counts the points where it was significant).
+otherwise (``reproduced_at`` then counts the points where it was significant). Beside a null
+claim, its power: the strict test's MDE (two-sided, power .8, the family's alpha; median over
+points and seeds) against the paper's printed effect, and at how many points the test could see
+that effect (MDE <= |paper's effect|): a "consistent" null from a test that could not see the
+paper's effect says little (issue 35 item 12).
 """
 
 from __future__ import annotations
@@ -194,7 +198,7 @@ def _audit_rows(
         claims_path=claims_path,
         unavailable=unavailable,
     )
-    from osustat.audit.verdicts import paper_not_significant
+    from osustat.audit.verdicts import claimed_magnitude, paper_not_significant
 
     return [
         {
@@ -211,9 +215,42 @@ def _audit_rows(
             "p": None if check.test is None else check.test.pvalue,
             "verdict": check.verdict,
             "verdict_as_tested": None if check.as_tested is None else check.as_tested.verdict,
+            # power beside the verdict: the strict test's MDE (inf: underpowered at any effect;
+            # None: no MDE, e.g. interactions, or a range from fewer than 12 differences)
+            "mde": _mde_value(check.mde),
+            "paper_magnitude": (
+                claimed_magnitude(check.claim) if check.claim.kind == "difference" else None
+            ),
         }
         for check in (() if result is None else result.checks)
     ]
+
+
+def _mde_value(mde: Any) -> float | None:
+    """The MDE as a number (inf when underpowered at any effect), None when absent or a
+    range (not estimable from fewer than 12 differences)."""
+    if mde is None or getattr(mde, "mde_range", None) is not None:
+        return None
+    return float(mde)
+
+
+def _null_power(checkable: pd.DataFrame) -> dict[str, Any]:
+    """A null claim's power beside its outcome: the median MDE over points and seeds, the
+    paper's |effect|, and the points where every seed's MDE <= that effect."""
+    if "mde" not in checkable or "paper_magnitude" not in checkable:
+        return {"mde": None, "paper_magnitude": None, "powered_at": None}
+    mde = pd.to_numeric(checkable["mde"], errors="coerce")
+    magnitude = pd.to_numeric(checkable["paper_magnitude"], errors="coerce").dropna()
+    target = float(magnitude.iloc[0]) if not magnitude.empty else None
+    powered = None
+    if target is not None and mde.notna().any():
+        ok = (mde <= target).groupby(checkable["point"]).all()
+        powered = int(ok.sum())
+    return {
+        "mde": float(mde.median()) if mde.notna().any() else None,
+        "paper_magnitude": target,
+        "powered_at": powered,
+    }
 
 
 def _summarize(effects: pd.DataFrame) -> pd.DataFrame:
@@ -231,8 +268,8 @@ def _summarize(effects: pd.DataFrame) -> pd.DataFrame:
         held = sum(bool(x) for x in per_point)
         null = "paper_ns" in frame and bool(frame["paper_ns"].fillna(False).astype(bool).any())
         if null and not checkable.empty:
-            # the paper's "n.s.": significant here at some point and seed, or n.s. throughout
-            # (its power is in the MDE beside each row of effects.csv / the audit)
+            # the paper's "n.s.": significant here at some point and seed, or n.s. throughout,
+            # with the power the test had to see the paper's effect
             significant = checkable["verdict"].isin(["significant (paper: n.s.)", "reproduced"])
             held = int(checkable[significant]["point"].nunique())
             verdict = (
@@ -241,8 +278,11 @@ def _summarize(effects: pd.DataFrame) -> pd.DataFrame:
                 else "null: consistent (n.s. here too at every point)"
             )
             out.append(
-                {"claim": claim, "points": n_points, "reproduced_at": held, "verdict": verdict}
-            )
+                {
+                    "claim": claim, "points": n_points, "reproduced_at": held,
+                    "verdict": verdict, **_null_power(checkable),
+                }
+            )  # fmt: skip
             continue
         if checkable.empty:
             verdict = "not checkable"

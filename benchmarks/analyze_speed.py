@@ -18,11 +18,18 @@ reports the median.
   (issue 23 item 3: the MDE cost).
 
 Goal (issue 8): at most 10 s wall on this 2-core machine.
+
+``--after-import`` measures the README's command (``--metric hit@2``) both ways issue 37 asks,
+for this code and ``--compare-ref``'s: **in one process after imports** (the command run once
+to import and warm everything it uses, then the CPU of a second run: median of the
+repeats), and **a fresh process minus its imports** (the command's CPU in a fresh process
+minus that of a fresh process importing every module the command had loaded).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -60,6 +67,68 @@ def write_inputs(folder: Path, seed: int = 0) -> tuple[Path, Path, Path]:
 
 IR_METRICS = "recall,ndcg@10,ap@10,ap@100,p@10"
 
+#: Run in a child: the README command in one process, CPU of each run (JSON on stdout), and
+#: the modules it loaded (for the import-only process).
+_IN_PROCESS = """
+import contextlib, io, json, sys, time
+from osustat.cli.main import main
+argv = json.loads(sys.argv[1])
+cpu = []
+for k in range(int(sys.argv[2])):
+    start = time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        main(argv)
+    cpu.append(time.process_time() - start)
+print(json.dumps({"cpu": cpu, "modules": sorted(sys.modules)}))
+"""
+
+_IMPORT_ONLY = """
+import importlib, json, sys
+for name in json.loads(sys.argv[1]):
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass
+"""
+
+
+def after_import(
+    codes: dict[str, dict[str, str] | None], example: Path, folder: Path, repeats: int
+) -> None:
+    """The README command's CPU after imports, both ways, per code (see the docstring)."""
+    argv = ["analyze", str(example), "--treatment", "osu-mem", "--baseline", "flat-vector"]
+    argv += ["--metric", "hit@2", "--out", str(folder / "after-import"), "--force"]
+    print("| code | in one process after imports: CPU s per run | fresh process CPU s | "
+          "import-only CPU s | fresh minus imports s |")  # fmt: skip
+    print("|---|---|---|---|---|")
+    for code, env in codes.items():
+        fresh_cpu, import_cpu = [], []
+        runs = []
+        for _ in range(repeats):
+            child = [sys.executable, "-c", _IN_PROCESS, json.dumps(argv), "1"]
+            fresh_cpu.append(timed_output(child, env)[1])
+            child[-1] = str(repeats + 1)
+            got = json.loads(timed_output(child, env)[0])
+            runs.extend(got["cpu"][1:])
+            mods = json.dumps([m for m in got["modules"] if not m.startswith("__")])
+            import_cpu.append(timed_output([sys.executable, "-c", _IMPORT_ONLY, mods], env)[1])
+        f, i = statistics.median(fresh_cpu), statistics.median(import_cpu)
+        shown = ", ".join(f"{c:.2f}" for c in runs)
+        print(f"| {code} | {statistics.median(runs):.2f} ({shown}) | {f:.2f} | {i:.2f} | "
+              f"{f - i:.2f} |")  # fmt: skip
+
+
+def timed_output(cmd: list[str], env: dict[str, str] | None) -> tuple[str, float]:
+    """(stdout, CPU s of the child) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).parents[1]
+    )
+    if done.returncode:
+        raise SystemExit(f"{cmd[:3]} failed ({done.returncode}): {done.stderr[-2000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return done.stdout, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
 
 def checkout(ref: str, folder: Path) -> Path:
     """The code of git `ref` laid out as the installed package (retrieval/, analyses/ and
@@ -95,6 +164,12 @@ def main() -> None:
         help="also time git REF's code (e.g. b7517fc) in the same run, interleaved, and "
         "print the CPU ratio",
     )
+    parser.add_argument(
+        "--after-import",
+        action="store_true",
+        help="time the README command after imports (in one process, and a fresh process "
+        "minus its imports) instead of the setups",
+    )
     args = parser.parse_args()
     exe = str(Path(sys.executable).with_name("osustat"))
     example = Path(__file__).resolve().parents[1] / "examples" / "records.csv"
@@ -125,6 +200,10 @@ def main() -> None:
                 "PYTHONPATH": str(checkout(args.compare_ref, folder)),
             }
         print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        if args.after_import:
+            after_import(codes, example, folder, args.repeats)
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
+            return
         print("| setup | code | comparisons | median wall s | median CPU s (user+sys) | runs "
               "wall (s) |")  # fmt: skip
         print("|---|---|---|---|---|---|")

@@ -14,7 +14,15 @@ Generates 10^6 long records -- 50 methods x 5,000 queries (500 episodes x 10) x 
 
 With ``--compare-ref REF`` the fresh-process command also runs on git REF's code (same
 interpreter and dependencies, ``analyze_speed.checkout``), interleaved, and the two reports'
-``results.json`` are compared.
+``results.json`` are compared. ``--jobs 2`` also times the command with ``--jobs 2``.
+
+``--all-pairs K`` instead times ``osustat.analyze(all_pairs=True)`` on the first K methods
+(K (K - 1) / 2 pairs, all metrics and budgets) of the records, in this process and with a
+2-worker Dask ``LocalCluster`` as ``workers`` (same result, checked), the comparisons
+(distributed) apart from the rest (corrections, family-level MDEs: this process), and
+extrapolates both to all 50 methods (1,225 pairs) in proportion to the pairs::
+
+    .venv/bin/python benchmarks/million_records.py --queries 1000 --all-pairs 6
 
 The values are random (seed 0; no real system's output): hit@2 is 0/1, recall a multiple of
 1/4, each method with its own per-cell rates. Goal (issue 37): <= 8 s wall from Parquet,
@@ -74,6 +82,7 @@ def stages(path: Path, treatment: str, baseline: str) -> dict[str, tuple[float, 
     """(wall s, CPU s of this process) of each stage, in this process."""
     from osustat import analyze
     from osustat.io.reading import read_records
+    from osustat.provenance import Provenance
     from osustat.schema import validate_records
 
     out: dict[str, tuple[float, float]] = {}
@@ -89,18 +98,88 @@ def stages(path: Path, treatment: str, baseline: str) -> dict[str, tuple[float, 
     lap("read")
     valid = validate_records(df)
     lap("validate")
-    analyze(valid, treatment=treatment, baseline=baseline)
+    # the input file hashed as the command does (without it analyze hashes the table's CSV)
+    prov = Provenance.for_files([("records", path)], command="benchmark")
+    analyze(valid, treatment=treatment, baseline=baseline, provenance=prov)
     lap("pair + analyze (4 comparisons)")
     return out
 
 
+def cpu_now() -> float:
+    """CPU s of this process and its finished children (user + sys)."""
+    own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def all_pairs(df: pd.DataFrame, k: int, total_methods: int = 50) -> None:
+    """Time analyze(all_pairs=True) on the first `k` methods, in this process and on a
+    2-worker Dask LocalCluster, and extrapolate to `total_methods` methods."""
+    import osustat.analysis as analysis
+    from osustat import analyze
+    from osustat.provenance import Provenance
+    from osustat.schema import validate_records
+
+    names = sorted(df["method"].unique())[:k]
+    valid = validate_records(df[df["method"].isin(names)])
+    prov = Provenance(command="benchmark", inputs=(("records", "<benchmark>", "-"),))
+    run = analysis._run
+    split: dict[str, float] = {}
+
+    def timed_run(*args: object, **kwargs: object) -> object:
+        start = time.perf_counter()
+        out = run(*args, **kwargs)  # type: ignore[arg-type]
+        split["comparisons"] = time.perf_counter() - start
+        return out
+
+    analysis._run = timed_run  # type: ignore[assignment]
+    pairs = k * (k - 1) // 2
+    scale = total_methods * (total_methods - 1) / 2 / pairs
+    print(f"load average before: {os.getloadavg()}")
+    print(f"{len(valid):,} records, {k} methods, {pairs} pairs")
+    print("| backend | wall s | CPU s (this process + finished children) | comparisons wall s | "
+          "rest wall s | extrapolated to 1,225 pairs: wall h |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    outputs = []
+    for backend in ("this process", "Dask LocalCluster (2 workers x 1 thread)"):
+        start, cpu = time.perf_counter(), cpu_now()
+        if backend == "this process":
+            res = analyze(valid, all_pairs=True, provenance=prov)
+        else:
+            from distributed import Client, LocalCluster
+
+            with LocalCluster(n_workers=2, threads_per_worker=1) as cluster, Client(cluster) as c:
+                res = analyze(
+                    valid,
+                    all_pairs=True,
+                    provenance=prov,
+                    workers=lambda f, xs: c.gather(c.map(f, list(xs), pure=False)),
+                )
+        wall, used = time.perf_counter() - start, cpu_now() - cpu
+        rest = wall - split["comparisons"]
+        # the comparisons and the family-level MDEs both grow with the pairs
+        hours = (split["comparisons"] + rest) * scale / 3600
+        print(
+            f"| {backend} | {wall:.1f} | {used:.1f} | {split['comparisons']:.1f} | {rest:.1f} | "
+            f"{hours:.1f} |"
+        )
+        outputs.append(res.to_json())
+    print(f"same result both ways: {outputs[0] == outputs[1]}")
+    print(f"load average after: {os.getloadavg()}")
+
+
 def fresh(
-    path: Path, out: Path, treatment: str, baseline: str, env: dict[str, str] | None = None
+    path: Path,
+    out: Path,
+    treatment: str,
+    baseline: str,
+    env: dict[str, str] | None = None,
+    extra: tuple[str, ...] = (),
 ) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS GB) of the whole command in a fresh process."""
+    """(wall s, CPU s, peak RSS GB) of the whole command in a fresh process (its worker
+    processes' CPU included; the peak RSS is the largest process's)."""
     exe = str(Path(sys.executable).with_name("osustat"))
     cmd = [exe, "analyze", str(path), "--treatment", treatment, "--baseline", baseline]
-    cmd += ["--out", str(out), "--force"]
+    cmd += ["--out", str(out), "--force", *extra]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
@@ -118,9 +197,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=5000)
     parser.add_argument("--formats", default="parquet,csv")
     parser.add_argument("--compare-ref", default=None, metavar="REF")
+    parser.add_argument("--jobs", type=int, default=1, help="also time the command with --jobs")
+    parser.add_argument("--all-pairs", type=int, default=0, metavar="K")
     args = parser.parse_args()
-    print(f"load average before: {os.getloadavg()}")
     df = records(args.methods, args.queries)
+    if args.all_pairs:
+        all_pairs(df, args.all_pairs, args.methods)
+        return
+    print(f"load average before: {os.getloadavg()}")
     print(f"{len(df):,} records, {args.methods} methods, {args.queries:,} queries")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -144,6 +228,12 @@ def main() -> None:
             for code, env in codes.items():
                 out = folder / f"out-{fmt}-{code}"
                 rows.append((fmt, code, *fresh(path, out, "m01", "m00", env)))
+            if args.jobs > 1:
+                out = folder / f"out-{fmt}-jobs"
+                jobs = ("--jobs", str(args.jobs))
+                rows.append(
+                    (fmt, f"this, --jobs {args.jobs}", *fresh(path, out, "m01", "m00", None, jobs))
+                )
             if args.compare_ref:
                 same = [(folder / f"out-{fmt}-{c}" / "results.json").read_bytes() for c in codes]
                 names = ", ".join(codes)

@@ -7,7 +7,7 @@ that docs/toolbench.md quotes, so the docs' numbers come from the runs they desc
 
     osustat reproduce toolbench --data ../shared/data/toolbench --out RUN_A --jobs 2
     osustat reproduce toolbench --data ../shared/data/toolbench --out RUN_B --jobs 2 \
-        --choice reachability=members-only          (or reproduce_toolbench(reachability=...))
+        --choice reachability=members-only          (or osustat.reproduce(..., choices=...))
     nice .venv/bin/python benchmarks/toolbench_readings.py --all-steps RUN_A \
         --members-only RUN_B [--resamples 10000]
 """

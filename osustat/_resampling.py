@@ -70,8 +70,14 @@ def null_sum_blocks(
     chunks keep the sums the same bit for bit from call to call.
     """
     used = columns.shape[0]
+    # One float buffer for every chunk's signs: a fresh 16 MB array per chunk cost more in
+    # page faults than the conversion itself (4x the time at 10^4 x 5,000 signs). The same
+    # values in the same C-ordered shape: the products are the same bit for bit.
+    buffer = np.empty((min(chunk_rows(width), n_resamples), used))
     for start, stop, raw in sign_chunks(seed, n_resamples, width):
-        yield start, stop, float_signs(raw[:, :used]) @ columns
+        signs = buffer[: stop - start]
+        np.copysign(1.0, raw[:, :used], out=signs)
+        yield start, stop, signs @ columns
 
 
 def sign_chunks(
@@ -86,11 +92,6 @@ def sign_chunks(
     for start in range(0, n_resamples, rows):
         stop = min(start + rows, n_resamples)
         yield start, stop, _sign_bytes(gen, stop - start, width)
-
-
-def float_signs(raw: NDArray[np.int8]) -> NDArray[np.float64]:
-    """The +-1 signs of a chunk (``raw < 0`` is -1) as float64."""
-    return np.copysign(1.0, raw)
 
 
 def null_sums(

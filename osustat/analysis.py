@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from osustat.power import PowerValue
-from osustat.schema import validate_records
+from osustat.schema import ValidatedRecords, validate_records
 from osustat.wording import describe_verdict
 
 from ._analysis_options import check_options, family_groups, method_pairs, select
@@ -51,14 +53,12 @@ from .analysis_multi import MultiAnalysisResult
 from .analysis_result import AnalysisResult, Comparison, Row
 from .cells import CELLS, cell_codes
 from .cellwise import (
-    MDE_POWER,
     MDE_SEED,
     CellConditionalResult,
     CellEffect,
     cell_conditional,
 )
 from .multitest import adjust_pvalues
-from .power import minimum_detectable_effect
 from .provenance import Provenance, command_line, package_versions
 from .records import paired
 from .stepdown import STEPDOWN_METHODS, westfall_young
@@ -94,6 +94,7 @@ def analyze(
     input_notes: Sequence[str] = (),
     reference: pd.DataFrame | str | Path | None = None,
     paper_means: Any = None,
+    workers: Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]] | None = None,
 ) -> AnalysisResult | MultiAnalysisResult:
     """Cell-conditional analysis of `treatment` vs `baseline` over metrics and budgets.
 
@@ -150,6 +151,13 @@ def analyze(
         The paper's printed (treatment, baseline) means: one pair when the analysis has one
         (metric, budget) comparison, else ``{(metric, budget): (t, b)}``. Aggregate rows gain
         ER and ΔRI against them (intervals: the reproduction's sampling error only).
+    workers : map-like callable, optional
+        Runs the comparisons (one task per method pair and (metric, budget), carrying the
+        pair's rows), as scipy's ``workers``: called as ``workers(func, tasks)`` on batches
+        of tasks, it must return ``func(task)`` for each task in order (e.g.
+        ``multiprocessing.Pool(2).map``, or for a Dask cluster ``lambda f, xs:
+        client.gather(client.map(f, xs))``). Default: the built-in ``map``, in this process.
+        Every comparison's seed is fixed, so the result is the same either way.
 
     Returns
     -------
@@ -190,6 +198,109 @@ def analyze(
         if provenance is None:
             provenance = Provenance.for_files([("records", records)], command=command_line())
         records = load_records(records)
+    plan = _plan(
+        records,
+        treatment,
+        baseline,
+        all_pairs=all_pairs,
+        metrics=metrics,
+        budgets=budgets,
+        family=family,
+        benchmark=benchmark,
+        paper_means=paper_means,
+        reference=reference,
+    )
+    raw = _run(
+        plan,
+        workers=workers,
+        unit=unit,
+        benchmark=benchmark,
+        n_resamples=resamples,
+        bootstrap_resamples=bootstrap_resamples,
+        level=level,
+        alpha=alpha,
+        seed=seed,
+    )
+    has_cells = any(res.cells for part in raw for _, _, res in part)
+    every = _tables(
+        plan,
+        raw,
+        has_cells=has_cells,
+        correction=correction,
+        alpha=alpha,
+        resamples=resamples,
+        seed=seed,
+        kind=budget_kind,
+        reproduction={
+            "unit": unit,
+            "benchmark": benchmark,
+            "level": level,
+            "bootstrap_resamples": bootstrap_resamples,
+            "seed": seed,
+        },
+    )
+    prov = _provenance(
+        provenance,
+        plan.df,
+        seed,
+        resamples,
+        bootstrap_resamples,
+        _exclusions(every, plan.unused),
+        simulated=[
+            r.mde
+            for comps, _ in every
+            for c in comps
+            for r in c.rows
+            if r.mde_method in ("simulation", "empirical", "empirical-tilt")
+        ],
+    )
+    return _results(
+        plan,
+        [comps for comps, _ in every],
+        single=isinstance(treatment, str) and isinstance(baseline, str) and not all_pairs,
+        unit=unit,
+        benchmark=benchmark,
+        family=family,
+        correction=correction,
+        alpha=alpha,
+        level=level,
+        resamples=resamples,
+        bootstrap_resamples=bootstrap_resamples,
+        seed=seed,
+        budget_kind=budget_kind,
+        provenance=prov,
+        input_notes=tuple(input_notes),
+        has_cells=has_cells,
+    )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What :func:`analyze` compares, checked before any computation."""
+
+    df: ValidatedRecords  # validated records (of `benchmark`, if named)
+    methods: list[tuple[str, str]]  # (treatment, baseline) pairs
+    unused: list[str]  # methods of the records in no pair
+    pairs: list[tuple[str, int]]  # (metric, budget) comparisons
+    groups: list[tuple[str, Any]]  # correction families
+    printed: dict[tuple[str, int], Any]  # the paper's means per (metric, budget)
+    ref_df: pd.DataFrame | None  # validated reference records
+
+
+def _plan(
+    records: pd.DataFrame,
+    treatment: str | Sequence[str] | None,
+    baseline: str | Sequence[str] | None,
+    *,
+    all_pairs: bool,
+    metrics: Iterable[str] | str | None,
+    budgets: Iterable[int] | int | None,
+    family: str | Sequence[Sequence[Any]],
+    benchmark: str | None,
+    paper_means: Any,
+    reference: pd.DataFrame | str | Path | None,
+) -> _Plan:
+    """Validate the records and every choice, and list the comparisons (no statistics)."""
     df = validate_records(records)
     if df.empty:
         raise ValueError("`records` holds no rows.")
@@ -199,7 +310,6 @@ def analyze(
             raise ValueError(f"`benchmark` {benchmark!r} is not in the records; known: {known}.")
         df = df.select_rows(df["benchmark"] == benchmark)  # still validated
     methods, unused = method_pairs(df, treatment, baseline, all_pairs)
-    single = isinstance(treatment, str) and isinstance(baseline, str) and not all_pairs
     ms, bs = select(df, metrics, budgets)
     # A TREC measure with its own cut-off (nDCG@10) is recorded at one depth only: the
     # comparisons are the (metric, budget) pairs the records hold, never an empty one.
@@ -221,43 +331,112 @@ def analyze(
 
             reference = load_records(reference)
         ref_df = validate_records(reference)
+    return _Plan(df, methods, unused, pairs, groups, printed, ref_df)
 
+
+#: Comparisons handed to `workers` at a time: their method pairs' rows are in memory together.
+TASKS_PER_BATCH = 64
+
+
+def _run(
+    plan: _Plan,
+    *,
+    workers: Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]] | None,
+    **settings: Any,
+) -> list[list[tuple[str, int, CellConditionalResult]]]:
+    """Each method pair's cell-conditional results, one per (metric, budget), computed by
+    :func:`_comparison` through `workers` (a map-like callable; built-in ``map`` when None),
+    :data:`TASKS_PER_BATCH` comparisons at a time, in order."""
     # Every method pair gets the same child seeds: a pair's rows equal its analysis alone.
-    seeds = np.random.SeedSequence(seed).spawn(len(pairs))
+    seeds = np.random.SeedSequence(settings.pop("seed")).spawn(len(plan.pairs))
+    # Each pair's rows taken once (in the table's order), so pairing a comparison scans the
+    # two methods' rows only, not every method's (10^6 rows for 50 methods: issue 37).
+    rows = plan.df.rows_by("method")
+    per_pair = len(plan.pairs)
+    tasks = (
+        _Task(plan.df.take_rows(np.sort(np.concatenate([rows[t], rows[b]]))), t, b, settings)
+        for t, b in plan.methods
+    )
+    work = (
+        (task, metric, budget, seeds[k])
+        for task in tasks
+        for k, (metric, budget) in enumerate(plan.pairs)
+    )
+    mapper = map if workers is None else workers
     raw: list[list[tuple[str, int, CellConditionalResult]]] = []
-    for t, b in tqdm(methods, desc="method pairs", disable=len(methods) < 3, leave=False):
-        raw.append([])
-        # One pair on large records takes seconds per comparison: a bar of its comparisons
-        # once 2 s have passed, on a terminal only (None: off when stderr is not a TTY).
-        one = tqdm(
-            pairs,
-            desc=f"{t} vs {b}",
-            unit="comparison",
-            delay=2.0,
-            disable=None if len(methods) < 3 else True,
-            leave=False,
-        )
-        for k, (metric, budget) in enumerate(one):
-            data = paired(df, t, b, metric=metric, budget=budget, unit=unit, benchmark=benchmark)
-            res = cell_conditional(
-                data,
-                n_resamples=resamples,
-                bootstrap_resamples=bootstrap_resamples,
-                level=level,
-                alpha=alpha,
-                rng=np.random.default_rng(seeds[k]),
-            )
-            raw[-1].append((metric, budget, res))
+    many = len(plan.methods) >= 3
+    with _bar(plan, many) as bar:
+        while batch := list(islice(work, TASKS_PER_BATCH)):
+            for metric, budget, res in mapper(_comparison, batch):
+                if not raw or len(raw[-1]) == per_pair:
+                    raw.append([])
+                raw[-1].append((metric, budget, res))
+                if not many or len(raw[-1]) == per_pair:
+                    bar.update()
+    return raw
 
-    has_cells = any(res.cells for part in raw for _, _, res in part)
+
+def _bar(plan: _Plan, many: bool) -> Any:
+    """Progress: the method pairs from three on; else the comparisons once 2 s have passed,
+    on a terminal only (None: off when stderr is not a TTY)."""
+    if many:
+        return tqdm(total=len(plan.methods), desc="method pairs", leave=False)
+    desc = " vs ".join(plan.methods[0]) if len(plan.methods) == 1 else "comparisons"
+    total = len(plan.methods) * len(plan.pairs)
+    return tqdm(total=total, desc=desc, unit="comparison", delay=2.0, disable=None, leave=False)
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One method pair's rows and the settings of its comparisons."""
+
+    df: ValidatedRecords
+    treatment: str
+    baseline: str
+    settings: dict[str, Any]
+
+
+def _comparison(
+    work: tuple[_Task, str, int, np.random.SeedSequence],
+) -> tuple[str, int, CellConditionalResult]:
+    """One (metric, budget) comparison of a method pair (module level, so a process pool or
+    a Dask cluster can run it)."""
+    task, metric, budget, seed = work
+    opts = dict(task.settings)
+    unit, benchmark = opts.pop("unit"), opts.pop("benchmark")
+    data = paired(
+        task.df,
+        task.treatment,
+        task.baseline,
+        metric=metric,
+        budget=budget,
+        unit=unit,
+        benchmark=benchmark,
+    )
+    return metric, budget, cell_conditional(data, rng=np.random.default_rng(seed), **opts)
+
+
+def _tables(
+    plan: _Plan,
+    raw: Sequence[Sequence[tuple[str, int, CellConditionalResult]]],
+    *,
+    has_cells: bool,
+    correction: str,
+    alpha: float,
+    resamples: int,
+    seed: int,
+    kind: str,
+    reproduction: dict[str, Any],
+) -> list[tuple[list[Comparison], list[tuple[str, int]]]]:
+    """Each method pair's tables and exclusions: the tested rows (the per-cell tests, or the
+    aggregates when no comparison has cells) corrected over their families."""
     tested = {
         (p, k): list(res.cells) if has_cells else [res.aggregate]
         for p, part in enumerate(raw)
         for k, (_, _, res) in enumerate(part)
     }
-    adjusted = _adjust(raw, tested, groups, correction, alpha, resamples, seed)
-
-    every = [
+    adjusted = _adjust(raw, tested, plan.groups, correction, alpha, resamples, seed)
+    return [
         _comparisons(
             raw[p],
             tested,
@@ -265,21 +444,19 @@ def analyze(
             p,
             alpha=alpha,
             correction=correction,
-            kind=budget_kind,
+            kind=kind,
             reproduce=_reproducer(
-                ref_df,
-                printed,
-                methods[p],
-                pairs=pairs,
-                unit=unit,
-                benchmark=benchmark,
-                level=level,
-                bootstrap_resamples=bootstrap_resamples,
-                seed=seed,
+                plan.ref_df, plan.printed, plan.methods[p], pairs=plan.pairs, **reproduction
             ),
         )
-        for p in range(len(methods))
+        for p in range(len(plan.methods))
     ]
+
+
+def _exclusions(
+    every: Sequence[tuple[Any, list[tuple[str, int]]]], unused: Sequence[str]
+) -> list[tuple[str, int]]:
+    """Every exclusion of the comparisons, and the methods no pair compares."""
     exclusions = [x for _, excl in every for x in excl]
     if unused:
         exclusions.append(
@@ -289,61 +466,50 @@ def analyze(
                 len(unused),
             )
         )
-    prov = _provenance(
-        provenance,
-        df,
-        seed,
-        resamples,
-        bootstrap_resamples,
-        exclusions,
-        simulated=[
-            r.mde
-            for comps, _ in every
-            for c in comps
-            for r in c.rows
-            if r.mde_method in ("simulation", "empirical", "empirical-tilt")
-        ],
-    )
+    return exclusions
+
+
+def _results(
+    plan: _Plan,
+    comparisons: Sequence[Sequence[Comparison]],
+    *,
+    single: bool,
+    family: str | Sequence[Sequence[Any]],
+    has_cells: bool,
+    **common: Any,
+) -> AnalysisResult | MultiAnalysisResult:
+    """One :class:`AnalysisResult` per method pair (`common`: the settings every pair's
+    result states); the first alone for a single pair, else all in a
+    :class:`MultiAnalysisResult` whose families span the pairs."""
     family_name = family if isinstance(family, str) else "user"
-    members = "per-cell tests" if has_cells else "aggregate tests"
     results = tuple(
         AnalysisResult(
             treatment=t,
             baseline=b,
-            unit=unit,
-            benchmark=benchmark,
             family=family_name,
             family_groups=tuple(
-                (g, tuple((m, bb) for q, m, bb in keys if q == p)) for g, keys in groups
+                (g, tuple((m, bb) for q, m, bb in keys if q == p)) for g, keys in plan.groups
             ),
-            correction=correction,
-            alpha=alpha,
-            level=level,
-            resamples=resamples,
-            bootstrap_resamples=bootstrap_resamples,
-            seed=seed,
-            budget_kind=budget_kind,
-            comparisons=tuple(every[p][0]),
-            provenance=prov,
-            input_notes=tuple(input_notes),
-            family_members=members,
-            methods_not_compared=tuple(unused),
+            comparisons=tuple(comparisons[p]),
+            family_members="per-cell tests" if has_cells else "aggregate tests",
+            methods_not_compared=tuple(plan.unused),
+            **common,
         )
-        for p, (t, b) in enumerate(methods)
+        for p, (t, b) in enumerate(plan.methods)
     )
     if single:
         return results[0]
     return MultiAnalysisResult(
-        pairs=tuple(methods),
+        pairs=tuple(plan.methods),
         results=results,
         family=family_name,
         family_groups=tuple(
-            (g, tuple((*methods[q], m, b) for q, m, b in keys)) for g, keys in groups
+            (g, tuple((*plan.methods[q], m, b) for q, m, b in keys)) for g, keys in plan.groups
         ),
-        correction=correction,
-        alpha=alpha,
-        provenance=prov,
-        methods_not_compared=tuple(unused),
+        correction=common["correction"],
+        alpha=common["alpha"],
+        provenance=common["provenance"],
+        methods_not_compared=tuple(plan.unused),
     )
 
 
@@ -501,18 +667,7 @@ def _row(
     """One reported row: its family, the MDE of its test at its level, its verdict."""
     p_adj, fam, m = family_info
     mde_alpha = alpha / m if (m > 1 and correction != "none") else alpha
-    if mde_alpha == e.mde.alpha:
-        mde = e.mde  # cell_conditional already stated it at this level
-    else:
-        d = _diffs(res, e)
-        mde = minimum_detectable_effect(
-            float(np.std(d, ddof=1)),
-            e.n,
-            alpha=mde_alpha,
-            power=MDE_POWER,
-            differences=d,
-            rng=MDE_SEED,
-        )
+    mde = e.mde_at(mde_alpha)  # searched only at the level printed
     return Row(
         label="Aggregate" if e.cell is None else e.cell.value,
         effect=e,
@@ -581,10 +736,6 @@ def _mask(res: CellConditionalResult, e: CellEffect) -> np.ndarray:
     if e.cell is None or res.paired.cells is None:
         return np.ones(res.paired.n, dtype=bool)
     return cell_codes(res.paired.cells) == CELLS.index(e.cell)
-
-
-def _diffs(res: CellConditionalResult, e: CellEffect) -> np.ndarray:
-    return res.paired.differences[_mask(res, e)]
 
 
 def _unit_values(res: CellConditionalResult, e: CellEffect) -> tuple[np.ndarray, np.ndarray]:

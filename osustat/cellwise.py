@@ -31,6 +31,7 @@ __all__ = [
     "MDE_POWER",
     "CellConditionalResult",
     "CellEffect",
+    "MDELevels",
     "cell_conditional",
     "cell_labels",
     "paired_effect_sizes",
@@ -66,9 +67,12 @@ class CellEffect:
         Minimum detectable effect of the test this row runs (power :data:`MDE_POWER`, at the
         `alpha` given to :func:`cell_conditional`), from this row's differences:
         :func:`osustat.minimum_detectable_effect` with ``differences=``, so ``mde.method``
-        is ``'exact-binomial'`` for 0/1 differences, ``'simulation'`` for other
-        differences with n <= 12 and ``'normal'`` otherwise. Infinite when no effect
-        reaches that power at this n (underpowered at any effect).
+        is ``'exact-binomial'`` for 0/1 differences, ``'empirical'`` /
+        ``'empirical-tilt'`` for others, a range below ``MDE_MIN_DIFFERENCES``
+        differences. Infinite when no effect reaches that power at this n (underpowered at
+        any effect). Computed when first read (a property; :meth:`mde_at` states it at
+        another level, as :func:`osustat.analyze` does for a family): a search costs
+        milliseconds to tens of them, and a level nobody prints is never searched.
     wins, ties, losses : int
         Units where the treatment scores above, equal to, below the baseline (W/T/L).
     effect_size_dz : float
@@ -88,12 +92,43 @@ class CellEffect:
     contribution: float
     test: SignFlipResult
     ci: BootstrapCI
-    mde: PowerValue
+    mde_levels: MDELevels = field(repr=False, compare=False)
     wins: int
     ties: int
     losses: int
     effect_size_dz: float
     cles: float
+
+    @property
+    def mde(self) -> PowerValue:
+        """The MDE at the level :func:`cell_conditional` was given."""
+        return self.mde_levels.at(self.mde_levels.alpha)
+
+    def mde_at(self, alpha: float) -> PowerValue:
+        """The MDE of this row's test at level `alpha` (cached per level)."""
+        return self.mde_levels.at(alpha)
+
+
+class MDELevels:
+    """One row's differences and the MDEs searched on them so far, by level: each search
+    runs once, and only for a level that is asked for."""
+
+    def __init__(self, differences: np.ndarray, alpha: float) -> None:
+        self.differences = differences
+        self.alpha = alpha
+        self._found: dict[float, PowerValue] = {}
+
+    def at(self, alpha: float) -> PowerValue:
+        if alpha not in self._found:
+            self._found[alpha] = minimum_detectable_effect(
+                None,
+                self.differences.size,
+                alpha=alpha,
+                power=MDE_POWER,
+                differences=self.differences,
+                rng=MDE_SEED,
+            )
+        return self._found[alpha]
 
 
 def paired_effect_sizes(differences: Any) -> tuple[int, int, int, float, float]:
@@ -239,11 +274,7 @@ def cell_conditional(
         ci = bootstrap_ci(
             d[mask], level=level, clusters=clusters, n_resamples=bootstrap_resamples, rng=gen
         )
-        sd = float(d[mask].std(ddof=1))
         n = int(mask.sum())
-        mde = minimum_detectable_effect(
-            sd, n, alpha=alpha, power=MDE_POWER, differences=d[mask], rng=MDE_SEED
-        )
         effect = float(d[mask].mean())
         wins, ties, losses, dz, cles = paired_effect_sizes(d[mask])
         rows.append(
@@ -257,7 +288,7 @@ def cell_conditional(
                 contribution=n / d.size * effect,
                 test=test,
                 ci=ci,
-                mde=mde,
+                mde_levels=MDELevels(d[mask], alpha),
                 wins=wins,
                 ties=ties,
                 losses=losses,

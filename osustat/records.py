@@ -139,7 +139,40 @@ def paired(
         from osustat.io.reading import load_records  # the reader analyze() uses
 
         records = load_records(records)
-    df = validate_records(records)
+    df = _selection(validate_records(records), treatment, baseline, metric, budget, seed, benchmark)
+    t, b, n_seeds = _sides(df, treatment, baseline, metric, budget)
+    tv, bv, ids, episodes, cells = _units(
+        t, b, unit, f"{treatment!r} and {baseline!r}", metric, budget
+    )
+    where = f"{treatment!r} vs {baseline!r} on {metric} at budget {budget}"
+    diff = _differences(tv, bv, ids, unit, where)
+    return PairedRecords(
+        treatment=tv,
+        baseline=bv,
+        differences=diff,
+        ids=ids,
+        episode_ids=episodes,
+        cells=cells,
+        unit=unit,
+        metric=str(metric).strip().lower(),
+        budget=int(budget),
+        n_seeds=n_seeds,
+        treatment_name=str(treatment),
+        baseline_name=str(baseline),
+    )
+
+
+def _selection(
+    df: pd.DataFrame,
+    treatment: str,
+    baseline: str,
+    metric: str,
+    budget: int,
+    seed: int | None,
+    benchmark: str | None,
+) -> pd.DataFrame:
+    """The rows of the two methods at the metric, budget (and seed, benchmark) chosen, after
+    checking that each exists (listing the known ones when not)."""
     df = _choose(df, "benchmark", benchmark, "benchmark")
     methods = sorted(df["method"].unique().tolist())
     for name, m in (("treatment", treatment), ("baseline", baseline)):
@@ -158,7 +191,15 @@ def paired(
     df = _choose(df, "budget", int(budget), "budget")
     if seed is not None:
         df = _choose(df, "seed", int(seed), "seed")
+    return df
 
+
+def _sides(
+    df: pd.DataFrame, treatment: str, baseline: str, metric: str, budget: int
+) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Each method's per-query mean over seeds (and seed count and cell), on the same queries
+    in the same order, and the most seeds any query has; unpaired queries and queries run
+    with different seeds by the two methods are errors that list them."""
     # With one seed in the selection every query's seeds are that one: the per-query seed
     # tuples (a Python call per query) are needed only to compare several seeds.
     one_seed = df["seed"].nunique() <= 1
@@ -206,66 +247,68 @@ def paired(
             f"seed averages are not comparable; {len(mismatch)} queries: {shown}. Pass `seed=` "
             "or complete the runs."
         )
-    n_seeds = int(t["n_seeds"].max())
+    return t, b, int(t["n_seeds"].max())
+
+
+def _units(
+    t: pd.DataFrame, b: pd.DataFrame, unit: str, who: str, metric: str, budget: int
+) -> tuple[
+    NDArray[np.float64],
+    NDArray[np.float64],
+    NDArray[np.str_],
+    NDArray[np.str_],
+    NDArray[np.object_] | None,
+]:
+    """Per-unit values of the two sides, unit ids, their episodes and cells (queries), or
+    the episodes' means (episodes: at least 2 of them, no cells)."""
     if unit == "episode":
         tv = t["value"].groupby(level="episode_id").mean()
         bv = b["value"].groupby(level="episode_id").mean().loc[tv.index]
         ids = tv.index.to_numpy(dtype=str)
-        episodes = ids
-        cells = None
         if len(ids) < 2:
             raise ValueError(
-                f"{treatment!r} and {baseline!r} share {len(ids)} episode on {metric} at budget "
+                f"{who} share {len(ids)} episode on {metric} at budget "
                 f"{budget}: episode-level (e.g. conversation-level) inference is impossible "
                 "with one unit; no p is given. Compare at unit='query' (query level, whose "
                 "questions share that episode)."
             )
-    else:
-        tv, bv = t["value"], b["value"]
-        ids = np.array([f"{e}/{q}" for e, q in t.index], dtype=str)
-        episodes = t.index.get_level_values("episode_id").to_numpy(dtype=str)
-        cell_labels = t["cell"].where(t["cell"].notna(), b["cell"])
-        if cell_labels.isna().all():
-            cells = None
-        elif cell_labels.isna().any():
-            lacking = [f"{e}/{q}" for (e, q), v in cell_labels.items() if v is None or v != v]
-            raise ValueError(
-                f"`cell` is missing for queries {list_some(lacking)} while other queries have one."
-            )
-        else:
-            cells = as_cells(cell_labels.tolist())
-    tv_arr = tv.to_numpy(dtype=np.float64)
-    bv_arr = bv.to_numpy(dtype=np.float64)
-    where = f"{treatment!r} vs {baseline!r} on {metric} at budget {budget}"
-    units = "queries" if unit == "query" else "episodes"
-    if tv_arr.size < 2:
+        return tv.to_numpy(dtype=np.float64), bv.to_numpy(dtype=np.float64), ids, ids, None
+    ids = np.array([f"{e}/{q}" for e, q in t.index], dtype=str)
+    episodes = t.index.get_level_values("episode_id").to_numpy(dtype=str)
+    cell_labels = t["cell"].where(t["cell"].notna(), b["cell"])
+    missing = cell_labels.isna()
+    cells = None
+    if missing.any() and not missing.all():
+        lacking = [f"{e}/{q}" for (e, q), v in cell_labels.items() if v is None or v != v]
         raise ValueError(
-            f"{where}: {tv_arr.size} paired {unit} ({list_some(ids.tolist())}); a paired test "
+            f"`cell` is missing for queries {list_some(lacking)} while other queries have one."
+        )
+    if not missing.all():
+        cells = as_cells(cell_labels.tolist())
+    tv, bv = t["value"], b["value"]
+    return tv.to_numpy(dtype=np.float64), bv.to_numpy(dtype=np.float64), ids, episodes, cells
+
+
+def _differences(
+    tv: NDArray[np.float64], bv: NDArray[np.float64], ids: NDArray[np.str_], unit: str, where: str
+) -> NDArray[np.float64]:
+    """``tv - bv``, checked: at least 2 units, and differences and their spread finite."""
+    units = "queries" if unit == "query" else "episodes"
+    if tv.size < 2:
+        raise ValueError(
+            f"{where}: {tv.size} paired {unit} ({list_some(ids.tolist())}); a paired test "
             f"and its interval need at least 2 {units}."
         )
     with np.errstate(over="ignore", invalid="ignore"):
-        diff = tv_arr - bv_arr
+        diff = tv - bv
         bad = np.flatnonzero(~np.isfinite(diff) | ~np.isfinite(diff - diff.mean()))
         spread_ok = bad.size == 0 and bool(np.isfinite(np.std(diff)))
     if not spread_ok:
-        largest = max(float(np.abs(tv_arr).max()), float(np.abs(bv_arr).max()))
+        largest = max(float(np.abs(tv).max()), float(np.abs(bv).max()))
         at = ids[bad] if bad.size else ids
         raise ValueError(
             f"{where}: values too large for float64 arithmetic (|value| up to {largest:.3g}: "
             f"their differences or spread overflow) at {units} {list_some(at.tolist())}; "
             "rescale the metric."
         )
-    return PairedRecords(
-        treatment=tv_arr,
-        baseline=bv_arr,
-        differences=diff,
-        ids=ids,
-        episode_ids=episodes,
-        cells=cells,
-        unit=unit,
-        metric=str(metric).strip().lower(),
-        budget=int(budget),
-        n_seeds=n_seeds,
-        treatment_name=str(treatment),
-        baseline_name=str(baseline),
-    )
+    return diff

@@ -75,6 +75,28 @@ class ValidatedRecords(pd.DataFrame):
         """
         return ValidatedRecords(self[np.asarray(mask, dtype=bool)])
 
+    def rows_by(self, column: str) -> dict[Any, np.ndarray]:
+        """The positions of the rows of each value of `column`, ascending (one pass over the
+        column): :meth:`take_rows` of a few values' positions selects their rows without a
+        comparison over the whole table per selection.
+
+        >>> import pandas as pd
+        >>> from osustat.schema import validate_records
+        >>> df = validate_records(pd.DataFrame({"episode_id": "e1", "query_id": ["q1", "q2"] * 2,
+        ...     "method": ["a", "b", "b", "a"], "budget": 256, "metric": "hit@2", "value": 1}))
+        >>> {m: pos.tolist() for m, pos in df.rows_by("method").items()}
+        {'a': [0, 3], 'b': [1, 2]}
+        """
+        codes, names = pd.factorize(self[column])
+        order = np.argsort(codes, kind="stable")
+        ends = np.cumsum(np.bincount(codes[codes >= 0], minlength=len(names)))
+        return dict(zip(names.tolist(), np.split(order[codes[order] >= 0], ends[:-1]), strict=True))
+
+    def take_rows(self, positions: Any) -> ValidatedRecords:
+        """The rows at `positions` (in the order given), still a ``ValidatedRecords`` (a
+        subset of validated rows, as :meth:`select_rows`)."""
+        return ValidatedRecords(self.iloc[np.asarray(positions, dtype=np.intp)])
+
 
 def _rows(df: pd.DataFrame, mask: Any) -> str:
     return list_some(df.index[np.asarray(mask, dtype=bool)].tolist())
@@ -226,36 +248,55 @@ def _check_metric_values(df: pd.DataFrame) -> None:
 
 
 def _normalize_cells(df: pd.DataFrame) -> pd.Series:
+    """Canonical cell labels (NaN where missing); unknown labels and a query with two
+    different cells are errors that name the rows or queries."""
     raw = df["cell"]
-    present = raw.notna()
     # parse each distinct label once (records repeat a query's cell on every row)
-    canonical: dict[Any, str | None] = {}
-    for value in pd.unique(raw[present]):
+    codes, uniques = pd.factorize(raw)
+    canonical: list[str | None] = []
+    for value in uniques.tolist():
         try:
-            canonical[value] = Cell.parse(value).value
+            canonical.append(Cell.parse(value).value)
         except ValueError:
-            canonical[value] = None
-    parsed = raw[present].map(canonical)
-    bad = np.zeros(len(df), dtype=bool)
-    bad[np.flatnonzero(present.to_numpy())[parsed.isna().to_numpy()]] = True
+            canonical.append(None)
+    present = codes >= 0
+    known = np.array([c is not None for c in canonical] + [True], dtype=bool)
+    bad = ~known[codes] & present  # codes == -1 (missing) index the final True
     if bad.any():
         raise ValueError(
             f"`cell` has unknown labels in rows {_rows(df, bad)}; expected one of "
             f"{[c.value for c in Cell]}."
         )
-    labels = pd.Series(None, index=df.index, dtype=object)
-    labels[present] = parsed
-    cells = labels
+    labels = np.array([*canonical, np.nan], dtype=object)[codes]  # missing: NaN, as pandas
+    cells = pd.Series(labels, index=df.index, dtype=object)
     if present.any():
-        keyed = pd.DataFrame(
-            {"b": df["benchmark"], "e": df["episode_id"], "q": df["query_id"], "c": cells}
-        )[present.to_numpy()]
-        counts = keyed.groupby(["b", "e", "q"])["c"].nunique()
-        conflicting = counts[counts > 1]
-        if len(conflicting):
-            ids = [f"{e}/{q}" for _, e, q in conflicting.index]
-            raise ValueError(
-                "a query's cell is a property of its evidence and must be the same on all its "
-                f"rows; conflicting cells for queries {list_some(ids)}."
-            )
+        _refuse_conflicting_cells(df, labels, present)
     return cells
+
+
+def _refuse_conflicting_cells(df: pd.DataFrame, labels: np.ndarray, present: np.ndarray) -> None:
+    """A query's rows (per benchmark) that carry a cell must all carry the same one."""
+    # integer codes of (benchmark, episode, query) and of the canonical label: the check is
+    # a min/max per query over integers, not a grouping of a million strings
+    key = np.zeros(len(df), dtype=np.int64)
+    for col in ("benchmark", "episode_id", "query_id"):
+        part, names = pd.factorize(df[col])
+        key, _ = pd.factorize(key * len(names) + part)  # below len(df): never overflows
+    cell_code, _ = pd.factorize(labels)
+    by_query = pd.DataFrame({"k": key[present], "c": cell_code[present]}).groupby("k")["c"]
+    conflicting = by_query.min() != by_query.max()
+    if conflicting.any():
+        first = pd.Series(np.flatnonzero(present), index=key[present]).groupby(level=0).first()
+        rows = first[conflicting[conflicting].index].to_numpy()
+        ids = sorted(
+            zip(
+                df["benchmark"].to_numpy()[rows],
+                df["episode_id"].to_numpy()[rows],
+                df["query_id"].to_numpy()[rows],
+                strict=True,
+            )
+        )
+        raise ValueError(
+            "a query's cell is a property of its evidence and must be the same on all its "
+            f"rows; conflicting cells for queries {list_some(f'{e}/{q}' for _, e, q in ids)}."
+        )

@@ -215,6 +215,28 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
             "level under skew (docs/statistics.md); read the equivalence verdict with care or "
             "recheck it with osustat.equivalence.tost_bootstrap_t"
         )
+    if flag.code == "liberal-interaction":
+        res = check.interaction_as_tested
+        assert res is not None and flag.value is not None
+        cells = "/".join(str(k) for k in res.cell_n.values())
+        return (
+            f"the paper's centred interaction statistic (the as-tested column) rejects "
+            f"{flag.value:.3f} of true nulls at the family's α with these cell sizes "
+            f"(n = {cells}) and normal differences of equal variance, more than 1.2 α: its p "
+            "is too small by the cells' sizes alone (4,000 simulated nulls; "
+            "docs/validation.md §4.7b); "
+            "the strict column's studentized statistic is the calibrated one"
+        )
+    if flag.code == "mc-undecided":
+        v = check.under(flag.standard or "strict")
+        assert v is not None and v.pvalue_adjusted is not None and flag.value is not None
+        which = "p" if v.correction == "none" else "p_adj"
+        return (
+            f"undecided at this Monte Carlo precision ({flag.standard}): {which} = "
+            f"{v.pvalue_adjusted:.4f} ± {flag.value:.4f} (Monte Carlo SE) lies within 2.576 "
+            "standard errors of α even at the resampling cap (`max_resamples`), so the side of "
+            "α the verdict took is resampling noise"
+        )
     if flag.code == "effect-outside-ci":
         claimed = c.claimed_effect
         assert claimed is not None
@@ -243,6 +265,13 @@ def note_text(check: ClaimCheck, note: Note) -> str:
     c = check.claim
     if note.code == "seed-dependence-unmeasured":
         return f"seed dependence not measured: {note.detail}"
+    if note.code == "mc-resampled":
+        return (
+            "a Monte Carlo p lay within 2.576 standard errors of α, so its side of α was "
+            "resampling noise: the claim was tested again with 4× the resamples on fresh "
+            f"draws until settled, to {int(note.detail):,} resamples; its numbers are those of "
+            "the last look"
+        )
     if note.code == "fieller-independent-queries":
         return (
             "the ratio is of per-query means, the paper's unit; the Fieller interval treats "

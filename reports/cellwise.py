@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "budget_effects_plot",
+    "forest_figure",
     "forest_plot",
     "render_analysis",
     "render_multi_analysis",
@@ -245,8 +246,10 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         f"α = {res.alpha:g} otherwise), computed from the row's differences by the method "
         "named beside it: exact binomial for 0/1 differences (P(Δ ≠ 0) held at its observed "
         "share); for other differences the test run on 2,000 data sets resampled from them "
-        "(fixed seed): shifted, or for count ratios (recall over a few items) exponentially "
-        "tilted, the power at the MDE checked on data sets drawn at it; "
+        "(fixed seed): shifted (their spread scaled by the bootstrap's estimate of how far a "
+        "sample's sd falls below its law's), or for count ratios (recall over a few items) "
+        "exponentially tilted from their own null (the differences tilted back to mean 0, "
+        "then made symmetric), the power at the MDE checked on data sets drawn at it; "
         f"“{UNDERPOWERED}” where no Δ reaches power .80 at that n. From fewer than "
         f"{MDE_MIN_DIFFERENCES} differences the MDE is not one number: the row prints "
         "“MDE not estimable from n = … differences” with the range the sd (or, for 0/1 "
@@ -420,7 +423,8 @@ def budget_effects_plot(
     )
     if len({r.paired.budget for r in chosen}) < 2:
         raise ValueError(f"a budget plot needs at least two budgets for {metric!r}.")
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    # at the PNG's resolution: the layout pass and the PNG share one renderer
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=DPI)
     labels = [_label(row) for row in (*chosen[0].cells, chosen[0].aggregate)]
     for k, label in enumerate(labels):
         xs, ys, lo, hi = [], [], [], []
@@ -455,7 +459,7 @@ def budget_effects_plot(
         fontsize=8, title="cell", title_fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5)
     )
     fig.tight_layout()
-    return save_figure(fig, Path(path).with_suffix(".png"), dpi=DPI, svg=True)
+    return save_figure(fig, Path(path).with_suffix(".png"), svg=True)
 
 
 def _label(row: Any) -> str:
@@ -465,16 +469,28 @@ def _label(row: Any) -> str:
 def forest_plot(res: CellConditionalResult, path: Path, *, title: str) -> Path:
     """Per-cell effects with their bootstrap intervals: PNG (6.4 x 3.2 in at 150 dpi) and
     SVG beside it."""
+    return save_figure(forest_figure(res, title=title), Path(path).with_suffix(".png"), svg=True)
+
+
+def forest_figure(res: CellConditionalResult, *, title: str) -> Any:
+    """The figure :func:`forest_plot` writes: one point per cell (blue) and the aggregate
+    (black, bottom row) at its Δ, with its interval as error bar, labelled ``cell (n=…)``.
+
+    Drawn at the PNG's resolution, so the layout pass and the PNG share one renderer (and
+    its text measurements); the cells are one error-bar artist, the aggregate another.
+    """
     plt = pyplot()
     rows = [*res.cells, res.aggregate]
-    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    fig, ax = plt.subplots(figsize=(6.4, 3.2), dpi=DPI)
     ys = list(range(len(rows)))[::-1]
-    for y, row in zip(ys, rows, strict=True):
-        color = "black" if row.cell is None else "tab:blue"
+    for group, color in ((slice(0, -1), "tab:blue"), (slice(-1, None), "black")):
+        chosen, at = rows[group], ys[group]
+        if not chosen:
+            continue
         ax.errorbar(
-            row.effect,
-            y,
-            xerr=[[row.effect - row.ci.low], [row.ci.high - row.effect]],
+            [r.effect for r in chosen],
+            at,
+            xerr=[[r.effect - r.ci.low for r in chosen], [r.ci.high - r.effect for r in chosen]],
             fmt="o",
             color=color,
             capsize=3,
@@ -486,6 +502,9 @@ def forest_plot(res: CellConditionalResult, path: Path, *, title: str) -> Path:
         f"Δ {res.paired.metric} (treatment − baseline), {level:.0%} {res.aggregate.ci.method} "
         "bootstrap CI"
     )
-    ax.set_title(title, fontsize=10)
+    # At the axes' top, where matplotlib's automatic placement puts it too (the y axis has
+    # text labels, so no offset text can push it up), without re-measuring the y axis's
+    # labels in every drawing.
+    ax.set_title(title, fontsize=10, y=1.0)
     fig.tight_layout()
-    return save_figure(fig, Path(path).with_suffix(".png"), dpi=DPI, svg=True)
+    return fig

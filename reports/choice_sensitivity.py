@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -28,6 +29,40 @@ def _points_list(points: list[int]) -> str:
     return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs) or "none"
 
 
+def _power_words(r: Any) -> str:
+    """A null claim's power beside its outcome: its MDE against the paper's effect."""
+    mde = getattr(r, "mde", None)
+    target = getattr(r, "paper_magnitude", None)
+    if mde is None or pd.isna(mde):
+        return "no MDE (not a difference, or fewer than 12 differences)"
+    if not math.isfinite(mde):
+        return "underpowered at any effect"
+    said = f"MDE {mde:.3f}"
+    if target is None or pd.isna(target):
+        return f"{said}; the paper printed no effect"
+    k, n = int(r.powered_at), int(r.points)
+    can = "could see it" if k == n else "could not see it" if k == 0 else "could see it at some"
+    can += " points" if 0 < k < n else ""
+    return f"{said} vs the paper's |effect| {target:.3f}: {can} ({k} of {n} points)"
+
+
+def _null_power_summary(summary: pd.DataFrame) -> str:
+    """How many null claims had the power to see the paper's effect at every point."""
+    null = summary[summary["verdict"].str.startswith("null:")]
+    if null.empty or "powered_at" not in null:
+        return ""
+    consistent = null[null["verdict"].str.startswith("null: consistent")]
+    powered = pd.to_numeric(consistent["powered_at"], errors="coerce")
+    every = int((powered == consistent["points"]).sum())
+    unknown = int(powered.isna().sum())
+    return (
+        f" Power of the {len(consistent)} consistent null claims: {every} could see the paper's "
+        f"effect at every point (MDE ≤ |paper's effect|), {len(consistent) - every - unknown} "
+        f"could not at some or every point, {unknown} without an MDE or a printed effect — a "
+        "consistent n.s. from a test that could not see the paper's effect confirms little."
+    )
+
+
 def render_choice_sensitivity(result: Any) -> str:
     """Markdown: the grid's points and, per claim, its verdict, the points where it is
     reproduced (at every seed) and the range of its effect over points and seeds (strict
@@ -45,9 +80,10 @@ def render_choice_sensitivity(result: Any) -> str:
         "point counts when the claim is reproduced at every seed). A claim the paper printed as "
         "non-significant can never be reproduced by these rules and is counted apart: **null: "
         "consistent** (n.s. here too at every point) or **null: significant here at some "
-        "point** (`reproduced at` then counts those points). Per claim × point × seed "
-        "(effect, CI, p, verdict): `sensitivity/effects.csv`; per claim: "
-        "`sensitivity/summary.csv`.",
+        "point** (`reproduced at` then counts those points), with the power its test had: "
+        "the strict test's MDE (power .8, median over points and seeds) against the paper's "
+        "|effect|. Per claim × point × seed (effect, CI, p, verdict, MDE): "
+        "`sensitivity/effects.csv`; per claim: `sensitivity/summary.csv`.",
         "",
     ]
     lines += md_table(
@@ -58,7 +94,12 @@ def render_choice_sensitivity(result: Any) -> str:
         lines.append("No claim of this benchmark was checkable on the records.")
         return "\n".join(lines)
     counts = summary["verdict"].value_counts()
-    lines.append("Summary: " + ", ".join(f"{v} {int(n)}" for v, n in counts.items()) + ".")
+    lines.append(
+        "Summary: "
+        + ", ".join(f"{v} {int(n)}" for v, n in counts.items())
+        + "."
+        + _null_power_summary(summary)
+    )
     lines.append("")
     rows = []
     for r in summary.itertuples(index=False):
@@ -72,10 +113,18 @@ def render_choice_sensitivity(result: Any) -> str:
                 f"{int(r.reproduced_at)} of {int(r.points)}",
                 _points_list([int(k) for k, ok in held.items() if ok]),
                 "-" if eff.empty else f"{_num(eff.min())} … {_num(eff.max())}",
+                _power_words(r) if str(r.verdict).startswith("null:") else "-",
             ]
         )
     lines += md_table(
-        ["claim", "verdict", "reproduced at", "points", "effect, min … max (points × seeds)"],
+        [
+            "claim",
+            "verdict",
+            "reproduced at",
+            "points",
+            "effect, min … max (points × seeds)",
+            "power (null claims)",
+        ],
         rows,
     )
     return "\n".join(lines)

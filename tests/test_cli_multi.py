@@ -89,3 +89,15 @@ def test_family_groups_naming_one_pair(runs, capsys):
     ]
     assert _analyze(runs, "--treatment", "rm3", "--baseline", "bm25", "--family", "a:b:10") == 2
     assert "TREATMENT:BASELINE:METRIC:BUDGET" in capsys.readouterr().err
+
+
+def test_jobs_give_the_same_report(runs, capsys):
+    # --jobs 2: the comparisons run in two worker processes; only the command line differs
+    payloads = []
+    for jobs in ("1", "2"):
+        assert _analyze(runs, "--all-pairs", "--json", "-", "--jobs", jobs) == 0
+        payload = json.loads(capsys.readouterr().out)
+        assert payload["provenance"]["command"].endswith(f"--jobs {jobs}")
+        payload["provenance"]["command"] = None
+        payloads.append(payload)
+    assert payloads[0] == payloads[1]

@@ -10,8 +10,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("osustat", "analyses", "reports", "retrieval", "benchmarks", "examples")
 LIMIT = 120
@@ -50,11 +48,6 @@ def test_the_measure_counts_code_not_docstrings():
     assert function_lengths(source) == [("f", 6), ("C.g", 2)]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="osustat.analyze and records.paired (lane S) and reports/audit_json.to_json "
-    "(lane H) are split in other lanes; the coordinator removes this mark after merging them",
-)
 def test_no_function_over_120_lines():
     long = []
     for folder in FOLDERS:

@@ -18,6 +18,7 @@ judges the same claims at the unit they name, the query, as the paper tested, an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,16 +181,28 @@ def _means(records: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([q, e], axis=1).reset_index()
 
 
-def _per_budget(
-    records: pd.DataFrame, comps: dict[str, tuple[str, str, str]], primary: int, n: int, seed: int
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Settings:
+    """What every comparison of one analysis shares: the comparisons, the primary budget, the
+    sign flips, the seed, and the progress bar's step."""
+
+    comps: dict[str, tuple[str, str, str]]
+    primary: int
+    n: int
+    seed: int
+    tick: Callable[[], Any]
+
+
+def _per_budget(records: pd.DataFrame, cfg: _Settings) -> dict[str, Any]:
     """Every comparison at every budget: cell rows, interaction, clustered contrast, break-even."""
+    comps, primary, n, seed, tick = cfg.comps, cfg.primary, cfg.n, cfg.seed, cfg.tick
     out: dict[str, Any] = {"crosstab": {}, "forest": None, "budget_results": []}
     by_budget, inter, contrast, be = [], [], [], []
     for key, (t, b, metric) in comps.items():
         for budget in sorted(set(records["budget"])):
             res = _cc(records, t, b, metric, budget, n, seed)
             rows = _rows(res, conversation_level(records, t, b, metric, budget, n, seed))
+            tick()
             if budget == primary:
                 out["crosstab"][key] = rows
                 if key == "osu_flat_hit":
@@ -219,9 +232,8 @@ def _per_budget(
     return out
 
 
-def _by_category(
-    records: pd.DataFrame, comps: dict[str, tuple[str, str, str]], primary: int, n: int, seed: int
-) -> list[dict[str, Any]]:
+def _by_category(records: pd.DataFrame, cfg: _Settings) -> list[dict[str, Any]]:
+    comps, primary, n, seed, tick = cfg.comps, cfg.primary, cfg.n, cfg.seed, cfg.tick
     rows = []
     for cat, part in records.groupby("category"):
         for key, (t, b, metric) in comps.items():
@@ -229,6 +241,7 @@ def _by_category(
                 continue
             a = _cc(part, t, b, metric, primary, n, seed).aggregate
             conv = conversation_level(part, t, b, metric, primary, n, seed).get("all", {})
+            tick()
             rows.append(
                 {
                     "category": int(cat),
@@ -247,8 +260,9 @@ def _by_category(
 
 
 def _sensitivity(
-    sensitivity: list[tuple[Any, pd.DataFrame, dict[str, Any]]], primary: int, n: int, seed: int
+    sensitivity: list[tuple[Any, pd.DataFrame, dict[str, Any]]], cfg: _Settings
 ) -> list[dict[str, Any]]:
+    primary, n, seed, tick = cfg.primary, cfg.n, cfg.seed, cfg.tick
     rows = []
     for ch, rec, _ in sensitivity:
         for key in ("osu_flat_hit", "overlap_disjoint_hit"):
@@ -259,6 +273,7 @@ def _sensitivity(
             p_int = None if res.interaction is None else res.interaction.pvalue
             for r in _rows(res, conversation_level(rec, t, b, metric, primary, n, seed)):
                 rows.append({"variant": ch.label(), "comparison": key, "interaction_p": p_int, **r})
+            tick()
     return rows
 
 
@@ -269,22 +284,52 @@ def analyze(
     primary: int,
     n_resamples: int = 10_000,
     seed: int = 0,
+    progress: bool = False,
 ) -> LocomoAnalysis:
     """Every table of the report, from the main run's `records` and the sensitivity reruns
-    (``(choices, records, structure)`` each); `primary` is the budget of the cross-tab."""
+    (``(choices, records, structure)`` each); `primary` is the budget of the cross-tab.
+    `progress` shows a bar over the comparisons (:func:`analyses.runner.progress_bar`)."""
+    from ..runner import progress_bar
+
     methods = set(records["method"])
     comps = {k: v for k, v in COMPARISONS.items() if v[0] in methods and v[1] in methods}
-    pb = _per_budget(records, comps, primary, n_resamples, seed)
+    total = _n_steps(records, comps, sensitivity)
+    with progress_bar(total, "locomo analysis", progress=progress, unit="test") as bar:
+        cfg = _Settings(comps, primary, n_resamples, seed, bar.update)
+        return _analyze(records, sensitivity, cfg)
+
+
+def _n_steps(
+    records: pd.DataFrame,
+    comps: dict[str, tuple[str, str, str]],
+    sensitivity: list[tuple[Any, pd.DataFrame, dict[str, Any]]],
+) -> int:
+    """How many comparisons :func:`analyze` runs (the progress bar's total): every comparison
+    at every budget, the non-recall ones per category, the Hit@2 ones per sensitivity rerun."""
+    n = len(comps) * records["budget"].nunique()
+    n += records["category"].nunique() * sum(not k.endswith("recall") for k in comps)
+    for _, rec, _ in sensitivity:
+        for key in ("osu_flat_hit", "overlap_disjoint_hit"):
+            n += set(COMPARISONS[key][:2]) <= set(rec["method"])
+    return n
+
+
+def _analyze(
+    records: pd.DataFrame,
+    sensitivity: list[tuple[Any, pd.DataFrame, dict[str, Any]]],
+    cfg: _Settings,
+) -> LocomoAnalysis:
+    pb = _per_budget(records, cfg)
     return LocomoAnalysis(
-        primary=primary,
+        primary=cfg.primary,
         crosstab=pb["crosstab"],
         by_budget=pd.DataFrame(pb["by_budget"]),
         interaction=pd.DataFrame(pb["interaction"]),
         clustered_contrast=pd.DataFrame(pb["contrast"]),
         breakeven=pd.DataFrame(pb["breakeven"]),
-        by_category=pd.DataFrame(_by_category(records, comps, primary, n_resamples, seed)),
+        by_category=pd.DataFrame(_by_category(records, cfg)),
         means=_means(records),
-        sensitivity=pd.DataFrame(_sensitivity(sensitivity, primary, n_resamples, seed)),
+        sensitivity=pd.DataFrame(_sensitivity(sensitivity, cfg)),
         forest=pb["forest"],
         budget_results=tuple(pb["budget_results"]),
     )

@@ -101,8 +101,9 @@ def analyze_locomo_run(run: BenchmarkRun, spec: RunSpec) -> Any:
 
     sens = [(c, r, s) for c, r, s in run.state.get("sensitivity", ()) if r is not None]
     return analyze(
-        run.records, sens, primary=_primary(spec), n_resamples=spec.n_resamples, seed=spec.seed
-    )
+        run.records, sens, primary=_primary(spec), n_resamples=spec.n_resamples, seed=spec.seed,
+        progress=spec.backend.progress,
+    )  # fmt: skip
 
 
 def write_locomo(

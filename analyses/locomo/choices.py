@@ -26,6 +26,8 @@ class Choices:
     entity_extractor: str = "proper-nouns"
     speaker_view: str = "off"
     captions: str = "in"
+    #: The encoder's runtime (``RunSpec.text_backend`` reads it; nothing here does).
+    encoder_backend: str = "torch"
 
     def __post_init__(self) -> None:
         table = declared()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,8 @@ class _Settings:
     bootstrap_resamples: int
     level: float
     seed: int
+    #: Called after each comparison or test (the analysis' progress bar).
+    tick: Callable[[], Any] = field(default=lambda: None, compare=False)
 
     def rng(self, *name: Any) -> np.random.Generator:
         """The test's own stream: the master seed and the test's name, nothing else."""
@@ -74,16 +77,20 @@ def _cc(
     *name: Any,
 ) -> tuple[CellConditionalResult, PairedRecords]:
     """The cell-conditional analysis of one comparison on query-level pairs whose clusters are
-    tasks (one task recurs across sources), and those pairs."""
-    p = paired(records, t, b, metric=metric, budget=budget, benchmark=bench)
-    p = replace(p, episode_ids=np.array([tasks[u] for u in p.ids], dtype=str))
-    res = cell_conditional(
-        p,
-        n_resamples=cfg.n_resamples,
-        bootstrap_resamples=cfg.bootstrap_resamples,
-        level=cfg.level,
-        rng=cfg.rng(bench, t, b, metric, budget, *name),
-    )
+    tasks (one task recurs across sources), and those pairs (one step of the progress bar,
+    also when there are too few pairs)."""
+    try:
+        p = paired(records, t, b, metric=metric, budget=budget, benchmark=bench)
+        p = replace(p, episode_ids=np.array([tasks[u] for u in p.ids], dtype=str))
+        res = cell_conditional(
+            p,
+            n_resamples=cfg.n_resamples,
+            bootstrap_resamples=cfg.bootstrap_resamples,
+            level=cfg.level,
+            rng=cfg.rng(bench, t, b, metric, budget, *name),
+        )
+    finally:
+        cfg.tick()
     return res, p
 
 
@@ -184,6 +191,7 @@ def analyze(
     bootstrap_resamples: int = 2_000,
     level: float = 0.95,
     seed: int = 0,
+    progress: bool = False,
 ) -> TauAnalysis:
     """Every table of the τ-bench report from validated records (validated here only if
     they are not already a ``ValidatedRecords``).
@@ -192,18 +200,54 @@ def analyze(
     :func:`osustat.paired_signflip_test`, :func:`osustat.bootstrap.cluster_bootstrap_ci`)
     with its own random stream, :func:`osustat.streams.stream_rng` of `seed` and the test's
     name, so adding a comparison leaves every other p-value and interval unchanged. `level`
-    is the level of every interval (the break-even band keeps the paper's 90%).
+    is the level of every interval (the break-even band keeps the paper's 90%). `progress`
+    shows a bar over the comparisons and tests (:func:`analyses.runner.progress_bar`).
     """
+    from ..runner import progress_bar
+
     rec = records if isinstance(records, ValidatedRecords) else validate_records(records)
-    cfg = _Settings(n_resamples, bootstrap_resamples, level, seed)
-    tasks = _tasks(rec)
     benches = set(rec["benchmark"])
     budgets = sorted(set(rec["budget"]))
+    # the main run and the other query-noise reading(s), side by side (Tables 4 and 5)
+    readings = sorted(b for b in benches if b.startswith("tau-bench-query-"))
+    total = _n_steps(rec, benches, readings, budgets, contamination is not None)
+    with progress_bar(total, "tau-bench analysis", progress=progress, unit="test") as bar:
+        cfg = _Settings(n_resamples, bootstrap_resamples, level, seed, lambda: bar.update(1))
+        return _analyze(rec, contamination, cfg, benches, budgets, readings)
+
+
+def _n_steps(
+    rec: ValidatedRecords,
+    benches: set[str],
+    readings: list[str],
+    budgets: list[int],
+    contamination: bool,
+) -> int:
+    """How many comparisons and tests :func:`analyze` runs (the progress bar's total): the
+    cross-tabs, Table 5 / interaction / break-even per budget, Table 12, the variants, the
+    strict reading and the contamination test."""
+    n = 3 * (1 + len(readings)) + len(budgets) * (len(readings) + 2)
+    aug = rec[rec["benchmark"] == "tau-bench-augmented"]
+    if len(aug) and aug["episode_id"].nunique() >= 2:
+        n += len(budgets) * sum(m not in (OSU, "No LT Memory") for m in MAIN_METHODS)
+    for bench in benches:
+        sub = rec[rec["benchmark"] == bench]
+        n += {OSU, FLAT} <= set(sub["method"]) and "hit@2" in set(sub["metric"])
+    return n + 1 + contamination
+
+
+def _analyze(
+    rec: ValidatedRecords,
+    contamination: dict[str, Any] | None,
+    cfg: _Settings,
+    benches: set[str],
+    budgets: list[int],
+    readings: list[str],
+) -> TauAnalysis:
+    tasks = _tasks(rec)
     main_b = 256 if 256 in budgets else budgets[len(budgets) // 2]
     crosstab: dict[str, Any] = {}
     forest = None
-    # the main run and the other query-noise reading(s), side by side (Tables 4 and 5)
-    readings = sorted(b for b in benches if b.startswith("tau-bench-query-"))
     for bench in ("tau-bench", *readings):
         comps: dict[str, Any] = {}
         for key, (t, b, metric) in {
@@ -246,7 +290,7 @@ def analyze(
         aug_cells,
         forest,
         pd.DataFrame(_strict_rows(rec, tasks, main_b, cfg)),
-        level,
+        cfg.level,
     )
 
 
@@ -315,6 +359,7 @@ def _stage_d(
             test = paired_signflip_test(
                 p.treatment, p.baseline, n_resamples=cfg.n_resamples, rng=cfg.rng(*name)
             )
+            cfg.tick()
             rows.append(
                 {
                     "budget": budget,

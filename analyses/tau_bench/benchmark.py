@@ -128,7 +128,7 @@ def analyze_tau(run: BenchmarkRun, spec: RunSpec) -> dict[str, Any]:
     s = run.state
     analysis = analyze(
         run.records, s["structure"], s["contamination"], n_resamples=spec.n_resamples,
-        seed=spec.seed,
+        seed=spec.seed, progress=spec.backend.progress,
     )  # fmt: skip
     llm = None
     if s.get("llm") is not None:

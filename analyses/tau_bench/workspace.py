@@ -2,12 +2,13 @@
 
 A :class:`Workspace` holds what several runs (points of the choice grid, seeds) can share
 without changing any record: Stage B/C and the encodings once per data-building choice
-(matching, packing), each query set once, and every sweep once -- batched so that one task per
-group builds each retriever once on its trajectory for every query set that uses it (the
-unaugmented trajectory does not depend on the seed or on any noise reading; the Stage-D one
-only on the seed and the copy noise). :func:`point_records` assembles one run's records from
-the workspace; ``run_tau`` calls it on a fresh workspace, :func:`run_points` on one shared by
-every point, so a point's records are those of a single ``--choice`` run at that point.
+(matching, packing, and the encoder backend, whose vectors differ in the last bits), each query
+set once, and every sweep once -- batched so that one task per group builds each retriever once
+on its trajectory for every query set that uses it (the unaugmented trajectory does not depend
+on the seed or on any noise reading; the Stage-D one only on the seed and the copy noise).
+:func:`point_records` assembles one run's records from the workspace; ``run_tau`` calls it on a
+fresh workspace, :func:`run_points` on one shared by every point, so a point's records are
+those of a single ``--choice`` run at that point.
 """
 
 from __future__ import annotations
@@ -127,7 +128,8 @@ def sweeps_of(spec: RunSpec) -> list[Sweep]:
 
 def _data_key(spec: RunSpec) -> tuple[str, ...]:
     c = spec.choices
-    return (c["matching"], c["packing"], c["namespace-prefix"], c["focal"])
+    # the encoder backend changes the vectors (in the last bits), so it builds its own data
+    return (c["matching"], c["packing"], c["namespace-prefix"], c["focal"], spec.text_backend)
 
 
 def _query_key(kind: str, noise: str, seed: int) -> tuple[Any, ...]:
@@ -136,24 +138,36 @@ def _query_key(kind: str, noise: str, seed: int) -> tuple[Any, ...]:
 
 
 class Workspace:
-    """Built data, query sets and sweeps of runs that share data files, encoder, backend,
-    budgets, options and user retrievers (module docstring)."""
+    """Built data, query sets and sweeps of runs that share data files, sweep backend,
+    budgets, options and user retrievers (module docstring); one encoder per encoder backend,
+    whose data are built apart."""
 
     def __init__(self, spec: RunSpec, encoder: Any = None) -> None:
         self.spec = spec
-        self.encoder = spec.text_encoder() if encoder is None else encoder
+        self._given = encoder
+        self._encoders: dict[str, Any] = {}
         self._loaded: dict[str, Any] = {}
         self._built: dict[tuple[str, ...], Built] = {}
         self._queries: dict[tuple[Any, ...], list[GroupQueries]] = {}
         self._sweeps: dict[tuple[Any, ...], tuple[pd.DataFrame, list[dict[str, Any]]]] = {}
         self._llm: dict[tuple[Any, ...], Any] = {}
 
+    def encoder(self, spec: RunSpec) -> Any:
+        """The encoder of `spec`: the one given, else one per encoder backend (the grid's
+        points may differ in it)."""
+        if self._given is not None:
+            return self._given
+        backend = spec.text_backend
+        if backend not in self._encoders:
+            self._encoders[backend] = spec.text_encoder()
+        return self._encoders[backend]
+
     def built(self, spec: RunSpec) -> Built:
         """Stage B/C and the encodings for `spec`'s data-building choices (errors name file
         and record)."""
         key = _data_key(spec)
         if key not in self._built:
-            matching, packing, prefix, _ = key
+            matching, packing, prefix = key[:3]
             if matching not in self._loaded:
                 self._loaded[matching] = load_files(list(spec.data), matching=matching)
             loaded = self._loaded[matching]
@@ -173,7 +187,7 @@ class Workspace:
             by_key = {s.episode.episode_key: s.episode for g in groups for s in g.sources}
             instr_texts = [by_key[k].instruction or "(no instruction)" for k in focal_keys]
             t0 = time.perf_counter()
-            embs, instr = encode_groups(groups, self.encoder, instr_texts)
+            embs, instr = encode_groups(groups, self.encoder(spec), instr_texts)
             seconds = time.perf_counter() - t0
             instr_emb = dict(zip(focal_keys, instr, strict=False))
             self._built[key] = Built(
@@ -258,16 +272,15 @@ class Workspace:
             if selector == "local":
                 self._llm[key] = run_local_selection(
                     *args,
-                    self.encoder,
+                    self.encoder(spec),
                     n_queries=o.get("llm_queries", LOCAL_QUERIES),
                     threads=o.get("llm_threads", 1),
                     progress=self.spec.backend.progress,
                 )
             else:
-                sel = make_selector(
-                    selector, self.encoder, endpoint=o.get("endpoint"), model=o.get("model")
-                )
-                rec_llm = run_llm_selection(*args, sel, self.encoder)
+                enc = self.encoder(spec)
+                sel = make_selector(selector, enc, endpoint=o.get("endpoint"), model=o.get("model"))
+                rec_llm = run_llm_selection(*args, sel, enc)
                 name = getattr(sel, "name", selector)
                 self._llm[key] = {"selector": selector, "name": name, "records": rec_llm}
         return self._llm[key]

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from osustat import fisher_combine, seed_dependence, signflip_tests
+from osustat import bootstrap_ci, fisher_combine, seed_dependence, signflip_tests
 from osustat.seeds import between_seed_dependence
 from osustat.streams import stream_rng
 from osustat.trend import mean_trend_test, within_block_trend_test
@@ -90,8 +90,12 @@ def analyze_toolbench(
     betas: tuple[float, ...] = BETAS,
     budgets: tuple[int, ...] = BUDGETS,
     alphas: tuple[float, ...] = ALPHAS,
+    progress: bool = False,
 ) -> ToolbenchAnalysis:
-    """All statistics of the report (see the module docstring)."""
+    """All statistics of the report (see the module docstring); `progress` shows a bar over
+    the (benchmark, metric, beta) points, the trend tests and the cohesion tests
+    (:func:`analyses.runner.progress_bar`)."""
+    from ..runner import progress_bar
 
     # every test draws from its own stream: the master seed and the test's name
     def rng(*name: Any) -> np.random.Generator:
@@ -105,17 +109,23 @@ def analyze_toolbench(
     ]
     main = records[records["benchmark"] == "toolbench"]
     rows: dict[str, list[dict[str, Any]]] = {"sweep": [], "comb": [], "dep": [], "trend": []}
-    for bench in benches:
-        recs = records[records["benchmark"] == bench]
-        for metric in ("recall", "hit@2"):
-            target_gaps: dict[float, pd.DataFrame] = {}
-            for beta in betas:
-                target_gaps[beta] = _beta_point(
-                    recs, bench, metric, beta, seeds, budgets, n_resamples, rng, rows
+    total = len(benches) * 2 * (len(betas) + 1) + 1
+    with progress_bar(total, "toolbench analysis", progress=progress, unit="step") as bar:
+        for bench in benches:
+            recs = records[records["benchmark"] == bench]
+            for metric in ("recall", "hit@2"):
+                target_gaps: dict[float, pd.DataFrame] = {}
+                for beta in betas:
+                    target_gaps[beta] = _beta_point(
+                        recs, bench, metric, beta, seeds, budgets, n_resamples, rng, rows
+                    )
+                    bar.update(1)
+                rows["trend"] += _trend_rows(
+                    target_gaps, bench, metric, betas, budgets, n_resamples, rng
                 )
-            rows["trend"] += _trend_rows(
-                target_gaps, bench, metric, betas, budgets, n_resamples, rng
-            )
+                bar.update(1)
+        cohesion = pd.DataFrame(_cohesion(main, alphas, budgets, n_resamples, rng))
+        bar.update(1)
     sweep = pd.DataFrame(rows["sweep"])
     struct, ev_stats = _structure(episodes)
     return ToolbenchAnalysis(
@@ -127,7 +137,7 @@ def analyze_toolbench(
         seed_dep=pd.DataFrame(rows["dep"]),
         trend=pd.DataFrame(rows["trend"]),
         membership=pd.DataFrame(_membership(episodes, benches)),
-        cohesion=pd.DataFrame(_cohesion(main, alphas, budgets, n_resamples, rng)),
+        cohesion=cohesion,
         structure=struct,
         evidence_stats=ev_stats,
         seeds=seeds,
@@ -203,6 +213,7 @@ def _beta_point(
                 "seed_max": float(d[b].groupby(level="seed").mean().max()),
                 "fisher_p": fisher_combine(ps).pvalue if len(ps) > 1 else ps[0],
                 "target_gap": float(by_target[b].mean()),
+                **_target_ci(by_target[b].to_numpy(), rng(bench, metric, beta, "target ci", b)),
                 "target_p": t.pvalue, "n_targets": int(by_target.shape[0]),
                 "n_episodes": int(d[b].size),
             }
@@ -223,6 +234,15 @@ def _beta_point(
                      "too_dependent": sd.too_dependent}
                 )  # fmt: skip
     return by_target
+
+
+def _target_ci(gaps: Any, rng: np.random.Generator) -> dict[str, float]:
+    """95% percentile bootstrap interval of the target-level mean gap (units: distinct
+    targets, as the target-level test), NaN with fewer than two targets."""
+    if len(gaps) < 2:
+        return {"target_ci_low": float("nan"), "target_ci_high": float("nan")}
+    ci = bootstrap_ci(gaps, level=0.95, method="percentile", rng=rng)
+    return {"target_ci_low": float(ci.low), "target_ci_high": float(ci.high)}
 
 
 def _trend_rows(

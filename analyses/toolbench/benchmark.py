@@ -87,7 +87,12 @@ def analyze_toolbench_run(run: BenchmarkRun, spec: RunSpec) -> Any:
     """The analysis step: Tables 3, 6, 14-16, membership, G.5, trend, seed dependence."""
     from .analysis import analyze_toolbench
 
-    return analyze_toolbench(run.records, run.state["episodes"], n_resamples=spec.n_resamples)
+    return analyze_toolbench(
+        run.records,
+        run.state["episodes"],
+        n_resamples=spec.n_resamples,
+        progress=spec.backend.progress,
+    )
 
 
 class ToolBench(Benchmark):

@@ -38,6 +38,7 @@ __all__ = ["NOTE_CODES", "Measured", "Note", "Pairings", "measure"]
 #: counts); the seed-averaged test then has one unit per distinct unit id, each averaged over
 #: the seeds it appears in, and Fisher combines per-seed tests on each seed's own units.
 NOTE_CODES = (
+    "mc-resampled",  # the p was resampled sequentially near alpha (``detail``: the last B)
     "seed-dependence-unmeasured",
     "fieller-independent-queries",
     "one-seed",

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from osustat._validation import check_level, check_positive_int
+from osustat._validation import check_level, check_positive_int, check_resamples
 from osustat.audit.claim import ClaimsFile, Family
 from osustat.combine import fisher_combine
 from osustat.multitest import adjust_pvalues
@@ -58,12 +58,15 @@ from osustat.schema import validate_records
 
 from .measure import (
     Measured,
+    Note,
     Pairings,
     measure,
 )
+from .precision import next_resamples, raw_pvalue_se, straddles
 from .result import AuditResult, ClaimCheck
 from .verdicts import (
     STANDARDS,
+    Flag,
     StandardVerdict,
     flags,
     judge,
@@ -84,6 +87,8 @@ def audit(
     level: float = 0.95,
     rng: Any = None,
     unavailable: Mapping[str, str] | None = None,
+    progress: bool = False,
+    max_resamples: int = 2**20,
 ) -> AuditResult:
     """Check every claim of a claims file against long-format records.
 
@@ -108,6 +113,15 @@ def audit(
         reason (e.g. ``{"tau-bench-llm": "no LLM run: ..."}`` when a stand-in replaced the
         model a claim is about): their claims are "not checkable" with that reason, whatever
         the records hold.
+    progress : bool
+        A progress bar on stderr over the claims (done / total, rate, ETA): an audit of many
+        claims with 10,000 sign flips each runs for half a minute.
+    max_resamples : int
+        Cap of the sequential resampling: a claim whose Monte Carlo p (corrected, under
+        either standard) lies within 2.576 standard errors of alpha is tested again with 4x
+        the resamples, on fresh draws, until it is settled or the next count would exceed
+        this (at most 2^25; :mod:`osustat.audit.precision`). Still within the band at the cap:
+        the flag ``mc-undecided``. Set it to `n_resamples` for no sequential resampling.
 
     Returns
     -------
@@ -162,35 +176,113 @@ def audit(
     if not isinstance(claims, ClaimsFile):
         raise TypeError(f"`claims` must be a ClaimsFile; got {type(claims).__name__}.")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
+    max_resamples = check_resamples(max_resamples, "max_resamples", minimum=n_resamples)
     bootstrap_resamples = check_positive_int(bootstrap_resamples, "bootstrap_resamples", minimum=2)
     level = check_level(level)
     df = validate_records(records)
     gen = np.random.default_rng(rng)
     children = np.random.SeedSequence(int(gen.integers(2**63 - 1))).spawn(len(claims.claims))
     pairings = Pairings(df, unavailable)
-    measured = [
-        measure(c, pairings, n_resamples, bootstrap_resamples, level, np.random.default_rng(s))
-        for c, s in zip(claims.claims, children, strict=True)
-    ]
+    from tqdm.auto import tqdm
+
+    with tqdm(
+        total=len(claims.claims), desc="claims audit", unit="claim", disable=not progress
+    ) as bar:
+        measured = []
+        for c, s in zip(claims.claims, children, strict=True):
+            rng_c = np.random.default_rng(s)
+            measured.append(measure(c, pairings, n_resamples, bootstrap_resamples, level, rng_c))
+            bar.update(1)
     # A ClaimsFile built by hand may omit families: no correction as tested, Holm strict.
     families = {**{c.family: Family(c.family) for c in claims.claims}, **claims.families}
-    mdes = [mde_of(m, families[m.claim.family].alpha) for m in measured]
-    verdicts = {st: _standard(measured, mdes, families, st) for st in STANDARDS}
+    mdes = [mde_of(m, families[m.claim.family].alpha) for m in measured]  # resample-free
+
+    def remeasure(i: int, b: int, look: int) -> Measured:
+        # a fresh stream per look, derived from the claim's own: same rng, same audit
+        child = children[i]
+        gen = np.random.default_rng(
+            np.random.SeedSequence(child.entropy, spawn_key=(*child.spawn_key, look))
+        )
+        m = measure(claims.claims[i], pairings, b, bootstrap_resamples, level, gen)
+        return dataclasses.replace(m, notes=(*m.notes, Note("mc-resampled", f"{b}")))
+
+    measured, verdicts, undecided = _settle(
+        measured, mdes, families, n_resamples, max_resamples, remeasure
+    )
     # the strict standard again with Benjamini-Hochberg in place of each family's strict
     # correction: the FDR reading beside the familywise one (issue 23)
     bh = {k: dataclasses.replace(f, strict_correction="fdr_bh") for k, f in families.items()}
     strict_bh = _standard(measured, mdes, bh, "strict")
     checks = tuple(
         dataclasses.replace(
-            _check(m, verdicts["as tested"][i], verdicts["strict"][i], mdes[i]),
+            _check(
+                m,
+                verdicts["as tested"][i],
+                verdicts["strict"][i],
+                mdes[i],
+                families[m.claim.family].alpha,
+            ),
             strict_bh=strict_bh[i],
         )
         for i, m in enumerate(measured)
+    )
+    checks = tuple(
+        dataclasses.replace(c, flags=(*c.flags, *undecided[i])) if undecided.get(i) else c
+        for i, c in enumerate(checks)
     )
     return AuditResult(
         checks, families, n_resamples, bootstrap_resamples, level,
         claims.title, claims.source,
     )  # fmt: skip
+
+
+def _undecided(m: Measured, v: StandardVerdict, alpha: float) -> float | None:
+    """The Monte Carlo SE of the corrected p verdict `v` used, if that p is within 2.576 of
+    them of `alpha` (the side of alpha is then resampling noise); else None."""
+    if v.pvalue is None or v.pvalue_adjusted is None:
+        return None
+    se = raw_pvalue_se(m, v.test)
+    if v.pvalue > 0:
+        se *= v.pvalue_adjusted / v.pvalue  # the correction's factor
+    return se if straddles(v.pvalue_adjusted, se, alpha) else None
+
+
+def _settle(
+    measured: list[Measured],
+    mdes: list[PowerValue | None],
+    families: dict[str, Family],
+    n_resamples: int,
+    max_resamples: int,
+    remeasure: Any,
+) -> tuple[list[Measured], dict[str, list[StandardVerdict]], dict[int, list[Flag]]]:
+    """Verdicts under both standards, resampling further every claim whose p is undecided.
+
+    Each round re-measures (``remeasure(i, B, look)``) the claims whose corrected p under
+    either standard straddles alpha with 4x their resamples, then re-judges every claim (a
+    family's correction couples its claims), until none straddles or each that does is at
+    the cap. Returns the final measurements, verdicts and, per claim still undecided, its
+    ``mc-undecided`` flags (one per standard).
+    """
+    measured = list(measured)
+    resamples = [n_resamples] * len(measured)
+    looks = [0] * len(measured)
+    while True:
+        verdicts = {st: _standard(measured, mdes, families, st) for st in STANDARDS}
+        pending: dict[int, list[Flag]] = {}
+        for i, m in enumerate(measured):
+            alpha = families[m.claim.family].alpha
+            for st in STANDARDS:
+                se = _undecided(m, verdicts[st][i], alpha)
+                if se is not None:
+                    pending.setdefault(i, []).append(Flag("mc-undecided", se, standard=st))
+        grow = {i: next_resamples(resamples[i], max_resamples) for i in pending}
+        if not any(grow.values()):
+            return measured, verdicts, pending
+        for i, b in grow.items():
+            if b is not None:
+                looks[i] += 1
+                resamples[i] = b
+                measured[i] = remeasure(i, b, looks[i])
 
 
 def _standard(
@@ -233,7 +325,11 @@ def _standard(
 
 
 def _check(
-    m: Measured, as_tested: StandardVerdict, strict: StandardVerdict, mde: PowerValue | None
+    m: Measured,
+    as_tested: StandardVerdict,
+    strict: StandardVerdict,
+    mde: PowerValue | None,
+    alpha: float,
 ) -> ClaimCheck:
     c = m.claim
     if m.missing is not None:
@@ -260,7 +356,7 @@ def _check(
         seed_dependence=m.seeds,
         pooled_pvalue=m.pooled.pvalue if m.pooled is not None else None,
         fisher_pvalue=fisher,
-        flags=tuple(flags(m, floor)),
+        flags=tuple(flags(m, floor, alpha)),
         notes=m.notes,
         as_tested=as_tested,
         strict=strict,

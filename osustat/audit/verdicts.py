@@ -20,6 +20,7 @@ from typing import Any
 
 from osustat.audit.claim import Claim, Family
 from osustat.combine import fisher_combine
+from osustat.interaction import centered_size_at_equal_variances
 from osustat.intervals import ConfidenceInterval
 from osustat.power import PowerValue, minimum_detectable_effect
 
@@ -32,6 +33,7 @@ __all__ = [
     "TESTS",
     "Flag",
     "StandardVerdict",
+    "claimed_magnitude",
     "flags",
     "judge",
     "mde_of",
@@ -52,7 +54,16 @@ FLAG_CODES = (
     "effect-outside-ci",
     "n-mismatch",
     "skewed-equivalence",
+    "liberal-interaction",
+    "mc-undecided",
 )
+
+#: The as-tested interaction verdict is flagged when the paper's centred statistic, at the
+#: claim's cell sizes, rejects more than this multiple of alpha of normal equal-variance
+#: nulls (:func:`osustat.interaction.centered_size_at_equal_variances`): .06 at alpha = .05,
+#: the tolerance issue 35 sets. Decided before the rule was measured on random cell sizes
+#: (benchmarks/interaction_small_cell.py --random).
+LIBERAL_SIZE = 1.2
 
 #: |skewness| of the differences from which a TOST verdict is flagged: the sign-flip TOST
 #: assumes differences symmetric about their mean, and at the margin it rejected up to .14
@@ -109,10 +120,14 @@ class Flag:
     """A problem with how a claim's own numbers were obtained.
 
     ``code`` is one of :data:`FLAG_CODES`; the numbers behind it are those of the
-    :class:`~osustat.audit.result.ClaimCheck` that carries the flag.
+    :class:`~osustat.audit.result.ClaimCheck` that carries the flag, and ``value`` where the
+    flag measured its own (``'liberal-interaction'``: the as-tested test's size at its cells;
+    ``'mc-undecided'``: the Monte Carlo standard error of the corrected p, for `standard`).
     """
 
     code: str
+    value: float | None = None
+    standard: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -244,7 +259,7 @@ def _difference(
         return "contradicted", "significant-wrong-side", None
     if wrong_ci:
         return "contradicted", "ci-wrong-side", None
-    magnitude = _magnitude(c) if c.kind == "difference" else None
+    magnitude = claimed_magnitude(c) if c.kind == "difference" else None
     weak = magnitude is not None and mde is not None and mde > magnitude
     if beyond:
         if weak:
@@ -255,8 +270,9 @@ def _difference(
     return "contradicted", "wrong-side", None
 
 
-def _magnitude(c: Claim) -> float | None:
-    """The claimed magnitude an MDE is compared with (difference scale)."""
+def claimed_magnitude(c: Claim) -> float | None:
+    """The claimed magnitude an MDE is compared with (difference scale): the reported effect
+    (or the reported means' gap) minus the threshold, else the threshold; None without one."""
     t = c.threshold
     if c.reported_effect is not None or c.reported_means is not None:
         return abs((c.claimed_effect or 0.0) - t)
@@ -382,8 +398,9 @@ def min_attainable(m: Measured) -> float:
     return floor
 
 
-def flags(m: Measured, floor: float | None) -> list[Flag]:
-    """The flags of a checkable claim (``floor``: :func:`min_attainable`, None if untested)."""
+def flags(m: Measured, floor: float | None, alpha: float = 0.05) -> list[Flag]:
+    """The flags of a checkable claim (``floor``: :func:`min_attainable`, None if untested;
+    `alpha`: its family's level)."""
     c = m.claim
     out = []
     rp = c.reported_p
@@ -417,7 +434,19 @@ def flags(m: Measured, floor: float | None) -> list[Flag]:
         out.append(Flag("n-mismatch"))
     if m.equivalence is not None and abs(m.equivalence.skewness) >= SKEW_FLAG:
         out.append(Flag("skewed-equivalence"))
+    liberal = _liberal_interaction(m, alpha)
+    if liberal is not None:
+        out.append(liberal)
     return out
+
+
+def _liberal_interaction(m: Measured, alpha: float) -> Flag | None:
+    """The ``'liberal-interaction'`` flag, with the centred test's size at the claim's cells."""
+    res = m.interaction_as_tested
+    if res is None or res.method != "centered-signflip":
+        return None
+    size = centered_size_at_equal_variances(list(res.cell_n.values()), alpha=alpha)
+    return Flag("liberal-interaction", size) if size > LIBERAL_SIZE * alpha else None
 
 
 def pooled_n(c: Claim, n: int | None, n_seeds: int | None) -> bool:

@@ -43,6 +43,7 @@ def _analyze(args: argparse.Namespace) -> int:
     resamples = check_option_count(args.resamples, "--resamples")
     boot = check_option_count(args.bootstrap_resamples, "--bootstrap-resamples")
     seed = check_option_count(args.seed, "--seed", 0, 2**63 - 1)
+    pool = _pool(check_option_count(args.jobs, "--jobs", 1, 256))
     budgets = _ints(args.budget, "--budget") if args.budget else None
     metrics = _split(args.metric, "--metric", metric_key) if args.metric else None
     if args.metric is not None and not metrics:
@@ -103,6 +104,7 @@ def _analyze(args: argparse.Namespace) -> int:
             input_notes=notes,
             reference=args.reference,
             paper_means=paper_means,
+            workers=pool.map if pool else None,
         )
     except ValueError as exc:
         msg = str(exc)
@@ -114,6 +116,9 @@ def _analyze(args: argparse.Namespace) -> int:
         elif "not in the records" in msg and "`metrics`" in msg and args.qrels:
             msg += " Measures such as nDCG@10 or AP come from --measure (needs ir_measures)."
         raise ValueError(msg) from None
+    finally:
+        if pool:
+            pool.shutdown()
     _register_renderers()
     if result.methods_not_compared:
         print(
@@ -136,6 +141,15 @@ def _analyze(args: argparse.Namespace) -> int:
     else:
         print(result.to_markdown())
     return 0
+
+
+def _pool(jobs: int) -> Any:
+    """A process pool for ``--jobs`` above 1 (its ``map`` runs the comparisons), else None."""
+    if jobs == 1:
+        return None
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(jobs)
 
 
 def _methods(args: argparse.Namespace) -> tuple[str | list[str] | None, str | list[str] | None]:
@@ -335,6 +349,12 @@ def _add_analyze_test_options(an: argparse.ArgumentParser) -> None:
 
 def _add_analyze_output_options(an: argparse.ArgumentParser) -> None:
     """``analyze``'s outputs (folder, JSON, records read) and the original to compare with."""
+    an.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes for the comparisons (default 1: this process); the same report",
+    )
     an.add_argument(
         "--out",
         default=None,

@@ -324,8 +324,10 @@ def test_sensitivity_and_choice_on_toolbench(tmp_path):
     assert "`trajectory-groups` | `g1-g2-g3` (changed)" in (one.out / "report.md").read_text()
     res = driver.reproduce(driver.Request("toolbench", tmp_path / "s", sensitivity=True, **common))
     effects = pd.read_csv(res.out / "sensitivity" / "effects.csv")
+    # the encoder backend is a declared choice: the grid varies it too (issue 38 item 4)
     assert set(effects["point_name"]) == {
-        "default", "trajectory-groups=g1-g2-g3", "reachability=members-only"
+        "default", "trajectory-groups=g1-g2-g3", "reachability=members-only",
+        "encoder-backend=onnx", "encoder-backend=openvino",
     }  # fmt: skip
     summary = pd.read_csv(res.out / "sensitivity" / "summary.csv")
     assert set(summary["claim"]) == set(effects["claim"])
@@ -342,13 +344,37 @@ def test_the_choices_table_lists_the_encoder_backend_of_encoding_benchmarks() ->
     from osustat.analyses.protocol import RunSpec
     from osustat.analyses.registry import get_benchmark
 
-    tool = get_benchmark("toolbench")
-    spec = RunSpec(choices=tool.choices.defaults(), encoder_backend="openvino")
-    text = _choices_section(tool, spec)
-    assert "| encoder backend (`--encoder-backend`) | `openvino` (changed) | `torch` |" in text
-    assert "`torch`" in _choices_section(tool, RunSpec(choices=tool.choices.defaults()))
+    for name in ("toolbench", "tau-bench", "locomo"):  # every benchmark that encodes declares it
+        bench = get_benchmark(name)
+        assert bench.choices.get("encoder-backend").values == ("torch", "onnx", "openvino")
+        spec = RunSpec(choices={**bench.choices.defaults(), "encoder-backend": "openvino"})
+        text = _choices_section(bench, spec)
+        assert "| `encoder-backend` | `openvino` (changed) | `torch` |" in text
+        assert "`--sensitivity` varies it" in text and "(`--encoder-backend`)" not in text
+        assert spec.text_backend == "openvino"
     syn = get_benchmark("synthetic")
-    assert "encoder backend" not in _choices_section(syn, RunSpec(choices=syn.choices.defaults()))
+    assert "encoder" not in _choices_section(syn, RunSpec(choices=syn.choices.defaults()))
+
+
+def test_encoder_backend_option_is_the_declared_choice(tmp_path) -> None:
+    """``--encoder-backend NAME`` sets the choice ``encoder-backend`` (one source: the grid,
+    the report and the provenance read the choice); disagreeing with ``--choice`` is an error."""
+    from tests.analyses.test_toolbench import _write_data
+
+    data = (str(_write_data(tmp_path / "tb")),)
+    enc = HashingBagOfWordsEncoder(16)
+    checked = driver.plan(
+        driver.Request("toolbench", tmp_path / "o", data=data, encoder_backend="onnx", encoder=enc)
+    )
+    assert checked.spec.choices["encoder-backend"] == "onnx" == checked.spec.text_backend
+    assert "--choice encoder-backend=onnx" in checked.spec.command
+    with pytest.raises(driver.UsageError, match="`--encoder-backend onnx` and `--choice"):
+        driver.plan(
+            driver.Request(
+                "toolbench", tmp_path / "o", data=data, encoder_backend="onnx", encoder=enc,
+                choices=("encoder-backend=openvino",),
+            )
+        )  # fmt: skip
 
 
 def test_provenance_names_the_encoder_runtimes_installed() -> None:

@@ -130,3 +130,30 @@ def test_a_benchmark_without_texts_refuses_another_backend(monkeypatch, tmp_path
     assert bench.encoders == [] and not (tmp_path / "o").exists()
     # the default stays accepted for every benchmark
     assert driver.plan(driver.Request("texts", tmp_path / "p")).spec.encoder_backend == "torch"
+
+
+def test_the_choice_keys_the_encoder_and_its_cache(tmp_path) -> None:
+    """The choice ``encoder-backend`` (what ``--sensitivity``'s points set) picks the encoder,
+    each backend with its own cache directory; τ-bench's shared workspace keeps one encoder and
+    one built data set per backend, so a grid point never reuses another backend's vectors."""
+    from osustat.analyses.tau_bench.benchmark import BENCHMARK
+    from osustat.analyses.tau_bench.workspace import Workspace, _data_key
+
+    base = BENCHMARK.choices.defaults()
+    specs = {
+        b: RunSpec(choices={**base, "encoder-backend": b}, cache=tmp_path / "c")
+        for b in ("torch", "onnx", "openvino")
+    }
+    encoders = {b: s.text_encoder() for b, s in specs.items()}
+    assert {b: e.encoder.backend for b, e in encoders.items()} == {
+        b: b for b in ("torch", "onnx", "openvino")
+    }
+    assert len({e.directory for e in encoders.values()}) == 3
+    # the choice wins over the field (one source for a benchmark that declares it)
+    assert RunSpec(
+        choices={"encoder-backend": "onnx"}, encoder_backend="openvino"
+    ).text_backend == ("onnx")
+    ws = Workspace(specs["torch"])
+    got = {b: ws.encoder(s) for b, s in specs.items()}
+    assert len({id(e) for e in got.values()}) == 3 and ws.encoder(specs["onnx"]) is got["onnx"]
+    assert len({_data_key(s) for s in specs.values()}) == 3

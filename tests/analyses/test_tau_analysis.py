@@ -1,6 +1,8 @@
 """The τ-bench analysis step on small records: every test through the core, each with its own
 stream, the records validated once."""
 
+from typing import ClassVar
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -92,3 +94,47 @@ def test_adding_tests_leaves_the_others(result):
         assert [(r["p"], r["ci"]) for r in a["rows"]] == [(r["p"], r["ci"]) for r in b["rows"]]
         assert a["task"] == b["task"]
     assert set(more.variants["benchmark"]) == {"tau-bench", "tau-bench-weak-query"}
+
+
+class _Bar:
+    """Stands in for the progress bar: remembers its total and the steps it was given."""
+
+    made: ClassVar[list["_Bar"]] = []
+
+    def __init__(self, total, desc, *, progress, unit="task", initial=0):
+        self.total, self.desc, self.progress, self.n = total, desc, progress, initial
+        _Bar.made.append(self)
+
+    def update(self, k=1):
+        self.n += k
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.parametrize(
+    ("benchmarks", "expected"),
+    [
+        # 3 cross-tab comparisons, 2 budgets x (Table 5 hit + recall), the variants' test, the
+        # strict reading
+        (("tau-bench",), 3 + 2 * 2 + 1 + 1),
+        # + the other reading: 3 more cross-tab comparisons, 1 more per budget, 1 more variant
+        (("tau-bench", "tau-bench-query-per-norm"), 3 * 2 + 2 * 3 + 2 + 1),
+    ],
+)
+def test_progress_bar_counts_every_test(monkeypatch, benchmarks, expected):
+    """The analysis' bar (issue 38 item 5) is announced with the number of comparisons and
+    tests it runs and ends exactly there; it is off without `progress`."""
+    import osustat.analyses.runner as runner
+
+    _Bar.made = []
+    monkeypatch.setattr(runner, "progress_bar", _Bar)
+    rec = validate_records(_records(benchmarks))
+    analyze(rec, {}, None, progress=True, **KW)
+    analyze(rec, {}, None, **KW)
+    on, off = _Bar.made
+    assert (on.desc, on.progress, off.progress) == ("tau-bench analysis", True, False)
+    assert on.total == expected and on.n == on.total

@@ -23,6 +23,7 @@ POINTS = (
     {"packing": "one-episode-per-task-per-group", "query-noise": "per-norm"},
     {"query-kind": "weak"},
     {"query-kind": "instruction", "copy-noise": "per-coordinate"},
+    {"encoder-backend": "openvino"},  # its own built data in the shared workspace
 )
 
 
@@ -144,3 +145,17 @@ def test_cells_with_fewer_than_two_queries_are_marked_not_testable(
     assert f"| {cell} (n=1) | {untestable} |" in text  # Table 5
     assert f"| {cell} | 1 |" + f" {untestable} |" * 6 in text  # Table 4, both readings
     assert f"| {cell} | {untestable} / {untestable} |" in text  # Table 5, both readings
+
+
+def test_the_shipped_grid_varies_the_encoder_backend() -> None:
+    """Issue 38 item 4: `--sensitivity` covers the encoder backend (every other choice at its
+    default), as every declared choice."""
+    from osustat.analyses.sensitivity import load_choice_grid
+
+    grid = load_choice_grid(BENCHMARK)
+    backends = {v["encoder-backend"]: (name, v) for name, v in grid.points}
+    assert set(backends) == {"torch", "onnx", "openvino"}
+    defaults = BENCHMARK.choices.defaults()
+    for b in ("onnx", "openvino"):
+        name, values = backends[b]
+        assert name == f"encoder-backend={b}" and values == {**defaults, "encoder-backend": b}

@@ -248,6 +248,7 @@ def test_reproduce_end_to_end(tmp_path):
     ):
         assert heading in report
     assert not re.search(r"\b(True|False|None)\b", report)
+    _summary_equals_tables(report)
     # the tables say the seeds and episodes of this run (issue 35 item 14), not the paper's
     assert "Table 3 (beta = .12, n_ev = 3): mean over 2 seeds x 3 episodes" in report
     assert "3 seeds" not in report and "3 x 200" not in report
@@ -256,6 +257,42 @@ def test_reproduce_end_to_end(tmp_path):
     again = reproduce("toolbench", tmp_path / "out2", data=data, **kw)
     assert (again.out / "report.md").read_bytes() == (res.out / "report.md").read_bytes()
     assert (again.out / "records.csv").read_bytes() == (res.out / "records.csv").read_bytes()
+
+
+def _table_row(report: str, heading: str, first: str) -> list[str]:
+    """The cells of the row starting with `first` in the table under `heading`."""
+    section = report.split(heading, 1)[1]
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == first:
+            return cells
+    raise AssertionError(f"no row {first!r} under {heading!r}")
+
+
+def _summary_equals_tables(report: str) -> None:
+    """The summary opens the report and its numbers are the tables' (issue 38 item 6): per
+    budget, Δ is Table 6's / Table 15's gap at beta = .12 and p its target-level p; the CI
+    holds the target-level mean."""
+    assert report.index("## Summary") < report.index("## Data and design")
+    assert report.index("## Summary") < report.index("## Table 3")
+    head = report.split("## Summary", 1)[1].split("\n## ", 1)[0]
+    for label, heading in (("Recall (Table 6)", "## Table 6"), ("Hit@2 (Table 15)", "## Table 15")):
+        line = next(x for x in head.splitlines() if x.startswith(f"- {label}: "))
+        found = re.findall(
+            r"B = (\d+): Δ = (\S+) \(n = (\d+) episodes\); per target (\S+), 95% CI "
+            r"\[(\S+), (\S+)\], p ([=<]) (\S+) \(n = (\d+) targets\)",
+            line,
+        )
+        row = _table_row(report, heading, "0.12")
+        assert [int(f[0]) for f in found] == [200, 400, 800, 1600]
+        for k, (_, gap, n_ep, tgap, lo, hi, rel, p, n_t) in enumerate(found):
+            cell = row[1 + 2 * k]  # beta, then (ours, paper) per budget
+            assert cell.startswith(gap), (cell, gap)
+            table_p = re.search(r"target p (\S+);", cell).group(1)
+            assert (f"< {p}" if rel == "<" else p) == table_p
+            assert float(lo) <= float(tgap) <= float(hi)
+            assert int(n_ep) == 6 and int(n_t) >= 1  # 2 seeds x 3 episodes
+    assert "**Open choices these depend on.** This run: trajectory-groups = `g1-g2`" in head
 
 
 def test_cli_missing_data_exits_2(tmp_path, capsys):
@@ -340,3 +377,101 @@ def test_the_audit_heading_names_the_claims_file_used(tmp_path):
     report = (res.out / "report.md").read_text()
     assert f"## Audit of the paper's ToolBench claims ({mine})" in report
     assert "MINE-1" in report and "paper.toml" not in report
+
+
+def test_summary_numbers_are_the_tables_numbers():
+    """On an analysis whose every number differs (gap vs per-target gap, target vs Fisher p),
+    the summary's Δ, p, CI and n per budget are Table 6's / Table 15's row at beta = .12 and
+    the same row of ``combined`` (issue 38 item 6) -- read back, not typed."""
+    from types import SimpleNamespace
+
+    from osustat.analyses.toolbench.paper_values import PAPER
+    from osustat.analyses.toolbench.report_render import _sweep_table, summary
+    from osustat.formatting import fmt_p
+
+    rng = np.random.default_rng(5)
+    rows = [
+        {"benchmark": "toolbench", "metric": m, "beta": beta, "budget": b,
+         "gap": rng.uniform(-0.05, 0.1), "target_gap": rng.uniform(-0.05, 0.1),
+         "target_ci_low": -0.2 + rng.uniform(0, 0.01), "target_ci_high": 0.2 + rng.uniform(0, .01),
+         "target_p": rng.uniform(0.001, 0.9), "fisher_p": rng.uniform(0.001, 0.9),
+         "n_targets": int(rng.integers(100, 200)), "n_episodes": 600, "seed_min": 0.0,
+         "seed_max": 0.1}
+        for m in ("recall", "hit@2") for beta in (0.04, 0.08, 0.12, 0.16, 0.20)
+        for b in (200, 400, 800, 1600)
+    ]  # fmt: skip
+    combined = pd.DataFrame(rows)
+    trend = pd.DataFrame(
+        [{"benchmark": "toolbench", "metric": "recall", "budget": b, "p": 0.01 * k,
+          "n_targets": 150} for k, b in enumerate((200, 400, 800, 1600), 1)]
+    )  # fmt: skip
+    a = SimpleNamespace(combined=combined, trend=trend, seeds=(42, 123, 456))
+    per_seed = {s: {"episodes": 200} for s in ("42", "123", "456")}
+    design = {
+        "toolbench": {
+            "n_ev": 3, "episodes": 600, "distinct_targets_all_seeds": 150, "per_seed": per_seed
+        }
+    }  # fmt: skip
+    text = "\n".join(summary(a, {"trajectories": 900, "steps": 9_000}, design, {}))
+    for metric, label, table in (("recall", "Recall (Table 6)", "table6"),
+                                 ("hit@2", "Hit@2 (Table 15)", "table15")):  # fmt: skip
+        line = next(x for x in text.splitlines() if x.startswith(f"- {label}: "))
+        found = re.findall(
+            r"B = (\d+): Δ = (\S+) \(n = (\d+) episodes\); per target (\S+), 95% CI "
+            r"\[(\S+), (\S+)\], p = (\S+) \(n = (\d+) targets\)",
+            line,
+        )
+        cells = (
+            next(
+                r for r in _sweep_table(combined, metric, PAPER[table]) if r.startswith("| 0.12 |")
+            )
+            .strip("|")
+            .split("|")
+        )
+        assert [int(f[0]) for f in found] == [200, 400, 800, 1600]
+        for k, (b, gap, n_ep, tgap, lo, hi, p, n_t) in enumerate(found):
+            cell = cells[1 + 2 * k].strip()
+            assert cell.startswith(gap) and f"(target p {p};" in cell
+            row = combined[(combined["metric"] == metric) & (combined["budget"] == int(b))
+                           & np.isclose(combined["beta"], 0.12)].iloc[0]  # fmt: skip
+            assert p == fmt_p(row["target_p"]) != fmt_p(row["fisher_p"])
+            assert float(tgap) == pytest.approx(100 * row["target_gap"], abs=0.051)
+            assert float(lo) == pytest.approx(100 * row["target_ci_low"], abs=0.051)
+            assert float(hi) == pytest.approx(100 * row["target_ci_high"], abs=0.051)
+            assert (int(n_ep), int(n_t)) == (row["n_episodes"], row["n_targets"])
+    assert "B = 1600: p = .040 (n = 150 targets)" in text  # the dose-response trend row
+
+
+def test_analysis_progress_bar_ends_at_its_total(tmp_path, monkeypatch):
+    """The analysis phase's bar (issue 38 item 5): 2 metrics x (5 betas + the trend test) per
+    evidence size, and the cohesion tests; it ends exactly at that total."""
+    import osustat.analyses.runner as runner
+    from osustat import reproduce
+
+    bars = []
+
+    class Recording:
+        def __init__(self, total, desc, *, progress, **_):
+            self.total, self.desc, self.progress, self.n = total, desc, progress, 0
+            bars.append(self)
+
+        def update(self, k=1):
+            self.n += k
+
+        def close(self):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(runner, "progress_bar", Recording)
+    data = _write_data(tmp_path / "data")
+    reproduce(
+        "toolbench", tmp_path / "out", data=data, encoder=HashingBagOfWordsEncoder(64),
+        seeds=(1,), episodes=3, background=60, n_resamples=99, progress=True,
+    )  # fmt: skip
+    (bar,) = [b for b in bars if b.desc == "toolbench analysis"]
+    assert bar.progress and bar.total == 3 * 2 * (5 + 1) + 1 == bar.n

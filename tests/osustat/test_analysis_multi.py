@@ -203,3 +203,22 @@ def test_saved_report_and_figures(multi, tmp_path):
         assert (out / f"{t}-vs-base-forest-hit2-B256.png").exists()
         assert f"({t}-vs-base-budgets-hit2.png)" in report
     assert json.loads((out / "results.json").read_text())["schema"] == "osustat.analysis-multi/1"
+
+
+def test_workers_map_gives_the_same_result(df: pd.DataFrame, multi: MultiAnalysisResult) -> None:
+    # a map-like `workers` (a process pool's map, a Dask client's) runs the comparisons: every
+    # task and result crosses a pickle round trip, as it would to another process, and the
+    # tasks run in reverse order; the result is the one the built-in map gives
+    import pickle
+
+    calls = []
+
+    def remote(f, tasks):
+        tasks = [pickle.loads(pickle.dumps(t)) for t in tasks]
+        calls.append(len(tasks))
+        done = [pickle.loads(pickle.dumps(f(t))) for t in reversed(tasks)]
+        return done[::-1]
+
+    res = osustat.analyze(df, treatment=["a", "b", "c"], baseline="base", workers=remote, **FAST)
+    assert calls == [6]  # 3 pairs x 2 budgets, one batch
+    assert res.to_json() == multi.to_json()

@@ -184,3 +184,21 @@ def test_significance_mark_agrees_with_the_verdict_at_every_cut(p):
     for cut, mark in ((0.001, "***"), (0.01, "**"), (0.05, "*"), (0.1, ".")):
         if p == cut:
             assert _sig(p) == mark
+
+
+def test_each_printed_mde_is_searched_once_at_its_level(monkeypatch):
+    # issue 37: cell_conditional searched every row's MDE at alpha and analyze searched the
+    # cells' again at alpha/m (4 cells + aggregate: 9 searches for 5 printed MDEs)
+    import osustat.cellwise
+
+    levels = []
+    real = osustat.cellwise.minimum_detectable_effect
+
+    def counted(*args, **kw):
+        levels.append(kw["alpha"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(osustat.cellwise, "minimum_detectable_effect", counted)
+    rng = np.random.default_rng(4)
+    rows = _analyze({c: _binary(24, 0.5, rng) for c in CELL_NAMES}).comparisons[0].rows
+    assert sorted(levels) == sorted(r.mde_alpha for r in rows) == [0.0125] * 4 + [0.05]

@@ -162,3 +162,44 @@ class TestInteractionTest:
             method, lambda r: draw_continuous(r, (5, 40, 150, 500), (2.0, 1.0, 0.7, 0.3)), 600, rng
         )
         assert rate > hi
+
+
+class TestCenteredSizeAtEqualVariances:
+    """Issue 35 item 5: the centred statistic's size at the cells at hand, equal variances."""
+
+    def test_matches_running_the_test_on_normal_nulls(self):
+        # the independent reference: interaction_test itself on 400 normal nulls with one
+        # common variance; the computed size within 4 standard errors of both estimates
+        from osustat.interaction import centered_size_at_equal_variances
+
+        sizes = (4, 6, 30, 60)
+        rng = np.random.default_rng(5)
+        rate = rejection_rate(
+            "centered-signflip", lambda r: draw_continuous(r, sizes, (1,) * 4), 400, rng
+        )
+        size = centered_size_at_equal_variances(sizes, n_datasets=1000)
+        se = np.sqrt(size * (1 - size) * (1 / 400 + 1 / 1000))
+        assert abs(size - rate) <= 4 * se
+        assert size > 0.075  # liberal at equal variances: the issue's finding
+
+    def test_large_cells_are_near_the_level_and_same_cells_same_answer(self):
+        from osustat.interaction import centered_size_at_equal_variances
+
+        assert centered_size_at_equal_variances((200, 200, 200)) <= 0.06
+        assert centered_size_at_equal_variances([5, 300]) == centered_size_at_equal_variances(
+            np.array([5, 300])
+        )
+
+    @pytest.mark.parametrize(
+        ("kw", "match"),
+        [
+            ({"cell_n": [5]}, "at least two cells"),
+            ({"cell_n": [1, 20]}, "at least two cells of at least 2"),
+            ({"cell_n": [5, 5], "alpha": 1.5}, "`alpha` must be in"),
+        ],
+    )
+    def test_bad_arguments(self, kw, match):
+        from osustat.interaction import centered_size_at_equal_variances
+
+        with pytest.raises(ValueError, match=match):
+            centered_size_at_equal_variances(**kw)

@@ -247,7 +247,14 @@ class TestPower:
         n, effect, reps = 20, (0.25 if alternative == "two-sided" else -0.25), 1500
         got = power(effect, None, n, differences=d, alternative=alternative)
         assert got.method == "empirical-tilt"
-        v, c = np.unique(np.concatenate([d, -d]), return_counts=True)
+        # the null: the observed law tilted back to mean 0, then made symmetric (issue 35
+        # item 4; this pilot's mean is .076, so the untilt matters)
+        vals, cnt = np.unique(d, return_counts=True)
+        p = cnt / cnt.sum()
+        t0 = brentq(lambda t: (p * np.exp(t * vals)) @ vals, -50, 50)
+        p0 = p * np.exp(t0 * vals) / (p * np.exp(t0 * vals)).sum()
+        v = np.unique(np.concatenate([vals, -vals]))
+        c = np.array([p0[np.isclose(vals, x)].sum() + p0[np.isclose(vals, -x)].sum() for x in v])
 
         def probs(theta):
             w = c * np.exp(theta * v)
@@ -391,3 +398,71 @@ class TestHonestMDE:
             return chi2.cdf((k - 1) * r**2, k - 1)
 
         assert share(MDE_MIN_DIFFERENCES) <= 0.2 < share(MDE_MIN_DIFFERENCES - 1)
+
+
+class TestMDEProcedure:
+    """Issue 35 items 3-4 judged as a procedure: what a row's printed MDE promises."""
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason="issue 35 item 3 not met for lognormal differences at n = 50: the power at "
+        "the 20th percentile of printed MDEs is about .41 (.6 needed; "
+        "benchmarks/results-mde_procedure.md)",
+    )
+    def test_lognormal_rows_rarely_print_an_mde_the_test_misses(self):
+        # 50 lognormal differences printed an MDE at which the test's true power was < .6 in
+        # 48% of rows (the sd of 50 such values is far below the law's in most samples). At
+        # most 20% may: the power at the 20th percentile of what rows print (a range counts
+        # as printing no number) must reach .6 -- one simulation, the power being monotone.
+        from osustat import signflip_tests
+
+        gen = np.random.default_rng(35)
+        rows = np.exp(gen.standard_normal((40, 50)))
+        printed = [
+            minimum_detectable_effect(None, 50, differences=r, n_simulations=500) for r in rows
+        ]
+        numbers = [np.inf if m.mde_range is not None else float(m) for m in printed]
+        e20 = float(np.quantile(numbers, 0.2))
+        assert np.isfinite(e20)  # most rows still print a number
+        reps = 600
+        x = e20 + np.exp(gen.standard_normal((50, reps))) - np.exp(0.5)
+        rate = np.mean([t.pvalue <= 0.05 for t in signflip_tests(x, n_resamples=1000, rng=1)])
+        assert rate >= 0.6 - 2 * np.sqrt(0.24 / reps), (e20, rate)
+
+    def test_scale_correction_matches_normal_theory(self):
+        # for normal samples the plug-in sd's median over samples of k is
+        # sigma * sqrt(chi2.median(k - 1) / k); the bootstrap's estimate of that ratio
+        # (1 / scale_correction) agrees on average (independent reference: scipy's chi2)
+        from scipy.stats import chi2
+
+        from osustat._power_engines import scale_correction
+
+        gen = np.random.default_rng(0)
+        for k in (20, 50):
+            x = gen.standard_normal((100, k))
+            ratio = np.mean([1 / scale_correction(r - r.mean(), gen) for r in x])
+            assert ratio == pytest.approx(np.sqrt(chi2.ppf(0.5, k - 1) / k), abs=0.015)
+
+    def test_the_tilted_null_ignores_the_pilots_own_tilt(self):
+        # issue 35 item 4: a pilot carrying the effect (what analyze has) made symmetric as
+        # it is adds the squared effect to the null's spread: 600 units of recall over 3
+        # items whose counts are the null law tilted to mean .245 gave an MDE 14% above the
+        # null pilot's; the model's own tilt must not move its null
+        from scipy.stats import binom
+
+        v = np.arange(-3, 4) / 3
+        p0 = np.array(
+            [sum(binom.pmf(a, 3, 0.5) * binom.pmf(a - j, 3, 0.5) for a in range(4))
+             for j in range(-3, 4)]
+        )  # fmt: skip
+
+        def pilot(theta):
+            w = p0 * np.exp(theta * v)
+            return np.repeat(v, np.round(600 * w / w.sum()).astype(int))
+
+        null, at = pilot(0.0), pilot(1.5)
+        assert at.mean() > 0.24
+        a = minimum_detectable_effect(None, 50, differences=null)
+        b = minimum_detectable_effect(None, 50, differences=at)
+        assert a.method == b.method == "empirical-tilt"
+        assert b == pytest.approx(a, rel=0.02)

@@ -48,3 +48,50 @@ def test_claims_the_paper_printed_as_not_significant_are_counted_apart() -> None
     assert s.loc["n2", "verdict"] == "null: significant here at some point (paper: n.s.)"
     assert s.loc["n2", "reproduced_at"] == 1
     assert s.loc["c", "verdict"] == "not reproduced"
+
+
+def test_null_claims_carry_the_power_to_see_the_papers_effect() -> None:
+    # issue 35 item 12: beside "null: consistent", whether the test could see the paper's
+    # effect at all (MDE at power .8 against the paper's |effect|)
+    rows = []
+    spec = {  # claim -> (per point MDE, paper's |effect|, verdict)
+        "weak": ((0.12, 0.14), 0.05, "direction only"),
+        "strong": ((0.03, 0.04), 0.05, "contradicted"),
+        "mixed": ((0.04, 0.09), 0.05, "direction only"),
+        "inter": ((None, None), None, "not significant"),
+    }
+    for claim, (mdes, magnitude, verdict) in spec.items():
+        for point, mde in enumerate(mdes):
+            rows.append({"claim": claim, "point": point, "seed": 0, "verdict": verdict,
+                         "paper_ns": True, "effect": 0.01, "mde": mde,
+                         "paper_magnitude": magnitude})  # fmt: skip
+    effects = pd.DataFrame(rows)
+    s = _summarize(effects).set_index("claim")
+    assert s.loc["weak", "mde"] == 0.13 and s.loc["weak", "powered_at"] == 0
+    assert s.loc["strong", "powered_at"] == 2 and s.loc["mixed", "powered_at"] == 1
+    assert pd.isna(s.loc["inter", "mde"])
+    grid = ChoiceGrid(tuple((f"p{k}", {}) for k in range(2)), None, "grid.toml")
+    text = render_choice_sensitivity(ChoiceSensitivity(effects, _summarize(effects), grid))
+    assert "MDE 0.130 vs the paper's |effect| 0.050: could not see it (0 of 2 points)" in text
+    assert "MDE 0.035 vs the paper's |effect| 0.050: could see it (2 of 2 points)" in text
+    assert "could see at some points it (1 of 2 points)" not in text
+    assert "could see it at some points (1 of 2 points)" in text
+    assert "no MDE (not a difference, or fewer than 12 differences)" in text
+    assert (
+        "Power of the 4 consistent null claims: 1 could see the paper's effect at every point "
+        "(MDE ≤ |paper's effect|), 2 could not at some or every point, 1 without an MDE"
+    ) in text
+
+
+def test_mde_values_for_the_effects_table() -> None:
+    from osustat.analyses.sensitivity import _mde_value
+    from osustat.power import PowerValue
+
+    assert _mde_value(None) is None
+    assert _mde_value(
+        PowerValue(float("inf"), method="simulation", n=6, alpha=0.05, alternative="two-sided")
+    ) == float("inf")
+    assert (
+        _mde_value(PowerValue(0.2, method="normal", n=60, alpha=0.05, alternative="two-sided"))
+        == 0.2
+    )

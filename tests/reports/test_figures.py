@@ -8,7 +8,7 @@ import pytest
 
 from osustat import analyze, paired
 from osustat.cellwise import cell_conditional
-from osustat.reports.cellwise import budget_effects_plot, forest_plot
+from osustat.reports.cellwise import budget_effects_plot, forest_figure, forest_plot
 from osustat.reports.figures import dose_response
 
 
@@ -81,6 +81,45 @@ class TestFigures:
         again = dose_response(table, tmp_path / "e.png", x="beta", y="effect", ci=("lo", "hi"))
         assert again.read_bytes() == path.read_bytes()
         assert (tmp_path / "e.svg").read_bytes() == svg  # no date, no random id salt
+
+    def test_forest_shows_every_row_its_effect_and_interval(self):
+        # what the forest plot shows, independent of how it is drawn: one point per cell
+        # (blue) and the aggregate (black, bottom row) at Δ, the error bar from the interval's
+        # low to its high end, the rows labelled `cell (n=…)` top to bottom
+        from matplotlib.colors import to_hex
+
+        from osustat.reports._style import pyplot
+
+        res = results()[0][1]
+        rows = [*res.cells, res.aggregate]
+        fig = forest_figure(res, title="the title")
+        try:
+            ax = fig.axes[0]
+            shown = {}
+            for bars in ax.containers:
+                line, _, (segments,) = bars.lines
+                for x, y, seg in zip(
+                    line.get_xdata(), line.get_ydata(), segments.get_segments(), strict=True
+                ):
+                    shown[int(y)] = (x, seg[0][0], seg[1][0], to_hex(line.get_color()))
+            # the bar's ends are drawn at effect -/+ its distances to the ends (1 ulp off)
+            ys = range(len(rows) - 1, -1, -1)
+            assert sorted(shown) == sorted(ys)
+            for y, r in zip(ys, rows, strict=True):
+                x, low, high, color = shown[y]
+                assert (x, low, high) == pytest.approx((r.effect, r.ci.low, r.ci.high), abs=1e-12)
+                assert color == ("#000000" if r.cell is None else to_hex("tab:blue"))
+            labels = {
+                int(t): lab.get_text()
+                for t, lab in zip(ax.get_yticks(), ax.get_yticklabels(), strict=True)
+            }
+            assert labels == {
+                y: f"{'Aggregate' if r.cell is None else r.cell.value} (n={r.n})"
+                for y, r in zip(ys, rows, strict=True)
+            }
+            assert ax.get_title() == "the title" and "bca bootstrap CI" in ax.get_xlabel()
+        finally:
+            pyplot().close(fig)
 
     def test_budget_plot_needs_two_budgets(self, tmp_path):
         with pytest.raises(ValueError, match="at least two budgets"):

@@ -210,11 +210,39 @@ def test_cli_bad_file_exits_2_naming_conversation_and_field(
     assert not (tmp_path / "out").exists()
 
 
-def test_sensitivity_through_the_driver(tmp_path: Path) -> None:
+def test_sensitivity_through_the_driver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import osustat.analyses.runner as runner
+
+    bars: list[Any] = []
+
+    class Recording:
+        """Stands in for the progress bar: its total, description and the steps it was given."""
+
+        def __init__(self, total: int, desc: str, *, progress: bool, **_: Any) -> None:
+            self.total, self.desc, self.progress, self.n = total, desc, progress, 0
+            bars.append(self)
+
+        def update(self, k: int = 1) -> None:
+            self.n += k
+
+        def close(self) -> None:
+            pass
+
+        def __enter__(self) -> Any:
+            return self
+
+        def __exit__(self, *exc: Any) -> None:
+            pass
+
+    monkeypatch.setattr(runner, "progress_bar", Recording)
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(small_data()), encoding="utf-8")
-    kw = {**KW, "budgets": (64,), "n_resamples": 1024}
-    reproduce("locomo", data=data, out=tmp_path / "o", sensitivity=True, **kw)
+    kw = {**KW, "budgets": (64,), "n_resamples": 1024, "progress": True}
+    reproduce("locomo", tmp_path / "o", data=data, sensitivity=True, **kw)
+    # the analysis phase's bar (issue 38 item 5) ends exactly at its total: every comparison
+    # of the main run and both Hit@2 comparisons of each of the 6 sensitivity reruns
+    (analysis,) = [b for b in bars if b.desc == "locomo analysis"]
+    assert analysis.progress and analysis.n == analysis.total >= 6 * 2
     report = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
     assert "## Sensitivity to the open choices" in report
     # no overlay beside the made-up file: that point is listed as not run, never dropped
@@ -222,6 +250,8 @@ def test_sensitivity_through_the_driver(tmp_path: Path) -> None:
     files = sorted(p.name for p in (tmp_path / "o" / "sensitivity").iterdir())
     assert files == [
         "records-captions=out.csv",
+        "records-encoder-backend=onnx.csv",  # a declared choice too (issue 38 item 4)
+        "records-encoder-backend=openvino.csv",
         "records-entity-extractor=proper-nouns+speakers.csv",
         "records-query-time=after-evidence-session.csv",
         "records-speaker-view=tool-slot.csv",
