@@ -47,7 +47,6 @@ def renamed_keywords(**old_to_new: str) -> Callable[[F], F]:
                 kwargs[new] = kwargs.pop(old)
             return func(*args, **kwargs)
 
-        wrapper.__dict__["renamed_keywords"] = dict(old_to_new)
         return wrapper  # type: ignore[return-value]
 
     return decorate
