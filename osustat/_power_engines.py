@@ -185,12 +185,22 @@ class EmpiricalShiftSimulation:
     """
 
     def __init__(
-        self, d: NDArray[Any], n: int, n_simulations: int, alpha: float, alt: str, rng: Any
+        self,
+        d: NDArray[Any],
+        n: int,
+        n_simulations: int,
+        alpha: float,
+        alt: str,
+        rng: Any,
+        *,
+        share: float | None = None,
     ) -> None:
         gen = check_rng(rng)
         zero = d == 0
         nonzero = d[~zero]
-        self.share = 1.0 - float(zero.mean())
+        #: P(d != 0) of the simulated units: the observed share, or `share` where given
+        #: (a unit is then nonzero with that probability instead of resampling the zeros)
+        self.share = 1.0 - float(zero.mean()) if share is None else float(share)
         self.mirror = alt == "less"  # test 'less' as 'greater' on the mirrored data
         self.two_sided = alt == "two-sided"
         self.limit = alpha * (1 + 1e-9)
@@ -201,7 +211,10 @@ class EmpiricalShiftSimulation:
         resid = nonzero - nonzero.mean()
         if self.mirror:
             resid = -resid
-        live = ~zero[gen.integers(0, d.size, size=(n_simulations, n))]
+        if share is None:
+            live = ~zero[gen.integers(0, d.size, size=(n_simulations, n))]
+        else:
+            live = gen.random((n_simulations, n)) < share
         draws = resid[gen.integers(0, resid.size, size=(n_simulations, n))]
         #: the residuals' scale over their plug-in sd (issue 35 item 3: `scale_correction`)
         self.scale = scale_correction(resid, gen)

@@ -59,7 +59,13 @@ class PowerValue(float):
         chosen automatically) is not one number: ``.method`` is ``'sd-range'`` (the
         normal-model MDE at the ends of the sd's 80% chi-square interval) or, for 0/1
         differences, ``'q-range'`` (the exact-binomial MDE over the 80% Clopper-Pearson
-        interval of ``P(d != 0)``); ``.mde_range`` holds the ends, the value is the upper end.
+        interval of ``P(d != 0)``). Nor, from differences of the ``'empirical'`` model,
+        where their shape is not normal (Shapiro-Wilk p < ``osustat.power.MDE_SHAPE_LEVEL``;
+        ``'shape-range'``: the resampled MDE over the sd's 80% interval with the kurtosis'
+        degrees of freedom) or where the row's own share of nonzero differences caps the
+        power below the target but the upper end of that share's 80% interval does not
+        (``'share-range'``: from the MDE there to ``inf``). ``.mde_range`` holds the ends,
+        the value is the upper end.
     n_differences : int or None
         How many differences a range was read from.
     range_basis : str or None
@@ -74,9 +80,9 @@ class PowerValue(float):
     n_simulations: int
     max_effect: float
     #: ``(low, high)`` when the MDE is not estimable as one number from the differences given
-    #: (fewer than ``osustat.power.MDE_MIN_DIFFERENCES``; method ``'sd-range'``), else None
+    #: (methods ``'sd-range'``, ``'q-range'``, ``'shape-range'``, ``'share-range'``), else None
     mde_range: tuple[float, float] | None = None
-    #: How many differences an ``'sd-range'`` / ``'q-range'`` value was read from
+    #: How many differences a range was read from
     n_differences: int | None = None
     #: The model behind `mde_range`, in words
     range_basis: str | None = None

@@ -38,6 +38,8 @@ MDE_METHOD_NAMES = {
     "empirical-tilt": "sign-flip simulated from the observed differences, tilted",
     "sd-range": "normal model over the sd's 80% interval",
     "q-range": "exact binomial over the 80% interval of P(d ≠ 0)",
+    "shape-range": "resampled over the sd's 80% interval, differences not normal-shaped",
+    "share-range": "over the 80% interval of P(d ≠ 0)",
 }
 
 #: What the report and the verdict say instead of an infinite MDE.
@@ -45,7 +47,9 @@ UNDERPOWERED = "underpowered at any effect"
 
 
 def not_estimable(mde: Any) -> str:
-    """What is printed for an MDE from too few differences (``method='sd-range'``)."""
+    """What is printed for an MDE not estimable as one number: from too few differences
+    (``'sd-range'``, ``'q-range'``) or from differences not normal-shaped
+    (``'shape-range'``); the basis says which."""
     lo, hi = mde.mde_range
     upper = f"{hi:.3f}" if math.isfinite(hi) else "∞"
     return (
@@ -65,10 +69,10 @@ def mde_description(mde: float) -> str:
     >>> mde_description(minimum_detectable_effect(1.0, 5))
     'underpowered at any effect'
     """
-    if not math.isfinite(mde):
-        return UNDERPOWERED
     if getattr(mde, "mde_range", None) is not None:
         return not_estimable(mde)
+    if not math.isfinite(mde):
+        return UNDERPOWERED
     method = getattr(mde, "method", None)
     return f"{mde:.3f} ({MDE_METHOD_NAMES.get(method, method)})" if method else f"{mde:.3f}"
 
@@ -142,11 +146,14 @@ def describe_verdict(
     where = " at α/m" if corrected else ""
     if corrected and pvalue <= alpha:
         said = f"not significant after {name} over m = {family_size} (raw {p_phrase(pvalue)})"
-        return said if math.isfinite(mde) else f"{said}; {UNDERPOWERED}{where}"
-    if not math.isfinite(mde):
-        return f"not significant (raw {p_phrase(pvalue)}); {UNDERPOWERED}{where}"
+        ranged = getattr(mde, "mde_range", None) is not None
+        if ranged or not math.isfinite(mde):
+            return f"{said}; {not_estimable(mde) if ranged else UNDERPOWERED}{where}"
+        return said
     if getattr(mde, "mde_range", None) is not None:
         return f"not significant (raw {p_phrase(pvalue)}); {not_estimable(mde)}{where}"
+    if not math.isfinite(mde):
+        return f"not significant (raw {p_phrase(pvalue)}); {UNDERPOWERED}{where}"
     if abs(effect) < mde:
         return f"not significant (raw {p_phrase(pvalue)}); effect below the MDE {mde:.3f}{where}"
     return f"not significant (raw {p_phrase(pvalue)})"
