@@ -216,7 +216,7 @@ def _audit_rows(
             "verdict": check.verdict,
             "verdict_as_tested": None if check.as_tested is None else check.as_tested.verdict,
             # power beside the verdict: the strict test's MDE (inf: underpowered at any effect;
-            # None: no MDE, e.g. interactions, or a range from fewer than 12 differences)
+            # None: no MDE, e.g. interactions, or a range: not estimable as one number)
             "mde": _mde_value(check.mde),
             "paper_magnitude": (
                 claimed_magnitude(check.claim) if check.claim.kind == "difference" else None
@@ -228,7 +228,7 @@ def _audit_rows(
 
 def _mde_value(mde: Any) -> float | None:
     """The MDE as a number (inf when underpowered at any effect), None when absent or a
-    range (not estimable from fewer than 12 differences)."""
+    range (not estimable as one number: too few differences, or not normal-shaped)."""
     if mde is None or getattr(mde, "mde_range", None) is not None:
         return None
     return float(mde)

@@ -161,11 +161,14 @@ def main() -> None:
         "printing a number: its median, the median true power there, the share with true "
         "power < .6 (among those rows, and among all rows: the issue's 'rows that print an "
         "MDE at which the true power is < .6') and the share printing 'underpowered at any "
-        "effect'; the methods used.",
+        "effect'; the median over all rows of the true power at the value the call returns "
+        "(a range's upper end, 1 where it is infinite: what a user who reads the range's "
+        "conservative end gets); the methods used.",
         "",
         "| design | n | pilot | true MDE | range | range covers | printed (median) "
-        "| true power (median) | power < .6 | of all rows | underpowered | methods |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| true power (median) | power < .6 | of all rows | underpowered "
+        "| at value returned, all rows | methods |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in args.designs.split(","):
         draw, top = DESIGNS[name]
@@ -178,6 +181,7 @@ def main() -> None:
                     continue
                 pilots = draw(at, n, args.rows, np.random.default_rng(seed + 7))
                 ranges, covers, powers, printed, inf = 0, 0, [], [], 0
+                returned = []  # true power at the value returned (a range's upper end)
                 methods: set[str] = set()
                 for j in range(args.rows):
                     d = pilots[:, j]  # the call analyze makes for a row (cellwise.py)
@@ -185,6 +189,7 @@ def main() -> None:
                         float(np.std(d, ddof=1)), n, differences=d
                     )
                     methods.add(mde.method)
+                    returned.append(true_power(grid, rates, float(mde)) if mde < math.inf else 1)
                     if getattr(mde, "mde_range", None) is not None:
                         ranges += 1
                         covers += mde.mde_range[0] <= mde_true <= mde.mde_range[1]
@@ -201,7 +206,8 @@ def main() -> None:
                     f"| {name} | {n} | {pilot} | {mde_true:.3f} | {ranges / args.rows:.2f} | "
                     f"{covers / ranges if ranges else math.nan:.2f} | "
                     f"{np.median(printed) if k else math.nan:.3f} | {med} | {low} | {low_all} | "
-                    f"{inf / args.rows:.2f} | {', '.join(sorted(methods))} |"
+                    f"{inf / args.rows:.2f} | {np.nanmedian(returned):.3f} | "
+                    f"{', '.join(sorted(methods))} |"
                 )
                 print(lines[-1], flush=True)
     lines += [

@@ -303,7 +303,11 @@ def _stated_model(
         raise ValueError("`sd` = 0: every difference equals the effect; any n >= 6 detects it.")
     if not z0:
         kwargs = {"differences_sd": s}
-        assumptions = (f"normal differences with sd {s:g}, shifted to mean {effect:g}",)
+        assumptions = (
+            f"normal differences with sd {s:g}, shifted to mean {effect:g} (the test's "
+            "power depends on the differences' shape, not on their sd alone: for skewed or "
+            "heavy-tailed differences give a pilot's differences to plan for their shape)",
+        )
         return _Model(kwargs, s, 0.0, False, "stated", None, assumptions)
     # zero-inflated: a stand-in pilot of exact zeros and normal quantiles whose sd at the
     # planned effect is `sd`: sd**2 = (1 - z0) s_nz**2 + z0 effect**2 / (1 - z0)

@@ -77,7 +77,7 @@ def _judged_json(check: ClaimCheck) -> dict[str, Any]:
 
 
 def _mde_json(check: ClaimCheck) -> dict[str, Any]:
-    """The MDE fields: null when infinite or a range (fewer than 12 differences, mde_range)."""
+    """The MDE fields: null when infinite or a range (not estimable as one number, mde_range)."""
     mde = check.mde
     mde_range = getattr(mde, "mde_range", None)
     return {

@@ -251,9 +251,11 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "exponentially tilted from their own null (the differences tilted back to mean 0, "
         "then made symmetric), the power at the MDE checked on data sets drawn at it; "
         f"“{UNDERPOWERED}” where no Δ reaches power .80 at that n. From fewer than "
-        f"{MDE_MIN_DIFFERENCES} differences the MDE is not one number: the row prints "
-        "“MDE not estimable from n = … differences” with the range the sd (or, for 0/1 "
-        "differences, P(Δ ≠ 0)) allows over its 80% interval.",
+        f"{MDE_MIN_DIFFERENCES} differences, from differences not normal-shaped "
+        "(Shapiro–Wilk p < .05: a skewed or heavy-tailed sample's sd is far below its "
+        "law's in most samples), or where the row's own share of pairs that differ caps the "
+        "power, the MDE is not one number: the row prints “MDE not estimable from n = … "
+        "differences” with the range the sd (or P(Δ ≠ 0)) allows over its 80% interval.",
         f"- Master seed {res.seed}: the same seed and inputs give the same report.",
         "",
         f"Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "

@@ -34,7 +34,7 @@ def _power_words(r: Any) -> str:
     mde = getattr(r, "mde", None)
     target = getattr(r, "paper_magnitude", None)
     if mde is None or pd.isna(mde):
-        return "no MDE (not a difference, or fewer than 12 differences)"
+        return "no MDE (not a difference, or not estimable as one number)"
     if not math.isfinite(mde):
         return "underpowered at any effect"
     said = f"MDE {mde:.3f}"
