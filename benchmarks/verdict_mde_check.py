@@ -8,8 +8,8 @@ a Holm family), so the rejection rate should be .80 within Monte Carlo error:
 - 0/1 rows: the binary model the MDE assumes (P(d != 0) held at its observed share);
 - other rows: three models. "tilted" is the one the 'empirical-tilt' MDE (count-ratio
   differences such as these recall rows, issue 23 round 4) assumes: the observed differences
-  made symmetric and exponentially tilted, ties included. "ties kept" is the one the
-  'empirical' MDE (continuous differences) assumes (units resampled from the observed
+  tilted back to mean 0, made symmetric and exponentially tilted, ties included. "ties kept"
+  is the one the 'empirical' MDE (continuous differences) assumes (units resampled from the observed
   differences; exact zeros stay 0, nonzero ones are resampled, centred and shifted by
   MDE / (1 - share of zeros)); "all shifted" is a location-shift bootstrap of every
   difference, zeros included, which neither assumes (ties turn into small differences, so
@@ -37,18 +37,26 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def tilted_draws(d, mean, n, reps, gen):
-    """Data sets from the observed differences made symmetric and exponentially tilted to
-    `mean` (ties included): the model of the 'empirical-tilt' MDE, solved here with scipy."""
+    """Data sets from the model of the 'empirical-tilt' MDE, solved here with scipy: the
+    observed differences tilted back to mean 0 (issue 35 item 4's null: a pilot carrying the
+    effect must not widen it), made symmetric, then exponentially tilted to `mean` (ties
+    included)."""
     from scipy.optimize import brentq
 
-    v, c = np.unique(np.concatenate([d, -d]), return_counts=True)
+    def tilt(v, w0, target):
+        def probs(theta):
+            w = w0 * np.exp(theta * v - abs(theta) * np.abs(v).max())
+            return w / w.sum()
 
-    def probs(theta):
-        w = c * np.exp(theta * v - abs(theta) * np.abs(v).max())
-        return w / w.sum()
+        return probs(brentq(lambda t: probs(t) @ v - target, -200.0, 200.0))
 
-    theta = brentq(lambda t: probs(t) @ v - mean, -200.0, 200.0)
-    return gen.choice(v, size=(n, reps), p=probs(theta))
+    v, c = np.unique(d, return_counts=True)
+    back = tilt(v, c / c.sum(), 0.0) if v[0] < 0 < v[-1] else c / c.sum()
+    both = np.unique(np.concatenate([v, -v]))
+    sym = np.zeros(both.size)
+    np.add.at(sym, np.searchsorted(both, v), back / 2)
+    np.add.at(sym, np.searchsorted(both, -v), back / 2)
+    return gen.choice(both, size=(n, reps), p=tilt(both, sym, mean))
 
 
 def main() -> None:

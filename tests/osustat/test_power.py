@@ -413,6 +413,19 @@ class TestHonestMDE:
         said = mde_description(mde)
         assert said.startswith("MDE not estimable from n = 50 differences") and "Shapiro" in said
 
+    def test_shape_check_of_a_long_sample_warns_nothing(self):
+        # scipy warns that Shapiro-Wilk's p is inaccurate beyond 5,000 values: a long sample
+        # is tested on 5,000 evenly spaced order statistics, silently and deterministically
+        import warnings
+
+        d = np.random.default_rng(8).standard_t(3, 20_000)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            mde = minimum_detectable_effect(None, 100, differences=d, n_simulations=400)
+        assert mde.method == "shape-range"  # 20,000 t3 values are visibly not normal
+        lo, hi = mde.mde_range
+        assert 0 < lo < hi == float(mde) < np.inf
+
     def test_few_nonzero_binary_differences_give_a_range_not_underpowered(self):
         # issue 35 item 3, 0/1 differences: 16% of rows of 20 with P(d != 0) = .5 printed
         # "underpowered at any effect" (few pairs differed in the row) where the law's MDE
