@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from osustat._skew import skew_excess
 from osustat.equivalence import tost_bootstrap_t, tost_signflip
 from osustat.trend import mean_trend_test
 
@@ -97,19 +98,22 @@ class TostDesign:
         return np.where(untied, values, 0.0)
 
 
-def tost_outcomes(d: np.ndarray, rng) -> tuple[bool, bool, bool, bool]:
-    """(sign-flip rejects, bootstrap-t rejects, new flag, old |G1| >= 1 flag)."""
+def tost_outcomes(d: np.ndarray, rng) -> tuple[bool, bool, bool, bool, bool]:
+    """(sign-flip rejects, bootstrap-t rejects, new flag, old |G1| >= 1 flag, the
+    skew-corrected p rejects)."""
     res = tost_signflip(d, MARGIN, n_resamples=999, rng=rng)
     boot = tost_bootstrap_t(d, MARGIN, n_resamples=999, rng=rng)
     new = res.skew_excess(ALPHA) > (TOLERANCE - ALPHA)
-    return res.pvalue <= ALPHA, boot.pvalue <= ALPHA, new, abs(res.skewness) >= 1.0
+    corrected = res.skew_corrected_pvalue <= ALPHA
+    return res.pvalue <= ALPHA, boot.pvalue <= ALPHA, new, abs(res.skewness) >= 1.0, corrected
 
 
 def tost_rates(design: TostDesign, mean: float, reps: int, rng) -> dict[str, float]:
     """Rejection rates and flag shares of `design` at `mean` over `reps` data sets."""
     out = np.array([tost_outcomes(design.draw(rng, mean), rng) for _ in range(reps)])
-    rej, boot, new, old = out.T
+    rej, boot, new, old, corrected = out.T
     return {
+        "corrected": corrected.mean(),
         "signflip": rej.mean(),
         "bootstrap": boot.mean(),
         "unflagged_new": (rej & ~new).mean(),
@@ -182,24 +186,31 @@ class TrendDesign:
 
 
 def trend_outcomes(x: np.ndarray, rng) -> np.ndarray:
-    """Per alternative: (sign-flip rejects, t rejects, flag) -> shape (3, 3)."""
+    """Per alternative: (sign-flip rejects, t rejects, flag, direction-free flag): (3, 4).
+
+    The direction-free flag reads a one-sided test's excess from |G1| whatever its sign (as
+    the TOST flag does), a two-sided one as the flag does.
+    """
     rows = []
     for alt in ALTERNATIVES:
         sf = mean_trend_test(x, alternative=alt, n_resamples=999, rng=rng)
         t = mean_trend_test(x, alternative=alt, method="t")
+        tail = "two-sided" if alt == "two-sided" else "either"
+        free = skew_excess(sf.skewness, sf.n_blocks, ALPHA, tail) > TOLERANCE - ALPHA
         rows.append(
-            (sf.pvalue <= ALPHA, t.pvalue <= ALPHA, sf.skew_excess(ALPHA) > TOLERANCE - ALPHA)
+            (sf.pvalue <= ALPHA, t.pvalue <= ALPHA, sf.skew_excess(ALPHA) > TOLERANCE - ALPHA, free)
         )
     return np.array(rows, dtype=bool)
 
 
 def trend_rates(design: TrendDesign, mean_slope: float, reps: int, rng) -> np.ndarray:
-    """Counts per alternative: (sign-flip, t, sign-flip & flag, t & flag, flag)."""
-    out = np.zeros((3, 5), dtype=int)
+    """Counts per alternative: (sign-flip, t, sign-flip & flag, t & flag, flag, sign-flip &
+    direction-free flag, t & direction-free flag, direction-free flag)."""
+    out = np.zeros((3, 8), dtype=int)
     for _ in range(reps):
         o = trend_outcomes(design.draw(rng, mean_slope), rng)
-        sf, t, flag = o[:, 0], o[:, 1], o[:, 2]
-        out += np.stack([sf, t, sf & flag, t & flag, flag], axis=1)
+        sf, t, flag, free = o[:, 0], o[:, 1], o[:, 2], o[:, 3]
+        out += np.stack([sf, t, sf & flag, t & flag, flag, sf & free, t & free, free], axis=1)
     return out
 
 
@@ -277,8 +288,9 @@ def tost_summary(nulls, powers) -> list[str]:
     lines = [
         "| n | null designs | sign-flip size > .06 | caught: new rule | caught: old rule | "
         "false verdicts flagged (new / old) | bootstrap-t size > .06 | flag rate where "
-        "size <= .06 | power at mean 0: sign-flip / unflagged (median) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "size <= .06 | power at mean 0: sign-flip / unflagged (median) | skew-corrected p: "
+        "size > .06 | its power (median) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for n in (10, 30, 100):
         at = [r for d, r in nulls if d.n == n]
@@ -295,7 +307,9 @@ def tost_summary(nulls, powers) -> list[str]:
             f"{sum(r['bootstrap'] > TOLERANCE for r in at)} | "
             f"{np.mean([r['flag_rate'] for r in ok]) if ok else float('nan'):.2f} | "
             f"{np.median([r['signflip'] for r in pw]):.3f} / "
-            f"{np.median([r['unflagged_new'] for r in pw]):.3f} |"
+            f"{np.median([r['unflagged_new'] for r in pw]):.3f} | "
+            f"{sum(r['corrected'] > TOLERANCE for r in at)} | "
+            f"{np.median([r['corrected'] for r in pw]):.3f} |"
         )
     return lines
 
@@ -327,22 +341,32 @@ def trend_summary(nulls, powers) -> list[str]:
     lines = [
         "| blocks | method | null cases (design x alternative) | size > .06 | caught by the "
         "flag | flag rate where size <= .06 | power at 3 se ('greater'): all / unflagged "
-        "(median) |",
-        "|---|---|---|---|---|---|---|",
+        "(median) | direction-free flag: caught | its flag rate where size <= .06 | "
+        "power unflagged by it (median) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for blocks in (4, 8, 16):
         at = [c for d, c in nulls if d.blocks == blocks]
         pw = [p for d, p in powers if d.blocks == blocks]
         for m, method in ((0, "sign-flip"), (1, "t")):
-            cases = [(c[a, m], c[a, m] - c[a, m + 2], c[a, 4]) for c in at for a in range(3)]
-            bad = [u for size, u, _ in cases if size > TOLERANCE]
-            ok = [f for size, _, f in cases if size <= TOLERANCE]
+            cases = [
+                (c[a, m], c[a, m] - c[a, m + 2], c[a, 4], c[a, m] - c[a, m + 5], c[a, 7])
+                for c in at
+                for a in range(3)
+            ]
+            bad = [u for size, u, *_ in cases if size > TOLERANCE]
+            ok = [f for size, _, f, *_ in cases if size <= TOLERANCE]
+            bad_free = [u for size, _, _, u, _ in cases if size > TOLERANCE]
+            ok_free = [f for size, *_, f in cases if size <= TOLERANCE]
             lines.append(
                 f"| {blocks} | {method} | {len(cases)} | {len(bad)} | "
                 f"{share(sum(u <= TOLERANCE for u in bad), len(bad))} | "
                 f"{np.mean(ok) if ok else float('nan'):.2f} | "
                 f"{np.median([p[0, m] for p in pw]):.3f} / "
-                f"{np.median([p[0, m] - p[0, m + 2] for p in pw]):.3f} |"
+                f"{np.median([p[0, m] - p[0, m + 2] for p in pw]):.3f} | "
+                f"{share(sum(u <= TOLERANCE for u in bad_free), len(bad_free))} | "
+                f"{np.mean(ok_free) if ok_free else float('nan'):.2f} | "
+                f"{np.median([p[0, m] - p[0, m + 5] for p in pw]):.3f} |"
             )
     return lines
 
