@@ -20,6 +20,7 @@ from typing import Any
 
 from osustat.audit.claim import Claim, Family
 from osustat.combine import fisher_combine
+from osustat.equivalence import EquivalenceResult
 from osustat.interaction import centered_size_at_equal_variances
 from osustat.intervals import ConfidenceInterval
 from osustat.power import PowerValue, minimum_detectable_effect
@@ -437,14 +438,23 @@ def flags(m: Measured, floor: float | None, alpha: float = 0.05) -> list[Flag]:
             out.append(Flag("effect-outside-ci"))
     if c.reported_n is not None and c.reported_n != m.n and not pooled_n(c, m.n, m.n_seeds):
         out.append(Flag("n-mismatch"))
-    if m.equivalence is not None:
-        excess = m.equivalence.skew_excess(alpha)
-        if excess > (SKEW_SIZE - 1) * alpha:
-            out.append(Flag("skewed-equivalence", excess))
+    skewed = None if m.equivalence is None else skewed_equivalence(m.equivalence, alpha)
+    if skewed is not None:
+        out.append(skewed)
     liberal = _liberal_interaction(m, alpha)
     if liberal is not None:
         out.append(liberal)
     return out
+
+
+def skewed_equivalence(res: EquivalenceResult, alpha: float) -> Flag | None:
+    """The ``'skewed-equivalence'`` flag of a TOST at `alpha`, with its predicted excess.
+
+    Fires when the skewness of the differences predicts a size above ``SKEW_SIZE * alpha``
+    (:meth:`osustat.equivalence.EquivalenceResult.skew_excess`).
+    """
+    excess = res.skew_excess(alpha)
+    return Flag("skewed-equivalence", excess) if excess > (SKEW_SIZE - 1) * alpha else None
 
 
 def _liberal_interaction(m: Measured, alpha: float) -> Flag | None:

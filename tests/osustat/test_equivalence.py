@@ -184,3 +184,18 @@ class TestSkewExcess:
         one = skew_excess(1.0, 16, 0.025, "less")
         assert skew_excess(1.0, 16, 0.05, "two-sided") == pytest.approx(one)
         assert skew_excess(-1.0, 16, 0.05, "two-sided") == pytest.approx(one)
+
+    def test_skew_corrected_pvalue(self):
+        from osustat._skew import skew_corrected_pvalue, skew_excess
+
+        sym = tost_signflip([-0.1, 0.1, -0.2, 0.2, 0.0, 0.05, -0.05], 0.5, rng=0)
+        assert sym.skew_corrected_pvalue == pytest.approx(sym.pvalue)
+        d = [0.092, 0.028, 0.0, 0.013, 0.0, 0.0, 0.0, 0.067, 0.019, 0.068]
+        res = tost_signflip(d, 0.05, rng=0)
+        assert res.pvalue <= 0.05 < res.skew_corrected_pvalue  # the verdict does not survive
+        # the term shrinks in the tail: a small p keeps most of its evidence
+        assert skew_corrected_pvalue(1e-4, 2.0, 30, "less") - 1e-4 < 0.1 * skew_excess(
+            2.0, 30, 0.05, "less"
+        )
+        assert skew_corrected_pvalue(1.0, 2.0, 30, "less") == 1.0
+        assert skew_corrected_pvalue(0.5, 2.0, 30, "greater") == 0.5
