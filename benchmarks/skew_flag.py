@@ -188,18 +188,17 @@ class TrendDesign:
 def trend_outcomes(x: np.ndarray, rng) -> np.ndarray:
     """Per alternative: (sign-flip rejects, t rejects, flag, direction-free flag): (3, 4).
 
-    The direction-free flag reads a one-sided test's excess from |G1| whatever its sign (as
-    the TOST flag does), a two-sided one as the flag does.
+    The flag reads a one-sided test's excess on its own side only (the first rule, measured
+    on seed 2026); the direction-free flag (``TrendResult.skew_excess``, chosen after that
+    run) from |G1| whatever its sign, as the TOST flag does; two-sided tests alike in both.
     """
     rows = []
     for alt in ALTERNATIVES:
         sf = mean_trend_test(x, alternative=alt, n_resamples=999, rng=rng)
         t = mean_trend_test(x, alternative=alt, method="t")
-        tail = "two-sided" if alt == "two-sided" else "either"
-        free = skew_excess(sf.skewness, sf.n_blocks, ALPHA, tail) > TOLERANCE - ALPHA
-        rows.append(
-            (sf.pvalue <= ALPHA, t.pvalue <= ALPHA, sf.skew_excess(ALPHA) > TOLERANCE - ALPHA, free)
-        )
+        aware = skew_excess(sf.skewness, sf.n_blocks, ALPHA, alt) > TOLERANCE - ALPHA
+        free = sf.skew_excess(ALPHA) > TOLERANCE - ALPHA  # TrendResult's rule
+        rows.append((sf.pvalue <= ALPHA, t.pvalue <= ALPHA, aware, free))
     return np.array(rows, dtype=bool)
 
 

@@ -161,8 +161,12 @@ def tost_signflip(
     lognormal) whose mean sits on the margin this test (like the t-based TOST) rejects
     .077-.139 of the time at alpha = .05 for n = 10-100
     (``benchmarks/results-equivalence_ratio_calibration.md``). For skewed differences
-    :func:`tost_bootstrap_t` does better (.038-.099) though not exactly; the result's
-    `skewness` lets a verdict say the data were skewed.
+    :func:`tost_bootstrap_t` does better (.038-.099) though not exactly. Exact ties at 0
+    make it worse: with 60% zero differences and exponential gains on the margin it rejects
+    .206 / .122 / .066 at n = 10 / 30 / 100 (``benchmarks/results-skew_flag.md``), the ties
+    themselves skewing the differences. The result's `skewness`, ``skew_excess`` (the
+    first-order excess of the level it predicts, which the audit's ``'skewed-equivalence'``
+    flag reads) and ``skew_corrected_pvalue`` say how far a verdict leans on the symmetry.
 
     References
     ----------
