@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 from dataclasses import dataclass
 
@@ -386,8 +387,8 @@ def main() -> None:
         "",
         f"Command: `nice .venv/bin/python benchmarks/skew_flag.py --sections {args.sections} "
         f"--reps {args.reps} --power-reps {args.power_reps} --designs {args.designs} "
-        f"--seed {args.seed}`; alpha = .05, 999 sign vectors / bootstrap resamples, 99% "
-        "Clopper-Pearson intervals. Designs: the module docstring.",
+        f"--seed {args.seed} --out {args.out}`; alpha = .05, 999 sign vectors / bootstrap "
+        "resamples, 99% Clopper-Pearson intervals. Designs: the module docstring.",
     ]
     if "reproduce" in sections:
         lines += ["", "## The outside check's designs", ""]
@@ -396,7 +397,8 @@ def main() -> None:
         lines += ["", "## Random TOST designs (held out)", "", *sweep_tost(args)]
     if "trend" in sections:
         lines += ["", "## Random trend designs (held out)", "", *sweep_trend(args)]
-    lines += ["", f"Total {time.perf_counter() - t0:.0f} s (CPU shared; see the run's note)."]
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    lines += ["", f"Total {time.perf_counter() - t0:.0f} s; load average at the end {load}."]
     with open(args.out, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
 
