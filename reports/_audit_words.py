@@ -213,8 +213,8 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
             f"the differences are skewed (skewness {check.equivalence.skewness:+.2f}, "
             f"n = {check.equivalence.n}): the sign-flip TOST assumes differences symmetric "
             f"about the margin, and at this skewness and n theory puts its false-equivalence "
-            f"rate about {flag.value:.3f} above the family's α (docs/statistics.md); do not "
-            "read the equivalence verdict as shown at that level"
+            f"rate about {flag.value:.3f} above the family's α (docs/statistics.md): an "
+            "'equivalent' verdict on these differences is not shown at that level"
         )
     if flag.code == "liberal-interaction":
         res = check.interaction_as_tested
