@@ -13,7 +13,8 @@ upper-tail ('greater') test the same with ``-gamma``. :func:`skew_excess` is tha
 sample skewness: the test's predicted excess over its level. It is a rule from theory, used by
 the flags of :class:`osustat.equivalence.EquivalenceResult` and
 :class:`osustat.trend.TrendResult`; its catch rate is measured in
-``benchmarks/results-skew_flag.md``.
+``benchmarks/results-skew_flag.md`` and, on fresh designs, ``results-skew_flag-fresh.md``
+(docs/validation.md section 4.7c).
 
 Reference: Hall, P. (1992). *The Bootstrap and Edgeworth Expansion*, Springer, section 2.6.
 """
