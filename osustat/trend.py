@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._resampling import chunk_rows
+from ._skew import sample_skewness, skew_excess
 from ._validation import as_float_matrix, check_alternative, check_resamples, check_rng
 
 __all__ = ["TrendResult", "mean_trend_test", "within_block_trend_test"]
@@ -65,6 +66,10 @@ class TrendResult:
         ``'mean slope 0'``.
     method : str
         ``'within-block permutation'``, ``'sign-flip'`` or ``'t'``.
+    skewness : float
+        :func:`mean_trend_test`: sample skewness (``G1``) of the per-block slopes, whose
+        symmetry both of its methods assume; 0 for :func:`within_block_trend_test` (its
+        permutation null needs none). See :meth:`skew_excess`.
     """
 
     statistic: float
@@ -76,6 +81,22 @@ class TrendResult:
     alternative: str
     null: str = "exchangeable within blocks"
     method: str = "within-block permutation"
+    skewness: float = 0.0
+
+    def skew_excess(self, alpha: float = 0.05) -> float:
+        """Predicted excess of the level from the slopes' skewness (``osustat._skew``).
+
+        The one-term Edgeworth error of the test of the mean slope at `alpha`, from
+        ``|G1|`` whatever the side of a one-sided `alternative` (a two-sided test: its
+        liberal tail at ``alpha / 2``). Above ``.2 alpha`` (a size above ``1.2 alpha``) the
+        p-value should not be read at face value. The sign of the skewness is not trusted:
+        reading the excess on the tested side only (its theory) missed 5-32% of the random
+        designs where the test was liberal (both runs of ``benchmarks/skew_flag.py``), the
+        few blocks' slopes looking skewed the other way; ``|G1|``, chosen after the first
+        run, caught all 83 of the second's (``benchmarks/results-skew_flag-fresh.md``).
+        """
+        tail = "two-sided" if self.alternative == "two-sided" else "either"
+        return skew_excess(self.skewness, self.n_blocks, alpha, tail)
 
 
 def _trend_iv(
@@ -244,7 +265,11 @@ def mean_trend_test(
     :func:`within_block_trend_test` it allows any within-block dependence across doses
     (AR(1) noise, each unit's own slope), so a rejection is a statement about the mean trend.
     Calibration on exchangeable, AR(1)-across-doses and random-slope (mean 0) nulls:
-    ``benchmarks/results-trend_calibration.md``.
+    ``benchmarks/results-trend_calibration.md``. Both methods assume the slopes symmetric:
+    with skewed slopes and few blocks they are liberal (8 blocks, right-skewed centred
+    exponential slopes: .13 for ``alternative='less'``, .09 two-sided;
+    ``benchmarks/results-skew_flag.md``); the result's `skewness` and
+    :meth:`TrendResult.skew_excess` say when a p-value leans on that.
 
     Examples
     --------
@@ -285,4 +310,5 @@ def mean_trend_test(
         alternative=alternative,
         null="mean slope 0",
         method=method,
+        skewness=sample_skewness(slopes),
     )

@@ -208,12 +208,13 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
             f"vs per-unit averaged {p_phrase(averaged_p)}"
         )
     if flag.code == "skewed-equivalence":
-        assert check.equivalence is not None
+        assert check.equivalence is not None and flag.value is not None
         return (
-            f"the differences are skewed (skewness {check.equivalence.skewness:+.2f}): the "
-            "sign-flip TOST assumes differences symmetric about their mean and can exceed its "
-            "level under skew (docs/statistics.md); read the equivalence verdict with care or "
-            "recheck it with osustat.equivalence.tost_bootstrap_t"
+            f"the differences are skewed (skewness {check.equivalence.skewness:+.2f}, "
+            f"n = {check.equivalence.n}): the sign-flip TOST assumes differences symmetric "
+            f"about the margin, and at this skewness and n theory puts its false-equivalence "
+            f"rate about {flag.value:.3f} above the family's α (docs/statistics.md): an "
+            "'equivalent' verdict on these differences is not shown at that level"
         )
     if flag.code == "liberal-interaction":
         res = check.interaction_as_tested

@@ -147,3 +147,55 @@ class TestTostBootstrapT:
         assert res.skewness == pytest.approx(stats.skew(d, bias=False))
         assert res.skewness > 1
         assert tost_signflip(np.zeros(5), 0.5).skewness == 0.0
+
+
+class TestSkewExcess:
+    """Issue 35 item 6: the predicted excess of the level from the sample skewness."""
+
+    def test_zero_for_symmetric_data_and_grows_with_skew(self):
+        sym = tost_signflip([-0.1, 0.1, -0.2, 0.2, 0.0], 0.5)
+        assert sym.skewness == pytest.approx(0.0, abs=1e-12)
+        assert sym.skew_excess(0.05) == pytest.approx(0.0, abs=1e-12)
+        d = np.r_[np.zeros(7), 0.1, 0.2, 0.4]
+        a = tost_signflip(d, 0.5, rng=0)
+        b = tost_signflip(-d, 0.5, rng=0)
+        # either sign of skew makes one of the two one-sided tests liberal
+        assert a.skew_excess(0.05) == pytest.approx(b.skew_excess(0.05))
+        assert a.skew_excess(0.05) > 0.01
+
+    def test_edgeworth_term_predicts_the_t_tests_excess(self):
+        # a check of the coefficient against simulation, where the one-term expansion is
+        # accurate (large n): exponential values (skewness 2), n = 200, the one-sided t-test
+        # on the liberal side (a right skew makes the lower tail of T heavy)
+        from osustat._skew import skew_excess
+
+        n, reps = 200, 20_000
+        x = np.random.default_rng(11).exponential(1.0, (reps, n)) - 1.0
+        t = x.mean(axis=1) / (x.std(axis=1, ddof=1) / np.sqrt(n))
+        size = np.mean(stats.t.cdf(t, n - 1) <= 0.05)
+        predicted = 0.05 + skew_excess(2.0, n, 0.05, "less")
+        assert size == pytest.approx(predicted, abs=0.006)  # MC sd about .0017
+        assert size - 0.05 > 0.008  # the excess is real, not noise
+        assert skew_excess(2.0, n, 0.05, "greater") == 0.0  # the other tail is conservative
+
+    def test_two_sided_uses_the_liberal_tail_at_half_alpha(self):
+        from osustat._skew import skew_excess
+
+        one = skew_excess(1.0, 16, 0.025, "less")
+        assert skew_excess(1.0, 16, 0.05, "two-sided") == pytest.approx(one)
+        assert skew_excess(-1.0, 16, 0.05, "two-sided") == pytest.approx(one)
+
+    def test_skew_corrected_pvalue(self):
+        from osustat._skew import skew_corrected_pvalue, skew_excess
+
+        sym = tost_signflip([-0.1, 0.1, -0.2, 0.2, 0.0, 0.05, -0.05], 0.5, rng=0)
+        assert sym.skew_corrected_pvalue == pytest.approx(sym.pvalue)
+        d = [0.092, 0.028, 0.0, 0.013, 0.0, 0.0, 0.0, 0.067, 0.019, 0.068]
+        res = tost_signflip(d, 0.05, rng=0)
+        assert res.pvalue <= 0.05 < res.skew_corrected_pvalue  # the verdict does not survive
+        # the term shrinks in the tail: a small p keeps most of its evidence
+        assert skew_corrected_pvalue(1e-4, 2.0, 30, "less") - 1e-4 < 0.1 * skew_excess(
+            2.0, 30, 0.05, "less"
+        )
+        assert skew_corrected_pvalue(1.0, 2.0, 30, "less") == 1.0
+        assert skew_corrected_pvalue(0.5, 2.0, 30, "greater") == 0.5
