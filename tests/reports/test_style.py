@@ -38,6 +38,32 @@ class TestSaveFigure:
         path = save_figure(fig, tmp_path / "c.png")
         assert png_size(path) == (200, 100) and not (tmp_path / "c.svg").exists()
 
+    def test_tight_figure_is_drawn_once_per_file_with_the_same_bytes(self, tmp_path, monkeypatch):
+        # tight_layout leaves a placeholder layout engine on the figure, and savefig then
+        # ran a layout-only draw before each file's draw: 4 draws for PNG + SVG, not 2
+        import matplotlib
+        from matplotlib.figure import Figure
+
+        def laid_out():
+            fig, ax = pyplot().subplots(figsize=(3, 2), dpi=DPI)
+            ax.plot([1, 2, 3], [0.1, -0.2, 0.3], marker="o", label="Aggregate")
+            ax.set_title("a title", fontsize=10)
+            ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
+            fig.tight_layout()
+            return fig
+
+        plain = laid_out()
+        plain.savefig(tmp_path / "plain.png", metadata={"Software": None})
+        with matplotlib.rc_context({"svg.hashsalt": "osustat"}):
+            plain.savefig(tmp_path / "plain.svg", metadata={"Date": None, "Creator": None})
+        draws = []
+        draw = Figure.draw
+        monkeypatch.setattr(Figure, "draw", lambda fig, r: draws.append(r) or draw(fig, r))
+        path = save_figure(laid_out(), tmp_path / "saved.png", svg=True)
+        assert len(draws) == 2
+        assert path.read_bytes() == (tmp_path / "plain.png").read_bytes()
+        assert (tmp_path / "saved.svg").read_bytes() == (tmp_path / "plain.svg").read_bytes()
+
 
 def test_sensitivity_figure_orders_numeric_values_numerically() -> None:
     from osustat.analyses.synthetic.report_sensitivity import _value_order
