@@ -19,11 +19,13 @@ reports the median.
 
 Goal (issue 8): at most 10 s wall on this 2-core machine.
 
-``--after-import`` measures the README's command (``--metric hit@2``) both ways issue 37 asks,
-for this code and ``--compare-ref``'s: **in one process after imports** (the command run once
-to import and warm everything it uses, then the CPU of a second run: median of the
-repeats), and **a fresh process minus its imports** (the command's CPU in a fresh process
-minus that of a fresh process importing every module the command had loaded).
+``--after-import`` measures the README's command (``--metric hit@2``; with ``--all-metrics``
+the same command without ``--metric``: hit@2 and recall at both budgets, 4 forest and 2
+budget figures) both ways issue 37 asks, for this code and ``--compare-ref``'s, interleaved
+(each code's runs in turn, so both see the same load): **in one process after imports**
+(the command run once to import and warm everything it uses, then the CPU of a second run:
+median of the repeats), and **a fresh process minus its imports** (the command's CPU in a
+fresh process minus that of a fresh process importing every module the command had loaded).
 """
 
 from __future__ import annotations
@@ -93,25 +95,34 @@ for name in json.loads(sys.argv[1]):
 
 
 def after_import(
-    codes: dict[str, dict[str, str] | None], example: Path, folder: Path, repeats: int
+    codes: dict[str, dict[str, str] | None],
+    example: Path,
+    folder: Path,
+    repeats: int,
+    *,
+    all_metrics: bool = False,
 ) -> None:
-    """The README command's CPU after imports, both ways, per code (see the docstring)."""
+    """The README command's CPU after imports, both ways, per code (see the docstring); the
+    codes take turns, so each repeat sees both under the same load."""
     argv = ["analyze", str(example), "--treatment", "osu-mem", "--baseline", "flat-vector"]
-    argv += ["--metric", "hit@2", "--out", str(folder / "after-import"), "--force"]
+    argv += [] if all_metrics else ["--metric", "hit@2"]
+    argv += ["--out", str(folder / "after-import"), "--force"]
+    print(f"command: osustat {' '.join(argv[:-3])} --out DIR --force")
     print("| code | in one process after imports: CPU s per run | fresh process CPU s | "
           "import-only CPU s | fresh minus imports s |")  # fmt: skip
     print("|---|---|---|---|---|")
-    for code, env in codes.items():
-        fresh_cpu, import_cpu = [], []
-        runs = []
-        for _ in range(repeats):
+    got = {code: ([], [], []) for code in codes}  # fresh, import-only, in-process runs
+    for _ in range(repeats):
+        for code, env in codes.items():
+            fresh_cpu, import_cpu, runs = got[code]
             child = [sys.executable, "-c", _IN_PROCESS, json.dumps(argv), "1"]
             fresh_cpu.append(timed_output(child, env)[1])
             child[-1] = str(repeats + 1)
-            got = json.loads(timed_output(child, env)[0])
-            runs.extend(got["cpu"][1:])
-            mods = json.dumps([m for m in got["modules"] if not m.startswith("__")])
+            out = json.loads(timed_output(child, env)[0])
+            runs.extend(out["cpu"][1:])
+            mods = json.dumps([m for m in out["modules"] if not m.startswith("__")])
             import_cpu.append(timed_output([sys.executable, "-c", _IMPORT_ONLY, mods], env)[1])
+    for code, (fresh_cpu, import_cpu, runs) in got.items():
         f, i = statistics.median(fresh_cpu), statistics.median(import_cpu)
         shown = ", ".join(f"{c:.2f}" for c in runs)
         print(f"| {code} | {statistics.median(runs):.2f} ({shown}) | {f:.2f} | {i:.2f} | "
@@ -170,6 +181,11 @@ def main() -> None:
         help="time the README command after imports (in one process, and a fresh process "
         "minus its imports) instead of the setups",
     )
+    parser.add_argument(
+        "--all-metrics",
+        action="store_true",
+        help="with --after-import: the command without --metric (all metrics and budgets)",
+    )
     args = parser.parse_args()
     exe = str(Path(sys.executable).with_name("osustat"))
     example = Path(__file__).resolve().parents[1] / "examples" / "records.csv"
@@ -201,7 +217,7 @@ def main() -> None:
             }
         print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         if args.after_import:
-            after_import(codes, example, folder, args.repeats)
+            after_import(codes, example, folder, args.repeats, all_metrics=args.all_metrics)
             print(f"load average after: {os.getloadavg()[0]:.1f}")
             return
         print("| setup | code | comparisons | median wall s | median CPU s (user+sys) | runs "
