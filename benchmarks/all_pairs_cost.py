@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from million_records import cpu_now, records
+from million_records import analyze_all_pairs, cpu_now, records
 
 PARTS = ("comparisons", "corrections", "MDEs")
 
@@ -78,25 +78,13 @@ def timed_parts() -> tuple[dict[str, float], dict[str, int], Callable[[], None]]
 
 def one_run(valid: Any, backend: str) -> tuple[dict[str, float], dict[str, int], Any]:
     """Wall and CPU seconds of the run and of its parts, the calls, and the result."""
-    from osustat import analyze
     from osustat.provenance import Provenance
 
     prov = Provenance(command="benchmark", inputs=(("records", "<benchmark>", "-"),))
     spent, calls, undo = timed_parts()
     start, cpu = time.perf_counter(), cpu_now()
     try:
-        if backend == "in-process":
-            res = analyze(valid, all_pairs=True, provenance=prov)
-        else:
-            from distributed import Client, LocalCluster
-
-            with LocalCluster(n_workers=2, threads_per_worker=1) as cluster, Client(cluster) as c:
-                res = analyze(
-                    valid,
-                    all_pairs=True,
-                    provenance=prov,
-                    workers=lambda f, xs: c.gather(c.map(f, list(xs), pure=False)),
-                )
+        res: Any = analyze_all_pairs(valid, prov, dask=backend == "Dask")
     finally:
         undo()
     out = dict(spent, wall=time.perf_counter() - start, cpu=cpu_now() - cpu)
