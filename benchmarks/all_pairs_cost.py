@@ -34,6 +34,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: the CPU is one core's
+
 import numpy as np
 from million_records import analyze_all_pairs, cpu_now, records
 
@@ -41,12 +43,13 @@ PARTS = ("comparisons", "corrections", "MDEs")
 
 
 def timed_parts() -> tuple[dict[str, float], dict[str, int], Callable[[], None]]:
-    """Wrap the three parts' functions to add up their wall seconds and calls; returns the
-    totals and a function that undoes the wrapping."""
+    """Wrap the three parts' functions to add up their wall and CPU seconds (this process:
+    ``part`` and ``part CPU``) and calls; returns the totals and a function that undoes the
+    wrapping."""
     import osustat.analysis as analysis
     import osustat.cellwise as cellwise
 
-    spent = dict.fromkeys(PARTS, 0.0)
+    spent = {f"{part}{kind}": 0.0 for part in PARTS for kind in ("", " CPU")}
     calls = dict.fromkeys(PARTS, 0)
     targets = [
         (analysis, "_run", "comparisons"),
@@ -57,11 +60,12 @@ def timed_parts() -> tuple[dict[str, float], dict[str, int], Callable[[], None]]
 
     def wrap(func: Callable[..., Any], part: str) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             try:
                 return func(*args, **kwargs)
             finally:
                 spent[part] += time.perf_counter() - start
+                spent[f"{part} CPU"] += time.process_time() - cpu
                 calls[part] += 1
 
         return timed
@@ -77,7 +81,11 @@ def timed_parts() -> tuple[dict[str, float], dict[str, int], Callable[[], None]]
 
 
 def one_run(valid: Any, backend: str) -> tuple[dict[str, float], dict[str, int], Any]:
-    """Wall and CPU seconds of the run and of its parts, the calls, and the result."""
+    """Wall and CPU seconds of the run and of its parts, the calls, and the result.
+
+    ``comparisons CPU`` is the run's CPU (this process and the Dask workers) minus the
+    corrections' and MDEs' (this process): the distributed work with the cluster's start
+    and the rest of the run."""
     from osustat.provenance import Provenance
 
     prov = Provenance(command="benchmark", inputs=(("records", "<benchmark>", "-"),))
@@ -88,7 +96,8 @@ def one_run(valid: Any, backend: str) -> tuple[dict[str, float], dict[str, int],
     finally:
         undo()
     out = dict(spent, wall=time.perf_counter() - start, cpu=cpu_now() - cpu)
-    out["rest"] = out["wall"] - sum(spent.values())
+    out["rest"] = out["wall"] - sum(spent[part] for part in PARTS)
+    out["comparisons CPU"] = out["cpu"] - spent["corrections CPU"] - spent["MDEs CPU"]
     return out, calls, res
 
 
@@ -103,17 +112,17 @@ def fit(pairs: list[int], seconds: list[float]) -> tuple[float, float, float]:
 
 
 def mde_at_target(res: Any, target_pairs: int) -> tuple[float, int, float]:
-    """(α/m at `target_pairs`, the rows, wall s per row) of the MDE searches of the first
+    """(α/m at `target_pairs`, the rows, CPU s per row) of the MDE searches of the first
     pair's rows at the level K = 50's family would search them at."""
     first = res.results[0]
     rows = [r for comp in first.comparisons for r in comp.rows]
     tested = [r for r in rows if r.family_size > 1]
     per_pair = max(r.family_size for r in tested) / len(res.results)
     alpha = first.alpha / (per_pair * target_pairs)
-    start = time.perf_counter()
+    start = time.process_time()
     for r in rows:
         r.effect.mde_at(alpha)
-    return alpha, len(rows), (time.perf_counter() - start) / len(rows)
+    return alpha, len(rows), (time.process_time() - start) / len(rows)
 
 
 def main() -> None:
@@ -122,16 +131,16 @@ def main() -> None:
     parser.add_argument("--ks", default="3,6,10")
     parser.add_argument("--target", type=int, default=50, help="methods to extrapolate to")
     args = parser.parse_args()
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from osustat.schema import validate_records
 
     ks = [int(k) for k in args.ks.split(",")]
     df = records(max(ks), args.queries)
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(f"{args.queries:,} queries per method; 4 comparisons (2 metrics x 2 budgets) a pair")
-    print("| K | pairs | backend | wall s | CPU s | comparisons s | per pair s | corrections s "
-          "| MDEs s (calls) | rest s | load |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print()
+    print("| K | pairs | backend | wall s | CPU s | comparisons CPU s (per pair) | corrections "
+          "CPU s | MDEs CPU s (rows; per row) | load |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
     measured: dict[str, list[tuple[int, dict[str, float]]]] = {}
     for k in ks:
         names = sorted(df["method"].unique())[:k]
@@ -142,38 +151,50 @@ def main() -> None:
             t, calls, res = one_run(valid, backend)
             results.append(res.to_json())
             measured.setdefault(backend, []).append((pairs, t))
+            comp, mdes = t["comparisons CPU"], t["MDEs CPU"]
             print(
                 f"| {k} | {pairs} | {backend} | {t['wall']:.1f} | {t['cpu']:.1f} | "
-                f"{t['comparisons']:.1f} | {t['comparisons'] / pairs:.2f} | "
-                f"{t['corrections']:.2f} | {t['MDEs']:.1f} ({calls['MDEs']}) | {t['rest']:.1f} "
-                f"| {os.getloadavg()[0]:.1f} |"
+                f"{comp:.1f} ({comp / pairs:.2f}) | {t['corrections CPU']:.2f} | "
+                f"{mdes:.1f} ({calls['MDEs']}; {mdes / max(calls['MDEs'], 1):.3f}) | "
+                f"{os.getloadavg()[0]:.1f} |"
             )
         print(f"<!-- K = {k}: same result both ways: {results[0] == results[1]} -->")
-    target = args.target * (args.target - 1) // 2
+    extrapolate(measured, res, args.target)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+def extrapolate(
+    measured: dict[str, list[tuple[int, dict[str, float]]]], res: Any, methods: int
+) -> None:
+    """The fitted lines of each part's CPU against the pairs, their values at `methods`
+    methods, and the MDE searches timed at that family's level."""
+    target = methods * (methods - 1) // 2
     print()
-    print(f"Line t = a + b P over P = {[p for p, _ in measured['in-process']]} pairs, "
-          f"at K = {args.target} (P = {target:,}):")  # fmt: skip
+    print(f"CPU s = a + b P, least squares over P = {[p for p, _ in measured['in-process']]} "
+          f"pairs, at K = {methods} (P = {target:,}):")  # fmt: skip
     print()
     print("| backend | part | a s | b s per pair | growth exponent (two largest K) | at K = "
-          f"{args.target}: s | h |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+          f"{methods}: CPU s |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    at: dict[tuple[str, str], float] = {}
     for backend, points in measured.items():
-        total = 0.0
-        for part in (*PARTS, "rest"):
-            a, b, growth = fit([p for p, _ in points], [t[part] for _, t in points])
-            at = a + b * target
-            total += at
-            print(f"| {backend} | {part} | {a:.2f} | {b:.3f} | {growth:.2f} | {at:,.0f} | "
-                  f"{at / 3600:.2f} |")  # fmt: skip
-        print(f"| {backend} | **sum of the parts** | | | | {total:,.0f} | {total / 3600:.2f} |")
+        for part in PARTS:
+            a, b, growth = fit([p for p, _ in points], [t[f"{part} CPU"] for _, t in points])
+            at[backend, part] = max(a + b * target, 0.0)  # a part that does not grow: 0
+            print(f"| {backend} | {part} | {a:.2f} | {b:.3f} | {growth:.2f} | "
+                  f"{at[backend, part]:,.0f} |")  # fmt: skip
     alpha, n_rows, per_row = mde_at_target(res, target)
-    rows_at_target = n_rows * target
+    mdes = per_row * n_rows * target
     print()
-    print(f"MDE searches at K = {args.target}'s level α/m = {alpha:.3g} ({n_rows} rows of one "
-          f"pair): {per_row:.3f} s per row, so {rows_at_target:,} rows = "
-          f"{per_row * rows_at_target:,.0f} s ({per_row * rows_at_target / 3600:.2f} h) in the "
-          "calling process")  # fmt: skip
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(f"MDE searches at K = {methods}'s level α/m = {alpha:.3g}, timed on {n_rows} rows of "
+          f"one pair: {per_row:.3f} CPU s per row, so {n_rows * target:,} rows = {mdes:,.0f} "
+          "CPU s, in the calling process (not distributed)")  # fmt: skip
+    for backend, share in (("in-process", 1.0), ("Dask", 0.5)):
+        comp, corr = at[backend, "comparisons"], at[backend, "corrections"]
+        wall = comp * share + corr + mdes
+        print(f"- {backend}: comparisons {comp:,.0f} CPU s{' over 2 workers' * (share < 1)} + "
+              f"corrections {corr:,.0f} s + MDEs {mdes:,.0f} s = about {wall / 3600:.1f} h of "
+              "wall on a quiet 2-core machine")  # fmt: skip
 
 
 if __name__ == "__main__":
