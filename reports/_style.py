@@ -183,7 +183,8 @@ def save_figure(fig: Any, path: Path, *, dpi: float | None = None, svg: bool = F
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     kw: dict[str, Any] = {} if dpi is None else {"dpi": dpi}
-    fig.savefig(path, metadata={"Software": None}, **kw)
+    # zlib's fastest level: the same pixels, ~5 ms less per figure, a ~10 % larger file
+    fig.savefig(path, metadata={"Software": None}, pil_kwargs={"compress_level": 1}, **kw)
     if svg:
         # A fixed salt: matplotlib otherwise salts the SVG's element ids at random per run.
         with matplotlib.rc_context({"svg.hashsalt": "osustat"}):
