@@ -121,6 +121,54 @@ class TestFigures:
         finally:
             pyplot().close(fig)
 
+    @pytest.mark.parametrize("scale", [1.0, 1e-6])
+    def test_budget_plot_title_where_automatic_placement_puts_it(
+        self, tmp_path, monkeypatch, scale
+    ):
+        # the title is fixed at the axes' top unless a y-axis offset text ("1e-7", at
+        # scale 1e-6) sits there: the same picture as matplotlib's own placement, without
+        # re-measuring the y axis's labels in each file's drawing
+        import matplotlib.axes
+        from matplotlib.axis import YAxis
+
+        import osustat.reports.cellwise as cellwise
+        from tests.reports.test_style import pixels
+
+        df = frame()
+        df["value"] *= scale
+        res = [
+            cell_conditional(
+                paired(df, "a", "b", metric="recall", budget=b),
+                n_resamples=199,
+                bootstrap_resamples=100,
+                rng=b,
+            )
+            for b in (128, 256)
+        ]
+        measured = []
+        saving = []
+        save, tightbbox = cellwise.save_figure, YAxis.get_tightbbox
+        monkeypatch.setattr(
+            cellwise, "save_figure", lambda *a, **k: saving.append(1) or save(*a, **k)
+        )
+        monkeypatch.setattr(
+            YAxis,
+            "get_tightbbox",
+            lambda *a, **k: measured.append(bool(saving)) or tightbbox(*a, **k),
+        )
+        budget_effects_plot(res, "recall", tmp_path / "fixed.png", title="the title")
+        offset = scale < 1
+        assert any(measured) == offset  # measured while saving only where the text is
+        set_title = matplotlib.axes.Axes.set_title
+        monkeypatch.setattr(
+            matplotlib.axes.Axes,
+            "set_title",
+            lambda ax, label, **k: set_title(ax, label, **{n: v for n, v in k.items() if n != "y"}),
+        )
+        budget_effects_plot(res, "recall", tmp_path / "auto.png", title="the title")
+        assert pixels(tmp_path / "fixed.png") == pixels(tmp_path / "auto.png")
+        assert (tmp_path / "fixed.svg").read_bytes() == (tmp_path / "auto.svg").read_bytes()
+
     def test_budget_plot_needs_two_budgets(self, tmp_path):
         with pytest.raises(ValueError, match="at least two budgets"):
             budget_effects_plot([results()[0][1]], "recall", tmp_path / "b.png", title="t")
