@@ -39,8 +39,10 @@ def frame():
     return pd.DataFrame(rows)
 
 
-def results():
+def results(scale=1.0):
+    """Two budgets' results on `frame` (its values times `scale`)."""
     df = frame()
+    df["value"] *= scale
     return [
         (
             f"recall at B = {b}",
@@ -134,17 +136,7 @@ class TestFigures:
         import osustat.reports.cellwise as cellwise
         from tests.reports.test_style import pixels
 
-        df = frame()
-        df["value"] *= scale
-        res = [
-            cell_conditional(
-                paired(df, "a", "b", metric="recall", budget=b),
-                n_resamples=199,
-                bootstrap_resamples=100,
-                rng=b,
-            )
-            for b in (128, 256)
-        ]
+        res = [r for _, r in results(scale)]
         measured = []
         saving = []
         save, tightbbox = cellwise.save_figure, YAxis.get_tightbbox
