@@ -73,15 +73,30 @@ IR_METRICS = "recall,ndcg@10,ap@10,ap@100,p@10"
 #: the modules it loaded (for the import-only process).
 _IN_PROCESS = """
 import contextlib, io, json, sys, time
+import osustat.analysis, osustat.reports.cellwise
 from osustat.cli.main import main
 argv = json.loads(sys.argv[1])
-cpu = []
+part = {}
+def timed(mod, name):
+    func = getattr(mod, name)
+    def run(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            part[name] = part.get(name, 0.0) + time.process_time() - start
+    setattr(mod, name, run)
+timed(osustat.analysis, "analyze")
+timed(osustat.reports.cellwise, "write_figures")
+cpu, parts = [], []
 for k in range(int(sys.argv[2])):
+    part.clear()
     start = time.process_time()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         main(argv)
     cpu.append(time.process_time() - start)
-print(json.dumps({"cpu": cpu, "modules": sorted(sys.modules)}))
+    parts.append(dict(part))
+print(json.dumps({"cpu": cpu, "parts": parts, "modules": sorted(sys.modules)}))
 """
 
 _IMPORT_ONLY = """
@@ -108,25 +123,31 @@ def after_import(
     argv += [] if all_metrics else ["--metric", "hit@2"]
     argv += ["--out", str(folder / "after-import"), "--force"]
     print(f"command: osustat {' '.join(argv[:-3])} --out DIR --force")
-    print("| code | in one process after imports: CPU s per run | fresh process CPU s | "
-          "import-only CPU s | fresh minus imports s |")  # fmt: skip
-    print("|---|---|---|---|---|")
-    got = {code: ([], [], []) for code in codes}  # fresh, import-only, in-process runs
+    print("| code | in one process after imports: CPU s per run | of which `analyze` / "
+          "`write_figures` (medians) | fresh process CPU s | import-only CPU s | fresh minus "
+          "imports s |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    got = {code: ([], [], [], []) for code in codes}  # fresh, import-only, runs, their parts
     for _ in range(repeats):
         for code, env in codes.items():
-            fresh_cpu, import_cpu, runs = got[code]
+            fresh_cpu, import_cpu, runs, parts = got[code]
             child = [sys.executable, "-c", _IN_PROCESS, json.dumps(argv), "1"]
             fresh_cpu.append(timed_output(child, env)[1])
             child[-1] = str(repeats + 1)
             out = json.loads(timed_output(child, env)[0])
             runs.extend(out["cpu"][1:])
+            parts.extend(out["parts"][1:])
             mods = json.dumps([m for m in out["modules"] if not m.startswith("__")])
             import_cpu.append(timed_output([sys.executable, "-c", _IMPORT_ONLY, mods], env)[1])
-    for code, (fresh_cpu, import_cpu, runs) in got.items():
+    for code, (fresh_cpu, import_cpu, runs, parts) in got.items():
         f, i = statistics.median(fresh_cpu), statistics.median(import_cpu)
         shown = ", ".join(f"{c:.2f}" for c in runs)
-        print(f"| {code} | {statistics.median(runs):.2f} ({shown}) | {f:.2f} | {i:.2f} | "
-              f"{f - i:.2f} |")  # fmt: skip
+        split = " / ".join(
+            f"{statistics.median(p.get(name, 0.0) for p in parts):.2f}"
+            for name in ("analyze", "write_figures")
+        )
+        print(f"| {code} | {statistics.median(runs):.2f} ({shown}) | {split} | {f:.2f} | "
+              f"{i:.2f} | {f - i:.2f} |")  # fmt: skip
 
 
 def timed_output(cmd: list[str], env: dict[str, str] | None) -> tuple[str, float]:
