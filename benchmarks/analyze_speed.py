@@ -96,7 +96,8 @@ for k in range(int(sys.argv[2])):
         main(argv)
     cpu.append(time.process_time() - start)
     parts.append(dict(part))
-print(json.dumps({"cpu": cpu, "parts": parts, "modules": sorted(sys.modules)}))
+print(json.dumps({"cpu": cpu, "parts": parts, "modules": sorted(sys.modules),
+                  "where": osustat.reports.cellwise.__file__}))
 """
 
 _IMPORT_ONLY = """
@@ -135,6 +136,7 @@ def after_import(
             fresh_cpu.append(timed_output(child, env)[1])
             child[-1] = str(repeats + 1)
             out = json.loads(timed_output(child, env)[0])
+            _check_code(code, env, out["where"])
             runs.extend(out["cpu"][1:])
             parts.extend(out["parts"][1:])
             mods = json.dumps([m for m in out["modules"] if not m.startswith("__")])
@@ -150,12 +152,20 @@ def after_import(
               f"{i:.2f} | {f - i:.2f} |")  # fmt: skip
 
 
+def _check_code(code: str, env: dict[str, str] | None, where: str) -> None:
+    """Stop unless the child ran the code it was meant to: REF's checkout for REF, else not
+    a checkout (a child started in the clone's folder imported the clone's `osustat` ahead of
+    PYTHONPATH, so both codes were this one)."""
+    root = None if env is None else env["PYTHONPATH"]
+    if (root is not None) != (root is not None and where.startswith(root)):
+        raise SystemExit(f"{code}: the child imported {where}, not the code in {root}")
+
+
 def timed_output(cmd: list[str], env: dict[str, str] | None) -> tuple[str, float]:
-    """(stdout, CPU s of the child) of one run."""
+    """(stdout, CPU s of the child) of one run, started outside the clone (so PYTHONPATH,
+    not the clone's folder, decides which `osustat` it imports)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(
-        cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).parents[1]
-    )
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     if done.returncode:
         raise SystemExit(f"{cmd[:3]} failed ({done.returncode}): {done.stderr[-2000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
