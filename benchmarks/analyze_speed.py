@@ -88,6 +88,10 @@ def timed(mod, name):
     setattr(mod, name, run)
 timed(osustat.analysis, "analyze")
 timed(osustat.reports.cellwise, "write_figures")
+timed(osustat.analysis, "paired")
+import osustat.cellwise
+for name in ("minimum_detectable_effect", "bootstrap_ci", "interaction_test", "signflip_tests"):
+    timed(osustat.cellwise, name)
 cpu, parts = [], []
 for k in range(int(sys.argv[2])):
     part.clear()
@@ -99,6 +103,18 @@ for k in range(int(sys.argv[2])):
 print(json.dumps({"cpu": cpu, "parts": parts, "modules": sorted(sys.modules),
                   "where": osustat.reports.cellwise.__file__}))
 """
+
+#: The in-process run's parts (CPU s each): `analyze` (which holds the next five: pairing,
+#: the MDE searches, bootstrap intervals, interaction and sign-flip tests) and the figures.
+PARTS = (
+    "analyze",
+    "paired",
+    "minimum_detectable_effect",
+    "bootstrap_ci",
+    "interaction_test",
+    "signflip_tests",
+    "write_figures",
+)
 
 _IMPORT_ONLY = """
 import importlib, json, sys
@@ -124,9 +140,9 @@ def after_import(
     argv += [] if all_metrics else ["--metric", "hit@2"]
     argv += ["--out", str(folder / "after-import"), "--force"]
     print(f"command: osustat {' '.join(argv[:-3])} --out DIR --force")
-    print("| code | in one process after imports: CPU s per run | of which `analyze` / "
-          "`write_figures` (medians) | fresh process CPU s | import-only CPU s | fresh minus "
-          "imports s |")  # fmt: skip
+    print("| code | in one process after imports: CPU s per run | of which " + " / ".join(
+          f"`{name}`" for name in PARTS) + " (medians) | fresh process CPU s | import-only CPU "
+          "s | fresh minus imports s |")  # fmt: skip
     print("|---|---|---|---|---|---|")
     got = {code: ([], [], [], []) for code in codes}  # fresh, import-only, runs, their parts
     for _ in range(repeats):
@@ -145,8 +161,7 @@ def after_import(
         f, i = statistics.median(fresh_cpu), statistics.median(import_cpu)
         shown = ", ".join(f"{c:.2f}" for c in runs)
         split = " / ".join(
-            f"{statistics.median(p.get(name, 0.0) for p in parts):.2f}"
-            for name in ("analyze", "write_figures")
+            f"{statistics.median(p.get(name, 0.0) for p in parts):.2f}" for name in PARTS
         )
         print(f"| {code} | {statistics.median(runs):.2f} ({shown}) | {split} | {f:.2f} | "
               f"{i:.2f} | {f - i:.2f} |")  # fmt: skip
