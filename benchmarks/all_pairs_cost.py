@@ -10,7 +10,8 @@ split into
   interaction test, break-even) that ``workers`` distributes (``osustat.analysis._run``);
 - **corrections**: the family's p-value correction (``_adjust``; Holm by default);
 - **MDEs**: the rows' minimum detectable effects at α/m, searched in the calling process
-  (``cellwise.minimum_detectable_effect``), one per reported row;
+  (``cellwise.minimum_detectable_effect``), one per reported row; with Dask, from 0b06621 on,
+  the workers search them (``cellwise.search_mde``), so their CPU is in the comparisons';
 - **rest**: everything else (planning, results, provenance).
 
 Then fits each part against the pairs P = K (K - 1) / 2 over the measured K as a line
@@ -149,6 +150,7 @@ def main() -> None:
         results = []
         for backend in ("in-process", "Dask"):
             t, calls, res = one_run(valid, backend)
+            t["MDE calls here"] = calls["MDEs"]
             results.append(res.to_json())
             measured.setdefault(backend, []).append((pairs, t))
             comp, mdes = t["comparisons CPU"], t["MDEs CPU"]
@@ -188,13 +190,15 @@ def extrapolate(
     print()
     print(f"MDE searches at K = {methods}'s level α/m = {alpha:.3g}, timed on {n_rows} rows of "
           f"one pair: {per_row:.3f} CPU s per row, so {n_rows * target:,} rows = {mdes:,.0f} "
-          "CPU s, in the calling process (not distributed)")  # fmt: skip
+          "CPU s (in this process; on the Dask workers from 0b06621 on)")  # fmt: skip
     for backend, share in (("in-process", 1.0), ("Dask", 0.5)):
         comp, corr = at[backend, "comparisons"], at[backend, "corrections"]
-        wall = comp * share + corr + mdes
+        # from 0b06621 the workers search the MDEs too: in the comparisons' CPU, not here
+        here = any(t["MDE calls here"] for _, t in measured[backend])
+        wall = comp * share + corr + mdes * here
         print(f"- {backend}: comparisons {comp:,.0f} CPU s{' over 2 workers' * (share < 1)} + "
-              f"corrections {corr:,.0f} s + MDEs {mdes:,.0f} s = about {wall / 3600:.1f} h of "
-              "wall on a quiet 2-core machine")  # fmt: skip
+              f"corrections {corr:,.0f} s + MDEs {mdes * here:,.0f} s in this process = about "
+              f"{wall / 3600:.1f} h of wall on a quiet 2-core machine")  # fmt: skip
 
 
 if __name__ == "__main__":
