@@ -158,7 +158,9 @@ def analyze(
         of tasks, it must return ``func(task)`` for each task in order (e.g.
         ``multiprocessing.Pool(2).map``, or for a Dask cluster ``lambda f, xs:
         client.gather(client.map(f, xs))``). Default: the built-in ``map``, in this process.
-        Every comparison's seed is fixed, so the result is the same either way.
+        The rows' MDE searches (one per row, at its family's level) are handed to it too,
+        after the correction. Every comparison's seed and the MDE's are fixed, so the result
+        is the same either way.
 
     Returns
     -------
