@@ -19,11 +19,13 @@ reports the median.
 
 Goal (issue 8): at most 10 s wall on this 2-core machine.
 
-``--after-import`` measures the README's command (``--metric hit@2``) both ways issue 37 asks,
-for this code and ``--compare-ref``'s: **in one process after imports** (the command run once
-to import and warm everything it uses, then the CPU of a second run: median of the
-repeats), and **a fresh process minus its imports** (the command's CPU in a fresh process
-minus that of a fresh process importing every module the command had loaded).
+``--after-import`` measures the README's command (``--metric hit@2``; with ``--all-metrics``
+the same command without ``--metric``: hit@2 and recall at both budgets, 4 forest and 2
+budget figures) both ways issue 37 asks, for this code and ``--compare-ref``'s, interleaved
+(each code's runs in turn, so both see the same load): **in one process after imports**
+(the command run once to import and warm everything it uses, then the CPU of a second run:
+median of the repeats), and **a fresh process minus its imports** (the command's CPU in a
+fresh process minus that of a fresh process importing every module the command had loaded).
 """
 
 from __future__ import annotations
@@ -71,16 +73,48 @@ IR_METRICS = "recall,ndcg@10,ap@10,ap@100,p@10"
 #: the modules it loaded (for the import-only process).
 _IN_PROCESS = """
 import contextlib, io, json, sys, time
+import osustat.analysis, osustat.reports.cellwise
 from osustat.cli.main import main
 argv = json.loads(sys.argv[1])
-cpu = []
+part = {}
+def timed(mod, name):
+    func = getattr(mod, name)
+    def run(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            part[name] = part.get(name, 0.0) + time.process_time() - start
+    setattr(mod, name, run)
+timed(osustat.analysis, "analyze")
+timed(osustat.reports.cellwise, "write_figures")
+timed(osustat.analysis, "paired")
+import osustat.cellwise
+for name in ("minimum_detectable_effect", "bootstrap_ci", "interaction_test", "signflip_tests"):
+    timed(osustat.cellwise, name)
+cpu, parts = [], []
 for k in range(int(sys.argv[2])):
+    part.clear()
     start = time.process_time()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         main(argv)
     cpu.append(time.process_time() - start)
-print(json.dumps({"cpu": cpu, "modules": sorted(sys.modules)}))
+    parts.append(dict(part))
+print(json.dumps({"cpu": cpu, "parts": parts, "modules": sorted(sys.modules),
+                  "where": osustat.reports.cellwise.__file__}))
 """
+
+#: The in-process run's parts (CPU s each): `analyze` (which holds the next five: pairing,
+#: the MDE searches, bootstrap intervals, interaction and sign-flip tests) and the figures.
+PARTS = (
+    "analyze",
+    "paired",
+    "minimum_detectable_effect",
+    "bootstrap_ci",
+    "interaction_test",
+    "signflip_tests",
+    "write_figures",
+)
 
 _IMPORT_ONLY = """
 import importlib, json, sys
@@ -93,37 +127,60 @@ for name in json.loads(sys.argv[1]):
 
 
 def after_import(
-    codes: dict[str, dict[str, str] | None], example: Path, folder: Path, repeats: int
+    codes: dict[str, dict[str, str] | None],
+    example: Path,
+    folder: Path,
+    repeats: int,
+    *,
+    all_metrics: bool = False,
 ) -> None:
-    """The README command's CPU after imports, both ways, per code (see the docstring)."""
+    """The README command's CPU after imports, both ways, per code (see the docstring); the
+    codes take turns, so each repeat sees both under the same load."""
     argv = ["analyze", str(example), "--treatment", "osu-mem", "--baseline", "flat-vector"]
-    argv += ["--metric", "hit@2", "--out", str(folder / "after-import"), "--force"]
-    print("| code | in one process after imports: CPU s per run | fresh process CPU s | "
-          "import-only CPU s | fresh minus imports s |")  # fmt: skip
-    print("|---|---|---|---|---|")
-    for code, env in codes.items():
-        fresh_cpu, import_cpu = [], []
-        runs = []
-        for _ in range(repeats):
+    argv += [] if all_metrics else ["--metric", "hit@2"]
+    argv += ["--out", str(folder / "after-import"), "--force"]
+    print(f"command: osustat {' '.join(argv[:-3])} --out DIR --force")
+    print("| code | in one process after imports: CPU s per run | of which " + " / ".join(
+          f"`{name}`" for name in PARTS) + " (medians) | fresh process CPU s | import-only CPU "
+          "s | fresh minus imports s |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    got = {code: ([], [], [], []) for code in codes}  # fresh, import-only, runs, their parts
+    for _ in range(repeats):
+        for code, env in codes.items():
+            fresh_cpu, import_cpu, runs, parts = got[code]
             child = [sys.executable, "-c", _IN_PROCESS, json.dumps(argv), "1"]
             fresh_cpu.append(timed_output(child, env)[1])
             child[-1] = str(repeats + 1)
-            got = json.loads(timed_output(child, env)[0])
-            runs.extend(got["cpu"][1:])
-            mods = json.dumps([m for m in got["modules"] if not m.startswith("__")])
+            out = json.loads(timed_output(child, env)[0])
+            _check_code(code, env, out["where"])
+            runs.extend(out["cpu"][1:])
+            parts.extend(out["parts"][1:])
+            mods = json.dumps([m for m in out["modules"] if not m.startswith("__")])
             import_cpu.append(timed_output([sys.executable, "-c", _IMPORT_ONLY, mods], env)[1])
+    for code, (fresh_cpu, import_cpu, runs, parts) in got.items():
         f, i = statistics.median(fresh_cpu), statistics.median(import_cpu)
         shown = ", ".join(f"{c:.2f}" for c in runs)
-        print(f"| {code} | {statistics.median(runs):.2f} ({shown}) | {f:.2f} | {i:.2f} | "
-              f"{f - i:.2f} |")  # fmt: skip
+        split = " / ".join(
+            f"{statistics.median(p.get(name, 0.0) for p in parts):.2f}" for name in PARTS
+        )
+        print(f"| {code} | {statistics.median(runs):.2f} ({shown}) | {split} | {f:.2f} | "
+              f"{i:.2f} | {f - i:.2f} |")  # fmt: skip
+
+
+def _check_code(code: str, env: dict[str, str] | None, where: str) -> None:
+    """Stop unless the child ran the code it was meant to: REF's checkout for REF, else not
+    a checkout (a child started in the clone's folder imported the clone's `osustat` ahead of
+    PYTHONPATH, so both codes were this one)."""
+    root = None if env is None else env["PYTHONPATH"]
+    if (root is not None) != (root is not None and where.startswith(root)):
+        raise SystemExit(f"{code}: the child imported {where}, not the code in {root}")
 
 
 def timed_output(cmd: list[str], env: dict[str, str] | None) -> tuple[str, float]:
-    """(stdout, CPU s of the child) of one run."""
+    """(stdout, CPU s of the child) of one run, started outside the clone (so PYTHONPATH,
+    not the clone's folder, decides which `osustat` it imports)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(
-        cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).parents[1]
-    )
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     if done.returncode:
         raise SystemExit(f"{cmd[:3]} failed ({done.returncode}): {done.stderr[-2000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -170,6 +227,11 @@ def main() -> None:
         help="time the README command after imports (in one process, and a fresh process "
         "minus its imports) instead of the setups",
     )
+    parser.add_argument(
+        "--all-metrics",
+        action="store_true",
+        help="with --after-import: the command without --metric (all metrics and budgets)",
+    )
     args = parser.parse_args()
     exe = str(Path(sys.executable).with_name("osustat"))
     example = Path(__file__).resolve().parents[1] / "examples" / "records.csv"
@@ -201,7 +263,7 @@ def main() -> None:
             }
         print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         if args.after_import:
-            after_import(codes, example, folder, args.repeats)
+            after_import(codes, example, folder, args.repeats, all_metrics=args.all_metrics)
             print(f"load average after: {os.getloadavg()[0]:.1f}")
             return
         print("| setup | code | comparisons | median wall s | median CPU s (user+sys) | runs "

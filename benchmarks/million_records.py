@@ -111,11 +111,28 @@ def cpu_now() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def analyze_all_pairs(valid: pd.DataFrame, prov: object, *, dask: bool) -> object:
+    """``analyze(all_pairs=True)`` in this process, or with a 2-worker Dask
+    ``LocalCluster`` (one thread each) as ``workers``."""
+    from osustat import analyze
+
+    if not dask:
+        return analyze(valid, all_pairs=True, provenance=prov)
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1) as cluster, Client(cluster) as c:
+        return analyze(
+            valid,
+            all_pairs=True,
+            provenance=prov,
+            workers=lambda f, xs: c.gather(c.map(f, list(xs), pure=False)),
+        )
+
+
 def all_pairs(df: pd.DataFrame, k: int, total_methods: int = 50) -> None:
     """Time analyze(all_pairs=True) on the first `k` methods, in this process and on a
     2-worker Dask LocalCluster, and extrapolate to `total_methods` methods."""
     import osustat.analysis as analysis
-    from osustat import analyze
     from osustat.provenance import Provenance
     from osustat.schema import validate_records
 
@@ -142,18 +159,7 @@ def all_pairs(df: pd.DataFrame, k: int, total_methods: int = 50) -> None:
     outputs = []
     for backend in ("this process", "Dask LocalCluster (2 workers x 1 thread)"):
         start, cpu = time.perf_counter(), cpu_now()
-        if backend == "this process":
-            res = analyze(valid, all_pairs=True, provenance=prov)
-        else:
-            from distributed import Client, LocalCluster
-
-            with LocalCluster(n_workers=2, threads_per_worker=1) as cluster, Client(cluster) as c:
-                res = analyze(
-                    valid,
-                    all_pairs=True,
-                    provenance=prov,
-                    workers=lambda f, xs: c.gather(c.map(f, list(xs), pure=False)),
-                )
+        res = analyze_all_pairs(valid, prov, dask=backend != "this process")
         wall, used = time.perf_counter() - start, cpu_now() - cpu
         rest = wall - split["comparisons"]
         # the comparisons and the family-level MDEs both grow with the pairs

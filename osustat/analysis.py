@@ -57,6 +57,7 @@ from .cellwise import (
     CellConditionalResult,
     CellEffect,
     cell_conditional,
+    search_mde,
 )
 from .multitest import adjust_pvalues
 from .provenance import Provenance, command_line, package_versions
@@ -157,7 +158,9 @@ def analyze(
         of tasks, it must return ``func(task)`` for each task in order (e.g.
         ``multiprocessing.Pool(2).map``, or for a Dask cluster ``lambda f, xs:
         client.gather(client.map(f, xs))``). Default: the built-in ``map``, in this process.
-        Every comparison's seed is fixed, so the result is the same either way.
+        The rows' MDE searches (one per row, at its family's level) are handed to it too,
+        after the correction. Every comparison's seed and the MDE's are fixed, so the result
+        is the same either way.
 
     Returns
     -------
@@ -231,6 +234,7 @@ def analyze(
         resamples=resamples,
         seed=seed,
         kind=budget_kind,
+        workers=workers,
         reproduction={
             "unit": unit,
             "benchmark": benchmark,
@@ -427,15 +431,19 @@ def _tables(
     seed: int,
     kind: str,
     reproduction: dict[str, Any],
+    workers: Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]] | None = None,
 ) -> list[tuple[list[Comparison], list[tuple[str, int]]]]:
     """Each method pair's tables and exclusions: the tested rows (the per-cell tests, or the
-    aggregates when no comparison has cells) corrected over their families."""
+    aggregates when no comparison has cells) corrected over their families. With `workers`,
+    the rows' MDE searches run there first (else each row searches its own when built)."""
     tested = {
         (p, k): list(res.cells) if has_cells else [res.aggregate]
         for p, part in enumerate(raw)
         for k, (_, _, res) in enumerate(part)
     }
     adjusted = _adjust(raw, tested, plan.groups, correction, alpha, resamples, seed)
+    if workers is not None:
+        _search_mdes(raw, tested, adjusted, alpha, correction, workers)
     return [
         _comparisons(
             raw[p],
@@ -533,8 +541,7 @@ def _comparisons(
         heading = f"{metric} at {where}"
         rows = []
         for e in (*res.cells, res.aggregate):
-            pos = next((i for i, x in enumerate(tested[(p, k)]) if x is e), None)
-            family_info = adjusted[(p, k, pos)] if pos is not None else (None, None, 0)
+            family_info = _family_info(tested, adjusted, p, k, e)
             rows.append(_row(res, e, family_info, alpha=alpha, correction=correction))
         if reproduce is not None:
             rows = reproduce(k, rows, res)
@@ -656,6 +663,49 @@ def _adjust(
     return adjusted
 
 
+def _family_info(
+    tested: dict[tuple[int, int], list[CellEffect]],
+    adjusted: dict[tuple[int, int, int], tuple[float, str, int]],
+    p: int,
+    k: int,
+    e: CellEffect,
+) -> tuple[float | None, str | None, int]:
+    """(corrected p, family, m) of row `e` of pair `p`'s comparison `k`; (None, None, 0) for
+    a row outside every family."""
+    pos = next((i for i, x in enumerate(tested[(p, k)]) if x is e), None)
+    return adjusted[(p, k, pos)] if pos is not None else (None, None, 0)
+
+
+def _mde_alpha(m: int, alpha: float, correction: str) -> float:
+    """The level a row's MDE is stated at: α/m inside a corrected family of m tests."""
+    return alpha / m if (m > 1 and correction != "none") else alpha
+
+
+def _search_mdes(
+    raw: Sequence[Sequence[tuple[str, int, CellConditionalResult]]],
+    tested: dict[tuple[int, int], list[CellEffect]],
+    adjusted: dict[tuple[int, int, int], tuple[float, str, int]],
+    alpha: float,
+    correction: str,
+    workers: Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]],
+) -> None:
+    """Search every row's MDE at its level through `workers` (the calling process searched
+    them one by one after the comparisons: 24,500 rows for 50 methods), and hold each in its
+    row; the same search and seed, so the same values."""
+    todo = []
+    for p, part in enumerate(raw):
+        for k, (_, _, res) in enumerate(part):
+            for e in (*res.cells, res.aggregate):
+                level = _mde_alpha(_family_info(tested, adjusted, p, k, e)[2], alpha, correction)
+                if not e.mde_levels.searched(level):
+                    todo.append((e, level))
+    while batch := todo[: TASKS_PER_BATCH * 16]:
+        del todo[: len(batch)]
+        found = workers(search_mde, [(e.mde_levels.differences, a) for e, a in batch])
+        for (e, a), mde in zip(batch, found, strict=True):
+            e.mde_levels.keep(a, mde)
+
+
 def _row(
     res: CellConditionalResult,
     e: CellEffect,
@@ -666,7 +716,7 @@ def _row(
 ) -> Row:
     """One reported row: its family, the MDE of its test at its level, its verdict."""
     p_adj, fam, m = family_info
-    mde_alpha = alpha / m if (m > 1 and correction != "none") else alpha
+    mde_alpha = _mde_alpha(m, alpha, correction)
     mde = e.mde_at(mde_alpha)  # searched only at the level printed
     return Row(
         label="Aggregate" if e.cell is None else e.cell.value,

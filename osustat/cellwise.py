@@ -120,15 +120,29 @@ class MDELevels:
 
     def at(self, alpha: float) -> PowerValue:
         if alpha not in self._found:
-            self._found[alpha] = minimum_detectable_effect(
-                None,
-                self.differences.size,
-                alpha=alpha,
-                power=MDE_POWER,
-                differences=self.differences,
-                rng=MDE_SEED,
-            )
+            self._found[alpha] = search_mde((self.differences, alpha))
         return self._found[alpha]
+
+    def searched(self, alpha: float) -> bool:
+        return alpha in self._found
+
+    def keep(self, alpha: float, mde: PowerValue) -> None:
+        """Hold an MDE searched elsewhere (:func:`search_mde` in a worker) for `alpha`."""
+        self._found[alpha] = mde
+
+
+def search_mde(task: tuple[np.ndarray, float]) -> PowerValue:
+    """The MDE of a row's differences at level `alpha` (``task = (differences, alpha)``):
+    the search :class:`MDELevels` runs, at module level so a worker process can run it."""
+    differences, alpha = task
+    return minimum_detectable_effect(
+        None,
+        differences.size,
+        alpha=alpha,
+        power=MDE_POWER,
+        differences=differences,
+        rng=MDE_SEED,
+    )
 
 
 def paired_effect_sizes(differences: Any) -> tuple[int, int, int, float, float]:

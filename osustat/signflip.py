@@ -330,13 +330,10 @@ def signflip_tests(
     generator = check_rng(rng)
     seed = int(generator.integers(2**63 - 1))
     facts = column_facts(raw)
-    columns, exps = facts.columns, facts.exps
-    width = max(col.size for col in columns)
-
-    plans = [
-        choose_null(bool(facts.equal_magnitude[j]), int(facts.n_nonzero[j]), n_resamples, j)
-        for j in range(len(columns))
-    ]
+    columns = facts.columns
+    sizes = [col.size for col in columns]
+    width = max(sizes)
+    plans = _plans(facts, n_resamples)
     mc = [j for j, plan in enumerate(plans) if plan == "monte-carlo"]
     if n_resamples * len(mc) > _MAX_NULL_ELEMENTS:
         raise ValueError(
@@ -353,45 +350,65 @@ def signflip_tests(
         width,
         alternative,
     )
-    counts = dict(zip(mc, mc_counts.tolist(), strict=True))
-    statistics = np.ldexp(facts.means, exps).tolist()
-
+    # (count + 1) / (n_resamples + 1) lies in (0, 1]: no clipping needed, as 1 / (B + 1)
+    mc_p = {j: (c + 1) / (n_resamples + 1) for j, c in zip(mc, mc_counts.tolist(), strict=True)}
+    mc_min = 1.0 / (n_resamples + 1)
+    statistics = np.ldexp(facts.means, facts.exps).tolist()
+    n_nonzero, exps = facts.n_nonzero.tolist(), facts.exps.tolist()
     results = []
     for j, (col, plan) in enumerate(zip(columns, plans, strict=True)):
-        m = int(facts.n_nonzero[j])
-        if plan == "exact-binomial":
-            pvalue = binomial_pvalue(int(facts.n_positive[j]), m, alternative)
-            size: int = 2**m
-        elif plan == "exact-enumeration":
-            nz = col[col != 0]
-            sums = enumerated_sums(nz)
-            extreme = count_extreme(sums, float(nz.sum()), tie_tolerance(nz), alternative)
-            pvalue = extreme / sums.size
-            size = sums.size
+        m = n_nonzero[j]
+        if plan == "monte-carlo":
+            pvalue, size, min_p = mc_p[j], n_resamples, mc_min
         else:
-            pvalue = (counts[j] + 1) / (n_resamples + 1)
-            size = n_resamples
-        exact = plan != "monte-carlo"
-        if exact:
+            pvalue, size = _exact_pvalue(plan, col, m, int(facts.n_positive[j]), alternative)
+            pvalue = float(min(max(pvalue, 0.0), 1.0))
             min_p = math.ldexp(2.0 if alternative == "two-sided" else 1.0, -m) if m else 1.0
-        else:
-            min_p = 1.0 / (n_resamples + 1)
+            min_p = float(min(min_p, 1.0))
         results.append(
             SignFlipResult(
                 statistic=statistics[j],
-                pvalue=float(min(max(pvalue, 0.0), 1.0)),
-                n=int(col.size),
+                pvalue=pvalue,
+                n=sizes[j],
                 n_nonzero=m,
-                exact=exact,
+                exact=plan != "monte-carlo",
                 n_resamples=size,
                 alternative=alternative,
                 method=plan,
-                min_pvalue=float(min(min_p, 1.0)),
+                min_pvalue=min_p,
                 _differences=col,
                 _sign_seed=seed,
                 _sign_width=width,
                 _ci_resamples=n_resamples,
-                _scale_exp=int(exps[j]),
+                _scale_exp=exps[j],
             )
         )
     return results
+
+
+def _plans(facts: Any, n_resamples: int) -> list[str]:
+    """:func:`choose_null` of every column, array-wise; the columns it may enumerate go
+    through :func:`choose_null` itself (which refuses an enumeration too large)."""
+    m = facts.n_nonzero
+    binomial = facts.equal_magnitude
+    # 2**m <= n_resamples for m < 63 (2**62 and above: every such m)
+    enumerate_ = ~binomial & (m < 63)
+    enumerate_ &= np.left_shift(np.int64(1), np.minimum(m, 62)) <= min(n_resamples, 2**62)
+    plans = np.where(
+        binomial, "exact-binomial", np.where(enumerate_, "exact-enumeration", "monte-carlo")
+    ).tolist()
+    for j in np.flatnonzero(enumerate_).tolist():
+        plans[j] = choose_null(False, int(m[j]), n_resamples, j)
+    return plans
+
+
+def _exact_pvalue(
+    plan: str, col: NDArray[np.float64], m: int, n_positive: int, alternative: str
+) -> tuple[float, int]:
+    """(p, size of the null) of an exact plan: the binomial tail, or the full enumeration."""
+    if plan == "exact-binomial":
+        return binomial_pvalue(n_positive, m, alternative), 2**m
+    nz = col[col != 0]
+    sums = enumerated_sums(nz)
+    extreme = count_extreme(sums, float(nz.sum()), tie_tolerance(nz), alternative)
+    return extreme / sums.size, int(sums.size)

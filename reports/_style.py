@@ -171,11 +171,20 @@ def save_figure(fig: Any, path: Path, *, dpi: float | None = None, svg: bool = F
     The figure is closed. Returns `path`.
     """
     import matplotlib
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
+    # `tight_layout` leaves a placeholder engine on the figure, and savefig runs a
+    # layout-only draw for any engine: one more draw per file for nothing (the layout is
+    # done). Without it each file is drawn once, to the same bytes.
+    if isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):
+        off = {"figure.autolayout": False, "figure.constrained_layout.use": False}
+        with matplotlib.rc_context(off):  # else None means the rc's engine
+            fig.set_layout_engine(None)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     kw: dict[str, Any] = {} if dpi is None else {"dpi": dpi}
-    fig.savefig(path, metadata={"Software": None}, **kw)
+    # zlib's fastest level: the same pixels, ~5 ms less per figure, a ~10 % larger file
+    fig.savefig(path, metadata={"Software": None}, pil_kwargs={"compress_level": 1}, **kw)
     if svg:
         # A fixed salt: matplotlib otherwise salts the SVG's element ids at random per run.
         with matplotlib.rc_context({"svg.hashsalt": "osustat"}):

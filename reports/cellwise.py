@@ -461,6 +461,10 @@ def budget_effects_plot(
         fontsize=8, title="cell", title_fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5)
     )
     fig.tight_layout()
+    if not ax.yaxis.get_offset_text().get_text():
+        # Fixed where matplotlib's automatic placement put it (the axes' top: nothing above
+        # it but a y-axis offset text such as "1e-5"), so no drawing re-measures the y labels.
+        ax.set_title(title, fontsize=10, y=1.0)
     return save_figure(fig, Path(path).with_suffix(".png"), svg=True)
 
 

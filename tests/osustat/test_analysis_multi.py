@@ -206,19 +206,51 @@ def test_saved_report_and_figures(multi, tmp_path):
 
 
 def test_workers_map_gives_the_same_result(df: pd.DataFrame, multi: MultiAnalysisResult) -> None:
-    # a map-like `workers` (a process pool's map, a Dask client's) runs the comparisons: every
-    # task and result crosses a pickle round trip, as it would to another process, and the
-    # tasks run in reverse order; the result is the one the built-in map gives
+    # a map-like `workers` (a process pool's map, a Dask client's) runs the comparisons and
+    # the MDE searches; the result is the one the built-in map gives
+    res, calls = _through_remote(df, treatment=["a", "b", "c"], baseline="base", **FAST)
+    # 3 pairs x 2 budgets, one batch; then the rows' MDE searches at their families' levels
+    # (3 x 2 x (4 cells + aggregate)), which the calling process ran one by one before
+    assert calls == [("_comparison", 6), ("search_mde", 30)]
+    assert res.to_json() == multi.to_json()
+
+
+def _through_remote(df: pd.DataFrame, **kwargs):
+    """analyze with a map-like `workers` whose every task and result crosses a pickle round
+    trip, as it would to another process, the tasks run in reverse order; returns the result
+    and (function name, tasks) per call."""
     import pickle
 
     calls = []
 
     def remote(f, tasks):
         tasks = [pickle.loads(pickle.dumps(t)) for t in tasks]
-        calls.append(len(tasks))
+        calls.append((f.__name__, len(tasks)))
         done = [pickle.loads(pickle.dumps(f(t))) for t in reversed(tasks)]
         return done[::-1]
 
-    res = osustat.analyze(df, treatment=["a", "b", "c"], baseline="base", workers=remote, **FAST)
-    assert calls == [6]  # 3 pairs x 2 budgets, one batch
-    assert res.to_json() == multi.to_json()
+    return osustat.analyze(df, workers=remote, **kwargs), calls
+
+
+def test_simulated_mdes_through_workers_are_the_same() -> None:
+    # recall-like values: the MDEs are simulated (their seed and data sets in the provenance)
+    rng = np.random.default_rng(2)
+    rows = [
+        {
+            "episode_id": f"e{q // 6}",
+            "query_id": f"q{q % 6}",
+            "method": m,
+            "budget": 256,
+            "metric": "recall",
+            "value": rng.integers(0, 5) / 4,
+            "cell": CELLS[q % 4],
+        }
+        for q in range(48)
+        for m in ("t", "b")
+    ]
+    df = pd.DataFrame(rows)
+    alone = osustat.analyze(df, treatment="t", baseline="b", **FAST)
+    res, calls = _through_remote(df, treatment="t", baseline="b", **FAST)
+    assert calls == [("_comparison", 1), ("search_mde", 5)]
+    assert {r.mde_method for r in res.comparisons[0].rows} & {"empirical", "empirical-tilt"}
+    assert res.to_json() == alone.to_json()

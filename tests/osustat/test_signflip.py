@@ -361,6 +361,33 @@ class TestSignflipTests:
             assert many[j].pvalue == one.pvalue
             assert many[j].statistic == pytest.approx(one.statistic)
 
+    @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+    def test_every_null_in_one_call_matches_the_single_tests(self, alternative):
+        # the columns' nulls are chosen array-wise: equal magnitudes (binomial), few nonzero
+        # differences (enumeration), the rest Monte Carlo, and all-zero columns, side by side
+        rng = np.random.default_rng(4)
+        d = rng.normal(0.2, 1, size=(12, 8))
+        d[:, 1] = rng.choice([-0.5, 0.5], size=12)
+        d[:, 2] = 0.0
+        d[2:, 3] = 0.0  # 2 nonzero: 4 sign patterns
+        d[:, 4] *= 1e-300
+        many = signflip_tests(d, alternative=alternative, n_resamples=999, rng=5)
+        methods = [r.method for r in many]
+        assert methods[1] == "exact-binomial" and methods[3] == "exact-enumeration"
+        assert methods[0] == "monte-carlo" and methods[2] == "exact-binomial"
+        for j, r in enumerate(many):
+            one = paired_signflip_test(
+                d[:, j], np.zeros(12), alternative=alternative, n_resamples=999, rng=5
+            )
+            assert (r.pvalue, r.min_pvalue, r.n_nonzero, r.n_resamples, r.exact) == (
+                one.pvalue,
+                one.min_pvalue,
+                one.n_nonzero,
+                one.n_resamples,
+                one.exact,
+            )
+            assert r.statistic == one.statistic and type(r.pvalue) is float
+
     def test_ragged_columns(self):
         rng = np.random.default_rng(1)
         cols = [rng.normal(0.5, 1, 30), rng.normal(0, 1, 100), np.array([1.0, 0.0, 1.0])]

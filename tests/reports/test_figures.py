@@ -39,8 +39,10 @@ def frame():
     return pd.DataFrame(rows)
 
 
-def results():
+def results(scale=1.0):
+    """Two budgets' results on `frame` (its values times `scale`)."""
     df = frame()
+    df["value"] *= scale
     return [
         (
             f"recall at B = {b}",
@@ -120,6 +122,44 @@ class TestFigures:
             assert ax.get_title() == "the title" and "bca bootstrap CI" in ax.get_xlabel()
         finally:
             pyplot().close(fig)
+
+    @pytest.mark.parametrize("scale", [1.0, 1e-6])
+    def test_budget_plot_title_where_automatic_placement_puts_it(
+        self, tmp_path, monkeypatch, scale
+    ):
+        # the title is fixed at the axes' top unless a y-axis offset text ("1e-7", at
+        # scale 1e-6) sits there: the same picture as matplotlib's own placement, without
+        # re-measuring the y axis's labels in each file's drawing
+        import matplotlib.axes
+        from matplotlib.axis import YAxis
+
+        import osustat.reports.cellwise as cellwise
+        from tests.reports.test_style import pixels
+
+        res = [r for _, r in results(scale)]
+        measured = []
+        saving = []
+        save, tightbbox = cellwise.save_figure, YAxis.get_tightbbox
+        monkeypatch.setattr(
+            cellwise, "save_figure", lambda *a, **k: saving.append(1) or save(*a, **k)
+        )
+        monkeypatch.setattr(
+            YAxis,
+            "get_tightbbox",
+            lambda *a, **k: measured.append(bool(saving)) or tightbbox(*a, **k),
+        )
+        budget_effects_plot(res, "recall", tmp_path / "fixed.png", title="the title")
+        offset = scale < 1
+        assert any(measured) == offset  # measured while saving only where the text is
+        set_title = matplotlib.axes.Axes.set_title
+        monkeypatch.setattr(
+            matplotlib.axes.Axes,
+            "set_title",
+            lambda ax, label, **k: set_title(ax, label, **{n: v for n, v in k.items() if n != "y"}),
+        )
+        budget_effects_plot(res, "recall", tmp_path / "auto.png", title="the title")
+        assert pixels(tmp_path / "fixed.png") == pixels(tmp_path / "auto.png")
+        assert (tmp_path / "fixed.svg").read_bytes() == (tmp_path / "auto.svg").read_bytes()
 
     def test_budget_plot_needs_two_budgets(self, tmp_path):
         with pytest.raises(ValueError, match="at least two budgets"):
