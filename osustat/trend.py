@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._resampling import chunk_rows
-from ._skew import sample_skewness, skew_excess
+from ._skew import SKEW_TOLERANCE, sample_skewness, skew_excess
 from ._validation import as_float_matrix, check_alternative, check_resamples, check_rng
 
 __all__ = ["TrendResult", "mean_trend_test", "within_block_trend_test"]
@@ -97,6 +97,11 @@ class TrendResult:
         """
         tail = "two-sided" if self.alternative == "two-sided" else "either"
         return skew_excess(self.skewness, self.n_blocks, alpha, tail)
+
+    def skew_flagged(self, alpha: float = 0.05) -> bool:
+        """Whether :meth:`skew_excess` passes ``SKEW_TOLERANCE * alpha`` (a size above
+        ``1.2 alpha``): the p-value leans on a symmetry the slopes do not show."""
+        return self.skew_excess(alpha) > SKEW_TOLERANCE * alpha
 
 
 def _trend_iv(

@@ -274,7 +274,8 @@ def _trend_rows(
             {"benchmark": bench, "metric": metric, "budget": b,
              "statistic": res.statistic, "p": res.pvalue, "n_targets": res.n_blocks,
              "statistic_exchangeable": exch.statistic, "p_exchangeable": exch.pvalue,
-             "monotone_means": bool(np.all(np.diff(mat.mean().to_numpy()) > 0))}
+             "monotone_means": bool(np.all(np.diff(mat.mean().to_numpy()) > 0)),
+             "slope_skewness": res.skewness, "skew_flagged": res.skew_flagged()}
         )  # fmt: skip
     return trend_rows
 

@@ -260,7 +260,9 @@ def summary(
         L.append(
             "- Dose response (does the Recall gap grow with beta? mean-trend test over targets): "
             + "; ".join(
-                f"B = {int(r['budget'])}: {p_phrase(r['p'])} (n = {int(r['n_targets'])} targets)"
+                f"B = {int(r['budget'])}: {p_phrase(r['p'])} (n = {int(r['n_targets'])} targets"
+                + ("; slopes skewed, p liberal" if r.get("skew_flagged", False) else "")
+                + ")"
                 for _, r in tr.iterrows()
             )
             + "."
@@ -399,20 +401,32 @@ def _seed_dependence_and_trend(a: Any) -> list[str]:
         "permutation test of a linear trend (`within_block_trend_test`; identical to Page's "
         "test on tie-free data), whose null is that beta has no effect at all: it also "
         "rejects when each target's gap moves with beta without a trend in the mean. "
-        "`monotone means` says whether the five mean gaps strictly increase.",
+        "`monotone means` says whether the five mean gaps strictly increase. `slopes' G1`: "
+        "the skewness of the per-target slopes, whose symmetry the mean-trend test assumes; "
+        "marked “p liberal” where its first-order effect on the level passes .2 α (a size "
+        "above .06 at .05, issue 35; `TrendResult.skew_flagged`): that p is not to be read "
+        "at face value.",
         "",
     ]
     L += md_table(
         ["n_ev", "metric", "budget", "targets", "mean slope", "p", "p (exchangeable)",
-         "monotone means"],
+         "monotone means", "slopes' G1"],
         (
             [_nev(r["benchmark"]), r["metric"], r["budget"], r["n_targets"],
              fmt_signed(r["statistic"], 4), fmt_p(r["p"]), fmt_p(r["p_exchangeable"]),
-             yes_no(r["monotone_means"])]
+             yes_no(r["monotone_means"]), _skew_words(r)]
             for _, r in a.trend.iterrows()
         ),
     )  # fmt: skip
     return L
+
+
+def _skew_words(r: Any) -> str:
+    """The slopes' skewness, marked where it makes the mean-trend p liberal."""
+    if "slope_skewness" not in r or pd.isna(r["slope_skewness"]):
+        return "-"
+    said = fmt_signed(r["slope_skewness"], 2)
+    return f"{said} (p liberal)" if r["skew_flagged"] else said
 
 
 def _table14(a: Any) -> list[str]:

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from osustat._skew import SKEW_TOLERANCE
 from osustat.audit.claim import Claim, Family
 from osustat.combine import fisher_combine
 from osustat.equivalence import EquivalenceResult
@@ -73,7 +74,7 @@ LIBERAL_SIZE = 1.2
 #: as :data:`LIBERAL_SIZE`) before its catch rate was measured on random designs
 #: (benchmarks/results-skew_flag.md). At alpha = .05 it fires from |G1| of .29 (n = 10),
 #: .50 (n = 30), .91 (n = 100): the bar rises with n as the skew's effect on the level falls.
-SKEW_SIZE = 1.2
+SKEW_SIZE = 1 + SKEW_TOLERANCE
 
 #: Reason codes of :class:`StandardVerdict` (:func:`osustat.reports._audit_words.reason` words
 #: them).

@@ -442,6 +442,18 @@ def test_summary_numbers_are_the_tables_numbers():
     assert "B = 1600: p = .040 (n = 150 targets)" in text  # the dose-response trend row
 
 
+def test_trend_rows_mark_skewed_slopes():
+    # issue 35 item 6: the mean-trend p leans on symmetric per-target slopes; a row whose
+    # slopes' skewness makes it liberal says so in the summary and the trend table
+    from analyses.toolbench.report_render import _skew_words
+
+    flagged = pd.Series({"slope_skewness": 2.3, "skew_flagged": True})
+    fine = pd.Series({"slope_skewness": -0.1, "skew_flagged": False})
+    assert _skew_words(flagged) == "+2.30 (p liberal)"
+    assert _skew_words(fine) == "-0.10"
+    assert _skew_words(pd.Series({"p": 0.1})) == "-"
+
+
 def test_analysis_progress_bar_ends_at_its_total(tmp_path, monkeypatch):
     """The analysis phase's bar (issue 38 item 5): 2 metrics x (5 betas + the trend test) per
     evidence size, and the cohesion tests; it ends exactly at that total."""

@@ -187,6 +187,13 @@ class TestSlopeSkewness:
         assert mean_trend_test(-x, alternative="less", rng=0).skew_excess() == pytest.approx(less)
         assert 0.01 < mean_trend_test(x, alternative="two-sided", rng=0).skew_excess() < less
 
+    def test_flagged_is_the_excess_past_a_fifth_of_alpha(self):
+        x = self.skewed_slopes(np.random.default_rng(2), blocks=30)
+        res = mean_trend_test(x, alternative="less", rng=0)
+        assert res.skew_flagged() == (res.skew_excess() > 0.01)
+        symmetric = np.outer(np.linspace(-1, 1, 30), np.arange(5))  # slopes' G1 = 0
+        assert res.skew_flagged(0.05) and not mean_trend_test(symmetric, rng=0).skew_flagged()
+
     def test_two_sided_false_trends_are_flagged_at_8_blocks(self):
         # 8 blocks with skewed slopes: the two-sided sign-flip test rejects about .09 of
         # true nulls (benchmarks/results-skew_flag.md); those the flag leaves standing <= .06
