@@ -307,6 +307,31 @@ _TILT_BLOCK = 500
 _TILT_MIN_ESS = 0.3
 
 
+def _tilt_back(v: NDArray[Any], p: NDArray[Any]) -> float:
+    """The tilt ``theta0`` that takes the distribution ``p`` on values `v` to mean 0
+    (``p(v) exp(theta0 v)``); 0 when its mean is 0 or it has values of one sign only."""
+    if not (v[0] < 0 < v[-1]) or float(p @ v) == 0.0:
+        return 0.0
+    mean_at = lambda t: float(np.exp(t * v - np.max(t * v)) @ (p * v))  # noqa: E731
+    bound = 1.0
+    while np.sign(mean_at(bound)) == np.sign(mean_at(-bound)):
+        bound *= 2.0
+    return float(optimize.brentq(mean_at, -bound, bound, xtol=1e-12))
+
+
+def tilt_back_ess(d: NDArray[Any]) -> float:
+    """How many of the differences `d` the tilted model's null effectively rests on: the
+    Kish effective sample size ``(sum w)**2 / sum w**2`` of the weights ``exp(theta0 d)``
+    that tilt them back to mean 0 (``d.size`` when no tilt is needed). A pilot carrying a
+    large effect relative to its size leans on its few values of the other sign."""
+    v, counts = np.unique(d, return_counts=True)
+    theta0 = _tilt_back(v, counts / counts.sum())
+    if theta0 == 0.0:
+        return float(d.size)
+    w = np.exp(theta0 * (d - d.max()))
+    return float(w.sum() ** 2 / (w**2).sum())
+
+
 def symmetric_null(d: NDArray[Any]) -> tuple[NDArray[Any], NDArray[Any]]:
     """The tilted model's null: the observed distribution of `d`, tilted back to mean 0
     (``p(v) exp(theta0 v)``, the model's own way an effect moves it), then made symmetric
@@ -320,12 +345,8 @@ def symmetric_null(d: NDArray[Any]) -> tuple[NDArray[Any], NDArray[Any]]:
     distribution is made symmetric as it is."""
     v, counts = np.unique(d, return_counts=True)
     p = counts / counts.sum()
-    if v[0] < 0 < v[-1] and float(p @ v) != 0.0:
-        mean_at = lambda t: float(np.exp(t * v - np.max(t * v)) @ (p * v))  # noqa: E731
-        bound = 1.0
-        while np.sign(mean_at(bound)) == np.sign(mean_at(-bound)):
-            bound *= 2.0
-        theta0 = float(optimize.brentq(mean_at, -bound, bound, xtol=1e-12))
+    theta0 = _tilt_back(v, p)
+    if theta0 != 0.0:
         x = np.log(p) + theta0 * v
         p = np.exp(x - x.max())
         p /= p.sum()

@@ -64,8 +64,10 @@ class PowerValue(float):
         ``'shape-range'``: the resampled MDE over the sd's 80% interval with the kurtosis'
         degrees of freedom) or where the row's own share of nonzero differences caps the
         power below the target but the upper end of that share's 80% interval does not
-        (``'share-range'``: from the MDE there to ``inf``). ``.mde_range`` holds the ends,
-        the value is the upper end.
+        (``'share-range'``: from the MDE there to ``inf``). Nor, from count ratios, where the
+        tilted model's null rests on fewer than ``MDE_MIN_DIFFERENCES`` effective
+        differences (``'ess-range'``: a pilot carrying a large effect for its size).
+        ``.mde_range`` holds the ends, the value is the upper end.
     n_differences : int or None
         How many differences a range was read from.
     range_basis : str or None
@@ -80,7 +82,7 @@ class PowerValue(float):
     n_simulations: int
     max_effect: float
     #: ``(low, high)`` when the MDE is not estimable as one number from the differences given
-    #: (methods ``'sd-range'``, ``'q-range'``, ``'shape-range'``, ``'share-range'``), else None
+    #: (``'sd-range'``, ``'q-range'``, ``'shape-range'``, ``'share-range'``, ``'ess-range'``)
     mde_range: tuple[float, float] | None = None
     #: How many differences a range was read from
     n_differences: int | None = None

@@ -41,6 +41,7 @@ from ._power_engines import (
     SignFlipSimulation,
     attainable,
     binomial_power,
+    tilt_back_ess,
 )
 from ._power_plan import POWER_TESTS, SIMULATION_MAX_N, Plan, PowerValue
 from ._validation import check_finite, check_level, check_rng
@@ -319,8 +320,9 @@ def minimum_detectable_effect(
         With ``test='auto'`` and `differences`, a value that the differences cannot
         support as one number is a range (``.mde_range``; the value is its upper end): from
         fewer than :data:`MDE_MIN_DIFFERENCES` differences, from differences not
-        normal-shaped (:data:`MDE_SHAPE_LEVEL`), or where only the row's own share of
-        nonzero differences makes it infinite (see :class:`PowerValue`).
+        normal-shaped (:data:`MDE_SHAPE_LEVEL`), where only the row's own share of
+        nonzero differences makes it infinite, or where the tilted model's null rests on
+        too few effective differences (see :class:`PowerValue`).
 
     Notes
     -----
@@ -362,22 +364,9 @@ def _mde(plan: Plan, target: float, rng: Any) -> PowerValue:
     sign = -1.0 if alt == "less" else 1.0
     if plan.test == "empirical-tilt":
         assert plan.d is not None
-        tilt = EmpiricalTiltSimulation(plan.d, n, plan.n_simulations, alpha, alt, rng)
-        tilt.strict = False  # a rough search on the data sets of the first anchor only...
-        found = _empirical_mde(lambda e: tilt.power(sign * e), target, plan.max_effect(), plan)
-        # ...then the search again, drawing anew wherever the weights degenerate, and its
-        # answer checked on data sets drawn at it (one simulation: the one that drawing at
-        # the rough answer first cost before issue 35)
-        tilt.strict = True
-        found = _refine(lambda e: tilt.power(sign * e), target, found)
-        checked = _checked(
-            lambda e: tilt.rate_at(sign * e),
-            target,
-            found,
-            hi=tilt.top,
-            n_simulations=plan.n_simulations,
-        )
-        return plan.result(checked)
+        if plan.auto and tilt_back_ess(plan.d) < MDE_MIN_DIFFERENCES:
+            return _thin_null(plan, target, rng)
+        return plan.result(_tilt_mde(plan, target, rng))
     if plan.test in ("exact-binomial", "empirical"):
         curve = _power_curve(plan, rng)
         hi = plan.max_effect()  # the largest possible mean difference of this kind
@@ -425,6 +414,65 @@ MDE_MIN_DIFFERENCES = 12
 
 #: Two-sided coverage of the sd interval behind a range printed instead of an MDE.
 MDE_RANGE_LEVEL = 0.8
+
+
+def _tilt_mde(plan: Plan, target: float, rng: Any) -> float:
+    """The ``'empirical-tilt'`` search, its answer checked on data sets drawn at it."""
+    assert plan.d is not None
+    sign = -1.0 if plan.alternative == "less" else 1.0
+    tilt = EmpiricalTiltSimulation(
+        plan.d, plan.n, plan.n_simulations, plan.alpha, plan.alternative, rng
+    )
+    tilt.strict = False  # a rough search on the data sets of the first anchor only...
+    found = _empirical_mde(lambda e: tilt.power(sign * e), target, plan.max_effect(), plan)
+    # ...then the search again, drawing anew wherever the weights degenerate, and its
+    # answer checked on data sets drawn at it (one simulation: the one that drawing at
+    # the rough answer first cost before issue 35)
+    tilt.strict = True
+    found = _refine(lambda e: tilt.power(sign * e), target, found)
+    return _checked(
+        lambda e: tilt.rate_at(sign * e),
+        target,
+        found,
+        hi=tilt.top,
+        n_simulations=plan.n_simulations,
+    )
+
+
+def _thin_null(plan: Plan, target: float, rng: Any) -> PowerValue:
+    """A range for a count-ratio row whose tilted null rests on fewer than
+    :data:`MDE_MIN_DIFFERENCES` effective differences (:func:`tilt_back_ess`).
+
+    Why: the tilted model reads its null from the pilot tilted back to mean 0. A pilot that
+    carries an effect large for its size has few values of the other sign, the tilt leans on
+    them, and the null's spread is read off a handful of values: the bound behind
+    :data:`MDE_MIN_DIFFERENCES` (too few differences for one number) applies to those
+    effective differences. The range: the model's MDE over the sd's 80% chi-square interval
+    with ``ess - 1`` degrees of freedom (an upper end beyond the largest effect of the kind
+    is infinite); the value is the upper end."""
+    from scipy.stats import chi2
+
+    assert plan.d is not None
+    ess = tilt_back_ess(plan.d)
+    found = _tilt_mde(plan, target, rng)
+    if not math.isfinite(found):
+        return plan.result(found)
+    df = max(ess - 1.0, 1.0)
+    tail = (1 - MDE_RANGE_LEVEL) / 2
+    hi = found * math.sqrt(df / chi2.ppf(tail, df))
+    ends = (
+        found * math.sqrt(df / chi2.isf(tail, df)),
+        hi if hi <= plan.max_effect() else math.inf,  # beyond any effect of the kind
+    )
+    value = plan.result(ends[1])
+    value.method = "ess-range"
+    value.mde_range = ends
+    value.n_differences = plan.d.size
+    value.range_basis = (
+        f"tilted model over the 80% interval of the sd; its null rests on {ess:.1f} "
+        f"effective differences (fewer than {MDE_MIN_DIFFERENCES})"
+    )
+    return value
 
 
 def _binomial_mde(plan: Plan, q: float, target: float) -> float:

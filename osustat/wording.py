@@ -40,6 +40,7 @@ MDE_METHOD_NAMES = {
     "q-range": "exact binomial over the 80% interval of P(d ≠ 0)",
     "shape-range": "resampled over the sd's 80% interval, differences not normal-shaped",
     "share-range": "over the 80% interval of P(d ≠ 0)",
+    "ess-range": "tilted, over the sd's 80% interval: a null of few effective differences",
 }
 
 #: What the report and the verdict say instead of an infinite MDE.

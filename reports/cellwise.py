@@ -253,9 +253,11 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         f"“{UNDERPOWERED}” where no Δ reaches power .80 at that n. From fewer than "
         f"{MDE_MIN_DIFFERENCES} differences, from differences not normal-shaped "
         "(Shapiro–Wilk p < .05: a skewed or heavy-tailed sample's sd is far below its "
-        "law's in most samples), or where the row's own share of pairs that differ caps the "
-        "power, the MDE is not one number: the row prints “MDE not estimable from n = … "
-        "differences” with the range the sd (or P(Δ ≠ 0)) allows over its 80% interval.",
+        "law's in most samples), where the row's own share of pairs that differ caps the "
+        "power, or where the count-ratio model's null rests on fewer than "
+        f"{MDE_MIN_DIFFERENCES} effective differences, the MDE is not one number: the row "
+        "prints “MDE not estimable from n = … differences” with the range the sd (or "
+        "P(Δ ≠ 0)) allows over its 80% interval.",
         f"- Master seed {res.seed}: the same seed and inputs give the same report.",
         "",
         f"Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "

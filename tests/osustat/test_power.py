@@ -413,6 +413,33 @@ class TestHonestMDE:
         said = mde_description(mde)
         assert said.startswith("MDE not estimable from n = 50 differences") and "Shapiro" in said
 
+    def test_a_tilted_null_of_few_effective_differences_gives_a_range(self):
+        # issue 35 item 3: 20 episode means (4 queries' 0/1 differences) drawn at the effect
+        # printed an MDE at which the true power was < .6 in 31% of rows: the tilt back to
+        # mean 0 leans on the pilot's few negative values. Fewer than 12 effective
+        # differences (Kish's ESS of the tilt-back weights) print a range instead
+        from scipy.optimize import brentq
+        from scipy.stats import chi2
+
+        from osustat.wording import mde_description
+
+        d = np.array([0.25, 0.5, 0.25, 0.75, 0.5, 0.25, 0.0, 0.5, 0.25, -0.25,
+                      0.5, 0.25, 0.0, 0.75, 0.25, 0.5, 0.0, 0.25, 0.5, 0.25])  # fmt: skip
+        # the tilt back and its effective sample size, solved independently
+        theta = brentq(lambda t: np.exp(t * d) @ d, -50, 0)
+        w = np.exp(theta * d)
+        ess = w.sum() ** 2 / (w**2).sum()
+        assert ess < 12
+        mde = minimum_detectable_effect(None, 20, differences=d)
+        tilted = minimum_detectable_effect(None, 20, differences=d, test="empirical-tilt")
+        assert mde.method == "ess-range" and tilted.method == "empirical-tilt"
+        lo, hi = mde.mde_range
+        assert lo == pytest.approx(tilted * np.sqrt((ess - 1) / chi2.isf(0.1, ess - 1)))
+        assert hi == float(mde) and lo < tilted < hi
+        assert f"rests on {ess:.1f} effective differences" in mde_description(mde)
+        # a pilot without the effect (its mean 0: no tilt back) rests on all its differences
+        assert minimum_detectable_effect(None, 20, differences=np.r_[d, -d]).mde_range is None
+
     def test_shape_check_of_a_long_sample_warns_nothing(self):
         # scipy warns that Shapiro-Wilk's p is inaccurate beyond 5,000 values: a long sample
         # is tested on 5,000 evenly spaced order statistics, silently and deterministically
