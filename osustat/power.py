@@ -416,6 +416,28 @@ MDE_MIN_DIFFERENCES = 12
 MDE_RANGE_LEVEL = 0.8
 
 
+def _sd_ends(found: float, df: float) -> tuple[float, float]:
+    """`found` scaled over the sd's :data:`MDE_RANGE_LEVEL` chi-square interval (`df`)."""
+    from scipy.stats import chi2
+
+    tail = (1 - MDE_RANGE_LEVEL) / 2
+    return (
+        found * math.sqrt(df / chi2.isf(tail, df)),
+        found * math.sqrt(df / chi2.ppf(tail, df)),
+    )
+
+
+def _ranged(plan: Plan, ends: tuple[float, float], method: str, basis: str) -> PowerValue:
+    """A range instead of one MDE: the value is its upper end, ``.mde_range`` both."""
+    assert plan.d is not None
+    value = plan.result(ends[1])
+    value.method = method
+    value.mde_range = ends
+    value.n_differences = plan.d.size
+    value.range_basis = basis
+    return value
+
+
 def _tilt_mde(plan: Plan, target: float, rng: Any) -> float:
     """The ``'empirical-tilt'`` search, its answer checked on data sets drawn at it."""
     assert plan.d is not None
@@ -450,29 +472,18 @@ def _thin_null(plan: Plan, target: float, rng: Any) -> PowerValue:
     effective differences. The range: the model's MDE over the sd's 80% chi-square interval
     with ``ess - 1`` degrees of freedom (an upper end beyond the largest effect of the kind
     is infinite); the value is the upper end."""
-    from scipy.stats import chi2
-
     assert plan.d is not None
     ess = tilt_back_ess(plan.d)
     found = _tilt_mde(plan, target, rng)
     if not math.isfinite(found):
         return plan.result(found)
-    df = max(ess - 1.0, 1.0)
-    tail = (1 - MDE_RANGE_LEVEL) / 2
-    hi = found * math.sqrt(df / chi2.ppf(tail, df))
-    ends = (
-        found * math.sqrt(df / chi2.isf(tail, df)),
-        hi if hi <= plan.max_effect() else math.inf,  # beyond any effect of the kind
-    )
-    value = plan.result(ends[1])
-    value.method = "ess-range"
-    value.mde_range = ends
-    value.n_differences = plan.d.size
-    value.range_basis = (
+    lo, hi = _sd_ends(found, max(ess - 1.0, 1.0))
+    hi = hi if hi <= plan.max_effect() else math.inf  # beyond any effect of the kind
+    basis = (
         f"tilted model over the 80% interval of the sd; its null rests on {ess:.1f} "
         f"effective differences (fewer than {MDE_MIN_DIFFERENCES})"
     )
-    return value
+    return _ranged(plan, (lo, hi), "ess-range", basis)
 
 
 def _binomial_mde(plan: Plan, q: float, target: float) -> float:
@@ -495,7 +506,7 @@ def _too_few(plan: Plan, target: float, rng: Any) -> PowerValue:
     ``P(d != 0)``; others (``'sd-range'``): the normal-model MDE at the ends of the sd's
     chi-square interval (``k - 1`` degrees of freedom). The value is the upper end
     (conservative); ``.mde_range`` holds both."""
-    from scipy.stats import beta, chi2
+    from scipy.stats import beta
 
     assert plan.d is not None
     k = plan.d.size
@@ -510,17 +521,10 @@ def _too_few(plan: Plan, target: float, rng: Any) -> PowerValue:
         method, basis = "q-range", "exact binomial over the 80% interval of P(d ≠ 0)"
     else:
         sd = float(np.std(plan.d, ddof=1))
-        lo_sd = sd * math.sqrt((k - 1) / chi2.isf(tail, k - 1))
-        hi_sd = sd * math.sqrt((k - 1) / chi2.ppf(tail, k - 1))
         unit = _shift_mde(plan, target, rng, simulate=plan.n <= SIMULATION_MAX_N)
-        ends = (unit * lo_sd, unit * hi_sd)
+        ends = _sd_ends(unit * sd, k - 1)
         method, basis = "sd-range", "normal model over the 80% interval of the sd"
-    value = plan.result(ends[1])
-    value.method = method
-    value.mde_range = ends
-    value.n_differences = k
-    value.range_basis = basis
-    return value
+    return _ranged(plan, ends, method, basis)
 
 
 #: Level of the Shapiro-Wilk test a row's nonzero differences must pass for the
@@ -548,7 +552,7 @@ def _shape_checked(plan: Plan, found: PowerValue) -> PowerValue:
     sample's excess kurtosis; at most ``k - 1``); its value is the upper end. The level is
     the conventional .05, fixed before any measurement; at most 5% of normal rows print a
     range, which is honest too."""
-    from scipy.stats import chi2, kurtosis, shapiro
+    from scipy.stats import kurtosis, shapiro
 
     assert plan.d is not None
     live = plan.d[plan.d != 0]
@@ -566,20 +570,11 @@ def _shape_checked(plan: Plan, found: PowerValue) -> PowerValue:
         return found
     g2 = float(kurtosis(live))
     nu = min(k - 1.0, 2.0 * k / max(g2 + 2.0, 1e-9))
-    tail = (1 - MDE_RANGE_LEVEL) / 2
-    ends = (
-        float(found) * math.sqrt(nu / chi2.isf(tail, nu)),
-        float(found) * math.sqrt(nu / chi2.ppf(tail, nu)),
-    )
-    value = plan.result(ends[1])
-    value.method = "shape-range"
-    value.mde_range = ends
-    value.n_differences = plan.d.size
-    value.range_basis = (
+    basis = (
         f"resampled MDE over the 80% interval of the sd; the {k} nonzero differences are "
         f"not normal-shaped, Shapiro-Wilk p = {p:.2g}"
     )
-    return value
+    return _ranged(plan, _sd_ends(float(found), nu), "shape-range", basis)
 
 
 def _share_checked(plan: Plan, found: PowerValue, target: float, rng: Any) -> PowerValue:
@@ -610,16 +605,12 @@ def _share_checked(plan: Plan, found: PowerValue, target: float, rng: Any) -> Po
         low = _empirical_mde(lambda e: sim.power(sign * e), target, top, plan)
     if not math.isfinite(low):
         return found
-    value = plan.result(math.inf)
-    value.method = "share-range"
-    value.mde_range = (low, math.inf)
-    value.n_differences = k
-    value.range_basis = (
+    basis = (
         f"{'exact binomial' if plan.test == 'exact-binomial' else 'resampled'}, "
         f"P(d ≠ 0) = {m}/{k} over its 80% interval (up to {q_hi:.2f}): "
         "underpowered at the observed share"
     )
-    return value
+    return _ranged(plan, (low, math.inf), "share-range", basis)
 
 
 def power(
