@@ -49,8 +49,9 @@ UNDERPOWERED = "underpowered at any effect"
 
 def not_estimable(mde: Any) -> str:
     """What is printed for an MDE not estimable as one number: from too few differences
-    (``'sd-range'``, ``'q-range'``) or from differences not normal-shaped
-    (``'shape-range'``); the basis says which."""
+    (``'sd-range'``, ``'q-range'``), differences not normal-shaped (``'shape-range'``), a
+    share of ties that caps the power (``'share-range'``) or a tilted null of few effective
+    differences (``'ess-range'``); the basis says which."""
     lo, hi = mde.mde_range
     upper = f"{hi:.3f}" if math.isfinite(hi) else "∞"
     return (

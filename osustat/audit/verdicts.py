@@ -18,7 +18,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from osustat._skew import SKEW_TOLERANCE
 from osustat.audit.claim import Claim, Family
 from osustat.combine import fisher_combine
 from osustat.equivalence import EquivalenceResult
@@ -66,15 +65,6 @@ FLAG_CODES = (
 #: the tolerance issue 35 sets. Decided before the rule was measured on random cell sizes
 #: (benchmarks/interaction_small_cell.py --random).
 LIBERAL_SIZE = 1.2
-
-#: A TOST verdict is flagged ``'skewed-equivalence'`` when the sample skewness of its
-#: differences predicts a size above this multiple of alpha (the first-order Edgeworth excess,
-#: :meth:`osustat.equivalence.EquivalenceResult.skew_excess`): the sign-flip TOST assumes
-#: differences symmetric about the margin. Fixed from theory (the tolerance issue 35 sets,
-#: as :data:`LIBERAL_SIZE`) before its catch rate was measured on random designs
-#: (benchmarks/results-skew_flag.md). At alpha = .05 it fires from |G1| of .29 (n = 10),
-#: .50 (n = 30), .91 (n = 100): the bar rises with n as the skew's effect on the level falls.
-SKEW_SIZE = 1 + SKEW_TOLERANCE
 
 #: Reason codes of :class:`StandardVerdict` (:func:`osustat.reports._audit_words.reason` words
 #: them).
@@ -451,11 +441,13 @@ def flags(m: Measured, floor: float | None, alpha: float = 0.05) -> list[Flag]:
 def skewed_equivalence(res: EquivalenceResult, alpha: float) -> Flag | None:
     """The ``'skewed-equivalence'`` flag of a TOST at `alpha`, with its predicted excess.
 
-    Fires when the skewness of the differences predicts a size above ``SKEW_SIZE * alpha``
-    (:meth:`osustat.equivalence.EquivalenceResult.skew_excess`).
+    Fires when the skewness of the differences predicts a size above 1.2 alpha: the sign-flip
+    TOST assumes differences symmetric about the margin
+    (:meth:`osustat.equivalence.EquivalenceResult.skew_flagged`).
     """
-    excess = res.skew_excess(alpha)
-    return Flag("skewed-equivalence", excess) if excess > (SKEW_SIZE - 1) * alpha else None
+    if not res.skew_flagged(alpha):
+        return None
+    return Flag("skewed-equivalence", res.skew_excess(alpha))
 
 
 def _liberal_interaction(m: Measured, alpha: float) -> Flag | None:
