@@ -23,7 +23,7 @@ rows at K = 50's α/m, measured rather than extrapolated, and states the MDEs' c
 K = 50 from that per-row time as well. CPU is this process plus its finished children (the
 Dask workers count once the cluster has closed)::
 
-    .venv/bin/python benchmarks/all_pairs_cost.py [--queries 1000] [--ks 3,6,10]
+    .venv/bin/python benchmarks/all_pairs_cost.py [--queries 1000] [--ks 3,6,10] [--backends Dask]
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import resource
 import time
 from collections.abc import Callable
 from typing import Any
@@ -102,6 +103,13 @@ def one_run(valid: Any, backend: str) -> tuple[dict[str, float], dict[str, int],
     return out, calls, res
 
 
+def peak_rss_gb() -> str:
+    """Peak resident memory so far (the run's, when it is the process's largest): this
+    process's and its largest finished child's (a Dask worker once the cluster closed)."""
+    own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return f"{own.ru_maxrss / 2**20:.2f} / {kids.ru_maxrss / 2**20:.2f}"  # KiB on Linux
+
+
 def fit(pairs: list[int], seconds: list[float]) -> tuple[float, float, float]:
     """(a, b) of the least-squares line ``seconds = a + b * pairs``, and the growth exponent
     between the two largest pair counts."""
@@ -131,7 +139,16 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--ks", default="3,6,10")
     parser.add_argument("--target", type=int, default=50, help="methods to extrapolate to")
+    parser.add_argument(
+        "--backends",
+        default="in-process,Dask",
+        help="which runs to make (comma-separated); the fit needs both and two K or more",
+    )
     args = parser.parse_args()
+    backends = args.backends.split(",")
+    unknown = sorted(set(backends) - {"in-process", "Dask"})
+    if unknown:
+        parser.error(f"--backends: unknown {', '.join(unknown)} (in-process, Dask)")
     from osustat.schema import validate_records
 
     ks = [int(k) for k in args.ks.split(",")]
@@ -140,15 +157,16 @@ def main() -> None:
     print(f"{args.queries:,} queries per method; 4 comparisons (2 metrics x 2 budgets) a pair")
     print()
     print("| K | pairs | backend | wall s | CPU s | comparisons CPU s (per pair) | corrections "
-          "CPU s | MDEs CPU s (rows; per row) | load |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|")
+          "CPU s | MDEs CPU s (rows; per row) | load | peak RSS GB (this process / "
+          "largest finished worker) |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
     measured: dict[str, list[tuple[int, dict[str, float]]]] = {}
     for k in ks:
         names = sorted(df["method"].unique())[:k]
         valid = validate_records(df[df["method"].isin(names)])
         pairs = k * (k - 1) // 2
         results = []
-        for backend in ("in-process", "Dask"):
+        for backend in backends:
             t, calls, res = one_run(valid, backend)
             t["MDE calls here"] = calls["MDEs"]
             results.append(res.to_json())
@@ -158,10 +176,12 @@ def main() -> None:
                 f"| {k} | {pairs} | {backend} | {t['wall']:.1f} | {t['cpu']:.1f} | "
                 f"{comp:.1f} ({comp / pairs:.2f}) | {t['corrections CPU']:.2f} | "
                 f"{mdes:.1f} ({calls['MDEs']}; {mdes / max(calls['MDEs'], 1):.3f}) | "
-                f"{os.getloadavg()[0]:.1f} |"
+                f"{os.getloadavg()[0]:.1f} | {peak_rss_gb()} |"
             )
-        print(f"<!-- K = {k}: same result both ways: {results[0] == results[1]} -->")
-    extrapolate(measured, res, args.target)
+        if len(results) == 2:
+            print(f"<!-- K = {k}: same result both ways: {results[0] == results[1]} -->")
+    if len(backends) == 2 and len(ks) >= 2:
+        extrapolate(measured, res, args.target)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
