@@ -89,6 +89,43 @@ class TestValidateRecords:
         assert len(out) == len(df)  # nothing dropped
 
 
+class TestOneSeedSides:
+    """With one seed `paired` takes each method's rows as they are (every query once)
+    instead of aggregating them per query: the same frame as the groupby's, to the dtype,
+    the order, the missing cells and the sign of a zero."""
+
+    @pytest.mark.parametrize("seed", range(6))
+    def test_same_frame_as_the_groupby(self, seed):
+        from osustat.records import PER_QUERY, _grouped, _one_seed_side
+
+        rng = np.random.default_rng(seed)
+        n = 40
+        queries = rng.permutation([(f"e{rng.integers(5)}", f"q{k}") for k in range(n)])
+        cells = rng.choice(np.array(["T+E+", "T-E-", "T+E-", "T-E+", None], dtype=object), n)
+        if seed % 3 == 0:
+            cells[:] = None  # no cells at all
+        values = rng.choice([-0.0, 0.0, 0.25, 1.0, 2.0 / 3.0], n)
+        df = validate_records(
+            pd.DataFrame(
+                {
+                    "episode_id": queries[:, 0],
+                    "query_id": queries[:, 1],
+                    "method": "m",
+                    "budget": 8,
+                    "seed": seed,
+                    "metric": "recall",
+                    "value": values,
+                    "cell": cells,
+                }
+            )
+        )
+        expected, got = _grouped(df, PER_QUERY), _one_seed_side(df)
+        pd.testing.assert_frame_equal(got, expected)
+        assert list(got.index) == list(expected.index)
+        assert np.array_equal(np.signbit(got["value"]), np.signbit(expected["value"]))
+        assert [type(c) for c in got["cell"]] == [type(c) for c in expected["cell"]]
+
+
 class TestPaired:
     def test_alignment_and_cells(self):
         p = paired(make_records(), "osu", "flat", metric="hit@2", budget=256)
