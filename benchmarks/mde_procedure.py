@@ -137,6 +137,176 @@ def true_mde(grid: np.ndarray, rates: np.ndarray) -> float:
     return float(np.interp(TARGET, rates[i - 1 : i + 1], grid[i - 1 : i + 1]))
 
 
+def held_out_designs(k: int, seed: int) -> dict[str, tuple[Draw, float]]:
+    """`k` designs drawn at random (`seed`) from a family wider than the seven above, so that
+    the rules are judged on designs nobody picked (the family and the seed were fixed before
+    the first run; nothing is re-drawn after seeing a result):
+
+    - half **shifts**: standardized noise (normal; t with 3-12 df; lognormal with sigma in
+      [.25, 1]; Laplace; uniform; a two-component normal mixture), the skewed ones mirrored at
+      random, with probability .5 a share of ties (exact zeros) in [.1, .7]; the effect shifts
+      the other units by effect / (1 - share), so the mean moves by the effect;
+    - a quarter **items**: recall over m = 2-7 items, baseline Bin(m, p0) / m with p0 in
+      [.2, .7], treatment Bin(m, p0 + effect) / m;
+    - a quarter **episodes**: the mean of c = 2-8 queries' 0/1 differences, episode rates
+      U(a, a + w) (a in [.05, .4], w in [.1, .4]) for the baseline, + effect for the treatment.
+    """
+    g = np.random.default_rng(seed)
+    out: dict[str, tuple[Draw, float]] = {}
+    for i in range(k):
+        tag = f"h{i + 1} "  # names repeat (two normal designs), tags do not
+        kind = str(g.choice(["shift", "items", "episodes"], p=[0.5, 0.25, 0.25]))
+        if kind == "shift":
+            law = str(g.choice(["normal", "t", "lognormal", "laplace", "uniform", "mixture"]))
+            df, sigma = int(g.integers(3, 13)), float(g.uniform(0.25, 1.0))
+            mirror = bool(g.random() < 0.5) and law in ("lognormal", "mixture")
+            zero = float(g.uniform(0.1, 0.7)) if g.random() < 0.5 else 0.0
+            label = {"t": f"t{df}", "lognormal": f"lognormal s{sigma:.2f}"}.get(law, law)
+            name = f"{label}{' mirrored' if mirror else ''}{f' ties {zero:.2f}' if zero else ''}"
+            out[tag + name] = (_shift_draw(law, df, sigma, mirror, zero), math.inf)
+        elif kind == "items":
+            m, p0 = int(g.integers(2, 8)), float(g.uniform(0.2, 0.7))
+            out[f"{tag}items m{m} p0 {p0:.2f}"] = (_items_draw(m, p0), 1 - p0)
+        else:
+            c, a, w = int(g.integers(2, 9)), float(g.uniform(0.05, 0.4)), float(g.uniform(0.1, 0.4))
+            name = f"episodes c{c} U({a:.2f}, {a + w:.2f})"
+            out[tag + name] = (_episodes_draw(c, a, w), 1 - a - w)
+    return out
+
+
+def _noise(law: str, df: int, sigma: float, shape: tuple[int, ...], g: np.random.Generator):
+    """Standardized noise (mean 0, sd 1) of a law."""
+    if law == "normal":
+        return g.standard_normal(shape)
+    if law == "t":
+        return g.standard_t(df, shape) / math.sqrt(df / (df - 2))
+    if law == "lognormal":
+        s2 = sigma**2
+        return (np.exp(sigma * g.standard_normal(shape)) - math.exp(s2 / 2)) / math.sqrt(
+            (math.exp(s2) - 1) * math.exp(s2)
+        )
+    if law == "laplace":
+        return g.laplace(0.0, 1 / math.sqrt(2), shape)
+    if law == "uniform":
+        return g.uniform(-math.sqrt(3), math.sqrt(3), shape)
+    # 0.8 N(0, .5^2) + 0.2 N(2, .5^2): mean .4, variance .25 + .8 * .16 + .2 * 2.56 = .89
+    x = np.where(g.random(shape) < 0.2, 2.0, 0.0) + 0.5 * g.standard_normal(shape)
+    return (x - 0.4) / math.sqrt(0.89)
+
+
+def _shift_draw(law: str, df: int, sigma: float, mirror: bool, zero: float) -> Draw:
+    def draw(e: float, n: int, r: int, g: np.random.Generator) -> np.ndarray:
+        x = _noise(law, df, sigma, (n, r), g) * (-1.0 if mirror else 1.0)
+        if not zero:
+            return e + x
+        return np.where(g.random((n, r)) < zero, 0.0, e / (1 - zero) + x)
+
+    return draw
+
+
+def _items_draw(m: int, p0: float) -> Draw:
+    def draw(e: float, n: int, r: int, g: np.random.Generator) -> np.ndarray:
+        return (g.binomial(m, min(1.0, p0 + e), (n, r)) - g.binomial(m, p0, (n, r))) / m
+
+    return draw
+
+
+def _episodes_draw(c: int, a: float, w: float) -> Draw:
+    def draw(e: float, n: int, r: int, g: np.random.Generator) -> np.ndarray:
+        base = g.uniform(a, a + w, (n, r, 1))
+        t = g.random((n, r, c)) < np.minimum(1.0, base + e)
+        b = g.random((n, r, c)) < base
+        return (t.astype(float) - b).mean(axis=2)
+
+    return draw
+
+
+def judge(
+    draw: Draw, top: float, n: int, seed: int, args: argparse.Namespace
+) -> list[tuple[str, float, dict[str, object]]]:
+    """One design at one n: the true MDE and, per pilot (null, at the effect), what its rows
+    print and the true power there (the table's columns, and each printed row's power)."""
+    grid, rates = power_curve(draw, n, top, args.curve_reps, args.resamples, seed)
+    mde_true = true_mde(grid, rates)
+    out = []
+    for pilot, at in (("null", 0.0), ("at effect", mde_true)):
+        if not math.isfinite(at):
+            continue
+        pilots = draw(at, n, args.rows, np.random.default_rng(seed + 7))
+        ranges, covers, powers, printed, inf = 0, 0, [], [], 0
+        returned = []  # true power at the value returned (a range's upper end)
+        methods: set[str] = set()
+        for j in range(args.rows):
+            d = pilots[:, j]  # the call analyze makes for a row (cellwise.py)
+            mde = osustat.minimum_detectable_effect(float(np.std(d, ddof=1)), n, differences=d)
+            methods.add(mde.method)
+            returned.append(true_power(grid, rates, float(mde)) if mde < math.inf else 1)
+            if getattr(mde, "mde_range", None) is not None:
+                ranges += 1
+                covers += mde.mde_range[0] <= mde_true <= mde.mde_range[1]
+            elif not math.isfinite(mde):
+                inf += 1
+            else:
+                printed.append(float(mde))
+                powers.append(true_power(grid, rates, float(mde)))
+        facts = dict(
+            ranges=ranges,
+            covers=covers,
+            powers=powers,
+            printed=printed,
+            inf=inf,
+            returned=returned,
+            methods=methods,
+        )
+        out.append((pilot, mde_true, facts))
+    return out
+
+
+def table_line(name: str, n: int, pilot: str, mde_true: float, f: dict, rows: int) -> str:
+    powers = np.array(f["powers"])
+    k, ranges = powers.size, f["ranges"]
+    med = f"{np.median(powers):.3f}" if k else "-"
+    low = f"{np.mean(powers < 0.6):.2f}" if k else "-"
+    return (
+        f"| {name} | {n} | {pilot} | {mde_true:.3f} | {ranges / rows:.2f} | "
+        f"{f['covers'] / ranges if ranges else math.nan:.2f} | "
+        f"{np.median(f['printed']) if k else math.nan:.3f} | {med} | {low} | "
+        f"{np.sum(powers < 0.6) / rows:.2f} | {f['inf'] / rows:.2f} | "
+        f"{np.nanmedian(f['returned']):.3f} | {', '.join(sorted(f['methods']))} |"
+    )
+
+
+def held_out_summary(cells: list[tuple[str, int, str, dict]], rows: int) -> list[str]:
+    """Against the issue's goal, over the held-out cells with n >= 20 (below, ranges)."""
+    big = [(name, n, pilot, f) for name, n, pilot, f in cells if n >= 20]
+    printing = [c for c in big if len(c[3]["powers"]) >= 10]
+    inside = [c for c in printing if abs(np.median(c[3]["powers"]) - TARGET) <= 0.07]
+    share = [np.sum(np.array(c[3]["powers"]) < 0.6) / rows for c in big]
+    pooled = np.concatenate([c[3]["powers"] for c in big] or [np.empty(0)])
+    worst = sorted(big, key=lambda c: -np.sum(np.array(c[3]["powers"]) < 0.6))[:5]
+    return [
+        "",
+        f"Held-out summary over {len(big)} cells (design x n >= 20 x pilot):",
+        "",
+        f"- cells with at least 10 rows printing a number: {len(printing)}; of them the median "
+        f"true power at the printed MDE within .80 +- .07: {len(inside)} "
+        f"({len(inside) / max(len(printing), 1):.0%}); medians from "
+        f"{min((np.median(c[3]['powers']) for c in printing), default=math.nan):.3f} to "
+        f"{max((np.median(c[3]['powers']) for c in printing), default=math.nan):.3f};",
+        f"- cells where at most 20% of all rows print an MDE with true power < .6: "
+        f"{sum(x <= 0.2 for x in share)} of {len(big)} "
+        f"(largest share {max(share, default=0):.2f});",
+        f"- all printed rows pooled ({pooled.size}): median true power {np.median(pooled):.3f}, "
+        f"share < .6 {np.mean(pooled < 0.6):.2f};",
+        "- most rows below .6: "
+        + "; ".join(
+            f"{name} n = {n} {pilot} ({np.sum(np.array(f['powers']) < 0.6) / rows:.2f})"
+            for name, n, pilot, f in worst
+        )
+        + ".",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200, help="rows (pilots) per cell")
@@ -144,16 +314,28 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000, help="sign vectors (n > 12)")
     parser.add_argument("--designs", default=",".join(DESIGNS))
     parser.add_argument("--ns", default=",".join(map(str, NS)))
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results-mde_procedure.md"))
+    parser.add_argument(
+        "--held-out",
+        type=int,
+        default=0,
+        metavar="K",
+        help="K designs drawn at random instead (held_out_designs; --design-seed)",
+    )
+    parser.add_argument("--design-seed", type=int, default=35)
+    parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    stem = "results-mde_procedure" + ("-heldout" if args.held_out else "")
+    out = Path(args.out) if args.out else ROOT / "benchmarks" / f"{stem}.md"
     start = time.time()
     load = os.getloadavg()[0]
+    extra = f" --held-out {args.held_out} --design-seed {args.design_seed}" * bool(args.held_out)
     lines = [
-        "# The printed MDE as a procedure (issue 35 items 2-4)",
+        "# The printed MDE as a procedure (issue 35 items 2-4)"
+        + (", on held-out random designs" if args.held_out else ""),
         "",
         f"`nice -n 10 .venv/bin/python benchmarks/mde_procedure.py --rows {args.rows} "
-        f"--curve-reps {args.curve_reps} --resamples {args.resamples}`; two-sided alpha = .05, "
-        f"target power .80; load average at the start {load:.1f}.",
+        f"--curve-reps {args.curve_reps} --resamples {args.resamples}{extra}`; two-sided "
+        f"alpha = .05, target power .80; load average at the start {load:.1f}.",
         "",
         "Per design, n and pilot (drawn at effect 0 or at the true MDE): the true MDE; the "
         "share of rows printing a range ('MDE not estimable from n differences') and the share "
@@ -170,51 +352,25 @@ def main() -> None:
         "| at value returned, all rows | methods |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for name in args.designs.split(","):
-        draw, top = DESIGNS[name]
+    if args.held_out:
+        designs = held_out_designs(args.held_out, args.design_seed)
+    else:
+        designs = {name: DESIGNS[name] for name in args.designs.split(",")}
+    cells = []
+    for i, (name, (draw, top)) in enumerate(designs.items()):
         for n in map(int, args.ns.split(",")):
-            seed = 1000 * n + list(DESIGNS).index(name)
-            grid, rates = power_curve(draw, n, top, args.curve_reps, args.resamples, seed)
-            mde_true = true_mde(grid, rates)
-            for pilot, at in (("null", 0.0), ("at effect", mde_true)):
-                if not math.isfinite(at):
-                    continue
-                pilots = draw(at, n, args.rows, np.random.default_rng(seed + 7))
-                ranges, covers, powers, printed, inf = 0, 0, [], [], 0
-                returned = []  # true power at the value returned (a range's upper end)
-                methods: set[str] = set()
-                for j in range(args.rows):
-                    d = pilots[:, j]  # the call analyze makes for a row (cellwise.py)
-                    mde = osustat.minimum_detectable_effect(
-                        float(np.std(d, ddof=1)), n, differences=d
-                    )
-                    methods.add(mde.method)
-                    returned.append(true_power(grid, rates, float(mde)) if mde < math.inf else 1)
-                    if getattr(mde, "mde_range", None) is not None:
-                        ranges += 1
-                        covers += mde.mde_range[0] <= mde_true <= mde.mde_range[1]
-                    elif not math.isfinite(mde):
-                        inf += 1
-                    else:
-                        printed.append(float(mde))
-                        powers.append(true_power(grid, rates, float(mde)))
-                k = len(powers)
-                med = f"{np.median(powers):.3f}" if k else "-"
-                low = f"{np.mean(np.array(powers) < 0.6):.2f}" if k else "-"
-                low_all = f"{np.sum(np.array(powers) < 0.6) / args.rows:.2f}"
-                lines.append(
-                    f"| {name} | {n} | {pilot} | {mde_true:.3f} | {ranges / args.rows:.2f} | "
-                    f"{covers / ranges if ranges else math.nan:.2f} | "
-                    f"{np.median(printed) if k else math.nan:.3f} | {med} | {low} | {low_all} | "
-                    f"{inf / args.rows:.2f} | {np.nanmedian(returned):.3f} | "
-                    f"{', '.join(sorted(methods))} |"
-                )
+            seed = 1000 * n + (list(DESIGNS).index(name) if name in DESIGNS else 100_000 + i)
+            for pilot, mde_true, facts in judge(draw, top, n, seed, args):
+                lines.append(table_line(name, n, pilot, mde_true, facts, args.rows))
+                cells.append((name, n, pilot, facts))
                 print(lines[-1], flush=True)
+    if args.held_out:
+        lines += held_out_summary(cells, args.rows)
     lines += [
         "",
         f"Total {time.time() - start:.0f} s; load average at the end {os.getloadavg()[0]:.1f}.",
     ]
-    Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
