@@ -23,13 +23,12 @@ The driver knows no benchmark by name: it looks them up in :mod:`analyses.regist
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import shutil
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from osustat._validation import MAX_RESAMPLES, UsageError, check_option_count, unique_items
+from osustat.dask_cluster import check_address, connected
 from osustat.streams import stream_seed
 
 from .claims_audit import claims_audit, claims_paths, load_selected_claims, shown_path
@@ -355,12 +355,7 @@ def _check_counts(request: Request, bench: Benchmark) -> None:
             f"`--seeds` does not apply to {bench.name}, which runs one master `--seed`; "
             "it sets the seeds of a multi-seed benchmark (toolbench)."
         )
-    if request.scheduler is not None and request.jobs != 1:
-        raise UsageError(
-            "give `--jobs` (worker processes here) or `--scheduler` (a Dask cluster), not both."
-        )
-    if request.scheduler is not None and not request.scheduler.strip():
-        raise UsageError("`--scheduler` is empty; give a Dask address like tcp://HOST:8786.")
+    check_address(request.scheduler, request.jobs)
 
 
 def _provenance(bench: Benchmark, spec: RunSpec, request: Request) -> Any:
@@ -450,28 +445,6 @@ def _load_grid(bench: Benchmark, grid: str | None) -> Any:
     from .sensitivity import load_choice_grid
 
     return load_choice_grid(bench, Path(grid) if grid else None)
-
-
-@contextlib.contextmanager
-def _scheduler(address: str | None) -> Iterator[Any]:
-    """A ``distributed.Client`` connected once for the whole run (None without --scheduler)."""
-    if address is None:
-        yield None
-        return
-    try:
-        from distributed import Client
-    except ImportError:
-        raise UsageError(
-            "`--scheduler` needs dask.distributed: pip install 'osustat[distributed]'."
-        ) from None
-    try:
-        client = Client(address.strip(), timeout="20s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise UsageError(
-            f"`--scheduler` {address!r}: cannot connect to a Dask scheduler ({exc})."
-        ) from None
-    with client:
-        yield client
 
 
 # -- the shared steps ----------------------------------------------------------------------
@@ -690,7 +663,7 @@ def reproduce(request: Request) -> ReproduceResult:
     checked = plan(request)
     ckpt = checkpoint_dir(request.out)
     _fresh_checkpoints(ckpt, _made_by(checked))
-    with _scheduler(request.scheduler) as scheduler:
+    with connected(request.scheduler) as scheduler:
         spec = replace(checked.spec, backend=replace(checked.spec.backend, scheduler=scheduler))
         try:
             result = _run(replace(checked, spec=spec))

@@ -113,20 +113,18 @@ def cpu_now() -> float:
 
 def analyze_all_pairs(valid: pd.DataFrame, prov: object, *, dask: bool) -> object:
     """``analyze(all_pairs=True)`` in this process, or with a 2-worker Dask
-    ``LocalCluster`` (one thread each) as ``workers``."""
+    ``LocalCluster`` (one thread each) as ``workers`` (the map ``osustat analyze
+    --scheduler`` uses: :func:`osustat.dask_cluster.cluster_map`)."""
     from osustat import analyze
 
     if not dask:
         return analyze(valid, all_pairs=True, provenance=prov)
     from distributed import Client, LocalCluster
 
+    from osustat.dask_cluster import cluster_map
+
     with LocalCluster(n_workers=2, threads_per_worker=1) as cluster, Client(cluster) as c:
-        return analyze(
-            valid,
-            all_pairs=True,
-            provenance=prov,
-            workers=lambda f, xs: c.gather(c.map(f, list(xs), pure=False)),
-        )
+        return analyze(valid, all_pairs=True, provenance=prov, workers=cluster_map(c))
 
 
 def all_pairs(df: pd.DataFrame, k: int, total_methods: int = 50) -> None:

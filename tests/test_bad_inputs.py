@@ -201,6 +201,12 @@ CASES = [
     ),
     ("unknown-metric-hint", records_opts("--metric", "hit@1"), ["hit@1", "--hit-k"]),
     # -- options (analyze) -----------------------------------------------------------------
+    (
+        "analyze-jobs-and-scheduler",
+        records_opts("--jobs", "2", "--scheduler", "tcp://h:1"),
+        ["`--jobs`", "`--scheduler`", "not both"],
+    ),
+    ("analyze-scheduler-empty", records_opts("--scheduler", " "), ["`--scheduler` is empty"]),
     ("budget-option-zero", records_opts("--budget", "0"), ["`--budget`", ">= 1"]),
     ("budget-option-text", records_opts("--budget", "big"), ["`--budget`", "'big'"]),
     ("budget-not-present", records_opts("--budget", "999"), ["`budgets` [999]", "budgets present"]),

@@ -101,3 +101,21 @@ def test_jobs_give_the_same_report(runs, capsys):
         payload["provenance"]["command"] = None
         payloads.append(payload)
     assert payloads[0] == payloads[1]
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_gives_the_same_report(runs, capsys):
+    """--scheduler: the comparisons and MDE searches on a 2-worker Dask cluster (their rows
+    scattered to the workers, osustat.dask_cluster.cluster_map) give this process's report."""
+    distributed = pytest.importorskip("distributed")
+    payloads = []
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        for extra in ([], ["--scheduler", cluster.scheduler_address]):
+            assert _analyze(runs, "--all-pairs", "--json", "-", *extra) == 0
+            payload = json.loads(capsys.readouterr().out)
+            payload["provenance"]["command"] = None
+            payloads.append(payload)
+    assert len(payloads[1]["results_by_pair"]) == 3
+    assert payloads[0] == payloads[1]

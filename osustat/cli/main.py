@@ -8,9 +8,10 @@ and turns bad input and OS errors into one clear message with exit code 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from osustat.cli.inputs import (
     write_json_file,
     write_records_file,
 )
+from osustat.dask_cluster import check_address, cluster_map, connected
 
 __all__ = ["build_parser", "main"]
 
@@ -43,7 +45,8 @@ def _analyze(args: argparse.Namespace) -> int:
     resamples = check_option_count(args.resamples, "--resamples")
     boot = check_option_count(args.bootstrap_resamples, "--bootstrap-resamples")
     seed = check_option_count(args.seed, "--seed", 0, 2**63 - 1)
-    pool = _pool(check_option_count(args.jobs, "--jobs", 1, 256))
+    jobs = check_option_count(args.jobs, "--jobs", 1, 256)
+    check_address(args.scheduler, jobs)
     budgets = _ints(args.budget, "--budget") if args.budget else None
     metrics = _split(args.metric, "--metric", metric_key) if args.metric else None
     if args.metric is not None and not metrics:
@@ -82,43 +85,41 @@ def _analyze(args: argparse.Namespace) -> int:
         exclusions=tuple(exclusions),
         versions=digest_prov.versions,
     )
-    try:
-        result = analyze(
-            records,
-            treatment=treatment,
-            baseline=baseline,
-            all_pairs=args.all_pairs,
-            metrics=metrics,
-            budgets=budgets,
-            unit=unit,
-            family=family,
-            correction=correction,
-            alpha=alpha,
-            level=level,
-            n_resamples=resamples,
-            bootstrap_resamples=boot,
-            rng=seed,
-            benchmark=args.benchmark,
-            budget_kind="depth" if args.qrels else "tokens",
-            provenance=prov,
-            input_notes=notes,
-            reference=args.reference,
-            paper_means=paper_means,
-            workers=pool.map if pool else None,
-        )
-    except ValueError as exc:
-        msg = str(exc)
-        if "unpaired queries" in msg and args.qrels and not args.zero_fill:
-            msg += (
-                " A run does not rank every judged query: pass --zero-fill (trec_eval -c) to "
-                "score missing queries as 0."
+    with _workers(jobs, args.scheduler) as workers:
+        try:
+            result = analyze(
+                records,
+                treatment=treatment,
+                baseline=baseline,
+                all_pairs=args.all_pairs,
+                metrics=metrics,
+                budgets=budgets,
+                unit=unit,
+                family=family,
+                correction=correction,
+                alpha=alpha,
+                level=level,
+                n_resamples=resamples,
+                bootstrap_resamples=boot,
+                rng=seed,
+                benchmark=args.benchmark,
+                budget_kind="depth" if args.qrels else "tokens",
+                provenance=prov,
+                input_notes=notes,
+                reference=args.reference,
+                paper_means=paper_means,
+                workers=workers,
             )
-        elif "not in the records" in msg and "`metrics`" in msg and args.qrels:
-            msg += " Measures such as nDCG@10 or AP come from --measure (needs ir_measures)."
-        raise ValueError(msg) from None
-    finally:
-        if pool:
-            pool.shutdown()
+        except ValueError as exc:
+            msg = str(exc)
+            if "unpaired queries" in msg and args.qrels and not args.zero_fill:
+                msg += (
+                    " A run does not rank every judged query: pass --zero-fill (trec_eval -c) to "
+                    "score missing queries as 0."
+                )
+            elif "not in the records" in msg and "`metrics`" in msg and args.qrels:
+                msg += " Measures such as nDCG@10 or AP come from --measure (needs ir_measures)."
+            raise ValueError(msg) from None
     _register_renderers()
     if result.methods_not_compared:
         print(
@@ -143,13 +144,21 @@ def _analyze(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pool(jobs: int) -> Any:
-    """A process pool for ``--jobs`` above 1 (its ``map`` runs the comparisons), else None."""
-    if jobs == 1:
-        return None
-    from concurrent.futures import ProcessPoolExecutor
+@contextlib.contextmanager
+def _workers(jobs: int, scheduler: str | None) -> Iterator[Any]:
+    """What runs the comparisons and MDE searches (``analyze``'s `workers`): a Dask
+    cluster's map for ``--scheduler``, a process pool's for ``--jobs`` above 1, else None
+    (this process). The same report every way."""
+    if scheduler is not None:
+        with connected(scheduler) as client:
+            yield cluster_map(client)
+    elif jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(jobs)
+        with ProcessPoolExecutor(jobs) as pool:
+            yield pool.map
+    else:
+        yield None
 
 
 def _methods(args: argparse.Namespace) -> tuple[str | list[str] | None, str | list[str] | None]:
@@ -354,6 +363,14 @@ def _add_analyze_output_options(an: argparse.ArgumentParser) -> None:
         type=int,
         default=1,
         help="worker processes for the comparisons (default 1: this process); the same report",
+    )
+    an.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the comparisons and MDE searches on an existing Dask cluster "
+        "(tcp://HOST:8786; needs the 'distributed' extra) instead of --jobs; the same report "
+        "(for --all-pairs on many methods: docs/performance.md)",
     )
     an.add_argument(
         "--out",
