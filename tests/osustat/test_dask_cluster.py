@@ -48,7 +48,6 @@ class _Client:
 
     def __init__(self):
         self.scattered = []
-        self.closed = False
 
     def scatter(self, items):
         self.scattered.append(list(items))
