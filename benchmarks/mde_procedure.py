@@ -24,6 +24,11 @@ Bin(3, .5) / 3, treatment Bin(3, .5 + effect) / 3 (the effect also changes the s
 clustered: a unit is an episode, the mean of 4 queries' 0/1 differences with an episode rate
 U(.2, .6) for the baseline and that + effect for the treatment.
 
+Where a design gives the units' treatment and baseline values (recall-like, clustered, the
+held-out items and episodes), a row's call is given them too (`pairs=`, what `analyze` passes:
+the tilted model then moves the treatment's rate); `--call differences` gives the differences
+only, the call before that change, for the old-vs-new comparison on the same rows.
+
     nice -n 10 .venv/bin/python benchmarks/mde_procedure.py [--rows 200] [--curve-reps 2000]
 
 Writes benchmarks/results-mde_procedure.md.
@@ -51,7 +56,12 @@ P0 = 0.5  # recall-like baseline rate
 
 Draw = Callable[
     [float, int, int, np.random.Generator], np.ndarray
-]  # (effect, n, reps) -> (n, reps)
+]  # (effect, n, reps) -> (n, reps) differences, or (2, n, reps): treatment and baseline values
+
+
+def differences(x: np.ndarray) -> np.ndarray:
+    """A draw's differences (treatment - baseline where it gives both)."""
+    return x[0] - x[1] if x.ndim == 3 else x
 
 
 def _normal(e: float, n: int, r: int, g: np.random.Generator) -> np.ndarray:
@@ -81,14 +91,14 @@ def _binary(e: float, n: int, r: int, g: np.random.Generator) -> np.ndarray:
 def _recall(e: float, n: int, r: int, g: np.random.Generator) -> np.ndarray:
     t = g.binomial(3, min(1.0, P0 + e), (n, r)) / 3
     b = g.binomial(3, P0, (n, r)) / 3
-    return t - b
+    return np.stack([t, b])
 
 
 def _clustered(e: float, n: int, r: int, g: np.random.Generator) -> np.ndarray:
     base = g.uniform(0.2, 0.6, (n, r, 1))
     t = g.random((n, r, 4)) < np.minimum(1.0, base + e)
     b = g.random((n, r, 4)) < base
-    return (t.astype(float) - b).mean(axis=2)
+    return np.stack([t.mean(axis=2), b.mean(axis=2)])
 
 
 DESIGNS: dict[str, tuple[Draw, float]] = {  # draw, largest effect of the design
@@ -109,12 +119,13 @@ def rejection_rate(x: np.ndarray, resamples: int, seed: int) -> float:
 
 def power_curve(draw: Draw, n: int, top: float, reps: int, resamples: int, seed: int):
     """The true power on a grid of effects (common random numbers per effect: one seed)."""
-    sd = float(draw(0.0, 4000, 1, np.random.default_rng(seed)).std())
+    sd = float(differences(draw(0.0, 4000, 1, np.random.default_rng(seed))).std())
     guess = 3.5 * sd / math.sqrt(n) * (2.5 if n <= 6 else 1.5 if n <= 10 else 1.0)
     hi = min(top, guess * 1.6)
     grid = np.linspace(0.0, hi, 25)
     rates = [
-        rejection_rate(draw(e, n, reps, np.random.default_rng(seed)), resamples, seed) for e in grid
+        rejection_rate(differences(draw(e, n, reps, np.random.default_rng(seed))), resamples, seed)
+        for e in grid
     ]
     return grid, np.maximum.accumulate(np.array(rates))
 
@@ -206,7 +217,8 @@ def _shift_draw(law: str, df: int, sigma: float, mirror: bool, zero: float) -> D
 
 def _items_draw(m: int, p0: float) -> Draw:
     def draw(e: float, n: int, r: int, g: np.random.Generator) -> np.ndarray:
-        return (g.binomial(m, min(1.0, p0 + e), (n, r)) - g.binomial(m, p0, (n, r))) / m
+        t = g.binomial(m, min(1.0, p0 + e), (n, r))
+        return np.stack([t, g.binomial(m, p0, (n, r))]) / m
 
     return draw
 
@@ -216,7 +228,7 @@ def _episodes_draw(c: int, a: float, w: float) -> Draw:
         base = g.uniform(a, a + w, (n, r, 1))
         t = g.random((n, r, c)) < np.minimum(1.0, base + e)
         b = g.random((n, r, c)) < base
-        return (t.astype(float) - b).mean(axis=2)
+        return np.stack([t.mean(axis=2), b.mean(axis=2)])
 
     return draw
 
@@ -232,13 +244,20 @@ def judge(
     for pilot, at in (("null", 0.0), ("at effect", mde_true)):
         if not math.isfinite(at):
             continue
-        pilots = draw(at, n, args.rows, np.random.default_rng(seed + 7))
+        drawn = draw(at, n, args.rows, np.random.default_rng(seed + 7))
+        pilots = differences(drawn)
         ranges, covers, powers, printed, inf = 0, 0, [], [], 0
         returned = []  # true power at the value returned (a range's upper end)
         methods: set[str] = set()
         for j in range(args.rows):
             d = pilots[:, j]  # the call analyze makes for a row (cellwise.py)
-            mde = osustat.minimum_detectable_effect(float(np.std(d, ddof=1)), n, differences=d)
+            # with the treatment's and baseline's values where the design has them (analyze
+            # passes them), or (--call differences) the differences only, as before
+            pairs = (drawn[0, :, j], drawn[1, :, j]) if drawn.ndim == 3 else None
+            pairs = pairs if args.call == "pairs" else None
+            mde = osustat.minimum_detectable_effect(
+                float(np.std(d, ddof=1)), n, differences=d, pairs=pairs
+            )
             methods.add(mde.method)
             returned.append(true_power(grid, rates, float(mde)) if mde < math.inf else 1)
             if getattr(mde, "mde_range", None) is not None:
@@ -322,13 +341,23 @@ def main() -> None:
         help="K designs drawn at random instead (held_out_designs; --design-seed)",
     )
     parser.add_argument("--design-seed", type=int, default=35)
+    parser.add_argument(
+        "--call",
+        choices=("pairs", "differences"),
+        default="pairs",
+        help="what a row's MDE call is given: the units' treatment and baseline values where "
+        "the design has them (what analyze passes), or the differences only (before)",
+    )
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     stem = "results-mde_procedure" + ("-heldout" if args.held_out else "")
+    stem += f"-seed{args.design_seed}" if args.held_out and args.design_seed != 35 else ""
+    stem += "-differences" if args.call == "differences" else ""
     out = Path(args.out) if args.out else ROOT / "benchmarks" / f"{stem}.md"
     start = time.time()
     load = os.getloadavg()[0]
     extra = f" --held-out {args.held_out} --design-seed {args.design_seed}" * bool(args.held_out)
+    extra += " --call differences" * (args.call == "differences")
     lines = [
         "# The printed MDE as a procedure (issue 35 items 2-4)"
         + (", on held-out random designs" if args.held_out else ""),

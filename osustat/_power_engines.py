@@ -307,28 +307,47 @@ _TILT_BLOCK = 500
 _TILT_MIN_ESS = 0.3
 
 
-def _tilt_back(v: NDArray[Any], p: NDArray[Any]) -> float:
-    """The tilt ``theta0`` that takes the distribution ``p`` on values `v` to mean 0
-    (``p(v) exp(theta0 v)``); 0 when its mean is 0 or it has values of one sign only."""
-    if not (v[0] < 0 < v[-1]) or float(p @ v) == 0.0:
+def _tilt_back(s: NDArray[Any], v: NDArray[Any], p: NDArray[Any]) -> float:
+    """The tilt ``theta0`` that takes the distribution ``p`` on points with differences `v`
+    to mean difference 0, tilting on the statistic `s` (``p exp(theta0 s)``); 0 when the
+    mean is 0 or no tilt reaches 0 (the tilted mean's limits, the mean difference among the
+    points of largest and of smallest `s`, are not of opposite signs)."""
+    if float(p @ v) == 0.0:
         return 0.0
-    mean_at = lambda t: float(np.exp(t * v - np.max(t * v)) @ (p * v))  # noqa: E731
+    ends = [float(p[at] @ v[at]) for at in (s == s.max(), s == s.min())]
+    if not (ends[0] > 0 > ends[1]):
+        return 0.0
+    mean_at = lambda t: float(np.exp(t * s - np.max(t * s)) @ (p * v))  # noqa: E731
     bound = 1.0
     while np.sign(mean_at(bound)) == np.sign(mean_at(-bound)):
         bound *= 2.0
     return float(optimize.brentq(mean_at, -bound, bound, xtol=1e-12))
 
 
-def tilt_back_ess(d: NDArray[Any]) -> float:
+def _pair_points(pairs: tuple[NDArray[Any], NDArray[Any]]) -> tuple[NDArray[Any], NDArray[Any]]:
+    """The distinct (treatment, baseline) pairs, as rows, and their shares."""
+    rows, counts = np.unique(np.column_stack(pairs), axis=0, return_counts=True)
+    return rows, counts / counts.sum()
+
+
+def tilt_back_ess(d: NDArray[Any], pairs: tuple[NDArray[Any], NDArray[Any]] | None = None) -> float:
     """How many of the differences `d` the tilted model's null effectively rests on: the
-    Kish effective sample size ``(sum w)**2 / sum w**2`` of the weights ``exp(theta0 d)``
-    that tilt them back to mean 0 (``d.size`` when no tilt is needed). A pilot carrying a
-    large effect relative to its size leans on its few values of the other sign."""
-    v, counts = np.unique(d, return_counts=True)
-    theta0 = _tilt_back(v, counts / counts.sum())
+    Kish effective sample size ``(sum w)**2 / sum w**2`` of the weights that tilt them back
+    to mean 0 (``d.size`` when no tilt is needed): ``exp(theta0 d)``, or with `pairs`
+    (treatment and baseline values per unit) ``exp(theta0 t)``, the tilt of the treatment's
+    values that :func:`tilt_null` undoes. A pilot carrying a large effect relative to its
+    size leans on its few values of the other sign."""
+    if pairs is None:
+        v, counts = np.unique(d, return_counts=True)
+        theta0 = _tilt_back(v, v, counts / counts.sum())
+        s = d
+    else:
+        rows, p = _pair_points(pairs)
+        theta0 = _tilt_back(rows[:, 0], rows[:, 0] - rows[:, 1], p)
+        s = pairs[0]
     if theta0 == 0.0:
         return float(d.size)
-    w = np.exp(theta0 * (d - d.max()))
+    w = np.exp(theta0 * (s - s.max()) if theta0 > 0 else theta0 * (s - s.min()))
     return float(w.sum() ** 2 / (w**2).sum())
 
 
@@ -345,7 +364,7 @@ def symmetric_null(d: NDArray[Any]) -> tuple[NDArray[Any], NDArray[Any]]:
     distribution is made symmetric as it is."""
     v, counts = np.unique(d, return_counts=True)
     p = counts / counts.sum()
-    theta0 = _tilt_back(v, p)
+    theta0 = _tilt_back(v, v, p)
     if theta0 != 0.0:
         x = np.log(p) + theta0 * v
         p = np.exp(x - x.max())
@@ -355,6 +374,52 @@ def symmetric_null(d: NDArray[Any]) -> tuple[NDArray[Any], NDArray[Any]]:
     np.add.at(sym, np.searchsorted(both, v), p / 2)
     np.add.at(sym, np.searchsorted(both, -v), p / 2)
     return both, sym
+
+
+def tilt_null(
+    d: NDArray[Any], pairs: tuple[NDArray[Any], NDArray[Any]] | None = None
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]:
+    """The tilted model's null as points: their differences ``v``, the statistic ``s`` an
+    effect tilts (``P ∝ p exp(theta s)``) and their probabilities ``p``.
+
+    Without `pairs`: the differences' :func:`symmetric_null`, tilted on the difference
+    itself (``s = v``): both methods' rates move apart from their common null value.
+    With `pairs` (treatment and baseline values per unit, ``t - b = d``): the observed pairs,
+    the treatment's values tilted back until the mean difference is 0, then made symmetric
+    (each pair and its swap equally likely: the sign-flip null), tilted on the treatment's
+    value (``s = t``): the baseline stays as it is and the treatment's rate moves. For
+    independent Bin(m, p0) / m pairs this tilt is exactly a treatment Bin(m, p1) / m (a
+    binomial tilted exponentially is a binomial), whose spread grows as p1 nears .5, as the
+    binomial's does; the difference tilt moves both rates and spreads them too little
+    below .5 and too much above (docs/validation.md, "On held-out designs")."""
+    if pairs is None:
+        v, p = symmetric_null(d)
+        return v, v, p
+    rows, p = _pair_points(pairs)
+    a, c = rows[:, 0], rows[:, 1]
+    theta0 = _tilt_back(a, a - c, p)
+    if theta0 != 0.0:
+        x = np.log(p) + theta0 * a
+        p = np.exp(x - x.max())
+        p /= p.sum()
+    both = np.unique(np.concatenate([rows, rows[:, ::-1]]), axis=0)
+    key = {tuple(r): i for i, r in enumerate(both.tolist())}
+    sym = np.zeros(len(both))
+    np.add.at(sym, [key[tuple(r)] for r in rows.tolist()], p / 2)
+    np.add.at(sym, [key[tuple(r)] for r in rows[:, ::-1].tolist()], p / 2)
+    return both[:, 0] - both[:, 1], both[:, 0], sym
+
+
+def tilt_tops(v: NDArray[Any], s: NDArray[Any], p: NDArray[Any]) -> tuple[float, float]:
+    """The limits of the tilted mean difference (as magnitudes): its mean over the points of
+    largest `s` (theta -> inf) and minus that over the points of smallest `s` (theta ->
+    -inf). Tilting on the difference itself (``s = v``) they are ``max|v|``; tilting the
+    treatment's value, the treatment at its largest value beside a baseline that varies."""
+    up, down = s == s.max(), s == s.min()
+    return (
+        max(float(p[up] @ v[up]) / float(p[up].sum()), 0.0),
+        max(-float(p[down] @ v[down]) / float(p[down].sum()), 0.0),
+    )
 
 
 class EmpiricalTiltSimulation:
@@ -367,7 +432,10 @@ class EmpiricalTiltSimulation:
     observed ones (a bounded metric stays bounded) and their frequencies move: positive
     differences become more frequent, negative ones and ties rarer -- on a lattice of count
     ratios a tie is one value among the others. For 0/1 data this is the sign tilt of the
-    binomial model with ties free; for normal data the tilt is a shift.
+    binomial model with ties free; for normal data the tilt is a shift. With `pairs` (the
+    treatment's and the baseline's values per unit) the tilt is on the treatment's value,
+    its pairs made symmetric by swapping: the baseline stays, the treatment's rate moves
+    (:func:`tilt_null`); ``S`` below is then the sum of the treatment's values.
 
     Data sets are simulated at an anchor tilt and tested once with the test itself
     (:func:`osustat.signflip_tests` with :data:`EMPIRICAL_RESAMPLES` sign vectors, the normal
@@ -379,13 +447,22 @@ class EmpiricalTiltSimulation:
     """
 
     def __init__(
-        self, d: NDArray[Any], n: int, n_simulations: int, alpha: float, alt: str, rng: Any
+        self,
+        d: NDArray[Any],
+        n: int,
+        n_simulations: int,
+        alpha: float,
+        alt: str,
+        rng: Any,
+        *,
+        pairs: tuple[NDArray[Any], NDArray[Any]] | None = None,
     ) -> None:
         self.gen = check_rng(rng)
-        v, p = symmetric_null(d)
-        self.v = v
+        v, s, p = tilt_null(d, pairs)
+        self.v, self.s = v, s
         self.logp = np.log(p)
-        self.top = float(v[-1])
+        #: the largest mean difference of each sign the tilt reaches (its limits)
+        self.tops = tilt_tops(v, s, p)
         self.n, self.n_simulations, self.alt = n, n_simulations, alt
         self.limit = alpha * (1 + 1e-9)
         self.u = self.gen.random((n_simulations, n))  # common random numbers
@@ -396,13 +473,17 @@ class EmpiricalTiltSimulation:
         self.strict = True
         self.anchors: list[tuple[float, NDArray[Any], NDArray[Any]]] = []
 
+    def top(self, sign: float) -> float:
+        """The largest |mean difference| of the sign of `sign` the tilt reaches."""
+        return self.tops[0] if sign >= 0 else self.tops[1]
+
     def _log_mgf(self, theta: float) -> float:
-        x = self.logp + theta * self.v
+        x = self.logp + theta * self.s
         top = float(x.max())
         return top + float(np.log(np.exp(x - top).sum()))
 
     def _tilted(self, theta: float) -> NDArray[Any]:
-        x = self.logp + theta * self.v
+        x = self.logp + theta * self.s
         w = np.exp(x - x.max())
         return w / w.sum()
 
@@ -461,7 +542,8 @@ class EmpiricalTiltSimulation:
                 rng=np.random.default_rng([self.seed, len(self.anchors), start]),  # fresh per block
             )
             p[rows] = [t.pvalue for t in tests]
-        anchor = (theta, values.sum(axis=1), p)
+        s = values.sum(axis=1) if self.s is self.v else self.s[index].sum(axis=1)
+        anchor = (theta, s, p)
         self.anchors.append(anchor)
         return anchor
 
@@ -472,8 +554,9 @@ class EmpiricalTiltSimulation:
             self._simulate(theta)
 
     def _inside(self, effect: float) -> float:
-        if abs(effect) >= self.top:
-            return float(np.sign(effect)) * self.top * (1 - 1e-9)
+        top = self.top(effect)
+        if abs(effect) >= top:
+            return float(np.sign(effect)) * top * (1 - 1e-9)
         return effect
 
     def rate_at(self, effect: float) -> float:

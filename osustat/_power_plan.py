@@ -126,7 +126,7 @@ def _rebuild(value: float, attrs: dict[str, Any]) -> PowerValue:
 #: The parameters :func:`power` and :func:`minimum_detectable_effect` share.
 PLAN_ARGUMENTS = (
     "differences_sd", "n", "alpha", "alternative", "binary", "p_nonzero", "magnitude",
-    "differences", "test", "n_simulations",
+    "differences", "pairs", "test", "n_simulations",
 )  # fmt: skip
 
 
@@ -144,6 +144,7 @@ class Plan:
         p_nonzero: Any,
         magnitude: Any,
         differences: Any,
+        pairs: Any,
         test: str,
         n_simulations: Any,
     ) -> None:
@@ -152,6 +153,9 @@ class Plan:
             from ._validation import as_float_vector
 
             d = as_float_vector(differences, "differences", min_size=2)
+        self.pairs = None if pairs is None else _check_pairs(pairs, d)
+        if d is None and self.pairs is not None:
+            d = self.pairs[0] - self.pairs[1]
         sd = _check_sd(differences_sd, d)
         try:
             n_ok = not isinstance(n, bool) and float(n).is_integer() and int(n) >= 2
@@ -233,6 +237,7 @@ class Plan:
         self.sd = sd
         self.q = q
         self.test = test
+        self._tilt_tops: tuple[float, float] | None = None
 
     def max_effect(self) -> float:
         """The largest mean difference of the modelled kind (see :class:`PowerValue`)."""
@@ -244,9 +249,16 @@ class Plan:
             assert self.d is not None
             return float(np.count_nonzero(self.d)) / self.d.size * float(np.abs(self.d).max())
         if self.test == "empirical-tilt":
-            # every unit at the largest observed |difference| (ties tilt away too)
             assert self.d is not None
-            return float(np.abs(self.d).max())
+            if self.pairs is None:
+                # every unit at the largest observed |difference| (ties tilt away too)
+                return float(np.abs(self.d).max())
+            # the treatment at its largest (smallest) value beside the baseline's
+            if self._tilt_tops is None:
+                from ._power_engines import tilt_null, tilt_tops
+
+                self._tilt_tops = tilt_tops(*tilt_null(self.d, self.pairs))
+            return self._tilt_tops[1 if self.alternative == "less" else 0]
         return math.inf
 
     @classmethod
@@ -295,6 +307,40 @@ def is_discrete(d: NDArray[np.float64]) -> bool:
     scaled = nz[:, None] * np.arange(1, LATTICE_MAX_DENOMINATOR + 1)[None, :]
     near = np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(scaled, 1.0)
     return bool(near.any(axis=1).all())
+
+
+def _check_pairs(pairs: Any, d: NDArray[np.float64] | None) -> tuple[NDArray[Any], NDArray[Any]]:
+    """`pairs` as two float vectors (treatment, baseline) whose differences are `d`."""
+    from ._validation import as_float_vector
+
+    try:
+        t_raw, b_raw = pairs
+    except (TypeError, ValueError):
+        raise TypeError(
+            "`pairs` must be (treatment values, baseline values): two sequences of the "
+            f"units' values; got {type(pairs).__name__}."
+        ) from None
+    t = as_float_vector(t_raw, "pairs[0] (treatment values)", min_size=2)
+    b = as_float_vector(b_raw, "pairs[1] (baseline values)", min_size=2)
+    if t.size != b.size:
+        raise ValueError(
+            f"`pairs` must have one treatment and one baseline value per unit; got {t.size} "
+            f"and {b.size} values."
+        )
+    if d is not None:
+        if d.size != t.size:
+            raise ValueError(
+                f"`pairs` has {t.size} units but `differences` has {d.size}: pass the units' "
+                "values whose differences these are."
+            )
+        off = np.abs((t - b) - d) > 1e-9 * np.maximum(1.0, np.abs(d))
+        if off.any():
+            i = int(np.flatnonzero(off)[0])
+            raise ValueError(
+                f"`pairs` contradict `differences` at unit {i}: treatment - baseline = "
+                f"{t[i]:.6g} - {b[i]:.6g} = {t[i] - b[i]:.6g}, difference {d[i]:.6g}."
+            )
+    return t, b
 
 
 def _check_sd(differences_sd: Any, d: NDArray[np.float64] | None) -> float:

@@ -701,7 +701,7 @@ def _search_mdes(
                     todo.append((e, level))
     while batch := todo[: TASKS_PER_BATCH * 16]:
         del todo[: len(batch)]
-        found = workers(search_mde, [(e.mde_levels.differences, a) for e, a in batch])
+        found = workers(search_mde, [e.mde_levels.task(a) for e, a in batch])
         for (e, a), mde in zip(batch, found, strict=True):
             e.mde_levels.keep(a, mde)
 

@@ -110,17 +110,25 @@ class CellEffect:
 
 
 class MDELevels:
-    """One row's differences and the MDEs searched on them so far, by level: each search
-    runs once, and only for a level that is asked for."""
+    """One row's differences (and the treatment's and baseline's values behind them) and the
+    MDEs searched on them so far, by level: each search runs once, and only for a level that
+    is asked for."""
 
-    def __init__(self, differences: np.ndarray, alpha: float) -> None:
+    def __init__(
+        self, differences: np.ndarray, alpha: float, pairs: tuple[np.ndarray, np.ndarray]
+    ) -> None:
         self.differences = differences
+        self.pairs = pairs
         self.alpha = alpha
         self._found: dict[float, PowerValue] = {}
 
+    def task(self, alpha: float) -> MDETask:
+        """What :func:`search_mde` needs to search this row's MDE at `alpha`."""
+        return self.differences, alpha, self.pairs
+
     def at(self, alpha: float) -> PowerValue:
         if alpha not in self._found:
-            self._found[alpha] = search_mde((self.differences, alpha))
+            self._found[alpha] = search_mde(self.task(alpha))
         return self._found[alpha]
 
     def searched(self, alpha: float) -> bool:
@@ -131,16 +139,23 @@ class MDELevels:
         self._found[alpha] = mde
 
 
-def search_mde(task: tuple[np.ndarray, float]) -> PowerValue:
-    """The MDE of a row's differences at level `alpha` (``task = (differences, alpha)``):
-    the search :class:`MDELevels` runs, at module level so a worker process can run it."""
-    differences, alpha = task
+#: A row's MDE search: its differences, the level, its (treatment, baseline) values.
+MDETask = tuple[np.ndarray, float, tuple[np.ndarray, np.ndarray]]
+
+
+def search_mde(task: MDETask) -> PowerValue:
+    """The MDE of a row's differences at level `alpha` (``task = (differences, alpha,
+    (treatment, baseline))``, :meth:`MDELevels.task`): the search :class:`MDELevels` runs, at
+    module level so a worker process can run it. The values behind the differences go in
+    too: the tilted model of count ratios moves the treatment's rate, not both."""
+    differences, alpha, pairs = task
     return minimum_detectable_effect(
         None,
         differences.size,
         alpha=alpha,
         power=MDE_POWER,
         differences=differences,
+        pairs=pairs,
         rng=MDE_SEED,
     )
 
@@ -302,7 +317,7 @@ def cell_conditional(
                 contribution=n / d.size * effect,
                 test=test,
                 ci=ci,
-                mde_levels=MDELevels(d[mask], alpha),
+                mde_levels=MDELevels(d[mask], alpha, (data.treatment[mask], data.baseline[mask])),
                 wins=wins,
                 ties=ties,
                 losses=losses,

@@ -81,7 +81,9 @@ def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
         return binomial
     if plan.test == "empirical-tilt":
         assert plan.d is not None
-        tilt = EmpiricalTiltSimulation(plan.d, n, plan.n_simulations, alpha, alt, rng)
+        tilt = EmpiricalTiltSimulation(
+            plan.d, n, plan.n_simulations, alpha, alt, rng, pairs=plan.pairs
+        )
         return tilt.power
     if plan.test == "empirical":
         assert plan.d is not None
@@ -224,14 +226,19 @@ def _checked(
     return _bisect(rate_at, ok, found, top)
 
 
-def _refine(power_at: Callable[[float], float], target: float, near: float) -> float:
+def _refine(
+    power_at: Callable[[float], float], target: float, near: float, *, top: float = math.inf
+) -> float:
     """The smallest effect reaching `target`, searched in steps of 5% around `near` (an
-    answer found roughly), then bisected to 0.1%."""
-    lo, hi = 0.95 * near, 1.05 * near
+    answer found roughly), then bisected to 0.1%; `top` when even the largest effect of the
+    kind, `top`, does not reach it (the caller's check at the answer decides then)."""
+    lo, hi = 0.95 * near, min(1.05 * near, top)
     while lo > 1e-12 * near and power_at(lo) >= target:
         hi, lo = lo, 0.95 * lo
     while power_at(hi) < target:
-        lo, hi = hi, 1.05 * hi
+        if hi >= top:
+            return top
+        lo, hi = hi, min(1.05 * hi, top)
     return _bisect(power_at, target, lo, hi)
 
 
@@ -259,6 +266,7 @@ def minimum_detectable_effect(
     p_nonzero: float | None = None,
     magnitude: float | None = None,
     differences: Any = None,
+    pairs: Any = None,
     test: str = "auto",
     n_simulations: int = 2000,
     rng: Any = 0,
@@ -295,6 +303,14 @@ def minimum_detectable_effect(
         The observed paired differences (usually length `n`; a pilot of another size
         describes a planned study of `n` units). The preferred call: the method, the share of
         exact zeros, the magnitudes and ``P(d != 0)`` are read from them.
+    pairs : (array_like, array_like), optional
+        The units' treatment and baseline values whose differences are `differences`
+        (``differences`` may then be omitted; values that contradict them are refused). Used
+        by the tilted model of count ratios (``'empirical-tilt'``): the baseline stays as
+        observed and the treatment's values are tilted, so an effect moves the treatment's
+        rate -- and with it the spread, as a binomial's -- rather than both rates apart
+        (:func:`osustat._power_engines.tilt_null`). The other models read the differences
+        only. :func:`osustat.analyze` passes them.
     test : {'auto', 'normal', 'exact-binomial', 'simulation', 'empirical'}
         ``'auto'`` picks ``'exact-binomial'`` for binary differences, ``'empirical'`` for
         other `differences`, and without them ``'simulation'`` for ``n <= 12`` and
@@ -364,7 +380,7 @@ def _mde(plan: Plan, target: float, rng: Any) -> PowerValue:
     sign = -1.0 if alt == "less" else 1.0
     if plan.test == "empirical-tilt":
         assert plan.d is not None
-        if plan.auto and tilt_back_ess(plan.d) < MDE_MIN_DIFFERENCES:
+        if plan.auto and tilt_back_ess(plan.d, plan.pairs) < MDE_MIN_DIFFERENCES:
             return _thin_null(plan, target, rng)
         return plan.result(_tilt_mde(plan, target, rng))
     if plan.test in ("exact-binomial", "empirical"):
@@ -443,20 +459,22 @@ def _tilt_mde(plan: Plan, target: float, rng: Any) -> float:
     assert plan.d is not None
     sign = -1.0 if plan.alternative == "less" else 1.0
     tilt = EmpiricalTiltSimulation(
-        plan.d, plan.n, plan.n_simulations, plan.alpha, plan.alternative, rng
+        plan.d, plan.n, plan.n_simulations, plan.alpha, plan.alternative, rng, pairs=plan.pairs
     )
+    if tilt.top(sign) <= 0:
+        return math.inf  # no tilt moves the mean difference this way
     tilt.strict = False  # a rough search on the data sets of the first anchor only...
     found = _empirical_mde(lambda e: tilt.power(sign * e), target, plan.max_effect(), plan)
     # ...then the search again, drawing anew wherever the weights degenerate, and its
     # answer checked on data sets drawn at it (one simulation: the one that drawing at
     # the rough answer first cost before issue 35)
     tilt.strict = True
-    found = _refine(lambda e: tilt.power(sign * e), target, found)
+    found = _refine(lambda e: tilt.power(sign * e), target, found, top=tilt.top(sign))
     return _checked(
         lambda e: tilt.rate_at(sign * e),
         target,
         found,
-        hi=tilt.top,
+        hi=tilt.top(sign),
         n_simulations=plan.n_simulations,
     )
 
@@ -473,7 +491,7 @@ def _thin_null(plan: Plan, target: float, rng: Any) -> PowerValue:
     with ``ess - 1`` degrees of freedom (an upper end beyond the largest effect of the kind
     is infinite); the value is the upper end."""
     assert plan.d is not None
-    ess = tilt_back_ess(plan.d)
+    ess = tilt_back_ess(plan.d, plan.pairs)
     found = _tilt_mde(plan, target, rng)
     if not math.isfinite(found):
         return plan.result(found)
@@ -624,6 +642,7 @@ def power(
     p_nonzero: float | None = None,
     magnitude: float | None = None,
     differences: Any = None,
+    pairs: Any = None,
     test: str = "auto",
     n_simulations: int = 2000,
     rng: Any = 0,

@@ -103,10 +103,13 @@ class TestVerdicts:
         d = res.comparisons[0].result.paired
         mask = np.array([c.value == row.label for c in d.cells])
         cell = d.differences[mask]
+        pairs = (d.treatment[mask], d.baseline[mask])  # recall: the tilt moves the treatment
         n = int(mask.sum())
-        at_family = osustat.minimum_detectable_effect(None, n, alpha=0.05 / 4, differences=cell)
+        at_family = osustat.minimum_detectable_effect(
+            None, n, alpha=0.05 / 4, differences=cell, pairs=pairs
+        )
         assert row.mde == pytest.approx(at_family)
-        assert row.mde > osustat.minimum_detectable_effect(None, n, differences=cell)
+        assert row.mde > osustat.minimum_detectable_effect(None, n, differences=cell, pairs=pairs)
 
 
 class TestOutputs:
