@@ -402,6 +402,9 @@ def tilt_null(
         x = np.log(p) + theta0 * a
         p = np.exp(x - x.max())
         p /= p.sum()
+        # a steep tilt back (a pilot whose effect is large for its size) can leave points
+        # without mass (exp underflows): they are not in the null
+        rows, p = rows[p > 0], p[p > 0]
     both = np.unique(np.concatenate([rows, rows[:, ::-1]]), axis=0)
     key = {tuple(r): i for i, r in enumerate(both.tolist())}
     sym = np.zeros(len(both))

@@ -153,7 +153,7 @@ class Plan:
             from ._validation import as_float_vector
 
             d = as_float_vector(differences, "differences", min_size=2)
-        self.pairs = None if pairs is None else _check_pairs(pairs, d)
+        self.pairs = None if pairs is None else check_pairs(pairs, d)
         if d is None and self.pairs is not None:
             d = self.pairs[0] - self.pairs[1]
         sd = _check_sd(differences_sd, d)
@@ -309,7 +309,7 @@ def is_discrete(d: NDArray[np.float64]) -> bool:
     return bool(near.any(axis=1).all())
 
 
-def _check_pairs(pairs: Any, d: NDArray[np.float64] | None) -> tuple[NDArray[Any], NDArray[Any]]:
+def check_pairs(pairs: Any, d: NDArray[np.float64] | None) -> tuple[NDArray[Any], NDArray[Any]]:
     """`pairs` as two float vectors (treatment, baseline) whose differences are `d`."""
     from ._validation import as_float_vector
 

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ._power_plan import check_pairs, is_discrete
 from ._validation import (
     as_float_vector,
     check_alternative,
@@ -225,7 +226,9 @@ def _number(value: Any, name: str, *, low: float, high: float = math.inf) -> flo
     return x
 
 
-def _pilot_model(d: np.ndarray, effect: float, binary: bool | None) -> _Model:
+def _pilot_model(
+    d: np.ndarray, effect: float, binary: bool | None, pairs: tuple[np.ndarray, np.ndarray] | None
+) -> _Model:
     nz = d[d != 0]
     zero_share = 1.0 - nz.size / d.size
     if nz.size == 0:
@@ -242,14 +245,29 @@ def _pilot_model(d: np.ndarray, effect: float, binary: bool | None) -> _Model:
         )
     used_binary = is_binary if binary is None else bool(binary)
     kind = "0/1-type ({-c, 0, c})" if used_binary else "their observed magnitudes"
-    assumptions = (
+    assumptions: tuple[str, ...] = (
         f"the planned study's differences look like the pilot's {d.size} (share of exact "
         f"zeros {zero_share:.3f}, {kind}), shifted to mean {effect:g}",
         "exact zeros stay ties under the effect (the nonzero differences carry it)",
     )
+    if not used_binary and is_discrete(d):  # the tilted model (osustat.power)
+        moved = (
+            "the treatment's values tilted to it beside the baseline's as observed (the "
+            "treatment's rate moves)"
+            if pairs is not None
+            else "the differences tilted to it (both methods' rates move apart; give the "
+            "units' values, `pairs`, to move the treatment's only)"
+        )
+        assumptions = (
+            f"the planned study's differences look like the pilot's {d.size} count ratios, "
+            f"tilted to mean {effect:g}: {moved}",
+            "ties are one value among the others: the effect makes them rarer",
+        )
     spread = float(np.var(nz - nz.mean())) if nz.size > 1 else 0.0
     sd = math.sqrt((1 - zero_share) * spread + zero_share * effect**2 / (1 - zero_share))
     kwargs: dict[str, Any] = {"differences_sd": None, "differences": d}
+    if pairs is not None:
+        kwargs["pairs"] = pairs
     if binary is False:
         kwargs["binary"] = False
     if used_binary:
@@ -391,6 +409,7 @@ def plan(
     effect: float,
     *,
     differences: Any = None,
+    pairs: Any = None,
     sd: float | None = None,
     zero_share: float | None = None,
     binary: bool | None = None,
@@ -414,6 +433,10 @@ def plan(
         A pilot's paired differences (e.g. ``paired(...).differences`` of one cell). Their
         share of exact zeros and their magnitudes are kept; their own mean is replaced by
         `effect`. 0/1-type differences (one magnitude) use the exact binomial power.
+    pairs : (array_like, array_like), optional
+        The pilot's treatment and baseline values per unit, whose differences are
+        `differences` (which may then be omitted): for count ratios the treatment's values
+        are tilted to the effect, the baseline's kept (:func:`osustat.power`).
     sd : float, optional
         Without a pilot: the sd of the differences as a study with mean `effect` would show
         them (zeros included).
@@ -483,14 +506,19 @@ def plan(
     test_alpha = alpha / family_size
     if target <= test_alpha:
         raise ValueError(f"`power` must exceed the test's level {test_alpha:g}; got {target:g}.")
-    if differences is not None:
+    if differences is not None or pairs is not None:
         if sd is not None or zero_share is not None or magnitude is not None:
             raise ValueError(
                 "pass pilot `differences` or stated `sd` / `zero_share` / `magnitude`, not "
                 "both: the pilot's sd and share of zeros are read from it."
             )
-        d = as_float_vector(differences, "differences", min_size=2)
-        model = _pilot_model(d, effect, binary)
+        given = None
+        if differences is not None:
+            given = as_float_vector(differences, "differences", min_size=2)
+        checked = None if pairs is None else check_pairs(pairs, given)
+        d = checked[0] - checked[1] if checked is not None else given
+        assert d is not None
+        model = _pilot_model(d, effect, binary, checked)
     else:
         model = _stated_model(effect, sd, zero_share, binary, magnitude)
 
@@ -595,12 +623,12 @@ def plan_cells(
     p = paired(
         records, treatment, baseline, metric=metric, budget=budget, unit=unit, benchmark=benchmark
     )
-    groups: dict[str, np.ndarray] = {}
+    groups: dict[str, np.ndarray] = {}  # each cell's units
     if p.cells is not None:
         labels = np.array([str(c) for c in p.cells])
         for label in sorted(set(labels.tolist())):
-            groups[label] = p.differences[labels == label]
-    groups["all"] = p.differences
+            groups[label] = labels == label
+    groups["all"] = np.ones(p.differences.size, dtype=bool)
     wanted = list(groups) if cells is None else unique_items(cells, "cells")
     unknown = [c for c in wanted if c not in groups]
     if unknown:
@@ -609,13 +637,14 @@ def plan_cells(
     refused: dict[str, str] = {}
     sizes: dict[str, int] = {}
     for cell in wanted:
-        d = groups[cell]
+        d = p.differences[groups[cell]]
         sizes[cell] = int(d.size)
         if d.size < 2:
             refused[cell] = f"{d.size} unit(s) in the pilot: at least 2 are needed"
             continue
         try:
-            plans[cell] = plan(effect, differences=d, **options)
+            pairs = (p.treatment[groups[cell]], p.baseline[groups[cell]])
+            plans[cell] = plan(effect, differences=d, pairs=pairs, **options)
         except ValueError as exc:
             refused[cell] = str(exc)
     return CellPlans(
