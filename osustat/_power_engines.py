@@ -314,8 +314,11 @@ def _tilt_back(s: NDArray[Any], v: NDArray[Any], p: NDArray[Any]) -> float:
     points of largest and of smallest `s`, are not of opposite signs)."""
     if float(p @ v) == 0.0:
         return 0.0
-    ends = [float(p[at] @ v[at]) for at in (s == s.max(), s == s.min())]
-    if not (ends[0] > 0 > ends[1]):
+    # a limit within rounding of 0 (e.g. the treatment's smallest value beside baselines
+    # one above and one below it) is reached only at theta -> -inf: no tilt reaches 0
+    tol = 1e-12 * float(np.abs(v).max())
+    ends = [float(p[at] @ v[at]) / float(p[at].sum()) for at in (s == s.max(), s == s.min())]
+    if not (ends[0] > tol and ends[1] < -tol):
         return 0.0
     mean_at = lambda t: float(np.exp(t * s - np.max(t * s)) @ (p * v))  # noqa: E731
     bound = 1.0

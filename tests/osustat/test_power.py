@@ -688,3 +688,17 @@ class TestTreatmentTilt:
         # a baseline at 2/3: a mean difference of (1/3) / 9
         assert mde.max_effect == pytest.approx(1 / 27)
         assert mde == np.inf
+
+    def test_a_tilt_back_that_only_reaches_zero_at_infinity_is_not_taken(self):
+        # a row of the held-out run at seed 36 (items m7): the treatment's smallest value, 3,
+        # sits beside baselines 4, 2 and 3 -- mean difference 0 there, which the tilt back
+        # reaches only at theta -> -inf; it was solved at theta = -8192 (rounding), every other
+        # point's mass underflowed to 0 and the search divided by it. Now no tilt back is
+        # taken (the pilot made symmetric as it is) and its ESS is the pilot's size
+        from osustat._power_engines import tilt_back_ess
+
+        t = np.array([3, 3, 5, 4, 7, 5, 4, 4, 4, 4, 5, 6, 6, 5, 7, 3, 4, 5, 4, 4]) / 7
+        b = np.array([4, 2, 3, 2, 6, 5, 3, 7, 3, 2, 4, 5, 5, 6, 5, 3, 4, 4, 5, 4]) / 7
+        assert tilt_back_ess(t - b, (t, b)) == 20
+        mde = minimum_detectable_effect(None, 20, pairs=(t, b), n_simulations=300)
+        assert mde.method == "empirical-tilt" and 0 < mde < mde.max_effect
