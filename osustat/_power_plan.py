@@ -53,7 +53,9 @@ class PowerValue(float):
         The largest mean difference of the modelled kind (``inf`` for the shift models
         ``'normal'`` and ``'simulation'``): ``magnitude * p_nonzero`` for
         ``'exact-binomial'``, ``(1 - share of zeros) * max|d|`` for ``'empirical'``,
-        ``max|d|`` for ``'empirical-tilt'``. A finite MDE never exceeds it.
+        ``max|d|`` for ``'empirical-tilt'`` (given the units' values, ``pairs``: the tilt's
+        limit, the mean difference beside the treatment at its largest value). A finite MDE
+        never exceeds it.
     mde_range : tuple of float or None
         An MDE from fewer than ``osustat.power.MDE_MIN_DIFFERENCES`` differences (method
         chosen automatically) is not one number: ``.method`` is ``'sd-range'`` (the

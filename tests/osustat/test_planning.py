@@ -178,6 +178,20 @@ def test_plan_cells_plans_each_cell_from_its_own_differences():
     assert res.to_dict()["plans"]["all"]["n"] == res.plans["all"].n
 
 
+def test_plan_cells_moves_the_treatments_rate_for_count_ratios():
+    # recall over a few items: each cell's plan is given the units' values (the tilted model
+    # moves the treatment's rate beside the baseline's, not both rates apart)
+    df = pd.read_csv(EXAMPLE)
+    res = plan_cells(
+        df, "osu-mem", "flat-vector", metric="recall", budget=256, effect=0.1, cells=["all"]
+    )
+    p = paired(df, "osu-mem", "flat-vector", metric="recall", budget=256)
+    pairs = (p.treatment, p.baseline)
+    assert res.plans["all"].n == plan(0.1, pairs=pairs).n
+    assert "the treatment's values tilted" in " ".join(res.plans["all"].assumptions)
+    assert res.plans["all"].method == "empirical-tilt"
+
+
 def test_plan_cells_lists_refused_cells_with_the_reason():
     df = pd.read_csv(EXAMPLE)
     res = plan_cells(
