@@ -68,6 +68,9 @@ class Measured:
     n: int = 0
     n_seeds: int = 0
     d: NDArray[np.float64] | None = None
+    #: the units' treatment and baseline values behind `d` (the MDE's tilted model of count
+    #: ratios moves the treatment's rate); None where no MDE is stated (interactions)
+    pairs: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
     treatment_mean: float = math.nan
     baseline_mean: float = math.nan
     test: SignFlipResult | None = None
@@ -348,6 +351,7 @@ def measure(
         n=n,
         n_seeds=len(per_seed.seeds) if isinstance(per_seed, SeedPairings) else data.n_seeds,
         d=d,
+        pairs=(t, b),
         treatment_mean=float(t.mean()),
         baseline_mean=float(b.mean()),
         test=test,

@@ -280,12 +280,15 @@ def mde_of(m: Measured, alpha: float) -> PowerValue | None:
     """MDE of the claim's recomputed test (two-sided, power .8) at its n, None if untested.
 
     The method follows the differences (:func:`osustat.minimum_detectable_effect` with
-    ``differences=``): exact binomial for 0/1 metrics, simulation for small n, normal
-    otherwise; infinite when the test can never reach power .8 at this n.
+    ``differences=`` and the units' values, ``pairs=``): exact binomial for 0/1 metrics, the
+    tilted model for count ratios (the treatment's rate moved), resampled otherwise;
+    infinite when the test can never reach power .8 at this n.
     """
     if m.d is None or m.d.size < 2 or m.claim.kind == "interaction":
         return None
-    return minimum_detectable_effect(float(m.d.std(ddof=1)), m.n, alpha=alpha, differences=m.d)
+    return minimum_detectable_effect(
+        float(m.d.std(ddof=1)), m.n, alpha=alpha, differences=m.d, pairs=m.pairs
+    )
 
 
 def judge(
