@@ -42,6 +42,7 @@ from osustat import plan, signflip_tests
 
 sys.path.insert(0, os.path.dirname(__file__))
 from mde_procedure import DESIGNS as ROW_DESIGNS  # the row-procedure designs
+from mde_procedure import differences
 
 
 def normal_diffs(rng: np.random.Generator, size: tuple[int, ...], effect: float) -> np.ndarray:
@@ -149,7 +150,7 @@ def _row_achieved(name: str, effect: float, n: int, reps: int, seed: int) -> flo
     """Rejection rate of signflip_tests (alpha .05) on `reps` data sets of size n drawn from
     a row-procedure design (benchmarks/mde_procedure.py) at `effect`."""
     draw, _ = ROW_DESIGNS[name]
-    x = draw(effect, n, reps, np.random.default_rng([seed, n, 11]))
+    x = differences(draw(effect, n, reps, np.random.default_rng([seed, n, 11])))
     return float(np.mean([t.pvalue <= 0.05 for t in signflip_tests(x, rng=seed)]))
 
 
@@ -164,7 +165,8 @@ def effect_pilots(args: argparse.Namespace) -> list[str]:
         f"{size} units each",
         "",
         f"Designs of `benchmarks/mde_procedure.py`; each pilot drawn at effect 0 (null) or at "
-        f"the planned effect, `plan(effect, differences=pilot)` (one test, alpha .05), "
+        f"the planned effect, `plan(effect, differences=pilot)` (one test, alpha .05; with the "
+        "units' values, `pairs=`, where the design has them: recall-like, clustered), "
         f"{reps} fresh data sets at the planned n give the achieved power (Monte Carlo SE "
         f"about {(0.16 / reps) ** 0.5:.3f}). Goal: .80 +- .05. The lognormal row plans from the "
         "design's stated sd (normal model) in its last row.",
@@ -178,8 +180,10 @@ def effect_pilots(args: argparse.Namespace) -> list[str]:
         for pilot_name, at in (("null", 0.0), ("at the effect", effect)):
             ns, rates = [], []
             for i in range(args.pilots):
-                pilot = draw(at, size, 1, np.random.default_rng([args.seed, 4, i]))[:, 0]
-                n = plan(effect, differences=pilot).n
+                drawn = draw(at, size, 1, np.random.default_rng([args.seed, 4, i]))[..., 0]
+                # the units' values where the design has them (what plan_cells passes)
+                given = {"pairs": (drawn[0], drawn[1])} if drawn.ndim == 2 else {}
+                n = plan(effect, differences=differences(drawn), **given).n
                 ns.append(n)
                 rates.append(_row_achieved(name, effect, n, reps, args.seed + i))
             ok = np.mean([0.75 <= r <= 0.85 for r in rates])
