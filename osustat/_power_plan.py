@@ -68,7 +68,10 @@ class PowerValue(float):
         power below the target but the upper end of that share's 80% interval does not
         (``'share-range'``: from the MDE there to ``inf``). Nor, from count ratios, where the
         tilted model's null rests on fewer than ``MDE_MIN_DIFFERENCES`` effective
-        differences (``'ess-range'``: a pilot carrying a large effect for its size).
+        differences (``'ess-range'``: a pilot carrying a large effect for its size), or, given
+        the units' values, where the treatment's tilt cannot reach the target but the
+        differences' tilt can (``'top-range'``: from the latter's MDE to ``inf``; the former's
+        largest effect is read off the few units where the treatment is largest).
         ``.mde_range`` holds the ends, the value is the upper end.
     n_differences : int or None
         How many differences a range was read from.
@@ -84,7 +87,8 @@ class PowerValue(float):
     n_simulations: int
     max_effect: float
     #: ``(low, high)`` when the MDE is not estimable as one number from the differences given
-    #: (``'sd-range'``, ``'q-range'``, ``'shape-range'``, ``'share-range'``, ``'ess-range'``)
+    #: (``'sd-range'``, ``'q-range'``, ``'shape-range'``, ``'share-range'``, ``'ess-range'``,
+    #: ``'top-range'``)
     mde_range: tuple[float, float] | None = None
     #: How many differences a range was read from
     n_differences: int | None = None

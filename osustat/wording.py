@@ -41,6 +41,7 @@ MDE_METHOD_NAMES = {
     "shape-range": "resampled over the sd's 80% interval, differences not normal-shaped",
     "share-range": "over the 80% interval of P(d ≠ 0)",
     "ess-range": "tilted, over the sd's 80% interval: a null of few effective differences",
+    "top-range": "tilted: the treatment's largest effect read off the units where it is largest",
 }
 
 #: What the report and the verdict say instead of an infinite MDE.
@@ -50,8 +51,9 @@ UNDERPOWERED = "underpowered at any effect"
 def not_estimable(mde: Any) -> str:
     """What is printed for an MDE not estimable as one number: from too few differences
     (``'sd-range'``, ``'q-range'``), differences not normal-shaped (``'shape-range'``), a
-    share of ties that caps the power (``'share-range'``) or a tilted null of few effective
-    differences (``'ess-range'``); the basis says which."""
+    share of ties that caps the power (``'share-range'``), a tilted null of few effective
+    differences (``'ess-range'``) or a treatment's tilt capped on the units where it is
+    largest (``'top-range'``); the basis says which."""
     lo, hi = mde.mde_range
     upper = f"{hi:.3f}" if math.isfinite(hi) else "∞"
     return (

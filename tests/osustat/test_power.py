@@ -702,3 +702,20 @@ class TestTreatmentTilt:
         assert tilt_back_ess(t - b, (t, b)) == 20
         mde = minimum_detectable_effect(None, 20, pairs=(t, b), n_simulations=300)
         assert mde.method == "empirical-tilt" and 0 < mde < mde.max_effect
+
+    def test_a_treatment_tilt_capped_on_few_units_gives_a_range(self):
+        # a pilot of 20 units of recall over 2 items (drawn at the effect, held-out design
+        # h19 of seed 36) whose treatment is at its largest value on every unit: the tilt's
+        # limit is the mean difference beside it, (7 * .5 + 3 * 1) / 30 = .217 (the 20 pairs
+        # and the 10 swapped pairs whose baseline is 1), short of the target power at n = 20;
+        # the row printed "underpowered at any effect" where the design's MDE is .29. Now a
+        # range from the differences' tilt's MDE to infinity
+        t = np.ones(20)
+        b = np.array([2, 2, 1, 1, 2, 1, 1, 1, 0, 2, 2, 2, 2, 1, 0, 0, 2, 2, 2, 1]) / 2
+        capped = minimum_detectable_effect(None, 20, pairs=(t, b), test="empirical-tilt")
+        assert capped == np.inf and capped.max_effect == pytest.approx(6.5 / 30)
+        mde = minimum_detectable_effect(None, 20, pairs=(t, b))
+        low = minimum_detectable_effect(None, 20, differences=t - b)
+        assert mde.method == "top-range" and low.method == "empirical-tilt"
+        assert mde.mde_range == (float(low), np.inf) and mde == np.inf
+        assert "at most a mean difference of 0.217" in mde.range_basis
