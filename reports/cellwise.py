@@ -256,8 +256,10 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         f"{MDE_MIN_DIFFERENCES} differences, from differences not normal-shaped "
         "(Shapiro–Wilk p < .05: a skewed or heavy-tailed sample's sd is far below its "
         "law's in most samples), where the row's own share of pairs that differ caps the "
-        "power, or where the count-ratio model's null rests on fewer than "
-        f"{MDE_MIN_DIFFERENCES} effective differences, the MDE is not one number: the row "
+        "power, where the count-ratio model's null rests on fewer than "
+        f"{MDE_MIN_DIFFERENCES} effective differences, or where its treatment's largest "
+        "effect, read off the few units where the treatment is largest, falls short, the "
+        "MDE is not one number: the row "
         "prints “MDE not estimable from n = … differences” with the range the sd (or "
         "P(Δ ≠ 0)) allows over its 80% interval.",
         f"- Master seed {res.seed}: the same seed and inputs give the same report.",
