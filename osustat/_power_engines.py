@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -310,21 +311,64 @@ _TILT_MIN_ESS = 0.3
 def _tilt_back(s: NDArray[Any], v: NDArray[Any], p: NDArray[Any]) -> float:
     """The tilt ``theta0`` that takes the distribution ``p`` on points with differences `v`
     to mean difference 0, tilting on the statistic `s` (``p exp(theta0 s)``); 0 when the
-    mean is 0 or no tilt reaches 0 (the tilted mean's limits, the mean difference among the
-    points of largest and of smallest `s`, are not of opposite signs)."""
-    if float(p @ v) == 0.0:
+    mean is 0 or no tilt reaches 0.
+
+    On the differences themselves (``s is v``) the tilted mean rises with theta, and 0 is
+    reached exactly when `v` has values of both signs. On another statistic (the treatment's
+    value, :func:`tilt_null`) the tilted mean need not be monotone: the root nearest 0 on the
+    side opposite the mean's sign, found on a grid of tilts (:func:`_first_tilt`)."""
+    mean = float(p @ v)
+    if mean == 0.0:
         return 0.0
-    # a limit within rounding of 0 (e.g. the treatment's smallest value beside baselines
-    # one above and one below it) is reached only at theta -> -inf: no tilt reaches 0
-    tol = 1e-12 * float(np.abs(v).max())
-    ends = [float(p[at] @ v[at]) / float(p[at].sum()) for at in (s == s.max(), s == s.min())]
-    if not (ends[0] > tol and ends[1] < -tol):
+    if s is not v:
+        found = _first_tilt(s, v, p, -math.copysign(1.0, mean), 0.0)
+        return 0.0 if found is None else found
+    if not (v[0] < 0 < v[-1]):
         return 0.0
     mean_at = lambda t: float(np.exp(t * s - np.max(t * s)) @ (p * v))  # noqa: E731
     bound = 1.0
     while np.sign(mean_at(bound)) == np.sign(mean_at(-bound)):
         bound *= 2.0
     return float(optimize.brentq(mean_at, -bound, bound, xtol=1e-12))
+
+
+def _tilted_means(
+    s: NDArray[Any], v: NDArray[Any], p: NDArray[Any], thetas: NDArray[Any]
+) -> NDArray[Any]:
+    """The mean of `v` under ``p exp(theta s)`` for each theta of `thetas`."""
+    x = np.log(p)[None, :] + thetas[:, None] * s[None, :]
+    w = np.exp(x - x.max(axis=1, keepdims=True))
+    return (w @ v) / w.sum(axis=1)
+
+
+def _tilt_grid(s: NDArray[Any], sign: float) -> NDArray[Any]:
+    """Tilts of one sign from 0 outwards, log-spaced over the scale of `s` (to where the
+    tilt has put all the mass on the largest or smallest `s` to 1e-9)."""
+    span = float(np.ptp(s)) or 1.0
+    return sign * np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 241) / span])
+
+
+def _first_tilt(
+    s: NDArray[Any], v: NDArray[Any], p: NDArray[Any], sign: float, target: float
+) -> float | None:
+    """The tilt of sign `sign` nearest 0 at which the tilted mean of `v` crosses `target`
+    (from the side it is on at theta = 0), or None when none on the grid does."""
+    grid = _tilt_grid(s, sign)
+    means = _tilted_means(s, v, p, grid)
+    side = np.sign(means[0] - target)
+    crossed = np.flatnonzero(np.sign(means - target) != side)
+    if side == 0 or crossed.size == 0:
+        return None if side != 0 else 0.0
+    i = int(crossed[0])
+
+    def gap(t: float) -> float:
+        return float(_tilted_means(s, v, p, np.array([t]))[0]) - target
+
+    lo, hi = float(grid[i - 1]), float(grid[i])
+    g_lo, g_hi = gap(lo), gap(hi)
+    if g_lo * g_hi > 0:  # the crossing is within rounding of a grid point
+        return hi if abs(g_hi) < abs(g_lo) else lo
+    return float(optimize.brentq(gap, lo, hi, xtol=1e-12))
 
 
 def _pair_points(pairs: tuple[NDArray[Any], NDArray[Any]]) -> tuple[NDArray[Any], NDArray[Any]]:
@@ -417,15 +461,29 @@ def tilt_null(
 
 
 def tilt_tops(v: NDArray[Any], s: NDArray[Any], p: NDArray[Any]) -> tuple[float, float]:
-    """The limits of the tilted mean difference (as magnitudes): its mean over the points of
-    largest `s` (theta -> inf) and minus that over the points of smallest `s` (theta ->
-    -inf). Tilting on the difference itself (``s = v``) they are ``max|v|``; tilting the
-    treatment's value, the treatment at its largest value beside a baseline that varies."""
-    up, down = s == s.max(), s == s.min()
-    return (
-        max(float(p[up] @ v[up]) / float(p[up].sum()), 0.0),
-        max(-float(p[down] @ v[down]) / float(p[down].sum()), 0.0),
-    )
+    """The largest mean difference of each sign the tilt reaches (as magnitudes). Tilting on
+    the difference itself (``s is v``) the mean rises with the tilt to ``max|v|``. Tilting
+    the treatment's value the mean need not be monotone (the baseline beside a larger
+    treatment value can be larger too): the largest mean over a grid of tilts of each sign,
+    refined, which may lie inside (not at the limit, the mean beside the largest value)."""
+    if s is v:
+        return float(v[-1]), float(-v[0])
+    out = []
+    for sign in (1.0, -1.0):
+        grid = _tilt_grid(s, sign)
+        means = sign * _tilted_means(s, v, p, grid)
+        i = int(np.argmax(means))
+        best = float(means[i])
+        if 0 < i < grid.size - 1:  # refine between the neighbours of the grid's best
+
+            def lower(t: float, sign: float = sign) -> float:
+                return -sign * float(_tilted_means(s, v, p, np.array([t]))[0])
+
+            lo, hi = sorted((float(grid[i - 1]), float(grid[i + 1])))
+            res = optimize.minimize_scalar(lower, bounds=(lo, hi), method="bounded")
+            best = max(best, -float(res.fun))
+        out.append(max(best, 0.0))
+    return out[0], out[1]
 
 
 class EmpiricalTiltSimulation:
@@ -494,10 +552,18 @@ class EmpiricalTiltSimulation:
         return w / w.sum()
 
     def theta(self, effect: float) -> float:
-        """The tilt whose mean is `effect` (|effect| < the largest |difference|)."""
+        """The tilt nearest 0 whose mean is `effect` (|effect| below :meth:`top`)."""
         if effect == 0:
             return 0.0
         sign = 1.0 if effect > 0 else -1.0
+        if self.s is not self.v:  # the treatment's tilt: the mean need not be monotone
+            found = _first_tilt(self.s, self.v, np.exp(self.logp), sign, effect)
+            if found is not None:
+                return found
+            # within rounding of the reach: the grid's tilt of the largest mean
+            grid = _tilt_grid(self.s, sign)
+            means = sign * _tilted_means(self.s, self.v, np.exp(self.logp), grid)
+            return float(grid[int(np.argmax(means))])
         target = abs(effect)
         hi = 1.0
         while float(self._tilted(sign * hi) @ (sign * self.v)) < target:

@@ -244,6 +244,14 @@ class Plan:
         self.q = q
         self.test = test
         self._tilt_tops: tuple[float, float] | None = None
+        #: the units' values given but not used: the treatment's tilt cannot reach the
+        #: pilot's own mean difference (e.g. many units tied at the ceiling), so the
+        #: differences are tilted instead
+        self.pairs_unused = False
+        if self.pairs is not None and test == "empirical-tilt":
+            assert d is not None
+            if not reaches_own_mean(d, self.pairs):
+                self.pairs, self.pairs_unused = None, True
 
     def max_effect(self) -> float:
         """The largest mean difference of the modelled kind (see :class:`PowerValue`)."""
@@ -259,13 +267,19 @@ class Plan:
             if self.pairs is None:
                 # every unit at the largest observed |difference| (ties tilt away too)
                 return float(np.abs(self.d).max())
-            # the treatment at its largest (smallest) value beside the baseline's
-            if self._tilt_tops is None:
-                from ._power_engines import tilt_null, tilt_tops
-
-                self._tilt_tops = tilt_tops(*tilt_null(self.d, self.pairs))
-            return self._tilt_tops[1 if self.alternative == "less" else 0]
+            return self.max_effect_of(-1.0 if self.alternative == "less" else 1.0)
         return math.inf
+
+    def max_effect_of(self, sign: float) -> float:
+        """The tilted model's largest |mean difference| of the sign of `sign`."""
+        assert self.d is not None
+        if self.pairs is None:
+            return float(np.abs(self.d).max())
+        if self._tilt_tops is None:  # the treatment's tilt: its reach (tilt_tops)
+            from ._power_engines import tilt_null, tilt_tops
+
+            self._tilt_tops = tilt_tops(*tilt_null(self.d, self.pairs))
+        return self._tilt_tops[0 if sign > 0 else 1]
 
     @classmethod
     def from_arguments(cls, arguments: dict[str, Any]) -> Plan:
@@ -315,11 +329,34 @@ def is_discrete(d: NDArray[np.float64]) -> bool:
     return bool(near.any(axis=1).all())
 
 
+def reaches_own_mean(d: NDArray[Any], pairs: tuple[NDArray[Any], NDArray[Any]]) -> bool:
+    """Whether the treatment's tilt (:func:`osustat._power_engines.tilt_null`) reaches the
+    pilot's own mean difference. It need not: with many units tied at the ceiling, tilting the
+    treatment's value up gives those ties more weight, and the mean difference it reaches can
+    stay below the one the pilot shows. Such a pilot is not described by the model: its
+    differences are tilted instead (issue 35 review of the treatment's tilt)."""
+    from ._power_engines import tilt_null, tilt_tops
+
+    mean = float(d.mean())
+    reach = tilt_tops(*tilt_null(d, pairs))[1 if mean < 0 else 0]
+    return abs(mean) <= reach * (1 + 1e-9)
+
+
 def check_pairs(pairs: Any, d: NDArray[np.float64] | None) -> tuple[NDArray[Any], NDArray[Any]]:
     """`pairs` as two float vectors (treatment, baseline) whose differences are `d`."""
     from ._validation import as_float_vector
 
+    shape: tuple[int, ...] = (0,)
+    if isinstance(pairs, np.ndarray):
+        shape = pairs.shape
+    if len(shape) == 2 and shape[1] == 2 and shape[0] != 2:
+        raise ValueError(
+            f"`pairs` must be (treatment values, baseline values); got an array of shape "
+            f"{shape}, one row per unit: pass its columns, e.g. `tuple(a.T)`."
+        )
     try:
+        if isinstance(pairs, str | bytes):
+            raise TypeError
         t_raw, b_raw = pairs
     except (TypeError, ValueError):
         raise TypeError(

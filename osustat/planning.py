@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._power_plan import check_pairs, is_discrete
+from ._power_plan import check_pairs, is_discrete, reaches_own_mean
 from ._validation import (
     as_float_vector,
     check_alternative,
@@ -252,12 +252,19 @@ def _pilot_model(
     )
     if not used_binary and is_discrete(d):  # the tilted model (osustat.power)
         moved = (
-            "the treatment's values tilted to it beside the baseline's as observed (the "
-            "treatment's rate moves)"
-            if pairs is not None
-            else "the differences tilted to it (both methods' rates move apart; give the "
-            "units' values, `pairs`, to move the treatment's only)"
+            "the differences tilted to it (both methods' rates move apart; give the "
+            "units' values, `pairs`, to move the treatment's)"
         )
+        if pairs is not None and reaches_own_mean(d, pairs):
+            moved = (
+                "the treatment's values tilted to it, each unit's baseline kept beside its "
+                "treatment value (the treatment's rate moves)"
+            )
+        elif pairs is not None:
+            moved = (
+                "the differences tilted to it: the treatment's tilt does not reach the "
+                "pilot's own mean difference (units tied at the ceiling)"
+            )
         assumptions = (
             f"the planned study's differences look like the pilot's {d.size} count ratios, "
             f"tilted to mean {effect:g}: {moved}",

@@ -85,7 +85,20 @@ def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
         tilt = EmpiricalTiltSimulation(
             plan.d, n, plan.n_simulations, alpha, alt, rng, pairs=plan.pairs
         )
-        return tilt.power
+
+        def tilted(effect: float) -> float:
+            reach = tilt.top(effect)
+            if abs(effect) > reach * (1 + 1e-9):
+                raise ValueError(
+                    f"`effect` {effect} is beyond the largest effect of the tilted model: "
+                    f"|effect| <= {reach:.6g} ("
+                    + ("the mean difference the treatment's tilt reaches beside these "
+                       "baselines" if plan.pairs is not None else "max(|differences|)")
+                    + ")."
+                )  # fmt: skip
+            return tilt.power(effect)
+
+        return tilted
     if plan.test == "empirical":
         assert plan.d is not None
         top = plan.max_effect()

@@ -675,6 +675,10 @@ class TestTreatmentTilt:
             power(0.2, None, 6, differences=d[:-1], pairs=(t, b))
         with pytest.raises(TypeError, match=r"\(treatment values, baseline values\)"):
             power(0.2, None, 6, differences=d, pairs=t)
+        with pytest.raises(TypeError, match=r"\(treatment values, baseline values\)"):
+            power(0.2, None, 6, pairs="ab")
+        with pytest.raises(ValueError, match=r"shape \(6, 2\), one row per unit"):
+            power(0.2, None, 6, pairs=np.column_stack([t, b]))
 
     def test_a_treatment_that_cannot_reach_the_power_is_infinite(self):
         # the treatment at its largest value still ties most baselines (the tilt's limit is
@@ -704,18 +708,59 @@ class TestTreatmentTilt:
         assert mde.method == "empirical-tilt" and 0 < mde < mde.max_effect
 
     def test_a_treatment_tilt_capped_on_few_units_gives_a_range(self):
-        # a pilot of 20 units of recall over 2 items (drawn at the effect, held-out design
-        # h19 of seed 36) whose treatment is at its largest value on every unit: the tilt's
-        # limit is the mean difference beside it, (7 * .5 + 3 * 1) / 30 = .217 (the 20 pairs
-        # and the 10 swapped pairs whose baseline is 1), short of the target power at n = 20;
-        # the row printed "underpowered at any effect" where the design's MDE is .29. Now a
-        # range from the differences' tilt's MDE to infinity
-        t = np.ones(20)
-        b = np.array([2, 2, 1, 1, 2, 1, 1, 1, 0, 2, 2, 2, 2, 1, 0, 0, 2, 2, 2, 1]) / 2
+        # a null pilot of 20 units of recall over 2 items (held-out design h19 of seed 36):
+        # the treatment's tilt reaches a mean difference of at most .139 here (beside the
+        # baselines of the few units where the treatment is largest), short of power .8 at
+        # n = 20; such rows printed "underpowered at any effect" where the design's MDE is
+        # .29. Now a range from the differences' tilt's MDE to infinity
+        t = np.array([1, 1, 2, 2, 1, 1, 1, 0, 1, 1, 1, 0, 1, 2, 2, 1, 1, 0, 1, 1]) / 2
+        b = np.array([2, 2, 2, 2, 2, 2, 1, 2, 1, 0, 2, 1, 1, 1, 2, 2, 2, 1, 0, 1]) / 2
         capped = minimum_detectable_effect(None, 20, pairs=(t, b), test="empirical-tilt")
-        assert capped == np.inf and capped.max_effect == pytest.approx(6.5 / 30)
+        assert capped == np.inf and 0.13 < capped.max_effect < 0.15
         mde = minimum_detectable_effect(None, 20, pairs=(t, b))
         low = minimum_detectable_effect(None, 20, differences=t - b)
         assert mde.method == "top-range" and low.method == "empirical-tilt"
         assert mde.mde_range == (float(low), np.inf) and mde == np.inf
-        assert "at most a mean difference of 0.217" in mde.range_basis
+        assert f"at most a mean difference of {capped.max_effect:.3f}" in mde.range_basis
+        with pytest.raises(ValueError, match="beyond the largest effect of the tilted model"):
+            power(0.2, None, 20, pairs=(t, b))
+
+    def test_a_pilot_beyond_the_treatment_tilts_reach_tilts_the_differences(self):
+        # the review's case: half the units tied at the ceiling (1, 1); tilting the treatment
+        # up gives those ties more weight, and the mean difference it reaches (.029) stays
+        # below the pilot's own (.1): the model does not describe the pilot, whose
+        # differences are tilted instead (before: power .26 at an effect the pilot shows,
+        # plan n = 188 against 27)
+        from osustat import plan
+
+        t = np.array([1] * 10 + [1, 0.75, 0.75, 0.5, 0.75, 0.5, 0.25, 0.75, 0.5, 0.5])
+        b = np.array([1] * 10 + [0.75, 0.25, 0.5, 0.25, 0.5, 0.5, 0.25, 0.25, 0.75, 0.25])
+        d = t - b
+        assert d.mean() == pytest.approx(0.1)
+        assert power(0.1, None, 60, pairs=(t, b)) == power(0.1, None, 60, differences=d)
+        assert minimum_detectable_effect(None, 60, pairs=(t, b)) == minimum_detectable_effect(
+            None, 60, differences=d
+        )
+        planned = plan(0.1, pairs=(t, b))
+        assert planned.n == plan(0.1, differences=d).n
+        assert "does not reach the pilot's own mean difference" in " ".join(planned.assumptions)
+
+    def test_the_treatment_tilt_reaches_effects_inside_its_limit(self):
+        # the review's case: tilting the treatment's value, the mean difference is not
+        # monotone in the tilt -- here it rises to about .106 and falls back to 0 at the limit
+        # (the baselines beside the treatment's largest value are as large): the reach is
+        # the largest mean, not the limit, and an effect below it is tilted to at the tilt
+        # nearest 0 (independent reference: the means on a fine grid of tilts, numpy)
+        from osustat._power_engines import EmpiricalTiltSimulation
+
+        t = np.array([1, 1, 1, 0.75, 0.5, 0.75, 0.5, 0.25, 0.75, 0.5, 0.5, 0.75, 0.25, 0.5])
+        b = np.array([1, 1, 1, 0.5, 0.5, 0.25, 0.25, 0.25, 0.5, 0.25, 0.75, 0.5, 0.5, 0.25])
+        sim = EmpiricalTiltSimulation(t - b, 50, 100, 0.05, "two-sided", 0, pairs=(t, b))
+        p = np.exp(sim.logp)
+        grid = np.linspace(0, 60, 60_001)
+        w = p[None, :] * np.exp(grid[:, None] * (sim.s - sim.s.max())[None, :])
+        means = (w @ sim.v) / w.sum(axis=1)
+        assert sim.top(1.0) == pytest.approx(means.max(), abs=1e-6)
+        effect = 0.6 * means.max()
+        first = grid[np.flatnonzero(means >= effect)[0]]
+        assert sim.theta(effect) == pytest.approx(first, abs=2e-3)
