@@ -323,7 +323,10 @@ def _tilt_back(s: NDArray[Any], v: NDArray[Any], p: NDArray[Any]) -> float:
     if s is not v:
         found = _first_tilt(s, v, p, -math.copysign(1.0, mean), 0.0)
         return 0.0 if found is None else found
-    if not (v[0] < 0 < v[-1]):
+    # a value within rounding of 0 (e.g. 0.3 - (0.1 + 0.2) = -5.6e-17 among count ratios)
+    # is not a value of the other sign: the tilt back onto it ran for minutes
+    tol = 1e-12 * float(np.abs(v).max())
+    if not (v[0] < -tol and v[-1] > tol):
         return 0.0
     mean_at = lambda t: float(np.exp(t * s - np.max(t * s)) @ (p * v))  # noqa: E731
     bound = 1.0

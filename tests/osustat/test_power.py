@@ -764,3 +764,13 @@ class TestTreatmentTilt:
         effect = 0.6 * means.max()
         first = grid[np.flatnonzero(means >= effect)[0]]
         assert sim.theta(effect) == pytest.approx(first, abs=2e-3)
+
+    def test_float_noise_is_not_a_difference_of_the_other_sign(self):
+        # 0.3 - (0.1 + 0.2) = -5.6e-17 among nonnegative count ratios: the tilt back onto
+        # it (to mean 0) ran for minutes before; no tilt back is taken (as for one sign)
+        from osustat._power_engines import tilt_back_ess
+
+        d = np.array([0.5, 0.25, 0, 0.25, 0.5, 0.3 - (0.1 + 0.2), 0.25, 0.5, 0, 0.25] * 2)
+        assert d.min() < 0 and tilt_back_ess(d) == d.size
+        mde = minimum_detectable_effect(None, 20, differences=d, n_simulations=300)
+        assert mde.method == "empirical-tilt" and 0 < mde < 0.5
