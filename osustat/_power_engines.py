@@ -359,9 +359,13 @@ def _first_tilt(
     grid = _tilt_grid(s, sign)
     means = _tilted_means(s, v, p, grid)
     side = np.sign(means[0] - target)
-    crossed = np.flatnonzero(np.sign(means - target) != side)
-    if side == 0 or crossed.size == 0:
-        return None if side != 0 else 0.0
+    if side == 0:
+        return 0.0
+    # strictly to the other side: a mean that reaches the target only in the limit (it
+    # underflows onto it far out on the grid) is not reached by any tilt
+    crossed = np.flatnonzero(np.sign(means - target) == -side)
+    if crossed.size == 0:
+        return None
     i = int(crossed[0])
 
     def gap(t: float) -> float:
