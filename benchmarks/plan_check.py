@@ -183,7 +183,8 @@ def effect_pilots(args: argparse.Namespace) -> list[str]:
                 drawn = draw(at, size, 1, np.random.default_rng([args.seed, 4, i]))[..., 0]
                 # the units' values where the design has them (what plan_cells passes)
                 given = {"pairs": (drawn[0], drawn[1])} if drawn.ndim == 2 else {}
-                n = plan(effect, differences=differences(drawn), **given).n
+                d = drawn[0] - drawn[1] if drawn.ndim == 2 else drawn
+                n = plan(effect, differences=d, **given).n
                 ns.append(n)
                 rates.append(_row_achieved(name, effect, n, reps, args.seed + i))
             ok = np.mean([0.75 <= r <= 0.85 for r in rates])
