@@ -276,9 +276,9 @@ class Plan:
         if self.pairs is None:
             return float(np.abs(self.d).max())
         if self._tilt_tops is None:  # the treatment's tilt: its reach (tilt_tops)
-            from ._power_engines import tilt_null, tilt_tops
+            from ._power_engines import tilt_model
 
-            self._tilt_tops = tilt_tops(*tilt_null(self.d, self.pairs))
+            self._tilt_tops = tilt_model(self.d, self.pairs)[3]
         return self._tilt_tops[0 if sign > 0 else 1]
 
     @classmethod
@@ -335,10 +335,10 @@ def reaches_own_mean(d: NDArray[Any], pairs: tuple[NDArray[Any], NDArray[Any]]) 
     treatment's value up gives those ties more weight, and the mean difference it reaches can
     stay below the one the pilot shows. Such a pilot is not described by the model: its
     differences are tilted instead (issue 35 review of the treatment's tilt)."""
-    from ._power_engines import tilt_null, tilt_tops
+    from ._power_engines import tilt_model
 
     mean = float(d.mean())
-    reach = tilt_tops(*tilt_null(d, pairs))[1 if mean < 0 else 0]
+    reach = tilt_model(d, pairs)[3][1 if mean < 0 else 0]
     return abs(mean) <= reach * (1 + 1e-9)
 
 
