@@ -203,7 +203,10 @@ def _bisect(
     """Bisect ``[lo, hi]`` (``power_at(lo) < target <= power_at(hi)``): `halvings` halvings,
     or (None) until the bracket is within 0.1% of `hi`."""
     step = 0
-    while (hi - lo > 1e-3 * hi) if halvings is None else (step < halvings):
+    # at most 60 halvings to 0.1% (a curve at the target down to 0 would halve until `hi`
+    # underflowed: 1,070 steps, then a search from 0 that never ended -- issue 35 review)
+    limit = 60 if halvings is None else halvings
+    while step < limit and (halvings is not None or hi - lo > 1e-3 * hi):
         step += 1
         mid = 0.5 * (lo + hi)
         if power_at(mid) >= target:
@@ -246,6 +249,8 @@ def _refine(
     """The smallest effect reaching `target`, searched in steps of 5% around `near` (an
     answer found roughly), then bisected to 0.1%; `top` when even the largest effect of the
     kind, `top`, does not reach it (the caller's check at the answer decides then)."""
+    if not near > 0:  # a rough search that read the target at ~0: start from a small effect
+        near = 1e-6 * top if math.isfinite(top) else 1e-6
     lo, hi = 0.95 * near, min(1.05 * near, top)
     while lo > 1e-12 * near and power_at(lo) >= target:
         hi, lo = lo, 0.95 * lo

@@ -787,3 +787,14 @@ class TestTreatmentTilt:
         assert tilt_back_ess(t - b, (t, b)) == 20
         mde = minimum_detectable_effect(None, 20, pairs=(t, b), n_simulations=300)
         assert mde.method == "empirical-tilt" and 0 < mde < mde.max_effect
+
+    def test_a_rough_search_that_reads_the_target_at_zero_ends(self):
+        # from a second review: a pilot whose treatment's reach is small; the rough search's
+        # one anchor read power .94 at every effect, the bisection halved to 0 and the
+        # refinement from 0 never ended. It ends now, with a checked MDE or a range
+        t = np.array([6 / 7, 1 / 2, 1 / 2, 5 / 7, 1, 1, 7 / 12, 5 / 7, 1, 2 / 3, 1, 6 / 11, 2 / 3,
+                      1, 9 / 11, 5 / 6, 7 / 10, 8 / 9, 3 / 4, 0])  # fmt: skip
+        b = np.array([5 / 7, 5 / 6, 1, 1, 1, 7 / 8, 5 / 6, 5 / 7, 1, 1, 1, 8 / 11, 1, 1, 9 / 11,
+                      7 / 12, 3 / 5, 8 / 9, 1, 1])  # fmt: skip
+        mde = minimum_detectable_effect(None, 300, pairs=(t, b), alternative="greater", rng=257)
+        assert mde > 0
