@@ -244,14 +244,12 @@ class Plan:
         self.q = q
         self.test = test
         self._tilt_tops: tuple[float, float] | None = None
-        #: the units' values given but not used: the treatment's tilt cannot reach the
-        #: pilot's own mean difference (e.g. many units tied at the ceiling), so the
-        #: differences are tilted instead
-        self.pairs_unused = False
         if self.pairs is not None and test == "empirical-tilt":
             assert d is not None
             if not reaches_own_mean(d, self.pairs):
-                self.pairs, self.pairs_unused = None, True
+                # the treatment's tilt cannot reach the pilot's own mean difference (e.g.
+                # many units tied at the ceiling): the differences are tilted instead
+                self.pairs = None
 
     def max_effect(self) -> float:
         """The largest mean difference of the modelled kind (see :class:`PowerValue`)."""
@@ -263,10 +261,6 @@ class Plan:
             assert self.d is not None
             return float(np.count_nonzero(self.d)) / self.d.size * float(np.abs(self.d).max())
         if self.test == "empirical-tilt":
-            assert self.d is not None
-            if self.pairs is None:
-                # every unit at the largest observed |difference| (ties tilt away too)
-                return float(np.abs(self.d).max())
             return self.max_effect_of(-1.0 if self.alternative == "less" else 1.0)
         return math.inf
 
@@ -274,6 +268,7 @@ class Plan:
         """The tilted model's largest |mean difference| of the sign of `sign`."""
         assert self.d is not None
         if self.pairs is None:
+            # every unit at the largest observed |difference| (ties tilt away too)
             return float(np.abs(self.d).max())
         if self._tilt_tops is None:  # the treatment's tilt: its reach (tilt_tops)
             from ._power_engines import tilt_model

@@ -325,9 +325,10 @@ def minimum_detectable_effect(
     pairs : (array_like, array_like), optional
         The units' treatment and baseline values whose differences are `differences`
         (``differences`` may then be omitted; values that contradict them are refused). Used
-        by the tilted model of count ratios (``'empirical-tilt'``): the baseline stays as
-        observed and the treatment's values are tilted, so an effect moves the treatment's
-        rate -- and with it the spread, as a binomial's -- rather than both rates apart
+        by the tilted model of count ratios (``'empirical-tilt'``): the treatment's values are
+        tilted, each unit's baseline kept beside its treatment value, so an effect moves the
+        treatment's rate -- and with it the spread, as a binomial's -- rather than both rates
+        apart
         (:func:`osustat._power_engines.tilt_null`). The other models read the differences
         only. :func:`osustat.analyze` passes them.
     test : {'auto', 'normal', 'exact-binomial', 'simulation', 'empirical'}
