@@ -345,13 +345,61 @@ def _tilted_means(
     return (w @ v) / w.sum(axis=1)
 
 
-def _tilt_grid(s: NDArray[Any], sign: float) -> NDArray[Any]:
-    """Tilts of one sign from 0 outwards: 0, then 241 log-spaced from 1e-3 to 1e3 over the
-    range of `s` (at the last, points whose `s` is a tenth of the range below the largest
-    keep e^-100 of their weight; neighbouring fractions such as 10/11 and 11/12 keep more, so
-    a reach there can fall short of the limit by the last tilt's residue)."""
+def _tilt_grid(s: NDArray[Any], p: NDArray[Any], sign: float) -> NDArray[Any]:
+    """Tilts of one sign from 0 outwards: 0, then log-spaced (40 per decade) from 1e-3 over
+    the range of `s` to where the tilt has reached its limit: 1e3 over the range, or further
+    where neighbouring values of `s` (10/11 beside 11/12: a gap of 1/132) still share the
+    weight there -- up to where the next value below the largest keeps ``e^-40`` of it,
+    times the largest ratio of two points' probabilities (issue 35, a second review: the
+    reach of a pilot with 300 units at 10/11 read .79 where the limit is .917)."""
     span = float(np.ptp(s)) or 1.0
-    return sign * np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 241) / span])
+    top = 1e3 / span
+    values = np.unique(s)
+    gaps = np.diff(values)
+    gaps = gaps[gaps > 1e-9 * span]  # distinct values, not float noise
+    if gaps.size:
+        logp = np.log(p[p > 0])
+        top = max(top, (40.0 + float(np.ptp(logp))) / float(gaps.min()))
+    count = 241 + max(0, math.ceil(40 * math.log10(top * span / 1e3)))
+    return sign * np.concatenate([[0.0], np.geomspace(1e-3, top * span, count) / span])
+
+
+def _first_peak(means: NDArray[Any], scale: float) -> int:
+    """The grid index of the first local maximum of `means` (tilts from 0 outwards): where
+    they first fall by more than rounding (``1e-12 * scale``), else their largest."""
+    falls = np.flatnonzero(np.diff(means) < -1e-12 * scale)
+    return int(falls[0]) if falls.size else int(np.argmax(means))
+
+
+def _reach(
+    s: NDArray[Any],
+    v: NDArray[Any],
+    p: NDArray[Any],
+    sign: float,
+    on_grid: tuple[NDArray[Any], NDArray[Any]],
+) -> tuple[int, float, float]:
+    """Where the treatment's tilt of sign `sign` stops moving the mean difference that way:
+    the grid index of its first peak, the |mean| there (refined between the grid's
+    neighbours) and the tilt that reaches it.
+
+    The first peak, not the largest mean: beyond it the mean falls back before it may rise
+    again, and the tilt nearest 0 that reaches a larger effect jumps to the far side of the
+    dip -- the modelled law, and the power with it, jumped (.28 -> .52 between effects
+    .0390 and .03906 on a pilot of 13; a second review of issue 35 found such jumps in about
+    15 of 12,000 random pilots)."""
+    grid, means = on_grid
+    i = _first_peak(sign * means, float(np.abs(v).max()))
+    best, at = float(sign * means[i]), float(grid[i])
+    if 0 < i < grid.size - 1:  # refine between the neighbours of the grid's peak
+
+        def lower(t: float) -> float:
+            return -sign * float(_tilted_means(s, v, p, np.array([t]))[0])
+
+        lo, hi = sorted((float(grid[i - 1]), float(grid[i + 1])))
+        res = optimize.minimize_scalar(lower, bounds=(lo, hi), method="bounded")
+        if -float(res.fun) > best:
+            best, at = -float(res.fun), float(res.x)
+    return i, max(best, 0.0), at
 
 
 def _first_tilt(
@@ -361,14 +409,18 @@ def _first_tilt(
     sign: float,
     target: float,
     on_grid: tuple[NDArray[Any], NDArray[Any]] | None = None,
+    stop: int | None = None,
 ) -> float | None:
     """The tilt of sign `sign` nearest 0 at which the tilted mean of `v` crosses `target`
     (from the side it is on at theta = 0), or None when none on the grid does. `on_grid`:
-    the grid of :func:`_tilt_grid` and its means, when already computed."""
+    the grid of :func:`_tilt_grid` and its means, when already computed; `stop`: the last
+    grid index searched (the first peak, :func:`_reach`)."""
     if on_grid is None:
-        grid = _tilt_grid(s, sign)
+        grid = _tilt_grid(s, p, sign)
         on_grid = grid, _tilted_means(s, v, p, grid)
     grid, means = on_grid
+    if stop is not None:
+        grid, means = grid[: stop + 1], means[: stop + 1]
     side = np.sign(means[0] - target)
     if side == 0:
         return 0.0
@@ -481,25 +533,15 @@ def tilt_tops(v: NDArray[Any], s: NDArray[Any], p: NDArray[Any]) -> tuple[float,
     """The largest mean difference of each sign the tilt reaches (as magnitudes). Tilting on
     the difference itself (``s is v``) the mean rises with the tilt to ``max|v|``. Tilting
     the treatment's value the mean need not be monotone (the baseline beside a larger
-    treatment value can be larger too): the largest mean over a grid of tilts of each sign,
-    refined, which may lie inside (not at the limit, the mean beside the largest value)."""
+    treatment value can be larger too): the mean at its first peak along the tilts of each
+    sign (:func:`_reach`), which may lie inside (not at the limit, the mean beside the
+    largest value)."""
     if s is v:
         return float(v[-1]), float(-v[0])
     out = []
     for sign in (1.0, -1.0):
-        grid = _tilt_grid(s, sign)
-        means = sign * _tilted_means(s, v, p, grid)
-        i = int(np.argmax(means))
-        best = float(means[i])
-        if 0 < i < grid.size - 1:  # refine between the neighbours of the grid's best
-
-            def lower(t: float, sign: float = sign) -> float:
-                return -sign * float(_tilted_means(s, v, p, np.array([t]))[0])
-
-            lo, hi = sorted((float(grid[i - 1]), float(grid[i + 1])))
-            res = optimize.minimize_scalar(lower, bounds=(lo, hi), method="bounded")
-            best = max(best, -float(res.fun))
-        out.append(max(best, 0.0))
+        grid = _tilt_grid(s, p, sign)
+        out.append(_reach(s, v, p, sign, (grid, _tilted_means(s, v, p, grid)))[1])
     return out[0], out[1]
 
 
@@ -566,7 +608,8 @@ class EmpiricalTiltSimulation:
         v, s, p, tops = tilt_model(d, pairs)
         self.v, self.s, self.p = v, s, p
         self.logp = np.log(p)
-        self._grids: dict[float, tuple[NDArray[Any], NDArray[Any]]] = {}
+        #: per sign: the grid of tilts and its means, and the first peak (:func:`_reach`)
+        self._grids: dict[float, Any] = {}
         #: the largest mean difference of each sign the tilt reaches
         self.tops = tops
         self.n, self.n_simulations, self.alt = n, n_simulations, alt
@@ -600,14 +643,13 @@ class EmpiricalTiltSimulation:
         sign = 1.0 if effect > 0 else -1.0
         if self.s is not self.v:  # the treatment's tilt: the mean need not be monotone
             if sign not in self._grids:  # one grid of tilts per sign, for every effect
-                grid = _tilt_grid(self.s, sign)
-                self._grids[sign] = (grid, _tilted_means(self.s, self.v, self.p, grid))
-            grid, means = self._grids[sign]
-            found = _first_tilt(self.s, self.v, self.p, sign, effect, (grid, means))
-            if found is not None:
-                return found
-            # within rounding of the reach: the grid's tilt of the largest mean
-            return float(grid[int(np.argmax(sign * means))])
+                grid = _tilt_grid(self.s, self.p, sign)
+                on_grid = grid, _tilted_means(self.s, self.v, self.p, grid)
+                self._grids[sign] = on_grid, _reach(self.s, self.v, self.p, sign, on_grid)
+            on_grid, (peak, _, at_top) = self._grids[sign]
+            found = _first_tilt(self.s, self.v, self.p, sign, effect, on_grid, stop=peak)
+            # none before the first peak: the effect is within rounding of the reach
+            return at_top if found is None else found
         target = abs(effect)
         hi = 1.0
         while float(self._tilted(sign * hi) @ (sign * self.v)) < target:
@@ -626,12 +668,17 @@ class EmpiricalTiltSimulation:
     def _simulate(self, theta: float) -> tuple[float, NDArray[Any], NDArray[Any]]:
         cdf = np.cumsum(self._tilted(theta))
         cdf[-1] = 1.0
-        # the inverse cdf: how many of the cdf steps each uniform passes -- what
-        # searchsorted(cdf, u, side="right") returns, counted in one pass per value into
-        # bytes: faster than a binary search per draw (6x for 13 points, 2x for 120)
-        index = np.zeros(self.u.shape, dtype=np.uint8 if self.v.size <= 255 else np.intp)
-        for step in cdf[:-1]:
-            index += self.u >= step
+        # the inverse cdf: how many of the cdf steps each uniform passes. Up to 256 points
+        # counted in one pass per value into bytes: faster than a binary search per draw
+        # (CPU 0.4 against 7.6 ms for 13 points, 8.3 against 9.7 at 256); beyond, the binary
+        # search (11 against 52 ms at 500 points; benchmarks/results-inverse_cdf.md)
+        index: NDArray[Any]
+        if self.v.size <= 256:
+            index = np.zeros(self.u.shape, dtype=np.uint8)
+            for step in cdf[:-1]:
+                index += self.u >= step
+        else:
+            index = np.searchsorted(cdf[:-1], self.u, side="right")
         values = self.v[index]
         from .signflip import signflip_tests  # the test itself (imports this module's users)
 

@@ -77,6 +77,13 @@ class PowerValue(float):
         How many differences a range was read from.
     range_basis : str or None
         The model behind a range, in words.
+    tilted : str or None
+        For ``'empirical-tilt'``: what the effect tilts, ``'treatment'`` (the treatment's
+        values, given ``pairs``) or ``'differences'``.
+    tilt_fallback : str or None
+        Why the differences were tilted although ``pairs`` were given: the treatment's tilt
+        does not reach the pilot's own mean difference, or (for :func:`osustat.power`) the
+        effect asked for.
     """
 
     method: str
@@ -94,6 +101,10 @@ class PowerValue(float):
     n_differences: int | None = None
     #: The model behind `mde_range`, in words
     range_basis: str | None = None
+    #: ``'empirical-tilt'``: ``'treatment'`` or ``'differences'``
+    tilted: str | None = None
+    #: Why the differences were tilted although `pairs` were given
+    tilt_fallback: str | None = None
 
     def __new__(
         cls,
@@ -122,7 +133,7 @@ class PowerValue(float):
 
 
 def _rebuild(value: float, attrs: dict[str, Any]) -> PowerValue:
-    names = ("mde_range", "n_differences", "range_basis")
+    names = ("mde_range", "n_differences", "range_basis", "tilted", "tilt_fallback")
     extra: dict[str, Any] = {k: attrs.pop(k) for k in names if k in attrs}
     obj = PowerValue(value, **attrs)
     obj.__dict__.update(extra)
@@ -244,12 +255,19 @@ class Plan:
         self.q = q
         self.test = test
         self._tilt_tops: tuple[float, float] | None = None
+        #: why the differences are tilted although `pairs` were given
+        self.tilt_fallback: str | None = None
         if self.pairs is not None and test == "empirical-tilt":
             assert d is not None
-            if not reaches_own_mean(d, self.pairs):
-                # the treatment's tilt cannot reach the pilot's own mean difference (e.g.
-                # many units tied at the ceiling): the differences are tilted instead
+            # the treatment's tilt cannot reach the pilot's own mean difference (e.g. many
+            # units tied at the ceiling): the differences are tilted instead
+            self.tilt_fallback = treatment_tilt_short(d, self.pairs)
+            if self.tilt_fallback is not None:
                 self.pairs = None
+
+    def tilt_differences(self, reason: str) -> None:
+        """Tilt the differences, not the treatment's values (`reason`: why)."""
+        self.pairs, self._tilt_tops, self.tilt_fallback = None, None, reason
 
     def max_effect(self) -> float:
         """The largest mean difference of the modelled kind (see :class:`PowerValue`)."""
@@ -283,7 +301,7 @@ class Plan:
         return cls(**{k: arguments[k] for k in PLAN_ARGUMENTS})
 
     def result(self, value: float) -> PowerValue:
-        return PowerValue(
+        out = PowerValue(
             value,
             method=self.test,
             n=self.n,
@@ -293,6 +311,10 @@ class Plan:
             n_simulations=(self.n_simulations if self.test in SIMULATED else 0),
             max_effect=self.max_effect(),
         )
+        if self.test == "empirical-tilt":
+            out.tilted = "differences" if self.pairs is None else "treatment"
+            out.tilt_fallback = self.tilt_fallback
+        return out
 
 
 #: The methods that simulate (``n_simulations`` data sets).
@@ -324,17 +346,35 @@ def is_discrete(d: NDArray[np.float64]) -> bool:
     return bool(near.any(axis=1).all())
 
 
-def reaches_own_mean(d: NDArray[Any], pairs: tuple[NDArray[Any], NDArray[Any]]) -> bool:
-    """Whether the treatment's tilt (:func:`osustat._power_engines.tilt_null`) reaches the
-    pilot's own mean difference. It need not: with many units tied at the ceiling, tilting the
-    treatment's value up gives those ties more weight, and the mean difference it reaches can
-    stay below the one the pilot shows. Such a pilot is not described by the model: its
-    differences are tilted instead (issue 35 review of the treatment's tilt)."""
+def treatment_tilt_short(
+    d: NDArray[Any], pairs: tuple[NDArray[Any], NDArray[Any]], effect: float | None = None
+) -> str | None:
+    """Why the treatment's tilt (:func:`osustat._power_engines.tilt_null`) cannot model
+    these pairs -- it does not reach the pilot's own mean difference, or `effect` -- in
+    words; None when it can. It need not reach the pilot's mean: with many units tied at the
+    ceiling, tilting the treatment's value up gives those ties more weight, and the mean
+    difference it reaches can stay below the one the pilot shows. Such a pilot is not
+    described by the model (issue 35 review of the treatment's tilt); nor is an effect
+    beyond the largest mean difference the tilt reaches (:func:`tilt_tops`: read off the
+    units where the treatment is largest). The differences are tilted instead."""
     from ._power_engines import tilt_model
 
+    tops = tilt_model(d, pairs)[3]
     mean = float(d.mean())
-    reach = tilt_model(d, pairs)[3][1 if mean < 0 else 0]
-    return abs(mean) <= reach * (1 + 1e-9)
+    reach = tops[1 if mean < 0 else 0]
+    if abs(mean) > reach * (1 + 1e-9):
+        return (
+            f"the treatment's tilt reaches a mean difference of at most {reach:.4g} beside "
+            f"these baselines, short of these differences' own mean {mean:.4g}"
+        )
+    if effect is not None:
+        reach = tops[1 if effect < 0 else 0]
+        if abs(effect) > reach * (1 + 1e-9):
+            return (
+                f"the treatment's tilt reaches a mean difference of at most {reach:.4g} "
+                f"beside these baselines, short of the effect {effect:g}"
+            )
+    return None
 
 
 def check_pairs(pairs: Any, d: NDArray[np.float64] | None) -> tuple[NDArray[Any], NDArray[Any]]:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._power_plan import check_pairs, is_discrete, reaches_own_mean
+from ._power_plan import check_pairs, is_discrete, treatment_tilt_short
 from ._validation import (
     as_float_vector,
     check_alternative,
@@ -255,16 +255,15 @@ def _pilot_model(
             "the differences tilted to it (both methods' rates move apart; give the "
             "units' values, `pairs`, to move the treatment's)"
         )
-        if pairs is not None and reaches_own_mean(d, pairs):
+        short = None if pairs is None else treatment_tilt_short(d, pairs, effect)
+        if pairs is not None and short is None:
             moved = (
                 "the treatment's values tilted to it, each unit's baseline kept beside its "
                 "treatment value (the treatment's rate moves)"
             )
         elif pairs is not None:
-            moved = (
-                "the differences tilted to it: the treatment's tilt does not reach the "
-                "pilot's own mean difference (units tied at the ceiling)"
-            )
+            moved = f"the differences tilted to it: {short}"
+            pairs = None  # as osustat.power does, without its warning at every n
         assumptions = (
             f"the planned study's differences look like the pilot's {d.size} count ratios, "
             f"tilted to mean {effect:g}: {moved}",

@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,7 @@ from ._power_engines import (
     binomial_power,
     tilt_back_ess,
 )
-from ._power_plan import POWER_TESTS, SIMULATION_MAX_N, Plan, PowerValue
+from ._power_plan import POWER_TESTS, SIMULATION_MAX_N, Plan, PowerValue, treatment_tilt_short
 from ._validation import check_finite, check_level, check_rng
 
 __all__ = [
@@ -87,15 +88,14 @@ def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
         )
 
         def tilted(effect: float) -> float:
+            # (given pairs, an effect beyond the treatment's tilt's reach tilts the
+            # differences: power() decides that before it gets here)
             reach = tilt.top(effect)
             if abs(effect) > reach * (1 + 1e-9):
                 raise ValueError(
                     f"`effect` {effect} is beyond the largest effect of the tilted model: "
-                    f"|effect| <= {reach:.6g} ("
-                    + ("the mean difference the treatment's tilt reaches beside these "
-                       "baselines" if plan.pairs is not None else "max(|differences|)")
-                    + ")."
-                )  # fmt: skip
+                    f"|effect| <= max(|differences|) = {reach:.6g}."
+                )
             return tilt.power(effect)
 
         return tilted
@@ -541,7 +541,7 @@ def _top_checked(plan: Plan, found: PowerValue, target: float, rng: Any) -> Powe
     if plan.pairs is None:
         return found
     lone = copy.copy(plan)
-    lone.pairs, lone._tilt_tops = None, None
+    lone.tilt_differences("the lower end of a 'top-range'")
     low = _tilt_mde(lone, target, rng)
     if not math.isfinite(low):
         return found
@@ -719,6 +719,17 @@ def power(
     plan = Plan.from_arguments(locals())
     check_rng(rng)  # refused up front even when the method draws nothing
     effect = check_finite(effect, "effect")
+    if plan.test == "empirical-tilt" and plan.pairs is not None:
+        assert plan.d is not None
+        short = treatment_tilt_short(plan.d, plan.pairs, effect)
+        if short is not None:  # as the MDE's 'top-range' does for its lower end
+            plan.tilt_differences(short)
+            warnings.warn(
+                f"power at `effect` {effect:g}: {short}; the differences are tilted instead "
+                "(the result's .tilted and .tilt_fallback say so).",
+                UserWarning,
+                stacklevel=2,
+            )
     with _one_blas_thread():
         return plan.result(_power_curve(plan, rng)(effect))
 

@@ -78,7 +78,13 @@ def mde_description(mde: float) -> str:
     if not math.isfinite(mde):
         return UNDERPOWERED
     method = getattr(mde, "method", None)
-    return f"{mde:.3f} ({MDE_METHOD_NAMES.get(method, method)})" if method else f"{mde:.3f}"
+    if not method:
+        return f"{mde:.3f}"
+    name = MDE_METHOD_NAMES.get(method, method)
+    fallback = getattr(mde, "tilt_fallback", None)
+    if fallback:  # given the units' values, the differences were tilted: say why
+        name = f"{name}: the differences, as {fallback}"
+    return f"{mde:.3f} ({name})"
 
 
 #: Monte Carlo standard errors of p within which a p near α leaves the verdict undecided

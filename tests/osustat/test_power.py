@@ -722,8 +722,23 @@ class TestTreatmentTilt:
         assert mde.method == "top-range" and low.method == "empirical-tilt"
         assert mde.mde_range == (float(low), np.inf) and mde == np.inf
         assert f"at most a mean difference of {capped.max_effect:.3f}" in mde.range_basis
-        with pytest.raises(ValueError, match="beyond the largest effect of the tilted model"):
-            power(0.2, None, 20, pairs=(t, b))
+        # power and plan beyond that reach tilt the differences too, and say so (before:
+        # power raised, so power at the range's lower end could not be read)
+        from osustat import plan
+
+        with pytest.warns(UserWarning, match="short of the effect 0.2; the differences are"):
+            beyond = power(0.2, None, 20, pairs=(t, b))
+        assert beyond == power(0.2, None, 20, differences=t - b)
+        assert beyond.tilted == "differences" and "short of the effect 0.2" in beyond.tilt_fallback
+        within = power(0.1, None, 20, pairs=(t, b))
+        assert within.tilted == "treatment" and within.tilt_fallback is None
+        planned = plan(0.2, pairs=(t, b))
+        assert planned.n == plan(0.2, differences=t - b).n
+        said = (
+            "the differences tilted to it: the treatment's tilt reaches a mean difference of at "
+            "most 0.1386 beside these baselines, short of the effect 0.2"
+        )
+        assert said in planned.assumptions[0]
 
     def test_a_pilot_beyond_the_treatment_tilts_reach_tilts_the_differences(self):
         # the review's case: half the units tied at the ceiling (1, 1); tilting the treatment
@@ -741,9 +756,16 @@ class TestTreatmentTilt:
         assert minimum_detectable_effect(None, 60, pairs=(t, b)) == minimum_detectable_effect(
             None, 60, differences=d
         )
+        mde = minimum_detectable_effect(None, 60, pairs=(t, b))
+        assert mde.tilted == "differences"
+        assert "short of these differences' own mean 0.1" in mde.tilt_fallback
+        from osustat.wording import mde_description
+
+        said = "tilted: the differences, as the treatment's tilt reaches a mean difference of "
+        assert f"{said}at most 0.02878" in mde_description(mde)
         planned = plan(0.1, pairs=(t, b))
         assert planned.n == plan(0.1, differences=d).n
-        assert "does not reach the pilot's own mean difference" in " ".join(planned.assumptions)
+        assert "short of these differences' own mean 0.1" in " ".join(planned.assumptions)
 
     def test_the_treatment_tilt_reaches_effects_inside_its_limit(self):
         # the review's case: tilting the treatment's value, the mean difference is not
@@ -787,6 +809,57 @@ class TestTreatmentTilt:
         assert tilt_back_ess(t - b, (t, b)) == 20
         mde = minimum_detectable_effect(None, 20, pairs=(t, b), n_simulations=300)
         assert mde.method == "empirical-tilt" and 0 < mde < mde.max_effect
+
+    def test_the_reach_is_the_first_peak_of_the_tilted_mean(self):
+        # from a second review (a random pilot of 13 units of recall over 6 items): the mean
+        # difference rises with the treatment's tilt to .03906, dips, and rises again to
+        # .03997; an effect past the first peak was reached at the tilt nearest 0 -- on the far
+        # side of the dip, a different law -- and the power jumped (.28 at .0390, .52 at
+        # .03906). The reach is the first peak (reference: the means on a fine grid, numpy),
+        # and the power curve up to it has no jump
+        from osustat._power_engines import EmpiricalTiltSimulation
+
+        t = np.array([0, 4, 0, 0, 3, 1, 6, 0, 5, 4, 0, 0, 4]) / 6
+        b = np.array([1, 5, 2, 0, 1, 2, 6, 1, 6, 3, 5, 0, 2]) / 6
+        sim = EmpiricalTiltSimulation(t - b, 30, 100, 0.05, "two-sided", 0, pairs=(t, b))
+        p = np.exp(sim.logp)
+        grid = np.linspace(0, 200, 200_001)
+        w = p[None, :] * np.exp(grid[:, None] * (sim.s - sim.s.max())[None, :])
+        means = (w @ sim.v) / w.sum(axis=1)
+        first = np.flatnonzero(np.diff(means) < 0)[0]
+        assert means.max() > means[first] + 5e-4  # two peaks: the premise
+        assert sim.top(1.0) == pytest.approx(means[first], abs=1e-7)
+        top = sim.top(1.0)
+        curve = [power(e, None, 30, pairs=(t, b), rng=1) for e in (0.0385, 0.039, top - 1e-11)]
+        assert curve == sorted(curve) and curve[2] - curve[1] < 0.06  # was .28 -> .52
+        with pytest.warns(UserWarning, match="short of the effect"):
+            assert power(1.01 * top, None, 30, pairs=(t, b)).tilted == "differences"
+
+    def test_the_grid_reaches_the_limit_between_neighbouring_fractions(self):
+        # from a second review: the treatment at 11/12 beside 300 units at 10/11 (a gap of
+        # 1/132): at the grid's last tilt (1e3 over the range) the units at 10/11 kept weight
+        # and the reach read .880 where the limit, the difference beside 11/12, is .917
+        from osustat._power_engines import tilt_model
+
+        t = np.array([10 / 11] * 300 + [11 / 12, 0.0])
+        b = np.array([0.5] * 300 + [0.0, 0.0])
+        assert tilt_model(t - b, (t, b))[3][0] == pytest.approx(11 / 12, abs=1e-9)
+
+    def test_many_points_are_drawn_by_their_inverse_cdf(self):
+        # more than 256 distinct (treatment, baseline) pairs take the binary search instead
+        # of counting cdf steps into bytes: the same draws as counting (reference, numpy)
+        from osustat._power_engines import EmpiricalTiltSimulation
+
+        gen = np.random.default_rng(3)
+        q = gen.integers(5, 13, 600)
+        t, b = gen.integers(0, q + 1) / q, gen.integers(0, q + 1) / q
+        sim = EmpiricalTiltSimulation(t - b, 40, 50, 0.05, "two-sided", 0, pairs=(t, b))
+        assert sim.v.size > 256
+        theta = sim.theta(0.05)
+        _, s, _ = sim._simulate(theta)
+        cdf = np.cumsum(sim._tilted(theta))
+        index = (sim.u[..., None] >= cdf[None, None, :-1]).sum(axis=-1)
+        np.testing.assert_allclose(s, sim.s[index].sum(axis=1), rtol=0, atol=1e-9)
 
     def test_a_rough_search_that_reads_the_target_at_zero_ends(self):
         # from a second review: a pilot whose treatment's reach is small; the rough search's
