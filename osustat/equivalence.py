@@ -54,6 +54,10 @@ class EquivalenceResult:
         Sample skewness of the differences (adjusted Fisher-Pearson ``G1``; 0 when they are
         all equal). The sign-flip TOST assumes symmetry: :meth:`skew_excess` turns it into
         the predicted excess of the test's level.
+    constant : bool
+        Whether every difference is the same value (e.g. all exact zeros): there is no
+        spread to read the differences' shape from, and :meth:`skew_excess` reads the worst
+        case.
     """
 
     statistic: float
@@ -67,6 +71,7 @@ class EquivalenceResult:
     n_resamples: int
     method: str = "sign-flip"
     skewness: float = 0.0
+    constant: bool = False
 
     @property
     def margin_text(self) -> str:
@@ -83,7 +88,16 @@ class EquivalenceResult:
         of either sign one of the two one-sided tests is liberal by about this much, and an
         equivalence verdict needs both (``osustat._skew``). The audit flags a verdict when it
         exceeds ``.2 alpha`` (a size above ``1.2 alpha``, .06 at .05).
+
+        Every difference alike (:attr:`constant`; all exact zeros, say): ``1 - alpha``, the
+        worst case, since no skewness can be read. Such a sample shows "equivalent" with
+        ``p = 2^-n``, and a null with its mean on the margin puts as much probability on it
+        as it likes: a share ``1 - q`` of ties and gains ``margin / q`` give it ``(1 - q)^n``,
+        which tends to 1 as ``q`` shrinks (issue 35 item 6: 60% ties at n = 10 give .006 of
+        such false verdicts, none flagged before).
         """
+        if self.constant:
+            return 1.0 - alpha
         return skew_excess(self.skewness, self.n, alpha, "either")
 
     def skew_flagged(self, alpha: float = 0.05) -> bool:
@@ -215,6 +229,7 @@ def tost_signflip(
         exact=lower.exact and upper.exact,
         n_resamples=n_resamples,
         skewness=sample_skewness(ds),
+        constant=bool(np.ptp(ds) == 0),
     )
 
 
@@ -305,4 +320,5 @@ def tost_bootstrap_t(
         n_resamples=n_resamples,
         method="bootstrap-t",
         skewness=sample_skewness(ds),
+        constant=bool(np.ptp(ds) == 0),
     )

@@ -209,6 +209,14 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
         )
     if flag.code == "skewed-equivalence":
         assert check.equivalence is not None and flag.value is not None
+        if check.equivalence.constant:
+            return (
+                f"every one of the n = {check.equivalence.n} differences is the same value: "
+                "the sign-flip TOST assumes differences symmetric about the margin, and a "
+                "sample without spread cannot show that (a null with its mean on the margin "
+                "can put any probability on such a sample): an 'equivalent' verdict on these "
+                "differences is not shown at the family's α"
+            )
         return (
             f"the differences are skewed (skewness {check.equivalence.skewness:+.2f}, "
             f"n = {check.equivalence.n}): the sign-flip TOST assumes differences symmetric "

@@ -749,6 +749,16 @@ class TestSkewedEquivalenceFlag:
         assert false / 300 > 0.12  # the design breaks the test's level
         assert unflagged / 300 <= 0.06
 
+    def test_a_sample_of_ties_only_is_flagged_and_said_so(self):
+        # the n = 10 reproduction's unflagged residue (.007): all ten differences exact zeros
+        eq = dict(kind="equivalence", direction=None, margin=0.05)
+        (k,) = run(claim(**eq), data=from_differences(np.zeros(10))).checks
+        assert k.strict.verdict == "reproduced"  # p = 2^-10: "equivalent"
+        (flag,) = [f for f in k.flags if f.code == "skewed-equivalence"]
+        said = flag_message(k, flag)
+        assert "every one of the n = 10 differences is the same value" in said
+        assert "skewness" not in said
+
     def test_symmetric_untied_differences_at_n_100_are_mostly_not_flagged(self):
         from osustat.audit.verdicts import skewed_equivalence
         from osustat.equivalence import tost_signflip

@@ -163,6 +163,22 @@ class TestSkewExcess:
         assert a.skew_excess(0.05) == pytest.approx(b.skew_excess(0.05))
         assert a.skew_excess(0.05) > 0.01
 
+    @pytest.mark.parametrize("value", [0.0, 0.01])
+    def test_a_sample_without_spread_reads_the_worst_case(self, value):
+        # every difference alike (all exact zeros: probability .6^10 = .006 under 60% ties at
+        # n = 10) shows "equivalent" with p = 2^-10 and has no skewness to read: it was never
+        # flagged. A null with its mean on the margin can make such a sample as likely as it
+        # likes ((1 - q)^n for a share q of gains margin / q), so the excess read is 1 - alpha
+        from osustat.equivalence import tost_bootstrap_t
+
+        d = np.full(10, value)
+        for res in (tost_signflip(d, 0.05), tost_bootstrap_t(d, 0.05, rng=0)):
+            assert res.constant and res.skewness == 0.0
+            assert res.skew_excess(0.05) == pytest.approx(0.95) and res.skew_flagged(0.05)
+        sf = tost_signflip(d, 0.05)
+        assert sf.pvalue == pytest.approx(2.0**-10)  # the verdict the flag guards
+        assert not tost_signflip(np.r_[d[:-1], value + 0.001], 0.05).constant
+
     def test_edgeworth_term_predicts_the_t_tests_excess(self):
         # a check of the coefficient against simulation, where the one-term expansion is
         # accurate (large n): exponential values (skewness 2), n = 200, the one-sided t-test
