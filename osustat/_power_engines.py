@@ -349,9 +349,10 @@ def _tilt_grid(s: NDArray[Any], p: NDArray[Any], sign: float) -> NDArray[Any]:
     """Tilts of one sign from 0 outwards: 0, then log-spaced (40 per decade) from 1e-3 over
     the range of `s` to where the tilt has reached its limit: 1e3 over the range, or further
     where neighbouring values of `s` (10/11 beside 11/12: a gap of 1/132) still share the
-    weight there -- up to where the next value below the largest keeps ``e^-40`` of it,
-    times the largest ratio of two points' probabilities (issue 35, a second review: the
-    reach of a pilot with 300 units at 10/11 read .79 where the limit is .917)."""
+    weight there -- up to where, across the smallest gap between two values of `s`, the
+    lower keeps ``e^-40`` of the upper's weight, times the largest ratio of two points'
+    probabilities (issue 35, a second review: the reach of a pilot with 300 units at 10/11
+    beside one at 11/12 read .880 where the limit is .917)."""
     span = float(np.ptp(s)) or 1.0
     top = 1e3 / span
     values = np.unique(s)
@@ -421,9 +422,12 @@ def _first_tilt(
     grid, means = on_grid
     if stop is not None:
         grid, means = grid[: stop + 1], means[: stop + 1]
-    side = np.sign(means[0] - target)
-    if side == 0:
+    # the null's own mean is 0 to rounding (1e-18 either way): a target within rounding of
+    # it is reached at 0, not looked for on the far side (a review found effects of 3e-19
+    # mapped to the reach: power .81 where power(0) is .03)
+    if abs(means[0] - target) <= 1e-12 * float(np.abs(v).max()):
         return 0.0
+    side = np.sign(means[0] - target)
     # strictly to the other side: a mean that reaches the target only in the limit (it
     # underflows onto it far out on the grid) is not reached by any tilt
     crossed = np.flatnonzero(np.sign(means - target) == -side)

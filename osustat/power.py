@@ -724,12 +724,13 @@ def power(
         short = treatment_tilt_short(plan.d, plan.pairs, effect)
         if short is not None:  # as the MDE's 'top-range' does for its lower end
             plan.tilt_differences(short)
-            warnings.warn(
-                f"power at `effect` {effect:g}: {short}; the differences are tilted instead "
-                "(the result's .tilted and .tilt_fallback say so).",
-                UserWarning,
-                stacklevel=2,
-            )
+    if plan.tilt_fallback is not None:  # beyond the reach: the effect's, or the pilot's own
+        warnings.warn(
+            f"power at `effect` {effect:g}: {plan.tilt_fallback}; the differences are tilted "
+            "instead (the result's .tilted and .tilt_fallback say so).",
+            UserWarning,
+            stacklevel=2,
+        )
     with _one_blas_thread():
         return plan.result(_power_curve(plan, rng)(effect))
 
