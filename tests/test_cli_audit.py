@@ -69,6 +69,21 @@ class TestAuditCommand:
         a = (tmp_path / "a" / "report.md").read_text()
         assert a == (tmp_path / "b" / "report.md").read_text()
 
+    def test_another_audit_into_the_same_folder_needs_force(self, tmp_path, claims_file, capsys):
+        # issue 35 item 11: one rule for every command -- a folder holding a different run
+        # (other options) is refused without --force; the same run replaces it
+        out = str(tmp_path / "out")
+        quick = ("--bootstrap-resamples", "199", "--out", out)
+        assert main(audit_args(claims_file, EXAMPLE, *quick)) == 0
+        assert main(audit_args(claims_file, EXAMPLE, *quick)) == 0
+        before = (tmp_path / "out" / "report.md").read_text()
+        capsys.readouterr()
+        assert main(audit_args(claims_file, EXAMPLE, "--seed", "7", *quick)) == 2
+        assert "different run" in capsys.readouterr().err
+        assert (tmp_path / "out" / "report.md").read_text() == before  # left as it was
+        assert main(audit_args(claims_file, EXAMPLE, "--seed", "7", *quick, "--force")) == 0
+        assert (tmp_path / "out" / "report.md").read_text() != before
+
     def test_json_to_stdout(self, claims_file, capsys):
         assert main(audit_args(claims_file, EXAMPLE, "--json")) == 0
         payload = json.loads(capsys.readouterr().out)

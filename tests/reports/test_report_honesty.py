@@ -57,3 +57,26 @@ def test_budget_curve_caption_names_the_methods_it_leaves_out():
     assert text.startswith(f"*The figure draws {len(CURVE_METHODS)} of {len(present)} methods")
     assert text.endswith("Table 9): No LT Memory, Sliding Window, OSU-Mem + GF.*")
     assert _figure_scope(np.array(CURVE_METHODS), "Table 9").endswith("methods.*")
+
+
+def test_the_mde_legend_and_a_fallen_back_row_say_how_the_count_ratios_were_tilted():
+    # issue 35 item 9 (the preamble described old MDE engines) and a review of the treatment's
+    # tilt (a row whose own mean is beyond the treatment's tilt's reach had its differences
+    # tilted silently): recall over 4 items, half the units tied at the ceiling (1, 1)
+    t = np.array([1] * 10 + [1, 0.75, 0.75, 0.5, 0.75, 0.5, 0.25, 0.75, 0.5, 0.5])
+    b = np.array([1] * 10 + [0.75, 0.25, 0.5, 0.25, 0.5, 0.5, 0.25, 0.25, 0.75, 0.25])
+    t, b = np.tile(t, 3), np.tile(b, 3)
+    rows = [
+        {"episode_id": f"e{i}", "query_id": f"q{i}", "method": m, "budget": 256,
+         "metric": "recall", "value": v, "cell": "T+E+"}
+        for i in range(t.size)
+        for m, v in (("new", t[i]), ("old", b[i]))
+    ]  # fmt: skip
+    res = analyze(pd.DataFrame(rows), treatment="new", baseline="old", n_resamples=999, rng=0)
+    row = next(r for r in res.comparisons[0].rows if r.label == "T+E+")
+    assert row.mde.method == "empirical-tilt" and row.mde.tilted == "differences"
+    text = render_analysis(res, figures={})
+    assert "the baseline's stay as observed" not in text
+    assert "each unit's baseline kept beside its treatment value, or the differences where" in text
+    line = next(x for x in text.splitlines() if x.startswith("| T+E+"))
+    assert "tilted: the differences, as the treatment's tilt reaches a mean difference" in line
