@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +98,12 @@ class SampleSizePlan:
         The normal-approximation start of the search (Sakai's ``n0``).
     assumptions : tuple of str
         Each modelling assumption, in words.
+    tilted : str or None
+        For count-ratio pilots (the tilted model): what the effect tilts, ``'treatment'``
+        (the treatment's values, given ``pairs``) or ``'differences'``.
+    tilt_fallback : str or None
+        Why the differences were tilted although ``pairs`` were given (the treatment's tilt
+        does not reach the pilot's own mean difference, or the effect planned for).
     """
 
     n: int
@@ -119,6 +125,8 @@ class SampleSizePlan:
     monte_carlo_se: float
     start_n: int
     assumptions: tuple[str, ...] = field(default=())
+    tilted: str | None = None
+    tilt_fallback: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -214,6 +222,8 @@ class _Model:
     source: str
     pilot_n: int | None
     assumptions: tuple[str, ...]
+    #: why the differences are tilted although the units' values were given
+    tilt_fallback: str | None = None
 
 
 def _number(value: Any, name: str, *, low: float, high: float = math.inf) -> float:
@@ -245,6 +255,7 @@ def _pilot_model(
         )
     used_binary = is_binary if binary is None else bool(binary)
     kind = "0/1-type ({-c, 0, c})" if used_binary else "their observed magnitudes"
+    fallback = None
     assumptions: tuple[str, ...] = (
         f"the planned study's differences look like the pilot's {d.size} (share of exact "
         f"zeros {zero_share:.3f}, {kind}), shifted to mean {effect:g}",
@@ -256,6 +267,7 @@ def _pilot_model(
             "units' values, `pairs`, to move the treatment's)"
         )
         short = None if pairs is None else treatment_tilt_short(d, pairs, effect)
+        fallback = short
         if pairs is not None and short is None:
             moved = (
                 "the treatment's values tilted to it, each unit's baseline kept beside its "
@@ -278,7 +290,8 @@ def _pilot_model(
         kwargs["binary"] = False
     if used_binary:
         sd = math.sqrt(max(0.0, (1 - zero_share) * float(mags[0]) ** 2 - effect**2))
-    return _Model(kwargs, sd, zero_share, used_binary, "pilot", int(d.size), assumptions)
+    model = _Model(kwargs, sd, zero_share, used_binary, "pilot", int(d.size), assumptions)
+    return model if fallback is None else replace(model, tilt_fallback=fallback)
 
 
 def _stated_model(
@@ -572,6 +585,8 @@ def plan(
         monte_carlo_se=math.sqrt(achieved * (1 - achieved) / sims) if sims else 0.0,
         start_n=n0,
         assumptions=(*model.assumptions, _level_assumption(alpha, family_size)),
+        tilted=achieved.tilted,
+        tilt_fallback=model.tilt_fallback,
     )
 
 

@@ -739,6 +739,12 @@ class TestTreatmentTilt:
             "most 0.1386 beside these baselines, short of the effect 0.2"
         )
         assert said in planned.assumptions[0]
+        assert (
+            planned.tilted == "differences" and "short of the effect 0.2" in planned.tilt_fallback
+        )
+        within = plan(0.1, pairs=(t, b))
+        assert within.tilted == "treatment" and within.tilt_fallback is None
+        assert within.to_dict()["tilted"] == "treatment"
 
     def test_a_pilot_beyond_the_treatment_tilts_reach_tilts_the_differences(self):
         # the review's case: half the units tied at the ceiling (1, 1); tilting the treatment
