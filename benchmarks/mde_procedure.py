@@ -348,8 +348,26 @@ def main() -> None:
         help="what a row's MDE call is given: the units' treatment and baseline values where "
         "the design has them (what analyze passes), or the differences only (before)",
     )
+    parser.add_argument(
+        "--count-ratios",
+        action="store_true",
+        help="only the count-ratio designs (items, episodes; recall-like, clustered), each "
+        "with the rows it has in the whole run",
+    )
+    parser.add_argument(
+        "--no-ess-range",
+        action="store_true",
+        help="rows given the units' values print the tilted model's MDE whatever the tilt "
+        "back's effective sample size (rule F off where the treatment's tilt models them)",
+    )
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    if args.no_ess_range:
+        import importlib
+
+        engine = importlib.import_module("osustat.power")  # (osustat.power is the function)
+        every = engine.tilt_back_ess
+        engine.tilt_back_ess = lambda d, pairs=None: math.inf if pairs is not None else every(d)
     stem = "results-mde_procedure" + ("-heldout" if args.held_out else "")
     stem += f"-seed{args.design_seed}" if args.held_out and args.design_seed != 35 else ""
     stem += "-differences" if args.call == "differences" else ""
@@ -358,6 +376,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     extra = f" --held-out {args.held_out} --design-seed {args.design_seed}" * bool(args.held_out)
     extra += " --call differences" * (args.call == "differences")
+    extra += " --count-ratios" * args.count_ratios + " --no-ess-range" * args.no_ess_range
     lines = [
         "# The printed MDE as a procedure (issue 35 items 2-4)"
         + (", on held-out random designs" if args.held_out else ""),
@@ -387,6 +406,9 @@ def main() -> None:
         designs = {name: DESIGNS[name] for name in args.designs.split(",")}
     cells = []
     for i, (name, (draw, top)) in enumerate(designs.items()):
+        counts = ("items", "episodes", "recall-like", "clustered")
+        if args.count_ratios and not any(k in name for k in counts):
+            continue  # (skipped here, not before: each design keeps its seed)
         for n in map(int, args.ns.split(",")):
             seed = 1000 * n + (list(DESIGNS).index(name) if name in DESIGNS else 100_000 + i)
             for pilot, mde_true, facts in judge(draw, top, n, seed, args):
