@@ -331,7 +331,11 @@ def _run_dask(
         n_threads = sum(client.nthreads().values())
         batches = [[(i, tasks[i]) for i in b] for b in dask_batches(todo, n_threads)]
         if head:
-            shared = client.scatter(head[0], broadcast=True)
+            # as one object under a fresh key: a dict scattered as itself is scattered value by
+            # value under its own keys ({"offset": 1} -> key 'offset'), which two runs on one
+            # cluster share ("failed to acquire keys: ('offset',)" when the first run's release
+            # crossed the second's scatter, seen under load); a content hash would share too
+            [shared] = client.scatter([head[0]], broadcast=True, hash=False)
             futures = [client.submit(_run_batch_shared, fn, shared, b, pure=False) for b in batches]
         else:
             futures = [client.submit(_run_batch, fn, (), b, pure=False) for b in batches]

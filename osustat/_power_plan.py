@@ -66,8 +66,9 @@ class PowerValue(float):
         ``'shape-range'``: the resampled MDE over the sd's 80% interval with the kurtosis'
         degrees of freedom) or where the row's own share of nonzero differences caps the
         power below the target but the upper end of that share's 80% interval does not
-        (``'share-range'``: from the MDE there to ``inf``). Nor, from count ratios, where the
-        tilted model's null rests on fewer than ``MDE_MIN_DIFFERENCES`` effective
+        (``'share-range'``: from the MDE there to ``inf``). Nor, from count ratios whose
+        differences are tilted (no ``pairs``, or the treatment's tilt cannot model them),
+        where the tilted model's null rests on fewer than ``MDE_MIN_DIFFERENCES`` effective
         differences (``'ess-range'``: a pilot carrying a large effect for its size), or, given
         the units' values, where the treatment's tilt cannot reach the target but the
         differences' tilt can (``'top-range'``: from the latter's MDE to ``inf``; the former's

@@ -79,18 +79,19 @@ class TestShared:
         assert serial == parallel and [i for i, _ in serial] == [10, 11, 12]
 
 
+def _local_cluster(distributed, n_workers):
+    return distributed.LocalCluster(
+        n_workers=n_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+    )
+
+
 @pytest.mark.slow
 class TestDask:
     def test_local_cluster_gives_the_serial_results(self):
         distributed = pytest.importorskip("distributed")
         tasks = [(i, s) for i, s in enumerate(child_seeds(9, 8))]
         serial = run_tasks(_with_shared, tasks, shared={"offset": 1}, backend=QUIET)
-        with (
-            distributed.LocalCluster(
-                n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
-            ) as cluster,
-            distributed.Client(cluster) as client,
-        ):
+        with _local_cluster(distributed, 2) as cluster, distributed.Client(cluster) as client:
             on_dask = run_tasks(
                 _with_shared, tasks, shared={"offset": 1}, backend=replace(QUIET, scheduler=client)
             )
@@ -101,6 +102,23 @@ class TestDask:
                 backend=Backend(scheduler=cluster.scheduler_address, progress=False),
             )
         assert on_dask == serial == by_address
+
+    def test_a_shared_dict_does_not_take_its_keys_as_the_clusters(self):
+        # a dict scattered as itself is scattered value by value under its own keys: shared
+        # {"offset": 1} became the cluster's key 'offset', which another run (or the user's
+        # own data) on the same cluster shares -- under load two runs' release and scatter
+        # crossed ("failed to acquire keys: ('offset',)"), and data already under that key
+        # was used in its place
+        distributed = pytest.importorskip("distributed")
+        tasks = [(i, s) for i, s in enumerate(child_seeds(9, 4))]
+        serial = run_tasks(_with_shared, tasks, shared={"offset": 1}, backend=QUIET)
+        with _local_cluster(distributed, 1) as cluster, distributed.Client(cluster) as client:
+            held = client.scatter({"offset": 100})  # someone's data under that key
+            got = run_tasks(
+                _with_shared, tasks, shared={"offset": 1}, backend=replace(QUIET, scheduler=client)
+            )
+            assert held["offset"].result() == 100
+        assert got == serial
 
     def test_batched_tasks_with_checkpoint_and_synthetic_records(self, tmp_path, monkeypatch):
         """Several tasks per Dask task (21 tasks, 2 threads: 13 batches of 3 down to 1), with
