@@ -11,8 +11,9 @@ clustered ones, and the items and episodes designs of held-out design seed 36 --
 judged G, nor 38), over null pilots of n = 20 and 50: the median of the null's sd over the
 design's true null sd, the same with the pilot's bootstrap correction applied
 (``scale_correction`` of its centred differences), and with rule H's factor from the null's
-moments (:func:`moment_correction`; H was judged on held-out design seed 38 and not adopted:
-docs/validation.md, "Rule H")::
+moments (:func:`moment_correction`; H alone was judged on held-out design seed 38 and not
+adopted, H with F off under G -- rule HF -- on seed 39 and adopted: docs/validation.md,
+"Rules H and HF")::
 
     .venv/bin/python benchmarks/tilt_null_sd.py [--pilots 2000]
 """
