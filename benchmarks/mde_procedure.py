@@ -358,7 +358,9 @@ def main() -> None:
         "--no-ess-range",
         action="store_true",
         help="rows given the units' values print the tilted model's MDE whatever the tilt "
-        "back's effective sample size (rule F off where the treatment's tilt models them)",
+        "back's effective sample size (rule F off where the treatment's tilt models them; "
+        "main does this itself since rule HF, 28e251a: the flag reproduces the runs of "
+        "snapshots before it)",
     )
     parser.add_argument("--out", default=None)
     args = parser.parse_args()

@@ -362,18 +362,15 @@ def treatment_tilt_short(
 
     tops = tilt_model(d, pairs)[3]
     mean = float(d.mean())
-    reach = tops[1 if mean < 0 else 0]
-    if abs(mean) > reach * (1 + 1e-9):
-        return (
-            f"the treatment's tilt reaches a mean difference of at most {reach:.4g} beside "
-            f"these baselines, short of these differences' own mean {mean:.4g}"
-        )
+    asked = [(mean, f"these differences' own mean {mean:.4g}")]
     if effect is not None:
-        reach = tops[1 if effect < 0 else 0]
-        if abs(effect) > reach * (1 + 1e-9):
+        asked.append((effect, f"the effect {effect:g}"))
+    for value, what in asked:
+        reach = tops[1 if value < 0 else 0]
+        if abs(value) > reach * (1 + 1e-9):
             return (
                 f"the treatment's tilt reaches a mean difference of at most {reach:.4g} "
-                f"beside these baselines, short of the effect {effect:g}"
+                f"beside these baselines, short of {what}"
             )
     return None
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -255,7 +255,7 @@ def _pilot_model(
         )
     used_binary = is_binary if binary is None else bool(binary)
     kind = "0/1-type ({-c, 0, c})" if used_binary else "their observed magnitudes"
-    fallback = None
+    short = None  # why the differences are tilted although `pairs` were given
     assumptions: tuple[str, ...] = (
         f"the planned study's differences look like the pilot's {d.size} (share of exact "
         f"zeros {zero_share:.3f}, {kind}), shifted to mean {effect:g}",
@@ -267,7 +267,6 @@ def _pilot_model(
             "units' values, `pairs`, to move the treatment's)"
         )
         short = None if pairs is None else treatment_tilt_short(d, pairs, effect)
-        fallback = short
         if pairs is not None and short is None:
             moved = (
                 "the treatment's values tilted to it, each unit's baseline kept beside its "
@@ -290,8 +289,7 @@ def _pilot_model(
         kwargs["binary"] = False
     if used_binary:
         sd = math.sqrt(max(0.0, (1 - zero_share) * float(mags[0]) ** 2 - effect**2))
-    model = _Model(kwargs, sd, zero_share, used_binary, "pilot", int(d.size), assumptions)
-    return model if fallback is None else replace(model, tilt_fallback=fallback)
+    return _Model(kwargs, sd, zero_share, used_binary, "pilot", int(d.size), assumptions, short)
 
 
 def _stated_model(
