@@ -577,15 +577,10 @@ def _too_few(plan: Plan, target: float, rng: Any) -> PowerValue:
     ``P(d != 0)``; others (``'sd-range'``): the normal-model MDE at the ends of the sd's
     chi-square interval (``k - 1`` degrees of freedom). The value is the upper end
     (conservative); ``.mde_range`` holds both."""
-    from scipy.stats import beta
-
     assert plan.d is not None
     k = plan.d.size
-    tail = (1 - MDE_RANGE_LEVEL) / 2
     if plan.test == "exact-binomial":
-        m = int(np.count_nonzero(plan.d))
-        q_lo = 0.0 if m == 0 else float(beta.ppf(tail, m, k - m + 1))
-        q_hi = 1.0 if m == k else float(beta.isf(tail, m + 1, k - m))
+        q_lo, q_hi = _share_interval(plan.d)
         assert plan.q is not None
         mdes = [_binomial_mde(plan, q, target) for q in (q_lo, plan.q, q_hi)]
         ends = (min(mdes), max(mdes))
@@ -593,9 +588,76 @@ def _too_few(plan: Plan, target: float, rng: Any) -> PowerValue:
     else:
         sd = float(np.std(plan.d, ddof=1))
         unit = _shift_mde(plan, target, rng, simulate=plan.n <= SIMULATION_MAX_N)
-        ends = _sd_ends(unit * sd, k - 1)
-        method, basis = "sd-range", "normal model over the 80% interval of the sd"
+        ends, basis = _tie_capped(
+            plan, _sd_ends(unit * sd, k - 1), "normal model over the 80% interval of the sd", target
+        )
+        method = "sd-range"
     return _ranged(plan, ends, method, basis)
+
+
+def _share_interval(d: Any) -> tuple[float, float]:
+    """The :data:`MDE_RANGE_LEVEL` Clopper-Pearson interval of P(d != 0) from `d`."""
+    from scipy.stats import beta
+
+    k, m = d.size, int(np.count_nonzero(d))
+    tail = (1 - MDE_RANGE_LEVEL) / 2
+    q_lo = 0.0 if m == 0 else float(beta.ppf(tail, m, k - m + 1))
+    q_hi = 1.0 if m == k else float(beta.isf(tail, m + 1, k - m))
+    return q_lo, q_hi
+
+
+def _power_ceiling(n: int, q: float, alpha: float, alternative: str) -> float:
+    """The sign-flip test's power at any effect when each of `n` differences is nonzero with
+    probability `q` and a zero stays zero: the chance of at least as many nonzero differences
+    as, all agreeing in sign, can reach `alpha` (ties cannot vote; their signs flip to
+    nothing).
+
+    >>> round(_power_ceiling(6, 0.5, 0.05, "two-sided"), 4)  # all six must differ: .5^6
+    0.0156
+    >>> round(_power_ceiling(10, 0.74, 0.05, "two-sided"), 2)  # six or more of ten
+    0.84
+    """
+    from scipy.stats import binom
+
+    fewest = next(j for j in range(1, n + 1) if attainable(j, alpha, alternative))
+    return float(binom.sf(fewest - 1, n, q))
+
+
+def _tie_capped(
+    plan: Plan, ends: tuple[float, float], basis: str, target: float
+) -> tuple[tuple[float, float], str]:
+    """Rule Z: the ends of a range from too few differences where ties cap the power.
+
+    Whether a tie can move (a pair the treatment may yet separate) or cannot (a query both
+    systems miss whatever the effect) is not told by fewer than
+    :data:`MDE_MIN_DIFFERENCES` values, and a normal model over the sd's interval ignores
+    ties: it printed finite ranges where the test cannot reach the target at any effect
+    (docs/validation.md, "Rule Z"). The conservative (upper) end holds the ties: it is
+    infinite where :func:`_power_ceiling` at the lower end of P(d != 0)'s
+    :data:`MDE_RANGE_LEVEL` interval is below `target`. The optimistic (lower) end is
+    infinite too where the ceiling at the interval's upper end is below `target` and the
+    model itself holds ties (``'empirical'``; the tilted model moves them)."""
+    assert plan.d is not None
+    k, m = plan.d.size, int(np.count_nonzero(plan.d))
+    if m == k:
+        return ends, basis
+    q_lo, q_hi = _share_interval(plan.d)
+
+    def ceiling(q: float) -> float:
+        return _power_ceiling(plan.n, q, plan.alpha, plan.alternative)
+
+    share = f"P(d ≠ 0) = {m}/{k}"
+    if plan.test == "empirical" and ceiling(q_hi) < target:
+        return (math.inf, math.inf), (
+            f"{share}: ties cap the power below {target:g} even at the upper end of its 80% "
+            f"interval ({q_hi:.2f})"
+        )
+    if ceiling(q_lo) < target:
+        return (ends[0], math.inf), (
+            f"{basis}; {share}: ties held at the lower end of its 80% interval ({q_lo:.2f}) "
+            f"cap the power below {target:g}"
+        )
+    return ends, basis
 
 
 #: Level of the Shapiro-Wilk test a row's nonzero differences must pass for the
@@ -658,13 +720,11 @@ def _share_checked(plan: Plan, found: PowerValue, target: float, rng: Any) -> Po
     printed "underpowered at any effect" where the law's MDE is finite (issue 35 item 3:
     17% of zero-inflated rows and 16% of 0/1 rows at n = 20) -- a precise-looking claim the
     row cannot make."""
-    from scipy.stats import beta
-
     assert plan.d is not None
     k, m = plan.d.size, int(np.count_nonzero(plan.d))
     if m == 0 or m == k:
         return found
-    q_hi = float(beta.isf((1 - MDE_RANGE_LEVEL) / 2, m + 1, k - m))
+    q_hi = _share_interval(plan.d)[1]
     if plan.test == "exact-binomial":
         low = _binomial_mde(plan, q_hi, target)
     else:

@@ -53,8 +53,12 @@ def not_estimable(mde: Any) -> str:
     (``'sd-range'``, ``'q-range'``), differences not normal-shaped (``'shape-range'``), a
     share of ties that caps the power (``'share-range'``), a tilted null of few effective
     differences (``'ess-range'``) or a treatment's tilt capped on the units where it is
-    largest (``'top-range'``); the basis says which."""
+    largest (``'top-range'``); the basis says which. A range infinite at both ends (no
+    effect reaches the power even at the optimistic end) is :data:`UNDERPOWERED`, with its
+    basis."""
     lo, hi = mde.mde_range
+    if not math.isfinite(lo):
+        return f"{UNDERPOWERED} (from n = {mde.n_differences} differences: {mde.range_basis})"
     upper = f"{hi:.3f}" if math.isfinite(hi) else "∞"
     return (
         f"MDE not estimable from n = {mde.n_differences} differences "

@@ -263,7 +263,10 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "effect, read off the few units where the treatment is largest, falls short, the "
         "MDE is not one number: the row "
         "prints “MDE not estimable from n = … differences” with the range the sd (or "
-        "P(Δ ≠ 0)) allows over its 80% interval.",
+        "P(Δ ≠ 0)) allows over its 80% interval; from fewer than "
+        f"{MDE_MIN_DIFFERENCES}, no upper end where ties held at that interval's "
+        "lower end cap the power below .80 (a tie cannot vote), and “"
+        f"{UNDERPOWERED}” where they cap it even at its upper end and cannot move.",
         f"- Master seed {res.seed}: the same seed and inputs give the same report.",
         "",
         f"Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "

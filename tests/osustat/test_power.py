@@ -386,6 +386,73 @@ class TestHonestMDE:
         assert hi == pytest.approx(unit * sd * np.sqrt((k - 1) / chi2.ppf(0.1, k - 1)))
         assert mde_description(mde).startswith(f"MDE not estimable from n = {k} differences")
 
+    # Rule Z (docs/validation.md): ties cannot vote, and a normal model over the sd's
+    # interval ignored them -- finite ranges where the test cannot reach .80 at any effect
+
+    def test_signflip_needs_six_agreeing_nonzero_differences_at_05(self):
+        # the ceiling's premise, checked on the test itself: zeros add nothing, k agreeing
+        # nonzero differences give p = 2 / 2**k two-sided
+        from osustat.power import _power_ceiling
+
+        for k in (5, 6):
+            d = np.r_[np.linspace(0.3, 1.1, k), np.zeros(6 - k)]
+            assert paired_signflip_test(d, np.zeros(6)).pvalue == pytest.approx(2 / 2**k)
+        q = 0.7
+        assert _power_ceiling(6, q, 0.05, "two-sided") == pytest.approx(q**6)
+        assert _power_ceiling(10, q, 0.05, "two-sided") == pytest.approx(stats.binom.sf(5, 10, q))
+        assert _power_ceiling(10, q, 0.05, "greater") == pytest.approx(stats.binom.sf(4, 10, q))
+
+    def test_ties_that_cap_the_power_at_any_share_make_it_underpowered(self):
+        from osustat.wording import mde_description
+
+        # three of six continuous differences tie: even at P(d != 0)'s 80% upper end the
+        # chance that all six differ (what p <= .05 needs) is far below .8
+        d = np.array([0.3137, 0.0, -1.2291, 0.0, 0.5471, 0.0])
+        mde = minimum_detectable_effect(None, 6, differences=d)
+        q_hi = stats.beta.isf(0.1, 4, 3)
+        assert q_hi**6 < 0.8
+        assert mde.method == "sd-range" and mde.mde_range == (np.inf, np.inf) and mde == np.inf
+        text = mde_description(mde)
+        assert text.startswith("underpowered at any effect (from n = 6 differences: ")
+        assert "P(d ≠ 0) = 3/6" in text and "inf" not in text
+
+    def test_ties_that_may_cap_the_power_make_the_upper_end_infinite(self):
+        # five of ten tie: at the share's 80% lower end (.27) six nonzero of ten are unlikely,
+        # at its upper end (.73) likely: the optimistic end stays the normal model's
+        from scipy.stats import chi2
+
+        d = np.array([0.3137, 0.0, -1.2291, 0.0, 0.5471, 0.0, 0.8812, 0.0, -0.2468, 0.0])
+        q_lo, q_hi = stats.beta.ppf(0.1, 5, 6), stats.beta.isf(0.1, 6, 5)
+        assert stats.binom.sf(5, 10, q_lo) < 0.8 <= stats.binom.sf(5, 10, q_hi)
+        mde = minimum_detectable_effect(None, 10, differences=d)
+        lo, hi = mde.mde_range
+        unit = minimum_detectable_effect(1.0, 10)
+        assert lo == pytest.approx(unit * d.std(ddof=1) * np.sqrt(9 / chi2.ppf(0.9, 9)))
+        assert hi == np.inf == mde
+        assert "ties held at the lower end of its 80% interval (0.27)" in mde.range_basis
+
+    def test_tilted_model_moves_ties_so_its_optimistic_end_stays(self):
+        # count ratios: a tie may be a pair the treatment still separates (the tilt moves
+        # it), so only the conservative end holds the ties
+        d = np.array([1 / 3, 0.0, -2 / 3, 0.0, 1 / 3, 0.0])
+        mde = minimum_detectable_effect(None, 6, differences=d)
+        assert mde.method == "sd-range"
+        lo, hi = mde.mde_range
+        assert np.isfinite(lo) and hi == np.inf
+
+    def test_zero_inflated_rows_of_six_never_print_a_finite_conservative_end(self):
+        # the design behind the rule: half the differences tie whatever the effect, so the
+        # test's power at any effect is at most P(all six differ) = 1/64: the true MDE is
+        # infinite, and every row that shows ties must say it can be (a row of six nonzero
+        # differences, 1 in 64, cannot know)
+        rng = np.random.default_rng(35)
+        for _ in range(40):
+            d = rng.normal(size=6) * (rng.random(6) < 0.5)
+            if not 2 <= np.count_nonzero(d) < 6:
+                continue
+            mde = minimum_detectable_effect(None, 6, differences=d)
+            assert mde.mde_range is not None and mde.mde_range[1] == np.inf
+
     def test_binary_range_over_p_nonzero(self):
         d = np.array([1, 0, 1, 1, -1, 0, 1, 1, 0])
         mde = minimum_detectable_effect(None, 9, differences=d)
