@@ -20,6 +20,7 @@ baseline), each from its own differences.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -30,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ._power_engines import attainable
 from ._power_plan import check_pairs, is_discrete, treatment_tilt_short
 from ._validation import (
     as_float_vector,
@@ -38,7 +40,13 @@ from ._validation import (
     check_positive_int,
     unique_items,
 )
-from .power import PowerValue
+from .power import (
+    MDE_MIN_DIFFERENCES,
+    PowerValue,
+    not_normal_shape,
+    sd_interval_ends,
+    share_interval,
+)
 from .power import power as test_power
 
 __all__ = ["CellPlans", "SampleSizePlan", "plan", "plan_cells"]
@@ -104,6 +112,13 @@ class SampleSizePlan:
     tilt_fallback : str or None
         Why the differences were tilted although ``pairs`` were given (the treatment's tilt
         does not reach the pilot's own mean difference, or the effect planned for).
+    n_range : (int, int) or None
+        Where the pilot cannot pin n down (fewer than 12 differences, or differences that are
+        not normal-shaped): the n at the optimistic and the conservative end of the 80%
+        interval of what the pilot estimates; ``n`` is the conservative end (rules P and P2,
+        docs/statistics.md). None where one n is printed.
+    range_basis : str or None
+        What `n_range` is taken over, in words.
     """
 
     n: int
@@ -127,11 +142,18 @@ class SampleSizePlan:
     assumptions: tuple[str, ...] = field(default=())
     tilted: str | None = None
     tilt_fallback: str | None = None
+    n_range: tuple[int, int] | None = None
+    range_basis: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["assumptions"] = list(self.assumptions)
+        out["n_range"] = None if self.n_range is None else list(self.n_range)
         return out
+
+    def n_text(self) -> str:
+        """``'83'``, or ``'14–83'`` where the pilot gives a range."""
+        return str(self.n) if self.n_range is None else f"{self.n_range[0]}–{self.n_range[1]}"
 
     def summary(self) -> str:
         """One sentence: n, the power reached and the test it was planned for."""
@@ -139,8 +161,14 @@ class SampleSizePlan:
         if self.family_size > 1:
             level += f" / {self.family_size} tests = {self.test_alpha:.4g}"
         se = f" (Monte Carlo SE {self.monte_carlo_se:.3f})" if self.n_simulations else ""
+        head = f"n = {self.n} per cell"
+        if self.n_range is not None:
+            head = (
+                f"n not pinned down by a pilot of {self.pilot_n} differences: {self.n_text()} "
+                f"per cell ({self.range_basis}); planned at the conservative end, {head}"
+            )
         return (
-            f"n = {self.n} per cell: power {self.achieved_power:.3f}{se} to detect a mean "
+            f"{head}: power {self.achieved_power:.3f}{se} to detect a mean "
             f"difference of {self.effect:g} ({self.alternative}, {level}; {self.method} "
             f"power of the paired sign-flip test; power at n - 1: {self.power_below:.3f})"
         )
@@ -185,6 +213,7 @@ class CellPlans:
                     "cell": cell,
                     "pilot_n": size,
                     "n": p.n if p else None,
+                    "n_range": p.n_text() if p and p.n_range else None,
                     "achieved_power": p.achieved_power if p else None,
                     "method": p.method if p else None,
                     "sd": p.sd if p else None,
@@ -366,6 +395,98 @@ def _stated_model(
     return _Model(kwargs, s, k_zero / _STATED_POINTS, False, "stated", None, assumptions)
 
 
+# -- a pilot too small to pin n down (rule P) --------------------------------------------
+
+
+def _small_pilot_plan(
+    d: np.ndarray, model: _Model, effect: float, common: dict[str, Any]
+) -> SampleSizePlan:
+    """Rule P: from fewer than :data:`MDE_MIN_DIFFERENCES` differences, the n at the ends of
+    the 80% interval of what the pilot estimates -- P(d != 0) for 0/1-type differences (the
+    exact binomial), else the sd (the normal model, chi-square with k - 1 df), each end
+    raised to the n at which ties can let the test reach the power
+    (:func:`osustat.power.power_ceiling`: the conservative end holds the ties at the share's
+    lower end; the optimistic end at its upper end where the model holds ties, not for count
+    ratios, whose ties the tilted model moves) -- and the conservative end returned.
+    Why: the MDE prints a range below that size (a pilot of 6 normal differences planned an
+    n that achieved power below .6 in 37% of pilots; docs/validation.md, "Rule P")."""
+    k = d.size
+    q_lo, q_hi = share_interval(d)
+    alt, level = common["alternative"], common["alpha"] / common["family_size"]
+    shown = f"P(d ≠ 0) = {int(np.count_nonzero(d))}/{k}"
+    if model.binary:
+        # n grows with P(d != 0) at a fixed mean (more discordant pairs, each less one-sided),
+        # and below |effect| / c the effect cannot occur: n at the interval's ends and at the
+        # pilot's own share, the lower end raised to where the effect is possible
+        c = float(np.abs(d[d != 0])[0])
+        if q_hi * c < abs(effect):
+            raise ValueError(
+                f"`effect` {effect:g} is impossible for a pilot of {k} 0/1-type differences "
+                f"({shown}) even at the upper end of P(d ≠ 0)'s 80% interval ({q_hi:.2f}): "
+                f"|effect| <= {q_hi * c:.4g}."
+            )
+        qs = sorted({max(q, abs(effect) / c) for q in (q_lo, 1.0 - model.zero_share, q_hi)})
+        plans = [plan(effect, binary=True, zero_share=1.0 - q, magnitude=c, **common) for q in qs]
+        optimistic = min(plans, key=lambda p: p.n)
+        conservative = max(plans, key=lambda p: p.n)
+        ends = (optimistic.n, conservative.n)
+        basis = f"exact binomial over the 80% interval of P(d ≠ 0), {shown}"
+        achieved, below = conservative.achieved_power, conservative.power_below
+    else:
+        # the pilot's sd at the effect with the unbiased variance (k - 1 in the denominator,
+        # as the chi-square interval assumes; the model's own sd divides by k)
+        s_lo, s_hi = sd_interval_ends(model.sd * math.sqrt(k / (k - 1)), k - 1)
+        optimistic, conservative = plan(effect, sd=s_lo, **common), plan(effect, sd=s_hi, **common)
+        ends = (optimistic.n, conservative.n)
+        basis = "normal model over the 80% interval of the sd"
+        achieved, below = conservative.achieved_power, conservative.power_below
+        if q_lo < 1.0:  # ties: the conservative end holds them at the share's lower end
+            floor = _tie_floor(q_lo, "lower", level, alt, common)
+            # the optimistic end too where the model holds ties ('empirical'; the tilted
+            # model of count ratios moves them)
+            low = _tie_floor(q_hi, "upper", level, alt, common) if not is_discrete(d) else 0
+            ends = (max(ends[0], low), max(ends[1], floor))
+            if floor > conservative.n:
+                basis += (
+                    f"; {shown}: ties held at the lower end of its 80% interval ({q_lo:.2f}) "
+                    f"need n = {floor} to reach the power"
+                )
+                kw = {"alpha": level, "alternative": alt}
+                achieved = float(test_power(effect, s_hi, floor, **kw))
+                below = float(test_power(effect, s_hi, floor - 1, **kw))
+    return dataclasses.replace(
+        conservative,
+        n=ends[1],
+        achieved_power=achieved,
+        power_below=below,
+        source="pilot",
+        sd=model.sd,
+        zero_share=model.zero_share,
+        binary=model.binary,
+        pilot_n=k,
+        assumptions=(*model.assumptions, _level_assumption(common["alpha"], common["family_size"])),
+        n_range=ends,
+        range_basis=basis,
+    )
+
+
+def _tie_floor(q: float, end: str, level: float, alt: str, common: dict[str, Any]) -> int:
+    """The smallest n at which the tie ceiling (:func:`osustat.power.power_ceiling`) at share
+    `q` -- the `end` end of P(d != 0)'s 80% interval -- reaches the target; a ValueError
+    naming the share where no n up to `n_max` does."""
+    target, n_max = common["power"], common["n_max"]
+    fewest = next(j for j in range(1, n_max + 1) if attainable(j, level, alt))
+    ns = np.arange(fewest, n_max + 1)
+    reach = stats.binom.sf(fewest - 1, ns, q) >= target if q > 0 else np.zeros(ns.size, bool)
+    if not reach.any():
+        raise ValueError(
+            f"with P(d ≠ 0) = {q:.2f} (the {end} end of its 80% interval from the pilot) no n "
+            f"up to `n_max` = {n_max:,} gives {fewest} agreeing signs with probability "
+            f"{target:g}: ties cap the power."
+        )
+    return int(ns[np.argmax(reach)])
+
+
 # -- the search -------------------------------------------------------------------------
 
 
@@ -536,6 +657,15 @@ def plan(
         d = checked[0] - checked[1] if checked is not None else given
         assert d is not None
         model = _pilot_model(d, effect, binary, checked)
+        if d.size < MDE_MIN_DIFFERENCES:
+            common = {
+                "power": target,
+                "alpha": alpha,
+                "family_size": family_size,
+                "alternative": alternative,
+                "n_max": n_max,
+            }
+            return _small_pilot_plan(d, model, effect, common)
     else:
         model = _stated_model(effect, sd, zero_share, binary, magnitude)
 
@@ -561,6 +691,21 @@ def plan(
 
     n0 = _start(effect, model.sd, test_alpha, target, alternative)
     n, achieved, below = _search(power_at, target, n0, n_max, noisy=noisy)
+    n_range = basis = None
+    if model.source == "pilot" and achieved.method == "empirical":
+        assert d is not None
+        shape = not_normal_shape(d)
+        if shape is not None:  # rule P2: rule D's range for a plan
+            p_shape, nu, k = shape
+            ends = sd_interval_ends(1.0, nu)
+            n_range = (max(2, math.ceil(n * ends[0] ** 2)), max(n, math.ceil(n * ends[1] ** 2)))
+            basis = (
+                f"the pilot's n over the 80% interval of the sd; its {k} nonzero differences "
+                f"are not normal-shaped, Shapiro-Wilk p = {p_shape:.2g}"
+            )
+            if n_range[1] > n:
+                n = n_range[1]
+                achieved, below = power_at(n), float(power_at(n - 1))
     method = achieved.method
     sims = achieved.n_simulations
     return SampleSizePlan(
@@ -585,6 +730,8 @@ def plan(
         assumptions=(*model.assumptions, _level_assumption(alpha, family_size)),
         tilted=achieved.tilted,
         tilt_fallback=model.tilt_fallback,
+        n_range=n_range,
+        range_basis=basis,
     )
 
 

@@ -459,7 +459,7 @@ MDE_MIN_DIFFERENCES = 12
 MDE_RANGE_LEVEL = 0.8
 
 
-def _sd_ends(found: float, df: float) -> tuple[float, float]:
+def sd_interval_ends(found: float, df: float) -> tuple[float, float]:
     """`found` scaled over the sd's :data:`MDE_RANGE_LEVEL` chi-square interval (`df`)."""
     from scipy.stats import chi2
 
@@ -522,7 +522,7 @@ def _thin_null(plan: Plan, target: float, rng: Any) -> PowerValue:
     found = _tilt_mde(plan, target, rng)
     if not math.isfinite(found):
         return _top_checked(plan, plan.result(found), target, rng)
-    lo, hi = _sd_ends(found, max(ess - 1.0, 1.0))
+    lo, hi = sd_interval_ends(found, max(ess - 1.0, 1.0))
     hi = hi if hi <= plan.max_effect() else math.inf  # beyond any effect of the kind
     basis = (
         f"tilted model over the 80% interval of the sd; its null rests on {ess:.1f} "
@@ -580,7 +580,7 @@ def _too_few(plan: Plan, target: float, rng: Any) -> PowerValue:
     assert plan.d is not None
     k = plan.d.size
     if plan.test == "exact-binomial":
-        q_lo, q_hi = _share_interval(plan.d)
+        q_lo, q_hi = share_interval(plan.d)
         assert plan.q is not None
         mdes = [_binomial_mde(plan, q, target) for q in (q_lo, plan.q, q_hi)]
         ends = (min(mdes), max(mdes))
@@ -588,14 +588,13 @@ def _too_few(plan: Plan, target: float, rng: Any) -> PowerValue:
     else:
         sd = float(np.std(plan.d, ddof=1))
         unit = _shift_mde(plan, target, rng, simulate=plan.n <= SIMULATION_MAX_N)
-        ends, basis = _tie_capped(
-            plan, _sd_ends(unit * sd, k - 1), "normal model over the 80% interval of the sd", target
-        )
+        basis = "normal model over the 80% interval of the sd"
+        ends, basis = _tie_capped(plan, sd_interval_ends(unit * sd, k - 1), basis, target)
         method = "sd-range"
     return _ranged(plan, ends, method, basis)
 
 
-def _share_interval(d: Any) -> tuple[float, float]:
+def share_interval(d: Any) -> tuple[float, float]:
     """The :data:`MDE_RANGE_LEVEL` Clopper-Pearson interval of P(d != 0) from `d`."""
     from scipy.stats import beta
 
@@ -606,15 +605,15 @@ def _share_interval(d: Any) -> tuple[float, float]:
     return q_lo, q_hi
 
 
-def _power_ceiling(n: int, q: float, alpha: float, alternative: str) -> float:
+def power_ceiling(n: int, q: float, alpha: float, alternative: str) -> float:
     """The sign-flip test's power at any effect when each of `n` differences is nonzero with
     probability `q` and a zero stays zero: the chance of at least as many nonzero differences
     as, all agreeing in sign, can reach `alpha` (ties cannot vote; their signs flip to
     nothing).
 
-    >>> round(_power_ceiling(6, 0.5, 0.05, "two-sided"), 4)  # all six must differ: .5^6
+    >>> round(power_ceiling(6, 0.5, 0.05, "two-sided"), 4)  # all six must differ: .5^6
     0.0156
-    >>> round(_power_ceiling(10, 0.74, 0.05, "two-sided"), 2)  # six or more of ten
+    >>> round(power_ceiling(10, 0.74, 0.05, "two-sided"), 2)  # six or more of ten
     0.84
     """
     from scipy.stats import binom
@@ -633,7 +632,7 @@ def _tie_capped(
     :data:`MDE_MIN_DIFFERENCES` values, and a normal model over the sd's interval ignores
     ties: it printed finite ranges where the test cannot reach the target at any effect
     (docs/validation.md, "Rule Z"). The conservative (upper) end holds the ties: it is
-    infinite where :func:`_power_ceiling` at the lower end of P(d != 0)'s
+    infinite where :func:`power_ceiling` at the lower end of P(d != 0)'s
     :data:`MDE_RANGE_LEVEL` interval is below `target`. The optimistic (lower) end is
     infinite too where the ceiling at the interval's upper end is below `target` and the
     model itself holds ties (``'empirical'``; the tilted model moves them)."""
@@ -641,10 +640,10 @@ def _tie_capped(
     k, m = plan.d.size, int(np.count_nonzero(plan.d))
     if m == k:
         return ends, basis
-    q_lo, q_hi = _share_interval(plan.d)
+    q_lo, q_hi = share_interval(plan.d)
 
     def ceiling(q: float) -> float:
-        return _power_ceiling(plan.n, q, plan.alpha, plan.alternative)
+        return power_ceiling(plan.n, q, plan.alpha, plan.alternative)
 
     share = f"P(d ≠ 0) = {m}/{k}"
     if plan.test == "empirical" and ceiling(q_hi) < target:
@@ -685,13 +684,31 @@ def _shape_checked(plan: Plan, found: PowerValue) -> PowerValue:
     sample's excess kurtosis; at most ``k - 1``); its value is the upper end. The level is
     the conventional .05, fixed before any measurement; at most 5% of normal rows print a
     range, which is honest too."""
+    assert plan.d is not None
+    if not math.isfinite(found):
+        return found
+    shape = not_normal_shape(plan.d)
+    if shape is None:
+        return found
+    p, nu, k = shape
+    basis = (
+        f"resampled MDE over the 80% interval of the sd; the {k} nonzero differences are "
+        f"not normal-shaped, Shapiro-Wilk p = {p:.2g}"
+    )
+    return _ranged(plan, sd_interval_ends(float(found), nu), "shape-range", basis)
+
+
+def not_normal_shape(d: Any) -> tuple[float, float, int] | None:
+    """Rule D's check: ``(p, nu, k)`` where the ``k`` nonzero differences of `d` fail
+    Shapiro-Wilk at :data:`MDE_SHAPE_LEVEL` (``p`` its p-value, ``nu`` the delta method's
+    degrees of freedom ``min(k - 1, 2k / (g2 + 2))`` of their sd), else None (a normal
+    shape, or fewer than 3 distinct nonzero values: nothing to test)."""
     from scipy.stats import kurtosis, shapiro
 
-    assert plan.d is not None
-    live = plan.d[plan.d != 0]
+    live = d[d != 0]
     k = live.size
-    if not math.isfinite(found) or k < 3 or np.ptp(live) == 0:
-        return found
+    if k < 3 or np.ptp(live) == 0:
+        return None
     # scipy's Shapiro-Wilk p is documented accurate up to 5,000 values: a longer sample is
     # tested on 5,000 of its order statistics, evenly spaced (its shape, deterministically)
     shown = (
@@ -700,14 +717,9 @@ def _shape_checked(plan: Plan, found: PowerValue) -> PowerValue:
     with np.errstate(all="ignore"):
         p = float(shapiro(shown).pvalue)
     if not p < MDE_SHAPE_LEVEL:
-        return found
+        return None
     g2 = float(kurtosis(live))
-    nu = min(k - 1.0, 2.0 * k / max(g2 + 2.0, 1e-9))
-    basis = (
-        f"resampled MDE over the 80% interval of the sd; the {k} nonzero differences are "
-        f"not normal-shaped, Shapiro-Wilk p = {p:.2g}"
-    )
-    return _ranged(plan, _sd_ends(float(found), nu), "shape-range", basis)
+    return p, min(k - 1.0, 2.0 * k / max(g2 + 2.0, 1e-9)), int(k)
 
 
 def _share_checked(plan: Plan, found: PowerValue, target: float, rng: Any) -> PowerValue:
@@ -724,7 +736,7 @@ def _share_checked(plan: Plan, found: PowerValue, target: float, rng: Any) -> Po
     k, m = plan.d.size, int(np.count_nonzero(plan.d))
     if m == 0 or m == k:
         return found
-    q_hi = _share_interval(plan.d)[1]
+    q_hi = share_interval(plan.d)[1]
     if plan.test == "exact-binomial":
         low = _binomial_mde(plan, q_hi, target)
     else:

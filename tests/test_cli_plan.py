@@ -104,3 +104,28 @@ def test_json_into_a_closed_pipe_is_quiet():
     proc.stdout.close()  # the reader is gone before the plan is printed (`| head -0`)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and b"Broken pipe" not in err and b"Error" not in err, err
+
+
+def test_cells_of_a_small_pilot_print_a_range_of_n(tmp_path, capsys):
+    # rule P: a cell of fewer than 12 pilot units prints the n over the 80% interval of what
+    # its differences estimate, and says so; the aggregate of 60 prints one n
+    import pandas as pd
+
+    df = pd.read_csv(EXAMPLE)
+    small = df[df["query_id"].isin(sorted(df["query_id"].unique())[:60])]
+    path = tmp_path / "pilot.csv"
+    small.to_csv(path, index=False)
+    args = ["plan", str(path), *PILOT[1:], "--budget", "256", "--effect", "0.15"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    res = plan_cells(path, "osu-mem", "flat-vector", metric="hit@2", budget=256, effect=0.15)
+    ranged = [c for c, p in res.plans.items() if p.n_range is not None]
+    assert ranged and "all" not in ranged
+    for cell in ranged:
+        lo, hi = res.plans[cell].n_range
+        assert f"| {cell} | {res.pilot_sizes[cell]} | {lo}–{hi} |" in out
+        assert res.pilot_sizes[cell] < 12
+    assert f"Not pinned down by the pilot ({', '.join(ranged)})" in out
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["plans"][ranged[0]]["n_range"] == list(res.plans[ranged[0]].n_range)

@@ -197,6 +197,8 @@ def _stated_text(p: Any) -> str:
 
 
 def _cells_text(cells: Any, args: argparse.Namespace) -> str:
+    from osustat.power import MDE_MIN_DIFFERENCES
+
     any_plan = next(iter(cells.plans.values()), None)
     level = f"alpha {args.alpha:g}"
     if args.family_size > 1:
@@ -218,8 +220,18 @@ def _cells_text(cells: Any, args: argparse.Namespace) -> str:
             f" ± {p.monte_carlo_se:.3f}" if p.n_simulations else ""
         )
         lines.append(
-            f"| {cell} | {size} | {p.n} | {power} | {p.method} | {p.zero_share:.3f} | {p.sd:.4g} |"
+            f"| {cell} | {size} | {p.n_text()} | {power} | {p.method} | {p.zero_share:.3f} | "
+            f"{p.sd:.4g} |"
         )
+    ranged = [c for c, p in cells.plans.items() if p.n_range is not None]
+    if ranged:
+        lines += [
+            "",
+            f"Not pinned down by the pilot ({', '.join(ranged)}): n needed over the 80% interval "
+            "of what the cell's differences estimate; power at n is at the conservative end "
+            f"(fewer than {MDE_MIN_DIFFERENCES} differences, or differences not normal-shaped).",
+        ]
+        lines += [f"- {c}: {cells.plans[c].range_basis}" for c in ranged]
     if any_plan is not None:
         lines += ["", "Assumed in every cell:"]
         lines += [f"- {a}" for a in any_plan.assumptions[1:]]

@@ -205,3 +205,85 @@ def test_plan_cells_lists_refused_cells_with_the_reason():
         )
     with pytest.raises(TypeError, match="`sd`"):
         plan_cells(df, "osu-mem", "flat-vector", metric="hit@2", budget=256, effect=0.2, sd=1.0)
+
+
+# -- rules P and P2: a pilot that cannot pin n down gives a range (issue 35) ---------------
+
+
+def _sd_ends(sd: float, df: float) -> tuple[float, float]:
+    """The sd's 80% chi-square interval, from scipy (the reference)."""
+    lo, hi = (math.sqrt(df / stats.chi2.ppf(q, df)) for q in (0.9, 0.1))
+    return sd * lo, sd * hi
+
+
+def test_pilot_of_six_gives_n_over_the_sds_interval():
+    # six normal differences: the sd read off them spans a factor of 2.4 at 80%; a pilot of
+    # six planned one n that achieved power below .6 in 37% of pilots (docs/validation.md)
+    d = np.random.default_rng(3).normal(0.0, 1.0, 6)
+    p = plan(0.5, differences=d)
+    lo, hi = _sd_ends(float(np.std(d, ddof=1)), 5)
+    assert p.n_range == (plan(0.5, sd=lo).n, plan(0.5, sd=hi).n)
+    assert p.n == p.n_range[1] and p.source == "pilot" and p.pilot_n == 6
+    assert p.achieved_power == plan(0.5, sd=hi).achieved_power >= 0.8
+    assert p.summary().startswith(f"n not pinned down by a pilot of 6 differences: {p.n_text()}")
+    assert p.to_dict()["n_range"] == list(p.n_range)
+
+
+def test_pilot_of_twelve_normal_differences_gives_one_n():
+    d = stats.norm.ppf((np.arange(12) + 0.5) / 12)
+    assert plan(0.8, differences=d, n_simulations=1000).n_range is None
+
+
+def test_ties_a_small_pilot_cannot_rule_out_raise_the_conservative_end():
+    # three of six continuous differences tie: at the share's 80% lower end (.20) six
+    # agreeing signs need n with P(Bin(n, .20) >= 6) >= .8, more than the normal model's n
+    d = np.array([0.3137, 0.0, -1.2291, 0.0, 0.5471, 0.0])
+    p = plan(1.5, differences=d)
+    q_lo, q_hi = stats.beta.ppf(0.1, 3, 4), stats.beta.isf(0.1, 4, 3)
+    ns = np.arange(6, 2000)
+    floor = int(ns[np.argmax(stats.binom.sf(5, ns, q_lo) >= 0.8)])
+    low_floor = int(ns[np.argmax(stats.binom.sf(5, ns, q_hi) >= 0.8)])
+    assert p.n_range[1] == floor > plan(1.5, sd=_sd_ends(float(np.std(d, ddof=1)), 5)[1]).n
+    assert p.n_range[0] >= low_floor  # continuous differences: the model holds ties
+    assert f"ties held at the lower end of its 80% interval ({q_lo:.2f})" in p.range_basis
+
+
+def test_count_ratio_pilot_keeps_the_optimistic_end_of_the_normal_model():
+    # count ratios: the tilted model moves ties, so only the conservative end holds them
+    d = np.array([1, 1, 1, 1, 2, 1, 0, 0, 0, 0, 0]) / 3  # 6 of 11 differ
+    p = plan(0.35, differences=d)
+    sd = math.sqrt(p.sd**2 * 11 / 10)  # the model's sd at the effect, unbiased variance
+    optimistic = plan(0.35, sd=_sd_ends(sd, 10)[0]).n
+    ns = np.arange(6, 2000)
+    held = int(ns[np.argmax(stats.binom.sf(5, ns, stats.beta.isf(0.1, 7, 5)) >= 0.8)])
+    assert p.n_range[0] == optimistic < held  # ties held there would have raised it
+
+
+def test_small_binary_pilot_gives_n_over_the_share_of_pairs_that_differ():
+    d = np.array([1.0, 0.0, 1.0, 1.0, -1.0, 0.0, 1.0, 1.0, 0.0, 1.0])  # 7 of 10 differ
+    # at a fixed mean, n grows with the share of pairs that differ (each discordant pair is
+    # less one-sided), and below |effect| the effect cannot occur: the ends are the n at the
+    # interval's ends and the pilot's own share, the lower end raised to |effect|
+    q_lo, q_hi = stats.beta.ppf(0.1, 7, 4), stats.beta.isf(0.1, 8, 3)
+    for effect in (0.3, 0.5):
+        p = plan(effect, differences=d)
+        stated = [
+            plan(effect, binary=True, zero_share=1 - max(q, effect)).n for q in (q_lo, 0.7, q_hi)
+        ]
+        assert p.n_range == (min(stated), max(stated)) and p.method == "exact-binomial"
+        assert p.n == max(stated) == plan(effect, binary=True, zero_share=1 - q_hi).n
+    with pytest.raises(ValueError, match="even at the upper end of P"):
+        plan(0.9, differences=d)
+
+
+def test_pilot_not_normal_shaped_gives_a_range_with_the_delta_methods_df():
+    # rule P2 (rule D for plans): 40 lognormal differences fail Shapiro-Wilk; the pilot's n
+    # is scaled over the sd's 80% interval with df 2k / (g2 + 2)
+    d = np.exp(np.random.default_rng(4).normal(size=40))
+    assert stats.shapiro(d).pvalue < 0.05
+    p = plan(0.8, differences=d, n_simulations=1000)
+    nu = min(39.0, 80 / (stats.kurtosis(d) + 2))
+    ratio = stats.chi2.ppf(0.9, nu) / stats.chi2.ppf(0.1, nu)  # (hi / lo) ** 2
+    lo, hi = p.n_range
+    assert p.n == hi and hi / lo == pytest.approx(ratio, rel=0.15)
+    assert "not normal-shaped, Shapiro-Wilk p = " in p.range_basis

@@ -392,15 +392,15 @@ class TestHonestMDE:
     def test_signflip_needs_six_agreeing_nonzero_differences_at_05(self):
         # the ceiling's premise, checked on the test itself: zeros add nothing, k agreeing
         # nonzero differences give p = 2 / 2**k two-sided
-        from osustat.power import _power_ceiling
+        from osustat.power import power_ceiling
 
         for k in (5, 6):
             d = np.r_[np.linspace(0.3, 1.1, k), np.zeros(6 - k)]
             assert paired_signflip_test(d, np.zeros(6)).pvalue == pytest.approx(2 / 2**k)
         q = 0.7
-        assert _power_ceiling(6, q, 0.05, "two-sided") == pytest.approx(q**6)
-        assert _power_ceiling(10, q, 0.05, "two-sided") == pytest.approx(stats.binom.sf(5, 10, q))
-        assert _power_ceiling(10, q, 0.05, "greater") == pytest.approx(stats.binom.sf(4, 10, q))
+        assert power_ceiling(6, q, 0.05, "two-sided") == pytest.approx(q**6)
+        assert power_ceiling(10, q, 0.05, "two-sided") == pytest.approx(stats.binom.sf(5, 10, q))
+        assert power_ceiling(10, q, 0.05, "greater") == pytest.approx(stats.binom.sf(4, 10, q))
 
     def test_ties_that_cap_the_power_at_any_share_make_it_underpowered(self):
         from osustat.wording import mde_description
