@@ -1,0 +1,119 @@
+"""`plan` from pilots of fewer than 12 differences, judged as a procedure (issue 35, rule P).
+
+The designs of `benchmarks/mde_procedure.py`, each at one effect fixed before the first run:
+the design's true MDE at n = 50 in `benchmarks/results-mde_procedure.md` (so the n a study
+needs is about 50). For each pilot size (6, 10, and 20, where a pilot prints one n) and pilot
+(drawn at effect 0, an A/A run, or at the effect), `--pilots` pilots each plan n as `plan_cells`
+calls `plan` (with the units' values where the design has them); the power that n achieves is
+the rejection rate of `signflip_tests` (alpha .05) on `--reps` fresh data sets of that size.
+Reported per cell: the share of pilots printing a range, and of those the share whose range
+holds n = 50; over all pilots, the median planned n (the value `plan` returns: a range's
+conservative end), the median achieved power there and the share below .6 (the issue's
+bound: at most 20%)::
+
+    nice -n 10 .venv/bin/python benchmarks/plan_small_pilots.py [--pilots 40] [--reps 400]
+        [--out benchmarks/results-plan_small_pilots.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from functools import cache
+
+import numpy as np
+
+from osustat import plan, signflip_tests
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mde_procedure import DESIGNS, differences
+
+#: Each design's true MDE at n = 50 (results-mde_procedure.md, fixed before the first run).
+EFFECTS = {
+    "normal": 0.418,
+    "t3": 0.652,
+    "lognormal": 0.673,
+    "zero-inflated": 0.293,
+    "0/1": 0.287,
+    "recall-like": 0.170,
+    "clustered": 0.147,
+}
+TRUE_N = 50
+
+
+@cache
+def achieved(name: str, n: int, reps: int, seed: int) -> float:
+    """Rejection rate (alpha .05) on `reps` data sets of size n from design `name`."""
+    draw, _ = DESIGNS[name]
+    x = differences(draw(EFFECTS[name], n, reps, np.random.default_rng([seed, n, 13])))
+    return float(np.mean([t.pvalue <= 0.05 for t in signflip_tests(x, rng=seed)]))
+
+
+def cell(name: str, k: int, at: float, args: argparse.Namespace) -> str:
+    draw, _ = DESIGNS[name]
+    drawn = draw(at, k, args.pilots, np.random.default_rng([args.seed, k, int(at > 0)]))
+    pilots = differences(drawn)
+    ns, rates, ranges, holds, refused = [], [], 0, 0, 0
+    for j in range(args.pilots):
+        given = {"pairs": (drawn[0, :, j], drawn[1, :, j])} if drawn.ndim == 3 else {}
+        try:
+            p = plan(EFFECTS[name], differences=pilots[:, j], n_simulations=1000, **given)
+        except ValueError:
+            refused += 1
+            continue
+        span = getattr(p, "n_range", None)
+        if span is not None:
+            ranges += 1
+            holds += span[0] <= TRUE_N <= span[1]
+        ns.append(p.n)
+        rates.append(achieved(name, p.n, args.reps, args.seed))
+    pilot = "null" if at == 0 else "at effect"
+    if not ns:
+        return f"| {name} | {k} | {pilot} | - | - | - | - | - | - | {refused} |"
+    r = np.array(rates)
+    return (
+        f"| {name} | {k} | {pilot} | {ranges / args.pilots:.2f} | "
+        f"{holds / ranges if ranges else float('nan'):.2f} | {np.median(ns):.0f} "
+        f"[{min(ns)}, {max(ns)}] | {np.median(r):.3f} | {np.mean(r < 0.6):.2f} | "
+        f"{np.mean((r >= 0.75) & (r <= 0.85)):.2f} | {refused} |"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pilots", type=int, default=40)
+    ap.add_argument("--reps", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sizes", default="6,10,20")
+    ap.add_argument("--designs", default=",".join(EFFECTS))
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    start, load = time.perf_counter(), os.getloadavg()[0]
+    lines = [
+        "# `plan` from small pilots as a procedure (`benchmarks/plan_small_pilots.py`)",
+        "",
+        f"{args.pilots} pilots per cell; achieved power from {args.reps} fresh data sets "
+        f"(Monte Carlo SE about {(0.16 / args.reps) ** 0.5:.3f}); effect = the design's true "
+        f"MDE at n = {TRUE_N}; one test, alpha .05, target .80; seed {args.seed}; load average "
+        f"at the start {load:.1f}.",
+        "",
+        f"| design | pilot n | pilot | range | range holds n = {TRUE_N} | planned n (returned): "
+        "median [min, max] | achieved power: median | < .6 | in [.75, .85] | refused |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in args.designs.split(","):
+        for k in map(int, args.sizes.split(",")):
+            for at in (0.0, EFFECTS[name]):
+                lines.append(cell(name, k, at, args))
+                print(lines[-1], flush=True)
+    lines += ["", f"Total {time.perf_counter() - start:.0f} s; load average at the end "
+              f"{os.getloadavg()[0]:.1f}."]  # fmt: skip
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
