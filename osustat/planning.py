@@ -694,15 +694,9 @@ def plan(
     n_range = basis = None
     if model.source == "pilot" and achieved.method == "empirical":
         assert d is not None
-        shape = not_normal_shape(d)
-        if shape is not None:  # rule P2: rule D's range for a plan
-            p_shape, nu, k = shape
-            ends = sd_interval_ends(1.0, nu)
-            n_range = (max(2, math.ceil(n * ends[0] ** 2)), max(n, math.ceil(n * ends[1] ** 2)))
-            basis = (
-                f"the pilot's n over the 80% interval of the sd; its {k} nonzero differences "
-                f"are not normal-shaped, Shapiro-Wilk p = {p_shape:.2g}"
-            )
+        shaped = _shape_range(d, n)
+        if shaped is not None:  # rule P2: rule D's range for a plan
+            n_range, basis = shaped
             if n_range[1] > n:
                 n = n_range[1]
                 achieved, below = power_at(n), float(power_at(n - 1))
@@ -733,6 +727,22 @@ def plan(
         n_range=n_range,
         range_basis=basis,
     )
+
+
+def _shape_range(d: np.ndarray, n: int) -> tuple[tuple[int, int], str] | None:
+    """Rule P2 (rule D for a plan): where the pilot's nonzero differences are not
+    normal-shaped, its n scaled by (sd end / sd)**2 over the sd's 80% interval with the delta
+    method's degrees of freedom, and the basis in words; None for a normal shape."""
+    shape = not_normal_shape(d)
+    if shape is None:
+        return None
+    p_shape, nu, k = shape
+    lo, hi = sd_interval_ends(1.0, nu)
+    basis = (
+        f"the pilot's n over the 80% interval of the sd; its {k} nonzero differences are not "
+        f"normal-shaped, Shapiro-Wilk p = {p_shape:.2g}"
+    )
+    return (max(2, math.ceil(n * lo**2)), max(n, math.ceil(n * hi**2))), basis
 
 
 def _level_assumption(alpha: float, m: int) -> str:

@@ -614,7 +614,7 @@ def power_ceiling(n: int, q: float, alpha: float, alternative: str) -> float:
     >>> round(power_ceiling(6, 0.5, 0.05, "two-sided"), 4)  # all six must differ: .5^6
     0.0156
     >>> round(power_ceiling(10, 0.74, 0.05, "two-sided"), 2)  # six or more of ten
-    0.84
+    0.91
     """
     from scipy.stats import binom
 
