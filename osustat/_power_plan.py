@@ -220,7 +220,8 @@ class Plan:
                     "`binary` unset to model the observed magnitudes."
                 )
             if binary is None:
-                binary = equal
+                # rule K: given the units' values, 0/1-type only where they take two values
+                binary = equal and (self.pairs is None or two_valued(self.pairs))
             if binary and nz.size and magnitude is None:
                 self.magnitude = float(nz[0])
             if q is None and binary:
@@ -345,6 +346,21 @@ def is_discrete(d: NDArray[np.float64]) -> bool:
     scaled = nz[:, None] * np.arange(1, LATTICE_MAX_DENOMINATOR + 1)[None, :]
     near = np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(scaled, 1.0)
     return bool(near.any(axis=1).all())
+
+
+def two_valued(pairs: tuple[NDArray[Any], NDArray[Any]]) -> bool:
+    """Whether every unit's treatment and baseline value lies in one set of two values (a
+    0/1 metric such as Hit@k). Rule K (docs/validation.md): differences of one magnitude are
+    0/1-type only then; recall over a few items whose few differences happen to share one
+    magnitude (all +-1/3) are count ratios like the others.
+
+    >>> import numpy as np
+    >>> two_valued((np.array([1.0, 0, 1]), np.array([0.0, 0, 1])))
+    True
+    >>> two_valued((np.array([2 / 3, 1 / 3, 1]), np.array([1 / 3, 1 / 3, 2 / 3])))
+    False
+    """
+    return bool(np.unique(np.concatenate(pairs)).size <= 2)
 
 
 def treatment_tilt_short(

@@ -32,7 +32,7 @@ import pandas as pd
 from scipy import stats
 
 from ._power_engines import attainable
-from ._power_plan import check_pairs, is_discrete, treatment_tilt_short
+from ._power_plan import check_pairs, is_discrete, treatment_tilt_short, two_valued
 from ._validation import (
     as_float_vector,
     check_alternative,
@@ -282,7 +282,9 @@ def _pilot_model(
             "`binary=True` but the pilot `differences` take several magnitudes "
             f"({mags.min():.4g} to {mags.max():.4g}); leave `binary` unset."
         )
-    used_binary = is_binary if binary is None else bool(binary)
+    # rule K: given the units' values, 0/1-type only where they take two values
+    zero_one = is_binary and (pairs is None or two_valued(pairs))
+    used_binary = zero_one if binary is None else bool(binary)
     kind = "0/1-type ({-c, 0, c})" if used_binary else "their observed magnitudes"
     short = None  # why the differences are tilted although `pairs` were given
     assumptions: tuple[str, ...] = (

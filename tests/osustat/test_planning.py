@@ -287,3 +287,17 @@ def test_pilot_not_normal_shaped_gives_a_range_with_the_delta_methods_df():
     lo, hi = p.n_range
     assert p.n == hi and hi / lo == pytest.approx(ratio, rel=0.15)
     assert "not normal-shaped, Shapiro-Wilk p = " in p.range_basis
+
+
+def test_count_ratios_of_one_magnitude_are_not_zero_one_given_the_units_values():
+    # rule K: recall over three items whose eight pilot differences all happen to be +-1/3;
+    # the units' values (a lattice of four values) say these are count ratios, not Hit@k
+    t = np.array([2, 1, 3, 1, 2, 0, 3, 2, 1, 2, 3, 1]) / 3
+    b = np.array([1, 1, 2, 0, 2, 0, 3, 1, 1, 1, 2, 1]) / 3
+    d = t - b
+    assert np.allclose(np.abs(d[d != 0]), 1 / 3)
+    assert plan(0.1, differences=d).method == "exact-binomial"  # no values: 0/1-type
+    given = plan(0.1, pairs=(t, b))
+    assert given.method == "empirical-tilt" and not given.binary
+    hits = (np.array([1.0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0]), np.zeros(12))
+    assert plan(0.3, pairs=hits).method == "exact-binomial"  # two values: Hit@k

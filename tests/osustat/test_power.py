@@ -1059,3 +1059,26 @@ class TestNullSpread:
         v, p = np.array([-1.0, 0.0, 1.0]), np.array([1e-6, 1 - 2e-6, 1e-6])
         assert spread_factor(v, p, 20) == np.inf
         np.testing.assert_array_equal(spread_null(v, p, 20), p)
+
+
+class TestZeroOneKind:
+    """Rule K: one-magnitude differences are 0/1-type only where the units' values take two."""
+
+    def test_count_ratios_of_one_magnitude_get_the_tilted_model(self):
+        from osustat._power_plan import two_valued
+
+        t = np.array([2, 1, 3, 1, 2, 0, 3, 2, 1, 2, 3, 1, 2, 3]) / 3
+        b = np.array([1, 1, 2, 0, 2, 0, 3, 1, 1, 1, 2, 1, 1, 2]) / 3
+        d = t - b
+        assert not two_valued((t, b)) and np.allclose(np.abs(d[d != 0]), 1 / 3)
+        assert minimum_detectable_effect(None, 14, differences=d).method == "exact-binomial"
+        mde = minimum_detectable_effect(None, 14, differences=d, pairs=(t, b))
+        assert mde.method == "empirical-tilt" and mde.tilted == "treatment"
+        small = minimum_detectable_effect(None, 8, differences=d[:8], pairs=(t[:8], b[:8]))
+        assert small.method == "sd-range"  # from 8: a range, of the count-ratio kind
+
+    def test_zero_one_values_keep_the_exact_binomial(self):
+        t = np.array([1.0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 1])
+        b = np.array([0.0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 1, 0, 0])
+        mde = minimum_detectable_effect(None, 14, differences=t - b, pairs=(t, b))
+        assert mde.method == "exact-binomial"
