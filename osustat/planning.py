@@ -572,7 +572,8 @@ def plan(
     differences : array_like, optional
         A pilot's paired differences (e.g. ``paired(...).differences`` of one cell). Their
         share of exact zeros and their magnitudes are kept; their own mean is replaced by
-        `effect`. 0/1-type differences (one magnitude) use the exact binomial power.
+        `effect`. 0/1-type differences (one magnitude; given `pairs`, only where the
+        units' values take two values) use the exact binomial power.
     pairs : (array_like, array_like), optional
         The pilot's treatment and baseline values per unit, whose differences are
         `differences` (which may then be omitted): for count ratios the treatment's values
