@@ -221,7 +221,8 @@ class Plan:
                 )
             if binary is None:
                 # rule K: given the units' values, 0/1-type only where they take two values
-                binary = equal and (self.pairs is None or two_valued(self.pairs))
+                # (no pair differs: the binary model with P(d != 0) = 0, as without them)
+                binary = equal and (nz.size == 0 or self.pairs is None or two_valued(self.pairs))
             if binary and nz.size and magnitude is None:
                 self.magnitude = float(nz[0])
             if q is None and binary:

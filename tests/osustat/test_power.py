@@ -1082,3 +1082,10 @@ class TestZeroOneKind:
         b = np.array([0.0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 1, 0, 0])
         mde = minimum_detectable_effect(None, 14, differences=t - b, pairs=(t, b))
         assert mde.method == "exact-binomial"
+
+    def test_all_ties_with_many_values_stay_underpowered(self):
+        # no pair differs, the units' values many: the binary model with P(d != 0) = 0, as
+        # without the values (was a ZeroDivisionError in the resampling model under rule K)
+        t = np.array([0.2, 0.5, 0.7, 0.5, 0.2, 0.9, 0.7, 0.5, 0.2, 0.9, 0.5, 0.7, 0.2, 0.5])
+        mde = minimum_detectable_effect(None, 14, differences=t - t, pairs=(t, t))
+        assert mde == np.inf and mde.method == "exact-binomial"
