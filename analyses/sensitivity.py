@@ -31,6 +31,7 @@ paper's effect says little (issue 35 item 12).
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -227,10 +228,14 @@ def _audit_rows(
 
 
 def _mde_value(mde: Any) -> float | None:
-    """The MDE as a number (inf when underpowered at any effect), None when absent or a
-    range (not estimable as one number: too few differences, or not normal-shaped)."""
-    if mde is None or getattr(mde, "mde_range", None) is not None:
+    """The MDE as a number (inf when underpowered at any effect, also where a range is
+    infinite at both ends: rule Z), None when absent or a range (not estimable as one
+    number: too few differences, or not normal-shaped)."""
+    if mde is None:
         return None
+    ends = getattr(mde, "mde_range", None)
+    if ends is not None:
+        return math.inf if math.isinf(ends[0]) else None
     return float(mde)
 
 

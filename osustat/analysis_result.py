@@ -368,9 +368,9 @@ def _pick(obj: Any, *names: str) -> dict[str, Any]:
 def _mde_note(mde: float) -> str | None:
     """Why a row's MDE is not one number (JSON ``mde`` null): no effect reaches the power,
     or too few differences to estimate it (``mde_range`` then holds its range)."""
-    if not math.isfinite(mde):
-        return UNDERPOWERED
-    return not_estimable(mde) if getattr(mde, "mde_range", None) is not None else None
+    if getattr(mde, "mde_range", None) is not None:  # first: a range's value is its upper end
+        return not_estimable(mde)
+    return UNDERPOWERED if not math.isfinite(mde) else None
 
 
 def _mde_range(mde: float) -> list[float] | None:

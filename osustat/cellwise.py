@@ -216,6 +216,10 @@ def verdict(pvalue_adjusted: float, effect: float, mde: float, *, alpha: float =
     """
     if pvalue_adjusted <= alpha:
         return "helps" if effect > 0 else "hurts"
+    if getattr(mde, "mde_range", None) is not None:  # its value is the range's upper end
+        from .wording import not_estimable
+
+        return f"no evidence either way at this n ({not_estimable(mde)})"
     if not math.isfinite(mde):
         return "no evidence either way at this n (underpowered at any effect)"
     if abs(effect) < mde:

@@ -635,7 +635,9 @@ def _tie_capped(
     infinite where :func:`power_ceiling` at the lower end of P(d != 0)'s
     :data:`MDE_RANGE_LEVEL` interval is below `target`. The optimistic (lower) end is
     infinite too where the ceiling at the interval's upper end is below `target` and the
-    model itself holds ties (``'empirical'``; the tilted model moves them)."""
+    model itself holds ties (``'empirical'``; the tilted model moves them). A pilot without
+    ties is left as it is: nothing in it says that ties occur (six of six nonzero differences
+    put the share's lower end at .68, and its ceiling would be .10)."""
     assert plan.d is not None
     k, m = plan.d.size, int(np.count_nonzero(plan.d))
     if m == k:

@@ -143,13 +143,12 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
         return f"the CI {fmt_interval(v.interval[0], v.interval[1])} lies {other} {t:g}"
     if code == "underpowered":
         assert v.mde is not None and v.magnitude is not None
-        if math.isinf(v.mde):
-            return (
-                f"{UNDERPOWERED_AT_ANY_EFFECT} at n = {check.n} (claimed effect "
-                f"{v.magnitude:.3f}); {p_text}"
-            )
         ends = getattr(v.mde, "mde_range", None)
-        if ends is not None:
+        if math.isinf(v.mde) and (ends is None or math.isinf(ends[0])):
+            # no effect reaches the power; a range infinite at both ends says why (rule Z)
+            said = UNDERPOWERED_AT_ANY_EFFECT if ends is None else not_estimable(v.mde)
+            return f"{said} at n = {check.n} (claimed effect {v.magnitude:.3f}); {p_text}"
+        if ends is not None:  # a range, its upper end possibly infinite
             verb = "exceeds" if ends[0] > v.magnitude else "may exceed"
             said = not_estimable(v.mde).removeprefix("MDE not estimable from n = ")
             return (

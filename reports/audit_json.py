@@ -77,15 +77,24 @@ def _judged_json(check: ClaimCheck) -> dict[str, Any]:
 
 
 def _mde_json(check: ClaimCheck) -> dict[str, Any]:
-    """The MDE fields: null when infinite or a range (not estimable as one number, mde_range)."""
+    """The MDE fields: null when infinite or a range (not estimable as one number,
+    mde_range, whose null end is infinite); mde_note says which in words."""
+    from osustat.wording import UNDERPOWERED, not_estimable
+
     mde = check.mde
     mde_range = getattr(mde, "mde_range", None)
+    note = None
+    if mde_range is not None:
+        note = not_estimable(mde)
+    elif mde is not None and not math.isfinite(mde):
+        note = UNDERPOWERED
     return {
         "mde": (
             float(mde) if mde is not None and math.isfinite(mde) and mde_range is None else None
         ),
         "mde_range": None if mde_range is None else [float(x) for x in mde_range],
         "mde_method": mde.method if mde is not None else None,
+        "mde_note": note,
     }
 
 
@@ -100,7 +109,7 @@ def _recomputed_json(check: ClaimCheck) -> dict[str, Any]:
         "baseline_mean": c.baseline_mean,
         "pvalue_adjusted": c.pvalue_adjusted,
         "family_size": c.family_size,
-        # null when infinite (underpowered at any effect) or a range: mde_method says which
+        # null when infinite (underpowered at any effect) or a range: mde_note says which
         **_mde_json(c),
         "min_attainable_p": c.min_attainable_p,
         "pooled_pvalue": c.pooled_pvalue,

@@ -208,3 +208,19 @@ def test_each_printed_mde_is_searched_once_at_its_level(monkeypatch):
     rng = np.random.default_rng(4)
     rows = _analyze({c: _binary(24, 0.5, rng) for c in CELL_NAMES}).comparisons[0].rows
     assert sorted(levels) == sorted(r.mde_alpha for r in rows) == [0.0125] * 4 + [0.05]
+
+
+def test_a_range_without_an_upper_end_is_said_as_a_range_everywhere():
+    # rule Z gives ranges whose value (the upper end) is infinite: the JSON note and the
+    # verdict said "underpowered at any effect" where the report printed the range
+    from osustat.analysis_result import _mde_note
+    from osustat.cellwise import verdict
+    from osustat.power import minimum_detectable_effect
+
+    d = np.array([0.3137, 0.0, -1.2291, 0.0, 0.5471, 0.0])
+    half = minimum_detectable_effect(None, 20, differences=d)  # (x, inf)
+    none = minimum_detectable_effect(None, 6, differences=d)  # (inf, inf)
+    assert math.isinf(half) and math.isfinite(half.mde_range[0])
+    assert _mde_note(half).startswith("MDE not estimable from n = 6 differences (")
+    assert _mde_note(none).startswith("underpowered at any effect (from n = 6 differences: ")
+    assert "MDE not estimable from n = 6" in verdict(0.5, 0.1, half)

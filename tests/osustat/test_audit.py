@@ -153,6 +153,21 @@ class TestAudit:
         lo, hi = check.mde.mde_range
         assert f"MDE at n = 6 is not estimable from 6 differences ({lo:.3f}–{hi:.3f}" in why(check)
 
+    def test_underpowered_with_ties_says_the_range_it_has(self):
+        # rule Z: ten differences, half ties: a range with no upper end is worded as a range
+        # (it read "underpowered at any effect"), and audit.json says it in mde_note
+        from osustat.reports.audit_json import to_json
+
+        d = [0.1569, 0, -0.6146, 0, 0.2736, 0, 0.4406, 0, -0.1234, 0]
+        res = run(claim(reported_effect=0.05), data=from_differences(d))
+        check = res.checks[0]
+        lo, hi = check.mde.mde_range
+        assert check.verdict == "underpowered" and hi == np.inf and np.isfinite(lo)
+        assert f"not estimable from 10 differences ({lo:.3f}–∞" in why(check)
+        got = to_json(res)["claims"][0]["recomputed"]
+        assert got["mde_range"] == [lo, np.inf]  # the dict; its JSON text writes null
+        assert got["mde_note"].startswith("MDE not estimable from n = 10 differences")
+
     # -- the MDE of the test actually run (issue #11) --
     def test_mde_is_the_one_of_the_test_run(self):
         # n = 6 continuous differences: the exact sign-flip test on data sets resampled from

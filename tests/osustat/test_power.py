@@ -1089,3 +1089,53 @@ class TestZeroOneKind:
         t = np.array([0.2, 0.5, 0.7, 0.5, 0.2, 0.9, 0.7, 0.5, 0.2, 0.9, 0.5, 0.7, 0.2, 0.5])
         mde = minimum_detectable_effect(None, 14, differences=t - t, pairs=(t, t))
         assert mde == np.inf and mde.method == "exact-binomial"
+
+
+class TestTieCeiling:
+    """Rule Z's ceiling against the sign-flip test itself, and the range at other n, alpha
+    and sides (a helper's review: the first tests pinned only n = k, alpha = .05)."""
+
+    @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+    @pytest.mark.parametrize("alpha", [0.05, 0.0125, 0.001])
+    def test_ceiling_is_the_chance_of_enough_agreeing_signs(self, alternative, alpha):
+        from osustat.power import power_ceiling
+
+        sign = -1.0 if alternative == "less" else 1.0
+        # brute force: the fewest agreeing nonzero differences (zeros beside them) that the
+        # test itself rejects at alpha
+        fewest = next(
+            j
+            for j in range(1, 16)
+            if paired_signflip_test(
+                np.r_[sign * np.linspace(0.3, 1.2, j), np.zeros(3)],
+                np.zeros(j + 3),
+                alternative=alternative,
+            ).pvalue
+            <= alpha
+        )
+        for n, q in ((12, 0.55), (20, 0.3), (100, 0.8)):
+            want = stats.binom.sf(fewest - 1, n, q)
+            assert power_ceiling(n, q, alpha, alternative) == pytest.approx(want)
+
+    def test_the_planned_n_not_the_pilots_sets_the_ceiling(self):
+        d = np.array([0.3137, 0.0, -1.2291, 0.0, 0.5471, 0.0])
+        at = {n: minimum_detectable_effect(None, n, differences=d).mde_range for n in (6, 20, 100)}
+        assert at[6] == (np.inf, np.inf)
+        assert np.isfinite(at[20][0]) and at[20][1] == np.inf  # P(Bin(20, .2) >= 6) < .8
+        assert np.isfinite(at[100][1])  # P(Bin(100, .2) >= 6) is about 1
+
+    def test_a_lower_alpha_needs_more_agreeing_signs(self):
+        # at .0125 two-sided, 8 agreeing signs (2 / 2**8 < .0125 < 2 / 2**7): ten values with
+        # five ties are capped at any share in their interval (P(Bin(10, .73) >= 8) < .8)
+        d = np.array([0.3137, 0.0, -1.2291, 0.0, 0.5471, 0.0, 0.8812, 0.0, -0.2468, 0.0])
+        assert stats.binom.sf(7, 10, stats.beta.isf(0.1, 6, 5)) < 0.8
+        mde = minimum_detectable_effect(None, 10, differences=d, alpha=0.0125)
+        assert mde.mde_range == (np.inf, np.inf)
+        assert np.isfinite(minimum_detectable_effect(None, 10, differences=d).mde_range[0])
+
+    def test_less_on_negative_differences_is_the_mirror_of_greater(self):
+        d = np.array([0.3137, 0.0, -1.2291, 0.0, 0.5471, 0.0, 0.8812, 0.0, -0.2468, 0.0])
+        up = minimum_detectable_effect(None, 20, differences=d, alternative="greater")
+        down = minimum_detectable_effect(None, 20, differences=-d, alternative="less")
+        assert up.mde_range == pytest.approx(down.mde_range)
+        assert up.mde_range[1] == np.inf

@@ -95,3 +95,9 @@ def test_mde_values_for_the_effects_table() -> None:
         _mde_value(PowerValue(0.2, method="normal", n=60, alpha=0.05, alternative="two-sided"))
         == 0.2
     )
+    # a range: None (not one number), but infinite at both ends (rule Z) it is underpowered
+    ranged = PowerValue(float("inf"), method="sd-range", n=6, alpha=0.05, alternative="two-sided")
+    ranged.mde_range = (0.3, float("inf"))
+    assert _mde_value(ranged) is None
+    ranged.mde_range = (float("inf"), float("inf"))
+    assert _mde_value(ranged) == float("inf")
