@@ -44,6 +44,7 @@ from .power import (
     MDE_MIN_DIFFERENCES,
     PowerValue,
     not_normal_shape,
+    power_ceiling,
     sd_interval_ends,
     share_interval,
 )
@@ -316,8 +317,8 @@ def _pilot_model(
     kwargs: dict[str, Any] = {"differences_sd": None, "differences": d}
     if pairs is not None:
         kwargs["pairs"] = pairs
-    if binary is False:
-        kwargs["binary"] = False
+    if binary is not None:  # as given (rule K applies only where it is not)
+        kwargs["binary"] = bool(binary)
     if used_binary:
         sd = math.sqrt(max(0.0, (1 - zero_share) * float(mags[0]) ** 2 - effect**2))
     return _Model(kwargs, sd, zero_share, used_binary, "pilot", int(d.size), assumptions, short)
@@ -406,17 +407,26 @@ def _small_pilot_plan(
     """Rule P: from fewer than :data:`MDE_MIN_DIFFERENCES` differences, the n at the ends of
     the 80% interval of what the pilot estimates -- P(d != 0) for 0/1-type differences (the
     exact binomial), else the sd (the normal model, chi-square with k - 1 df), each end
-    raised to the n at which ties can let the test reach the power
-    (:func:`osustat.power.power_ceiling`: the conservative end holds the ties at the share's
-    lower end; the optimistic end at its upper end where the model holds ties, not for count
-    ratios, whose ties the tilted model moves) -- and the conservative end returned.
-    Why: the MDE prints a range below that size (a pilot of 6 normal differences planned an
-    n that achieved power below .6 in 37% of pilots; docs/validation.md, "Rule P")."""
-    k = d.size
+    raised, where the pilot has ties, to the n at which they can let the test reach the
+    power (:func:`osustat.power.power_ceiling`: the conservative end holds the ties at the
+    share's lower end; the optimistic end at its upper end where the model holds ties, not
+    for count ratios, whose ties the tilted model moves) -- and the conservative end
+    returned. Why: the MDE prints a range below that size (a pilot of 6 normal differences
+    planned an n that achieved power below .6 in 37% of pilots; docs/validation.md, "Rule P")."""
+    k, m = d.size, int(np.count_nonzero(d))
     q_lo, q_hi = share_interval(d)
     alt, level = common["alternative"], common["alpha"] / common["family_size"]
-    shown = f"P(d ≠ 0) = {int(np.count_nonzero(d))}/{k}"
-    if model.binary:
+    shown = f"P(d ≠ 0) = {m}/{k}"
+
+    def end_plan(which: str, what: str, **inputs: Any) -> SampleSizePlan:
+        try:
+            return plan(effect, **inputs, **common)
+        except ValueError as exc:  # say which end of the pilot's range could not be planned
+            raise ValueError(
+                f"a pilot of {k} differences gives a range of n; at its {which} end ({what}): {exc}"
+            ) from None
+
+    if model.binary or model.sd == 0:  # one magnitude (sd 0: every difference the same)
         # n grows with P(d != 0) at a fixed mean (more discordant pairs, each less one-sided),
         # and below |effect| / c the effect cannot occur: n at the interval's ends and at the
         # pilot's own share, the lower end raised to where the effect is possible
@@ -427,40 +437,66 @@ def _small_pilot_plan(
                 f"({shown}) even at the upper end of P(d ≠ 0)'s 80% interval ({q_hi:.2f}): "
                 f"|effect| <= {q_hi * c:.4g}."
             )
-        qs = sorted({max(q, abs(effect) / c) for q in (q_lo, 1.0 - model.zero_share, q_hi)})
-        plans = [plan(effect, binary=True, zero_share=1.0 - q, magnitude=c, **common) for q in qs]
-        optimistic = min(plans, key=lambda p: p.n)
-        conservative = max(plans, key=lambda p: p.n)
-        ends = (optimistic.n, conservative.n)
+        qs = sorted({max(q, abs(effect) / c) for q in (q_lo, m / k, q_hi)})
+        plans = [
+            end_plan("an", f"P(d ≠ 0) = {q:.2f}", binary=True, zero_share=1.0 - q, magnitude=c)
+            for q in qs
+        ]
+        optimistic, conservative = min(plans, key=lambda p: p.n), max(plans, key=lambda p: p.n)
         basis = f"exact binomial over the 80% interval of P(d ≠ 0), {shown}"
-        achieved, below = conservative.achieved_power, conservative.power_below
-    else:
-        # the pilot's sd at the effect with the unbiased variance (k - 1 in the denominator,
-        # as the chi-square interval assumes; the model's own sd divides by k)
-        s_lo, s_hi = sd_interval_ends(model.sd * math.sqrt(k / (k - 1)), k - 1)
-        optimistic, conservative = plan(effect, sd=s_lo, **common), plan(effect, sd=s_hi, **common)
-        ends = (optimistic.n, conservative.n)
-        basis = "normal model over the 80% interval of the sd"
-        achieved, below = conservative.achieved_power, conservative.power_below
-        if q_lo < 1.0:  # ties: the conservative end holds them at the share's lower end
-            floor = _tie_floor(q_lo, "lower", level, alt, common)
-            # the optimistic end too where the model holds ties ('empirical'; the tilted
-            # model of count ratios moves them)
-            low = _tie_floor(q_hi, "upper", level, alt, common) if not is_discrete(d) else 0
-            ends = (max(ends[0], low), max(ends[1], floor))
-            if floor > conservative.n:
-                basis += (
-                    f"; {shown}: ties held at the lower end of its 80% interval ({q_lo:.2f}) "
-                    f"need n = {floor} to reach the power"
-                )
-                kw = {"alpha": level, "alternative": alt}
-                achieved = float(test_power(effect, s_hi, floor, **kw))
-                below = float(test_power(effect, s_hi, floor - 1, **kw))
+        if qs[0] > q_lo:
+            basis += f", cut at |effect| / {c:.4g} = {qs[0]:.2f} below which it cannot occur"
+        return _pilot_range(conservative, (optimistic.n, conservative.n), basis, model, k, common)
+    # the pilot's sd at the effect with the unbiased variance (k - 1 in the denominator, as the
+    # chi-square interval assumes; the model's own sd divides by k)
+    s_lo, s_hi = sd_interval_ends(model.sd * math.sqrt(k / (k - 1)), k - 1)
+    optimistic = end_plan("optimistic", f"sd {s_lo:.4g}", sd=s_lo)
+    conservative = end_plan("conservative", f"sd {s_hi:.4g}", sd=s_hi)
+    ends = (optimistic.n, conservative.n)
+    basis = "normal model over the 80% interval of the sd"
+    if m == k:  # no ties: nothing in the pilot says a tie occurs (as rule Z)
+        return _pilot_range(conservative, ends, basis, model, k, common)
+    floor = _tie_floor(q_lo, "lower", level, alt, common)
+    # the optimistic end too where the model holds ties ('empirical'; the tilted model of
+    # count ratios moves them)
+    low = _tie_floor(q_hi, "upper", level, alt, common) if not is_discrete(d) else 0
+    ends = (max(ends[0], low), max(ends[1], floor))
+    if floor <= conservative.n:
+        return _pilot_range(conservative, ends, basis, model, k, common)
+    basis += (
+        f"; {shown}: ties held at the lower end of its 80% interval ({q_lo:.2f}) need n = "
+        f"{floor} to reach the power"
+    )
+    # the power there: the normal model's, capped by what the ties allow
+    at, before = (
+        test_power(effect, s_hi, n, alpha=level, alternative=alt) for n in (floor, floor - 1)
+    )
+    capped = _with_power(
+        conservative,
+        min(float(at), power_ceiling(floor, q_lo, level, alt)),
+        min(float(before), power_ceiling(floor - 1, q_lo, level, alt)),
+        at.method,
+    )
+    return _pilot_range(capped, ends, basis, model, k, common)
+
+
+def _with_power(p: SampleSizePlan, achieved: float, below: float, method: str) -> SampleSizePlan:
+    """`p` with the power at its n and n - 1 and the method that gave them replaced."""
+    return dataclasses.replace(p, achieved_power=achieved, power_below=below, method=method)
+
+
+def _pilot_range(
+    conservative: SampleSizePlan,
+    ends: tuple[int, int],
+    basis: str,
+    model: _Model,
+    k: int,
+    common: dict[str, Any],
+) -> SampleSizePlan:
+    """The plan at a range's conservative end, as the pilot's plan (rule P)."""
     return dataclasses.replace(
         conservative,
         n=ends[1],
-        achieved_power=achieved,
-        power_below=below,
         source="pilot",
         sd=model.sd,
         zero_share=model.zero_share,
@@ -697,9 +733,10 @@ def plan(
     n_range = basis = None
     if model.source == "pilot" and achieved.method == "empirical":
         assert d is not None
-        shaped = _shape_range(d, n)
+        shaped = _shape_range(d, n, test_alpha, alternative)
         if shaped is not None:  # rule P2: rule D's range for a plan
             n_range, basis = shaped
+            _check_shape_end(n_range, basis, n_max, n_simulations if noisy else 0)
             if n_range[1] > n:
                 n = n_range[1]
                 achieved, below = power_at(n), float(power_at(n - 1))
@@ -732,7 +769,25 @@ def plan(
     )
 
 
-def _shape_range(d: np.ndarray, n: int) -> tuple[tuple[int, int], str] | None:
+def _check_shape_end(ends: tuple[int, int], basis: str, n_max: int, simulations: int) -> None:
+    """Refuse a rule P2 range whose conservative end is beyond `n_max` or too large to
+    simulate, saying so (not as the search's own limit)."""
+    if ends[1] <= n_max and ends[1] * simulations <= _EMPIRICAL_MAX_CELLS:
+        return
+    why = (
+        f"beyond `n_max` = {n_max:,}: raise `n_max`"
+        if ends[1] > n_max
+        else f"too large to simulate {simulations:,} data sets of: lower `n_simulations`"
+    )
+    raise ValueError(
+        f"from a pilot whose differences are not normal-shaped n is {ends[0]:,}–{ends[1]:,} "
+        f"({basis}); its conservative end is {why}, or plan for a larger `effect`."
+    )
+
+
+def _shape_range(
+    d: np.ndarray, n: int, level: float, alternative: str
+) -> tuple[tuple[int, int], str] | None:
     """Rule P2 (rule D for a plan): where the pilot's nonzero differences are not
     normal-shaped, its n scaled by (sd end / sd)**2 over the sd's 80% interval with the delta
     method's degrees of freedom, and the basis in words; None for a normal shape."""
@@ -745,7 +800,8 @@ def _shape_range(d: np.ndarray, n: int) -> tuple[tuple[int, int], str] | None:
         f"the pilot's n over the 80% interval of the sd; its {k} nonzero differences are not "
         f"normal-shaped, Shapiro-Wilk p = {p_shape:.2g}"
     )
-    return (max(2, math.ceil(n * lo**2)), max(n, math.ceil(n * hi**2))), basis
+    fewest = next(j for j in range(1, n + 1) if attainable(j, level, alternative))
+    return (max(fewest, math.ceil(n * lo**2)), max(n, math.ceil(n * hi**2))), basis
 
 
 def _level_assumption(alpha: float, m: int) -> str:

@@ -301,3 +301,84 @@ def test_count_ratios_of_one_magnitude_are_not_zero_one_given_the_units_values()
     assert given.method == "empirical-tilt" and not given.binary
     hits = (np.array([1.0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0]), np.zeros(12))
     assert plan(0.3, pairs=hits).method == "exact-binomial"  # two values: Hit@k
+
+
+# -- a review of rules P, P2 and K (a helper's findings, each pinned) --------------------
+
+TIES = np.array([0.7312, 0.0, 0.0, 0.0, 0.0, 0.0, 0.9137, 0.6551])  # 3 of 8 differ
+
+
+def _floor(q: float, fewest: int) -> int:
+    """The smallest n with P(Bin(n, q) >= fewest) >= .8 (scipy)."""
+    ns = np.arange(fewest, 5000)
+    return int(ns[np.argmax(stats.binom.sf(fewest - 1, ns, q) >= 0.8)])
+
+
+@pytest.mark.parametrize(
+    ("family_size", "alternative", "fewest"),
+    [(1, "two-sided", 6), (1, "greater", 5), (4, "two-sided", 8), (4, "greater", 7)],
+)
+def test_tie_floors_read_the_tests_level_and_side(family_size, alternative, fewest):
+    # the fewest agreeing signs at alpha / m: 2 / 2**k two-sided, 1 / 2**k one-sided
+    q_lo, q_hi = stats.beta.ppf(0.1, 3, 6), stats.beta.isf(0.1, 4, 5)
+    kw = {"family_size": family_size, "alternative": alternative}
+    p = plan(0.8, differences=TIES, **kw)
+    normal_lo = plan(0.8, sd=_sd_ends(p.sd * math.sqrt(8 / 7), 7)[0], **kw).n
+    assert p.n_range == (max(normal_lo, _floor(q_hi, fewest)), _floor(q_lo, fewest))
+
+
+def test_at_a_tie_floor_the_power_is_capped_by_the_ties():
+    p = plan(0.5, differences=TIES)
+    q_lo = stats.beta.ppf(0.1, 3, 6)
+    assert p.n == _floor(q_lo, 6) == 53
+    # the power at n and n - 1: what six agreeing signs allow, below the normal model's
+    assert p.achieved_power == pytest.approx(stats.binom.sf(5, 53, q_lo))
+    assert p.power_below == pytest.approx(stats.binom.sf(5, 52, q_lo))
+    assert p.power_below < 0.8 <= p.achieved_power
+    sd_lo = _sd_ends(p.sd * math.sqrt(8 / 7), 7)[0]
+    assert p.n_range[0] == max(plan(0.5, sd=sd_lo).n, _floor(stats.beta.isf(0.1, 4, 5), 6))
+
+
+def test_a_pilot_without_ties_gets_no_tie_floor():
+    d = np.array([1.12, 0.83, 1.41, 0.95, 1.27, 0.66, 1.08, 1.19])  # 8 of 8 differ
+    p = plan(1.0, differences=d)
+    lo, hi = _sd_ends(float(np.std(d, ddof=1)), 7)
+    assert p.n_range == (plan(1.0, sd=lo).n, plan(1.0, sd=hi).n) and "ties" not in p.range_basis
+
+
+def test_an_end_that_cannot_be_planned_is_named():
+    with pytest.raises(ValueError, match=r"at its conservative end \(sd 1\.956\): no n up to"):
+        plan(0.9, differences=TIES, n_max=30)
+
+
+def test_shape_range_beyond_n_max_is_refused_as_such():
+    d = np.round(np.random.default_rng(5).normal(0, 1, 14), 3)
+    d[0] = 15.0
+    with pytest.raises(ValueError, match=r"not normal-shaped n is .* beyond `n_max` = 1,000"):
+        plan(0.5, differences=d, n_max=1000, n_simulations=2000)
+
+
+def test_binary_given_with_many_valued_pairs_is_obeyed_by_plan_and_power():
+    from osustat import power
+
+    t = np.array([2, 1, 3, 1, 2, 0, 3, 2, 1, 2, 3, 1, 2, 3, 1, 0, 2, 1, 3, 2]) / 3
+    b = t - np.array([1, 0, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1, 1, 0, 0, -1, 0, 1, 1]) / 3
+    p = plan(0.1, pairs=(t, b), binary=True)
+    assert p.method == "exact-binomial" == power(0.1, None, p.n, pairs=(t, b), binary=True).method
+
+
+def test_a_count_ratio_pilot_of_one_difference_value_is_planned():
+    # rule K makes it a count ratio with sd 0: planned as one magnitude, not refused with the
+    # stated-sd message
+    t = np.array([0.5, 0.75, 1.0, 0.5, 0.75])
+    p = plan(0.1, pairs=(t, t - 0.25))
+    assert p.n_range is not None and p.method == "exact-binomial"
+
+
+def test_continuous_ties_raise_the_optimistic_end_too():
+    # six of eight differ: at the share's 80% upper end (.93) n = 7 is needed for six agreeing
+    # signs, more than the normal model's 6 at the sd's lower end ('empirical' holds ties)
+    d = np.array([1.12, 0.83, 1.41, 0.95, 1.27, 0.66, 0.0, 0.0])
+    p = plan(1.0, differences=d)
+    normal_lo = plan(1.0, sd=_sd_ends(p.sd * math.sqrt(8 / 7), 7)[0]).n
+    assert normal_lo < p.n_range[0] == _floor(stats.beta.isf(0.1, 7, 2), 6)
