@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections import OrderedDict
 from typing import Any
@@ -26,6 +27,12 @@ def attainable(n: int, alpha: float, alt: str) -> bool:
     """Whether the sign-flip test's smallest p-value (2^(1-n) two-sided) is <= alpha."""
     smallest = 2.0 ** (1 - n) if alt == "two-sided" else 2.0**-n
     return smallest <= alpha
+
+
+def fewest_signs(alpha: float, alt: str) -> int:
+    """The fewest nonzero differences, all agreeing in sign, with which the sign-flip test
+    can reach `alpha` (:func:`attainable`'s threshold: 6 two-sided at .05, 5 one-sided)."""
+    return next(j for j in itertools.count(1) if attainable(j, alpha, alt))
 
 
 # -- exact binomial ------------------------------------------------------------------------

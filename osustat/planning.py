@@ -20,10 +20,9 @@ baseline), each from its own differences.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._power_engines import attainable
+from ._power_engines import fewest_signs
 from ._power_plan import check_pairs, is_discrete, treatment_tilt_short, two_valued
 from ._validation import (
     as_float_vector,
@@ -471,18 +470,13 @@ def _small_pilot_plan(
     at, before = (
         test_power(effect, s_hi, n, alpha=level, alternative=alt) for n in (floor, floor - 1)
     )
-    capped = _with_power(
+    capped = replace(
         conservative,
-        min(float(at), power_ceiling(floor, q_lo, level, alt)),
-        min(float(before), power_ceiling(floor - 1, q_lo, level, alt)),
-        at.method,
+        achieved_power=min(float(at), power_ceiling(floor, q_lo, level, alt)),
+        power_below=min(float(before), power_ceiling(floor - 1, q_lo, level, alt)),
+        method=at.method,
     )
     return _pilot_range(capped, ends, basis, model, k, common)
-
-
-def _with_power(p: SampleSizePlan, achieved: float, below: float, method: str) -> SampleSizePlan:
-    """`p` with the power at its n and n - 1 and the method that gave them replaced."""
-    return dataclasses.replace(p, achieved_power=achieved, power_below=below, method=method)
 
 
 def _pilot_range(
@@ -494,7 +488,7 @@ def _pilot_range(
     common: dict[str, Any],
 ) -> SampleSizePlan:
     """The plan at a range's conservative end, as the pilot's plan (rule P)."""
-    return dataclasses.replace(
+    return replace(
         conservative,
         n=ends[1],
         source="pilot",
@@ -513,9 +507,9 @@ def _tie_floor(q: float, end: str, level: float, alt: str, common: dict[str, Any
     `q` -- the `end` end of P(d != 0)'s 80% interval -- reaches the target; a ValueError
     naming the share where no n up to `n_max` does."""
     target, n_max = common["power"], common["n_max"]
-    fewest = next(j for j in range(1, n_max + 1) if attainable(j, level, alt))
+    fewest = fewest_signs(level, alt)
     ns = np.arange(fewest, n_max + 1)
-    reach = stats.binom.sf(fewest - 1, ns, q) >= target if q > 0 else np.zeros(ns.size, bool)
+    reach = power_ceiling(ns, q, level, alt) >= target
     if not reach.any():
         raise ValueError(
             f"with P(d ≠ 0) = {q:.2f} (the {end} end of its 80% interval from the pilot) no n "
@@ -800,8 +794,8 @@ def _shape_range(
         f"the pilot's n over the 80% interval of the sd; its {k} nonzero differences are not "
         f"normal-shaped, Shapiro-Wilk p = {p_shape:.2g}"
     )
-    fewest = next(j for j in range(1, n + 1) if attainable(j, level, alternative))
-    return (max(fewest, math.ceil(n * lo**2)), max(n, math.ceil(n * hi**2))), basis
+    low = max(fewest_signs(level, alternative), math.ceil(n * lo**2))
+    return (low, max(n, math.ceil(n * hi**2))), basis
 
 
 def _level_assumption(alpha: float, m: int) -> str:

@@ -43,6 +43,7 @@ from ._power_engines import (
     SignFlipSimulation,
     attainable,
     binomial_power,
+    fewest_signs,
     tilt_back_ess,
 )
 from ._power_plan import POWER_TESTS, SIMULATION_MAX_N, Plan, PowerValue, treatment_tilt_short
@@ -605,10 +606,11 @@ def share_interval(d: Any) -> tuple[float, float]:
     return q_lo, q_hi
 
 
-def power_ceiling(n: int, q: float, alpha: float, alternative: str) -> float:
-    """The sign-flip test's power at any effect when each of `n` differences is nonzero with
-    probability `q` and a zero stays zero: the chance of at least as many nonzero differences
-    as, all agreeing in sign, can reach `alpha` (ties cannot vote; their signs flip to
+def power_ceiling(n: Any, q: float, alpha: float, alternative: str) -> Any:
+    """The sign-flip test's power at any effect when each of `n` differences (an int, or an
+    array of them) is nonzero with probability `q` and a zero stays zero: the chance of at
+    least as many nonzero differences as, all agreeing in sign, can reach `alpha`
+    (:func:`osustat._power_engines.fewest_signs`; ties cannot vote: their signs flip to
     nothing).
 
     >>> round(power_ceiling(6, 0.5, 0.05, "two-sided"), 4)  # all six must differ: .5^6
@@ -618,8 +620,8 @@ def power_ceiling(n: int, q: float, alpha: float, alternative: str) -> float:
     """
     from scipy.stats import binom
 
-    fewest = next(j for j in range(1, n + 1) if attainable(j, alpha, alternative))
-    return float(binom.sf(fewest - 1, n, q))
+    reach = binom.sf(fewest_signs(alpha, alternative) - 1, n, q)
+    return float(reach) if np.ndim(reach) == 0 else reach
 
 
 def _tie_capped(
