@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._signflip_null import one_magnitude
 from ._validation import check_alternative, check_level, check_positive_int
 
 #: Values of the `test` argument.
@@ -24,7 +25,6 @@ MAX_SIMULATIONS = 100_000
 #: Largest n for which power is simulated by full sign-flip enumeration.
 SIMULATION_MAX_N = 12
 
-_EPS = float(np.finfo(np.float64).eps)
 
 
 class PowerValue(float):
@@ -212,7 +212,7 @@ class Plan:
         self.d = d
         if d is not None:
             nz = np.abs(d[d != 0])
-            equal = nz.size == 0 or bool(np.all(np.abs(nz - nz[0]) <= 64 * _EPS * nz[0]))
+            equal = one_magnitude(nz)
             if binary and not equal:
                 raise ValueError(
                     "`binary=True` but `differences` are not of the form {-c, 0, c}: their "

@@ -22,6 +22,19 @@ from ._resampling import null_sum_blocks
 #: own tie. The rounding error of a float sum of ``n`` terms is below ``n eps sum(|d|)``, so
 #: rounding never splits a tie, and sums that differ by more than the bound stay distinct.
 _EPS = float(np.finfo(np.float64).eps)
+#: Nonzero magnitudes within this relative distance of the first are one magnitude: the
+#: exact-binomial null (a few ulps: ``2/3 - 1/3`` against ``1/3``). Planning reads the same rule.
+MAGNITUDE_TOLERANCE = 64 * _EPS
+
+
+def one_magnitude(magnitudes: NDArray[np.float64]) -> bool:
+    """Whether the test takes these nonzero ``|d|`` as one magnitude (its exact-binomial
+    null); an empty array is one."""
+    if magnitudes.size == 0:
+        return True
+    first = magnitudes[0]
+    return bool(np.all(np.abs(magnitudes - first) <= MAGNITUDE_TOLERANCE * first))
+
 
 #: Up to this many nonzero differences the exact binomial tail is summed in integers.
 _INTEGER_BINOMIAL_MAX = 2000
@@ -110,7 +123,7 @@ def column_facts(raw: list[NDArray[np.float64]]) -> ColumnFacts:
         mags = np.abs(scaled)
         nonzero = scaled != 0
         first = mags[np.arange(len(mags)), np.argmax(nonzero, axis=1)]
-        close = np.abs(mags - first[:, None]) <= 64 * _EPS * first[:, None]
+        close = np.abs(mags - first[:, None]) <= MAGNITUDE_TOLERANCE * first[:, None]
         totals = scaled.sum(axis=1)
         n = scaled.shape[1]
         parts.append(

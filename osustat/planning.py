@@ -32,6 +32,7 @@ from scipy import stats
 
 from ._power_engines import fewest_signs
 from ._power_plan import check_pairs, is_discrete, treatment_tilt_short, two_valued
+from ._signflip_null import one_magnitude
 from ._validation import (
     as_float_vector,
     check_alternative,
@@ -152,8 +153,11 @@ class SampleSizePlan:
         return out
 
     def n_text(self) -> str:
-        """``'83'``, or ``'14–83'`` where the pilot gives a range."""
-        return str(self.n) if self.n_range is None else f"{self.n_range[0]}–{self.n_range[1]}"
+        """``'83'``, or ``'14–83'`` where the pilot gives a range (one n where both of its
+        ends give the same)."""
+        if self.n_range is None or self.n_range[0] == self.n_range[1]:
+            return str(self.n)
+        return f"{self.n_range[0]}–{self.n_range[1]}"
 
     def summary(self) -> str:
         """One sentence: n, the power reached and the test it was planned for."""
@@ -162,7 +166,12 @@ class SampleSizePlan:
             level += f" / {self.family_size} tests = {self.test_alpha:.4g}"
         se = f" (Monte Carlo SE {self.monte_carlo_se:.3f})" if self.n_simulations else ""
         head = f"n = {self.n} per cell"
-        if self.n_range is not None:
+        if self.n_range is not None and self.n_range[0] == self.n_range[1]:
+            head = (
+                f"{head} at every point of the 80% interval of what a pilot of {self.pilot_n} "
+                f"differences estimates ({self.range_basis})"
+            )
+        elif self.n_range is not None:
             head = (
                 f"n not pinned down by a pilot of {self.pilot_n} differences: {self.n_text()} "
                 f"per cell ({self.range_basis}); planned at the conservative end, {head}"
@@ -276,7 +285,7 @@ def _pilot_model(
             f"{d.size} units); no effect of this kind can be detected at any n."
         )
     mags = np.abs(nz)
-    is_binary = bool(np.all(np.abs(mags - mags[0]) <= 1e-12 * mags[0]))
+    is_binary = one_magnitude(mags)  # the test's own rule
     if binary and not is_binary:
         raise ValueError(
             "`binary=True` but the pilot `differences` take several magnitudes "

@@ -122,10 +122,53 @@ def test_cells_of_a_small_pilot_print_a_range_of_n(tmp_path, capsys):
     ranged = [c for c, p in res.plans.items() if p.n_range is not None]
     assert ranged and "all" not in ranged
     for cell in ranged:
-        lo, hi = res.plans[cell].n_range
-        assert f"| {cell} | {res.pilot_sizes[cell]} | {lo}–{hi} |" in out
+        assert f"| {cell} | {res.pilot_sizes[cell]} | {res.plans[cell].n_text()} |" in out
         assert res.pilot_sizes[cell] < 12
-    assert f"Not pinned down by the pilot ({', '.join(ranged)})" in out
+    assert f"estimate ({', '.join(ranged)}: fewer than 12 differences" in out
     assert main([*args, "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["plans"][ranged[0]]["n_range"] == list(res.plans[ranged[0]].n_range)
+
+
+def _mixed_pilot(folder: Path) -> str:
+    """Cell T+E+ of 0/1 values (the exact binomial), T-E- of count ratios k/3 (the tilted
+    model): cells planned by different models."""
+    rows = ["benchmark,episode_id,query_id,method,budget,seed,cell,metric,value"]
+    gen = __import__("numpy").random.default_rng(5)
+    for i in range(40):
+        t, b = (1.0, 0.0) if i % 3 == 0 else ((0.0, 1.0) if i % 7 == 0 else (1.0, 1.0))
+        rows += [f"x,e{i},q{i},a,1,0,T+E+,m,{t}", f"x,e{i},q{i},b,1,0,T+E+,m,{b}"]
+    for i in range(40, 80):
+        t, b = int(gen.integers(1, 4)) / 3, int(gen.integers(0, 4)) / 3
+        rows += [f"x,e{i},q{i},a,1,0,T-E-,m,{t!r}", f"x,e{i},q{i},b,1,0,T-E-,m,{b!r}"]
+    path = folder / "mixed.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+def test_assumptions_of_one_cells_model_are_not_claimed_for_every_cell(tmp_path, capsys):
+    records = _mixed_pilot(tmp_path)
+    args = ["plan", records, "--treatment", "a", "--baseline", "b", "--metric", "m"]
+    assert main([*args, "--effect", "0.3", "--cell", "T+E+,T-E-", "--simulations", "200"]) == 0
+    out = capsys.readouterr().out
+    res = plan_cells(
+        records, "a", "b", metric="m", budget=1, effect=0.3, cells=["T+E+", "T-E-"],
+        n_simulations=200,
+    )  # fmt: skip
+    assert res.plans["T+E+"].binary and not res.plans["T-E-"].binary
+    every = out.split("Assumed in every cell:")[1].split("\n\n")[0]
+    binary_only = "exact zeros stay ties under the effect (the nonzero differences carry it)"
+    tilted_only = "ties are one value among the others: the effect makes them rarer"
+    assert res.plans["T+E+"].assumptions[1] == binary_only  # the premises of this test
+    assert res.plans["T-E-"].assumptions[1] == tilted_only
+    assert binary_only not in every and tilted_only not in every
+    assert f"- T+E+: {binary_only}" in out and f"- T-E-: {tilted_only}" in out
+    assert "one test at alpha = 0.05" in every
+
+
+def test_tilted_cells_are_not_said_to_keep_their_share_of_ties(capsys):
+    args = ["plan", *PILOT[:-1], "recall", "--budget", "256", "--effect", "0.05"]
+    assert main([*args, "--simulations", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "ties are one value among the others: the effect makes them rarer" in out
+    assert "share of ties and its magnitudes are kept" not in out

@@ -199,7 +199,6 @@ def _stated_text(p: Any) -> str:
 def _cells_text(cells: Any, args: argparse.Namespace) -> str:
     from osustat.power import MDE_MIN_DIFFERENCES
 
-    any_plan = next(iter(cells.plans.values()), None)
     level = f"alpha {args.alpha:g}"
     if args.family_size > 1:
         level += f" / {args.family_size} tests"
@@ -227,19 +226,42 @@ def _cells_text(cells: Any, args: argparse.Namespace) -> str:
     if ranged:
         lines += [
             "",
-            f"Not pinned down by the pilot ({', '.join(ranged)}): n needed over the 80% interval "
-            "of what the cell's differences estimate; power at n is at the conservative end "
-            f"(fewer than {MDE_MIN_DIFFERENCES} differences, or differences not normal-shaped).",
+            f"Planned over the 80% interval of what the cell's differences estimate "
+            f"({', '.join(ranged)}: fewer than {MDE_MIN_DIFFERENCES} differences, or differences "
+            "not normal-shaped): n needed at its two ends (one n where both give the same); "
+            "power at n is at the conservative end.",
         ]
         lines += [f"- {c}: {cells.plans[c].range_basis}" for c in ranged]
-    if any_plan is not None:
-        lines += ["", "Assumed in every cell:"]
-        lines += [f"- {a}" for a in any_plan.assumptions[1:]]
-        lines.append(
-            "- the pilot's differences stand for the study's: each cell's share of ties and "
-            "its magnitudes are kept, its own mean is replaced by the effect"
+    return "\n".join(lines + _assumed_lines(cells.plans)) + "\n"
+
+
+def _stands_for(p: Any) -> str:
+    """What a cell's pilot stands for, in words: the general form of its first assumption
+    (which names the cell's own size)."""
+    if p.tilted is not None:
+        return (
+            "the pilot's differences stand for the study's: each cell's count ratios are "
+            "kept, how often each occurs is tilted until its mean is the effect"
         )
-    return "\n".join(lines) + "\n"
+    return (
+        "the pilot's differences stand for the study's: each cell's share of ties and its "
+        "magnitudes are kept, its own mean is replaced by the effect"
+    )
+
+
+def _assumed_lines(plans: dict[str, Any]) -> list[str]:
+    """The planned cells' assumptions: those of every cell once, the others with the cells
+    that make them (cells may be planned by different models: 0/1, tilted, shifted)."""
+    made: dict[str, list[str]] = {}  # assumption -> the cells that make it, in order
+    for cell, p in plans.items():
+        for a in (*p.assumptions[1:], _stands_for(p)):
+            made.setdefault(a, []).append(cell)
+    every = [a for a, cs in made.items() if len(cs) == len(plans)]
+    some = [(a, cs) for a, cs in made.items() if len(cs) < len(plans)]
+    lines = ["", "Assumed in every cell:", *[f"- {a}" for a in every]] if every else []
+    if some:
+        lines += ["", "Assumed in some cells:", *[f"- {', '.join(cs)}: {a}" for a, cs in some]]
+    return lines
 
 
 def add_plan_parser(sub: Any) -> None:

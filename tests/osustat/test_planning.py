@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.power import TTestPower
 
-from osustat import paired, plan, plan_cells, signflip_tests
+from osustat import paired, paired_signflip_test, plan, plan_cells, signflip_tests
 from osustat.planning import SampleSizePlan
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "records.csv"
@@ -274,6 +274,38 @@ def test_small_binary_pilot_gives_n_over_the_share_of_pairs_that_differ():
         assert p.n == max(stated) == plan(effect, binary=True, zero_share=1 - q_hi).n
     with pytest.raises(ValueError, match="even at the upper end of P"):
         plan(0.9, differences=d)
+
+
+def test_one_magnitude_is_the_tests_own_rule():
+    # magnitudes 1 and 1 + 1e-13 are two to the sign-flip test (64 ulps apart at most make one:
+    # its exact-binomial null); plan called them one (0/1-type assumptions and sd) while its
+    # engine, with the test's rule, ran the tilted model of several magnitudes
+    d = np.array([1.0, 1 + 1e-13, -1.0, 0, 1.0, 1.0, 0, 1.0, 1.0, 1 + 1e-13, 1.0, 1.0, 0, 1.0])
+    assert paired_signflip_test(d, np.zeros_like(d)).method != "exact-binomial"
+    p = plan(0.3, differences=d, n_simulations=200)
+    assert not p.binary and p.method != "exact-binomial"
+    assert "0/1-type" not in p.assumptions[0]
+    # within the test's rule (a few ulps: 2/3 - 1/3 against 1/3) they are one magnitude
+    ulps = np.array(
+        [1 / 3, 2 / 3 - 1 / 3, -1 / 3, 0, 1 / 3, 1 / 3, 0, 1 / 3, 1 / 3, 1 / 3, 0, 1 / 3]
+    )
+    assert paired_signflip_test(ulps, np.zeros_like(ulps)).method == "exact-binomial"
+    assert plan(0.1, differences=ulps).binary
+
+
+def test_an_interval_that_gives_one_n_prints_one_n():
+    # one of 8 pairs differs: P(d != 0)'s 80% interval is cut at |effect| / c = 0.4 (below
+    # it the effect cannot occur) and ends at 0.406, whose n is the cut's; "19–19" read as a
+    # range it is not
+    d = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
+    q_hi = stats.beta.isf(0.1, 2, 7)
+    n = plan(0.4, binary=True, zero_share=0.6).n
+    assert 0.4 < q_hi < 0.41 and plan(0.4, binary=True, zero_share=1 - q_hi).n == n  # premise
+    p = plan(0.4, differences=d)
+    assert p.n_range == (n, n) and p.n == n
+    assert p.n_text() == str(n)
+    assert f"{n}–{n}" not in p.summary() and "not pinned down" not in p.summary()
+    assert p.summary().startswith(f"n = {n} per cell at every point of the 80% interval")
 
 
 def test_pilot_not_normal_shaped_gives_a_range_with_the_delta_methods_df():
