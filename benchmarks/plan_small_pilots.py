@@ -13,11 +13,18 @@ bound: at most 20%)::
 
     nice -n 10 .venv/bin/python benchmarks/plan_small_pilots.py [--pilots 40] [--reps 400]
         [--out benchmarks/results-plan_small_pilots.md]
+
+``--held-out K --design-seed S`` plans on the K designs `mde_procedure.held_out_designs` draws
+instead (designs nobody picked: an unselected estimate of the rules chosen on the seven), each
+at its own true MDE at n = 50, read off its true power curve (`mde_procedure.power_curve`:
+`--curve-reps` data sets per grid point, 500 sign vectors); a design whose test cannot reach .80
+at n = 50 is listed as skipped.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -28,7 +35,7 @@ import numpy as np
 from osustat import plan, signflip_tests
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mde_procedure import DESIGNS, differences
+from mde_procedure import DESIGNS, differences, held_out_designs, power_curve, true_mde
 
 #: Each design's true MDE at n = 50 (results-mde_procedure.md, fixed before the first run).
 EFFECTS = {
@@ -42,24 +49,44 @@ EFFECTS = {
 }
 TRUE_N = 50
 
+#: The designs planned for: name -> (draw, effect planned for); the seven above by default.
+PLANNED = {name: (DESIGNS[name][0], effect) for name, effect in EFFECTS.items()}
+
 
 @cache
 def achieved(name: str, n: int, reps: int, seed: int) -> float:
     """Rejection rate (alpha .05) on `reps` data sets of size n from design `name`."""
-    draw, _ = DESIGNS[name]
-    x = differences(draw(EFFECTS[name], n, reps, np.random.default_rng([seed, n, 13])))
+    draw, effect = PLANNED[name]
+    x = differences(draw(effect, n, reps, np.random.default_rng([seed, n, 13])))
     return float(np.mean([t.pvalue <= 0.05 for t in signflip_tests(x, rng=seed)]))
 
 
+def held_out(args: argparse.Namespace) -> list[str]:
+    """Fill :data:`PLANNED` with the held-out designs, each at its true MDE at n = 50; the
+    names of those skipped (their test cannot reach .80 at n = 50)."""
+    PLANNED.clear()
+    skipped = []
+    for i, (name, (draw, top)) in enumerate(
+        held_out_designs(args.held_out, args.design_seed).items()
+    ):
+        grid, rates = power_curve(draw, TRUE_N, top, args.curve_reps, 500, 100_000 + i)
+        effect = true_mde(grid, rates)
+        if math.isfinite(effect) and effect > 0:
+            PLANNED[name] = (draw, effect)
+        else:
+            skipped.append(name)
+    return skipped
+
+
 def cell(name: str, k: int, at: float, args: argparse.Namespace) -> str:
-    draw, _ = DESIGNS[name]
+    draw, effect = PLANNED[name]
     drawn = draw(at, k, args.pilots, np.random.default_rng([args.seed, k, int(at > 0)]))
     pilots = differences(drawn)
     ns, rates, ranges, holds, refused = [], [], 0, 0, 0
     for j in range(args.pilots):
         given = {"pairs": (drawn[0, :, j], drawn[1, :, j])} if drawn.ndim == 3 else {}
         try:
-            p = plan(EFFECTS[name], differences=pilots[:, j], n_simulations=1000, **given)
+            p = plan(effect, differences=pilots[:, j], n_simulations=1000, **given)
         except ValueError:
             refused += 1
             continue
@@ -89,8 +116,13 @@ def main() -> None:
     ap.add_argument("--sizes", default="6,10,20")
     ap.add_argument("--designs", default=",".join(EFFECTS))
     ap.add_argument("--out", default=None)
+    ap.add_argument("--held-out", type=int, default=0, metavar="K")
+    ap.add_argument("--design-seed", type=int, default=0)
+    ap.add_argument("--curve-reps", type=int, default=1000)
     args = ap.parse_args()
     start, load = time.perf_counter(), os.getloadavg()[0]
+    skipped = held_out(args) if args.held_out else []
+    names = list(PLANNED) if args.held_out else args.designs.split(",")
     lines = [
         "# `plan` from small pilots as a procedure (`benchmarks/plan_small_pilots.py`)",
         "",
@@ -98,14 +130,26 @@ def main() -> None:
         f"(Monte Carlo SE about {(0.16 / args.reps) ** 0.5:.3f}); effect = the design's true "
         f"MDE at n = {TRUE_N}; one test, alpha .05, target .80; seed {args.seed}; load average "
         f"at the start {load:.1f}.",
+        *(
+            [
+                "",
+                f"Held-out designs: {args.held_out} drawn with design seed {args.design_seed}; "
+                f"effects (true MDE at n = {TRUE_N}, {args.curve_reps} data sets per grid "
+                "point): "
+                + ", ".join(f"{n} {e:.3f}" for n, (_, e) in PLANNED.items())
+                + f". Skipped (no MDE at n = {TRUE_N}): {', '.join(skipped) or 'none'}.",
+            ]
+            if args.held_out
+            else []
+        ),
         "",
         f"| design | pilot n | pilot | range | range holds n = {TRUE_N} | planned n (returned): "
         "median [min, max] | achieved power: median | < .6 | in [.75, .85] | refused |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for name in args.designs.split(","):
+    for name in names:
         for k in map(int, args.sizes.split(",")):
-            for at in (0.0, EFFECTS[name]):
+            for at in (0.0, PLANNED[name][1]):
                 lines.append(cell(name, k, at, args))
                 print(lines[-1], flush=True)
     lines += ["", f"Total {time.perf_counter() - start:.0f} s; load average at the end "
