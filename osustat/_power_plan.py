@@ -26,7 +26,6 @@ MAX_SIMULATIONS = 100_000
 SIMULATION_MAX_N = 12
 
 
-
 class PowerValue(float):
     """A power or MDE value (a plain ``float``) that names how it was computed.
 

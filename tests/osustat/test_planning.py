@@ -321,6 +321,16 @@ def test_pilot_not_normal_shaped_gives_a_range_with_the_delta_methods_df():
     assert "not normal-shaped, Shapiro-Wilk p = " in p.range_basis
 
 
+def test_pilot_shown_light_tailed_plans_one_n():
+    # rule D″ for plans (P2 reads rule D's check): 40 uniform differences fail Shapiro-Wilk
+    # and are significantly platykurtic; their sd is as reliable as a normal's: one n
+    d = np.random.default_rng(0).uniform(-1.0, 1.0, 40) + 0.2
+    assert stats.shapiro(d).pvalue < 0.05
+    assert stats.kurtosistest(d, alternative="less").pvalue < 0.05
+    p = plan(0.4, differences=d, n_simulations=400)
+    assert p.n_range is None and p.method == "empirical"
+
+
 def test_count_ratios_of_one_magnitude_are_not_zero_one_given_the_units_values():
     # rule K: recall over three items whose eight pilot differences all happen to be +-1/3;
     # the units' values (a lattice of four values) say these are count ratios, not Hit@k
