@@ -61,7 +61,8 @@ class PowerValue(float):
         normal-model MDE at the ends of the sd's 80% chi-square interval) or, for 0/1
         differences, ``'q-range'`` (the exact-binomial MDE over the 80% Clopper-Pearson
         interval of ``P(d != 0)``). Nor, from differences of the ``'empirical'`` model,
-        where their shape is not normal (Shapiro-Wilk p < ``osustat.power.MDE_SHAPE_LEVEL``;
+        where their shape is not normal (Shapiro-Wilk p < ``osustat.power.MDE_SHAPE_LEVEL``,
+        unless 20 or more of them are significantly platykurtic: rule D″;
         ``'shape-range'``: the resampled MDE over the sd's 80% interval with the kurtosis'
         degrees of freedom) or where the row's own share of nonzero differences caps the
         power below the target but the upper end of that share's 80% interval does not

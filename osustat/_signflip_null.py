@@ -28,12 +28,16 @@ MAGNITUDE_TOLERANCE = 64 * _EPS
 
 
 def one_magnitude(magnitudes: NDArray[np.float64]) -> bool:
-    """Whether the test takes these nonzero ``|d|`` as one magnitude (its exact-binomial
-    null); an empty array is one."""
+    """Whether the test takes these nonzero ``|d|`` (nonnegative) as one magnitude (its
+    exact-binomial null); an empty array is one. Scaled by a power of two first, as
+    :func:`column_facts` does, so subnormal values compare as the test compares them."""
     if magnitudes.size == 0:
         return True
-    first = magnitudes[0]
-    return bool(np.all(np.abs(magnitudes - first) <= MAGNITUDE_TOLERANCE * first))
+    top = float(np.max(magnitudes))
+    scaled = np.ldexp(magnitudes, -int(np.frexp(top)[1])) if top > 0 else magnitudes
+    first = scaled[0]
+    with np.errstate(invalid="ignore"):  # inf: not one magnitude (callers refuse it earlier)
+        return bool(np.all(np.abs(scaled - first) <= MAGNITUDE_TOLERANCE * first))
 
 
 #: Up to this many nonzero differences the exact binomial tail is summed in integers.

@@ -168,8 +168,8 @@ class SampleSizePlan:
         head = f"n = {self.n} per cell"
         if self.n_range is not None and self.n_range[0] == self.n_range[1]:
             head = (
-                f"{head} at every point of the 80% interval of what a pilot of {self.pilot_n} "
-                f"differences estimates ({self.range_basis})"
+                f"{head} at both ends of the range a pilot of {self.pilot_n} differences gives "
+                f"({self.range_basis})"
             )
         elif self.n_range is not None:
             head = (

@@ -166,6 +166,29 @@ def test_assumptions_of_one_cells_model_are_not_claimed_for_every_cell(tmp_path,
     assert "one test at alpha = 0.05" in every
 
 
+def test_a_ranged_cell_is_not_said_to_keep_its_share_of_ties(tmp_path, capsys):
+    # a review: a count-ratio cell of 8 units is planned over a range (rule P, the normal
+    # model), so it is not tilted; it was said to keep its share of ties and magnitudes
+    gen = __import__("numpy").random.default_rng(2)
+    rows = ["benchmark,episode_id,query_id,method,budget,seed,cell,metric,value"]
+    for i in range(68):
+        cell = "T+E+" if i < 60 else "T-E-"
+        t, b = int(gen.integers(1, 4)) / 3, int(gen.integers(0, 4)) / 3
+        rows += [f"x,e{i},q{i},a,1,0,{cell},m,{t!r}", f"x,e{i},q{i},b,1,0,{cell},m,{b!r}"]
+    path = tmp_path / "mixed.csv"
+    path.write_text("\n".join(rows) + "\n")
+    args = ["plan", str(path), "--treatment", "a", "--baseline", "b", "--metric", "m"]
+    assert main([*args, "--effect", "0.2", "--simulations", "200", "--cell", "T+E+,T-E-"]) == 0
+    out = capsys.readouterr().out
+    res = plan_cells(
+        path, "a", "b", metric="m", budget=1, effect=0.2, cells=["T+E+", "T-E-"],
+        n_simulations=200,
+    )  # fmt: skip
+    assert res.plans["T-E-"].n_range is not None and res.plans["T-E-"].tilted is None
+    assert "- T-E-: the pilot's differences stand for the study's only within" in out
+    assert "share of ties and its magnitudes are kept" not in out
+
+
 def test_tilted_cells_are_not_said_to_keep_their_share_of_ties(capsys):
     args = ["plan", *PILOT[:-1], "recall", "--budget", "256", "--effect", "0.05"]
     assert main([*args, "--simulations", "200"]) == 0

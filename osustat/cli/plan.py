@@ -237,7 +237,13 @@ def _cells_text(cells: Any, args: argparse.Namespace) -> str:
 
 def _stands_for(p: Any) -> str:
     """What a cell's pilot stands for, in words: the general form of its first assumption
-    (which names the cell's own size)."""
+    (which names the cell's own size). A cell planned over a range (rules P, P2) stands for
+    the study only within it: its basis is printed below the table."""
+    if p.n_range is not None:
+        return (
+            "the pilot's differences stand for the study's only within the 80% interval of "
+            "what they estimate (each range's basis above)"
+        )
     if p.tilted is not None:
         return (
             "the pilot's differences stand for the study's: each cell's count ratios are "
