@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from osustat import plan, plan_cells
@@ -130,31 +132,41 @@ def test_cells_of_a_small_pilot_print_a_range_of_n(tmp_path, capsys):
     assert got["plans"][ranged[0]]["n_range"] == list(res.plans[ranged[0]].n_range)
 
 
-def _mixed_pilot(folder: Path) -> str:
-    """Cell T+E+ of 0/1 values (the exact binomial), T-E- of count ratios k/3 (the tilted
-    model): cells planned by different models."""
+def _pilot_file(folder: Path, units: list[tuple[str, float, float]]) -> str:
+    """A pilot's records of metric m at budget 1: one (cell, treatment, baseline) per unit."""
     rows = ["benchmark,episode_id,query_id,method,budget,seed,cell,metric,value"]
-    gen = __import__("numpy").random.default_rng(5)
-    for i in range(40):
-        t, b = (1.0, 0.0) if i % 3 == 0 else ((0.0, 1.0) if i % 7 == 0 else (1.0, 1.0))
-        rows += [f"x,e{i},q{i},a,1,0,T+E+,m,{t}", f"x,e{i},q{i},b,1,0,T+E+,m,{b}"]
-    for i in range(40, 80):
-        t, b = int(gen.integers(1, 4)) / 3, int(gen.integers(0, 4)) / 3
-        rows += [f"x,e{i},q{i},a,1,0,T-E-,m,{t!r}", f"x,e{i},q{i},b,1,0,T-E-,m,{b!r}"]
+    for i, (cell, t, b) in enumerate(units):
+        rows += [f"x,e{i},q{i},a,1,0,{cell},m,{t!r}", f"x,e{i},q{i},b,1,0,{cell},m,{b!r}"]
     path = folder / "mixed.csv"
     path.write_text("\n".join(rows) + "\n")
     return str(path)
 
 
-def test_assumptions_of_one_cells_model_are_not_claimed_for_every_cell(tmp_path, capsys):
-    records = _mixed_pilot(tmp_path)
+def _count_ratio(gen: np.random.Generator) -> tuple[float, float]:
+    return int(gen.integers(1, 4)) / 3, int(gen.integers(0, 4)) / 3
+
+
+def _plan_t_cells(records: str, effect: float, capsys: Any) -> tuple[str, Any]:
+    """`osustat plan` on cells T+E+ and T-E- of `records` (printed), and the same plans."""
     args = ["plan", records, "--treatment", "a", "--baseline", "b", "--metric", "m"]
-    assert main([*args, "--effect", "0.3", "--cell", "T+E+,T-E-", "--simulations", "200"]) == 0
-    out = capsys.readouterr().out
+    options = ["--effect", str(effect), "--cell", "T+E+,T-E-", "--simulations", "200"]
+    assert main([*args, *options]) == 0
     res = plan_cells(
-        records, "a", "b", metric="m", budget=1, effect=0.3, cells=["T+E+", "T-E-"],
+        records, "a", "b", metric="m", budget=1, effect=effect, cells=["T+E+", "T-E-"],
         n_simulations=200,
     )  # fmt: skip
+    return capsys.readouterr().out, res
+
+
+def test_assumptions_of_one_cells_model_are_not_claimed_for_every_cell(tmp_path, capsys):
+    # T+E+ of 0/1 values (the exact binomial), T-E- of count ratios k/3 (the tilted model)
+    gen = np.random.default_rng(5)
+    zero_one = [
+        ("T+E+", *((1.0, 0.0) if i % 3 == 0 else (0.0, 1.0) if i % 7 == 0 else (1.0, 1.0)))
+        for i in range(40)
+    ]
+    ratios = [("T-E-", *_count_ratio(gen)) for _ in range(40)]
+    out, res = _plan_t_cells(_pilot_file(tmp_path, zero_one + ratios), 0.3, capsys)
     assert res.plans["T+E+"].binary and not res.plans["T-E-"].binary
     every = out.split("Assumed in every cell:")[1].split("\n\n")[0]
     binary_only = "exact zeros stay ties under the effect (the nonzero differences carry it)"
@@ -169,21 +181,9 @@ def test_assumptions_of_one_cells_model_are_not_claimed_for_every_cell(tmp_path,
 def test_a_ranged_cell_is_not_said_to_keep_its_share_of_ties(tmp_path, capsys):
     # a review: a count-ratio cell of 8 units is planned over a range (rule P, the normal
     # model), so it is not tilted; it was said to keep its share of ties and magnitudes
-    gen = __import__("numpy").random.default_rng(2)
-    rows = ["benchmark,episode_id,query_id,method,budget,seed,cell,metric,value"]
-    for i in range(68):
-        cell = "T+E+" if i < 60 else "T-E-"
-        t, b = int(gen.integers(1, 4)) / 3, int(gen.integers(0, 4)) / 3
-        rows += [f"x,e{i},q{i},a,1,0,{cell},m,{t!r}", f"x,e{i},q{i},b,1,0,{cell},m,{b!r}"]
-    path = tmp_path / "mixed.csv"
-    path.write_text("\n".join(rows) + "\n")
-    args = ["plan", str(path), "--treatment", "a", "--baseline", "b", "--metric", "m"]
-    assert main([*args, "--effect", "0.2", "--simulations", "200", "--cell", "T+E+,T-E-"]) == 0
-    out = capsys.readouterr().out
-    res = plan_cells(
-        path, "a", "b", metric="m", budget=1, effect=0.2, cells=["T+E+", "T-E-"],
-        n_simulations=200,
-    )  # fmt: skip
+    gen = np.random.default_rng(2)
+    units = [("T+E+" if i < 60 else "T-E-", *_count_ratio(gen)) for i in range(68)]
+    out, res = _plan_t_cells(_pilot_file(tmp_path, units), 0.2, capsys)
     assert res.plans["T-E-"].n_range is not None and res.plans["T-E-"].tilted is None
     assert "- T-E-: the pilot's differences stand for the study's only within" in out
     assert "share of ties and its magnitudes are kept" not in out
