@@ -698,9 +698,9 @@ def _shape_checked(plan: Plan, found: PowerValue) -> PowerValue:
     significantly platykurtic (light tails, e.g. uniform; Anscombe-Glynn at the same level,
     valid from 20 values) prints its number: its sd is as reliable as a normal's, and a
     range there left only the rows that passed -- for uniform differences of 50 the 21% with
-    the smallest sd -- to print a number. The sample must show its light tails: the sign of its kurtosis alone is not enough (a skewed sample
-    that missed its tail has a small one; rule D′, judged and not adopted,
-    docs/validation.md)."""
+    the smallest sd -- to print a number. The sample must show its light tails: the sign of
+    its kurtosis alone is not enough (a skewed sample that missed its tail has a small one;
+    rule D′, judged and not adopted, docs/validation.md)."""
     assert plan.d is not None
     if not math.isfinite(found):
         return found
