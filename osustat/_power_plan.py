@@ -56,8 +56,9 @@ class PowerValue(float):
         limit, the mean difference beside the treatment at its largest value). A finite MDE
         never exceeds it.
     mde_range : tuple of float or None
-        An MDE from fewer than ``osustat.power.MDE_MIN_DIFFERENCES`` differences (method
-        chosen automatically) is not one number: ``.method`` is ``'sd-range'`` (the
+        An MDE from too few differences (``osustat.power.too_few_differences``: fewer than
+        ``MDE_MIN_DIFFERENCES``, or fewer than that many nonzero ones of several magnitudes;
+        method chosen automatically) is not one number: ``.method`` is ``'sd-range'`` (the
         normal-model MDE at the ends of the sd's 80% chi-square interval) or, for 0/1
         differences, ``'q-range'`` (the exact-binomial MDE over the 80% Clopper-Pearson
         interval of ``P(d != 0)``). Nor, from differences of the ``'empirical'`` model,

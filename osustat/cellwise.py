@@ -68,11 +68,12 @@ class CellEffect:
         `alpha` given to :func:`cell_conditional`), from this row's differences:
         :func:`osustat.minimum_detectable_effect` with ``differences=``, so ``mde.method``
         is ``'exact-binomial'`` for 0/1 differences, ``'empirical'`` /
-        ``'empirical-tilt'`` for others, a range below ``MDE_MIN_DIFFERENCES``
-        differences. Infinite when no effect reaches that power at this n (underpowered at
-        any effect). Computed when first read (a property; :meth:`mde_at` states it at
-        another level, as :func:`osustat.analyze` does for a family): a search costs
-        milliseconds to tens of them, and a level nobody prints is never searched.
+        ``'empirical-tilt'`` for others, a range from too few (nonzero) differences
+        (``osustat.power.too_few_differences``). Infinite when no effect reaches that power
+        at this n (underpowered at any effect). Computed when first read (a property;
+        :meth:`mde_at` states it at another level, as :func:`osustat.analyze` does for a
+        family): a search costs milliseconds to tens of them, and a level nobody prints is
+        never searched.
     wins, ties, losses : int
         Units where the treatment scores above, equal to, below the baseline (W/T/L).
     effect_size_dz : float

@@ -41,12 +41,14 @@ from ._validation import (
     unique_items,
 )
 from .power import (
-    MDE_MIN_DIFFERENCES,
     PowerValue,
+    few_nonzero,
     not_normal_shape,
     power_ceiling,
     sd_interval_ends,
     share_interval,
+    spread_df,
+    too_few_differences,
 )
 from .power import power as test_power
 
@@ -114,8 +116,9 @@ class SampleSizePlan:
         Why the differences were tilted although ``pairs`` were given (the treatment's tilt
         does not reach the pilot's own mean difference, or the effect planned for).
     n_range : (int, int) or None
-        Where the pilot cannot pin n down (fewer than 12 differences, or differences that are
-        not normal-shaped): the n at the optimistic and the conservative end of the 80%
+        Where the pilot cannot pin n down (fewer than 12 differences, fewer than 12 nonzero
+        ones of several magnitudes -- rule N --, or differences that are not normal-shaped):
+        the n at the optimistic and the conservative end of the 80%
         interval of what the pilot estimates; ``n`` is the conservative end (rules P and P2,
         docs/statistics.md). None where one n is printed.
     range_basis : str or None
@@ -412,12 +415,13 @@ def _stated_model(
 def _small_pilot_plan(
     d: np.ndarray, model: _Model, effect: float, common: dict[str, Any]
 ) -> SampleSizePlan:
-    """Rule P: from fewer than :data:`MDE_MIN_DIFFERENCES` differences, the n at the ends of
-    the 80% interval of what the pilot estimates -- P(d != 0) for 0/1-type differences (the
-    exact binomial), else the sd (the normal model, chi-square with k - 1 df), each end
-    raised, where the pilot has ties, to the n at which they can let the test reach the
-    power (:func:`osustat.power.power_ceiling`: the conservative end holds the ties at the
-    share's lower end; the optimistic end at its upper end where the model holds ties, not
+    """Rule P: from too few differences (:func:`osustat.power.too_few_differences`: fewer
+    than 12, or -- rule N -- fewer than 12 nonzero ones of more than one magnitude), the n
+    at the ends of the 80% interval of what the pilot estimates -- P(d != 0) for 0/1-type
+    differences (the exact binomial), else the sd (the normal model, chi-square with k - 1
+    df), each end raised, where the pilot has ties, to the n at which they can let the test
+    reach the power (:func:`osustat.power.power_ceiling`: the conservative end holds the ties
+    at the share's lower end; the optimistic end at its upper end where the model holds ties, not
     for count ratios, whose ties the tilted model moves) -- and the conservative end
     returned. Why: the MDE prints a range below that size (a pilot of 6 normal differences
     planned an n that achieved power below .6 in 37% of pilots; docs/validation.md, "Rule P")."""
@@ -457,11 +461,11 @@ def _small_pilot_plan(
         return _pilot_range(conservative, (optimistic.n, conservative.n), basis, model, k, common)
     # the pilot's sd at the effect with the unbiased variance (k - 1 in the denominator, as the
     # chi-square interval assumes; the model's own sd divides by k)
-    s_lo, s_hi = sd_interval_ends(model.sd * math.sqrt(k / (k - 1)), k - 1)
+    s_lo, s_hi = sd_interval_ends(model.sd * math.sqrt(k / (k - 1)), spread_df(d))
     optimistic = end_plan("optimistic", f"sd {s_lo:.4g}", sd=s_lo)
     conservative = end_plan("conservative", f"sd {s_hi:.4g}", sd=s_hi)
     ends = (optimistic.n, conservative.n)
-    basis = "normal model over the 80% interval of the sd"
+    basis = "normal model over the 80% interval of the sd" + few_nonzero(d)
     if m == k:  # no ties: nothing in the pilot says a tie occurs (as rule Z)
         return _pilot_range(conservative, ends, basis, model, k, common)
     floor = _tie_floor(q_lo, "lower", level, alt, common)
@@ -699,7 +703,7 @@ def plan(
         d = checked[0] - checked[1] if checked is not None else given
         assert d is not None
         model = _pilot_model(d, effect, binary, checked)
-        if d.size < MDE_MIN_DIFFERENCES:
+        if too_few_differences(d):
             common = {
                 "power": target,
                 "alpha": alpha,

@@ -47,6 +47,7 @@ from ._power_engines import (
     tilt_back_ess,
 )
 from ._power_plan import POWER_TESTS, SIMULATION_MAX_N, Plan, PowerValue, treatment_tilt_short
+from ._signflip_null import one_magnitude
 from ._validation import check_finite, check_level, check_rng
 
 __all__ = [
@@ -356,7 +357,8 @@ def minimum_detectable_effect(
         the MDE must not exceed ``.max_effect``.
         With ``test='auto'`` and `differences`, a value that the differences cannot
         support as one number is a range (``.mde_range``; the value is its upper end): from
-        fewer than :data:`MDE_MIN_DIFFERENCES` differences, from differences not
+        fewer than :data:`MDE_MIN_DIFFERENCES` differences or fewer than that many nonzero
+        ones of several magnitudes (:func:`too_few_differences`), from differences not
         normal-shaped (:data:`MDE_SHAPE_LEVEL`), where only the row's own share of
         nonzero differences makes it infinite, or where the tilted model's null rests on
         too few effective differences (see :class:`PowerValue`).
@@ -396,7 +398,7 @@ def _mde(plan: Plan, target: float, rng: Any) -> PowerValue:
         )
     if not attainable(n, alpha, alt):
         return plan.result(math.inf)  # the sign-flip test cannot reject at all
-    if plan.auto and plan.d is not None and plan.d.size < MDE_MIN_DIFFERENCES:
+    if plan.auto and plan.d is not None and too_few_differences(plan.d):
         return _too_few(plan, target, rng)
     sign = -1.0 if alt == "less" else 1.0
     if plan.test == "empirical-tilt":
@@ -455,6 +457,41 @@ def _shift_mde(plan: Plan, target: float, rng: Any, *, simulate: bool) -> float:
 #: bound for the share of such rows): ``P(chi2_{k-1} < (k-1) (MDE_.6 / MDE_.8)**2)`` is .29
 #: at k = 6, .22 at 10, .21 at 11 and .19 at 12 (tests/osustat/test_power.py recomputes it).
 MDE_MIN_DIFFERENCES = 12
+
+
+def too_few_differences(d: Any) -> bool:
+    """Whether `d` is too few differences for one MDE (rule Z) or one planned n (rule P):
+    fewer than :data:`MDE_MIN_DIFFERENCES` of them, or (rule N) fewer than that many nonzero
+    ones taking more than one magnitude.
+
+    Why rule N: where there are ties, the nonzero differences alone carry the spread, so the
+    bound behind :data:`MDE_MIN_DIFFERENCES` applies to them (a row of 20 with 60% ties reads
+    its sd off about 8 values); the ties are read by P(d != 0), whose interval rules Z and P
+    use. 0/1-type differences (one magnitude, the test's own rule) are outside it: their sd
+    is a function of P(d != 0) alone, which the exact binomial models."""
+    if d.size < MDE_MIN_DIFFERENCES:
+        return True
+    live = np.abs(d[d != 0])
+    return bool(live.size < MDE_MIN_DIFFERENCES and not one_magnitude(live))
+
+
+def few_nonzero(d: Any) -> str:
+    """The words for rule N where it applies to `d` (else empty): how many are nonzero."""
+    k, m = d.size, int(np.count_nonzero(d))
+    if k < MDE_MIN_DIFFERENCES or not too_few_differences(d):
+        return ""
+    return f"; only {m} of the {k} differences are nonzero (fewer than {MDE_MIN_DIFFERENCES})"
+
+
+def spread_df(d: Any) -> int:
+    """Degrees of freedom of the sd's interval behind the ranges of rules Z, P and N: ``k - 1``
+    for fewer than :data:`MDE_MIN_DIFFERENCES` differences; ``m - 1`` for rule N's rows (``m``
+    nonzero of ``k`` >= 12), the values that carry the spread (rule N′)."""
+    k = d.size
+    if k < MDE_MIN_DIFFERENCES or not too_few_differences(d):
+        return k - 1
+    return int(np.count_nonzero(d)) - 1
+
 
 #: Two-sided coverage of the sd interval behind a range printed instead of an MDE.
 MDE_RANGE_LEVEL = 0.8
@@ -572,14 +609,13 @@ def _binomial_mde(plan: Plan, q: float, target: float) -> float:
 
 
 def _too_few(plan: Plan, target: float, rng: Any) -> PowerValue:
-    """An MDE range from too few differences (``k`` < :data:`MDE_MIN_DIFFERENCES`): the MDE
+    """An MDE range from too few differences (:func:`too_few_differences`): the MDE
     over an :data:`MDE_RANGE_LEVEL` interval of what the ``k`` values estimate. 0/1
     differences (``'q-range'``): the exact-binomial MDE over the Clopper-Pearson interval of
     ``P(d != 0)``; others (``'sd-range'``): the normal-model MDE at the ends of the sd's
-    chi-square interval (``k - 1`` degrees of freedom). The value is the upper end
+    chi-square interval (:func:`spread_df` degrees of freedom). The value is the upper end
     (conservative); ``.mde_range`` holds both."""
     assert plan.d is not None
-    k = plan.d.size
     if plan.test == "exact-binomial":
         q_lo, q_hi = share_interval(plan.d)
         assert plan.q is not None
@@ -589,8 +625,9 @@ def _too_few(plan: Plan, target: float, rng: Any) -> PowerValue:
     else:
         sd = float(np.std(plan.d, ddof=1))
         unit = _shift_mde(plan, target, rng, simulate=plan.n <= SIMULATION_MAX_N)
-        basis = "normal model over the 80% interval of the sd"
-        ends, basis = _tie_capped(plan, sd_interval_ends(unit * sd, k - 1), basis, target)
+        basis = "normal model over the 80% interval of the sd" + few_nonzero(plan.d)
+        ends = sd_interval_ends(unit * sd, spread_df(plan.d))
+        ends, basis = _tie_capped(plan, ends, basis, target)
         method = "sd-range"
     return _ranged(plan, ends, method, basis)
 
@@ -630,8 +667,8 @@ def _tie_capped(
     """Rule Z: the ends of a range from too few differences where ties cap the power.
 
     Whether a tie can move (a pair the treatment may yet separate) or cannot (a query both
-    systems miss whatever the effect) is not told by fewer than
-    :data:`MDE_MIN_DIFFERENCES` values, and a normal model over the sd's interval ignores
+    systems miss whatever the effect) is not told by too few values
+    (:func:`too_few_differences`), and a normal model over the sd's interval ignores
     ties: it printed finite ranges where the test cannot reach the target at any effect
     (docs/validation.md, "Rule Z"). The conservative (upper) end holds the ties: it is
     infinite where :func:`power_ceiling` at the lower end of P(d != 0)'s

@@ -255,7 +255,9 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "differences where that tilt cannot reach the row's own mean, said in the row), the "
         "power at the MDE checked on data sets drawn at it; "
         f"“{UNDERPOWERED}” where no Δ reaches power .80 at that n. From fewer than "
-        f"{MDE_MIN_DIFFERENCES} differences, from differences not normal-shaped "
+        f"{MDE_MIN_DIFFERENCES} differences (or fewer than {MDE_MIN_DIFFERENCES} nonzero "
+        "ones of several sizes: they alone carry the spread), from differences not "
+        "normal-shaped "
         "(Shapiro–Wilk p < .05, unless 20 or more nonzero ones are significantly "
         "platykurtic: a skewed or heavy-tailed sample's sd is far below its law's in most "
         "samples), where the row's own share of pairs that differ caps the "
@@ -264,9 +266,8 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "effect, read off the few units where the treatment is largest, falls short, the "
         "MDE is not one number: the row "
         "prints “MDE not estimable from n = … differences” with the range the sd (or "
-        "P(Δ ≠ 0)) allows over its 80% interval; from fewer than "
-        f"{MDE_MIN_DIFFERENCES}, no upper end where ties held at that interval's "
-        "lower end cap the power below .80 (a tie cannot vote), and “"
+        "P(Δ ≠ 0)) allows over its 80% interval; from too few, no upper end where ties "
+        "held at that interval's lower end cap the power below .80 (a tie cannot vote), and “"
         f"{UNDERPOWERED}” where they cap it even at its upper end and cannot move.",
         f"- Master seed {res.seed}: the same seed and inputs give the same report.",
         "",

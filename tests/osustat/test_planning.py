@@ -336,6 +336,30 @@ def test_pilot_shown_light_tailed_plans_one_n():
     assert p.n_range is None and p.method == "empirical"
 
 
+def test_pilot_of_few_nonzero_differences_plans_a_range():
+    # rule N for plans: a pilot of 20 with 8 nonzero differences of several magnitudes reads
+    # its spread off 8 values (t6/t10 pilots of 20 with 53-63% ties missed the 20% bound on
+    # design seed 41): rule P's range, its conservative end returned
+    gen = np.random.default_rng(4)
+    d = np.r_[gen.normal(0.5, 1.0, 8), np.zeros(12)]
+    p = plan(0.4, differences=d, n_simulations=400)
+    assert p.n_range is not None and p.n == p.n_range[1] > p.n_range[0]
+    assert "only 8 of the 20 differences are nonzero" in p.range_basis
+    assert "n not pinned down by a pilot of 20 differences" in p.summary()
+    # 0/1-type differences are outside the rule: one n from the exact binomial
+    hits = np.r_[np.ones(7), -np.ones(1), np.zeros(12)]
+    one = plan(0.3, differences=hits)
+    assert one.n_range is None and one.method == "exact-binomial"
+
+
+def test_rule_n_plans_over_the_spread_of_the_nonzero_values():
+    # rule N′ for plans: the sd's interval on m - 1 = 10 degrees of freedom (11 nonzero of
+    # 200); n grows with the sd's square, so the ends' ratio is about chi-square's
+    live = np.random.default_rng(1).normal(0.5, 1.0, 11)
+    lo, hi = plan(0.05, differences=np.r_[live, np.zeros(189)]).n_range
+    assert hi / lo == pytest.approx(stats.chi2.isf(0.1, 10) / stats.chi2.ppf(0.1, 10), rel=0.05)
+
+
 def test_count_ratios_of_one_magnitude_are_not_zero_one_given_the_units_values():
     # rule K: recall over three items whose eight pilot differences all happen to be +-1/3;
     # the units' values (a lattice of four values) say these are count ratios, not Hit@k

@@ -517,13 +517,72 @@ class TestHonestMDE:
 
         from scipy.stats import kurtosistest, shapiro
 
+        from osustat.power import not_normal_shape
+
         d = np.r_[[3.104, -0.244, -0.433, -0.54, 3.024], np.zeros(7)]
         live = d[d != 0]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             assert kurtosistest(live, alternative="less").pvalue < 0.05  # the premise
         assert shapiro(live).pvalue < 0.05
-        assert minimum_detectable_effect(None, 60, differences=d).method == "shape-range"
+        assert not_normal_shape(d) is not None  # rule D's range, not D″'s number
+        # the row prints rule N's range first (5 nonzero values of several magnitudes); with
+        # 12 of them (the same values and their halves: still failing the shape check) rule
+        # D's range is what it prints
+        twelve = np.r_[live, live / 2, [3.0, 2.9], np.zeros(7)]
+        assert np.count_nonzero(twelve) == 12
+        assert minimum_detectable_effect(None, 60, differences=d).mde_range is not None
+        assert minimum_detectable_effect(None, 60, differences=twelve).method == "shape-range"
+
+    def test_fewer_than_12_nonzero_differences_print_a_range(self):
+        # rule N: 20 differences of which 9 are nonzero read their spread off 9 values, as a
+        # row of 9 does; the bound behind MDE_MIN_DIFFERENCES applies to them (t6 rows with
+        # 63% ties at n = 20 printed a median true power of .62 on design seed 41)
+        gen = np.random.default_rng(3)
+        d = np.r_[gen.standard_t(6, 9) + 0.4, np.zeros(11)]
+        mde = minimum_detectable_effect(None, 20, differences=d)
+        assert mde.method == "sd-range" and mde.mde_range is not None
+        assert "only 9 of the 20 differences are nonzero" in mde.range_basis
+        # the same values at 12 nonzero of 20 print the engine's number (or rule D's range)
+        more = np.r_[gen.standard_t(6, 12) + 0.4, np.zeros(8)]
+        assert minimum_detectable_effect(None, 20, differences=more).method != "sd-range"
+
+    def test_rule_n_ranges_read_the_spread_off_the_nonzero_values(self):
+        # rule N′: the sd's 80% interval on m - 1 degrees of freedom (the 11 nonzero values
+        # carrying the spread), not k - 1 = 199 (a review: ends 1.14x apart, narrower than
+        # rule D's range they replaced); independent reference: scipy's chi-square
+        from scipy.stats import chi2
+
+        live = np.random.default_rng(1).normal(0.5, 1.0, 11)
+        big = np.r_[live, np.zeros(189)]
+        lo, hi = minimum_detectable_effect(None, 3000, differences=big).mde_range
+        assert hi / lo == pytest.approx(np.sqrt(chi2.isf(0.1, 10) / chi2.ppf(0.1, 10)))
+        # rows of fewer than 12 differences keep k - 1 (rule Z as judged): 10 nonzero of 11
+        small = np.r_[live[:10], 0.0]
+        lo, hi = minimum_detectable_effect(None, 3000, differences=small).mde_range
+        assert hi / lo == pytest.approx(np.sqrt(chi2.isf(0.1, 10) / chi2.ppf(0.1, 10)))
+
+    def test_count_ratios_with_few_nonzero_print_a_range_with_their_units_values(self):
+        # rule N on the path analyze takes for recall (the units' values given): 8 count
+        # ratios of several magnitudes among 20 read their spread off 8 values, as the
+        # differences alone do
+        t = np.r_[[2, 3, 1, 2, 2, 0, 2, 3], np.full(12, 2)] / 3
+        b = np.r_[[1, 1, 2, 1, 1, 2, 1, 1], np.full(12, 2)] / 3
+        mde = minimum_detectable_effect(None, 20, pairs=(t, b))
+        assert mde.method == "sd-range"
+        assert "only 8 of the 20 differences are nonzero" in mde.range_basis
+        assert mde.mde_range == minimum_detectable_effect(None, 20, differences=t - b).mde_range
+
+    def test_zero_one_differences_with_few_nonzero_keep_the_exact_binomial(self):
+        # rule N is about the spread of several magnitudes: 0/1-type differences' sd is a
+        # function of P(d != 0), which the exact binomial models
+        from osustat.power import too_few_differences
+
+        d = np.r_[np.ones(7), -np.ones(2), np.zeros(31)]
+        assert not too_few_differences(d)
+        mde = minimum_detectable_effect(None, 40, differences=d)
+        assert mde.method == "exact-binomial" and mde.mde_range is None
+        assert too_few_differences(np.r_[d[:8], 0.5, d[9:]])  # two magnitudes: rule N
 
     def test_a_skewed_sample_with_a_small_kurtosis_still_prints_a_range(self):
         # rule D′ (not adopted) exempted any sample with excess kurtosis <= 0; a lognormal
@@ -631,8 +690,8 @@ class TestHonestMDE:
         # reaches high enough for a finite MDE: a range from it to infinity
         from osustat.wording import UNDERPOWERED, mde_description
 
-        d = np.zeros(20)
-        d[:6] = [0.93, -1.17, 1.41, 0.33, -0.46, 1.08]
+        d = np.zeros(40)  # 12 nonzero of 40 (rule N: fewer than 12 would give its range)
+        d[:12] = [0.93, -1.17, 1.41, 0.33, -0.46, 1.08, 0.71, -0.52, 1.25, 0.12, 0.88, -0.3]
         assert not np.isfinite(minimum_detectable_effect(None, 20, differences=d,
                                                          test="empirical"))  # fmt: skip
         mde = minimum_detectable_effect(None, 20, differences=d)
@@ -640,7 +699,7 @@ class TestHonestMDE:
         lo, hi = mde.mde_range
         assert np.isfinite(lo) and hi == np.inf
         said = mde_description(mde)
-        assert said.startswith("MDE not estimable from n = 20 differences") and "∞" in said
+        assert said.startswith("MDE not estimable from n = 40 differences") and "∞" in said
         assert UNDERPOWERED not in said
         # the lower end: the engine at the upper end of P(d != 0)'s 80% interval, whose
         # power there reaches .8 (simulated at it: independent of the search)
@@ -648,7 +707,7 @@ class TestHonestMDE:
 
         from osustat._power_engines import EmpiricalShiftSimulation
 
-        q_hi = beta.isf(0.1, 7, 14)
+        q_hi = beta.isf(0.1, 13, 28)
         sim = EmpiricalShiftSimulation(d, 20, 2000, 0.05, "two-sided", 9, share=q_hi)
         assert sim.power(lo * 1.02) >= 0.76
         assert sim.power(lo * 0.9) < 0.8
@@ -911,18 +970,23 @@ class TestTreatmentTilt:
         with pytest.warns(UserWarning, match="short of these differences' own mean 0.1"):
             fallen = power(0.1, None, 60, pairs=(t, b))
         assert fallen == power(0.1, None, 60, differences=d) and fallen.tilted == "differences"
-        assert minimum_detectable_effect(None, 60, pairs=(t, b)) == minimum_detectable_effect(
-            None, 60, differences=d
-        )
-        mde = minimum_detectable_effect(None, 60, pairs=(t, b))
+        # the tilted engine named: 'auto' gives these 8 nonzero differences of 20 rule N's
+        # range, which does not tilt
+        tilted = {"test": "empirical-tilt"}
+        assert minimum_detectable_effect(
+            None, 60, pairs=(t, b), **tilted
+        ) == minimum_detectable_effect(None, 60, differences=d, **tilted)
+        mde = minimum_detectable_effect(None, 60, pairs=(t, b), **tilted)
         assert mde.tilted == "differences"
         assert "short of these differences' own mean 0.1" in mde.tilt_fallback
         from osustat.wording import mde_description
 
         said = "tilted: the differences, as the treatment's tilt reaches a mean difference of "
         assert f"{said}at most 0.03202" in mde_description(mde)
+        # plan: the pilot twice over (16 nonzero of 40; rule N reads 8 of 20 as a range)
+        t, b = np.tile(t, 2), np.tile(b, 2)
         planned = plan(0.1, pairs=(t, b))
-        assert planned.n == plan(0.1, differences=d).n
+        assert planned.n_range is None and planned.n == plan(0.1, differences=t - b).n < 60
         assert "short of these differences' own mean 0.1" in " ".join(planned.assumptions)
 
     def test_the_treatment_tilt_reaches_effects_inside_its_limit(self):
