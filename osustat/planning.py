@@ -466,15 +466,16 @@ def _small_pilot_plan(
     conservative = end_plan("conservative", f"sd {s_hi:.4g}", sd=s_hi)
     ends = (optimistic.n, conservative.n)
     basis = "normal model over the 80% interval of the sd" + few_nonzero(d)
+    assumed = _sd_range_assumptions(d, effect, (s_lo, s_hi), (q_lo, q_hi))
     if m == k:  # no ties: nothing in the pilot says a tie occurs (as rule Z)
-        return _pilot_range(conservative, ends, basis, model, k, common)
+        return _pilot_range(conservative, ends, basis, model, k, common, assumed)
     floor = _tie_floor(q_lo, "lower", level, alt, common)
     # the optimistic end too where the model holds ties ('empirical'; the tilted model of
     # count ratios moves them)
     low = _tie_floor(q_hi, "upper", level, alt, common) if not is_discrete(d) else 0
     ends = (max(ends[0], low), max(ends[1], floor))
     if floor <= conservative.n:
-        return _pilot_range(conservative, ends, basis, model, k, common)
+        return _pilot_range(conservative, ends, basis, model, k, common, assumed)
     basis += (
         f"; {shown}: ties held at the lower end of its 80% interval ({q_lo:.2f}) need n = "
         f"{floor} to reach the power"
@@ -489,7 +490,7 @@ def _small_pilot_plan(
         power_below=min(float(before), power_ceiling(floor - 1, q_lo, level, alt)),
         method=at.method,
     )
-    return _pilot_range(capped, ends, basis, model, k, common)
+    return _pilot_range(capped, ends, basis, model, k, common, assumed)
 
 
 def _pilot_range(
@@ -499,8 +500,10 @@ def _pilot_range(
     model: _Model,
     k: int,
     common: dict[str, Any],
+    assumed: tuple[str, ...] | None = None,
 ) -> SampleSizePlan:
-    """The plan at a range's conservative end, as the pilot's plan (rule P)."""
+    """The plan at a range's conservative end, as the pilot's plan (rule P); `assumed` in
+    place of the pilot model's assumptions where the range was planned by another model."""
     return replace(
         conservative,
         n=ends[1],
@@ -509,9 +512,35 @@ def _pilot_range(
         zero_share=model.zero_share,
         binary=model.binary,
         pilot_n=k,
-        assumptions=(*model.assumptions, _level_assumption(common["alpha"], common["family_size"])),
+        assumptions=(
+            *(model.assumptions if assumed is None else assumed),
+            _level_assumption(common["alpha"], common["family_size"]),
+        ),
         n_range=ends,
         range_basis=basis,
+    )
+
+
+def _sd_range_assumptions(
+    d: np.ndarray, effect: float, sd_ends: tuple[float, float], shares: tuple[float, float]
+) -> tuple[str, ...]:
+    """What a range planned by the normal model over the sd's interval assumes (rules P, N):
+    not the pilot model's shape (its magnitudes kept, or its count ratios tilted) -- the
+    normal model's, at each end of the interval."""
+    k, m = d.size, int(np.count_nonzero(d))
+    said = (
+        f"the planned study's differences are normal with an sd anywhere in the 80% interval "
+        f"of what the pilot's {k} estimate ({sd_ends[0]:.4g}–{sd_ends[1]:.4g}), shifted to "
+        f"mean {effect:g}",
+    )
+    if m == k:
+        return said
+    return (
+        *said,
+        f"the normal model reads exact zeros as values; the n is raised where ties, which "
+        f"cannot vote, need more units to let the test reach the power, their share held "
+        f"within the 80% interval of the pilot's {k - m} of {k} (P(d ≠ 0) "
+        f"{shares[0]:.2f}–{shares[1]:.2f})",
     )
 
 

@@ -352,6 +352,21 @@ def test_pilot_of_few_nonzero_differences_plans_a_range():
     assert one.n_range is None and one.method == "exact-binomial"
 
 
+def test_a_range_planned_by_the_normal_model_states_that_models_assumptions():
+    # a review of rule N: 8 count ratios among 20 are planned over a range by the normal
+    # model, yet its assumptions described the tilted model ("count ratios, tilted")
+    cr = np.r_[[1, 2, -1, 1, 1, -2, 1, 2], np.zeros(12)] / 3
+    p = plan(0.15, differences=cr)
+    said = " ".join(p.assumptions)
+    assert p.n_range is not None and "tilted" not in said
+    assert "normal with an sd anywhere in the 80% interval" in said
+    assert "12 of 20 (P(d ≠ 0) 0.25–0.57)" in said  # Clopper-Pearson, 80%, 8 of 20
+    lo, hi = stats.beta.ppf(0.1, 8, 13), stats.beta.isf(0.1, 9, 12)
+    assert (f"{lo:.2f}", f"{hi:.2f}") == ("0.25", "0.57")
+    # no ties, no tie sentence
+    assert len(plan(0.5, differences=[2.04, -2.56, 0.42, -0.57, -0.45, -0.22]).assumptions) == 2
+
+
 def test_rule_n_plans_over_the_spread_of_the_nonzero_values():
     # rule N′ for plans: the sd's interval on m - 1 = 10 degrees of freedom (11 nonzero of
     # 200); n grows with the sd's square, so the ends' ratio is about chi-square's
