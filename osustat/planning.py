@@ -418,10 +418,11 @@ def _small_pilot_plan(
     """Rule P: from too few differences (:func:`osustat.power.too_few_differences`: fewer
     than 12, or -- rule N -- fewer than 12 nonzero ones of more than one magnitude), the n
     at the ends of the 80% interval of what the pilot estimates -- P(d != 0) for 0/1-type
-    differences (the exact binomial), else the sd (the normal model, chi-square with k - 1
-    df), each end raised, where the pilot has ties, to the n at which they can let the test
-    reach the power (:func:`osustat.power.power_ceiling`: the conservative end holds the ties
-    at the share's lower end; the optimistic end at its upper end where the model holds ties, not
+    differences (the exact binomial), else the sd (the normal model, chi-square with
+    :func:`osustat.power.spread_df` df: k - 1, or m - 1 nonzero for rule N), each end
+    raised, where the pilot has ties, to the n at which they can let the test reach the
+    power (:func:`osustat.power.power_ceiling`: the conservative end holds the ties at the
+    share's lower end; the optimistic end at its upper end where the model holds ties, not
     for count ratios, whose ties the tilted model moves) -- and the conservative end
     returned. Why: the MDE prints a range below that size (a pilot of 6 normal differences
     planned an n that achieved power below .6 in 37% of pilots; docs/validation.md, "Rule P")."""

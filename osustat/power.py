@@ -475,11 +475,16 @@ def too_few_differences(d: Any) -> bool:
     return bool(live.size < MDE_MIN_DIFFERENCES and not one_magnitude(live))
 
 
+def _rule_n_row(d: Any) -> bool:
+    """Whether `d` is too few only by rule N (12 or more differences, too few nonzero)."""
+    return bool(d.size >= MDE_MIN_DIFFERENCES and too_few_differences(d))
+
+
 def few_nonzero(d: Any) -> str:
     """The words for rule N where it applies to `d` (else empty): how many are nonzero."""
-    k, m = d.size, int(np.count_nonzero(d))
-    if k < MDE_MIN_DIFFERENCES or not too_few_differences(d):
+    if not _rule_n_row(d):
         return ""
+    m, k = int(np.count_nonzero(d)), d.size
     return f"; only {m} of the {k} differences are nonzero (fewer than {MDE_MIN_DIFFERENCES})"
 
 
@@ -487,10 +492,7 @@ def spread_df(d: Any) -> int:
     """Degrees of freedom of the sd's interval behind the ranges of rules Z, P and N: ``k - 1``
     for fewer than :data:`MDE_MIN_DIFFERENCES` differences; ``m - 1`` for rule N's rows (``m``
     nonzero of ``k`` >= 12), the values that carry the spread (rule N′)."""
-    k = d.size
-    if k < MDE_MIN_DIFFERENCES or not too_few_differences(d):
-        return k - 1
-    return int(np.count_nonzero(d)) - 1
+    return int(np.count_nonzero(d)) - 1 if _rule_n_row(d) else d.size - 1
 
 
 #: Two-sided coverage of the sd interval behind a range printed instead of an MDE.

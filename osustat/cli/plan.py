@@ -227,9 +227,9 @@ def _cells_text(cells: Any, args: argparse.Namespace) -> str:
         lines += [
             "",
             f"Planned over the 80% interval of what the cell's differences estimate "
-            f"({', '.join(ranged)}: fewer than {MDE_MIN_DIFFERENCES} differences, or nonzero "
-            "differences, or differences not normal-shaped): n needed at its two ends (one n "
-            "where both give the same); power at n is at the conservative end.",
+            f"({', '.join(ranged)}: fewer than {MDE_MIN_DIFFERENCES} differences or nonzero "
+            "ones of several sizes, or differences not normal-shaped): n needed at its two "
+            "ends (one n where both give the same); power at n is at the conservative end.",
         ]
         lines += [f"- {c}: {cells.plans[c].range_basis}" for c in ranged]
     return "\n".join(lines + _assumed_lines(cells.plans)) + "\n"
