@@ -210,6 +210,11 @@ def benchmark_options(
                 value = option.convert(value)
             except (TypeError, ValueError) as exc:
                 raise UsageError(f"`{option.flag}` {exc}") from None
+            if isinstance(value, tuple):  # a list option: the one rule for repeats
+                try:
+                    unique_items(value, option.flag)
+                except ValueError as exc:
+                    raise UsageError(str(exc)) from None
         if option.choice is not None:
             choices.append(f"{option.choice}={value}")
         else:

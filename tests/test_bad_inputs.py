@@ -425,6 +425,21 @@ CASES = [
         lambda t: ["reproduce", "toolbench", "--seeds", "42,42", "--out", str(t / "s")],
         ["`--seeds`", "42 twice"],
     ),
+    (  # a benchmark's own list options follow the same rule (issue 35 item 1)
+        "tau-bench-budgets-twice",
+        lambda t: ["reproduce", "tau-bench", "--budgets", "64,064", "--out", str(t / "s")],
+        ["`--budgets`", "64 twice"],
+    ),
+    (
+        "toolbench-n-evs-twice",
+        lambda t: ["reproduce", "toolbench", "--n-evs", "3,3", "--out", str(t / "s")],
+        ["`--n-evs`", "3 twice"],
+    ),
+    (
+        "locomo-methods-twice",
+        lambda t: ["reproduce", "locomo", "--methods", "OSU-Mem, OSU-Mem", "--out", str(t / "s")],
+        ["`--methods`", "'OSU-Mem' twice"],
+    ),
     (
         "resamples-above-the-cap",
         records_opts("--resamples", str(2**25 + 1)),
