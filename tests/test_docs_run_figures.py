@@ -98,3 +98,16 @@ def test_the_rule_catches_an_undated_count_and_accepts_a_dated_one():
     assert not undated_run_figures(table)
     block = "<!-- x:begin -->\n5 reproduced\n<!-- x:end -->\n"
     assert not undated_run_figures(block)
+
+
+#: Results files a doc embeds whole (after the file's title line), as generated.
+EMBEDDED = {"benchmarks/results-mde_procedure.md": "docs/validation.md"}
+
+
+@pytest.mark.parametrize("results", sorted(EMBEDDED))
+def test_an_embedded_results_table_is_the_file_as_generated(results):
+    """A table embedded in a doc is the committed file's, header and footer included (the
+    load and seconds of the run that made it), not an earlier run's."""
+    body = (ROOT / results).read_text(encoding="utf-8").split("\n", 1)[1].strip()
+    doc = (ROOT / EMBEDDED[results]).read_text(encoding="utf-8")
+    assert body in doc, f"{EMBEDDED[results]} embeds a different run of {results}"
