@@ -468,3 +468,25 @@ def test_continuous_ties_raise_the_optimistic_end_too():
     p = plan(1.0, differences=d)
     normal_lo = plan(1.0, sd=_sd_ends(p.sd * math.sqrt(8 / 7), 7)[0]).n
     assert normal_lo < p.n_range[0] == _floor(stats.beta.isf(0.1, 7, 2), 6)
+
+
+@pytest.mark.parametrize("at", [0.0, 0.12], ids=["null pilots", "pilots at the effect"])
+def test_plans_from_count_ratio_pilots_achieve_their_power_on_the_design(at):
+    """Issue 35 item 4 as a procedure, in small: recall over 4 items at baseline rate .25,
+    pilots of 200 units drawn at effect 0 or at the effect .12 with their units' values; each
+    plan's n is tried on 1,000 data sets drawn from the design at that n (the sign-flip test
+    `analyze` runs, two-sided .05). The median of six pilots achieves .80 +- .05, the issue's
+    goal (single pilots vary with their pilot: .77-.85 here). A guard of the whole path (pilot,
+    model, search, test), not of one engine choice: the same pilots' differences alone, tilted,
+    pass too (medians .78 / .80). The full-size check is benchmarks/plan_check.py."""
+    effect, p0, m = 0.12, 0.25, 4
+    rates = []
+    for i in range(6):
+        g = np.random.default_rng([36, i])
+        t, b = g.binomial(m, p0 + at, 200) / m, g.binomial(m, p0, 200) / m
+        n = plan(effect, pairs=(t, b)).n
+        g = np.random.default_rng([100 + i, n])
+        fresh = g.binomial(m, p0 + effect, (n, 1000)) / m - g.binomial(m, p0, (n, 1000)) / m
+        tests = signflip_tests(fresh, n_resamples=999, rng=100 + i)
+        rates.append(np.mean([r.pvalue <= 0.05 for r in tests]))
+    assert abs(np.median(rates) - 0.80) <= 0.05, rates
