@@ -210,7 +210,7 @@ def benchmark_options(
                 value = option.convert(value)
             except (TypeError, ValueError) as exc:
                 raise UsageError(f"`{option.flag}` {exc}") from None
-            if isinstance(value, tuple):  # a list option: the one rule for repeats
+            if isinstance(value, tuple):  # a list option (Option's contract): no repeats
                 try:
                     unique_items(value, option.flag)
                 except ValueError as exc:

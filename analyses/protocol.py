@@ -238,7 +238,10 @@ class Option:
     flag without its dashes, ``-`` read as ``_``). Both go through the driver's one check
     (:func:`analyses.driver.benchmark_options`): the value must be one of `values` (empty: any)
     and is turned into the option's value by `convert` (the command line's text or a Python
-    value alike; a ``ValueError`` it raises is reported naming the flag). Given, the value
+    value alike; a ``ValueError`` it raises is reported naming the flag). A `convert` that
+    returns a tuple declares a list option: the driver refuses a repeat in it, naming it (the
+    one rule of every list option); an option whose value is a tuple in which equal entries
+    are legitimate must return another type. Given, the value
     reaches the benchmark as ``spec.options[key]``; not given, ``default``. With `choice` the
     option is a shortcut for ``--choice CHOICE=VALUE`` instead. With `const` it is a flag:
     given (``True`` from Python), it sets `const` — the choice's value, or the option's. Giving

@@ -130,8 +130,12 @@ def test_python_options_are_the_cli_options_checked_the_same_way():
     toolbench = registry.get_benchmark("toolbench")
     assert benchmark_options(toolbench, {"background": "60"})[1]["background"] == 60
     locomo = registry.get_benchmark("locomo")
-    with pytest.raises(ValueError, match="`--methods` must be distinct"):
+    with pytest.raises(ValueError, match="`--methods` names 'OSU-Mem' twice"):
         benchmark_options(locomo, {"methods": ("OSU-Mem", "OSU-Mem")})
+    with pytest.raises(ValueError, match="`--methods` must be non-empty names"):
+        benchmark_options(locomo, {"methods": ("OSU-Mem", " ")})
+    with pytest.raises(ValueError, match="`--budgets` names 256 twice"):  # the CLI's one rule
+        benchmark_options(tau, {"budgets": [256, 256]})
 
 
 def test_a_bad_option_value_is_exit_2_on_the_cli_too(tmp_path, capsys):
