@@ -379,6 +379,8 @@ def main() -> None:
     extra = f" --held-out {args.held_out} --design-seed {args.design_seed}" * bool(args.held_out)
     extra += " --call differences" * (args.call == "differences")
     extra += " --count-ratios" * args.count_ratios + " --no-ess-range" * args.no_ess_range
+    extra += f" --ns {args.ns}" * (args.ns != ",".join(map(str, NS)))  # the command as run
+    extra += f" --designs {args.designs}" * (args.designs != ",".join(DESIGNS))
     lines = [
         "# The printed MDE as a procedure (issue 35 items 2-4)"
         + (", on held-out random designs" if args.held_out else ""),
