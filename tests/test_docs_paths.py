@@ -1,0 +1,72 @@
+"""Every repository path a doc names in backticks exists (issue 35 item 14: docs go stale when
+code moves; the one-folder move left `analyses/claims/locomo.toml` in the CHANGELOG after the
+file had become `analyses/locomo/claims.toml`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = sorted([*(ROOT / "docs").glob("*.md"), ROOT / "README.md", ROOT / "CHANGELOG.md"])
+TOP = ("benchmarks", "docs", "tests", "osustat", "analyses", "examples", "retrieval", "reports")
+PATH = re.compile(r"`((?:" + "|".join(TOP) + r")/[^`\s:]*)")
+
+
+def named_paths(text: str) -> set[str]:
+    """Paths in backticks, without a test's ``::name`` or a trailing full stop; a bracketed
+    optional part (``seed37[-differences].md``) names both files; globs and stems ending in
+    ``-`` or ``_`` (``results-``) are patterns, not paths."""
+    out = set()
+    for m in PATH.finditer(text):
+        path = m.group(1).rstrip(".,;")
+        if any(c in path for c in "*{}<>") or path.endswith(("-", "_")):
+            continue
+        bracket = re.search(r"\[([^\]]*)\]", path)
+        if bracket:
+            out.add(path[: bracket.start()] + path[bracket.end() :])
+            out.add(path[: bracket.start()] + bracket.group(1) + path[bracket.end() :])
+        else:
+            out.add(path)
+    return out
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_path_a_doc_names_exists(doc):
+    missing = sorted(
+        p for p in named_paths(doc.read_text(encoding="utf-8")) if not (ROOT / p).exists()
+    )
+    assert not missing, f"{doc.name} names paths that do not exist: {missing}"
+
+
+#: A test named in full: ``tests/x.py::TestClass::test_name[param]``.
+TEST = re.compile(r"(tests/[\w/]+\.py)((?:::[\w]+)+)")
+
+
+def missing_tests(text: str) -> list[str]:
+    """Tests named in full in `text` whose file lacks the named class or function."""
+    missing = []
+    for m in TEST.finditer(text):
+        file = ROOT / m.group(1)
+        source = file.read_text(encoding="utf-8") if file.exists() else ""
+        for name in m.group(2).split("::")[1:]:
+            if not re.search(rf"(?:def|class) {re.escape(name)}\b", source):
+                missing.append(f"{m.group(1)}::{name}")
+    return sorted(set(missing))
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_test_a_doc_names_exists(doc):
+    """A renamed or removed test leaves a doc citing a check that no longer runs."""
+    missing = missing_tests(doc.read_text(encoding="utf-8"))
+    assert not missing, f"{doc.name} names tests that do not exist: {missing}"
+
+
+def test_the_rule_reads_paths_and_skips_patterns():
+    text = "`benchmarks/x.py` `tests/a.py::test_b` `docs/a[-b].md` `benchmarks/results-*.md`."
+    assert named_paths(text) == {"benchmarks/x.py", "tests/a.py", "docs/a.md", "docs/a-b.md"}
+    here = "tests/test_docs_paths.py"
+    assert missing_tests(f"`{here}::test_the_rule_reads_paths_and_skips_patterns`") == []
+    assert missing_tests(f"`{here}::test_gone`") == [f"{here}::test_gone"]
