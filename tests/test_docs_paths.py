@@ -70,3 +70,45 @@ def test_the_rule_reads_paths_and_skips_patterns():
     here = "tests/test_docs_paths.py"
     assert missing_tests(f"`{here}::test_the_rule_reads_paths_and_skips_patterns`") == []
     assert missing_tests(f"`{here}::test_gone`") == [f"{here}::test_gone"]
+
+
+#: A dotted name of the package in backticks: ``osustat.power.too_few_differences``.
+DOTTED = re.compile(r"`((?:osustat|analyses|reports|retrieval)(?:\.[A-Za-z_]\w*)+)")
+
+
+def unresolved_names(text: str) -> list[str]:
+    """Dotted names in `text` that neither import nor are an entry-point group of
+    pyproject.toml (``osustat.driver``); ``analyses.x`` is ``osustat.analyses.x``."""
+    import importlib
+
+    groups = set(re.findall(r'entry-points\."([\w.]+)"', (ROOT / "pyproject.toml").read_text()))
+    out = []
+    for name in sorted(set(DOTTED.findall(text)) - groups):
+        parts = name.split(".")
+        parts = parts if parts[0] == "osustat" else ["osustat", *parts]
+        for i in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for attr in parts[i:]:
+                obj = getattr(obj, attr, None)
+            if obj is None:
+                out.append(name)
+            break
+        else:
+            out.append(name)
+    return out
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_dotted_name_a_doc_names_resolves(doc):
+    """``osustat.schema.QueryKey`` stayed in the CHANGELOG after the class moved to
+    ``osustat.record_row``."""
+    missing = unresolved_names(doc.read_text(encoding="utf-8"))
+    assert not missing, f"{doc.name} names what does not import: {missing}"
+
+
+def test_the_name_rule_resolves_modules_attributes_and_entry_point_groups():
+    text = "`osustat.power.too_few_differences` `analyses.driver` `osustat.driver` `osustat.nope`"
+    assert unresolved_names(text) == ["osustat.nope"]
