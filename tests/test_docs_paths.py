@@ -112,3 +112,63 @@ def test_every_dotted_name_a_doc_names_resolves(doc):
 def test_the_name_rule_resolves_modules_attributes_and_entry_point_groups():
     text = "`osustat.power.too_few_differences` `analyses.driver` `osustat.driver` `osustat.nope`"
     assert unresolved_names(text) == ["osustat.nope"]
+
+
+def _command_flags() -> dict[str, set[str]]:
+    """Every sub-command's option strings, its deferred arguments added (``reproduce``'s
+    benchmark options too)."""
+    import argparse
+
+    from osustat.cli.main import build_parser
+
+    def flags(parser: argparse.ArgumentParser) -> set[str]:
+        while getattr(parser, "deferred", None):
+            parser.deferred.pop(0)(parser)  # type: ignore[attr-defined]
+        out: set[str] = set()
+        for action in parser._actions:
+            out.update(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    out |= flags(child)
+        return out
+
+    top = build_parser()
+    return {
+        name: flags(child)
+        for action in top._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name, child in action.choices.items()
+    }
+
+
+def unknown_flags(text: str, commands: dict[str, set[str]]) -> list[str]:
+    """``osustat CMD ... --flag`` in inline code or in shell blocks where CMD has no --flag
+    (``reproduce``: the benchmarks' own options included; a benchmark not installed here, as
+    the tutorial's, is skipped)."""
+    spans = re.findall(r"`(?:\.venv/bin/)?osustat ([^`]*)`", text)
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
+        spans += re.findall(r"(?:^|[\s/])osustat (.*)", block.replace("\\\n", " "), re.M)
+    from osustat.analyses.registry import benchmark_names
+
+    known = set(benchmark_names())
+    out = []
+    for span in spans:
+        command, _, rest = span.partition(" ")
+        if command == "reproduce" and rest.split(" ")[0] not in known:
+            continue  # a user's own benchmark (docs/new-benchmark.md's toybench): its options
+        if command in commands:
+            given = re.findall(r"(?<![\w-])(--[a-z][\w-]*)", rest.split(" #")[0])
+            out += [f"osustat {command} {f}" for f in given if f not in commands[command]]
+    return sorted(set(out))
+
+
+def test_every_flag_a_doc_gives_a_command_exists():
+    """A renamed option leaves the docs telling users to type one that is refused."""
+    commands = _command_flags()
+    missing = {
+        doc.name: bad for doc in DOCS if (bad := unknown_flags(doc.read_text("utf-8"), commands))
+    }
+    assert not missing, missing
+    assert unknown_flags("`osustat analyze R --metric m --nope`", commands) == [
+        "osustat analyze --nope"
+    ]
