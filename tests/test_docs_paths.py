@@ -206,3 +206,48 @@ def test_the_benchmark_flag_rule_reads_a_command():
         "benchmarks/bound_noise.py --nope"
     ]
     assert unknown_benchmark_flags("benchmarks/mde_procedure.py --rows 100 --ns 20,50") == []
+
+
+#: ``osustat.name(... key=value ...)`` in a doc: a call with keyword arguments.
+CALL = re.compile(r"((?:osustat|analyses|reports|retrieval)(?:\.\w+)+)\(([^()`]*)\)")
+
+
+def unknown_keywords(text: str) -> list[str]:
+    """Keyword arguments a doc passes to a function of the package that its signature lacks
+    (functions taking ``**kwargs`` are not checked)."""
+    import importlib
+    import inspect
+
+    out = []
+    for name, args in CALL.findall(text):
+        parts = name.split(".")
+        parts = parts if parts[0] == "osustat" else ["osustat", *parts]
+        obj: object = None
+        for i in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for attr in parts[i:]:
+                obj = getattr(obj, attr, None)
+            break
+        try:
+            params = inspect.signature(obj).parameters  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            continue  # not a function (a missing name is the dotted-name test's)
+        if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            continue
+        out += [f"{name}({k}=)" for k in re.findall(r"(?:^|,)\s*(\w+)\s*=(?!=)", args)
+                if k not in params]  # fmt: skip
+    return sorted(set(out))
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_keyword_a_doc_passes_exists(doc):
+    """A renamed keyword leaves a doc's call raising TypeError for whoever copies it."""
+    bad = unknown_keywords(doc.read_text(encoding="utf-8"))
+    assert not bad, bad
+
+
+def test_the_keyword_rule_reads_a_call():
+    assert unknown_keywords("`osustat.plan(0.2, sd=1.0, nope=3)`") == ["osustat.plan(nope=)"]
