@@ -76,29 +76,29 @@ def test_the_rule_reads_paths_and_skips_patterns():
 DOTTED = re.compile(r"`((?:osustat|analyses|reports|retrieval)(?:\.[A-Za-z_]\w*)+)")
 
 
-def unresolved_names(text: str) -> list[str]:
-    """Dotted names in `text` that neither import nor are an entry-point group of
-    pyproject.toml (``osustat.driver``); ``analyses.x`` is ``osustat.analyses.x``."""
+def resolve(name: str) -> object:
+    """The object a dotted name of the package names (``analyses.x`` is
+    ``osustat.analyses.x``): the longest prefix that imports, then attributes; None if none."""
     import importlib
 
+    parts = name.split(".")
+    parts = parts if parts[0] == "osustat" else ["osustat", *parts]
+    for i in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr, None)
+        return obj
+    return None
+
+
+def unresolved_names(text: str) -> list[str]:
+    """Dotted names in `text` that neither import nor are an entry-point group of
+    pyproject.toml (``osustat.driver``)."""
     groups = set(re.findall(r'entry-points\."([\w.]+)"', (ROOT / "pyproject.toml").read_text()))
-    out = []
-    for name in sorted(set(DOTTED.findall(text)) - groups):
-        parts = name.split(".")
-        parts = parts if parts[0] == "osustat" else ["osustat", *parts]
-        for i in range(len(parts), 0, -1):
-            try:
-                obj = importlib.import_module(".".join(parts[:i]))
-            except ImportError:
-                continue
-            for attr in parts[i:]:
-                obj = getattr(obj, attr, None)
-            if obj is None:
-                out.append(name)
-            break
-        else:
-            out.append(name)
-    return out
+    return [name for name in sorted(set(DOTTED.findall(text)) - groups) if resolve(name) is None]
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
@@ -215,24 +215,12 @@ CALL = re.compile(r"((?:osustat|analyses|reports|retrieval)(?:\.\w+)+)\(([^()`]*
 def unknown_keywords(text: str) -> list[str]:
     """Keyword arguments a doc passes to a function of the package that its signature lacks
     (functions taking ``**kwargs`` are not checked)."""
-    import importlib
     import inspect
 
     out = []
     for name, args in CALL.findall(text):
-        parts = name.split(".")
-        parts = parts if parts[0] == "osustat" else ["osustat", *parts]
-        obj: object = None
-        for i in range(len(parts), 0, -1):
-            try:
-                obj = importlib.import_module(".".join(parts[:i]))
-            except ImportError:
-                continue
-            for attr in parts[i:]:
-                obj = getattr(obj, attr, None)
-            break
         try:
-            params = inspect.signature(obj).parameters  # type: ignore[arg-type]
+            params = inspect.signature(resolve(name)).parameters  # type: ignore[arg-type]
         except (TypeError, ValueError):
             continue  # not a function (a missing name is the dotted-name test's)
         if any(p.kind is p.VAR_KEYWORD for p in params.values()):
