@@ -5,11 +5,11 @@ power is below .6. A held-out table (`benchmarks/mde_procedure.py --held-out`,
 `benchmarks/plan_small_pilots.py --held-out`) estimates each cell's share from a fixed number
 of rows (100 MDE rows, 40 pilots): a cell whose true share is .17 prints .22 or more about one
 time in eight of 100 rows, and a cell of 40 pilots exactly at .20 prints .25 or more one time in
-four. This script reads committed tables and, for every cell printed above .20, gives
-the one-sided exact binomial p of its count against a true share of .20 and Holm's adjustment
-over the table's cells; and, per design family and n, the cells' pooled share, with its
-Clopper-Pearson 95% interval (the cells of a family are different designs: the pooled share is
-their average, its interval treats the rows as one sample).
+four. This script reads committed tables and, for every cell printed above .20, gives the
+one-sided exact binomial p of its count against a true share of .20 and Holm's adjustment over
+the table's cells (`osustat.adjust_pvalues`); and, per design family and n, the cells' pooled
+share, with its Clopper-Pearson 95% interval (the cells of a family are different designs: the
+pooled share is their average, its interval treats the rows as one sample).
 
 Cells of a shift design whose null and at-effect lines are identical (the MDE of a shift does
 not depend on where the pilot sits) are one cell, counted once.
@@ -31,11 +31,14 @@ from pathlib import Path
 
 from scipy.stats import binomtest
 
+from osustat import adjust_pvalues
+
 BOUND = 0.20
 
 
 @dataclass(frozen=True)
 class Cell:
+    kind: str  # "MDE" or "plan"
     design: str
     n: int
     pilot: str
@@ -55,6 +58,7 @@ def read_table(path: Path) -> list[Cell]:
     """The cells of one MDE or `plan` table with their count below .6."""
     text = path.read_text(encoding="utf-8")
     mde = "| true MDE |" in text
+    kind = "MDE" if mde else "plan"
     if mde:
         rows = int(re.search(r"--rows (\d+)", text).group(1))  # type: ignore[union-attr]
     else:
@@ -77,23 +81,13 @@ def read_table(path: Path) -> list[Cell]:
         if any(other == cols[3:] for other in seen[(design, n)]):
             continue  # a shift design's null and at-effect lines: the same rows
         seen[(design, n)].append(cols[3:])
-        cells.append(Cell(design, n, pilot, round(float(share) * used), used))
+        cells.append(Cell(kind, design, n, pilot, round(float(share) * used), used))
     return cells
 
 
-def holm(pvalues: list[float]) -> list[float]:
-    order = sorted(range(len(pvalues)), key=pvalues.__getitem__)
-    adjusted, running = [1.0] * len(pvalues), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
-        adjusted[i] = running
-    return adjusted
-
-
-def report(path: Path) -> list[str]:
-    cells = read_table(path)
+def report(path: Path, cells: list[Cell]) -> list[str]:
     p = [binomtest(c.below, c.rows, BOUND, alternative="greater").pvalue for c in cells]
-    adj = holm(p)
+    adj = adjust_pvalues(p, method="holm").pvalues_adjusted.tolist() if cells else []
     over = sorted((i for i, c in enumerate(cells) if c.below > BOUND * c.rows), key=p.__getitem__)
     out = [
         f"## {path.name}",
@@ -117,12 +111,11 @@ def report(path: Path) -> list[str]:
     return out
 
 
-def pooled(paths: list[Path]) -> list[str]:
+def pooled(tables: list[list[Cell]]) -> list[str]:
     groups: dict[tuple[str, str, int, str], list[Cell]] = defaultdict(list)
-    for path in paths:
-        kind = "MDE" if "| true MDE |" in path.read_text(encoding="utf-8") else "plan"
-        for c in read_table(path):
-            groups[(kind, family(c.design), c.n, c.pilot)].append(c)
+    for cells in tables:
+        for c in cells:
+            groups[(c.kind, family(c.design), c.n, c.pilot)].append(c)
     out = [
         "## Pooled by table kind, design family, n and pilot (all tables given)",
         "",
@@ -152,9 +145,10 @@ def main() -> None:
         f"`.venv/bin/python {command}` (reads the tables; simulates nothing).",
         "",
     ]
-    for path in args.tables:
-        lines += report(path)
-    lines += pooled(args.tables)
+    tables = [read_table(path) for path in args.tables]
+    for path, cells in zip(args.tables, tables, strict=True):
+        lines += report(path, cells)
+    lines += pooled(tables)
     print("\n".join(lines))
 
 

@@ -28,6 +28,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
+from osustat.power import sd_interval_ends
+
 Law = tuple[str, Callable[[np.random.Generator, int], np.ndarray], float]
 
 
@@ -52,7 +54,7 @@ def upper_bounds(x: np.ndarray, g: np.random.Generator) -> dict[str, float]:
     g2 = float(stats.kurtosis(x))
     out = {}
     for name, nu in (("delta", min(k - 1.0, 2 * k / max(g2 + 2, 1e-9))), ("chi2", k - 1.0)):
-        out[name] = s * math.sqrt(nu / stats.chi2.ppf(0.10, nu))
+        out[name] = sd_interval_ends(s, nu)[1]  # the ranges' own interval
     z = stats.norm.ppf(0.90)
     m = stats.trim_mean(x, 1 / (2 * math.sqrt(k - 4)))
     g4 = k * np.sum((x - m) ** 4) / np.sum((x - x.mean()) ** 2) ** 2

@@ -1,6 +1,8 @@
-"""Every repository path a doc names in backticks exists (issue 35 item 14: docs go stale when
-code moves; the one-folder move left `analyses/claims/locomo.toml` in the CHANGELOG after the
-file had become `analyses/locomo/claims.toml`)."""
+"""What the docs name exists in the code (issue 35 item 14: docs go stale when code moves; the
+one-folder move left `analyses/claims/locomo.toml` in the CHANGELOG after the file had become
+`analyses/locomo/claims.toml`): every repository path in backticks, every test named in full,
+every dotted name of the package, every option given to an `osustat` command or to a
+`benchmarks/` script, and every keyword passed to a package function."""
 
 from __future__ import annotations
 
