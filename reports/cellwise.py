@@ -268,7 +268,12 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "prints “MDE not estimable from n = … differences” with the range the sd (or "
         "P(Δ ≠ 0)) allows over its 80% interval; from too few, no upper end where ties "
         "held at that interval's lower end cap the power below .80 (a tie cannot vote), and “"
-        f"{UNDERPOWERED}” where they cap it even at its upper end and cannot move.",
+        f"{UNDERPOWERED}” where they cap it even at its upper end and cannot move. "
+        "Measured limit (docs/validation.md, “The printed MDE as a procedure”): a heavy-tailed or "
+        "skewed sample that passes the shape check has mostly missed its law's rare large "
+        "values, so the number it prints is optimistic (differences drawn from a t law "
+        "with 3 df, 20 or 50 per row: median true power .70–.71 at the printed MDE, not .80); "
+        "read an MDE of such data (latencies, token counts) as a lower bound.",
         f"- Master seed {res.seed}: the same seed and inputs give the same report.",
         "",
         f"Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "

@@ -195,3 +195,14 @@ def test_tilted_cells_are_not_said_to_keep_their_share_of_ties(capsys):
     out = capsys.readouterr().out
     assert "ties are one value among the others: the effect makes them rarer" in out
     assert "share of ties and its magnitudes are kept" not in out
+
+
+def test_a_continuous_pilots_plan_states_the_measured_heavy_tail_limit(capsys):
+    """Planned from a pilot's differences of several sizes (recall), the text says how far
+    such plans miss on heavy tails; 0/1 differences (hit@2) are planned exactly and it does
+    not."""
+    base = [EXAMPLE, "--treatment", "osu-mem", "--baseline", "flat-vector", "--budget", "256"]
+    assert main(["plan", *base, "--metric", "recall", "--effect", "0.2"]) == 0
+    assert "Measured limit (docs/validation.md, rules P and P2)" in capsys.readouterr().out
+    assert main(["plan", *base, "--metric", "hit@2", "--effect", "0.2"]) == 0
+    assert "Measured limit" not in capsys.readouterr().out

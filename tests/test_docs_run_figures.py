@@ -111,3 +111,60 @@ def test_an_embedded_results_table_is_the_file_as_generated(results):
     body = (ROOT / results).read_text(encoding="utf-8").split("\n", 1)[1].strip()
     doc = (ROOT / EMBEDDED[results]).read_text(encoding="utf-8")
     assert body in doc, f"{EMBEDDED[results]} embeds a different run of {results}"
+
+
+def _procedure_rows(results: str) -> dict[tuple[str, str, str], dict[str, str]]:
+    """The rows of a `benchmarks/mde_procedure.py` or `plan_small_pilots.py` table, keyed
+    by (design, n, pilot)."""
+    lines = [
+        x for x in (ROOT / results).read_text(encoding="utf-8").splitlines() if x.startswith("|")
+    ]
+    head = [h.strip() for h in lines[0].strip("|").split("|")]
+    rows = {}
+    for line in lines[2:]:
+        row = dict(zip(head, (c.strip() for c in line.strip("|").split("|")), strict=True))
+        rows[(row["design"], row.get("n", row.get("pilot n")), row["pilot"])] = row
+    return rows
+
+
+def test_the_mde_legend_quotes_the_procedure_tables_heavy_tail_limit():
+    """The report's MDE legend states the measured heavy-tail limit (issue 35: a limit
+    visible where the number is printed); its figures are the committed table's t3 rows of
+    20 and 50 (median true power among rows printing a number), so a re-run that moves
+    them fails here until the legend follows."""
+    import pandas as pd
+
+    import osustat
+    from reports.cellwise import render_analysis
+
+    rows = _procedure_rows("benchmarks/results-mde_procedure.md")
+    powers = sorted(
+        float(rows[("t3", n, p)]["true power (median)"])
+        for n in ("20", "50")
+        for p in ("null", "at effect")
+    )
+    quoted = f".{round(powers[0] * 100):02d}–.{round(powers[-1] * 100):02d}"
+    records = pd.read_csv(ROOT / "examples" / "records.csv")
+    res = osustat.analyze(
+        records, treatment="osu-mem", baseline="flat-vector", metrics=["hit@2"], budgets=[128]
+    )
+    assert f"median true power {quoted} at the printed MDE" in render_analysis(res, {}), quoted
+
+
+def test_the_plan_text_quotes_the_small_pilot_tables_heavy_tail_limit():
+    """`osustat plan`'s measured-limit lines quote the committed small-pilot table: the share
+    of t3 pilots of 20 and of lognormal pilots of 6 and 10 whose planned n achieves < .6."""
+    from osustat.cli.plan import _limit_lines
+
+    rows = _procedure_rows("benchmarks/results-plan_small_pilots.md")
+
+    def span(design: str, sizes: tuple[str, ...]) -> str:
+        got = sorted(
+            float(rows[(design, n, p)]["< .6"]) for n in sizes for p in ("null", "at effect")
+        )
+        return f".{round(got[0] * 100):02d}–.{round(got[-1] * 100):02d}"
+
+    pilot = type("Plan", (), {"source": "pilot", "binary": False})()
+    text = " ".join(_limit_lines({"all": pilot}))
+    assert f"3 df, {span('t3', ('20',))} plan an n" in text
+    assert f"pilots of 6 and 10, {span('lognormal', ('6', '10'))}." in text

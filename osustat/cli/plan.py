@@ -232,7 +232,23 @@ def _cells_text(cells: Any, args: argparse.Namespace) -> str:
             "ends (one n where both give the same); power at n is at the conservative end.",
         ]
         lines += [f"- {c}: {cells.plans[c].range_basis}" for c in ranged]
-    return "\n".join(lines + _assumed_lines(cells.plans)) + "\n"
+    return "\n".join(lines + _assumed_lines(cells.plans) + _limit_lines(cells.plans)) + "\n"
+
+
+def _limit_lines(plans: dict[str, Any]) -> list[str]:
+    """The measured limit of planning from a pilot's continuous differences (issue 35: a
+    limit is said where the number is printed); 0/1 cells are planned exactly."""
+    if not any(p.source == "pilot" and not p.binary for p in plans.values()):
+        return []
+    return [
+        "",
+        "Measured limit (docs/validation.md, rules P and P2): a heavy-tailed or skewed "
+        "pilot's few values mostly lack its law's rare large ones, so the n planned from "
+        "them is optimistic there: of pilots of 20 drawn from a t law with 3 df, .25–.33 "
+        "plan an n whose true power is below .6; of lognormal pilots of 6 and 10, "
+        ".23–.35. Where the metric can have such tails (latencies, token counts), plan "
+        "from a larger pilot or take the range's upper end with room to spare.",
+    ]
 
 
 def _stands_for(p: Any) -> str:
