@@ -134,7 +134,9 @@ def analyze(
         resamples.
     rng : int
         Master seed (default 0; an integer, as the provenance records it): each (metric,
-        budget) gets a child of ``SeedSequence(rng)``.
+        budget) draws from its own stream named by them
+        (:func:`osustat.streams.stream_seed`), so a row's numbers do not depend on which
+        other metrics or budgets are analysed with it.
     benchmark : str, optional
         Needed when the records hold several benchmarks.
     budget_kind : {'tokens', 'depth'}
@@ -338,6 +340,11 @@ def _plan(
     return _Plan(df, methods, unused, pairs, groups, printed, ref_df)
 
 
+#: The names of a comparison's random streams (with its metric and budget): its tests and
+#: intervals, and its reproduction measures (ER, ΔRI) against a reference.
+COMPARISON_STREAM = "analyze"
+REPRODUCTION_STREAM = "analyze-reproduction"
+
 #: Comparisons handed to `workers` at a time: their method pairs' rows are in memory together.
 TASKS_PER_BATCH = 64
 
@@ -351,8 +358,11 @@ def _run(
     """Each method pair's cell-conditional results, one per (metric, budget), computed by
     :func:`_comparison` through `workers` (a map-like callable; built-in ``map`` when None),
     :data:`TASKS_PER_BATCH` comparisons at a time, in order."""
-    # Every method pair gets the same child seeds: a pair's rows equal its analysis alone.
-    seeds = np.random.SeedSequence(settings.pop("seed")).spawn(len(plan.pairs))
+    # Each comparison's stream is named by its (metric, budget), never by its position: a
+    # row's numbers do not depend on which other metrics or budgets were asked for, and every
+    # method pair gets the same streams, so a pair's rows equal its analysis alone.
+    seed = settings.pop("seed")
+    seeds = [stream_seed(seed, COMPARISON_STREAM, m, b) for m, b in plan.pairs]
     # Each pair's rows taken once (in the table's order), so pairing a comparison scans the
     # two methods' rows only, not every method's (10^6 rows for 50 methods: issue 37).
     rows = plan.df.rows_by("method")
@@ -572,8 +582,8 @@ def _reproducer(
     seed: Any,
 ) -> Callable[[int, list[Row], CellConditionalResult], list[Row]] | None:
     """ER and ΔRI for one method pair's rows against the reference records or the paper's
-    printed means, or None when neither is given. Each comparison k draws from the seed's
-    child ``len(pairs) + k`` (after the comparisons' own), so no existing number moves."""
+    printed means, or None when neither is given. Each comparison draws from its own named
+    stream (:data:`REPRODUCTION_STREAM`, metric, budget), apart from the comparison's."""
     if ref_df is None and not printed:
         return None
     treatment, baseline = method_pair
@@ -605,9 +615,7 @@ def _reproducer(
                 paper_means=printed.get((metric, budget)),
                 level=level,
                 n_resamples=bootstrap_resamples,
-                rng=np.random.default_rng(
-                    np.random.SeedSequence(seed).spawn(2 * len(pairs))[len(pairs) + k]
-                ),
+                rng=np.random.default_rng(stream_seed(seed, REPRODUCTION_STREAM, metric, budget)),
             )
         )
 

@@ -274,7 +274,9 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "values, so the number it prints is optimistic (differences drawn from a t law "
         "with 3 df, 20 or 50 per row: median true power .70–.71 at the printed MDE, not .80); "
         "read an MDE of such data (latencies, token counts) as a lower bound.",
-        f"- Master seed {res.seed}: the same seed and inputs give the same report.",
+        f"- Master seed {res.seed}: the same seed and inputs give the same report; each "
+        "(metric, budget) draws from its own random stream, named by them, so its rows are "
+        "the same whichever other metrics and budgets are analysed with it.",
         "",
         f"Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "
         f"when 2^n ≤ {res.resamples:,}) or Monte Carlo with {res.resamples:,} random sign "

@@ -269,3 +269,19 @@ class TestMonteCarloPNearAlpha:
         assert said.startswith("undecided") and "p_adj = 0.0540 ± 0.0048" in said
         far = describe_verdict(0.2, 0.0135, 0.054, correction="holm", pvalue_se=0.0002, **kw)
         assert far.startswith("not significant")
+
+
+def test_a_rows_numbers_do_not_depend_on_the_other_metrics_asked_for(records):
+    """Each comparison draws from a stream named by its metric and budget, so recall at 256
+    prints the same Monte Carlo p and bootstrap interval alone, after hit@2, and with every
+    budget (a new user's review: one metric's interval moved with the `--metric` list)."""
+
+    def recall_256(**kw):
+        res = run(records, **kw)
+        [comp] = [c for c in res.comparisons if c.metric == "recall" and c.budget == 256]
+        return [(r.label, r.pvalue, r.effect.ci) for r in comp.rows]
+
+    alone = recall_256(metrics=["recall"], budgets=[256])
+    assert recall_256(metrics=["hit@2", "recall"], budgets=[256]) == alone
+    assert recall_256(metrics=["recall", "hit@2"], budgets=[128, 256]) == alone
+    assert any(p is not None and p not in (0, 1) for _, p, _ in alone)  # Monte Carlo p's
