@@ -55,6 +55,7 @@ from osustat.combine import fisher_combine
 from osustat.multitest import adjust_pvalues
 from osustat.power import PowerValue
 from osustat.schema import validate_records
+from osustat.streams import stream_seed
 
 from .measure import (
     Measured,
@@ -76,6 +77,17 @@ from .verdicts import (
 from .verdicts import raw_pvalue as _raw_pvalue
 
 __all__ = ["audit"]
+
+
+def _claim_seeds(claims: ClaimsFile, master: int) -> list[np.random.SeedSequence]:
+    """One stream per claim, named by its id (and, for a hand-built file that repeats an id,
+    by the repeat's number): never by its place in the file."""
+    seen: dict[str, int] = {}
+    out = []
+    for c in claims.claims:
+        k = seen[c.id] = seen.get(c.id, -1) + 1
+        out.append(stream_seed(master, "audit-claim", c.id, *((k,) if k else ())))
+    return out
 
 
 def audit(
@@ -106,8 +118,10 @@ def audit(
     level : float
         Confidence level of the intervals (used by the ``effect-outside-ci`` flag).
     rng : {None, int, numpy.random.Generator}
-        One child seed per claim is spawned from it in file order: the same `rng`, claims
-        and records give the same audit.
+        Each claim draws from its own stream, named by the claim's id under a master seed
+        drawn from `rng` (:func:`osustat.streams.stream_seed`): the same `rng`, claims and
+        records give the same audit, and a claim's numbers do not move when other claims are
+        added, removed or reordered.
     unavailable : mapping of str to str, optional
         Benchmarks whose records cannot check the claims made about them, each with the
         reason (e.g. ``{"tau-bench-llm": "no LLM run: ..."}`` when a stand-in replaced the
@@ -181,7 +195,7 @@ def audit(
     level = check_level(level)
     df = validate_records(records)
     gen = np.random.default_rng(rng)
-    children = np.random.SeedSequence(int(gen.integers(2**63 - 1))).spawn(len(claims.claims))
+    children = _claim_seeds(claims, int(gen.integers(2**63 - 1)))
     pairings = Pairings(df, unavailable)
     from tqdm.auto import tqdm
 

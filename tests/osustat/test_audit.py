@@ -785,3 +785,19 @@ class TestSkewedEquivalenceFlag:
             for _ in range(100)
         )
         assert fired <= 5  # |G1| > .91 at n = 100: P about 1e-4 for normal data
+
+
+def test_a_claims_numbers_do_not_move_when_claims_are_added_before_it():
+    """Each claim draws from a stream named by its id, not by its place in the file: a claim
+    audited alone, after another claim, or after two in another family prints the same Monte
+    Carlo p and bootstrap interval (before: the same seed's child in file order)."""
+    data = from_differences(np.r_[BALANCED[:60], np.full(40, 0.2)])
+
+    def numbers(*claims):
+        [check] = [c for c in run(*claims, data=data).checks if c.claim.id == "x"]
+        return check.test.pvalue, check.test.n_resamples, (check.ci.low, check.ci.high)
+
+    alone = numbers(claim("x"))
+    assert alone[1] == FAST["n_resamples"]  # a Monte Carlo p, which a stream moves
+    assert numbers(claim("a"), claim("x")) == alone
+    assert numbers(claim("b", family="g"), claim("a"), claim("x")) == alone
