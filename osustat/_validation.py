@@ -31,6 +31,25 @@ def list_some(items: Iterable[Any], limit: int = _MAX_LISTED, *, quote: bool = T
     return shown
 
 
+def query_key(episode: Any, query: Any) -> str:
+    """A query as messages print it: a key a user can grep for in the records.
+
+    The records' ``query_id`` as stored when it already names its episode (it equals the
+    ``episode_id`` or begins with it followed by a character that is not a letter or digit:
+    LoCoMo's ``conv-30/qa0`` in ``conv-30``, a TREC qid that is its own episode); otherwise
+    ``episode_id/query_id`` (``e1/q2``: the id alone would not say which episode's ``q2``).
+
+    >>> query_key("conv-30", "conv-30/qa0"), query_key("e1", "q2"), query_key("312", "312")
+    ('conv-30/qa0', 'e1/q2', '312')
+    >>> query_key("e1", "e10")  # a longer id, not its episode's prefix
+    'e1/e10'
+    """
+    e, q = str(episode), str(query)
+    if q == e or (q.startswith(e) and e and not q[len(e)].isalnum()):
+        return q
+    return f"{e}/{q}"
+
+
 def unique_items(items: Iterable[Any], name: str, key: Any = None) -> list[Any]:
     """`items` as a list, refused when two of them are the same selection.
 

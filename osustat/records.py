@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ._validation import list_some
+from ._validation import list_some, query_key
 from .cells import as_cells
 from .metrics import normalize_metric
 from .schema import (
@@ -226,22 +226,19 @@ def _sides(
     only_t = t.index.difference(b.index)
     only_b = b.index.difference(t.index)
     if len(only_t) or len(only_b):
-        parts = []
-        if len(only_t):
-            parts.append(
-                f"only {treatment!r} has {len(only_t)}: {list_some(f'{e}/{q}' for e, q in only_t)}"
-            )
-        if len(only_b):
-            parts.append(
-                f"only {baseline!r} has {len(only_b)}: {list_some(f'{e}/{q}' for e, q in only_b)}"
-            )
+        parts = [
+            f"only {who!r} has {len(only)}: {list_some(query_key(e, q) for e, q in only)}"
+            for who, only in ((treatment, only_t), (baseline, only_b))
+            if len(only)
+        ]
         raise ValueError("unpaired queries (never silently dropped); " + "; ".join(parts) + ".")
     b = b.loc[t.index]
     mismatch = t.index[:0] if one_seed else t.index[(t["seeds"] != b["seeds"]).to_numpy()]
     if len(mismatch):
         shown = list_some(
             (
-                f"{e}/{q} ({list(t.loc[(e, q), 'seeds'])} vs {list(b.loc[(e, q), 'seeds'])})"
+                f"{query_key(e, q)} ({list(t.loc[(e, q), 'seeds'])} vs "
+                f"{list(b.loc[(e, q), 'seeds'])})"
                 for e, q in mismatch
             ),
             quote=False,
@@ -310,7 +307,7 @@ def _units(
     missing = cell_labels.isna()
     cells = None
     if missing.any() and not missing.all():
-        lacking = [f"{e}/{q}" for (e, q), v in cell_labels.items() if v is None or v != v]
+        lacking = [query_key(e, q) for (e, q), v in cell_labels.items() if v is None or v != v]
         raise ValueError(
             f"`cell` is missing for queries {list_some(lacking)} while other queries have one."
         )

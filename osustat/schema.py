@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validation import list_some
+from ._validation import list_some, query_key
 from .cells import Cell
 from .metrics import METRICS
 from .record_row import KEY_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS
@@ -298,5 +298,5 @@ def _refuse_conflicting_cells(df: pd.DataFrame, labels: np.ndarray, present: np.
         )
         raise ValueError(
             "a query's cell is a property of its evidence and must be the same on all its "
-            f"rows; conflicting cells for queries {list_some(f'{e}/{q}' for _, e, q in ids)}."
+            f"rows; conflicting cells for queries {list_some(query_key(e, q) for _, e, q in ids)}."
         )

@@ -173,6 +173,16 @@ class TestPaired:
         with pytest.raises(ValueError, match=r"unpaired queries.*only 'osu' has 1: 'e1/q2'"):
             paired(df, "osu", "flat", metric="hit@2", budget=256)
 
+    def test_unpaired_query_ids_that_carry_their_episode_are_printed_as_stored(self):
+        # LoCoMo's query ids (conv-30/qa0) already name the conversation: the message printed
+        # 'conv-30/conv-30/qa0', a key found nowhere in the records
+        df = make_records()
+        df["query_id"] = df["episode_id"] + "/" + df["query_id"]
+        df = df[~((df["method"] == "flat") & (df["query_id"] == "e1/q2"))]
+        with pytest.raises(ValueError, match=r"only 'osu' has 1: 'e1/q2'\.") as err:
+            paired(df, "osu", "flat", metric="hit@2", budget=256)
+        assert "e1/e1/" not in str(err.value)
+
     # one argument of paired(records, "osu", "flat", metric="hit@2", budget=256) changed ->
     # the error names it (and lists what the records hold)
     @pytest.mark.parametrize(
