@@ -49,6 +49,7 @@ from osustat.wording import describe_verdict
 from ._analysis_options import check_options, family_groups, method_pairs, select
 from ._analysis_reproduction import check_paper_means, with_reproduction
 from ._deprecation import renamed_keywords
+from ._validation import list_some
 from .analysis_multi import MultiAnalysisResult
 from .analysis_result import AnalysisResult, Comparison, Row
 from .cells import CELLS, cell_codes
@@ -119,6 +120,9 @@ def analyze(
     budgets : int or iterable of int, optional
         Default: every budget in the records.
     unit : {'query', 'episode'}
+        ``'episode'`` averages an episode's queries first; it tests no cell (a cell labels a
+        query), and when the compared rows carry cells the report's header says so ("Cells
+        not tested", also in ``input_notes``; the CLI repeats it on stderr).
     family : {'per-metric-budget', 'per-metric', 'all'} or list of groups
         The correction family (module docstring).
     correction : str
@@ -215,6 +219,7 @@ def analyze(
         paper_means=paper_means,
         reference=reference,
     )
+    input_notes = (*input_notes, *_cells_not_tested(plan, unit))
     raw = _run(
         plan,
         workers=workers,
@@ -338,6 +343,28 @@ def _plan(
             reference = load_records(reference)
         ref_df = validate_records(reference)
     return _Plan(df, methods, unused, pairs, groups, printed, ref_df)
+
+
+def _cells_not_tested(plan: _Plan, unit: str) -> list[str]:
+    """A note when the compared rows carry cells that the unit cannot test (``'episode'``: a
+    cell labels a query, an episode holds queries of several cells), else none. Said in the
+    report's header and, by the CLI, on stderr: the cells are not ignored silently."""
+    if unit != "episode":
+        return []
+    df = plan.df
+    metrics = list(dict.fromkeys(m for m, _ in plan.pairs))
+    methods = list(dict.fromkeys(x for pair in plan.methods for x in pair))
+    labelled = df["cell"].notna() & df["metric"].isin(metrics) & df["method"].isin(methods)
+    if not labelled.any():
+        return []
+    carrying = sorted(set(df.loc[labelled, "metric"].tolist()))
+    return [
+        f"Cells not tested: the records label queries with cells on {list_some(carrying)}, "
+        "but the unit of analysis is the episode: a cell labels a query, and an episode (a "
+        "conversation) holds queries of several cells, so there are no per-cell tests, no "
+        "method × cell interaction test and no forest figure, only each table's aggregate; "
+        "--unit query (unit='query') tests the cells at the query level."
+    ]
 
 
 #: The names of a comparison's random streams (with its metric and budget): its tests and

@@ -121,13 +121,7 @@ def _analyze(args: argparse.Namespace) -> int:
                 msg += " Measures such as nDCG@10 or AP come from --measure (needs ir_measures)."
             raise ValueError(msg) from None
     _register_renderers()
-    if result.methods_not_compared:
-        print(
-            "osustat analyze: warning: methods loaded but in no pair (not compared): "
-            f"{', '.join(result.methods_not_compared)}; list them in --treatment/--baseline "
-            "or pass --all-pairs.",
-            file=sys.stderr,
-        )
+    _say_what_was_left_out(result, len(notes))
     if args.out:
         out = result.save(args.out, force=args.force)
         print(f"wrote {out / 'report.md'} and {out / 'results.json'}", file=sys.stderr)
@@ -142,6 +136,21 @@ def _analyze(args: argparse.Namespace) -> int:
     else:
         print(result.to_markdown())
     return 0
+
+
+def _say_what_was_left_out(result: Any, n_notes: int) -> None:
+    """On stderr: the methods in no pair, and the notes the analysis added to the CLI's first
+    `n_notes` (cells the unit does not test), so that nothing is left out silently."""
+    if result.methods_not_compared:
+        print(
+            "osustat analyze: warning: methods loaded but in no pair (not compared): "
+            f"{', '.join(result.methods_not_compared)}; list them in --treatment/--baseline "
+            "or pass --all-pairs.",
+            file=sys.stderr,
+        )
+    first = getattr(result, "first", result)  # a MultiAnalysisResult's pairs share the notes
+    for note in first.input_notes[n_notes:]:
+        print(f"osustat analyze: warning: {note}", file=sys.stderr)
 
 
 @contextlib.contextmanager
