@@ -506,8 +506,8 @@ def _exclusions(
     if unused:
         exclusions.append(
             (
-                f"methods in the records not compared ({', '.join(unused)}): name them as "
-                "treatment or baseline, or pass all_pairs (--all-pairs), to compare them",
+                f"method(s) in the records not compared ({', '.join(map(repr, unused))}): name "
+                "them as treatment or baseline, or pass all_pairs (--all-pairs), to compare them",
                 len(unused),
             )
         )

@@ -211,11 +211,16 @@ def _head(
         + f".{after}",
         family,
     ]
+    if res.provenance.exclusions:  # the reading's note says what reading dropped, not this
+        out.append(
+            f"- Excluded: {len(res.provenance.exclusions)} item(s), each listed with its count "
+            "under Provenance (“Excluded”)."
+        )
     if not_compared:
         out.append(
             f"- Not compared: {len(not_compared)} method(s) of the records "
-            f"({', '.join(not_compared)}) are in no pair; name them as treatment or baseline, "
-            "or pass --all-pairs (all_pairs=True)."
+            f"({', '.join(map(repr, not_compared))}) are in no pair; name them as treatment or "
+            "baseline, or pass --all-pairs (all_pairs=True)."
         )
     return out + _method_lines(res)
 

@@ -54,7 +54,7 @@ class TestAuditCommand:
         text = (out / "report.md").read_text()
         assert text == capsys.readouterr().out
         assert text.startswith("# Two claims\n")
-        assert f"- Records: `{EXAMPLE}` (2,624 rows; nothing excluded)." in text
+        assert f"- Records: `{EXAMPLE}` (2,624 rows; none dropped on reading)." in text
         assert "- Excluded claims: 0 not checkable" in text
         payload = json.loads((out / "audit.json").read_text())
         assert [c["id"] for c in payload["claims"]] == ["te-hit", "nn-recall"]

@@ -39,7 +39,7 @@ def _analyze(runs, *extra):
 def test_a_loaded_method_left_out_is_named(runs, capsys):
     assert _analyze(runs, "--treatment", "rm3", "--baseline", "bm25", "--json") == 0
     cap = capsys.readouterr()
-    assert "methods loaded but in no pair (not compared): third" in cap.err
+    assert "methods loaded but in no pair (not compared): 'third'" in cap.err
     payload = json.loads(cap.out)
     assert payload["schema"] == "osustat.analysis/1"
     assert payload["methods_not_compared"] == ["third"]
@@ -119,3 +119,23 @@ def test_a_dask_cluster_gives_the_same_report(runs, capsys):
             payloads.append(payload)
     assert len(payloads[1]["results_by_pair"]) == 3
     assert payloads[0] == payloads[1]
+
+
+def test_a_name_with_spaces_is_shown_and_the_header_agrees_with_the_exclusions(tmp_path, capsys):
+    # a new user's review: a method "zep " printed as `not compared: zep ;` and the header said
+    # "nothing excluded" above the provenance's "Excluded: 1 methods ... not compared"
+    import pandas as pd
+
+    df = pd.read_csv(Path(__file__).resolve().parents[1] / "examples" / "records.csv")
+    df = df[(df["budget"] == 256) & (df["metric"] == "recall")]
+    spaced = df[df["method"] == "osu-mem"].assign(method="osu-mem ")
+    path = tmp_path / "r.csv"
+    pd.concat([df, spaced]).to_csv(path, index=False)
+    args = ["analyze", str(path), "--treatment", "osu-mem", "--baseline", "flat-vector"]
+    assert main([*args, "--resamples", "499", "--bootstrap-resamples", "99"]) == 0
+    cap = capsys.readouterr()
+    assert "(not compared): 'osu-mem '; " in cap.err and "spaces around a name" in cap.err
+    head = cap.out.split("## ")[0]
+    assert "nothing excluded" not in head and "none dropped on reading" in head
+    assert "- Excluded: 1 item(s)" in head and "('osu-mem ') are in no pair" in head
+    assert "- Excluded: 1 method(s) in the records not compared ('osu-mem ')" in cap.out

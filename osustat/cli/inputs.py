@@ -83,7 +83,7 @@ def read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], A
 
 def input_notes(loaded: Any, path_label: str, n_rows: int) -> tuple[list[str], list[Any]]:
     if loaded is None:
-        return [f"Records: {path_label} ({n_rows:,} rows; nothing excluded)."], []
+        return [f"Records: {path_label} ({n_rows:,} rows; none dropped on reading)."], []
     notes = [f"Input: {loaded.description} → {len(loaded.records):,} record rows."]
     notes += [f"Note: {n}." for n in loaded.notes]
     notes += [f"Warning: {w}" for w in loaded.warnings]

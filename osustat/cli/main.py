@@ -141,11 +141,20 @@ def _analyze(args: argparse.Namespace) -> int:
 def _say_what_was_left_out(result: Any, n_notes: int) -> None:
     """On stderr: the methods in no pair, and the notes the analysis added to the CLI's first
     `n_notes` (cells the unit does not test), so that nothing is left out silently."""
-    if result.methods_not_compared:
+    unused = result.methods_not_compared
+    if unused:
+        spaced = [m for m in unused if m != m.strip()]
         print(
             "osustat analyze: warning: methods loaded but in no pair (not compared): "
-            f"{', '.join(result.methods_not_compared)}; list them in --treatment/--baseline "
-            "or pass --all-pairs.",
+            f"{', '.join(map(repr, unused))}; list them in --treatment/--baseline or pass "
+            "--all-pairs"
+            + (
+                f" ({', '.join(map(repr, spaced))}: spaces around a name, which "
+                "--treatment/--baseline strip; fix the records' method column)"
+                if spaced
+                else ""
+            )
+            + ".",
             file=sys.stderr,
         )
     first = getattr(result, "first", result)  # a MultiAnalysisResult's pairs share the notes
