@@ -199,6 +199,17 @@ def _names(value: Any, what: str) -> list[str]:
     return unique_items(names, what)
 
 
+def self_pairs(treatment: Any, baseline: Any, all_pairs: bool) -> list[str]:
+    """The methods named both as a treatment and as a baseline, whose pair with itself
+    :func:`method_pairs` skips (``--treatment zep --baseline mem0,zep`` compares zep with
+    mem0 only): listed so that the skip is said, never silent. None with `all_pairs` (its
+    pairs are of distinct methods by definition)."""
+    if all_pairs:
+        return []
+    baselines = set(_names(baseline, "baseline"))
+    return [t for t in _names(treatment, "treatment") if t in baselines]
+
+
 def method_pairs(
     df: pd.DataFrame, treatment: Any, baseline: Any, all_pairs: bool
 ) -> tuple[list[tuple[str, str]], list[str]]:

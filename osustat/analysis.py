@@ -46,7 +46,7 @@ from osustat.power import PowerValue
 from osustat.schema import ValidatedRecords, validate_records
 from osustat.wording import describe_verdict
 
-from ._analysis_options import check_options, family_groups, method_pairs, select
+from ._analysis_options import check_options, family_groups, method_pairs, select, self_pairs
 from ._analysis_reproduction import check_paper_means, with_reproduction
 from ._deprecation import renamed_keywords
 from ._validation import list_some
@@ -173,7 +173,8 @@ def analyze(
     AnalysisResult or MultiAnalysisResult
         One comparison (two method names) or several (a list, or `all_pairs`). Methods of
         the records that no pair uses are listed in ``methods_not_compared`` and in the
-        provenance's exclusions (never silently ignored).
+        provenance's exclusions (never silently ignored); so is the pair of a method named
+        both as treatment and as baseline with itself, which is skipped.
 
     Examples
     --------
@@ -256,7 +257,7 @@ def analyze(
         seed,
         resamples,
         bootstrap_resamples,
-        _exclusions(every, plan.unused),
+        _exclusions(every, plan.unused, plan.itself),
         simulated=[
             r.mde
             for comps, _ in every
@@ -296,6 +297,7 @@ class _Plan:
     groups: list[tuple[str, Any]]  # correction families
     printed: dict[tuple[str, int], Any]  # the paper's means per (metric, budget)
     ref_df: pd.DataFrame | None  # validated reference records
+    itself: list[str]  # methods named as treatment and baseline: no pair with itself
 
 
 def _plan(
@@ -342,7 +344,8 @@ def _plan(
 
             reference = load_records(reference)
         ref_df = validate_records(reference)
-    return _Plan(df, methods, unused, pairs, groups, printed, ref_df)
+    itself = self_pairs(treatment, baseline, all_pairs)
+    return _Plan(df, methods, unused, pairs, groups, printed, ref_df, itself)
 
 
 def _cells_not_tested(plan: _Plan, unit: str) -> list[str]:
@@ -499,10 +502,22 @@ def _tables(
 
 
 def _exclusions(
-    every: Sequence[tuple[Any, list[tuple[str, int]]]], unused: Sequence[str]
+    every: Sequence[tuple[Any, list[tuple[str, int]]]],
+    unused: Sequence[str],
+    itself: Sequence[str] = (),
 ) -> list[tuple[str, int]]:
-    """Every exclusion of the comparisons, and the methods no pair compares."""
+    """Every exclusion of the comparisons, the methods no pair compares, and the pairs of a
+    method with itself (named as treatment and baseline) that were skipped."""
     exclusions = [x for _, excl in every for x in excl]
+    if itself:
+        exclusions.append(
+            (
+                f"pair(s) of a method with itself not compared "
+                f"({', '.join(f'{m!r} vs {m!r}' for m in itself)}): the method is named as "
+                "treatment and as baseline",
+                len(itself),
+            )
+        )
     if unused:
         exclusions.append(
             (

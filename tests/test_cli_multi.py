@@ -139,3 +139,20 @@ def test_a_name_with_spaces_is_shown_and_the_header_agrees_with_the_exclusions(t
     assert "nothing excluded" not in head and "none dropped on reading" in head
     assert "- Excluded: 1 item(s)" in head and "('osu-mem ') are in no pair" in head
     assert "- Excluded: 1 method(s) in the records not compared ('osu-mem ')" in cap.out
+
+
+def test_a_method_named_on_both_sides_is_not_paired_with_itself_and_it_is_said(runs, capsys):
+    # a new user's review: --treatment zep --baseline mem0,zep ran zep vs mem0 and dropped
+    # zep vs zep without a word
+    assert _analyze(runs, "--treatment", "rm3", "--baseline", "bm25,rm3,third", "--json") == 0
+    cap = capsys.readouterr()
+    assert "'rm3' vs 'rm3' is not compared" in cap.err
+    payload = json.loads(cap.out)
+    assert [(p["treatment"], p["baseline"]) for p in payload["method_pairs"]] == [
+        ("rm3", "bm25"),
+        ("rm3", "third"),
+    ]
+    reasons = [e["reason"] for e in payload["provenance"]["exclusions"]]
+    assert any("itself not compared ('rm3' vs 'rm3')" in r for r in reasons)
+    assert _analyze(runs, "--all-pairs", "--json") == 0  # distinct methods by definition
+    assert "with itself" not in "".join(capsys.readouterr())

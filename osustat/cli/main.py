@@ -34,7 +34,7 @@ __all__ = ["build_parser", "main"]
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from osustat._analysis_options import metric_key
+    from osustat._analysis_options import metric_key, self_pairs
     from osustat.analysis import analyze
     from osustat.provenance import Provenance
 
@@ -121,7 +121,7 @@ def _analyze(args: argparse.Namespace) -> int:
                 msg += " Measures such as nDCG@10 or AP come from --measure (needs ir_measures)."
             raise ValueError(msg) from None
     _register_renderers()
-    _say_what_was_left_out(result, len(notes))
+    _say_what_was_left_out(result, len(notes), self_pairs(treatment, baseline, args.all_pairs))
     if args.out:
         out = result.save(args.out, force=args.force)
         print(f"wrote {out / 'report.md'} and {out / 'results.json'}", file=sys.stderr)
@@ -138,8 +138,9 @@ def _analyze(args: argparse.Namespace) -> int:
     return 0
 
 
-def _say_what_was_left_out(result: Any, n_notes: int) -> None:
-    """On stderr: the methods in no pair, and the notes the analysis added to the CLI's first
+def _say_what_was_left_out(result: Any, n_notes: int, itself: Sequence[str]) -> None:
+    """On stderr: the methods in no pair, the methods named on both sides (`itself`: no pair
+    with themselves), and the notes the analysis added to the CLI's first
     `n_notes` (cells the unit does not test), so that nothing is left out silently."""
     unused = result.methods_not_compared
     if unused:
@@ -155,6 +156,12 @@ def _say_what_was_left_out(result: Any, n_notes: int) -> None:
                 else ""
             )
             + ".",
+            file=sys.stderr,
+        )
+    for m in itself:
+        print(
+            f"osustat analyze: warning: {m!r} is named in --treatment and in --baseline; "
+            f"{m!r} vs {m!r} is not compared (every other pair is).",
             file=sys.stderr,
         )
     first = getattr(result, "first", result)  # a MultiAnalysisResult's pairs share the notes
