@@ -105,6 +105,25 @@ class TestAnalyze:
         assert main(["analyze", str(path), "--treatment", "a", "--baseline", "b"]) == 2
         assert "unknown extension '.xlsx'" in capsys.readouterr().err
 
+    def test_a_harness_output_file_is_pointed_to_import(self, tmp_path, capsys):
+        # a new user's review: `osustat analyze zep_locomo_grades.json` said only "unknown
+        # extension '.json'"; a system's own output goes through `osustat import` first
+        grades = tmp_path / "grades.json"
+        grades.write_text('{"locomo_experiment_user_0": [{"question": "q", "grade": true}]}')
+        csv = tmp_path / "answers.csv"
+        pd.DataFrame({"question": ["q"], "llm_score": [1]}).to_csv(csv, index=False)
+        for path, said in ((grades, "unknown extension '.json'"), (csv, "missing required")):
+            for cmd in (["analyze", str(path), "--treatment", "a", "--baseline", "b"],
+                        ["audit", "locomo-systems", "--records", str(path)]):  # fmt: skip
+                assert main(cmd) == 2
+                err = capsys.readouterr().err
+                assert said in err and "`osustat import NAME=FILE --out records.parquet`" in err
+        run = tmp_path / "bm25.txt"
+        run.write_text("301 Q0 d1 1 2.0 bm25\n")
+        assert main(["analyze", str(run), "--treatment", "a", "--baseline", "b"]) == 2
+        err = capsys.readouterr().err
+        assert "TREC run" in err and "osustat import" not in err
+
     def test_missing_columns(self, tmp_path, capsys):
         path = tmp_path / "r.csv"
         pd.DataFrame({"query_id": ["q"], "value": [1]}).to_csv(path, index=False)

@@ -78,7 +78,25 @@ def read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], A
     if evidence is not None:
         loaded = records_from_retrievals(path, evidence, hit_k=hit_k)
         return loaded.records, [("retrievals", path), ("evidence", evidence)], loaded
-    return load_records(path), [("records", path)], None
+    try:
+        return load_records(path), [("records", path)], None
+    except ValueError as exc:  # a harness's own output given where records are read
+        raise ValueError(f"{exc}{_import_hint(str(exc))}") from None
+
+
+#: What a system's own output file needs before analyze or audit can read it.
+IMPORT_HINT = (
+    " A memory system's own output file (its harness's JSON, JSON Lines or CSV of answers or "
+    "grades) is turned into records first: `osustat import NAME=FILE --out records.parquet`, "
+    "then give records.parquet here (docs/systems.md)."
+)
+
+
+def _import_hint(message: str) -> str:
+    """:data:`IMPORT_HINT` for the errors a harness's output file meets as records (an
+    extension records do not use, or its own columns), unless the message has a TREC hint."""
+    unreadable = "unknown extension" in message or "missing required columns" in message
+    return IMPORT_HINT if unreadable and "TREC" not in message else ""
 
 
 def input_notes(loaded: Any, path_label: str, n_rows: int) -> tuple[list[str], list[Any]]:
