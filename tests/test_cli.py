@@ -158,6 +158,26 @@ class TestCommandLine:
                     continue
                 assert action.help, f"{name} {action.option_strings or action.dest} lacks help"
 
+    @pytest.mark.parametrize(
+        ("argv", "usage", "error"),
+        [
+            # a new user's review: a sub-command's unknown option printed the top-level usage
+            (["analyze", "r.csv", "--metrc", "judge"], "usage: osustat analyze ",
+             "osustat analyze: error: unrecognized arguments: --metrc judge"),
+            # ... and an abbreviation was silently taken for the option it starts
+            (["analyze", "r.csv", "--treat", "a", "--baseline", "b"], "usage: osustat analyze ",
+             "osustat analyze: error: unrecognized arguments: --treat a"),
+            (["data", "list", "--bogus"], "usage: osustat data list ",
+             "osustat data list: error: unrecognized arguments: --bogus"),
+        ],
+    )  # fmt: skip
+    def test_an_unknown_option_gets_its_sub_command_usage(self, argv, usage, error, capsys):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert err.startswith(usage) and error in err and "{analyze,audit" not in err
+
     def test_json_file_beside_markdown(self, tmp_path, capsys):
         path = small_records(tmp_path)
         args = ["analyze", str(path), "--treatment", "osu-mem", "--baseline", "flat-vector"]

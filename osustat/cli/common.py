@@ -24,6 +24,8 @@ class DeferredParser(argparse.ArgumentParser):
     benchmark; docs/performance.md, "Imports on demand")."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # an abbreviation is an error, not a guess: `--treat` is not taken for `--treatment`
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         self.deferred: list[Any] = []  # callables adding arguments to this parser
 

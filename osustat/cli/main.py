@@ -265,6 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="osustat",
         description="Cell-conditional, statistics-first evaluation of agent-memory retrieval.",
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, parser_class=DeferredParser)
@@ -502,6 +503,23 @@ def _add_check_retriever_parser(sub: Any) -> None:
     cr.set_defaults(func=_check_retriever)
 
 
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
+    """The innermost sub-command's parser that `args` came from (``osustat data fetch``'s
+    for ``osustat data fetch --bogus``), to print its usage with an error."""
+    while True:
+        chosen = next(
+            (
+                a.choices[getattr(args, a.dest)]
+                for a in parser._actions
+                if isinstance(a, argparse._SubParsersAction) and getattr(args, a.dest, None)
+            ),
+            None,
+        )
+        if chosen is None:
+            return parser
+        parser = chosen
+
+
 def _os_message(exc: OSError) -> str:
     what = exc.strerror or type(exc).__name__
     where = f" {exc.filename!r}" if exc.filename else ""
@@ -532,7 +550,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     given = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(given)
+    args, unknown = parser.parse_known_args(given)
+    if unknown:  # the sub-command's usage and error, not the top level's (exit 2)
+        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     # The output folder is where the report lives, so it is not part of what the report
     # records: reports written to different folders stay byte-identical.
     shown = []
