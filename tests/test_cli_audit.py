@@ -63,6 +63,19 @@ class TestAuditCommand:
             assert f"**{item['verdict']}**" in row
             assert f"| {item['recomputed']['n']} queries |" in row
 
+    def test_claims_not_checkable_are_warned_on_stderr(self, tmp_path, claims_file, capsys):
+        # a new user's review: records whose methods cover only some episodes made every claim
+        # not checkable, and the audit exited 0 with "0 of 0 checkable claims reproduced" only
+        df = pd.read_csv(EXAMPLE)
+        path = tmp_path / "partial.csv"
+        df[~((df["method"] == "flat-vector") & (df["episode_id"] == "ep001"))].to_csv(path)
+        assert main(audit_args(claims_file, path)) == 0
+        err = capsys.readouterr().err
+        assert "warning: 2 of 2 claims not checkable against these records (none is" in err
+        assert "the first, 'te-hit': unpaired queries" in err and "'ep001/q000'" in err
+        assert main(audit_args(claims_file, EXAMPLE)) == 0
+        assert "not checkable" not in capsys.readouterr().err
+
     def test_same_seed_same_report(self, tmp_path, claims_file):
         for name in ("a", "b"):
             assert main(audit_args(claims_file, EXAMPLE, "--out", str(tmp_path / name))) == 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from osustat._validation import check_option_count
 from osustat.cli.common import _check_out, _input_file, _prob
@@ -60,6 +61,23 @@ def _paper_checks_only(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warn_unchecked(result: Any, unchecked: int) -> None:
+    """On stderr: how many claims the records cannot check, and the first one's reason (an
+    audit of which nothing was checked exits 0, so the report alone could go unread)."""
+    if not unchecked:
+        return
+    from osustat.reports._audit_words import headline_reason
+
+    first = next(c for c in result.checks if not c.checkable)
+    total = len(result.checks)
+    none = " (none is checkable: nothing was tested)" if unchecked == total else ""
+    print(
+        f"osustat audit: warning: {unchecked} of {total} claims not checkable against these "
+        f"records{none}; the first, {first.claim.id!r}: {headline_reason(first).rstrip('.')}.",
+        file=sys.stderr,
+    )
+
+
 def audit_command(args: argparse.Namespace) -> int:
     if args.records is None:
         if args.check_paper is None:
@@ -104,6 +122,7 @@ def audit_command(args: argparse.Namespace) -> int:
         rng=args.seed,
     )
     unchecked = result.counts()["not checkable"]
+    _warn_unchecked(result, unchecked)
     preamble = [
         f"- Claims file: `{args.claims}`.",
         *input_lines,
