@@ -142,7 +142,9 @@ def analyze(
         (:func:`osustat.streams.stream_seed`), so a row's numbers do not depend on which
         other metrics or budgets are analysed with it.
     benchmark : str, optional
-        Needed when the records hold several benchmarks.
+        Needed when the records hold several benchmarks. The result's ``benchmark`` (JSON
+        key ``benchmark``) is the benchmark analysed: the one named, else the records' only
+        one (``'default'`` for records without a ``benchmark`` column).
     budget_kind : {'tokens', 'depth'}
         What the budget column counts (TREC cut-offs are depths): labels only.
     provenance : Provenance, optional
@@ -271,7 +273,7 @@ def analyze(
         [comps for comps, _ in every],
         single=isinstance(treatment, str) and isinstance(baseline, str) and not all_pairs,
         unit=unit,
-        benchmark=benchmark,
+        benchmark=benchmark if benchmark is not None else _only_benchmark(plan.df),
         family=family,
         correction=correction,
         alpha=alpha,
@@ -346,6 +348,13 @@ def _plan(
         ref_df = validate_records(reference)
     itself = self_pairs(treatment, baseline, all_pairs)
     return _Plan(df, methods, unused, pairs, groups, printed, ref_df, itself)
+
+
+def _only_benchmark(df: pd.DataFrame) -> str | None:
+    """The benchmark of records that hold one (the result states what was analysed; the
+    comparisons need no name for it), else None."""
+    names = df["benchmark"].unique()
+    return str(names[0]) if len(names) == 1 else None
 
 
 def _cells_not_tested(plan: _Plan, unit: str) -> list[str]:

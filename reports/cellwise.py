@@ -207,7 +207,7 @@ def _head(
     out += [
         f"- {who}; unit of analysis: {res.unit}; seeds averaged per unit: "
         f"{res.comparisons[0].result.paired.n_seeds}"
-        + (f"; benchmark `{res.benchmark}`" if res.benchmark else "")
+        + (f"; benchmark `{res.benchmark}`" if res.benchmark not in (None, "default") else "")
         + f".{after}",
         family,
     ]

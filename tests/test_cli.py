@@ -85,6 +85,20 @@ class TestAnalyze:
         assert main(osu_vs_flat(path, "--metric", "recall")) == 0  # the query unit tests them
         assert "Cells not tested" not in "".join(capsys.readouterr())
 
+    def test_the_benchmark_analysed_is_stated_without_benchmark_option(self, tmp_path, capsys):
+        # a new user's review: `--json` gave "benchmark": null for records of one benchmark
+        path = small_records(tmp_path)
+        assert main(osu_vs_flat(path, "--metric", "recall", "--json")) == 0
+        assert json.loads(capsys.readouterr().out)["benchmark"] == "example"
+        assert main(osu_vs_flat(path, "--metric", "recall")) == 0
+        assert "seeds averaged per unit: 1; benchmark `example`." in capsys.readouterr().out
+        bare = tmp_path / "bare.csv"  # no benchmark column: the schema's 'default', not shown
+        pd.read_csv(path).drop(columns="benchmark").to_csv(bare, index=False)
+        assert main(osu_vs_flat(bare, "--metric", "recall", "--json")) == 0
+        assert json.loads(capsys.readouterr().out)["benchmark"] == "default"
+        assert main(osu_vs_flat(bare, "--metric", "recall")) == 0
+        assert "; benchmark `" not in capsys.readouterr().out
+
     def test_unknown_method_is_an_error(self, tmp_path, capsys):
         path = small_records(tmp_path)
         code = main(["analyze", str(path), "--treatment", "tree", "--baseline", "flat-vector"])
