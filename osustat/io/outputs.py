@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .mapping import Mapping
-from .reading import blank, read_rows, split_ids, trec_lines
+from .reading import blank, format_of, read_rows, split_ids, trec_lines
 
 __all__ = ["Answer", "read_answers", "read_score"]
 
@@ -98,12 +98,8 @@ def _json_groups(path: Path, name: str, m: Mapping) -> list[tuple[str | None, li
 
 
 def _format(path: Path, m: Mapping) -> str:
-    if m.format:
-        return m.format
-    suffix = path.suffix.lower()
-    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".pq": "parquet"}.get(
-        suffix, suffix.lstrip(".")
-    )
+    """The mapping's declared format; only without one, the file's extension."""
+    return m.format or format_of(path) or path.suffix.lower().lstrip(".")
 
 
 def _field(item: dict[str, Any], field: str, where: str) -> Any:
@@ -226,7 +222,7 @@ def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") 
         raise ValueError(f"{name}: unknown format {fmt!r}; set `format` in the mapping.")
     if mapping.grouped:
         raise ValueError(f'{name}: `answers = "*"` applies to JSON files only.')
-    rows, locs = _trec_rows(path, system) if fmt == "trec" else read_rows(path, system)
+    rows, locs = _trec_rows(path, system) if fmt == "trec" else read_rows(path, system, fmt)
     counts: dict[str, int] = {}
     for row, loc in zip(rows, locs, strict=True):
         where = f"{name}, {loc}"

@@ -166,6 +166,36 @@ def test_named_readers_give_the_records_of_the_general_reader_on_other_layouts(t
     assert zep.records.loc[zep.records["metric"] == "judge", "cell"].isna().all()
 
 
+def test_the_declared_format_decides_not_the_extension(tmp_path):
+    """A CSV named .txt, JSON Lines named .json, Parquet named .dat: the mapping's `format`
+    reads them (they were refused: "unknown extension"); without `format`, the extension."""
+    rows = [{"c": conv, "q": text, "g": judge} for conv, text, judge, _ in _GRADES]
+    want = None
+    for fmt, name in (("csv", "a.txt"), ("jsonl", "a.json"), ("parquet", "a.dat")):
+        frame = pd.DataFrame(rows)
+        if fmt == "csv":
+            frame.to_csv(tmp_path / name, index=False)
+        elif fmt == "parquet":
+            frame.to_parquet(tmp_path / name)
+        else:
+            frame.to_json(tmp_path / name, orient="records", lines=True)
+        (tmp_path / "m.toml").write_text(
+            f'format = "{fmt}"\nconversation = "c"\nquestion = "position"\ntext_field = "q"\n'
+            '[scores]\njudge = { field = "g", read = "binary" }\n'
+        )
+        got = _key(_records(tmp_path / name, str(tmp_path / "m.toml"), "s").records)
+        if want is not None:
+            pd.testing.assert_frame_equal(got, want)
+        want = got
+    assert len(want) > 0
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\nquestion = "position"\ntext_field = "q"\n'
+        '[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    with pytest.raises(ValueError, match=r"a.txt': unknown format 'txt'; set `format`"):
+        _records(tmp_path / "a.txt", str(tmp_path / "m.toml"), "s")
+
+
 def test_repeated_text_matched_by_position_and_by_occurrence(tmp_path):
     zep = _records(_zep_layout(tmp_path / "g.json"), "zep", "zep").records
     j = zep[zep["metric"] == "judge"].set_index("query_id")["category"]
