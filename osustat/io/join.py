@@ -203,11 +203,19 @@ def _match(
             raise ValueError(
                 f"{a.where}: no question of conversation {key[0]} has the text {a.text!r}."
             )
+        answerable = [q for q in candidates if q.excluded is None]
+        if len(candidates) != len(group) and len(answerable) == len(group):
+            candidates = answerable  # the excluded ones unanswered, as harnesses leave them out
         if len(candidates) != len(group) and len(candidates) > 1:
+            among = (
+                f" ({len(answerable)} of them answerable)"
+                if len(answerable) != len(candidates)
+                else ""
+            )
             raise ValueError(
                 f"{group[0].where}: the text {group[0].text!r} is asked {len(candidates)} times "
-                f"in conversation {key[0]} and answered {len(group)} times: ambiguous (declare "
-                '`question = "position"` or "id").'
+                f"in conversation {key[0]}{among} and answered {len(group)} times: ambiguous "
+                '(declare `question = "position"` or "id").'
             )
         if len(group) > len(candidates):
             raise ValueError(

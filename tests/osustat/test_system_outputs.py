@@ -214,6 +214,42 @@ def test_repeated_text_answered_once_by_text_is_ambiguous(tmp_path):
         _records(tmp_path / "a.jsonl", str(tmp_path / "m.toml"), "s")
 
 
+def test_a_text_asked_again_in_an_excluded_question_is_matched_among_the_answerable(tmp_path):
+    """LoCoMo's conv-30 asks a text in category 4 and again in category 5 (excluded); harnesses
+    answer it once. Among the answerable questions the text is unique: that one is matched.
+    A text asked twice among the answerable and answered once stays ambiguous."""
+    base = _table()
+    extra = [
+        BenchmarkQuestion(conv, f"{conv}/qa{i}", i, None, text, ("cat5",), excluded="cat 5")
+        for conv, i, text in [("c1", 2, "Bo's dog?"), ("c0", 4, "What did Ann bake?")]
+    ]
+    table = QuestionTable("bench", base.conversations, (*base.questions, *extra))
+    rows = [
+        {"c": "c1", "q": "bo's dog?", "g": 1},
+        {"c": "c1", "q": "Where is Bo from?", "g": 0},
+    ]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\nquestion = "text"\ntext_field = "q"\n'
+        '[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    m = load_mapping(str(tmp_path / "m.toml"))
+    joined = join_answers(read_answers(tmp_path / "a.jsonl", m, system="s"), table, m, system="s")
+    judge = joined.records[joined.records["metric"] == "judge"].set_index("query_id")["value"]
+    assert judge.to_dict() == {"c1/qa0": 0.0, "c1/qa1": 1.0}
+    assert joined.coverage.excluded_answered == () and joined.coverage.excluded_total == 3
+    # answered as often as asked (the excluded one too): by occurrence, the excluded counted
+    rows.append({"c": "c1", "q": "Bo's dog?", "g": 0})
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    joined = join_answers(read_answers(tmp_path / "a.jsonl", m, system="s"), table, m, system="s")
+    assert joined.coverage.excluded_answered == ("c1/qa2",)
+    # c0 asks "What did Ann bake?" twice among its answerable questions: still ambiguous
+    rows = [{"c": "c0", "q": "What did Ann bake?", "g": 1}]
+    (tmp_path / "a.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    with pytest.raises(ValueError, match=r"line 1: .* 3 times in conversation c0 \(2 of them ans"):
+        join_answers(read_answers(tmp_path / "a.jsonl", m, system="s"), table, m, system="s")
+
+
 def test_text_mismatch_names_file_position_and_both_texts(tmp_path):
     bad = list(_GRADES)
     bad[1] = ("c0", "When did Ann leave?", 0, 0.0)
