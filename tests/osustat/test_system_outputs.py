@@ -448,6 +448,34 @@ def test_cli_refuses_a_file_that_gives_no_records(tmp_path, capsys, monkeypatch)
     assert "gives no records" in capsys.readouterr().err and not out.exists()
 
 
+def test_a_position_join_without_text_field_says_it_is_unchecked(tmp_path, capsys, monkeypatch):
+    """One answer left out of a file joined by position alone moves every later answer to the
+    next question, and nothing can notice: the coverage says so (with text_field, it is
+    refused)."""
+    from osustat.analyses import registry
+    from osustat.cli.main import main
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [_TinyEntryPoint()])
+    (tmp_path / "t.json").write_text("{}")
+    kept = [g for i, g in enumerate(_GRADES) if i != 1]  # c0's second answer left out
+    rows = [{"c": conv, "q": text, "g": judge} for conv, text, judge, _ in kept]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    mapping = 'conversation = "c"\n[scores]\njudge = { field = "g", read = "binary" }\n'
+    (tmp_path / "m.toml").write_text(mapping)
+    argv = ["import", f"s={tmp_path / 'a.jsonl'}", "--reader", f"s={tmp_path / 'm.toml'}"]
+    argv += ["--benchmark", "tiny", "--data", str(tmp_path / "t.json")]
+    assert main([*argv, "--out", str(tmp_path / "r.csv")]) == 0
+    printed = capsys.readouterr().out
+    # wrong, and exit 0: c0/qa2 was left out, its answer went to c0/qa3
+    assert "1 not answered" in printed and "not answered: 'c0/qa3'" in printed
+    assert (
+        "  warning: positions not checked against the question text: declare text_field" in printed
+    )
+    (tmp_path / "m.toml").write_text('text_field = "q"\n' + mapping)
+    with pytest.raises(ValueError, match=r"line 2: question text 'what did  ann bake\?' differs"):
+        _records(tmp_path / "a.jsonl", str(tmp_path / "m.toml"), "s")
+
+
 def test_cli_refuses_a_benchmark_without_a_question_table(tmp_path, capsys):
     from osustat.cli.main import main
 
