@@ -121,8 +121,10 @@ def _import(args: argparse.Namespace) -> int:
     if out.is_dir() or (out.exists() and not args.force):
         raise UsageError(f"`--out` {args.out!r} exists; pass --force to replace it.")
     for name, file in systems.items():
+        if not Path(file).exists():
+            raise UsageError(f"{name} file {file!r} does not exist.")
         if not Path(file).is_file():
-            raise UsageError(f"{name} file {file!r} is not a file.")
+            raise UsageError(f"{name} file {file!r} is not a file (a folder).")
     table = _table(args)
     parts, coverages = [], []
     for name, file in systems.items():

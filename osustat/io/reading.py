@@ -85,7 +85,7 @@ def _check_file(path: Path, name: str) -> None:
 def _jsonl(path: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
     """The objects of a JSON Lines file and their line numbers (blank lines skipped)."""
     rows, lines = [], []
-    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for no, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -285,7 +285,7 @@ def trec_lines(path: Path, what: str, n_fields: int) -> list[tuple[int, list[str
         except (OSError, EOFError) as exc:
             raise ValueError(f"{prefix} is gzip-compressed but cannot be read ({exc}).") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a BOM is read, as the CSV reader does
     except UnicodeDecodeError as exc:
         raise ValueError(
             f"{prefix} is not UTF-8 text ({exc.reason} at byte {exc.start})."

@@ -267,7 +267,9 @@ def test_text_mismatch_names_file_position_and_both_texts(tmp_path):
         ({"llm_score": "maybe"}, r"answer 0: field `llm_score` is not a binary score; got 'maybe'"),
         ({"llm_score": 2}, r"answer 0: field `llm_score` is not a binary score"),
         ({"f1_score": "n/a"}, r"answer 0: field `f1_score` is not a number score"),
-        ({"llm_score": None}, r"answer 0: field `llm_score` is missing"),
+        ({"llm_score": None}, r"answer 0: field `llm_score` is null\.$"),
+        ({"llm_score": " "}, r"answer 0: field `llm_score` is empty\.$"),
+        ({"llm_score": float("nan")}, r"answer 0: field `llm_score` is NaN\.$"),
         (
             {"category": "2"},
             r"answer 0: field `category` is '2'; the benchmark's category of c1/qa0 is '3'",
@@ -281,6 +283,37 @@ def test_layout_errors_name_file_position_and_field(tmp_path, change, expected):
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match=expected):
         _records(path, "mem0", "mem0")
+
+
+def test_a_missing_field_a_bom_and_another_harness_s_file(tmp_path, capsys):
+    """Absent is "missing"; another shipped reader's fields name that reader; a UTF-8 BOM is
+    read (JSON, JSON Lines); a path that does not exist says so, a folder is not a file."""
+    from osustat.cli.main import main
+
+    path = _mem0_layout(tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    del data["1"][0]["llm_score"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"answer 0: field `llm_score` is missing\.$"):
+        _records(path, "mem0", "mem0")
+    zep = _zep_layout(tmp_path / "g.json")
+    with pytest.raises(ValueError, match=r"`llm_score` is missing\. .* Try --reader mem0=zep\.$"):
+        _records(zep, "mem0", "mem0")
+    mem0 = _mem0_layout(tmp_path / "r.json")
+    with pytest.raises(ValueError, match=r"conversation_pattern.* Try --reader zep=mem0\.$"):
+        _records(mem0, "zep", "zep")
+    want = _key(_records(zep, "zep", "zep").records)
+    zep.write_bytes(b"\xef\xbb\xbf" + zep.read_bytes())
+    pd.testing.assert_frame_equal(_key(_records(zep, "zep", "zep").records), want)
+    rows = [{"c": conv, "q": text, "g": judge} for conv, text, judge, _ in _GRADES]
+    (tmp_path / "a.jsonl").write_text("\ufeff" + "".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\ntext_field = "q"\n[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    assert _records(tmp_path / "a.jsonl", str(tmp_path / "m.toml"), "s").coverage.answered == 5
+    for given, said in ((tmp_path / "none.json", "does not exist"), (tmp_path, "is not a file")):
+        assert main(["import", f"zep={given}", "--out", str(tmp_path / "o.csv")]) == 2
+        assert f"zep file {str(given)!r} {said}" in capsys.readouterr().err
 
 
 def test_unknown_conversation_and_position_past_the_end(tmp_path):
