@@ -154,7 +154,7 @@ def _import(args: argparse.Namespace) -> int:
         print(
             f"next, at the conversation unit (the cluster of {table.benchmark}): osustat analyze "
             f"{out} {pair} --unit episode --metric {','.join([metric, *strata])}; the query "
-            f"level beside it: --metric {metric}.cells (docs/systems.md)",
+            f"level beside it: --unit query --metric {metric}.cells (docs/systems.md)",
             file=sys.stderr,
         )
     return 0

@@ -509,6 +509,23 @@ def test_a_position_join_without_text_field_says_it_is_unchecked(tmp_path, capsy
         _records(tmp_path / "a.jsonl", str(tmp_path / "m.toml"), "s")
 
 
+def test_the_next_step_names_the_query_unit_for_the_cells(tmp_path, capsys, monkeypatch):
+    """Records of a benchmark that declares the conversation unit (LoCoMo) are analysed at it
+    by default, where no per-cell test runs: the printed query-level step says --unit query."""
+    from osustat.analyses import registry
+    from osustat.cli.main import main
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [_TinyEntryPoint()])
+    (tmp_path / "t.json").write_text("{}")
+    argv = ["import", f"zep={_zep_layout(tmp_path / 'z.json')}"]
+    argv += [f"mem0={_mem0_layout(tmp_path / 'm.json')}", "--benchmark", "tiny"]
+    argv += ["--data", str(tmp_path / "t.json"), "--out", str(tmp_path / "r.csv")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "--treatment zep --baseline mem0 --unit episode --metric judge,judge.cat1," in err
+    assert "the query level beside it: --unit query --metric judge.cells" in err
+
+
 def test_cli_refuses_a_benchmark_without_a_question_table(tmp_path, capsys):
     from osustat.cli.main import main
 
