@@ -526,6 +526,37 @@ def test_the_next_step_names_the_query_unit_for_the_cells(tmp_path, capsys, monk
     assert "the query level beside it: --unit query --metric judge.cells" in err
 
 
+def test_intersection_keeps_the_questions_every_system_answered_and_counts_the_rest(
+    tmp_path, capsys, monkeypatch
+):
+    """Systems answering different questions: without --intersection the records keep every
+    answer and a note names the option (analyze refuses unpaired questions); with it only the
+    shared questions are written, each system's dropped questions counted and named."""
+    import pandas as pd
+
+    from osustat.analyses import registry
+    from osustat.cli.main import main
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [_TinyEntryPoint()])
+    (tmp_path / "t.json").write_text("{}")
+    argv = ["import", f"zep={_zep_layout(tmp_path / 'z.json')}"]
+    argv += [f"mem0={_mem0_layout(tmp_path / 'm.json', _GRADES[:3])}", "--benchmark", "tiny"]
+    argv += ["--data", str(tmp_path / "t.json")]
+    assert main([*argv, "--out", str(tmp_path / "all.csv")]) == 0
+    captured = capsys.readouterr()
+    assert "re-import with --intersection" in captured.err
+    assert "--intersection:" not in captured.out
+    everything = pd.read_csv(tmp_path / "all.csv")
+    assert main([*argv, "--intersection", "--out", str(tmp_path / "shared.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "--intersection: kept the 3 questions every system answered" in out
+    assert "  mem0: dropped 0 questions" in out
+    assert "  zep: dropped 2 questions not every system answered" in out and "'c1/qa0'" in out
+    shared = pd.read_csv(tmp_path / "shared.csv")
+    assert set(shared["episode_id"]) == {"c0"}
+    assert len(shared) == (everything["episode_id"] == "c0").sum()
+
+
 def test_cli_refuses_a_benchmark_without_a_question_table(tmp_path, capsys):
     from osustat.cli.main import main
 
