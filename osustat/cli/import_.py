@@ -91,6 +91,40 @@ def summary(records: Any, coverages: list[Any]) -> list[str]:
     return lines
 
 
+def _answer_sets(records: Any) -> int:
+    """How many distinct sets of (conversation, question) the systems answered."""
+    keys = records.groupby("method")[["episode_id", "query_id"]].apply(
+        lambda d: frozenset(map(tuple, d.drop_duplicates().to_numpy()))
+    )
+    return len(set(keys))
+
+
+def intersection(records: Any) -> tuple[Any, list[str]]:
+    """The records of the questions every system answered, and one line per system saying
+    how many of its questions (and record rows) were dropped, with a few of them named."""
+    from osustat._validation import list_some
+
+    key = records["episode_id"].astype(str) + "\x1f" + records["query_id"].astype(str)
+    per = key.groupby(records["method"]).agg(lambda k: set(k))
+    shared = set.intersection(*per.to_list())
+    keep = key.isin(shared)
+    lines = [
+        f"--intersection: kept the {len(shared):,} questions every system answered "
+        f"({int(keep.sum()):,} of {len(records):,} record rows)"
+    ]
+    for method, mine in per.items():
+        gone = sorted(mine - shared)
+        rows = int((~keep & (records["method"] == method)).sum())
+        named = f": {list_some([g.split(chr(31))[1] for g in gone])}" if gone else ""
+        lines.append(
+            f"  {method}: dropped {len(gone):,} questions not every system answered "
+            f"({rows:,} record rows){named}"
+        )
+    if not shared:
+        raise ValueError("--intersection: no question is answered by every system.")
+    return records[keep].reset_index(drop=True), lines
+
+
 def _write(path: Path, records: Any) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
@@ -121,8 +155,10 @@ def _import(args: argparse.Namespace) -> int:
     if out.is_dir() or (out.exists() and not args.force):
         raise UsageError(f"`--out` {args.out!r} exists; pass --force to replace it.")
     for name, file in systems.items():
+        if not Path(file).exists():
+            raise UsageError(f"{name} file {file!r} does not exist.")
         if not Path(file).is_file():
-            raise UsageError(f"{name} file {file!r} is not a file.")
+            raise UsageError(f"{name} file {file!r} is not a file (a folder).")
     table = _table(args)
     parts, coverages = [], []
     for name, file in systems.items():
@@ -138,6 +174,9 @@ def _import(args: argparse.Namespace) -> int:
     records = pd.concat(parts, ignore_index=True)
     validate_records(records)  # the schema's checks before anything is written
     lines = summary(records, coverages)
+    if args.intersection:
+        records, dropped = intersection(records)
+        lines += dropped
     _write(out, records)
     for line in lines:
         print(line)
@@ -147,12 +186,19 @@ def _import(args: argparse.Namespace) -> int:
     base = sorted(m for m in metrics if "." not in m)
     metric = "judge" if "judge" in base else base[0]
     strata = sorted(m for m in metrics if m.startswith(f"{metric}.") and m != f"{metric}.cells")
+    if len(names) >= 2 and not args.intersection and _answer_sets(records) > 1:
+        print(
+            "note: the systems answer different questions; `osustat analyze` pairs every "
+            "question and refuses unpaired ones (never dropped silently): re-import with "
+            "--intersection to keep only the questions every system answered (counted)",
+            file=sys.stderr,
+        )
     if len(names) >= 2:
         pair = f"--treatment {names[0]} --baseline {names[1]}" if len(names) == 2 else "--all-pairs"
         print(
             f"next, at the conversation unit (the cluster of {table.benchmark}): osustat analyze "
             f"{out} {pair} --unit episode --metric {','.join([metric, *strata])}; the query "
-            f"level beside it: --metric {metric}.cells (docs/systems.md)",
+            f"level beside it: --unit query --metric {metric}.cells (docs/systems.md)",
             file=sys.stderr,
         )
     return 0
@@ -199,6 +245,13 @@ def add_import_parser(sub: Any) -> None:
         metavar="NAME=VALUE",
         help="a declared choice of the benchmark's cells (LoCoMo: labels, entity-extractor, "
         "captions, ...; analyses/locomo/choices.toml)",
+    )
+    p.add_argument(
+        "--intersection",
+        action="store_true",
+        help="keep only the questions every system answered (each system's dropped questions "
+        "counted and named); without it, systems answering different questions give records "
+        "that `osustat analyze` refuses as unpaired",
     )
     p.add_argument("--out", required=True, help="records file (.parquet, .csv or .jsonl)")
     p.add_argument("--force", action="store_true", help="replace an existing --out file")

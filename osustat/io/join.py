@@ -96,6 +96,7 @@ class Coverage:
     excluded_answered: tuple[str, ...]
     excluded_total: int
     no_evidence: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
         out = [
@@ -110,6 +111,7 @@ class Coverage:
                 f"  {len(self.no_evidence):,} questions without evidence ids: no retrieval "
                 f"score ({list_some(self.no_evidence)})"
             )
+        out += [f"  warning: {w}" for w in self.warnings]
         return out
 
 
@@ -203,11 +205,19 @@ def _match(
             raise ValueError(
                 f"{a.where}: no question of conversation {key[0]} has the text {a.text!r}."
             )
+        answerable = [q for q in candidates if q.excluded is None]
+        if len(candidates) != len(group) and len(answerable) == len(group):
+            candidates = answerable  # the excluded ones unanswered, as harnesses leave them out
         if len(candidates) != len(group) and len(candidates) > 1:
+            among = (
+                f" ({len(answerable)} of them answerable)"
+                if len(answerable) != len(candidates)
+                else ""
+            )
             raise ValueError(
                 f"{group[0].where}: the text {group[0].text!r} is asked {len(candidates)} times "
-                f"in conversation {key[0]} and answered {len(group)} times: ambiguous (declare "
-                '`question = "position"` or "id").'
+                f"in conversation {key[0]}{among} and answered {len(group)} times: ambiguous "
+                '(declare `question = "position"` or "id").'
             )
         if len(group) > len(candidates):
             raise ValueError(
@@ -281,8 +291,19 @@ def join_answers(
         excluded_answered=tuple(excluded_answered),
         excluded_total=len(table.questions) - len(answerable),
         no_evidence=tuple(no_evidence),
+        warnings=_warnings(mapping),
     )
     return Joined(pd.DataFrame(rows), coverage)
+
+
+def _warnings(m: Mapping) -> tuple[str, ...]:
+    """What the join could not check under `m`, said with the coverage."""
+    if m.question == "position" and not m.text_field:
+        return (
+            "positions not checked against the question text: declare text_field (one answer "
+            "left out of the file would move every later answer to the next question)",
+        )
+    return ()
 
 
 def _score_rows(

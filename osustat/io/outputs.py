@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .mapping import Mapping
-from .reading import blank, read_rows, split_ids, trec_lines
+from .reading import blank, format_of, read_rows, split_ids, trec_lines
 
 __all__ = ["Answer", "read_answers", "read_score"]
 
@@ -76,7 +76,7 @@ def _at(obj: Any, path: str, name: str) -> Any:
 def _json_groups(path: Path, name: str, m: Mapping) -> list[tuple[str | None, list[Any]]]:
     """The answer lists of a JSON file: ``[(conversation key or None, answers)]``."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is read, not refused
     except json.JSONDecodeError as exc:
         raise ValueError(f"{name} is not valid JSON: {exc}.") from None
     except UnicodeDecodeError as exc:
@@ -98,21 +98,47 @@ def _json_groups(path: Path, name: str, m: Mapping) -> list[tuple[str | None, li
 
 
 def _format(path: Path, m: Mapping) -> str:
-    if m.format:
-        return m.format
-    suffix = path.suffix.lower()
-    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".pq": "parquet"}.get(
-        suffix, suffix.lstrip(".")
-    )
+    """The mapping's declared format; only without one, the file's extension."""
+    return m.format or format_of(path) or path.suffix.lower().lstrip(".")
 
 
-def _field(item: dict[str, Any], field: str, where: str) -> Any:
-    if field not in item or blank(item[field]):
-        raise ValueError(f"{where}: field `{field}` is missing.")
+def _absent(item: dict[str, Any], field: str) -> str | None:
+    """Why `field` gives no value: ``missing`` (absent), ``null``, ``NaN``, ``empty``; else None."""
+    if field not in item:
+        return "missing"
+    value = item[field]
+    if value is None:
+        return "null"
+    if isinstance(value, float | np.floating) and math.isnan(value):
+        return "NaN"
+    return "empty" if blank(value) else None
+
+
+def _field(item: dict[str, Any], field: str, where: str, hint: str = "") -> Any:
+    why = _absent(item, field)
+    if why is not None:
+        raise ValueError(f"{where}: field `{field}` is {why}.{hint}")
     return item[field]
 
 
-def _conversation(key: str | None, item: dict[str, Any], where: str, m: Mapping) -> str:
+def _other_reader(item: dict[str, Any], m: Mapping, system: str) -> str:
+    """A hint naming the shipped readers whose score fields `item` carries, or ``''``."""
+    from .mapping import load_mapping, shipped_mappings
+
+    fits = []
+    for name in shipped_mappings():
+        fields = [s.field for s in load_mapping(name).scores]
+        if name != m.name and fields and all(f in item for f in fields):
+            fits.append(name)
+    if not fits:
+        return ""
+    tries = " or ".join(f"--reader {system}={name}" for name in fits)
+    return f" Is it another harness's file? Try {tries}."
+
+
+def _conversation(
+    key: str | None, item: dict[str, Any], where: str, m: Mapping, system: str
+) -> str:
     raw = key if m.conversation == "key" else _field(item, m.conversation, where)
     text = str(raw).strip()
     if m.conversation_pattern is not None:
@@ -122,15 +148,16 @@ def _conversation(key: str | None, item: dict[str, Any], where: str, m: Mapping)
             raise ValueError(
                 f"{where}: conversation {what} {text!r} does not match "
                 f"`conversation_pattern` {m.conversation_pattern.pattern!r}."
+                + _other_reader(item, m, system)
             )
         text = hit.group(1) if hit.groups() else hit.group(0)
     return text
 
 
-def _answer(item: Any, where: str, key: str | None, place: int, m: Mapping) -> Answer:
+def _answer(item: Any, where: str, key: str | None, place: int, m: Mapping, system: str) -> Answer:
     if not isinstance(item, dict):
         raise ValueError(f"{where}: expected an object (one answer); got {type(item).__name__}.")
-    conv = _conversation(key, item, where, m)
+    conv = _conversation(key, item, where, m, system)
     position: int | None = None
     if m.question == "position":
         if m.position_field:
@@ -147,7 +174,8 @@ def _answer(item: Any, where: str, key: str | None, place: int, m: Mapping) -> A
     text = str(_field(item, m.text_field, where)) if m.text_field else None
     scores = {}
     for s in m.scores:
-        raw = _field(item, s.field, where)
+        hint = _other_reader(item, m, system) if s.field not in item else ""
+        raw = _field(item, s.field, where, hint)
         value = read_score(raw, s.read)
         if value is None:
             raise ValueError(f"{where}: field `{s.field}` is not a {s.read} score; got {raw!r}.")
@@ -156,7 +184,9 @@ def _answer(item: Any, where: str, key: str | None, place: int, m: Mapping) -> A
     if m.retrieved is not None:
         raw = item.get(m.retrieved.field)
         if raw is None:
-            raise ValueError(f"{where}: field `{m.retrieved.field}` is missing.")
+            raise ValueError(
+                f"{where}: field `{m.retrieved.field}` is {_absent(item, m.retrieved.field)}."
+            )
         retrieved = tuple(split_ids(raw, split=r"[;,\s]+"))
     checks = {attr: str(_field(item, f, where)).strip() for attr, f in m.check.items()}
     return Answer(where, conv, position, qid, text, scores, retrieved, checks)
@@ -210,8 +240,10 @@ def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") 
     """
     path = Path(path)
     name = f"{system} file {str(path)!r}"
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"{name} does not exist.")
+    if not path.is_file():
+        raise ValueError(f"{name} is not a file (a folder).")
     fmt = _format(path, mapping)
     out: list[Answer] = []
     if fmt == "json":
@@ -220,18 +252,18 @@ def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") 
                 where = f"{name}, " + (
                     f"conversation {key!r}, answer {i}" if key else f"answer {i}"
                 )
-                out.append(_answer(item, where, key, i, mapping))
+                out.append(_answer(item, where, key, i, mapping, system))
         return out
     if fmt not in ("jsonl", "csv", "parquet", "trec"):
         raise ValueError(f"{name}: unknown format {fmt!r}; set `format` in the mapping.")
     if mapping.grouped:
         raise ValueError(f'{name}: `answers = "*"` applies to JSON files only.')
-    rows, locs = _trec_rows(path, system) if fmt == "trec" else read_rows(path, system)
+    rows, locs = _trec_rows(path, system) if fmt == "trec" else read_rows(path, system, fmt)
     counts: dict[str, int] = {}
     for row, loc in zip(rows, locs, strict=True):
         where = f"{name}, {loc}"
-        conv = _conversation(None, row, where, mapping) if isinstance(row, dict) else ""
+        conv = _conversation(None, row, where, mapping, system) if isinstance(row, dict) else ""
         place = counts.get(conv, 0)
         counts[conv] = place + 1
-        out.append(_answer(row, where, None, place, mapping))
+        out.append(_answer(row, where, None, place, mapping, system))
     return out

@@ -52,6 +52,14 @@ _RECORD_SUFFIXES = ".csv, .jsonl/.ndjson or .parquet"
 _TABLE_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet", ".pq")
 
 
+def format_of(path: Path) -> str:
+    """The table format its extension names (``csv``, ``jsonl``, ``parquet``), else ``''``."""
+    suffix = path.suffix.lower()
+    return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(
+        suffix, "parquet" if suffix in (".parquet", ".pq") else ""
+    )
+
+
 def _looks_like_trec(path: Path) -> str | None:
     try:
         with open(path, encoding="utf-8") as fh:
@@ -77,7 +85,7 @@ def _check_file(path: Path, name: str) -> None:
 def _jsonl(path: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
     """The objects of a JSON Lines file and their line numbers (blank lines skipped)."""
     rows, lines = [], []
-    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for no, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -92,7 +100,7 @@ def _jsonl(path: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
 
 
 def _read(
-    path: Path, name: str, *, text: bool
+    path: Path, name: str, *, text: bool, fmt: str | None = None
 ) -> tuple[pd.DataFrame | list[dict[str, Any]], Sequence[int]]:
     """A table file's rows and their file lines (CSV, from 2; JSON Lines) or 0-based rows
     (Parquet), with the same errors for every reader.
@@ -100,16 +108,17 @@ def _read(
     CSV and Parquet give a DataFrame indexed by those numbers; with `text`, CSV cells stay
     strings (``''`` when empty). JSON Lines gives a DataFrame, or with `text` the objects
     themselves (ids keep their JSON types: a key absent from one object does not turn
-    another's integers into floats).
+    another's integers into floats). `fmt` (``csv``, ``jsonl``, ``parquet``) decides the
+    reader when given; otherwise the extension does.
     """
-    suffix = path.suffix.lower()
+    fmt = fmt or format_of(path)
     try:
-        if suffix == ".csv":
+        if fmt == "csv":
             options: dict[str, Any] = {"dtype": str, "keep_default_na": False} if text else {}
             df = pd.read_csv(path, encoding="utf-8", **options)
             df.index = pd.RangeIndex(2, 2 + len(df))
             return df, df.index  # a range: no list of a million ints
-        if suffix in (".jsonl", ".ndjson"):
+        if fmt == "jsonl":
             rows, lines = _jsonl(path, name)
             return (rows if text else pd.DataFrame(rows, index=lines)), lines
         df = pd.read_parquet(path)
@@ -188,21 +197,26 @@ def load_records(path: str | Path) -> pd.DataFrame:
     return ValidatedRecords(out.reset_index(drop=True))
 
 
-def read_rows(path: Path, what: str) -> tuple[list[dict[str, Any]], list[str]]:
+def read_rows(
+    path: Path, what: str, fmt: str | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Rows of a CSV, JSON Lines or Parquet file as dicts (CSV cells as text), each with its
-    location (``'line 7'``, ``'row 0'``) for error messages."""
+    location (``'line 7'``, ``'row 0'``) for error messages. `fmt` (``csv``, ``jsonl``,
+    ``parquet``: a mapping's declared format) decides the reader; without it the extension
+    does, and an unknown one is refused."""
     name = f"{what} file {str(path)!r}"
     suffix = path.suffix.lower()
-    if suffix not in _TABLE_SUFFIXES:
+    if fmt is None and suffix not in _TABLE_SUFFIXES:
         if not path.exists():
             raise FileNotFoundError(f"{name} does not exist.")
         raise ValueError(
             f"cannot read {name}: unknown extension {suffix!r}; use {_RECORD_SUFFIXES}."
         )
     _check_file(path, name)
-    data, numbers = _read(path, name, text=True)
+    fmt = fmt or format_of(path)
+    data, numbers = _read(path, name, text=True, fmt=fmt)
     rows = data if isinstance(data, list) else data.to_dict("records")
-    label = "row" if suffix in (".parquet", ".pq") else "line"
+    label = "row" if fmt == "parquet" else "line"
     return rows, [f"{label} {i}" for i in numbers]
 
 
@@ -271,7 +285,7 @@ def trec_lines(path: Path, what: str, n_fields: int) -> list[tuple[int, list[str
         except (OSError, EOFError) as exc:
             raise ValueError(f"{prefix} is gzip-compressed but cannot be read ({exc}).") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a BOM is read, as the CSV reader does
     except UnicodeDecodeError as exc:
         raise ValueError(
             f"{prefix} is not UTF-8 text ({exc.reason} at byte {exc.start})."

@@ -166,6 +166,36 @@ def test_named_readers_give_the_records_of_the_general_reader_on_other_layouts(t
     assert zep.records.loc[zep.records["metric"] == "judge", "cell"].isna().all()
 
 
+def test_the_declared_format_decides_not_the_extension(tmp_path):
+    """A CSV named .txt, JSON Lines named .json, Parquet named .dat: the mapping's `format`
+    reads them (they were refused: "unknown extension"); without `format`, the extension."""
+    rows = [{"c": conv, "q": text, "g": judge} for conv, text, judge, _ in _GRADES]
+    want = None
+    for fmt, name in (("csv", "a.txt"), ("jsonl", "a.json"), ("parquet", "a.dat")):
+        frame = pd.DataFrame(rows)
+        if fmt == "csv":
+            frame.to_csv(tmp_path / name, index=False)
+        elif fmt == "parquet":
+            frame.to_parquet(tmp_path / name)
+        else:
+            frame.to_json(tmp_path / name, orient="records", lines=True)
+        (tmp_path / "m.toml").write_text(
+            f'format = "{fmt}"\nconversation = "c"\nquestion = "position"\ntext_field = "q"\n'
+            '[scores]\njudge = { field = "g", read = "binary" }\n'
+        )
+        got = _key(_records(tmp_path / name, str(tmp_path / "m.toml"), "s").records)
+        if want is not None:
+            pd.testing.assert_frame_equal(got, want)
+        want = got
+    assert len(want) > 0
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\nquestion = "position"\ntext_field = "q"\n'
+        '[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    with pytest.raises(ValueError, match=r"a.txt': unknown format 'txt'; set `format`"):
+        _records(tmp_path / "a.txt", str(tmp_path / "m.toml"), "s")
+
+
 def test_repeated_text_matched_by_position_and_by_occurrence(tmp_path):
     zep = _records(_zep_layout(tmp_path / "g.json"), "zep", "zep").records
     j = zep[zep["metric"] == "judge"].set_index("query_id")["category"]
@@ -182,6 +212,42 @@ def test_repeated_text_answered_once_by_text_is_ambiguous(tmp_path):
     )
     with pytest.raises(ValueError, match=r"line 1.*asked 2 times.*answered 1 times: ambiguous"):
         _records(tmp_path / "a.jsonl", str(tmp_path / "m.toml"), "s")
+
+
+def test_a_text_asked_again_in_an_excluded_question_is_matched_among_the_answerable(tmp_path):
+    """LoCoMo's conv-30 asks a text in category 4 and again in category 5 (excluded); harnesses
+    answer it once. Among the answerable questions the text is unique: that one is matched.
+    A text asked twice among the answerable and answered once stays ambiguous."""
+    base = _table()
+    extra = [
+        BenchmarkQuestion(conv, f"{conv}/qa{i}", i, None, text, ("cat5",), excluded="cat 5")
+        for conv, i, text in [("c1", 2, "Bo's dog?"), ("c0", 4, "What did Ann bake?")]
+    ]
+    table = QuestionTable("bench", base.conversations, (*base.questions, *extra))
+    rows = [
+        {"c": "c1", "q": "bo's dog?", "g": 1},
+        {"c": "c1", "q": "Where is Bo from?", "g": 0},
+    ]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\nquestion = "text"\ntext_field = "q"\n'
+        '[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    m = load_mapping(str(tmp_path / "m.toml"))
+    joined = join_answers(read_answers(tmp_path / "a.jsonl", m, system="s"), table, m, system="s")
+    judge = joined.records[joined.records["metric"] == "judge"].set_index("query_id")["value"]
+    assert judge.to_dict() == {"c1/qa0": 0.0, "c1/qa1": 1.0}
+    assert joined.coverage.excluded_answered == () and joined.coverage.excluded_total == 3
+    # answered as often as asked (the excluded one too): by occurrence, the excluded counted
+    rows.append({"c": "c1", "q": "Bo's dog?", "g": 0})
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    joined = join_answers(read_answers(tmp_path / "a.jsonl", m, system="s"), table, m, system="s")
+    assert joined.coverage.excluded_answered == ("c1/qa2",)
+    # c0 asks "What did Ann bake?" twice among its answerable questions: still ambiguous
+    rows = [{"c": "c0", "q": "What did Ann bake?", "g": 1}]
+    (tmp_path / "a.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    with pytest.raises(ValueError, match=r"line 1: .* 3 times in conversation c0 \(2 of them ans"):
+        join_answers(read_answers(tmp_path / "a.jsonl", m, system="s"), table, m, system="s")
 
 
 def test_text_mismatch_names_file_position_and_both_texts(tmp_path):
@@ -201,7 +267,9 @@ def test_text_mismatch_names_file_position_and_both_texts(tmp_path):
         ({"llm_score": "maybe"}, r"answer 0: field `llm_score` is not a binary score; got 'maybe'"),
         ({"llm_score": 2}, r"answer 0: field `llm_score` is not a binary score"),
         ({"f1_score": "n/a"}, r"answer 0: field `f1_score` is not a number score"),
-        ({"llm_score": None}, r"answer 0: field `llm_score` is missing"),
+        ({"llm_score": None}, r"answer 0: field `llm_score` is null\.$"),
+        ({"llm_score": " "}, r"answer 0: field `llm_score` is empty\.$"),
+        ({"llm_score": float("nan")}, r"answer 0: field `llm_score` is NaN\.$"),
         (
             {"category": "2"},
             r"answer 0: field `category` is '2'; the benchmark's category of c1/qa0 is '3'",
@@ -215,6 +283,37 @@ def test_layout_errors_name_file_position_and_field(tmp_path, change, expected):
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match=expected):
         _records(path, "mem0", "mem0")
+
+
+def test_a_missing_field_a_bom_and_another_harness_s_file(tmp_path, capsys):
+    """Absent is "missing"; another shipped reader's fields name that reader; a UTF-8 BOM is
+    read (JSON, JSON Lines); a path that does not exist says so, a folder is not a file."""
+    from osustat.cli.main import main
+
+    path = _mem0_layout(tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    del data["1"][0]["llm_score"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"answer 0: field `llm_score` is missing\.$"):
+        _records(path, "mem0", "mem0")
+    zep = _zep_layout(tmp_path / "g.json")
+    with pytest.raises(ValueError, match=r"`llm_score` is missing\. .* Try --reader mem0=zep\.$"):
+        _records(zep, "mem0", "mem0")
+    mem0 = _mem0_layout(tmp_path / "r.json")
+    with pytest.raises(ValueError, match=r"conversation_pattern.* Try --reader zep=mem0\.$"):
+        _records(mem0, "zep", "zep")
+    want = _key(_records(zep, "zep", "zep").records)
+    zep.write_bytes(b"\xef\xbb\xbf" + zep.read_bytes())
+    pd.testing.assert_frame_equal(_key(_records(zep, "zep", "zep").records), want)
+    rows = [{"c": conv, "q": text, "g": judge} for conv, text, judge, _ in _GRADES]
+    (tmp_path / "a.jsonl").write_text("\ufeff" + "".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\ntext_field = "q"\n[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    assert _records(tmp_path / "a.jsonl", str(tmp_path / "m.toml"), "s").coverage.answered == 5
+    for given, said in ((tmp_path / "none.json", "does not exist"), (tmp_path, "is not a file")):
+        assert main(["import", f"zep={given}", "--out", str(tmp_path / "o.csv")]) == 2
+        assert f"zep file {str(given)!r} {said}" in capsys.readouterr().err
 
 
 def test_unknown_conversation_and_position_past_the_end(tmp_path):
@@ -380,6 +479,82 @@ def test_cli_refuses_a_file_that_gives_no_records(tmp_path, capsys, monkeypatch)
     argv += ["--benchmark", "tiny", "--data", str(tmp_path / "t.json"), "--out", str(out)]
     assert main(argv) == 2
     assert "gives no records" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_position_join_without_text_field_says_it_is_unchecked(tmp_path, capsys, monkeypatch):
+    """One answer left out of a file joined by position alone moves every later answer to the
+    next question, and nothing can notice: the coverage says so (with text_field, it is
+    refused)."""
+    from osustat.analyses import registry
+    from osustat.cli.main import main
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [_TinyEntryPoint()])
+    (tmp_path / "t.json").write_text("{}")
+    kept = [g for i, g in enumerate(_GRADES) if i != 1]  # c0's second answer left out
+    rows = [{"c": conv, "q": text, "g": judge} for conv, text, judge, _ in kept]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    mapping = 'conversation = "c"\n[scores]\njudge = { field = "g", read = "binary" }\n'
+    (tmp_path / "m.toml").write_text(mapping)
+    argv = ["import", f"s={tmp_path / 'a.jsonl'}", "--reader", f"s={tmp_path / 'm.toml'}"]
+    argv += ["--benchmark", "tiny", "--data", str(tmp_path / "t.json")]
+    assert main([*argv, "--out", str(tmp_path / "r.csv")]) == 0
+    printed = capsys.readouterr().out
+    # wrong, and exit 0: c0/qa2 was left out, its answer went to c0/qa3
+    assert "1 not answered" in printed and "not answered: 'c0/qa3'" in printed
+    assert (
+        "  warning: positions not checked against the question text: declare text_field" in printed
+    )
+    (tmp_path / "m.toml").write_text('text_field = "q"\n' + mapping)
+    with pytest.raises(ValueError, match=r"line 2: question text 'what did  ann bake\?' differs"):
+        _records(tmp_path / "a.jsonl", str(tmp_path / "m.toml"), "s")
+
+
+def test_the_next_step_names_the_query_unit_for_the_cells(tmp_path, capsys, monkeypatch):
+    """Records of a benchmark that declares the conversation unit (LoCoMo) are analysed at it
+    by default, where no per-cell test runs: the printed query-level step says --unit query."""
+    from osustat.analyses import registry
+    from osustat.cli.main import main
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [_TinyEntryPoint()])
+    (tmp_path / "t.json").write_text("{}")
+    argv = ["import", f"zep={_zep_layout(tmp_path / 'z.json')}"]
+    argv += [f"mem0={_mem0_layout(tmp_path / 'm.json')}", "--benchmark", "tiny"]
+    argv += ["--data", str(tmp_path / "t.json"), "--out", str(tmp_path / "r.csv")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "--treatment zep --baseline mem0 --unit episode --metric judge,judge.cat1," in err
+    assert "the query level beside it: --unit query --metric judge.cells" in err
+
+
+def test_intersection_keeps_the_questions_every_system_answered_and_counts_the_rest(
+    tmp_path, capsys, monkeypatch
+):
+    """Systems answering different questions: without --intersection the records keep every
+    answer and a note names the option (analyze refuses unpaired questions); with it only the
+    shared questions are written, each system's dropped questions counted and named."""
+    import pandas as pd
+
+    from osustat.analyses import registry
+    from osustat.cli.main import main
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [_TinyEntryPoint()])
+    (tmp_path / "t.json").write_text("{}")
+    argv = ["import", f"zep={_zep_layout(tmp_path / 'z.json')}"]
+    argv += [f"mem0={_mem0_layout(tmp_path / 'm.json', _GRADES[:3])}", "--benchmark", "tiny"]
+    argv += ["--data", str(tmp_path / "t.json")]
+    assert main([*argv, "--out", str(tmp_path / "all.csv")]) == 0
+    captured = capsys.readouterr()
+    assert "re-import with --intersection" in captured.err
+    assert "--intersection:" not in captured.out
+    everything = pd.read_csv(tmp_path / "all.csv")
+    assert main([*argv, "--intersection", "--out", str(tmp_path / "shared.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "--intersection: kept the 3 questions every system answered" in out
+    assert "  mem0: dropped 0 questions" in out
+    assert "  zep: dropped 2 questions not every system answered" in out and "'c1/qa0'" in out
+    shared = pd.read_csv(tmp_path / "shared.csv")
+    assert set(shared["episode_id"]) == {"c0"}
+    assert len(shared) == (everything["episode_id"] == "c0").sum()
 
 
 def test_cli_refuses_a_benchmark_without_a_question_table(tmp_path, capsys):

@@ -126,6 +126,32 @@ def test_named_readers_equal_general_mappings_on_flattened_copies(files, table, 
     )
 
 
+def test_a_complete_file_joined_by_text_alone(files, table, tmp_path):
+    """Zep's answers flattened to a CSV (conversation, question text, grade) and joined by text:
+    conv-30 asks "What did Gina receive from a dance contest?" in category 4 and again in
+    category 5, answered once; conv-48's 11 repeated texts are answered twice each. All 1,540
+    join, to the questions the position join finds (it was refused as ambiguous)."""
+    raw = json.loads(files["zep"].read_text())
+    rows = [
+        {"conversation": conv, "question": it["question"], "grade": it["grade"]}
+        for conv, items in raw.items()
+        for it in items
+    ]
+    pd.DataFrame(rows).to_csv(tmp_path / "zep.csv", index=False)
+    (tmp_path / "zep.toml").write_text(
+        'conversation = "conversation"\nconversation_pattern = "_(\\\\d+)$"\n'
+        'conversation_is = "index"\nquestion = "text"\ntext_field = "question"\n'
+        '[scores]\njudge = { field = "grade", read = "binary" }\n'
+    )
+    by_text = _join({"zep": tmp_path / "zep.csv"}, table, "zep", str(tmp_path / "zep.toml"))
+    assert (by_text.coverage.answered, by_text.coverage.excluded_answered) == (1540, ())
+    gina = [q for q in table.questions if q.text.startswith("What did Gina receive from a dance")]
+    assert [q.excluded is None for q in gina] == [True, False]
+    pd.testing.assert_series_equal(
+        _judge(by_text).sort_index(), _judge(_join(files, table, "zep")).sort_index()
+    )
+
+
 def test_zep_labels_refer_to_categories_1_to_4_by_its_own_grades(files, table):
     """Zep's README: Multi-Hop 74.11, Open Domain 66.04, Temporal 67.71, Single-Hop 79.79."""
     r = _join(files, table, "zep").records
