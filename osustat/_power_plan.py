@@ -1,8 +1,8 @@
 """What a power / MDE call asks for (private to :mod:`osustat.power`).
 
 :class:`Plan` validates the arguments :func:`osustat.power` and
-:func:`osustat.minimum_detectable_effect` share and chooses the method; :class:`PowerValue`
-is the float they return, carrying that method.
+:func:`osustat.minimum_detectable_effect` share and chooses the method;
+:class:`osustat.power.PowerValue` is the float they return, carrying that method.
 """
 
 from __future__ import annotations
@@ -24,122 +24,6 @@ MAX_SIMULATIONS = 100_000
 
 #: Largest n for which power is simulated by full sign-flip enumeration.
 SIMULATION_MAX_N = 12
-
-
-class PowerValue(float):
-    """A power or MDE value (a plain ``float``) that names how it was computed.
-
-    Attributes
-    ----------
-    method : str
-        ``'normal'`` (noncentral t), ``'exact-binomial'`` (0/1 differences),
-        ``'simulation'`` (exact sign-flip test on simulated normal differences) or
-        ``'empirical'`` (the sign-flip test on data sets resampled from the observed
-        differences: their share of exact zeros kept, the nonzero ones shifted) or
-        ``'empirical-tilt'`` (differences that take few distinct values: the observed
-        distribution made symmetric and exponentially tilted, ties included). An
-        infinite MDE means no effect of the modelled kind reaches the target power at this
-        ``n``: the test can never reach `alpha`, or too few pairs differ (too many exact
-        zeros) even when every nonzero difference has the same sign.
-    n : int
-    alpha : float
-    alternative : str
-    p_nonzero : float or None
-        ``P(d != 0)`` used by the exact-binomial model.
-    n_simulations : int
-        Simulated data sets behind a ``'simulation'`` or ``'empirical'`` value (0 otherwise).
-    max_effect : float
-        The largest mean difference of the modelled kind (``inf`` for the shift models
-        ``'normal'`` and ``'simulation'``): ``magnitude * p_nonzero`` for
-        ``'exact-binomial'``, ``(1 - share of zeros) * max|d|`` for ``'empirical'``,
-        ``max|d|`` for ``'empirical-tilt'`` (given the units' values, ``pairs``: the tilt's
-        limit, the mean difference beside the treatment at its largest value). A finite MDE
-        never exceeds it.
-    mde_range : tuple of float or None
-        An MDE from too few differences (``osustat.power.too_few_differences``: fewer than
-        ``MDE_MIN_DIFFERENCES``, or fewer than that many nonzero ones of several magnitudes;
-        method chosen automatically) is not one number: ``.method`` is ``'sd-range'`` (the
-        normal-model MDE at the ends of the sd's 80% chi-square interval) or, for 0/1
-        differences, ``'q-range'`` (the exact-binomial MDE over the 80% Clopper-Pearson
-        interval of ``P(d != 0)``). Nor, from differences of the ``'empirical'`` model,
-        where their shape is not normal (Shapiro-Wilk p < ``osustat.power.MDE_SHAPE_LEVEL``,
-        unless 20 or more of them are significantly platykurtic: rule D″;
-        ``'shape-range'``: the resampled MDE over the sd's 80% interval with the kurtosis'
-        degrees of freedom) or where the row's own share of nonzero differences caps the
-        power below the target but the upper end of that share's 80% interval does not
-        (``'share-range'``: from the MDE there to ``inf``). Nor, from count ratios whose
-        differences are tilted (no ``pairs``, or the treatment's tilt cannot model them),
-        where the tilted model's null rests on fewer than ``MDE_MIN_DIFFERENCES`` effective
-        differences (``'ess-range'``: a pilot carrying a large effect for its size), or, given
-        the units' values, where the treatment's tilt cannot reach the target but the
-        differences' tilt can (``'top-range'``: from the latter's MDE to ``inf``; the former's
-        largest effect is read off the few units where the treatment is largest).
-        ``.mde_range`` holds the ends, the value is the upper end.
-    n_differences : int or None
-        How many differences a range was read from.
-    range_basis : str or None
-        The model behind a range, in words.
-    tilted : str or None
-        For ``'empirical-tilt'``: what the effect tilts, ``'treatment'`` (the treatment's
-        values, given ``pairs``) or ``'differences'``.
-    tilt_fallback : str or None
-        Why the differences were tilted although ``pairs`` were given: the treatment's tilt
-        does not reach the pilot's own mean difference, or (for :func:`osustat.power`) the
-        effect asked for.
-    """
-
-    method: str
-    n: int
-    alpha: float
-    alternative: str
-    p_nonzero: float | None
-    n_simulations: int
-    max_effect: float
-    #: ``(low, high)`` when the MDE is not estimable as one number from the differences given
-    #: (``'sd-range'``, ``'q-range'``, ``'shape-range'``, ``'share-range'``, ``'ess-range'``,
-    #: ``'top-range'``)
-    mde_range: tuple[float, float] | None = None
-    #: How many differences a range was read from
-    n_differences: int | None = None
-    #: The model behind `mde_range`, in words
-    range_basis: str | None = None
-    #: ``'empirical-tilt'``: ``'treatment'`` or ``'differences'``
-    tilted: str | None = None
-    #: Why the differences were tilted although `pairs` were given
-    tilt_fallback: str | None = None
-
-    def __new__(
-        cls,
-        value: float,
-        *,
-        method: str,
-        n: int,
-        alpha: float,
-        alternative: str,
-        p_nonzero: float | None = None,
-        n_simulations: int = 0,
-        max_effect: float = math.inf,
-    ) -> PowerValue:
-        obj = super().__new__(cls, value)
-        obj.method = method
-        obj.n = n
-        obj.alpha = alpha
-        obj.alternative = alternative
-        obj.p_nonzero = p_nonzero
-        obj.n_simulations = n_simulations
-        obj.max_effect = max_effect
-        return obj
-
-    def __reduce__(self) -> Any:
-        return (_rebuild, (float(self), dict(self.__dict__)))
-
-
-def _rebuild(value: float, attrs: dict[str, Any]) -> PowerValue:
-    names = ("mde_range", "n_differences", "range_basis", "tilted", "tilt_fallback")
-    extra: dict[str, Any] = {k: attrs.pop(k) for k in names if k in attrs}
-    obj = PowerValue(value, **attrs)
-    obj.__dict__.update(extra)
-    return obj
 
 
 #: The parameters :func:`power` and :func:`minimum_detectable_effect` share.
@@ -274,7 +158,8 @@ class Plan:
         self.pairs, self._tilt_tops, self.tilt_fallback = None, None, reason
 
     def max_effect(self) -> float:
-        """The largest mean difference of the modelled kind (see :class:`PowerValue`)."""
+        """The largest mean difference of the modelled kind (see
+        :class:`osustat.power.PowerValue`)."""
         if self.test == "exact-binomial":
             assert self.q is not None
             return self.magnitude * self.q
@@ -303,26 +188,6 @@ class Plan:
         """From the ``locals()`` of :func:`power` / :func:`minimum_detectable_effect`, which
         share these parameters (one list, so the two cannot drift apart)."""
         return cls(**{k: arguments[k] for k in PLAN_ARGUMENTS})
-
-    def result(self, value: float) -> PowerValue:
-        out = PowerValue(
-            value,
-            method=self.test,
-            n=self.n,
-            alpha=self.alpha,
-            alternative=self.alternative,
-            p_nonzero=self.q if self.test == "exact-binomial" else None,
-            n_simulations=(self.n_simulations if self.test in SIMULATED else 0),
-            max_effect=self.max_effect(),
-        )
-        if self.test == "empirical-tilt":
-            out.tilted = "differences" if self.pairs is None else "treatment"
-            out.tilt_fallback = self.tilt_fallback
-        return out
-
-
-#: The methods that simulate (``n_simulations`` data sets).
-SIMULATED = ("simulation", "empirical", "empirical-tilt")
 
 
 #: Largest denominator of a count ratio: differences that are all fractions ``k / q`` with

@@ -46,20 +46,160 @@ from ._power_engines import (
     fewest_signs,
     tilt_back_ess,
 )
-from ._power_plan import POWER_TESTS, SIMULATION_MAX_N, Plan, PowerValue, treatment_tilt_short
+from ._power_plan import SIMULATION_MAX_N, Plan, treatment_tilt_short
 from ._signflip_null import one_magnitude
 from ._validation import check_finite, check_level, check_rng
 
 __all__ = [
     "MDE_MIN_DIFFERENCES",
     "MDE_SHAPE_LEVEL",
-    "POWER_TESTS",
     "PowerValue",
     "minimum_detectable_effect",
     "power",
 ]
 
 _SM_ALTERNATIVE = {"two-sided": "two-sided", "greater": "larger", "less": "smaller"}
+
+# -- the value returned: a float that names how it was computed -------------------------
+
+
+class PowerValue(float):
+    """A power or MDE value (a plain ``float``) that names how it was computed.
+
+    Attributes
+    ----------
+    method : str
+        ``'normal'`` (noncentral t), ``'exact-binomial'`` (0/1 differences),
+        ``'simulation'`` (exact sign-flip test on simulated normal differences) or
+        ``'empirical'`` (the sign-flip test on data sets resampled from the observed
+        differences: their share of exact zeros kept, the nonzero ones shifted) or
+        ``'empirical-tilt'`` (differences that take few distinct values: the observed
+        distribution made symmetric and exponentially tilted, ties included). An
+        infinite MDE means no effect of the modelled kind reaches the target power at this
+        ``n``: the test can never reach `alpha`, or too few pairs differ (too many exact
+        zeros) even when every nonzero difference has the same sign.
+    n : int
+    alpha : float
+    alternative : str
+    p_nonzero : float or None
+        ``P(d != 0)`` used by the exact-binomial model.
+    n_simulations : int
+        Simulated data sets behind a ``'simulation'`` or ``'empirical'`` value (0 otherwise).
+    max_effect : float
+        The largest mean difference of the modelled kind (``inf`` for the shift models
+        ``'normal'`` and ``'simulation'``): ``magnitude * p_nonzero`` for
+        ``'exact-binomial'``, ``(1 - share of zeros) * max|d|`` for ``'empirical'``,
+        ``max|d|`` for ``'empirical-tilt'`` (given the units' values, ``pairs``: the tilt's
+        limit, the mean difference beside the treatment at its largest value). A finite MDE
+        never exceeds it.
+    mde_range : tuple of float or None
+        An MDE from too few differences (``osustat.power.too_few_differences``: fewer than
+        ``MDE_MIN_DIFFERENCES``, or fewer than that many nonzero ones of several magnitudes;
+        method chosen automatically) is not one number: ``.method`` is ``'sd-range'`` (the
+        normal-model MDE at the ends of the sd's 80% chi-square interval) or, for 0/1
+        differences, ``'q-range'`` (the exact-binomial MDE over the 80% Clopper-Pearson
+        interval of ``P(d != 0)``). Nor, from differences of the ``'empirical'`` model,
+        where their shape is not normal (Shapiro-Wilk p < ``osustat.power.MDE_SHAPE_LEVEL``,
+        unless 20 or more of them are significantly platykurtic: rule D″;
+        ``'shape-range'``: the resampled MDE over the sd's 80% interval with the kurtosis'
+        degrees of freedom) or where the row's own share of nonzero differences caps the
+        power below the target but the upper end of that share's 80% interval does not
+        (``'share-range'``: from the MDE there to ``inf``). Nor, from count ratios whose
+        differences are tilted (no ``pairs``, or the treatment's tilt cannot model them),
+        where the tilted model's null rests on fewer than ``MDE_MIN_DIFFERENCES`` effective
+        differences (``'ess-range'``: a pilot carrying a large effect for its size), or, given
+        the units' values, where the treatment's tilt cannot reach the target but the
+        differences' tilt can (``'top-range'``: from the latter's MDE to ``inf``; the former's
+        largest effect is read off the few units where the treatment is largest).
+        ``.mde_range`` holds the ends, the value is the upper end.
+    n_differences : int or None
+        How many differences a range was read from.
+    range_basis : str or None
+        The model behind a range, in words.
+    tilted : str or None
+        For ``'empirical-tilt'``: what the effect tilts, ``'treatment'`` (the treatment's
+        values, given ``pairs``) or ``'differences'``.
+    tilt_fallback : str or None
+        Why the differences were tilted although ``pairs`` were given: the treatment's tilt
+        does not reach the pilot's own mean difference, or (for :func:`osustat.power`) the
+        effect asked for.
+    """
+
+    method: str
+    n: int
+    alpha: float
+    alternative: str
+    p_nonzero: float | None
+    n_simulations: int
+    max_effect: float
+    #: ``(low, high)`` when the MDE is not estimable as one number from the differences given
+    #: (``'sd-range'``, ``'q-range'``, ``'shape-range'``, ``'share-range'``, ``'ess-range'``,
+    #: ``'top-range'``)
+    mde_range: tuple[float, float] | None = None
+    #: How many differences a range was read from
+    n_differences: int | None = None
+    #: The model behind `mde_range`, in words
+    range_basis: str | None = None
+    #: ``'empirical-tilt'``: ``'treatment'`` or ``'differences'``
+    tilted: str | None = None
+    #: Why the differences were tilted although `pairs` were given
+    tilt_fallback: str | None = None
+
+    def __new__(
+        cls,
+        value: float,
+        *,
+        method: str,
+        n: int,
+        alpha: float,
+        alternative: str,
+        p_nonzero: float | None = None,
+        n_simulations: int = 0,
+        max_effect: float = math.inf,
+    ) -> PowerValue:
+        obj = super().__new__(cls, value)
+        obj.method = method
+        obj.n = n
+        obj.alpha = alpha
+        obj.alternative = alternative
+        obj.p_nonzero = p_nonzero
+        obj.n_simulations = n_simulations
+        obj.max_effect = max_effect
+        return obj
+
+    def __reduce__(self) -> Any:
+        return (_rebuild, (float(self), dict(self.__dict__)))
+
+
+def _rebuild(value: float, attrs: dict[str, Any]) -> PowerValue:
+    names = ("mde_range", "n_differences", "range_basis", "tilted", "tilt_fallback")
+    extra: dict[str, Any] = {k: attrs.pop(k) for k in names if k in attrs}
+    obj = PowerValue(value, **attrs)
+    obj.__dict__.update(extra)
+    return obj
+
+
+def _result(plan: Plan, value: float) -> PowerValue:
+    """`value` as the :class:`PowerValue` of `plan`: its method and inputs."""
+    out = PowerValue(
+        value,
+        method=plan.test,
+        n=plan.n,
+        alpha=plan.alpha,
+        alternative=plan.alternative,
+        p_nonzero=plan.q if plan.test == "exact-binomial" else None,
+        n_simulations=(plan.n_simulations if plan.test in SIMULATED else 0),
+        max_effect=plan.max_effect(),
+    )
+    if plan.test == "empirical-tilt":
+        out.tilted = "differences" if plan.pairs is None else "treatment"
+        out.tilt_fallback = plan.tilt_fallback
+    return out
+
+
+#: The methods that simulate (``n_simulations`` data sets).
+SIMULATED = ("simulation", "empirical", "empirical-tilt")
+
 
 # -- one power curve and one search for every method ---------------------------------------
 
@@ -397,7 +537,7 @@ def _mde(plan: Plan, target: float, rng: Any) -> PowerValue:
             f"probability about {alpha} even when there is no effect; got power = {target}."
         )
     if not attainable(n, alpha, alt):
-        return plan.result(math.inf)  # the sign-flip test cannot reject at all
+        return _result(plan, math.inf)  # the sign-flip test cannot reject at all
     if plan.auto and plan.d is not None and too_few_differences(plan.d):
         return _too_few(plan, target, rng)
     sign = -1.0 if alt == "less" else 1.0
@@ -409,7 +549,7 @@ def _mde(plan: Plan, target: float, rng: Any) -> PowerValue:
         # fresh design seed (docs/validation.md, "Rules H and HF")
         if plan.auto and plan.pairs is None and tilt_back_ess(plan.d) < MDE_MIN_DIFFERENCES:
             return _thin_null(plan, target, rng)
-        found = plan.result(_tilt_mde(plan, target, rng))
+        found = _result(plan, _tilt_mde(plan, target, rng))
         if plan.auto and not math.isfinite(found):
             return _top_checked(plan, found, target, rng)
         return found
@@ -417,19 +557,23 @@ def _mde(plan: Plan, target: float, rng: Any) -> PowerValue:
         curve = _power_curve(plan, rng)
         hi = plan.max_effect()  # the largest possible mean difference of this kind
         if plan.test == "exact-binomial":
-            found = plan.result(_smallest_effect(lambda e: curve(sign * e), target, hi, grow=False))
+            found = _result(
+                plan, _smallest_effect(lambda e: curve(sign * e), target, hi, grow=False)
+            )
             if plan.auto and plan.d is not None and not math.isfinite(found):
                 return _share_checked(plan, found, target, rng)
             return found
-        found = plan.result(_empirical_mde(lambda e: curve(sign * e), target, hi, plan))
+        found = _result(plan, _empirical_mde(lambda e: curve(sign * e), target, hi, plan))
         if not plan.auto:
             return found
         if not math.isfinite(found):
             return _share_checked(plan, found, target, rng)
         return _shape_checked(plan, found)
     if plan.sd == 0:
-        return plan.result(0.0)
-    return plan.result(_shift_mde(plan, target, rng, simulate=plan.test == "simulation") * plan.sd)
+        return _result(plan, 0.0)
+    return _result(
+        plan, _shift_mde(plan, target, rng, simulate=plan.test == "simulation") * plan.sd
+    )
 
 
 def _shift_mde(plan: Plan, target: float, rng: Any, *, simulate: bool) -> float:
@@ -513,7 +657,7 @@ def sd_interval_ends(found: float, df: float) -> tuple[float, float]:
 def _ranged(plan: Plan, ends: tuple[float, float], method: str, basis: str) -> PowerValue:
     """A range instead of one MDE: the value is its upper end, ``.mde_range`` both."""
     assert plan.d is not None
-    value = plan.result(ends[1])
+    value = _result(plan, ends[1])
     value.method = method
     value.mde_range = ends
     value.n_differences = plan.d.size
@@ -561,7 +705,7 @@ def _thin_null(plan: Plan, target: float, rng: Any) -> PowerValue:
     ess = tilt_back_ess(plan.d)
     found = _tilt_mde(plan, target, rng)
     if not math.isfinite(found):
-        return _top_checked(plan, plan.result(found), target, rng)
+        return _top_checked(plan, _result(plan, found), target, rng)
     lo, hi = sd_interval_ends(found, max(ess - 1.0, 1.0))
     hi = hi if hi <= plan.max_effect() else math.inf  # beyond any effect of the kind
     basis = (
@@ -870,7 +1014,7 @@ def power(
             stacklevel=2,
         )
     with _one_blas_thread():
-        return plan.result(_power_curve(plan, rng)(effect))
+        return _result(plan, _power_curve(plan, rng)(effect))
 
 
 @functools.cache

@@ -41,7 +41,6 @@ from ._validation import (
 from .intervals import ConfidenceInterval
 
 __all__ = [
-    "ConfidenceInterval",
     "SignFlipResult",
     "paired_signflip_test",
     "signflip_tests",

@@ -78,9 +78,9 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
 
     Examples
     --------
-    >>> from osustat.audit.run import StandardVerdict
-    >>> from osustat.audit.claims import Claim
-    >>> from osustat.audit.run import ClaimCheck
+    >>> from osustat.audit.claim import Claim
+    >>> from osustat.audit.result import ClaimCheck
+    >>> from osustat.audit.verdicts import StandardVerdict
     >>> c = Claim(id="a", family="f", treatment="new", baseline="old", metric="hit@2",
     ...           budget=256, cell=None, direction="greater", threshold=0.1)
     >>> v = StandardVerdict(standard="strict", verdict="underpowered", code="underpowered",

