@@ -51,22 +51,8 @@ class Plan:
         test: str,
         n_simulations: Any,
     ) -> None:
-        d = None
-        if differences is not None:
-            from ._validation import as_float_vector
-
-            d = as_float_vector(differences, "differences", min_size=2)
-        self.pairs = None if pairs is None else check_pairs(pairs, d)
-        if d is None and self.pairs is not None:
-            d = self.pairs[0] - self.pairs[1]
-        sd = _check_sd(differences_sd, d)
-        try:
-            n_ok = not isinstance(n, bool) and float(n).is_integer() and int(n) >= 2
-        except (TypeError, ValueError, OverflowError):
-            n_ok = False
-        if not n_ok:
-            raise ValueError(f"`n` must be an integer >= 2; got {n!r}.")
-        self.n = int(n)
+        d, self.pairs, sd = _plan_data(differences, pairs, differences_sd)
+        self.n = _check_n(n)
         self.alpha = check_level(alpha, "alpha")
         self.alternative = check_alternative(alternative)
         if test not in POWER_TESTS:
@@ -77,68 +63,21 @@ class Plan:
                 f"`n_simulations` must be at most {MAX_SIMULATIONS:,} (Monte Carlo standard "
                 f"error of a power near .8: .0013); got {self.n_simulations:,}."
             )
-        self.magnitude = 1.0
-        if magnitude is not None:
-            self.magnitude = float(magnitude)
-            if not math.isfinite(self.magnitude) or self.magnitude <= 0:
-                raise ValueError(f"`magnitude` must be finite and > 0; got {magnitude!r}.")
-        q = None
-        if p_nonzero is not None:
-            q = float(p_nonzero)
-            if not (math.isfinite(q) and 0.0 <= q <= 1.0):
-                raise ValueError(f"`p_nonzero` must be in [0, 1]; got {p_nonzero!r}.")
-        if binary is not None and not isinstance(binary, bool | np.bool_):
-            raise TypeError(f"`binary` must be True, False or None; got {binary!r}.")
-        if binary is not None and not binary and (magnitude is not None or q is not None):
-            raise ValueError(
-                "`magnitude` and `p_nonzero` describe the binary model ({-c, 0, c} "
-                "differences); they contradict `binary=False`."
-            )
+        self.magnitude, q = _binary_parameters(binary, p_nonzero, magnitude)
         self.d = d
         if d is not None:
-            nz = np.abs(d[d != 0])
-            equal = one_magnitude(nz)
-            if binary and not equal:
-                raise ValueError(
-                    "`binary=True` but `differences` are not of the form {-c, 0, c}: their "
-                    f"nonzero magnitudes range from {nz.min():.6g} to {nz.max():.6g}. Leave "
-                    "`binary` unset to model the observed magnitudes."
-                )
-            if binary is None:
-                # rule K: given the units' values, 0/1-type only where they take two values
-                # (no pair differs: the binary model with P(d != 0) = 0, as without them)
-                binary = equal and (nz.size == 0 or self.pairs is None or two_valued(self.pairs))
-            if binary and nz.size and magnitude is None:
-                self.magnitude = float(nz[0])
-            if q is None and binary:
-                q = nz.size / d.size
+            binary, self.magnitude, q = _read_differences(
+                d, self.pairs, binary, magnitude, self.magnitude, q
+            )
         if binary is None:
             # The binary model is named by its parameters; sd alone means a shift model.
             binary = p_nonzero is not None or magnitude is not None
         #: the method was chosen (not named): a too-small sample of differences gives a range
         self.auto = test == "auto"
-        if test == "auto":
-            if binary:
-                test = "exact-binomial"
-            elif d is not None:
-                test = "empirical-tilt" if is_discrete(d) else "empirical"
-            elif self.n <= SIMULATION_MAX_N:
-                test = "simulation"
-            else:
-                test = "normal"
-        if test in ("empirical", "empirical-tilt") and d is None:
-            raise ValueError(
-                f"`test={test!r}` resamples the observed differences: pass `differences`."
-            )
+        test = _choose_test(test, binary, d, self.n)
         if test == "exact-binomial" and q is None:
             # Under the null a difference in {-c, 0, c} has variance q c^2.
             q = min(1.0, (sd / self.magnitude) ** 2)
-        if test == "simulation" and self.n > SIMULATION_MAX_N:
-            raise ValueError(
-                f"`test='simulation'` enumerates all 2**n sign patterns and is limited to "
-                f"n <= {SIMULATION_MAX_N}; got n = {self.n}. Use test='normal' (accurate "
-                "for normal differences from n of about 10 on)."
-            )
         self.sd = sd
         self.q = q
         self.test = test
@@ -188,6 +127,104 @@ class Plan:
         """From the ``locals()`` of :func:`power` / :func:`minimum_detectable_effect`, which
         share these parameters (one list, so the two cannot drift apart)."""
         return cls(**{k: arguments[k] for k in PLAN_ARGUMENTS})
+
+
+def _plan_data(
+    differences: Any, pairs: Any, differences_sd: Any
+) -> tuple[NDArray[np.float64] | None, tuple[NDArray[Any], NDArray[Any]] | None, float]:
+    """Read the pilot: its differences (given, or from `pairs`), its pairs, and the sd."""
+    d = None
+    if differences is not None:
+        from ._validation import as_float_vector
+
+        d = as_float_vector(differences, "differences", min_size=2)
+    checked = None if pairs is None else check_pairs(pairs, d)
+    if d is None and checked is not None:
+        d = checked[0] - checked[1]
+    return d, checked, _check_sd(differences_sd, d)
+
+
+def _check_n(n: Any) -> int:
+    """Check the number of units: an integer >= 2."""
+    try:
+        n_ok = not isinstance(n, bool) and float(n).is_integer() and int(n) >= 2
+    except (TypeError, ValueError, OverflowError):
+        n_ok = False
+    if not n_ok:
+        raise ValueError(f"`n` must be an integer >= 2; got {n!r}.")
+    return int(n)
+
+
+def _binary_parameters(binary: Any, p_nonzero: Any, magnitude: Any) -> tuple[float, float | None]:
+    """Check the stated binary model: (magnitude c, default 1; share of nonzero differences)."""
+    value = 1.0
+    if magnitude is not None:
+        value = float(magnitude)
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(f"`magnitude` must be finite and > 0; got {magnitude!r}.")
+    q = None
+    if p_nonzero is not None:
+        q = float(p_nonzero)
+        if not (math.isfinite(q) and 0.0 <= q <= 1.0):
+            raise ValueError(f"`p_nonzero` must be in [0, 1]; got {p_nonzero!r}.")
+    if binary is not None and not isinstance(binary, bool | np.bool_):
+        raise TypeError(f"`binary` must be True, False or None; got {binary!r}.")
+    if binary is not None and not binary and (magnitude is not None or q is not None):
+        raise ValueError(
+            "`magnitude` and `p_nonzero` describe the binary model ({-c, 0, c} "
+            "differences); they contradict `binary=False`."
+        )
+    return value, q
+
+
+def _read_differences(
+    d: NDArray[np.float64],
+    pairs: tuple[NDArray[Any], NDArray[Any]] | None,
+    binary: Any,
+    magnitude: Any,
+    value: float,
+    q: float | None,
+) -> tuple[Any, float, float | None]:
+    """Read the binary model from the differences: (binary, magnitude c, share nonzero)."""
+    nz = np.abs(d[d != 0])
+    equal = one_magnitude(nz)
+    if binary and not equal:
+        raise ValueError(
+            "`binary=True` but `differences` are not of the form {-c, 0, c}: their "
+            f"nonzero magnitudes range from {nz.min():.6g} to {nz.max():.6g}. Leave "
+            "`binary` unset to model the observed magnitudes."
+        )
+    if binary is None:
+        # rule K: given the units' values, 0/1-type only where they take two values
+        # (no pair differs: the binary model with P(d != 0) = 0, as without them)
+        binary = equal and (nz.size == 0 or pairs is None or two_valued(pairs))
+    if binary and nz.size and magnitude is None:
+        value = float(nz[0])
+    if q is None and binary:
+        q = nz.size / d.size
+    return binary, value, q
+
+
+def _choose_test(test: str, binary: Any, d: NDArray[np.float64] | None, n: int) -> str:
+    """Choose the method (`test` 'auto') and check that the data allow the one chosen."""
+    if test == "auto":
+        if binary:
+            test = "exact-binomial"
+        elif d is not None:
+            test = "empirical-tilt" if is_discrete(d) else "empirical"
+        elif n <= SIMULATION_MAX_N:
+            test = "simulation"
+        else:
+            test = "normal"
+    if test in ("empirical", "empirical-tilt") and d is None:
+        raise ValueError(f"`test={test!r}` resamples the observed differences: pass `differences`.")
+    if test == "simulation" and n > SIMULATION_MAX_N:
+        raise ValueError(
+            f"`test='simulation'` enumerates all 2**n sign patterns and is limited to "
+            f"n <= {SIMULATION_MAX_N}; got n = {n}. Use test='normal' (accurate "
+            "for normal differences from n of about 10 on)."
+        )
+    return test
 
 
 #: Largest denominator of a count ratio: differences that are all fractions ``k / q`` with

@@ -197,19 +197,10 @@ def analyze(
     >>> [(r.label, r.family_size) for r in both.result("tree", "flat").comparisons[0].rows]
     [('T+E+', 4), ('T-E-', 4), ('Aggregate', 0)]
     """
-    alpha, level, resamples, bootstrap_resamples, seed = check_options(
-        correction, alpha, level, n_resamples, bootstrap_resamples, rng
+    alpha, level, resamples, bootstrap_resamples, seed = _analyze_iv(
+        correction, alpha, level, n_resamples, bootstrap_resamples, rng, unit, budget_kind
     )
-    if unit not in ("query", "episode"):
-        raise ValueError(f"`unit` must be 'query' or 'episode'; got {unit!r}.")
-    if budget_kind not in ("tokens", "depth"):
-        raise ValueError(f"`budget_kind` must be 'tokens' or 'depth'; got {budget_kind!r}.")
-    if isinstance(records, str | Path):
-        from osustat.io.reading import load_records
-
-        if provenance is None:
-            provenance = Provenance.for_files([("records", records)], command=command_line())
-        records = load_records(records)
+    records, provenance = _read_records(records, provenance)
     plan = _plan(
         records,
         treatment,
@@ -253,21 +244,7 @@ def analyze(
             "seed": seed,
         },
     )
-    prov = _provenance(
-        provenance,
-        plan.df,
-        seed,
-        resamples,
-        bootstrap_resamples,
-        _exclusions(every, plan.unused, plan.itself),
-        simulated=[
-            r.mde
-            for comps, _ in every
-            for c in comps
-            for r in c.rows
-            if r.mde_method in ("simulation", "empirical", "empirical-tilt")
-        ],
-    )
+    prov = _run_provenance(provenance, plan, every, seed, resamples, bootstrap_resamples)
     return _results(
         plan,
         [comps for comps, _ in every],
@@ -285,6 +262,66 @@ def analyze(
         provenance=prov,
         input_notes=tuple(input_notes),
         has_cells=has_cells,
+    )
+
+
+def _analyze_iv(
+    correction: str,
+    alpha: float,
+    level: float,
+    n_resamples: int,
+    bootstrap_resamples: int,
+    rng: int,
+    unit: str,
+    budget_kind: str,
+) -> tuple[float, float, int, int, int]:
+    """Validate :func:`analyze`'s options: (alpha, level, resamples, bootstrap resamples,
+    seed)."""
+    checked = check_options(correction, alpha, level, n_resamples, bootstrap_resamples, rng)
+    if unit not in ("query", "episode"):
+        raise ValueError(f"`unit` must be 'query' or 'episode'; got {unit!r}.")
+    if budget_kind not in ("tokens", "depth"):
+        raise ValueError(f"`budget_kind` must be 'tokens' or 'depth'; got {budget_kind!r}.")
+    return checked
+
+
+def _read_records(
+    records: pd.DataFrame | str | Path, provenance: Provenance | None
+) -> tuple[pd.DataFrame, Provenance | None]:
+    """Read a records file (its provenance hashing it, unless one is given); a DataFrame
+    passes as it is."""
+    if isinstance(records, str | Path):
+        from osustat.io.reading import load_records
+
+        if provenance is None:
+            provenance = Provenance.for_files([("records", records)], command=command_line())
+        records = load_records(records)
+    return records, provenance
+
+
+def _run_provenance(
+    given: Provenance | None,
+    plan: _Plan,
+    every: Sequence[tuple[list[Comparison], list[tuple[str, int]]]],
+    seed: int,
+    resamples: int,
+    bootstrap_resamples: int,
+) -> Provenance:
+    """The run's provenance: its exclusions and the simulated MDEs of its tables."""
+    return _provenance(
+        given,
+        plan.df,
+        seed,
+        resamples,
+        bootstrap_resamples,
+        _exclusions(every, plan.unused, plan.itself),
+        simulated=[
+            r.mde
+            for comps, _ in every
+            for c in comps
+            for r in c.rows
+            if r.mde_method in ("simulation", "empirical", "empirical-tilt")
+        ],
     )
 
 

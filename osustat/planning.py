@@ -701,6 +701,67 @@ def plan(
     >>> p.n, p.method, round(p.achieved_power, 3)
     (34, 'normal', 0.808)
     """
+    effect, target, alpha, family_size, alternative, n_max = _plan_iv(
+        effect, power, alpha, family_size, alternative, n_max
+    )
+    test_alpha = alpha / family_size
+    model, d = _plan_model(effect, differences, pairs, sd, zero_share, binary, magnitude)
+    if d is not None and too_few_differences(d):
+        common = {
+            "power": target,
+            "alpha": alpha,
+            "family_size": family_size,
+            "alternative": alternative,
+            "n_max": n_max,
+        }
+        return _small_pilot_plan(d, model, effect, common)
+    noisy = "differences" in model.kwargs and not model.binary  # the empirical engine
+    n0 = _start(effect, model.sd, test_alpha, target, alternative)
+    power_at = _power_at(effect, model, test_alpha, alternative, n_simulations, rng, n0, noisy)
+    n, achieved, below = _search(power_at, target, n0, n_max, noisy=noisy)
+    n_range = basis = None
+    if model.source == "pilot" and achieved.method == "empirical":
+        assert d is not None
+        shaped = _shape_range(d, n, test_alpha, alternative)
+        if shaped is not None:  # rule P2: rule D's range for a plan
+            n_range, basis = shaped
+            _check_shape_end(n_range, basis, n_max, n_simulations if noisy else 0)
+            if n_range[1] > n:
+                n = n_range[1]
+                achieved, below = power_at(n), float(power_at(n - 1))
+    sims = achieved.n_simulations
+    return SampleSizePlan(
+        n=n,
+        achieved_power=float(achieved),
+        power_below=below,
+        effect=effect,
+        target_power=target,
+        alpha=alpha,
+        family_size=family_size,
+        test_alpha=test_alpha,
+        alternative=alternative,
+        method=achieved.method,
+        source=model.source,
+        sd=model.sd,
+        zero_share=model.zero_share,
+        binary=model.binary,
+        pilot_n=model.pilot_n,
+        n_simulations=sims,
+        monte_carlo_se=math.sqrt(achieved * (1 - achieved) / sims) if sims else 0.0,
+        start_n=n0,
+        assumptions=(*model.assumptions, _level_assumption(alpha, family_size)),
+        tilted=achieved.tilted,
+        tilt_fallback=model.tilt_fallback,
+        n_range=n_range,
+        range_basis=basis,
+    )
+
+
+def _plan_iv(
+    effect: Any, power: float, alpha: float, family_size: int, alternative: str, n_max: int
+) -> tuple[float, float, float, int, str, int]:
+    """Validate :func:`plan`'s scalar arguments: (effect, target power, alpha, family size,
+    alternative, n_max)."""
     try:
         effect = float(effect)
     except (TypeError, ValueError):
@@ -720,32 +781,48 @@ def plan(
     test_alpha = alpha / family_size
     if target <= test_alpha:
         raise ValueError(f"`power` must exceed the test's level {test_alpha:g}; got {target:g}.")
-    if differences is not None or pairs is not None:
-        if sd is not None or zero_share is not None or magnitude is not None:
-            raise ValueError(
-                "pass pilot `differences` or stated `sd` / `zero_share` / `magnitude`, not "
-                "both: the pilot's sd and share of zeros are read from it."
-            )
-        given = None
-        if differences is not None:
-            given = as_float_vector(differences, "differences", min_size=2)
-        checked = None if pairs is None else check_pairs(pairs, given)
-        d = checked[0] - checked[1] if checked is not None else given
-        assert d is not None
-        model = _pilot_model(d, effect, binary, checked)
-        if too_few_differences(d):
-            common = {
-                "power": target,
-                "alpha": alpha,
-                "family_size": family_size,
-                "alternative": alternative,
-                "n_max": n_max,
-            }
-            return _small_pilot_plan(d, model, effect, common)
-    else:
-        model = _stated_model(effect, sd, zero_share, binary, magnitude)
+    return effect, target, alpha, family_size, alternative, n_max
 
-    noisy = "differences" in model.kwargs and not model.binary  # the empirical engine
+
+def _plan_model(
+    effect: float,
+    differences: Any,
+    pairs: Any,
+    sd: float | None,
+    zero_share: float | None,
+    binary: bool | None,
+    magnitude: float | None,
+) -> tuple[_Model, np.ndarray | None]:
+    """Choose the model :func:`plan` assumes: the pilot's (and its differences) or the stated
+    one (differences None)."""
+    if differences is None and pairs is None:
+        return _stated_model(effect, sd, zero_share, binary, magnitude), None
+    if sd is not None or zero_share is not None or magnitude is not None:
+        raise ValueError(
+            "pass pilot `differences` or stated `sd` / `zero_share` / `magnitude`, not "
+            "both: the pilot's sd and share of zeros are read from it."
+        )
+    given = None
+    if differences is not None:
+        given = as_float_vector(differences, "differences", min_size=2)
+    checked = None if pairs is None else check_pairs(pairs, given)
+    d = checked[0] - checked[1] if checked is not None else given
+    assert d is not None
+    return _pilot_model(d, effect, binary, checked), d
+
+
+def _power_at(
+    effect: float,
+    model: _Model,
+    test_alpha: float,
+    alternative: str,
+    n_simulations: int,
+    rng: Any,
+    n0: int,
+    noisy: bool,
+) -> Callable[[int], PowerValue]:
+    """The power function :func:`plan` searches: :func:`osustat.power` of the model at n,
+    refusing an empirical simulation too large for memory."""
 
     def power_at(n: int) -> PowerValue:
         if noisy and n * n_simulations > _EMPIRICAL_MAX_CELLS:
@@ -765,45 +842,7 @@ def plan(
             **model.kwargs,
         )
 
-    n0 = _start(effect, model.sd, test_alpha, target, alternative)
-    n, achieved, below = _search(power_at, target, n0, n_max, noisy=noisy)
-    n_range = basis = None
-    if model.source == "pilot" and achieved.method == "empirical":
-        assert d is not None
-        shaped = _shape_range(d, n, test_alpha, alternative)
-        if shaped is not None:  # rule P2: rule D's range for a plan
-            n_range, basis = shaped
-            _check_shape_end(n_range, basis, n_max, n_simulations if noisy else 0)
-            if n_range[1] > n:
-                n = n_range[1]
-                achieved, below = power_at(n), float(power_at(n - 1))
-    method = achieved.method
-    sims = achieved.n_simulations
-    return SampleSizePlan(
-        n=n,
-        achieved_power=float(achieved),
-        power_below=below,
-        effect=effect,
-        target_power=target,
-        alpha=alpha,
-        family_size=family_size,
-        test_alpha=test_alpha,
-        alternative=alternative,
-        method=method,
-        source=model.source,
-        sd=model.sd,
-        zero_share=model.zero_share,
-        binary=model.binary,
-        pilot_n=model.pilot_n,
-        n_simulations=sims,
-        monte_carlo_se=math.sqrt(achieved * (1 - achieved) / sims) if sims else 0.0,
-        start_n=n0,
-        assumptions=(*model.assumptions, _level_assumption(alpha, family_size)),
-        tilted=achieved.tilted,
-        tilt_fallback=model.tilt_fallback,
-        n_range=n_range,
-        range_basis=basis,
-    )
+    return power_at
 
 
 def _check_shape_end(ends: tuple[int, int], basis: str, n_max: int, simulations: int) -> None:

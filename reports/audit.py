@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from osustat.audit.claim import Family
 from osustat.audit.result import VERDICTS, AuditResult, ClaimCheck
 from osustat.audit.verdicts import STANDARDS, StandardVerdict
 from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed
@@ -220,11 +221,26 @@ def render_markdown(
     >>> "the records carry no `cell` column" in text
     True
     """
+    out = [f"# {title or result.title or 'Audit of claims'}", "", *STANDARD_LINES, *preamble]
+    out += _summary_section(result)
+    for name, fam in result.families.items():
+        out += _family_section(result, name, fam)
+    agreement = _interval_notes(result)
+    if agreement:
+        out += ["## Interval and test", *agreement, ""]
+    out += _flags_section(result)
+    out += _not_checkable_section(result)
+    out += _verdicts_explained(result)
+    return "\n".join(out)
+
+
+def _summary_section(result: AuditResult) -> list[str]:
+    """The report's counts, how the tests were run, the verdicts' meaning and the summary
+    table."""
     n = len(result.checks)
     checkable = sum(c.checkable for c in result.checks)
     kinds = ", ".join(f"{k} {v}" for k, v in result.kinds().items())
-    out = [f"# {title or result.title or 'Audit of claims'}", "", *STANDARD_LINES, *preamble]
-    out += [
+    out = [
         f"- Claims: {n} ({kinds}); checkable against these records: {checkable}.",
     ]
     for st in STANDARDS:
@@ -269,43 +285,60 @@ def render_markdown(
         "discovery rate) in place of each family's strict correction.",
         "",
     ]
-    for name, fam in result.families.items():
-        members = [c for c in result.checks if c.claim.family == name]
-        if not members:
-            continue
-        m_t = next((c.as_tested.family_size for c in members if c.as_tested), 0)
-        m_s = next((c.strict.family_size for c in members if c.strict), 0)
-        out += [
-            f"## Family `{name}`" + (f": {fam.description}" if fam.description else ""),
-            "",
-            f"{len(members)} claims, α = {fam.alpha}. As tested: correction {fam.correction} "
-            f"(m = {m_t}). Strict: {fam.strict_correction} over the {m_s} claims with a p.",
-            "",
-            "| id | claim | cell | kind | n | reported | recomputed [CI] | as tested p | as "
-            "tested | strict p (corr.) | strict | ER; ΔRI [CI] | flags |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-            *(_row(c) for c in members),
-            "",
-        ]
-    agreement = _interval_notes(result)
-    if agreement:
-        out += ["## Interval and test", *agreement, ""]
+    return out
+
+
+def _family_section(result: AuditResult, name: str, fam: Family) -> list[str]:
+    """One correction family's table (nothing when no claim belongs to it)."""
+    members = [c for c in result.checks if c.claim.family == name]
+    if not members:
+        return []
+    m_t = next((c.as_tested.family_size for c in members if c.as_tested), 0)
+    m_s = next((c.strict.family_size for c in members if c.strict), 0)
+    return [
+        f"## Family `{name}`" + (f": {fam.description}" if fam.description else ""),
+        "",
+        f"{len(members)} claims, α = {fam.alpha}. As tested: correction {fam.correction} "
+        f"(m = {m_t}). Strict: {fam.strict_correction} over the {m_s} claims with a p.",
+        "",
+        "| id | claim | cell | kind | n | reported | recomputed [CI] | as tested p | as "
+        "tested | strict p (corr.) | strict | ER; ΔRI [CI] | flags |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        *(_row(c) for c in members),
+        "",
+    ]
+
+
+def _flags_section(result: AuditResult) -> list[str]:
+    """Every flag of every claim, in words (nothing when no claim is flagged)."""
     flagged = [c for c in result.checks if c.flags]
-    if flagged:
-        out += ["## Flags", ""]
-        for c in flagged:
-            for f in c.flags:
-                out.append(f"- **{c.claim.id}** `{f.code}`: {flag_message(c, f).rstrip('.')}.")
-        out.append("")
+    if not flagged:
+        return []
+    out = ["## Flags", ""]
+    for c in flagged:
+        for f in c.flags:
+            out.append(f"- **{c.claim.id}** `{f.code}`: {flag_message(c, f).rstrip('.')}.")
+    out.append("")
+    return out
+
+
+def _not_checkable_section(result: AuditResult) -> list[str]:
+    """The claims the records cannot check, and why (nothing when all are checkable)."""
     missing = [c for c in result.checks if not c.checkable]
-    if missing:
-        out += ["## Not checkable", ""]
-        out += [
-            f"- **{c.claim.id}** ({c.claim.describe()}): {headline_reason(c).rstrip('.')}."
-            for c in missing
-        ]
-        out.append("")
-    out += ["## Verdicts explained", ""]
+    if not missing:
+        return []
+    out = ["## Not checkable", ""]
+    out += [
+        f"- **{c.claim.id}** ({c.claim.describe()}): {headline_reason(c).rstrip('.')}."
+        for c in missing
+    ]
+    out.append("")
+    return out
+
+
+def _verdicts_explained(result: AuditResult) -> list[str]:
+    """Each checkable claim's verdict with its reasons under both standards."""
+    out = ["## Verdicts explained", ""]
     for c in result.checks:
         if not c.checkable:
             continue
@@ -328,7 +361,7 @@ def render_markdown(
             )
         out.append(line + extra + notes)
     out.append("")
-    return "\n".join(out)
+    return out
 
 
 def render_paper_checks(checks: Sequence[Any], *, title: str = "") -> str:

@@ -219,38 +219,55 @@ def _claims(
     ablation_tests: pd.DataFrame,
     mmax: pd.DataFrame,
 ) -> list[Claim]:
-    claims = []
+    """The paper's synthetic claims checked against this run, in the report's order."""
+    return [
+        _beats_baselines_claim(value),
+        _significance_claim(table10),
+        _near_far_claim(near_far),
+        _overlap_claim(value, ablation_tests),
+        _sim_only_claim(value),
+        _novelty_claim(ablation_tests),
+        _saturation_claim(mmax),
+    ]
+
+
+def _beats_baselines_claim(value: Any) -> Claim:
+    """Claim 1: OSU-Mem beats the strongest retrieval baseline at B=256."""
     osu_h, osu_r = value("OSU-Mem", 256, "hit@2"), value("OSU-Mem", 256, "recall")
     best = max(RETRIEVAL_BASELINES, key=lambda m: value(m, 256, "recall"))
     bh, br = value(best, 256, "hit@2"), value(best, 256, "recall")
     rel_r = (osu_r / br - 1) * 100 if br > 0 else float("nan")
     rel_h = (osu_h / bh - 1) * 100 if bh > 0 else float("nan")
     both = osu_r > br and osu_h > bh
-    claims.append(
-        Claim(
-            "OSU-Mem beats the strongest retrieval baseline at B=256 (Recall and Hit@2)",
-            "+39.9% Recall, +61.5% Hit@2 over Flat + MMR (.221/.084 vs .158/.052)",
-            f"{fmt_signed(rel_r, 1)}% Recall, {fmt_signed(rel_h, 1)}% Hit@2 over {best} "
-            f"({_fmt(osu_r)}/{_fmt(osu_h)} vs {_fmt(br)}/{_fmt(bh)})",
-            "reproduced"
-            if both
-            else ("direction only" if osu_r > br or osu_h > bh else "not reproduced"),
-        )
+    return Claim(
+        "OSU-Mem beats the strongest retrieval baseline at B=256 (Recall and Hit@2)",
+        "+39.9% Recall, +61.5% Hit@2 over Flat + MMR (.221/.084 vs .158/.052)",
+        f"{fmt_signed(rel_r, 1)}% Recall, {fmt_signed(rel_h, 1)}% Hit@2 over {best} "
+        f"({_fmt(osu_r)}/{_fmt(osu_h)} vs {_fmt(br)}/{_fmt(bh)})",
+        "reproduced"
+        if both
+        else ("direction only" if osu_r > br or osu_h > bh else "not reproduced"),
     )
+
+
+def _significance_claim(table10: pd.DataFrame) -> Claim:
+    """Claim 2: p <= .002 against every retrieval baseline (Table 10)."""
     sig = table10[(table10["p_holm"] <= 0.05)]
     positive = table10[table10["delta"] > 0]
-    claims.append(
-        Claim(
-            "p <= .002 for both metrics against every retrieval baseline (episode level)",
-            "10/10 comparisons p <= .002",
-            f"{int((table10['p'] <= 0.002).sum())}/{len(table10)} with raw p <= .002; "
-            f"{len(sig)}/{len(table10)} significant after Holm; {len(positive)}/{len(table10)} "
-            "positive",
-            "reproduced"
-            if (table10["p"] <= 0.002).all() and (table10["delta"] > 0).all()
-            else ("direction only" if (table10["delta"] > 0).all() else "not reproduced"),
-        )
+    return Claim(
+        "p <= .002 for both metrics against every retrieval baseline (episode level)",
+        "10/10 comparisons p <= .002",
+        f"{int((table10['p'] <= 0.002).sum())}/{len(table10)} with raw p <= .002; "
+        f"{len(sig)}/{len(table10)} significant after Holm; {len(positive)}/{len(table10)} "
+        "positive",
+        "reproduced"
+        if (table10["p"] <= 0.002).all() and (table10["delta"] > 0).all()
+        else ("direction only" if (table10["delta"] > 0).all() else "not reproduced"),
     )
+
+
+def _near_far_claim(near_far: pd.DataFrame) -> Claim:
+    """Claim 3: OSU-Mem has the highest recall of near and of far evidence at B=256."""
 
     def nf(method: str, metric: str) -> float:
         row = near_far[(near_far["method"] == method) & (near_far["metric"] == metric)]
@@ -260,68 +277,75 @@ def _claims(
     highest = all(
         on >= nf(m, "recall_near") and of >= nf(m, "recall_far") for m in RETRIEVAL_BASELINES
     )
-    claims.append(
-        Claim(
-            "OSU-Mem has the highest recall for both near (<=50 steps) and far evidence, B=256",
-            "near .196, far .218 (highest of all methods)",
-            f"near {_fmt(on)}, far {_fmt(of)}; "
-            f"highest among retrieval baselines: {yes_no(highest)}",
-            "reproduced" if highest else "not reproduced",
-        )
+    return Claim(
+        "OSU-Mem has the highest recall for both near (<=50 steps) and far evidence, B=256",
+        "near .196, far .218 (highest of all methods)",
+        f"near {_fmt(on)}, far {_fmt(of)}; highest among retrieval baselines: {yes_no(highest)}",
+        "reproduced" if highest else "not reproduced",
     )
 
-    def ab(base: str, metric: str) -> pd.Series:
-        return ablation_tests[
-            (ablation_tests["baseline"] == base) & (ablation_tests["metric"] == metric)
-        ].iloc[0]
 
+def _ablation_row(ablation_tests: pd.DataFrame, base: str, metric: str) -> pd.Series:
+    """The ablation test of OSU-Mem against `base` on `metric`."""
+    return ablation_tests[
+        (ablation_tests["baseline"] == base) & (ablation_tests["metric"] == metric)
+    ].iloc[0]
+
+
+def _overlap_claim(value: Any, ablation_tests: pd.DataFrame) -> Claim:
+    """Claim 4: removing overlap (disjoint OSUs) lowers Hit@2 and Recall at B=256."""
+    osu_h, osu_r = value("OSU-Mem", 256, "hit@2"), value("OSU-Mem", 256, "recall")
     dh, dr = value("OSU-Mem (disjoint)", 256, "hit@2"), value("OSU-Mem (disjoint)", 256, "recall")
     drop_h = (dh / osu_h - 1) * 100 if osu_h > 0 else float("nan")
     drop_r = (dr / osu_r - 1) * 100 if osu_r > 0 else float("nan")
-    p_over = float(ab("OSU-Mem (disjoint)", "recall")["p_holm"])
+    p_over = float(_ablation_row(ablation_tests, "OSU-Mem (disjoint)", "recall")["p_holm"])
     sig_over = p_over <= 0.05
-    claims.append(
-        Claim(
-            "Removing overlap (disjoint OSUs) lowers Hit@2 and Recall at B=256",
-            "Hit@2 .084 -> .034 (-59.6%), Recall .221 -> .138 (-37.4%)",
-            f"Hit@2 {_fmt(osu_h)} -> {_fmt(dh)} ({fmt_signed(drop_h, 1)}%), "
-            f"Recall {_fmt(osu_r)} -> {_fmt(dr)} ({fmt_signed(drop_r, 1)}%); "
-            f"Recall {p_phrase(p_over, name='p (Holm)')}",
-            "reproduced"
-            if dh < osu_h and dr < osu_r and sig_over
-            else ("direction only" if dh < osu_h and dr < osu_r else "not reproduced"),
-        )
+    return Claim(
+        "Removing overlap (disjoint OSUs) lowers Hit@2 and Recall at B=256",
+        "Hit@2 .084 -> .034 (-59.6%), Recall .221 -> .138 (-37.4%)",
+        f"Hit@2 {_fmt(osu_h)} -> {_fmt(dh)} ({fmt_signed(drop_h, 1)}%), "
+        f"Recall {_fmt(osu_r)} -> {_fmt(dr)} ({fmt_signed(drop_r, 1)}%); "
+        f"Recall {p_phrase(p_over, name='p (Holm)')}",
+        "reproduced"
+        if dh < osu_h and dr < osu_r and sig_over
+        else ("direction only" if dh < osu_h and dr < osu_r else "not reproduced"),
     )
+
+
+def _sim_only_claim(value: Any) -> Claim:
+    """Claim 5: sim-only OSUs fall below every retrieval baseline (Recall, B=256)."""
     sh, sr = value("OSU-Mem (sim only)", 256, "hit@2"), value("OSU-Mem (sim only)", 256, "recall")
     below = all(sr < value(m, 256, "recall") for m in RETRIEVAL_BASELINES)
-    claims.append(
-        Claim(
-            "Sim-only OSUs fall below all competitive retrieval baselines (Recall, B=256)",
-            "Hit@2 .014, Recall .110",
-            f"Hit@2 {_fmt(sh)}, Recall {_fmt(sr)}; below every retrieval baseline: {yes_no(below)}",
-            "reproduced" if below else "not reproduced",
-        )
+    return Claim(
+        "Sim-only OSUs fall below all competitive retrieval baselines (Recall, B=256)",
+        "Hit@2 .014, Recall .110",
+        f"Hit@2 {_fmt(sh)}, Recall {_fmt(sr)}; below every retrieval baseline: {yes_no(below)}",
+        "reproduced" if below else "not reproduced",
     )
-    nov_r, nov_h = ab("OSU-Mem (no novelty)", "recall"), ab("OSU-Mem (no novelty)", "hit@2")
-    claims.append(
-        Claim(
-            "The novelty term has a small, non-significant effect at B=256",
-            "p = .307 (Recall), .876 (Hit@2)",
-            f"delta {fmt_signed(nov_r['delta'], 4)} Recall ({p_phrase(nov_r['p'])}), "
-            f"{fmt_signed(nov_h['delta'], 4)} Hit@2 ({p_phrase(nov_h['p'])})",
-            "reproduced" if nov_r["p"] > 0.05 and nov_h["p"] > 0.05 else "not reproduced",
-        )
+
+
+def _novelty_claim(ablation_tests: pd.DataFrame) -> Claim:
+    """Claim 6: the novelty term's effect at B=256 is small and not significant."""
+    nov_r = _ablation_row(ablation_tests, "OSU-Mem (no novelty)", "recall")
+    nov_h = _ablation_row(ablation_tests, "OSU-Mem (no novelty)", "hit@2")
+    return Claim(
+        "The novelty term has a small, non-significant effect at B=256",
+        "p = .307 (Recall), .876 (Hit@2)",
+        f"delta {fmt_signed(nov_r['delta'], 4)} Recall ({p_phrase(nov_r['p'])}), "
+        f"{fmt_signed(nov_h['delta'], 4)} Hit@2 ({p_phrase(nov_h['p'])})",
+        "reproduced" if nov_r["p"] > 0.05 and nov_h["p"] > 0.05 else "not reproduced",
     )
+
+
+def _saturation_claim(mmax: pd.DataFrame) -> Claim:
+    """Claim 7: the M_max sweep saturates at M_max = 5 (Recall, B=256)."""
     rec256 = mmax[mmax["budget"] == 256].set_index("m_max")["recall"]
     sat = rec256.idxmax()
-    claims.append(
-        Claim(
-            "The M_max sweep saturates at M_max = 5 (Recall, B=256)",
-            "saturation at 5",
-            "Recall by M_max: "
-            + ", ".join(f"{m}: {_fmt(v)}" for m, v in rec256.items())
-            + f"; best at {sat}",
-            _saturation_verdict(rec256),
-        )
+    return Claim(
+        "The M_max sweep saturates at M_max = 5 (Recall, B=256)",
+        "saturation at 5",
+        "Recall by M_max: "
+        + ", ".join(f"{m}: {_fmt(v)}" for m, v in rec256.items())
+        + f"; best at {sat}",
+        _saturation_verdict(rec256),
     )
-    return claims

@@ -143,11 +143,21 @@ def effects_figure(result: Any, path: Path, claims: tuple[str, ...] = FIGURE_CLA
 
 def render_sensitivity(result: Any, *, figure: str) -> str:
     """Markdown report of a sensitivity run."""
-    g = result.grid
     pts, eff, summ = result.points, result.effects, result.summary
+    out = _intro_section(result)
+    out += _default_point_section(result.grid.default_index, pts)
+    out += ["", "## Verdicts", "", *robustness_lines(summ)]
+    out += _per_claim_section(pts, summ, figure)
+    out += _grid_points_section(pts)
+    out += _headline_effects_section(pts, eff, summ)
+    return "\n".join(out)
+
+
+def _intro_section(result: Any) -> list[str]:
+    """The title, the grid run and how a claim's verdict is reached."""
+    g = result.grid
     n_units = len(g.seeds) * g.episodes
-    d = g.default_index
-    out = [
+    return [
         "# Synthetic benchmark: how the paper's claims depend on the generator",
         "",
         f"Grid file: `{Path(g.source).name}` (copied as `grid.toml`); {len(g.points)} points x "
@@ -163,6 +173,12 @@ def render_sensitivity(result: Any, *, figure: str) -> str:
         "**not reproduced** when at none. Claims of *no* difference (novelty, M_max 6 vs 5) "
         "hold at a point when p > .05.",
         "",
+    ]
+
+
+def _default_point_section(d: int | None, pts: pd.DataFrame) -> list[str]:
+    """Which grid point is the generator's default, and why its choices were made."""
+    out = [
         "## The default point and why",
         "",
     ]
@@ -180,15 +196,15 @@ def render_sensitivity(result: Any, *, figure: str) -> str:
             "first version's choices (the vocabulary sizes were picked by the structural "
             "statistics only). No choice looked at a score of OSU-Mem or of a compared method.",
         ]
-    out += [
-        "",
-        "## Verdicts",
-        "",
-    ]
-    out += robustness_lines(summ)
+    return out
+
+
+def _per_claim_section(pts: pd.DataFrame, summ: pd.DataFrame, figure: str) -> list[str]:
+    """Each claim's counts over the points, its verdict and its default point, then the
+    figure."""
     layouts = sorted(pts["layout"].unique()) if "layout" in pts else []
     counts = ", ".join(f"{lay} {int((pts['layout'] == lay).sum())}" for lay in layouts)
-    out += [
+    out = [
         "",
         "## Per claim",
         "",
@@ -211,7 +227,12 @@ def render_sensitivity(result: Any, *, figure: str) -> str:
             f"{fmt_p(r['default_p'])} |"
         )
     out += ["", f"![Effect vs generator parameters]({figure})", ""]
-    out += [
+    return out
+
+
+def _grid_points_section(pts: pd.DataFrame) -> list[str]:
+    """The structural statistics of every grid point."""
+    out = [
         "## Grid points",
         "",
         "Structural statistics per point (paper: 907 queries / 200 episodes, 2.5 evidence per "
@@ -226,7 +247,14 @@ def render_sensitivity(result: Any, *, figure: str) -> str:
         )
         star = "*" if r["default"] else ""
         out.append(f"| {r['point']}{star} | {r['name']} | {cells} |")
-    out += [
+    return out
+
+
+def _headline_effects_section(
+    pts: pd.DataFrame, eff: pd.DataFrame, summ: pd.DataFrame
+) -> list[str]:
+    """Effect, CI and p at every point of the claims the figure draws."""
+    out = [
         "",
         "## Effect and 95% CI per point (headline claims)",
         "",
@@ -253,4 +281,4 @@ def render_sensitivity(result: Any, *, figure: str) -> str:
                 f"{fmt_p(r['p'])} | {fmt_p(r['p_holm'])} | {yes_no(r['holds_holm'])} |"
             )
         out.append("")
-    return "\n".join(out)
+    return out

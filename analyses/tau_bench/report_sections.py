@@ -43,6 +43,21 @@ def query_readings(w: Writer, a: Any, s: dict[str, Any]) -> None:
     """Tables 4 and 5 under both readings of the query's σ = .25, and the evidence ranks."""
     main = s["choices"]["query-noise"]
     others = [b for b in a.crosstab if b.startswith("tau-bench-query-")]
+    _query_noise_intro(w, main)
+    _query_rank_table(w, s.get("query_rank", {}))
+    if not others:
+        w("")
+        w("The other reading was not run (no variants, or instruction queries).")
+        return
+    other = others[0]
+    label = {"tau-bench": main, other: other.removeprefix("tau-bench-query-")}
+    benches = ("tau-bench", other)
+    _table4_both_readings(w, a, label, benches)
+    _table5_both_readings(w, a, label, benches)
+
+
+def _query_noise_intro(w: Writer, main: str) -> None:
+    """The section's heading and the two readings of the query noise."""
     w("")
     w("## Both readings of the query noise σ = .25 (Tables 4 and 5 side by side)")
     w("")
@@ -53,41 +68,45 @@ def query_readings(w: Writer, a: Any, s: dict[str, Any]) -> None:
         "noise) or per norm (a noise vector of norm .25). This run's default: "
         f"**{main}** (main benchmark `tau-bench`)."
     )
-    ranks = s.get("query_rank", {})
-    if ranks:
-        w("")
-        w(
-            "| query construction | evidence pairs | median rank of an evidence step | mean rank | "
-            "rank ≤ 10 | median group steps |"
-        )
-        w("| --- | --- | --- | --- | --- | --- |")
-        for k, r in ranks.items():
-            if not r.get("pairs"):
-                continue
-            w(
-                f"| {k} | {r['pairs']} | {r['median_rank']:.0f} | {r['mean_rank']:.1f} | "
-                f"{r['top10_fraction']:.1%} | {r['median_group_steps']:.0f} |"
-            )
-        w("")
-        w(
-            "Rank 1 = most cosine-similar step of the group; a random query puts the median near "
-            "half the group length."
-        )
-    if not others:
-        w("")
-        w("The other reading was not run (no variants, or instruction queries).")
+
+
+def _query_rank_table(w: Writer, ranks: dict[str, Any]) -> None:
+    """Where each query construction ranks the evidence steps (nothing without ranks)."""
+    if not ranks:
         return
-    other = others[0]
-    label = {"tau-bench": main, other: other.removeprefix("tau-bench-query-")}
-    benches = ("tau-bench", other)
     w("")
-    w(f"### Table 4 at B = 256: OSU-Mem − Flat Vector, `{main}` vs `{label[other]}`")
+    w(
+        "| query construction | evidence pairs | median rank of an evidence step | mean rank | "
+        "rank ≤ 10 | median group steps |"
+    )
+    w("| --- | --- | --- | --- | --- | --- |")
+    for k, r in ranks.items():
+        if not r.get("pairs"):
+            continue
+        w(
+            f"| {k} | {r['pairs']} | {r['median_rank']:.0f} | {r['mean_rank']:.1f} | "
+            f"{r['top10_fraction']:.1%} | {r['median_group_steps']:.0f} |"
+        )
+    w("")
+    w(
+        "Rank 1 = most cosine-similar step of the group; a random query puts the median near "
+        "half the group length."
+    )
+
+
+def _table4_both_readings(
+    w: Writer, a: Any, label: dict[str, str], benches: tuple[str, str]
+) -> None:
+    """Table 4 at B = 256 under both readings, and the two methods' mean Hit@2."""
+    main, other = label[benches[0]], label[benches[1]]
+    w("")
+    w(f"### Table 4 at B = 256: OSU-Mem − Flat Vector, `{main}` vs `{other}`")
     w("")
     w("Cells: ΔHit@2 [95% task-cluster CI], query-level p; task level: Δ (p, tasks).")
     w("")
     w(
-        f"| cell | n | ΔHit@2 {main} | ΔHit@2 {label[other]} | ov−dis {main} | "
-        f"ov−dis {label[other]} | task level {main} | task level {label[other]} | "
+        f"| cell | n | ΔHit@2 {main} | ΔHit@2 {other} | ov−dis {main} | "
+        f"ov−dis {other} | task level {main} | task level {other} | "
         "paper ΔHit@2, ov−dis |"
     )
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -124,11 +143,20 @@ def query_readings(w: Writer, a: Any, s: dict[str, Any]) -> None:
         )
         + " (paper: Flat Vector .045 unaugmented, .328 augmented; OSU-Mem .435 augmented)."
     )
+
+
+def _table5_both_readings(
+    w: Writer, a: Any, label: dict[str, str], benches: tuple[str, str]
+) -> None:
+    """Table 5 (every budget) under both readings, one cell per reading."""
     t5 = a.table5
     cell_n = a.crosstab["tau-bench"].get("cell_n", {})
     budgets = sorted(set(t5["budget"]))
     w("")
-    w(f"### Table 5: OSU-Mem − Flat Vector Hit@2 by budget, `{main}` / `{label[other]}`")
+    w(
+        "### Table 5: OSU-Mem − Flat Vector Hit@2 by budget, "
+        f"`{label[benches[0]]}` / `{label[benches[1]]}`"
+    )
     w("")
     w("| cell | " + " | ".join(f"B={b}" for b in budgets) + " | paper |")
     w("| --- |" + " --- |" * (len(budgets) + 1))

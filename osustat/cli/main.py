@@ -34,11 +34,39 @@ __all__ = ["build_parser", "main"]
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from osustat._analysis_options import metric_key, self_pairs
+    from osustat._analysis_options import self_pairs
     from osustat.analysis import analyze
-    from osustat.provenance import Provenance
 
     # Every option is checked before any input is read or anything is computed.
+    options, jobs = _analyze_options(args)
+    records, prov, notes, unit = _analyze_input(args)
+    with _workers(jobs, args.scheduler) as workers:
+        try:
+            result = analyze(
+                records,
+                **options,
+                all_pairs=args.all_pairs,
+                unit=unit,
+                benchmark=args.benchmark,
+                budget_kind="depth" if args.qrels else "tokens",
+                provenance=prov,
+                input_notes=notes,
+                reference=args.reference,
+                workers=workers,
+            )
+        except ValueError as exc:
+            raise ValueError(_with_qrels_hint(str(exc), args)) from None
+    _register_renderers()
+    itself = self_pairs(options["treatment"], options["baseline"], args.all_pairs)
+    _say_what_was_left_out(result, len(notes), itself)
+    return _write_analysis(result, args)
+
+
+def _analyze_options(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
+    """Check every option of ``analyze`` before any input is read: the keyword arguments of
+    :func:`osustat.analyze` they give, and the number of jobs."""
+    from osustat._analysis_options import metric_key
+
     correction = args.correction
     alpha = _prob(args.alpha, "--alpha")
     level = _prob(args.level, "--level")
@@ -59,6 +87,27 @@ def _analyze(args: argparse.Namespace) -> int:
     if args.json and args.json != "-" and Path(args.json).is_dir():
         raise UsageError(f"`--json` {args.json!r} is a folder; give a file name.")
     _check_out(args)
+    options = {
+        "treatment": treatment,
+        "baseline": baseline,
+        "metrics": metrics,
+        "budgets": budgets,
+        "family": family,
+        "correction": correction,
+        "alpha": alpha,
+        "level": level,
+        "n_resamples": resamples,
+        "bootstrap_resamples": boot,
+        "rng": seed,
+        "paper_means": paper_means,
+    }
+    return options, jobs
+
+
+def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str]:
+    """Read the records (writing them with --records-out), hash the inputs, and say the
+    input's notes and warnings: (records, provenance, notes, unit)."""
+    from osustat.provenance import Provenance
 
     records_out = Path(args.records_out) if args.records_out else None
     if records_out is not None and records_out.is_dir():
@@ -85,43 +134,23 @@ def _analyze(args: argparse.Namespace) -> int:
         exclusions=tuple(exclusions),
         versions=digest_prov.versions,
     )
-    with _workers(jobs, args.scheduler) as workers:
-        try:
-            result = analyze(
-                records,
-                treatment=treatment,
-                baseline=baseline,
-                all_pairs=args.all_pairs,
-                metrics=metrics,
-                budgets=budgets,
-                unit=unit,
-                family=family,
-                correction=correction,
-                alpha=alpha,
-                level=level,
-                n_resamples=resamples,
-                bootstrap_resamples=boot,
-                rng=seed,
-                benchmark=args.benchmark,
-                budget_kind="depth" if args.qrels else "tokens",
-                provenance=prov,
-                input_notes=notes,
-                reference=args.reference,
-                paper_means=paper_means,
-                workers=workers,
-            )
-        except ValueError as exc:
-            msg = str(exc)
-            if "unpaired queries" in msg and args.qrels and not args.zero_fill:
-                msg += (
-                    " A run does not rank every judged query: pass --zero-fill (trec_eval -c) to "
-                    "score missing queries as 0."
-                )
-            elif "not in the records" in msg and "`metrics`" in msg and args.qrels:
-                msg += " Measures such as nDCG@10 or AP come from --measure (needs ir_measures)."
-            raise ValueError(msg) from None
-    _register_renderers()
-    _say_what_was_left_out(result, len(notes), self_pairs(treatment, baseline, args.all_pairs))
+    return records, prov, notes, unit
+
+
+def _with_qrels_hint(msg: str, args: argparse.Namespace) -> str:
+    """An analysis error's message, with what to do when the records came from a TREC run."""
+    if "unpaired queries" in msg and args.qrels and not args.zero_fill:
+        msg += (
+            " A run does not rank every judged query: pass --zero-fill (trec_eval -c) to "
+            "score missing queries as 0."
+        )
+    elif "not in the records" in msg and "`metrics`" in msg and args.qrels:
+        msg += " Measures such as nDCG@10 or AP come from --measure (needs ir_measures)."
+    return msg
+
+
+def _write_analysis(result: Any, args: argparse.Namespace) -> int:
+    """Write the report and results (--out, --json) and print the report or the JSON."""
     if args.out:
         out = result.save(args.out, force=args.force)
         print(f"wrote {out / 'report.md'} and {out / 'results.json'}", file=sys.stderr)
