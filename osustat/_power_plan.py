@@ -56,7 +56,7 @@ class Plan:
         self.alpha = check_level(alpha, "alpha")
         self.alternative = check_alternative(alternative)
         if test not in POWER_TESTS:
-            raise ValueError(f"`test` must be one of {set(POWER_TESTS)}; got {test!r}.")
+            raise ValueError(f"`test` must be one of {sorted(POWER_TESTS)}; got {test!r}.")
         self.n_simulations = check_positive_int(n_simulations, "n_simulations", minimum=100)
         if self.n_simulations > MAX_SIMULATIONS:
             raise ValueError(

@@ -198,7 +198,9 @@ def align_paired(a: Any, b: Any, names: tuple[str, str]) -> tuple[Any, Any]:
 
 def check_alternative(alternative: str) -> str:
     if alternative not in ALTERNATIVES:
-        raise ValueError(f"`alternative` must be one of {set(ALTERNATIVES)}; got {alternative!r}.")
+        raise ValueError(
+            f"`alternative` must be one of {sorted(ALTERNATIVES)}; got {alternative!r}."
+        )
     return alternative
 
 

@@ -219,7 +219,7 @@ def _interaction_iv(
     differences: Any, cells: Any, method: str
 ) -> tuple[NDArray[np.float64], NDArray[np.int64], list[Cell]]:
     if method not in INTERACTION_METHODS:
-        raise ValueError(f"`method` must be one of {set(INTERACTION_METHODS)}; got {method!r}.")
+        raise ValueError(f"`method` must be one of {sorted(INTERACTION_METHODS)}; got {method!r}.")
     d = as_float_vector(differences, "differences", min_size=2)
     all_codes = cell_codes(cells)
     check_same_length([("differences", d), ("cells", all_codes)])

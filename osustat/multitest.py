@@ -63,7 +63,7 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm", alpha: float = 0.05) -
     from statsmodels.stats.multitest import multipletests
 
     if method not in CORRECTIONS:
-        raise ValueError(f"`method` must be one of {set(CORRECTIONS)}; got {method!r}.")
+        raise ValueError(f"`method` must be one of {sorted(CORRECTIONS)}; got {method!r}.")
     alpha = check_level(alpha, "alpha")
     p = np.asarray(pvalues, dtype=np.float64)
     if p.ndim != 1 or p.size == 0:

@@ -292,7 +292,7 @@ def mean_trend_test(
 
     x, c, alternative, n_resamples = _trend_iv(data, scores, alternative, n_resamples)
     if method not in MEAN_TREND_METHODS:
-        raise ValueError(f"`method` must be one of {set(MEAN_TREND_METHODS)}; got {method!r}.")
+        raise ValueError(f"`method` must be one of {sorted(MEAN_TREND_METHODS)}; got {method!r}.")
     if x.shape[0] < 2:
         raise ValueError("`data` must have at least 2 blocks to test the mean slope; got 1.")
     gen = check_rng(rng)

@@ -300,7 +300,7 @@ def compare_selection(
     if not isinstance(by_cell, bool):
         raise TypeError(f"`by_cell` must be a bool; got {type(by_cell).__name__}.")
     if correction not in CORRECTIONS:
-        raise ValueError(f"`correction` must be one of {set(CORRECTIONS)}; got {correction!r}.")
+        raise ValueError(f"`correction` must be one of {sorted(CORRECTIONS)}; got {correction!r}.")
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
         raise ValueError(f"`level` must be a number in (0, 1); got {level!r}.")
     kw: dict[str, Any] = {"metric": metric, "budget": budget, "benchmark": benchmark}

@@ -285,3 +285,39 @@ def test_route_single_cell_string():
     o = oracle_ceiling({"T+E+": 0.1, "T-E-": -0.1}, {"T+E+": 10, "T-E-": 10}, route="T+E+")
     assert [str(c) for c in o.routed_cells] == ["T+E+"]
     assert o.gain_over_baseline == pytest.approx(0.05)
+
+
+def test_choice_errors_read_the_same_under_every_hash_seed():
+    """A refused choice lists the allowed values in one order: they were printed as a Python
+    set, whose order of strings changes with PYTHONHASHSEED, so the same bad call gave a
+    different message from run to run."""
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+from osustat.interaction import interaction_test
+from osustat.multitest import adjust_pvalues
+from osustat.power import power
+from osustat.signflip import paired_signflip_test
+calls = [
+    lambda: adjust_pvalues([0.1], method="x"),
+    lambda: power(0.5, 1.0, 20, test="x"),
+    lambda: paired_signflip_test([1.0, 2.0], [0.0, 1.0], alternative="x"),
+    lambda: interaction_test(np.zeros((4, 2)), ["T+E+", "T+E-", "T-E+", "T-E-"], method="x"),
+]
+for call in calls:
+    try:
+        call()
+    except ValueError as exc:
+        print(exc)
+"""
+    out = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        assert run.returncode == 0, run.stderr
+        out.append(run.stdout)
+    assert out[0].count("must be one of") == 4
+    assert out[0] == out[1]
