@@ -194,3 +194,22 @@ def test_records_out_writes_the_values_used(tmp_path, capsys):
     assert payload["comparisons"][0]["rows"][-1]["effect"] == pytest.approx((t - b).mean())
     assert main([*args, "--records-out", str(out)]) == 2  # exists: needs --force
     assert "--force" in capsys.readouterr().err
+
+
+# -- a new user's review (user2) ----------------------------------------------------------
+
+
+def test_cutoff_above_the_largest_depth_is_refused(capsys):
+    # nDCG@10 on the ranking cut at depth 5 was reported as "ndcg@10" (.644 for a true .715)
+    with pytest.raises(ValueError, match=r"nDCG@10.*cut-off 10 exceeds the largest --depth 5"):
+        records_from_trec(TREC / "bm25.run", QRELS, depths=5, measures=("AP", "nDCG@10"))
+    args = ["analyze", str(TREC / "bm25.run"), "--qrels", str(QRELS), "--depth", "5"]
+    assert main([*args, "--measure", "nDCG@10", "--treatment", "a", "--baseline", "b"]) == 2
+    err = capsys.readouterr().err
+    assert "raise --depth to at least 10 (e.g. --depth 5,10) or drop nDCG@10" in err
+    # a depth as deep as the cut-off, or none (the whole ranking), is the measure itself
+    rec = records_from_trec(TREC / "bm25.run", QRELS, depths=[5, 10], measures=("nDCG@10",))
+    assert set(rec.records.loc[rec.records["metric"] == "ndcg@10", "budget"]) == {10}
+    assert "ndcg@10" in set(
+        records_from_trec(TREC / "bm25.run", QRELS, measures=("nDCG@10",)).records["metric"]
+    )

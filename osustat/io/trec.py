@@ -132,9 +132,10 @@ def records_from_trec(
         'osustat[ir]'``), e.g. ``('nDCG@10', 'AP', 'P@5')``. A measure with its own cut-off
         (``nDCG@10``, ``P@5``) is computed once, on the ranking cut at the largest depth, and
         recorded at that depth only, under its name lower-cased (``ndcg@10``): it is one
-        test, not one per depth. A measure without a cut-off (``AP``, ``RR``) is computed at
-        each depth k and named with it (``ap@100``), never bare ``ap``. At a depth at
-        least the run length the values equal trec_eval's.
+        test, not one per depth; a cut-off above the largest depth is refused (nDCG@10 of
+        the top 5 documents is not nDCG@10). A measure without a cut-off (``AP``, ``RR``) is
+        computed at each depth k and named with it (``ap@100``), never bare ``ap``. At a
+        depth at least the run length the values equal trec_eval's.
 
     Returns
     -------
@@ -155,6 +156,7 @@ def records_from_trec(
     ks = check_hit_k(hit_k)
     ds = _check_options(depths, qid_separator, order)
     ir = _measures(list(measures))
+    _check_cutoffs(list(measures), ir, ds)
     sources = _run_sources(runs)
     if not sources:
         raise ValueError("`runs` is empty: give at least one run file.")
@@ -200,6 +202,25 @@ def records_from_trec(
         )
     desc = _description(sources, qrels_path, qid_separator, order, ds, ir, zero_fill, evidence)
     return Loaded(pd.DataFrame(out), tuple(exclusions), desc, tuple(warnings), tuple(notes))
+
+
+def _check_cutoffs(names: list[str], ir: list[Any], ds: list[int]) -> None:
+    """A measure whose own cut-off exceeds the largest depth asked for is refused: on the
+    ranking cut at that depth it would not be the measure its name says (nDCG@10 of the
+    top 5 documents is not nDCG@10). Without depths (the whole ranking) every cut-off holds."""
+    if not ds:
+        return
+    deepest = max(ds)
+    for name, meas in zip(names, ir, strict=True):
+        cutoff = meas.params.get("cutoff")
+        if cutoff is not None and cutoff > deepest:
+            raise ValueError(
+                f"`--measure {name}` (Python: measures=): its cut-off {cutoff} exceeds the "
+                f"largest --depth {deepest} (Python: depths=), so it would be computed on the "
+                f"top {deepest} documents and would not be {name}; raise --depth to at least "
+                f"{cutoff} (e.g. --depth {','.join(map(str, sorted({*ds, cutoff})))}) or drop "
+                f"{name}."
+            )
 
 
 def _check_options(depths: Any, qid_separator: str, order: str) -> list[Any]:
