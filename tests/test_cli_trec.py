@@ -213,3 +213,26 @@ def test_cutoff_above_the_largest_depth_is_refused(capsys):
     assert "ndcg@10" in set(
         records_from_trec(TREC / "bm25.run", QRELS, measures=("nDCG@10",)).records["metric"]
     )
+
+
+def test_a_run_sharing_no_judged_query_is_an_error(tmp_path, capsys):
+    # 'T00' vs 't00': zero-filled entirely it "hurt, p < .001"; without --zero-fill the error
+    # said "`treatment` method 'rm3' is not in the records"
+    upper = tmp_path / "upper.run"
+    lines = (TREC / "rm3.run").read_text().splitlines()
+    upper.write_text("".join(f"Q{ln}\n" for ln in lines if ln.strip()))
+    runs = ["--run", f"bm25={TREC / 'bm25.run'}", "--run", f"rm3={upper}"]
+    args = ["analyze", *runs, "--qrels", str(QRELS), "--depth", "10", "--metric", "recall"]
+    args += ["--treatment", "rm3", "--baseline", "bm25", "--resamples", "99"]
+    for extra in (["--zero-fill"], []):
+        assert main([*args, *extra]) == 2
+        err = capsys.readouterr().err
+        assert f"run 'rm3' (file {str(upper)!r}) shares no judged query with qrels" in err
+        assert "Run qids: 'Q301', 'Q302', 'Q303', ... and 8 more" in err
+        assert "qrels qids with relevant documents: '301'" in err
+        assert "case" not in err and "not in the records" not in err
+    lower, qrels = tmp_path / "lower.run", tmp_path / "qrels.txt"
+    lower.write_text("".join(f"q{ln}\n" for ln in lines if ln.strip()))
+    qrels.write_text("".join(f"Q{ln}\n" for ln in QRELS.read_text().splitlines() if ln))
+    with pytest.raises(ValueError, match="the qids differ in case"):
+        records_from_trec({"rm3": lower}, qrels, depths=10)

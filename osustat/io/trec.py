@@ -173,6 +173,7 @@ def records_from_trec(
     annotations = read_evidence(evidence) if evidence is not None else None
     methods = sorted({m for m, _ in ranked})
     ranked_q = {q for _, q in ranked}
+    _check_overlap(methods, ranked, relevant, sources, qrels_path)
     warnings: list[str] = []
     orders = _orders(ranked, order, warnings)
     queries = sorted(set(relevant) if zero_fill else set(relevant) & ranked_q)
@@ -195,11 +196,6 @@ def records_from_trec(
         ir,
     )
     exclusions = _exclusions(judged, relevant, ranked_q, zero_fill)
-    if not out:
-        raise ValueError(
-            f"no run query of {[str(p) for _, p in sources]} has relevant documents in qrels "
-            f"{str(qrels_path)!r}; check that the qids match."
-        )
     desc = _description(sources, qrels_path, qid_separator, order, ds, ir, zero_fill, evidence)
     return Loaded(pd.DataFrame(out), tuple(exclusions), desc, tuple(warnings), tuple(notes))
 
@@ -221,6 +217,51 @@ def _check_cutoffs(names: list[str], ir: list[Any], ds: list[int]) -> None:
                 f"{cutoff} (e.g. --depth {','.join(map(str, sorted({*ds, cutoff})))}) or drop "
                 f"{name}."
             )
+
+
+def _check_overlap(
+    methods: list[str],
+    ranked: Ranked,
+    relevant: dict[str, list[str]],
+    sources: list[tuple[str | None, Path]],
+    qrels_path: Path,
+) -> None:
+    """Every run must share a judged query (one with relevant documents) with the qrels: a
+    run that shares none would be zero-filled entirely (--zero-fill) or unpaired, its cause
+    (a qid spelling, often its case: 'T00' vs 't00') shown nowhere."""
+    by_run: dict[str, list[str]] = {m: [] for m in methods}
+    for m, q in ranked:
+        by_run[m].append(q)
+    lost = [m for m in methods if not set(by_run[m]) & set(relevant)]
+    if not lost:
+        return
+    theirs = sorted(relevant)
+    folded = {q.casefold() for q in theirs}
+    if len(lost) == len(methods):
+        head = (
+            f"no run query of {[str(p) for _, p in sources]} has relevant documents in qrels "
+            f"{str(qrels_path)!r}; check that the qids match"
+        )
+        ours = sorted({q for qs in by_run.values() for q in qs})
+    else:
+        files = {n: str(p) for n, p in sources if n is not None}
+        m = lost[0]
+        where = f" (file {files[m]!r})" if m in files else ""
+        head = (
+            f"run {m!r}{where} shares no judged query with qrels {str(qrels_path)!r} (none of "
+            f"its {len(set(by_run[m]))} qids has relevant documents there), so every query of "
+            "it would be unpaired, or zero-filled with --zero-fill; check that its qids match"
+        )
+        ours = sorted(set(by_run[m]))
+    case = (
+        "; they match when case is ignored: the qids differ in case"
+        if {q.casefold() for q in ours} & folded
+        else ""
+    )
+    raise ValueError(
+        f"{head}. Run qids: {list_some(ours, 3)}; qrels qids with relevant documents: "
+        f"{list_some(theirs, 3) or 'none'}{case}."
+    )
 
 
 def _check_options(depths: Any, qid_separator: str, order: str) -> list[Any]:
