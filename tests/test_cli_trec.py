@@ -236,3 +236,21 @@ def test_a_run_sharing_no_judged_query_is_an_error(tmp_path, capsys):
     qrels.write_text("".join(f"Q{ln}\n" for ln in QRELS.read_text().splitlines() if ln))
     with pytest.raises(ValueError, match="the qids differ in case"):
         records_from_trec({"rm3": lower}, qrels, depths=10)
+
+
+def test_records_out_only_after_the_analysis_succeeded(tmp_path, capsys):
+    # it was written before the analysis failed (46 of 48 rows), then blocked the rerun
+    out = tmp_path / "new" / "t1.csv"  # a missing folder is created, as for --out
+    runs = ["--run", f"bm25={TREC / 'bm25.run'}", "--run", f"rm3={TREC / 'rm3.run'}"]
+    args = ["analyze", *runs, "--qrels", str(QRELS), "--depth", "10", "--metric", "recall"]
+    args += ["--treatment", "rm3", "--baseline", "bm25", "--resamples", "99"]
+    args += ["--bootstrap-resamples", "50", "--records-out", str(out)]
+    assert main(args) == 2  # unpaired '312'
+    assert "--zero-fill" in capsys.readouterr().err
+    assert not out.exists() and not out.parent.exists()
+    assert main([*args, "--zero-fill"]) == 0  # the rerun the hint suggests
+    assert f"wrote {out} (48 record rows)" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    bad = [*args[:-1], str(tmp_path / "file" / "t1.csv"), "--zero-fill"]
+    assert main(bad) == 2
+    assert "`--records-out`" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from osustat.cli.audit import audit_command
 from osustat.cli.common import DeferredParser, _check_out, _family, _ints, _prob, _split
 from osustat.cli.inputs import (
     add_input_options,
+    check_records_out,
     default_unit,
     input_notes,
     read_input,
@@ -60,13 +61,8 @@ def _analyze(args: argparse.Namespace) -> int:
         raise UsageError(f"`--json` {args.json!r} is a folder; give a file name.")
     _check_out(args)
 
-    records_out = Path(args.records_out) if args.records_out else None
-    if records_out is not None and records_out.is_dir():
-        raise UsageError(f"`--records-out` {args.records_out!r} is a folder; give a file name.")
+    records_out = check_records_out(args.records_out, args.force)
     records, files, loaded = read_input(args)
-    if records_out is not None:
-        write_records_file(records_out, records, args.force)
-        print(f"wrote {records_out} ({len(records):,} record rows)", file=sys.stderr)
     reference = [("reference", args.reference)] if args.reference else []
     digest_prov = Provenance.for_files(
         [*((r, p) for r, p in files), *reference], command=args.command_line
@@ -125,6 +121,9 @@ def _analyze(args: argparse.Namespace) -> int:
     if args.out:
         out = result.save(args.out, force=args.force)
         print(f"wrote {out / 'report.md'} and {out / 'results.json'}", file=sys.stderr)
+    if records_out is not None:  # only for an analysis that succeeded
+        write_records_file(records_out, records, args.force)
+        print(f"wrote {records_out} ({len(records):,} record rows)", file=sys.stderr)
     if args.json == "-":
         print(result.to_json())
         return 0
