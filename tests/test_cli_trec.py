@@ -254,3 +254,29 @@ def test_records_out_only_after_the_analysis_succeeded(tmp_path, capsys):
     bad = [*args[:-1], str(tmp_path / "file" / "t1.csv"), "--zero-fill"]
     assert main(bad) == 2
     assert "`--records-out`" in capsys.readouterr().err
+
+
+def test_measure_names_regardless_of_case(capsys):
+    # "--measure AP,ap" said "ir_measures does not know 'ap'"
+    loaded = records_from_trec(TREC / "bm25.run", QRELS, depths=10, measures=("ap", "ndcg@10"))
+    ref = records_from_trec(TREC / "bm25.run", QRELS, depths=10, measures=("AP", "nDCG@10"))
+    pd_testing = pytest.importorskip("pandas.testing")
+    pd_testing.assert_frame_equal(loaded.records, ref.records)
+    with pytest.raises(ValueError, match=r"'AP' and 'ap' are the same measure \(AP\)"):
+        records_from_trec(TREC / "bm25.run", QRELS, depths=10, measures=("AP", "ap"))
+
+
+def test_excluded_line_counts_what_it_names(tmp_path, capsys):
+    # "Excluded: 1 item(s)" when 2 queries were excluded (it counted the reasons)
+    run = tmp_path / "extra.run"
+    extra = "".join(f"{q} Q0 d{i} {i} {9 - i} bm25\n" for q in ("901", "902") for i in (1, 2))
+    run.write_text((TREC / "bm25.run").read_text() + extra)
+    runs = ["--run", f"bm25={run}", "--run", f"rm3={TREC / 'rm3.run'}"]
+    args = ["analyze", *runs, "--qrels", str(QRELS), "--depth", "10", "--zero-fill"]
+    args += ["--metric", "recall", "--treatment", "rm3", "--baseline", "bm25"]
+    assert main([*args, "--resamples", "99", "--bootstrap-resamples", "50"]) == 0
+    text = capsys.readouterr().out
+    assert (
+        "- Excluded, by reason (each listed under Provenance, “Excluded”): 2 run queries " in text
+    )
+    assert "item(s)" not in text

@@ -49,7 +49,12 @@ def read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], A
         if v
     ]
     if qrels is None and trec_only:
-        raise UsageError(f"{', '.join(trec_only)} apply to TREC runs and need `--qrels`.")
+        verbs = (
+            "applies only to TREC runs and needs"
+            if len(trec_only) == 1
+            else "apply only to TREC runs and need"
+        )
+        raise UsageError(f"{', '.join(trec_only)} {verbs} `--qrels`.")
     if path is not None and runs:
         raise UsageError("give the TREC runs either as the input file or with --run, not both.")
     if path is None and not runs:

@@ -71,15 +71,46 @@ def _measures(names: Sequence[str]) -> list[Any]:
             "pip install 'osustat[ir]' (or pip install ir-measures)."
         ) from None
     out = []
+    seen: dict[str, str] = {}
     for name in names:
-        try:
-            out.append(ir_measures.parse_measure(name))
-        except Exception as exc:  # ir_measures raises several types for unknown names
+        meas = _parse_measure(ir_measures, name)
+        metric = str(meas).lower()  # the records' metric name
+        if metric in seen:
             raise ValueError(
-                f"`measures`: ir_measures does not know {name!r} ({exc}); examples: nDCG@10, "
-                "AP, P@5, RR, R@100."
-            ) from None
+                f"`measures`: {seen[metric]!r} and {name!r} are the same measure ({meas}); "
+                "give it once."
+            )
+        seen[metric] = name
+        out.append(meas)
     return out
+
+
+def _parse_measure(ir_measures: Any, name: str) -> Any:
+    """ir_measures' measure `name`, its name matched regardless of case when that is
+    unambiguous (``ap`` is AP, ``ndcg@10`` nDCG@10); else an error suggesting the spelling."""
+    try:
+        return ir_measures.parse_measure(name)
+    except Exception as exc:  # ir_measures raises several types for unknown names
+        error = exc
+    head = name.split("@")[0].split("(")[0]
+    rest = name[len(head) :]
+    found: dict[str, Any] = {}
+    for known in ir_measures.measures.registry:
+        if known.casefold() == head.casefold():
+            try:
+                meas = ir_measures.parse_measure(known + rest)
+            except Exception:  # the parameters are wrong for this spelling as well
+                continue
+            found.setdefault(str(meas), meas)
+    if len(found) == 1:
+        return next(iter(found.values()))
+    hint = (
+        f"; did you mean {' or '.join(map(repr, sorted(found)))}? (measure names are "
+        "case-sensitive where the case tells measures apart)"
+        if found
+        else "; examples: nDCG@10, AP, P@5, RR, R@100"
+    )
+    raise ValueError(f"`measures`: ir_measures does not know {name!r} ({error}){hint}.")
 
 
 def records_from_trec(
