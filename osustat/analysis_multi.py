@@ -11,13 +11,13 @@ corrected p and its m count all the methods compared (and the Westfall–Young s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from .analysis_result import AnalysisResult
+from .analysis_result import AnalysisResult, analysis_options
 from .provenance import Provenance
 from .wording import CORRECTION_NAMES
 
@@ -198,10 +198,22 @@ class MultiAnalysisResult:
         from .renderers import renderer
 
         out = Path(out)
-        with self.provenance.atomic_output(out, force=force) as tmp:
+        prov = replace(self.provenance, options=self.run_options())
+        with prov.atomic_output(out, force=force) as tmp:
             names = renderer("analysis-multi-figures")(self, tmp) if figures else {}
             (tmp / "report.md").write_text(self.to_markdown(figures=names) + "\n", "utf-8")
             if json:
                 write_json(tmp / "results.json", self.to_dict())
-            write_json(tmp / PROVENANCE_FILE, self.provenance.to_dict())
+            write_json(tmp / PROVENANCE_FILE, prov.to_dict())
         return out
+
+    def run_options(self) -> dict[str, Any]:
+        """What determines this run beside its inputs (as :meth:`AnalysisResult.run_options`)."""
+        return analysis_options(
+            self.first,
+            self.pairs,
+            self.family_groups,
+            family=self.family,
+            correction=self.correction,
+            alpha=self.alpha,
+        )

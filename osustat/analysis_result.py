@@ -14,7 +14,7 @@ imports ``reports``. The computation is in :mod:`osustat.analysis`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -345,19 +345,54 @@ class AnalysisResult:
         """Write ``report.md``, ``results.json``, ``provenance.json`` and the figures (SVG
         + PNG at 150 dpi) into `out`, atomically (:func:`osustat.provenance.atomic_output`).
 
-        Returns the folder.
+        An existing non-empty `out` is replaced only when it holds the same run: the same
+        inputs and the same :meth:`run_options` (and, between two command-line reports, the
+        same command line); a different run is refused, naming what differs, unless
+        `force`. Returns the folder.
         """
         from .provenance import PROVENANCE_FILE, write_json
         from .renderers import renderer
 
         out = Path(out)
-        with self.provenance.atomic_output(out, force=force) as tmp:
+        prov = replace(self.provenance, options=self.run_options())
+        with prov.atomic_output(out, force=force) as tmp:
             names = renderer("analysis-figures")(self, tmp) if figures else {}
             (tmp / "report.md").write_text(self.to_markdown(figures=names) + "\n", "utf-8")
             if json:
                 write_json(tmp / "results.json", self.to_dict())
-            write_json(tmp / PROVENANCE_FILE, self.provenance.to_dict())
+            write_json(tmp / PROVENANCE_FILE, prov.to_dict())
         return out
+
+    def run_options(self) -> dict[str, Any]:
+        """What determines this run beside its inputs, as recorded in a saved folder's
+        ``provenance.json`` (``options``) and compared before that folder is replaced."""
+        return analysis_options(self, [(self.treatment, self.baseline)], self.family_groups)
+
+
+def analysis_options(
+    first: AnalysisResult, pairs: Any, family_groups: Any, **shared: Any
+) -> dict[str, Any]:
+    """The options of an analysis of `pairs` whose first pair's result is `first`
+    (:meth:`AnalysisResult.run_options`; `shared` overrides what the pairs share). A named
+    family's members follow from the pairs, metrics and budgets: only a user's are listed."""
+    user = shared.get("family", first.family) == "user"
+    return {
+        "pairs": [list(p) for p in pairs],
+        "metrics": sorted({c.metric for c in first.comparisons}),
+        "budgets": sorted({c.budget for c in first.comparisons}),
+        "budget_kind": first.budget_kind,
+        "unit": first.unit,
+        "benchmark": first.benchmark,
+        "family": first.family,
+        "families": [[g, [list(m) for m in ms]] for g, ms in family_groups] if user else None,
+        "correction": first.correction,
+        "alpha": first.alpha,
+        "level": first.level,
+        "seed": first.seed,
+        "resamples": first.resamples,
+        "bootstrap_resamples": first.bootstrap_resamples,
+        **shared,
+    }
 
 
 def _pick(obj: Any, *names: str) -> dict[str, Any]:

@@ -97,6 +97,10 @@ class Provenance:
         Every unit left out, with why; empty when nothing was excluded.
     versions : dict
         :func:`package_versions` at the time of the run.
+    options : dict
+        What determines the run beside its inputs (a saved analysis's alpha, family,
+        correction, metrics, budgets, seed, resamples, unit, ...), compared by
+        :func:`check_target` before a folder is replaced; empty when not recorded.
     """
 
     command: str
@@ -106,6 +110,7 @@ class Provenance:
     exclusions: tuple[tuple[str, int], ...] = ()
     versions: Mapping[str, str] = field(default_factory=package_versions)
     exclusions_note: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def for_files(
@@ -128,9 +133,14 @@ class Provenance:
         return h.hexdigest()
 
     def atomic_output(self, target: str | Path, *, force: bool = False) -> Any:
-        """:func:`atomic_output` for a report of this run (its inputs and command line)."""
+        """:func:`atomic_output` for a report of this run (its inputs, command line and
+        options)."""
         return atomic_output(
-            target, inputs_digest=self.inputs_digest, force=force, command=self.command
+            target,
+            inputs_digest=self.inputs_digest,
+            force=force,
+            command=self.command,
+            options=self.options or None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -143,6 +153,7 @@ class Provenance:
             "resamples": dict(self.resamples),
             "exclusions": [{"reason": r, "count": c} for r, c in self.exclusions],
             **({"exclusions_note": self.exclusions_note} if self.exclusions_note else {}),
+            **({"options": json.loads(json_text(self.options))} if self.options else {}),
         }
 
     def markdown(self) -> list[str]:
@@ -170,7 +181,7 @@ class Provenance:
 def command_line() -> str:
     """The running command line, program name shortened to ``osustat``."""
     argv = list(sys.argv)
-    if not argv or not argv[0]:
+    if not argv or not argv[0] or argv[0] == "-c":  # `python`, `python -c`: Python code
         return "python API"
     prog = Path(argv[0]).name
     if prog in ("osustat", "__main__.py"):
@@ -180,23 +191,31 @@ def command_line() -> str:
     return " ".join(argv)
 
 
-def _existing(target: Path) -> tuple[str | None, str | None]:
-    """The inputs digest and the command of the report in `target` (None where absent)."""
+def _existing(target: Path) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    """The inputs digest, the command and the options of the report in `target` (None where
+    absent)."""
     try:
         data = json.loads((target / PROVENANCE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None, None
+        return None, None, None
     if not isinstance(data, dict):
-        return None, None
-    digest, command = data.get("inputs_digest"), data.get("command")
+        return None, None, None
+    digest, command, options = data.get("inputs_digest"), data.get("command"), data.get("options")
     return (
         digest if isinstance(digest, str) else None,
         command if isinstance(command, str) else None,
+        options if isinstance(options, dict) else None,
     )
 
 
-def _existing_digest(target: Path) -> str | None:
-    return _existing(target)[0]
+def _differing_options(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """``'alpha: 0.05 there, 0.1 here'`` for each option on which two runs differ."""
+    now = json.loads(json_text(now))  # as the other side was read back: lists, plain numbers
+    return [
+        f"{key}: {before.get(key)!r} there, {now.get(key)!r} here"
+        for key in sorted({*before, *now})
+        if before.get(key) != now.get(key)
+    ]
 
 
 #: The command recorded for calls from Python (options are not a command line there).
@@ -220,6 +239,7 @@ def check_target(
     *,
     force: bool = False,
     command: str | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> Path:
     """Refuse an output path that cannot or must not be replaced; call before any work.
 
@@ -230,15 +250,17 @@ def check_target(
     ------
     OutputError
         `target` is a file; or a non-empty folder that is not an osustat output, or holds a
-        different run -- other inputs, or (given `command`, a command line) other options --
-        unless `force`; or its parent cannot be created.
+        different run -- other inputs, or (given `options`) other recorded options, or (given
+        `command`, two command lines) another command line -- unless `force`; or its parent
+        cannot be created. Options are compared whoever saved either report (the CLI or the
+        Python API), command lines only between two of the CLI's.
     """
     target = Path(target)
     clean_leftovers(target)
     if target.exists() and not target.is_dir():
         raise OutputError(f"`--out` {str(target)!r} is an existing file, not a folder.")
     if target.is_dir() and any(target.iterdir()) and not force:
-        digest = _existing_digest(target)
+        digest, before, recorded = _existing(target)
         if digest is None:
             raise OutputError(
                 f"`--out` {str(target)!r} is a non-empty folder without an osustat "
@@ -249,7 +271,14 @@ def check_target(
                 f"`--out` {str(target)!r} holds a report made from different inputs; choose a "
                 "new folder or pass --force to replace it."
             )
-        before = _existing(target)[1]
+        differ = _differing_options(recorded, options) if recorded and options else []
+        if differ:
+            raise OutputError(
+                f"`--out` {str(target)!r} holds a report of a different run ("
+                + "; ".join(differ[:4])
+                + (f"; and {len(differ) - 4} more" if len(differ) > 4 else "")
+                + "); choose a new folder or pass --force (Python: force=True) to replace it."
+            )
         if (
             command is not None
             and before is not None
@@ -335,6 +364,7 @@ def atomic_output(
     inputs_digest: str | None = None,
     force: bool = False,
     command: str | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> Iterator[Path]:
     """Yield a temporary folder beside `target`; on success rename it to `target`.
 
@@ -344,8 +374,8 @@ def atomic_output(
     an existing report run with SIGINT and SIGTERM held back, so the old or the new report
     is complete whatever signal arrives; what a SIGKILL leaves is cleaned (and said) by the
     next run (:func:`clean_leftovers`). An existing `target` is replaced only when it holds
-    the same run (same ``inputs_digest`` and, given `command`, the same command line but
-    ``--force``) or when `force` is true.
+    the same run (same ``inputs_digest``, given `options` the same recorded options, and,
+    given `command`, the same command line but ``--force``) or when `force` is true.
 
     Examples
     --------
@@ -357,7 +387,7 @@ def atomic_output(
     >>> sorted(p.name for p in out.iterdir())
     ['report.md']
     """
-    target = check_target(target, inputs_digest, force=force, command=command)
+    target = check_target(target, inputs_digest, force=force, command=command, options=options)
     created = [p for p in target.parents if not p.exists()]  # deepest first
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -99,7 +99,13 @@ class ValidatedRecords(pd.DataFrame):
 
 
 def _rows(df: pd.DataFrame, mask: Any) -> str:
-    return list_some(df.index[np.asarray(mask, dtype=bool)].tolist())
+    """The rows of `mask` by index label (a loader's index is the file's lines); when the
+    index repeats labels (``pd.concat`` of frames), by 0-based position, and said so."""
+    mask = np.asarray(mask, dtype=bool)
+    if df.index.is_unique:
+        return list_some(df.index[mask].tolist())
+    labels = list_some(df.index[mask].tolist())
+    return f"{list_some(np.flatnonzero(mask).tolist())} (0-based positions; index labels {labels})"
 
 
 def validate_records(records: pd.DataFrame) -> ValidatedRecords:

@@ -213,8 +213,9 @@ def _head(
     ]
     if res.provenance.exclusions:  # the reading's note says what reading dropped, not this
         out.append(
-            f"- Excluded: {len(res.provenance.exclusions)} item(s), each listed with its count "
-            "under Provenance (“Excluded”)."
+            "- Excluded, by reason (each listed under Provenance, “Excluded”): "
+            + "; ".join(f"{count} {reason}" for reason, count in res.provenance.exclusions)
+            + "."
         )
     if not_compared:
         out.append(

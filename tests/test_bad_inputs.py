@@ -229,7 +229,7 @@ CASES = [
     ("out-foreign-folder", foreign_out(records_opts()), ["`--out`", "mine", "--force"]),
     ("out-under-a-file", under_file_out(records_opts()), ["`--out`", "afile", "not a folder"]),
     ("json-is-folder", lambda t: [*records_opts("--json", str(t))(t)], ["`--json`", "folder"]),
-    ("depth-without-qrels", records_opts("--depth", "10"), ["--depth", "need `--qrels`"]),
+    ("depth-without-qrels", records_opts("--depth", "10"), ["--depth", "needs `--qrels`"]),
     # -- TREC ------------------------------------------------------------------------------
     (
         "qrels-missing",

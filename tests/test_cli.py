@@ -287,6 +287,32 @@ def test_other_options_into_the_same_folder_need_force(tmp_path, capsys):
     assert main(["analyze", str(EXAMPLE), *_AB, "--alpha", "0.1", "--out", out, "--force"]) == 0
 
 
+def test_cli_and_api_saves_into_one_folder_follow_one_rule(tmp_path, capsys):
+    # user2's review: the README's Python example replaced its CLI report without a word
+    import osustat
+
+    out = tmp_path / "out"
+    fast = {"metrics": ["hit@2"], "budgets": [256], "n_resamples": 99}
+    fast |= {"bootstrap_resamples": 50}
+    cli = ["analyze", str(EXAMPLE), *_AB[:4], "--metric", "hit@2", *_AB[6:]]
+    assert main([*cli, "--out", str(out)]) == 0
+    capsys.readouterr()
+    same = osustat.analyze(EXAMPLE, treatment="osu-mem", baseline="flat-vector", **fast)
+    same.save(out)  # the CLI's run from Python: replaced
+    other = osustat.analyze(
+        EXAMPLE, treatment="osu-mem", baseline="flat-vector", family="per-metric", **fast
+    )
+    with pytest.raises(ValueError, match=r"different run \(family: 'per-metric-budget' there"):
+        other.save(out)
+    # and the CLI into a folder the API wrote: its options compared too
+    api = tmp_path / "api"
+    other.save(api)
+    assert main([*cli, "--out", str(api)]) == 2
+    assert "different run (family: 'per-metric' there, 'per-metric-budget' here)" in (
+        capsys.readouterr().err
+    )
+
+
 def test_gzipped_qrels_and_runs_are_read(tmp_path, capsys):
     import gzip
 

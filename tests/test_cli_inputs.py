@@ -85,3 +85,12 @@ class TestAnalyzeInputs:
         assert "- Input: raw retrievals" in out and "| a | " in out
         row = next(line for line in out.splitlines() if line.startswith("| a |"))
         assert "| 11 queries |" in row and "not checkable" not in row  # 11 T+E+ queries
+
+
+def test_trec_options_without_qrels_say_so(capsys):
+    # "--depth apply to TREC runs and need `--qrels`"
+    args = ["analyze", str(EXAMPLES / "records.csv"), *COMMON]
+    assert main([*args, "--depth", "5"]) == 2
+    assert "--depth applies only to TREC runs and needs `--qrels`." in capsys.readouterr().err
+    assert main([*args, "--depth", "5", "--zero-fill"]) == 2
+    assert "--depth, --zero-fill apply only to TREC runs and need" in capsys.readouterr().err

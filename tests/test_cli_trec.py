@@ -194,3 +194,89 @@ def test_records_out_writes_the_values_used(tmp_path, capsys):
     assert payload["comparisons"][0]["rows"][-1]["effect"] == pytest.approx((t - b).mean())
     assert main([*args, "--records-out", str(out)]) == 2  # exists: needs --force
     assert "--force" in capsys.readouterr().err
+
+
+# -- a new user's review (user2) ----------------------------------------------------------
+
+
+def test_cutoff_above_the_largest_depth_is_refused(capsys):
+    # nDCG@10 on the ranking cut at depth 5 was reported as "ndcg@10" (.644 for a true .715)
+    with pytest.raises(ValueError, match=r"nDCG@10.*cut-off 10 exceeds the largest --depth 5"):
+        records_from_trec(TREC / "bm25.run", QRELS, depths=5, measures=("AP", "nDCG@10"))
+    args = ["analyze", str(TREC / "bm25.run"), "--qrels", str(QRELS), "--depth", "5"]
+    assert main([*args, "--measure", "nDCG@10", "--treatment", "a", "--baseline", "b"]) == 2
+    err = capsys.readouterr().err
+    assert "raise --depth to at least 10 (e.g. --depth 5,10) or drop nDCG@10" in err
+    # a depth as deep as the cut-off, or none (the whole ranking), is the measure itself
+    rec = records_from_trec(TREC / "bm25.run", QRELS, depths=[5, 10], measures=("nDCG@10",))
+    assert set(rec.records.loc[rec.records["metric"] == "ndcg@10", "budget"]) == {10}
+    assert "ndcg@10" in set(
+        records_from_trec(TREC / "bm25.run", QRELS, measures=("nDCG@10",)).records["metric"]
+    )
+
+
+def test_a_run_sharing_no_judged_query_is_an_error(tmp_path, capsys):
+    # 'T00' vs 't00': zero-filled entirely it "hurt, p < .001"; without --zero-fill the error
+    # said "`treatment` method 'rm3' is not in the records"
+    upper = tmp_path / "upper.run"
+    lines = (TREC / "rm3.run").read_text().splitlines()
+    upper.write_text("".join(f"Q{ln}\n" for ln in lines if ln.strip()))
+    runs = ["--run", f"bm25={TREC / 'bm25.run'}", "--run", f"rm3={upper}"]
+    args = ["analyze", *runs, "--qrels", str(QRELS), "--depth", "10", "--metric", "recall"]
+    args += ["--treatment", "rm3", "--baseline", "bm25", "--resamples", "99"]
+    for extra in (["--zero-fill"], []):
+        assert main([*args, *extra]) == 2
+        err = capsys.readouterr().err
+        assert f"run 'rm3' (file {str(upper)!r}) shares no judged query with qrels" in err
+        assert "Run qids: 'Q301', 'Q302', 'Q303', ... and 8 more" in err
+        assert "qrels qids with relevant documents: '301'" in err
+        assert "case" not in err and "not in the records" not in err
+    lower, qrels = tmp_path / "lower.run", tmp_path / "qrels.txt"
+    lower.write_text("".join(f"q{ln}\n" for ln in lines if ln.strip()))
+    qrels.write_text("".join(f"Q{ln}\n" for ln in QRELS.read_text().splitlines() if ln))
+    with pytest.raises(ValueError, match="the qids differ in case"):
+        records_from_trec({"rm3": lower}, qrels, depths=10)
+
+
+def test_records_out_only_after_the_analysis_succeeded(tmp_path, capsys):
+    # it was written before the analysis failed (46 of 48 rows), then blocked the rerun
+    out = tmp_path / "new" / "t1.csv"  # a missing folder is created, as for --out
+    runs = ["--run", f"bm25={TREC / 'bm25.run'}", "--run", f"rm3={TREC / 'rm3.run'}"]
+    args = ["analyze", *runs, "--qrels", str(QRELS), "--depth", "10", "--metric", "recall"]
+    args += ["--treatment", "rm3", "--baseline", "bm25", "--resamples", "99"]
+    args += ["--bootstrap-resamples", "50", "--records-out", str(out)]
+    assert main(args) == 2  # unpaired '312'
+    assert "--zero-fill" in capsys.readouterr().err
+    assert not out.exists() and not out.parent.exists()
+    assert main([*args, "--zero-fill"]) == 0  # the rerun the hint suggests
+    assert f"wrote {out} (48 record rows)" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    bad = [*args[:-1], str(tmp_path / "file" / "t1.csv"), "--zero-fill"]
+    assert main(bad) == 2
+    assert "`--records-out`" in capsys.readouterr().err
+
+
+def test_measure_names_regardless_of_case(capsys):
+    # "--measure AP,ap" said "ir_measures does not know 'ap'"
+    loaded = records_from_trec(TREC / "bm25.run", QRELS, depths=10, measures=("ap", "ndcg@10"))
+    ref = records_from_trec(TREC / "bm25.run", QRELS, depths=10, measures=("AP", "nDCG@10"))
+    pd_testing = pytest.importorskip("pandas.testing")
+    pd_testing.assert_frame_equal(loaded.records, ref.records)
+    with pytest.raises(ValueError, match=r"'AP' and 'ap' are the same measure \(AP\)"):
+        records_from_trec(TREC / "bm25.run", QRELS, depths=10, measures=("AP", "ap"))
+
+
+def test_excluded_line_counts_what_it_names(tmp_path, capsys):
+    # "Excluded: 1 item(s)" when 2 queries were excluded (it counted the reasons)
+    run = tmp_path / "extra.run"
+    extra = "".join(f"{q} Q0 d{i} {i} {9 - i} bm25\n" for q in ("901", "902") for i in (1, 2))
+    run.write_text((TREC / "bm25.run").read_text() + extra)
+    runs = ["--run", f"bm25={run}", "--run", f"rm3={TREC / 'rm3.run'}"]
+    args = ["analyze", *runs, "--qrels", str(QRELS), "--depth", "10", "--zero-fill"]
+    args += ["--metric", "recall", "--treatment", "rm3", "--baseline", "bm25"]
+    assert main([*args, "--resamples", "99", "--bootstrap-resamples", "50"]) == 0
+    text = capsys.readouterr().out
+    assert (
+        "- Excluded, by reason (each listed under Provenance, “Excluded”): 2 run queries " in text
+    )
+    assert "item(s)" not in text

@@ -16,6 +16,7 @@ from osustat.cli.common import _input_file, _ints, _runs, _split
 
 __all__ = [
     "add_input_options",
+    "check_records_out",
     "input_notes",
     "read_input",
     "write_json_file",
@@ -48,7 +49,12 @@ def read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], A
         if v
     ]
     if qrels is None and trec_only:
-        raise UsageError(f"{', '.join(trec_only)} apply to TREC runs and need `--qrels`.")
+        verbs = (
+            "applies only to TREC runs and needs"
+            if len(trec_only) == 1
+            else "apply only to TREC runs and need"
+        )
+        raise UsageError(f"{', '.join(trec_only)} {verbs} `--qrels`.")
     if path is not None and runs:
         raise UsageError("give the TREC runs either as the input file or with --run, not both.")
     if path is None and not runs:
@@ -147,12 +153,28 @@ def write_json_file(path: Path, payload: Any, force: bool) -> None:
         raise
 
 
-def write_records_file(path: Path, records: Any, force: bool) -> None:
-    """The records as CSV at `path` (atomically; an existing file only with --force)."""
+def check_records_out(name: str | None, force: bool) -> Path | None:
+    """The ``--records-out`` path (None when not given), refused before any input is read
+    when it cannot be written: a folder, an existing file without --force, or a parent that
+    is a file. A missing parent folder is created when the file is written, as for --out."""
+    if not name:
+        return None
+    path = Path(name)
     if path.is_dir():
-        raise UsageError(f"`--records-out` {str(path)!r} is a folder; give a file name.")
+        raise UsageError(f"`--records-out` {name!r} is a folder; give a file name.")
     if path.exists() and not force:
-        raise UsageError(f"`--records-out` {str(path)!r} exists; pass --force to replace it.")
+        raise UsageError(f"`--records-out` {name!r} exists; pass --force to replace it.")
+    parent = next((p for p in path.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise UsageError(f"`--records-out` {name!r}: {str(parent)!r} is not a folder.")
+    return path
+
+
+def write_records_file(path: Path, records: Any, force: bool) -> None:
+    """The records as CSV at `path` (atomically; an existing file only with --force; missing
+    parent folders created). ``analyze`` writes it only once its analysis succeeded."""
+    check_records_out(str(path), force)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         records.to_csv(tmp, index=False)

@@ -20,6 +20,7 @@ from osustat.cli.audit import audit_command
 from osustat.cli.common import DeferredParser, _check_out, _family, _ints, _prob, _split
 from osustat.cli.inputs import (
     add_input_options,
+    check_records_out,
     default_unit,
     input_notes,
     read_input,
@@ -39,6 +40,7 @@ def _analyze(args: argparse.Namespace) -> int:
 
     # Every option is checked before any input is read or anything is computed.
     options, jobs = _analyze_options(args)
+    records_out = check_records_out(args.records_out, args.force)
     records, prov, notes, unit = _analyze_input(args)
     with _workers(jobs, args.scheduler) as workers:
         try:
@@ -59,7 +61,11 @@ def _analyze(args: argparse.Namespace) -> int:
     _register_renderers()
     itself = self_pairs(options["treatment"], options["baseline"], args.all_pairs)
     _say_what_was_left_out(result, len(notes), itself)
-    return _write_analysis(result, args)
+    _write_analysis(result, args)
+    if records_out is not None:  # only for an analysis that succeeded and was saved
+        write_records_file(records_out, records, args.force)
+        print(f"wrote {records_out} ({len(records):,} record rows)", file=sys.stderr)
+    return 0
 
 
 def _analyze_options(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
@@ -105,17 +111,11 @@ def _analyze_options(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
 
 
 def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str]:
-    """Read the records (writing them with --records-out), hash the inputs, and say the
-    input's notes and warnings: (records, provenance, notes, unit)."""
+    """Read the records, hash the inputs, and say the input's notes and warnings:
+    (records, provenance, notes, unit)."""
     from osustat.provenance import Provenance
 
-    records_out = Path(args.records_out) if args.records_out else None
-    if records_out is not None and records_out.is_dir():
-        raise UsageError(f"`--records-out` {args.records_out!r} is a folder; give a file name.")
     records, files, loaded = read_input(args)
-    if records_out is not None:
-        write_records_file(records_out, records, args.force)
-        print(f"wrote {records_out} ({len(records):,} record rows)", file=sys.stderr)
     reference = [("reference", args.reference)] if args.reference else []
     digest_prov = Provenance.for_files(
         [*((r, p) for r, p in files), *reference], command=args.command_line
@@ -149,14 +149,14 @@ def _with_qrels_hint(msg: str, args: argparse.Namespace) -> str:
     return msg
 
 
-def _write_analysis(result: Any, args: argparse.Namespace) -> int:
+def _write_analysis(result: Any, args: argparse.Namespace) -> None:
     """Write the report and results (--out, --json) and print the report or the JSON."""
     if args.out:
         out = result.save(args.out, force=args.force)
         print(f"wrote {out / 'report.md'} and {out / 'results.json'}", file=sys.stderr)
     if args.json == "-":
         print(result.to_json())
-        return 0
+        return
     if args.json:
         write_json_file(Path(args.json), result.to_dict(), args.force)
         print(f"wrote {args.json}", file=sys.stderr)
@@ -164,7 +164,6 @@ def _write_analysis(result: Any, args: argparse.Namespace) -> int:
         print((Path(args.out) / "report.md").read_text(encoding="utf-8"), end="")
     else:
         print(result.to_markdown())
-    return 0
 
 
 def _say_what_was_left_out(result: Any, n_notes: int, itself: Sequence[str]) -> None:

@@ -71,15 +71,46 @@ def _measures(names: Sequence[str]) -> list[Any]:
             "pip install 'osustat[ir]' (or pip install ir-measures)."
         ) from None
     out = []
+    seen: dict[str, str] = {}
     for name in names:
-        try:
-            out.append(ir_measures.parse_measure(name))
-        except Exception as exc:  # ir_measures raises several types for unknown names
+        meas = _parse_measure(ir_measures, name)
+        metric = str(meas).lower()  # the records' metric name
+        if metric in seen:
             raise ValueError(
-                f"`measures`: ir_measures does not know {name!r} ({exc}); examples: nDCG@10, "
-                "AP, P@5, RR, R@100."
-            ) from None
+                f"`measures`: {seen[metric]!r} and {name!r} are the same measure ({meas}); "
+                "give it once."
+            )
+        seen[metric] = name
+        out.append(meas)
     return out
+
+
+def _parse_measure(ir_measures: Any, name: str) -> Any:
+    """ir_measures' measure `name`, its name matched regardless of case when that is
+    unambiguous (``ap`` is AP, ``ndcg@10`` nDCG@10); else an error suggesting the spelling."""
+    try:
+        return ir_measures.parse_measure(name)
+    except Exception as exc:  # ir_measures raises several types for unknown names
+        error = exc
+    head = name.split("@")[0].split("(")[0]
+    rest = name[len(head) :]
+    found: dict[str, Any] = {}
+    for known in ir_measures.measures.registry:
+        if known.casefold() == head.casefold():
+            try:
+                meas = ir_measures.parse_measure(known + rest)
+            except Exception:  # the parameters are wrong for this spelling as well
+                continue
+            found.setdefault(str(meas), meas)
+    if len(found) == 1:
+        return next(iter(found.values()))
+    hint = (
+        f"; did you mean {' or '.join(map(repr, sorted(found)))}? (measure names are "
+        "case-sensitive where the case tells measures apart)"
+        if found
+        else "; examples: nDCG@10, AP, P@5, RR, R@100"
+    )
+    raise ValueError(f"`measures`: ir_measures does not know {name!r} ({error}){hint}.")
 
 
 def records_from_trec(
@@ -132,9 +163,10 @@ def records_from_trec(
         'osustat[ir]'``), e.g. ``('nDCG@10', 'AP', 'P@5')``. A measure with its own cut-off
         (``nDCG@10``, ``P@5``) is computed once, on the ranking cut at the largest depth, and
         recorded at that depth only, under its name lower-cased (``ndcg@10``): it is one
-        test, not one per depth. A measure without a cut-off (``AP``, ``RR``) is computed at
-        each depth k and named with it (``ap@100``), never bare ``ap``. At a depth at
-        least the run length the values equal trec_eval's.
+        test, not one per depth; a cut-off above the largest depth is refused (nDCG@10 of
+        the top 5 documents is not nDCG@10). A measure without a cut-off (``AP``, ``RR``) is
+        computed at each depth k and named with it (``ap@100``), never bare ``ap``. At a
+        depth at least the run length the values equal trec_eval's.
 
     Returns
     -------
@@ -155,6 +187,7 @@ def records_from_trec(
     ks = check_hit_k(hit_k)
     ds = _check_options(depths, qid_separator, order)
     ir = _measures(list(measures))
+    _check_cutoffs(list(measures), ir, ds)
     sources = _run_sources(runs)
     if not sources:
         raise ValueError("`runs` is empty: give at least one run file.")
@@ -171,6 +204,7 @@ def records_from_trec(
     annotations = read_evidence(evidence) if evidence is not None else None
     methods = sorted({m for m, _ in ranked})
     ranked_q = {q for _, q in ranked}
+    _check_overlap(methods, ranked, relevant, sources, qrels_path)
     warnings: list[str] = []
     orders = _orders(ranked, order, warnings)
     queries = sorted(set(relevant) if zero_fill else set(relevant) & ranked_q)
@@ -193,13 +227,72 @@ def records_from_trec(
         ir,
     )
     exclusions = _exclusions(judged, relevant, ranked_q, zero_fill)
-    if not out:
-        raise ValueError(
-            f"no run query of {[str(p) for _, p in sources]} has relevant documents in qrels "
-            f"{str(qrels_path)!r}; check that the qids match."
-        )
     desc = _description(sources, qrels_path, qid_separator, order, ds, ir, zero_fill, evidence)
     return Loaded(pd.DataFrame(out), tuple(exclusions), desc, tuple(warnings), tuple(notes))
+
+
+def _check_cutoffs(names: list[str], ir: list[Any], ds: list[int]) -> None:
+    """A measure whose own cut-off exceeds the largest depth asked for is refused: on the
+    ranking cut at that depth it would not be the measure its name says (nDCG@10 of the
+    top 5 documents is not nDCG@10). Without depths (the whole ranking) every cut-off holds."""
+    if not ds:
+        return
+    deepest = max(ds)
+    for name, meas in zip(names, ir, strict=True):
+        cutoff = meas.params.get("cutoff")
+        if cutoff is not None and cutoff > deepest:
+            raise ValueError(
+                f"`--measure {name}` (Python: measures=): its cut-off {cutoff} exceeds the "
+                f"largest --depth {deepest} (Python: depths=), so it would be computed on the "
+                f"top {deepest} documents and would not be {name}; raise --depth to at least "
+                f"{cutoff} (e.g. --depth {','.join(map(str, sorted({*ds, cutoff})))}) or drop "
+                f"{name}."
+            )
+
+
+def _check_overlap(
+    methods: list[str],
+    ranked: Ranked,
+    relevant: dict[str, list[str]],
+    sources: list[tuple[str | None, Path]],
+    qrels_path: Path,
+) -> None:
+    """Every run must share a judged query (one with relevant documents) with the qrels: a
+    run that shares none would be zero-filled entirely (--zero-fill) or unpaired, its cause
+    (a qid spelling, often its case: 'T00' vs 't00') shown nowhere."""
+    by_run: dict[str, list[str]] = {m: [] for m in methods}
+    for m, q in ranked:
+        by_run[m].append(q)
+    lost = [m for m in methods if not set(by_run[m]) & set(relevant)]
+    if not lost:
+        return
+    theirs = sorted(relevant)
+    folded = {q.casefold() for q in theirs}
+    if len(lost) == len(methods):
+        head = (
+            f"no run query of {[str(p) for _, p in sources]} has relevant documents in qrels "
+            f"{str(qrels_path)!r}; check that the qids match"
+        )
+        ours = sorted({q for qs in by_run.values() for q in qs})
+    else:
+        files = {n: str(p) for n, p in sources if n is not None}
+        m = lost[0]
+        where = f" (file {files[m]!r})" if m in files else ""
+        head = (
+            f"run {m!r}{where} shares no judged query with qrels {str(qrels_path)!r} (none of "
+            f"its {len(set(by_run[m]))} qids has relevant documents there), so every query of "
+            "it would be unpaired, or zero-filled with --zero-fill; check that its qids match"
+        )
+        ours = sorted(set(by_run[m]))
+    case = (
+        "; they match when case is ignored: the qids differ in case"
+        if {q.casefold() for q in ours} & folded
+        else ""
+    )
+    raise ValueError(
+        f"{head}. Run qids: {list_some(ours, 3)}; qrels qids with relevant documents: "
+        f"{list_some(theirs, 3) or 'none'}{case}."
+    )
 
 
 def _check_options(depths: Any, qid_separator: str, order: str) -> list[Any]:

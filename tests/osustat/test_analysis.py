@@ -176,6 +176,32 @@ class TestOutputs:
         assert not (tmp_path / "r" / "forest-hit2-B256.png").exists()
         assert [p.name for p in tmp_path.iterdir()] == ["r"]  # no temporary folder left
 
+    def test_save_refuses_a_different_run_of_the_same_inputs(self, records, tmp_path):
+        # user2's review: an API save replaced a report of another alpha without a word
+        res = run(records, metrics=["hit@2"], budgets=[256], family="per-metric")
+        res.save(tmp_path / "r")
+        res.save(tmp_path / "r")  # the same run again: replaced
+        prov = json.loads((tmp_path / "r" / "provenance.json").read_text())
+        assert prov["options"]["alpha"] == 0.05 and prov["options"]["pairs"] == [
+            ["osu-mem", "flat-vector"]
+        ]
+        other = run(records, metrics=["hit@2"], budgets=[256], family="per-metric", alpha=0.1)
+        with pytest.raises(ValueError, match=r"different run \(alpha: 0.05 there, 0.1 here\)"):
+            other.save(tmp_path / "r")
+        assert json.loads((tmp_path / "r" / "results.json").read_text())["alpha"] == 0.05
+        other.save(tmp_path / "r", force=True)
+        assert json.loads((tmp_path / "r" / "results.json").read_text())["alpha"] == 0.1
+        # several pairs: the same rule (its renderers are the CLI's to register)
+        from osustat.cli.main import _register_renderers
+
+        _register_renderers()
+        three = pd.concat([records, records[records["method"] == "osu-mem"].assign(method="c")])
+        kw = {"baseline": "flat-vector", "metrics": ["hit@2"], "budgets": [256]}
+        kw |= {"n_resamples": 99, "bootstrap_resamples": 50}
+        osustat.analyze(three, treatment=["osu-mem", "c"], **kw).save(tmp_path / "m")
+        with pytest.raises(ValueError, match=r"different run \(pairs: "):
+            osustat.analyze(three, treatment=["c", "osu-mem"], **kw).save(tmp_path / "m")
+
     def test_paired_names(self, records):
         p = osustat.paired(records, "osu-mem", "flat-vector", metric="recall", budget=128)
         assert (p.treatment_name, p.baseline_name) == ("osu-mem", "flat-vector")

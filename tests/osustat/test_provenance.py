@@ -124,3 +124,22 @@ def test_a_different_run_is_refused_without_force(tmp_path):
     with pytest.raises(OutputError, match="different run"):
         check_target(out, "abc", command="osustat analyze r.csv --alpha 0.1 --out x")
     assert check_target(out, "abc", command="osustat analyze r.csv --alpha 0.1", force=True)
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        ([""], "python API"),
+        (["-c"], "python API"),  # `python -c ...`, and pytest-xdist's workers
+        (["/x/pytest", "-q"], "python API"),
+        (["/x/notebook_kernel.py"], "python API"),
+        (["/x/bin/osustat", "analyze", "r.csv"], "osustat analyze r.csv"),
+    ],
+)
+def test_python_code_is_told_from_the_command(monkeypatch, argv, command):
+    """A save from Python is compared on its options, a command's on its command line too:
+    `python -c` read as a command named "-c" and was refused as a different run."""
+    from osustat.provenance import command_line
+
+    monkeypatch.setattr(sys, "argv", argv)
+    assert command_line() == command

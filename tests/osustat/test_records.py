@@ -79,6 +79,16 @@ class TestValidateRecords:
         with pytest.raises(ValueError, match=rf"duplicate record keys .* in rows 4, {len(df) - 1}"):
             validate_records(df)
 
+    def test_duplicate_keys_after_a_concat_name_positions(self):
+        # user2's review: "in rows 0, 0" (index labels) after pd.concat without ignore_index
+        df = make_records()
+        df = pd.concat([df, df.iloc[[4]]])
+        n = len(df) - 1
+        with pytest.raises(
+            ValueError, match=rf"in rows 4, {n} \(0-based positions; index labels 4, 4\)"
+        ):
+            validate_records(df)
+
     def test_defaults_and_normalization(self):
         df = make_records().drop(columns=["benchmark", "seed", "cell"])
         df["metric"] = df["metric"].str.upper()
