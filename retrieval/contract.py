@@ -15,7 +15,13 @@ whole trajectory answers a query at time t as one built on the first t steps); d
 ``build`` idempotent and rebuildable on another trajectory; picklable (a built retriever
 survives a pickle round trip with the same answers); empty trajectories and zero budgets give
 nothing; bad arguments are refused with ``ValueError``; only oracles see the evidence; and
-bad settings (given by the caller) are refused at construction.
+bad settings (given by the caller) are refused at construction. When "deterministic" fails,
+the failures of the checks that compare two builds' answers (:data:`FOLLOW_DETERMINISM`) say
+they follow from it.
+
+The per-answer rules are one function, :func:`check_answer`; ``osustat reproduce --retriever``
+runs it on every answer a user retriever gives (:class:`CheckedFactory`) and stops at the
+first breach with a :class:`RetrieverError`.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from .trajectory import Trajectory
 
 __all__ = [
     "CHECKS",
+    "FOLLOW_DETERMINISM",
     "CheckResult",
     "CheckedFactory",
     "CheckedRetriever",
@@ -454,6 +461,15 @@ CHECKS: dict[str, Callable[[Factory], None]] = {
 }
 
 
+#: Checks that compare the answers of two builds: a non-deterministic retriever fails them
+#: whatever else it does, so their failures are reported as following from "deterministic".
+FOLLOW_DETERMINISM = (
+    "future steps do not shape the answer",
+    "build idempotent and rebuildable",
+    "picklable",
+)
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """One check: its name, whether it passed, and why not."""
@@ -501,6 +517,42 @@ class ContractReport:
         return "\n".join([f"retriever contract: {self.retriever}", *rows, summary])
 
 
+def _run_check(name: str, factory: Factory) -> tuple[CheckResult, bool]:
+    """One check's result, and whether it failed on an answer comparison (not an error)."""
+    try:
+        CHECKS[name](factory)
+    except ContractViolation as exc:
+        return CheckResult(name, False, str(exc)), True
+    except Exception as exc:
+        return CheckResult(name, False, f"{type(exc).__name__}: {exc}"), False
+    return CheckResult(name, True), False
+
+
+def _follow_determinism(
+    runs: list[tuple[CheckResult, bool]], factory: Factory
+) -> list[CheckResult]:
+    """Mark the comparison failures of :data:`FOLLOW_DETERMINISM` as following from a
+    non-deterministic retriever (run "deterministic" here if it was not selected)."""
+    comparisons = [r.name for r, compared in runs if compared and r.name in FOLLOW_DETERMINISM]
+    if not comparisons:
+        return [r for r, _ in runs]
+    done = {r.name: r for r, _ in runs}
+    determinism = done.get("deterministic") or _run_check("deterministic", factory)[0]
+    if determinism.passed:
+        return [r for r, _ in runs]
+    return [
+        CheckResult(
+            r.name,
+            False,
+            "follows from `deterministic` failing (two builds on one trajectory answer "
+            f"differently, so no comparison of answers can pass): {r.message}",
+        )
+        if r.name in comparisons
+        else r
+        for r, _ in runs
+    ]
+
+
 def check_retriever(
     factory: Factory,
     *,
@@ -537,17 +589,7 @@ def check_retriever(
         label = str(type(factory()).name)
     except Exception:
         label = repr(factory)
-    results = []
-    for name in names:
-        try:
-            CHECKS[name](factory)
-        except Exception as exc:
-            msg = str(exc) or type(exc).__name__
-            if not isinstance(exc, ContractViolation):
-                msg = f"{type(exc).__name__}: {msg}"
-            results.append(CheckResult(name, False, msg))
-        else:
-            results.append(CheckResult(name, True))
+    results = _follow_determinism([_run_check(name, factory) for name in names], factory)
     bad = list(bad_settings)
     if bad:
         accepted = []
