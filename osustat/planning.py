@@ -284,8 +284,10 @@ def _pilot_model(
     zero_share = 1.0 - nz.size / d.size
     if nz.size == 0:
         raise ValueError(
-            "`differences`: every pilot difference is 0 (the two methods tied on all "
-            f"{d.size} units); no effect of this kind can be detected at any n."
+            f"the pilot has no nonzero differences (the two methods tied on all {d.size} "
+            "units), so it says nothing about how the differences spread; plan from a stated "
+            "`sd` and `zero_share` instead of the pilot, or from a pilot where the methods "
+            "differ."
         )
     mags = np.abs(nz)
     is_binary = one_magnitude(mags)  # the test's own rule

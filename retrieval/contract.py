@@ -15,7 +15,13 @@ whole trajectory answers a query at time t as one built on the first t steps); d
 ``build`` idempotent and rebuildable on another trajectory; picklable (a built retriever
 survives a pickle round trip with the same answers); empty trajectories and zero budgets give
 nothing; bad arguments are refused with ``ValueError``; only oracles see the evidence; and
-bad settings (given by the caller) are refused at construction.
+bad settings (given by the caller) are refused at construction. When "deterministic" fails,
+the failures of the checks that compare two builds' answers (:data:`FOLLOW_DETERMINISM`) say
+they follow from it.
+
+The per-answer rules are one function, :func:`check_answer`; ``osustat reproduce --retriever``
+runs it on every answer a user retriever gives (:class:`CheckedFactory`) and stops at the
+first breach with a :class:`RetrieverError`.
 """
 
 from __future__ import annotations
@@ -33,9 +39,15 @@ from .trajectory import Trajectory
 
 __all__ = [
     "CHECKS",
+    "FOLLOW_DETERMINISM",
     "CheckResult",
+    "CheckedFactory",
+    "CheckedRetriever",
     "ContractReport",
     "ContractViolation",
+    "RetrieverError",
+    "build_in",
+    "check_answer",
     "check_retriever",
     "random_trajectory",
 ]
@@ -133,6 +145,82 @@ def _unbuilt_error(make: Factory) -> None:
     raise ContractViolation("retrieving before build() did not raise RuntimeError/ValueError")
 
 
+def _shown(values: Any, limit: int = 5) -> str:
+    """Up to `limit` values as a list, with how many more there are."""
+    items = np.asarray(values).tolist()
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return f"{items[:limit]}{more}"
+
+
+def check_answer(answer: Any, costs: Any, budget: float, time: int) -> None:
+    """The per-answer rules of the contract; raise :class:`ContractViolation` on the first broken.
+
+    `answer` is what ``retrieve(query, budget, time=time)`` returned on a trajectory whose step
+    costs are `costs`. The rules, in order: a result with ``steps`` and ``tokens``; the steps
+    a 1-d array of integers (an empty array of any type passes), each in ``[0, time)`` -- a
+    step of the trajectory, and not at or after the query time; no step twice; ``tokens``
+    within the budget; and ``tokens`` equal to the steps' costs plus ``summary_tokens``. Types
+    and ranges are checked before the steps index `costs`, so every message names the
+    offending step(s), the budget and the time. The contract's "budget, duplicates, step
+    range" check and every answer a user retriever gives during ``osustat reproduce`` run
+    this one function.
+
+    >>> import numpy as np
+    >>> from osustat.retrieval.base import RetrievalResult
+    >>> from osustat.retrieval.contract import check_answer
+    >>> check_answer(RetrievalResult(np.array([0, 2, 0]), 30.0), np.full(4, 10.0), 64, 3)
+    Traceback (most recent call last):
+    ...
+    osustat.retrieval.contract.ContractViolation: duplicate steps [0] (budget 64, time 3)
+    """
+    where = f"(budget {budget:g}, time {time})"
+    if not hasattr(answer, "steps") or not hasattr(answer, "tokens"):
+        raise ContractViolation(
+            f"retrieve() returned {type(answer).__name__}, not a RetrievalResult with `steps` "
+            f"and `tokens` {where}"
+        )
+    steps = np.asarray(answer.steps)
+    if steps.ndim != 1:
+        raise ContractViolation(f"steps must be a 1-d array; got shape {steps.shape} {where}")
+    if steps.size == 0:
+        steps = steps.astype(np.int64)
+    if not np.issubdtype(steps.dtype, np.integer):
+        raise ContractViolation(
+            f"steps must be integers; got {steps.dtype} {_shown(steps)} {where}"
+        )
+    n = len(costs)
+    # messages are built only on a breach: this runs on every answer of a user retriever
+    low, high = (int(steps.min()), int(steps.max())) if steps.size else (0, -1)
+    if low < 0 or high >= n:
+        outside = steps[(steps < 0) | (steps >= n)]
+        raise ContractViolation(
+            f"steps {_shown(outside)} are not steps of the trajectory [0, {n}) {where}"
+        )
+    if high >= time:
+        raise ContractViolation(
+            f"steps {_shown(steps[steps >= time])} are at or after the query time {where}: "
+            "future steps"
+        )
+    if steps.size > 1:
+        ordered = np.sort(steps)
+        repeated = ordered[1:] == ordered[:-1]
+        if repeated.any():
+            twice = np.unique(ordered[1:][repeated])
+            raise ContractViolation(f"duplicate steps {_shown(twice)} {where}")
+    try:
+        tokens = float(answer.tokens)
+        summaries = float(getattr(answer, "summary_tokens", 0.0))
+    except (TypeError, ValueError):
+        raise ContractViolation(
+            f"`tokens` must be a number; got {answer.tokens!r} {where}"
+        ) from None
+    if not tokens <= budget + 1e-9:
+        raise ContractViolation(f"used {tokens:g} tokens of a budget {budget:g} (time {time})")
+    spent = float(np.asarray(costs)[steps].sum()) + summaries
+    if not abs(spent - tokens) <= 1e-6 * max(1.0, spent):
+        raise ContractViolation(f"tokens {tokens:g} != step costs + summaries {spent:g} {where}")
+
+
 def _budget_and_steps(make: Factory) -> None:
     for seed in range(6):
         rng = np.random.default_rng(100 + seed)
@@ -141,19 +229,7 @@ def _budget_and_steps(make: Factory) -> None:
         r = make().build(traj)
         for budget in (0, 7, 64, 256, 512):
             time = int(rng.integers(0, traj.n_steps + 1))
-            res = _ask(r, q, budget, time, ev)
-            steps = np.asarray(res.steps)
-            _require(res.tokens <= budget + 1e-9, f"used {res.tokens} tokens of a budget {budget}")
-            spent = traj.costs[steps].sum() + float(getattr(res, "summary_tokens", 0.0))
-            _require(
-                abs(spent - res.tokens) <= 1e-6 * max(1.0, spent),
-                f"tokens {res.tokens} != step costs + summaries {spent}",
-            )
-            _require(np.unique(steps).size == steps.size, "duplicate steps")
-            _require(
-                np.all((steps >= 0) & (steps < time)),
-                f"steps outside [0, time={time}): {steps[(steps < 0) | (steps >= time)]}",
-            )
+            check_answer(_ask(r, q, budget, time, ev), traj.costs, budget, time)
 
 
 def _no_future(make: Factory) -> None:
@@ -247,6 +323,127 @@ def _evidence_only_for_oracles(make: Factory) -> None:
     )
 
 
+class RetrieverError(ValueError):
+    """A user retriever broke the contract, or raised, during a run (``osustat reproduce``).
+
+    A ``ValueError``, so the command line reports it in one line with exit status 2. It names
+    the retriever (as ``--retriever`` gave it), the episode (once the benchmark has said
+    which: :func:`build_in`), the budget and query time, and the rule broken or the exception.
+    """
+
+    def __init__(
+        self,
+        retriever: str,
+        problem: str,
+        *,
+        episode: str | None = None,
+        budget: float | None = None,
+        time: int | None = None,
+    ) -> None:
+        super().__init__(retriever, problem)
+        self.retriever, self.problem = retriever, problem
+        self.episode, self.budget, self.time = episode, budget, time
+
+    def __reduce__(self) -> Any:  # keyword attributes survive a worker process's pickling
+        return (
+            _rebuild_error,
+            (self.retriever, self.problem, self.episode, self.budget, self.time),
+        )
+
+    def __str__(self) -> str:
+        where = [f"episode {self.episode}"] if self.episode is not None else []
+        if self.budget is not None:
+            where.append(f"budget {self.budget:g}")
+        if self.time is not None:
+            where.append(f"query time {self.time}")
+        at = f" ({', '.join(where)})" if where else ""
+        return (
+            f"`--retriever {self.retriever}`{at}: {self.problem}; "
+            f"`osustat check-retriever {self.retriever}` runs every check of the contract"
+        )
+
+
+def _rebuild_error(
+    retriever: str, problem: str, episode: Any, budget: Any, time: Any
+) -> RetrieverError:
+    return RetrieverError(retriever, problem, episode=episode, budget=budget, time=time)
+
+
+class CheckedRetriever:
+    """A user retriever whose every answer is checked by :func:`check_answer` during a run.
+
+    ``build`` and ``retrieve`` go to the wrapped retriever; a broken rule or an exception of
+    its own becomes a :class:`RetrieverError` naming the retriever, the episode, the budget and
+    the query time. Other attributes are the wrapped retriever's.
+    """
+
+    def __init__(self, inner: Any, label: str, episode: str | None = None) -> None:
+        self.inner, self.label, self.episode = inner, label, episode
+        self.name, self.oracle = inner.name, inner.oracle
+        self.costs_: Any = None
+
+    def __getattr__(self, attr: str) -> Any:
+        inner = self.__dict__.get("inner")
+        if inner is None or attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(inner, attr)
+
+    def _error(self, problem: str, **where: Any) -> RetrieverError:
+        return RetrieverError(self.label, problem, episode=self.episode, **where)
+
+    def build(self, trajectory: Trajectory) -> CheckedRetriever:
+        try:
+            built = self.inner.build(trajectory)
+        except Exception as exc:
+            raise self._error(f"build() raised {type(exc).__name__}: {exc}") from exc
+        if built is None:
+            raise self._error("build() returned None; it must return the retriever (self)")
+        self.inner, self.costs_ = built, trajectory.costs
+        return self
+
+    def retrieve(
+        self, query: Any, budget: float, *, time: int | None = None, evidence: Any = None
+    ) -> Any:
+        if self.costs_ is None:
+            raise RuntimeError(f"{self.label} is not built; call .build(trajectory).")
+        end = len(self.costs_) if time is None else int(time)
+        kwargs = {} if evidence is None else {"evidence": evidence}
+        try:
+            answer = self.inner.retrieve(query, budget, time=time, **kwargs)
+        except Exception as exc:
+            problem = f"retrieve() raised {type(exc).__name__}: {exc}"
+            raise self._error(problem, budget=budget, time=end) from exc
+        try:
+            check_answer(answer, self.costs_, float(budget), end)
+        except ContractViolation as exc:
+            raise self._error(f"broke the contract: {exc}", budget=budget, time=end) from None
+        return answer
+
+
+@dataclass(frozen=True)
+class CheckedFactory:
+    """A user retriever's factory whose retrievers check every answer (:class:`CheckedRetriever`).
+
+    What ``reproduce --retriever`` runs (``retrieval.registry.user_factories``); the paper's
+    own methods pass the whole contract in the test suite and are not wrapped.
+    """
+
+    factory: Callable[[], Any]
+    label: str
+
+    def __call__(self) -> CheckedRetriever:
+        return CheckedRetriever(self.factory(), self.label)
+
+
+def build_in(factory: Callable[[], Any], trajectory: Trajectory, episode: str) -> Any:
+    """``factory().build(trajectory)``; a checked user retriever learns its `episode` first,
+    so that an error names it."""
+    retriever = factory()
+    if isinstance(retriever, CheckedRetriever):
+        retriever.episode = str(episode)
+    return retriever.build(trajectory)
+
+
 #: Every check, by name, in the order they run.
 CHECKS: dict[str, Callable[[Factory], None]] = {
     "protocol": _protocol,
@@ -262,6 +459,15 @@ CHECKS: dict[str, Callable[[Factory], None]] = {
     "bad arguments refused": _bad_arguments,
     "evidence only for oracles": _evidence_only_for_oracles,
 }
+
+
+#: Checks that compare the answers of two builds: a non-deterministic retriever fails them
+#: whatever else it does, so their failures are reported as following from "deterministic".
+FOLLOW_DETERMINISM = (
+    "future steps do not shape the answer",
+    "build idempotent and rebuildable",
+    "picklable",
+)
 
 
 @dataclass(frozen=True)
@@ -311,6 +517,42 @@ class ContractReport:
         return "\n".join([f"retriever contract: {self.retriever}", *rows, summary])
 
 
+def _run_check(name: str, factory: Factory) -> tuple[CheckResult, bool]:
+    """One check's result, and whether it failed on an answer comparison (not an error)."""
+    try:
+        CHECKS[name](factory)
+    except ContractViolation as exc:
+        return CheckResult(name, False, str(exc)), True
+    except Exception as exc:
+        return CheckResult(name, False, f"{type(exc).__name__}: {exc}"), False
+    return CheckResult(name, True), False
+
+
+def _follow_determinism(
+    runs: list[tuple[CheckResult, bool]], factory: Factory
+) -> list[CheckResult]:
+    """Mark the comparison failures of :data:`FOLLOW_DETERMINISM` as following from a
+    non-deterministic retriever (run "deterministic" here if it was not selected)."""
+    comparisons = [r.name for r, compared in runs if compared and r.name in FOLLOW_DETERMINISM]
+    if not comparisons:
+        return [r for r, _ in runs]
+    done = {r.name: r for r, _ in runs}
+    determinism = done.get("deterministic") or _run_check("deterministic", factory)[0]
+    if determinism.passed:
+        return [r for r, _ in runs]
+    return [
+        CheckResult(
+            r.name,
+            False,
+            "follows from `deterministic` failing (two builds on one trajectory answer "
+            f"differently, so no comparison of answers can pass): {r.message}",
+        )
+        if r.name in comparisons
+        else r
+        for r, _ in runs
+    ]
+
+
 def check_retriever(
     factory: Factory,
     *,
@@ -347,17 +589,7 @@ def check_retriever(
         label = str(type(factory()).name)
     except Exception:
         label = repr(factory)
-    results = []
-    for name in names:
-        try:
-            CHECKS[name](factory)
-        except Exception as exc:
-            msg = str(exc) or type(exc).__name__
-            if not isinstance(exc, ContractViolation):
-                msg = f"{type(exc).__name__}: {msg}"
-            results.append(CheckResult(name, False, msg))
-        else:
-            results.append(CheckResult(name, True))
+    results = _follow_determinism([_run_check(name, factory) for name in names], factory)
     bad = list(bad_settings)
     if bad:
         accepted = []

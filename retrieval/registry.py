@@ -236,8 +236,14 @@ def user_factories(
 ) -> tuple[tuple[str, Callable[[], Retriever]], ...]:
     """``(name, factory)`` of user retrievers joining a run whose own methods are `taken`.
 
-    Raises ``ValueError`` when a name is already used (records would mix two methods).
+    Each factory is a :class:`~osustat.retrieval.contract.CheckedFactory`: every answer its
+    retrievers give is checked by the contract's per-answer rules, and the first broken rule
+    (or an exception of the retriever's own) stops the run with a
+    :class:`~osustat.retrieval.contract.RetrieverError` naming the retriever, episode and
+    budget. Raises ``ValueError`` when a name is already used (records would mix two methods).
     """
+    from .contract import CheckedFactory
+
     used = set(taken)
     out = []
     for spec in specs:
@@ -251,5 +257,5 @@ def user_factories(
                 f"{spec.name!r} is already a method of this run; give the class another `name`."
             )
         used.add(spec.name)
-        out.append((spec.name, spec.factory))
+        out.append((spec.name, CheckedFactory(spec.factory, spec.source or spec.name)))
     return tuple(out)

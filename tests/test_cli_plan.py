@@ -43,7 +43,7 @@ def test_pilot_records_give_one_row_per_cell(capsys):
 
 def test_pilot_records_json_lists_refused_cells(capsys):
     args = ["plan", *PILOT, "--budget", "256", "--effect", "0.5", "--cell", "T+E+,all"]
-    assert main([*args, "--json"]) == 0
+    assert main([*args, "--json"]) == 1  # neither cell planned
     got = json.loads(capsys.readouterr().out)
     assert set(got["pilot_sizes"]) == {"T+E+", "all"}
     assert "T+E+" in got["refused"] and "`effect`" in got["refused"]["T+E+"]
@@ -206,3 +206,40 @@ def test_a_continuous_pilots_plan_states_the_measured_heavy_tail_limit(capsys):
     assert "Measured limit (docs/validation.md, rules P and P2)" in capsys.readouterr().out
     assert main(["plan", *base, "--metric", "hit@2", "--effect", "0.2"]) == 0
     assert "Measured limit" not in capsys.readouterr().out
+
+
+def _tied_pilot(tmp_path: Path) -> str:
+    """examples/records.csv plus a copy of osu-mem named "clone": every difference is 0."""
+    import pandas as pd
+
+    df = pd.read_csv(EXAMPLE)
+    clone = df[df["method"] == "osu-mem"].assign(method="clone")
+    path = tmp_path / "clone.csv"
+    pd.concat([df, clone]).to_csv(path, index=False)
+    return str(path)
+
+
+def test_nothing_planned_exits_1_and_still_prints_the_table(tmp_path, capsys):
+    """Every cell "not planned" is a result a script must see (a new user's review: exit 0);
+    like `check-retriever`'s failed contract it is exit 1, bad input stays exit 2."""
+    args = ["plan", _tied_pilot(tmp_path), "--treatment", "osu-mem", "--baseline", "clone"]
+    args += ["--metric", "hit@2", "--budget", "256", "--effect", "0.1"]
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    assert "| T+E+ |" in captured.out and "| all |" in captured.out
+    assert captured.out.count("not planned") == captured.out.count("\n| ") - 1  # every cell
+    assert "osustat plan: no cell could be planned" in captured.err
+    assert main([*args, "--json"]) == 1
+    got = json.loads(capsys.readouterr().out)
+    assert not got["plans"] and "all" in got["refused"]
+    # some cells planned: exit 0
+    assert main([*args[:5], "flat-vector", *args[6:]]) == 0
+
+
+def test_all_ties_message_names_the_remedy_not_a_parameter(tmp_path, capsys):
+    args = ["plan", _tied_pilot(tmp_path), "--treatment", "osu-mem", "--baseline", "clone"]
+    main([*args, "--metric", "hit@2", "--budget", "256", "--effect", "0.1", "--cell", "all"])
+    out = capsys.readouterr().out
+    assert "the pilot has no nonzero differences" in out and "says nothing about" in out, out
+    assert "`--sd` and `--zero-share`" in out and "a pilot where the methods differ" in out
+    assert "`differences`" not in out and "at any n" not in out

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from osustat.retrieval import QueryOutcome, outcomes_to_records
+from osustat.retrieval.contract import build_in
 from osustat.retrieval.registry import MethodSpec, paper_methods, user_factories
 
 from ..protocol import Backend
@@ -51,7 +52,7 @@ def _conv_task(
         traj = trajectory(steps, emb)
         outcomes = []
         for name, factory in methods:
-            retriever = factory().build(traj)
+            retriever = build_in(factory, traj, steps.sample_id)
             for k, q in enumerate(queries):
                 ev = np.array(q.evidence, dtype=np.int64)
                 for b in budgets:

@@ -27,6 +27,7 @@ from osustat.retrieval import (
     outcomes_to_records,
 )
 from osustat.retrieval.base import BaseRetriever
+from osustat.retrieval.contract import build_in
 from osustat.retrieval.registry import MethodSpec, paper_methods, user_factories
 
 from .generator import GeneratorConfig, generate_episode, structural_statistics
@@ -97,7 +98,7 @@ def _episode_task(
         methods.update(extra)
         outcomes = []
         for name, factory in methods.items():
-            retriever = factory().build(ep.trajectory)
+            retriever = build_in(factory, ep.trajectory, ep.episode_id)
             for q, cell in zip(ep.queries, ep.cells, strict=True):
                 for b in budgets:
                     kwargs = {"evidence": q.evidence} if retriever.oracle else {}

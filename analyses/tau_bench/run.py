@@ -29,6 +29,7 @@ from osustat.retrieval import (
     Trajectory,
     outcomes_to_records,
 )
+from osustat.retrieval.contract import build_in
 from osustat.retrieval.registry import MethodSpec, paper_methods, user_factories
 
 from .data import Group, augment_group, focal_evidence, noise_sd
@@ -203,7 +204,7 @@ def _group_task(
             users = [i for i, (s, _) in enumerate(sets) if name in s.methods]
             if not users:
                 continue
-            retriever = factory().build(traj)
+            retriever = build_in(factory, traj, group.group_id)
             done: dict[tuple[Any, ...], Any] = {}
             for i in users:
                 qset, queries = sets[i]

@@ -38,6 +38,7 @@ from osustat.retrieval import (
     evidence_membership,
     outcomes_to_records,
 )
+from osustat.retrieval.contract import build_in
 from osustat.retrieval.registry import PAPER_METHODS, MethodSpec, user_factories
 
 from .data import ToolTrajectory
@@ -143,6 +144,7 @@ def _retrievers(
     alphas: tuple[float, ...],
     extra: tuple[tuple[str, Callable[[], Any]], ...] = (),
     reachability: str = "all-steps",
+    episode: str = "",
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     out: dict[str, Any] = {
         "Flat Vector": FlatVector().build(traj),
@@ -150,7 +152,7 @@ def _retrievers(
         "Disjoint Hierarchy": DisjointHierarchy().build(traj),
     }
     for name, factory in extra:
-        out[name] = factory().build(traj)
+        out[name] = build_in(factory, traj, episode)
     pools = {}
     for construction, cfg in (("overlap", OSUConfig()), ("disjoint", OSUConfig(m_max=1))):
         cov = CoverageGuidedOSU(osu_config=cfg, reachability=reachability).build(traj)
@@ -193,7 +195,7 @@ def _chunk_task(
             ).value
             q = table.query_embeddings[ep.target].astype(np.float64)
             retrievers, pools = _retrievers(
-                traj, betas, alphas if ep.n_ev == 3 else (), extra, reachability
+                traj, betas, alphas if ep.n_ev == 3 else (), extra, reachability, ep.episode_id
             )
             outcomes = []
             for name, r in retrievers.items():

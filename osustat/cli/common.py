@@ -28,11 +28,24 @@ class DeferredParser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         self.deferred: list[Any] = []  # callables adding arguments to this parser
+        #: ``help_for(parser, namespace)``: a parser whose help fits what was parsed before
+        #: ``--help`` (``reproduce synthetic --help``: synthetic's options only), or None
+        self.help_for: Any = None
+        self._parsed = argparse.Namespace()
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         while self.deferred:
             self.deferred.pop(0)(self)
-        return super().parse_known_args(args, namespace)
+        # argparse fills this namespace as it goes, so `--help` can see the arguments before it
+        self._parsed = argparse.Namespace() if namespace is None else namespace
+        return super().parse_known_args(args, self._parsed)
+
+    def print_help(self, file: Any = None) -> None:
+        shown = self.help_for(self, self._parsed) if self.help_for is not None else None
+        if shown is None:
+            super().print_help(file)
+        else:
+            shown.print_help(file)
 
 
 def _split(values: str, option: str, key: Any = None) -> list[str]:

@@ -187,6 +187,10 @@ def _plan(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `plan ... | head`: the reader left; not an error of ours
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # no second "Broken pipe" at exit
+    if args.records is not None and not payload["plans"]:
+        # valid input, no answer: exit 1, as `check-retriever` for a failed contract
+        print("osustat plan: no cell could be planned (each row says why)", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -213,7 +217,8 @@ def _cells_text(cells: Any, args: argparse.Namespace) -> str:
     for cell, size in cells.pilot_sizes.items():
         p = cells.plans.get(cell)
         if p is None:
-            lines.append(f"| {cell} | {size} | — | — | not planned: {cells.refused[cell]} | | |")
+            why = _as_options(cells.refused[cell])
+            lines.append(f"| {cell} | {size} | — | — | not planned: {why} | | |")
             continue
         power = f"{p.achieved_power:.3f}" + (
             f" ± {p.monte_carlo_se:.3f}" if p.n_simulations else ""

@@ -1,7 +1,9 @@
 """``osustat reproduce BENCHMARK``: parse the options and call the one driver.
 
 The options are the driver's, then each benchmark's own (``Benchmark.options``, added here
-generically in a group per benchmark: no benchmark is named in this module). Everything else
+generically in a group per benchmark: no benchmark is named in this module; ``reproduce NAME
+--help`` shows only NAME's group, though every group's options parse so that the driver refuses
+another benchmark's by name). Everything else
 — option checks before any work, ``--out`` / ``--force``, data resolution, the sweep backend
 and resuming, user retrievers and their paired tests, the claims audit, atomic output with
 provenance, ``--choice`` and ``--sensitivity`` — is :mod:`analyses.driver`'s, the same for
@@ -80,11 +82,27 @@ def add_reproduce_parser(sub: Any) -> None:
     """The ``reproduce`` sub-command and its options."""
     rp = sub.add_parser("reproduce", help="run a benchmark pipeline of the paper end to end")
     rp.deferred.append(_add_options)  # they import the benchmarks: only when asked for
+    rp.help_for = _benchmark_help
     rp.set_defaults(func=reproduce)
 
 
-def _add_options(rp: Any) -> None:
-    """``reproduce``'s arguments: the benchmark, the driver's options, each benchmark's own."""
+def _benchmark_help(rp: Any, parsed: argparse.Namespace) -> Any:
+    """``reproduce BENCHMARK --help``: a parser of the driver's options and that benchmark's
+    own only (every benchmark's options still parse, so the driver can refuse another's by
+    name); None (every benchmark's groups) when no benchmark came before ``--help``."""
+    from osustat.cli.common import DeferredParser
+
+    name = getattr(parsed, "benchmark", None)
+    if name is None:
+        return None
+    shown = DeferredParser(prog=rp.prog, description=rp.description)
+    _add_options(shown, only=name)
+    return shown
+
+
+def _add_options(rp: Any, only: str | None = None) -> None:
+    """``reproduce``'s arguments: the benchmark, the driver's options, each benchmark's own
+    (`only` that benchmark's: its ``--help``)."""
     from osustat.analyses.registry import benchmark_names
     from osustat.retrieval.encoder import BACKENDS
 
@@ -150,18 +168,19 @@ def _add_options(rp: Any) -> None:
     rp.add_argument(
         "--grid", default=None, help="grid file for --sensitivity (default: the shipped one)"
     )
-    _add_benchmark_options(rp)
+    _add_benchmark_options(rp, only)
 
 
-def _add_benchmark_options(rp: Any) -> None:
+def _add_benchmark_options(rp: Any, only: str | None = None) -> None:
     """Every registered benchmark's own options (``Benchmark.options``), in a group named after
     it. A flag two benchmarks declare is added once (the second's help joins the group of the
     first); the driver checks the value against the asking benchmark's declaration. A benchmark
-    whose module fails to import adds no option here: asking for it reports the error."""
+    whose module fails to import adds no option here: asking for it reports the error. With
+    `only`, that benchmark's options alone (its ``--help``)."""
     from osustat.analyses.registry import benchmark_names, get_benchmark
 
     added: set[str] = set()
-    for name in benchmark_names():
+    for name in benchmark_names() if only is None else [only]:
         try:
             bench = get_benchmark(name)
         except Exception:  # reported when this benchmark is asked for (get_benchmark)

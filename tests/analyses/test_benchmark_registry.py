@@ -163,6 +163,27 @@ def test_the_help_groups_each_benchmarks_options(capsys):
     assert "synthetic:" in text and "--layout {spread,segment}" in text
 
 
+@pytest.mark.parametrize(
+    ("name", "own", "others"),
+    [
+        ("synthetic", ["--layout {spread,segment}"], ["--budgets", "--selector", "--n-evs"]),
+        ("tau-bench", ["--selector", "--budgets"], ["--layout", "--n-evs"]),
+        ("locomo", ["--budgets", "--methods"], ["--layout", "--selector"]),
+    ],
+)
+def test_a_benchmarks_help_lists_only_its_own_options(capsys, name, own, others):
+    """`reproduce synthetic --help` listed every benchmark's options, `--budgets` among them,
+    which synthetic refuses (a new user's review); a shared flag is listed under each."""
+    with pytest.raises(SystemExit):
+        main(["reproduce", name, "--help"])
+    text = capsys.readouterr().out
+    assert f"{name}:" in text and "--retriever" in text, text
+    assert all(flag in text for flag in own), text
+    assert not [flag for flag in others if flag in text], text
+    headings = {"synthetic:", "tau-bench:", "toolbench:", "locomo:"}
+    assert [line for line in text.splitlines() if line in headings] == [f"{name}:"]
+
+
 def test_osustat_reproduce_is_the_cli_from_python(tmp_path):
     """One Python entry, ``osustat.reproduce(name, out, **options)``, through the same driver:
     the same records as the CLI call with the same settings; a benchmark's option by name."""

@@ -248,3 +248,91 @@ def test_cli_scheduler_gives_the_jobs_records(tmp_path: Path, monkeypatch) -> No
         extra = ["--episodes", "2", "--scheduler", cluster.scheduler_address]
         dask = _reproduce(tmp_path, "synthetic", "dask", *extra)
     assert (dask / "records.csv").read_bytes() == (local / "records.csv").read_bytes()
+
+
+#: Retrievers that break the contract in a run (after a new user's review, whose
+#: ``badret.py`` they follow): each is caught on its first bad answer.
+BROKEN = """
+import numpy as np
+from osustat.retrieval.base import BaseRetriever, RetrievalResult, pack
+
+
+class _Cos(BaseRetriever):
+    oracle = False
+
+    def order(self, q, end):
+        return np.argsort(-(self.trajectory_.embeddings[:end] @ q), kind="stable")
+
+
+class TooMany(_Cos):
+    name = "toomany"
+
+    def _retrieve(self, q, budget, end, ev):
+        steps = list(self.order(q, end))
+        return self._result(steps, float(self.trajectory_.costs[steps].sum()))
+
+
+class Dup(_Cos):
+    name = "dup"
+
+    def _retrieve(self, q, budget, end, ev):
+        steps, used = pack(self.order(q, end), self.trajectory_.costs, budget / 2)
+        if steps:  # the first step twice, within the budget
+            steps, used = [*steps, steps[0]], used + self.trajectory_.costs[steps[0]]
+        return self._result(steps, used)
+
+
+class FloatSteps(_Cos):
+    name = "floatsteps"
+
+    def _retrieve(self, q, budget, end, ev):
+        steps, used = pack(self.order(q, end), self.trajectory_.costs, budget)
+        return RetrievalResult(np.array(steps, dtype=float), used)
+
+
+class Raises(_Cos):
+    name = "raises"
+
+    def _retrieve(self, q, budget, end, ev):
+        raise KeyError("boom")
+"""
+
+
+class TestBrokenRetrieverInARun:
+    """`reproduce --retriever` checks every answer of a user retriever with the contract's
+    per-answer rules and stops at the first breach: exit 2, one line naming the retriever,
+    episode, budget and the rule (or the exception), and no report."""
+
+    @pytest.mark.parametrize(
+        ("cls", "rule"),
+        [
+            ("TooMany", "tokens of a budget"),
+            ("Dup", "duplicate steps ["),
+            ("FloatSteps", "steps must be integers; got float64"),
+            ("Raises", "raised KeyError: 'boom'"),
+        ],
+    )
+    def test_exit_2_naming_retriever_episode_budget_rule(
+        self, tmp_path, capsys, monkeypatch, cls, rule
+    ):
+        (tmp_path / "badret_t.py").write_text(BROKEN)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.delenv("OSUSTAT_DEBUG", raising=False)
+        out = tmp_path / "o"
+        argv = ["reproduce", "synthetic", "--out", str(out), "--episodes", "2", "--no-progress"]
+        assert main([*argv, "--retriever", f"badret_t:{cls}"]) == 2
+        err = capsys.readouterr().err
+        first, *rest = err.strip().splitlines()
+        assert rule in first and f"`--retriever badret_t:{cls}`" in first, err
+        assert "episode ep000" in first and "budget " in first, err
+        assert f"osustat check-retriever badret_t:{cls}" in first, err
+        assert rest == ["(set OSUSTAT_DEBUG=1 for a traceback)"], err
+        assert not out.exists()
+
+    def test_caught_in_worker_processes(self, tmp_path, capsys, monkeypatch):
+        (tmp_path / "badret_w.py").write_text(BROKEN)  # a module no other test imported
+        monkeypatch.chdir(tmp_path)  # found through the current directory: sent by value
+        argv = ["reproduce", "synthetic", "--out", "o", "--episodes", "2", "--jobs", "2"]
+        assert main([*argv, "--no-progress", "--retriever", "badret_w:TooMany"]) == 2
+        err = capsys.readouterr().err
+        assert "tokens of a budget" in err and "episode ep00" in err, err

@@ -147,7 +147,7 @@ def test_one_sided_plan_needs_fewer_units():
         ({"effect": 0.2, "sd": 0.1, "zero_share": 0.9}, "too small"),
         ({"effect": 0.01, "sd": 1.0, "n_max": 50}, "`n_max` = 50"),
         ({"effect": 0.2, "differences": [1.0, 0.0, -1.0], "sd": 1.0}, "not both"),
-        ({"effect": 0.2, "differences": [0.0, 0.0, 0.0]}, "every pilot difference is 0"),
+        ({"effect": 0.2, "differences": [0.0, 0.0, 0.0]}, "no nonzero differences .* `sd`"),
         ({"effect": 0.2, "differences": [0.5, -1.0, 0.0], "binary": True}, "several magnitudes"),
     ],
 )

@@ -190,6 +190,76 @@ class TestContractCanFail:
             check_retriever(FlatVector, checks=["nope"])
 
 
+class _RawSteps(_PeeksAtFuture):
+    """Answers with one given step (a function of ``n``) at every nonzero budget."""
+
+    step = staticmethod(lambda n: n + 5)
+
+    def retrieve(self, query, budget, *, time=None, evidence=None):
+        t = self.trajectory_
+        if not 0 <= (t.n_steps if time is None else time) <= t.n_steps or budget < 0:
+            raise ValueError("bad argument")
+        if budget == 0 or t.n_steps == 0:
+            return RetrievalResult(np.zeros(0, dtype=np.int64), 0.0)
+        return RetrievalResult(np.array([self.step(t.n_steps)]), 0.0)
+
+
+class _Negative(_RawSteps):
+    step = staticmethod(lambda n: -1)
+
+
+class _FloatSteps(_Greedy):
+    def _retrieve(self, q, budget, end, evidence):
+        steps, used = pack(range(end), self.trajectory_.costs, budget)
+        return RetrievalResult(np.array(steps, dtype=float), used)
+
+
+class _Duplicates(_Greedy):
+    def _retrieve(self, q, budget, end, evidence):
+        steps, used = pack(range(end), self.trajectory_.costs, budget / 2)
+        if steps:
+            steps, used = [*steps, steps[0]], used + self.trajectory_.costs[steps[0]]
+        return RetrievalResult(np.array(steps, dtype=np.int64), used)
+
+
+class _Random(_Greedy):
+    """Packs a fresh random order on every call: only non-deterministic."""
+
+    def _retrieve(self, q, budget, end, evidence):
+        order = np.random.default_rng().permutation(end)
+        steps, used = pack(order, self.trajectory_.costs, budget)
+        return RetrievalResult(np.array(steps, dtype=np.int64), used)
+
+
+class TestContractMessages:
+    """Failures say what is wrong, naming the step, budget and time (a new user's review:
+    raw numpy IndexErrors, a negative step wrapping silently, "duplicate steps" alone)."""
+
+    @pytest.mark.parametrize(
+        ("cls", "needle"),
+        [
+            (_RawSteps, "are not steps of the trajectory [0, "),
+            (_Negative, "steps [-1] are not steps of the trajectory [0, "),
+            (_FloatSteps, "steps must be integers; got float64 ["),
+            (_Duplicates, "duplicate steps [0] (budget "),
+        ],
+    )
+    def test_step_messages(self, cls, needle):
+        report = check_retriever(cls, checks=["budget, duplicates, step range"])
+        [failure] = report.failures
+        assert needle in failure.message and "(budget " in failure.message, failure.message
+        assert ", time " in failure.message and "IndexError" not in failure.message
+
+    def test_nondeterminism_is_named_as_the_cause(self):
+        report = check_retriever(_Random)
+        failed = {f.name: f.message for f in report.failures}
+        assert "deterministic" in failed
+        follows = {n: m for n, m in failed.items() if n != "deterministic"}
+        assert follows, failed
+        for name, message in follows.items():
+            assert message.startswith("follows from `deterministic` failing"), (name, message)
+
+
 class TestLoadRetriever:
     def test_module_class(self):
         spec = load_retriever("osustat.retrieval.baselines:FlatVector")
