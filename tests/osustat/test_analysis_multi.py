@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -254,3 +255,27 @@ def test_simulated_mdes_through_workers_are_the_same() -> None:
     assert calls == [("_comparison", 1), ("search_mde", 5)]
     assert {r.mde_method for r in res.comparisons[0].rows} & {"empirical", "empirical-tilt"}
     assert res.to_json() == alone.to_json()
+
+
+def test_a_multi_pair_result_saves_from_python_alone(tmp_path):
+    """From Python, without the CLI's registration, a several-pair result finds its renderers
+    through the installed entry points (it failed: "no renderer 'analysis-multi-figures'")."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pandas as pd, osustat\n"
+        "df = pd.read_csv(sys.argv[1])\n"
+        "df = pd.concat([df, df[df.method == 'osu-mem'].assign(method='copy')])\n"
+        "res = osustat.analyze(df, treatment=['osu-mem', 'copy'], baseline='flat-vector',\n"
+        "    metrics=['hit@2'], budgets=[256], n_resamples=99, bootstrap_resamples=50)\n"
+        "print(res.save(sys.argv[2]))\n"
+    )
+    example = Path(__file__).resolve().parents[2] / "examples" / "records.csv"
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(example), str(out)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert (out / "report.md").read_text().startswith("# Cell-conditional analysis of 2 method")
+    assert (out / "osu-mem-vs-flat-vector-forest-hit2-B256.png").exists()
