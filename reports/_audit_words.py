@@ -165,6 +165,13 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
             f"opposite direction, not significant: {what} {fmt_signed(effect)} lies {other} "
             f"{t:g}{mde_text}; {p_text}"
         )
+    if code == "wrong-side-no-magnitude":
+        mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
+        return (
+            f"opposite direction, not significant: {what} {fmt_signed(effect)} lies {other} "
+            f"{t:g}{mde_text}; the claim prints no effect, so whether the test could have "
+            f"found it is unknown; {p_text}"
+        )
     if code == "wrong-side":
         mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
         said = f"{what} {fmt_signed(effect)} lies {other} {t:g}"

@@ -265,9 +265,11 @@ def _summary_section(result: AuditResult) -> list[str]:
         "paper printed a non-significant p) / direction only (not significant, estimate on "
         "the claimed side) / not significant (interaction) / equivalence not shown (the CI "
         "reaches into the margin and TOST is not significant) / opposite direction (not "
-        "significant, estimate on the other side, test too weak for the claimed effect) / "
+        "significant, estimate on the other side, test too weak for the claimed effect or "
+        "no effect claimed to judge its power by) / "
         "contradicted (significant or the whole CI on the wrong side or outside the margin; "
-        "or, adequately powered, the estimate on the wrong side) / underpowered (MDE exceeds "
+        "or, adequately powered for the claimed effect, the estimate on the wrong side) / "
+        "underpowered (MDE exceeds "
         "the claimed effect) / not checkable (data missing).",
         "",
         "## Summary",

@@ -93,6 +93,7 @@ REASONS = (
     "direction-only",  # not significant, estimate on the claimed side
     "wrong-side",  # not significant, estimate on the wrong side, test adequately powered
     "wrong-side-underpowered",  # not significant, estimate on the wrong side, MDE > claimed
+    "wrong-side-no-magnitude",  # ... and no claimed magnitude to judge the test's power by
 )
 
 
@@ -264,6 +265,10 @@ def _difference(
         return "direction only", "direction-only", None
     if weak:  # an opposite-sign estimate is never called "underpowered"
         return "opposite direction", "wrong-side-underpowered", magnitude
+    if magnitude is None and c.kind == "difference":
+        # "adequately powered" needs a claimed magnitude to compare the MDE with; a claim
+        # that prints none (a p, a star) cannot be contradicted by a non-significant estimate
+        return "opposite direction", "wrong-side-no-magnitude", None
     return "contradicted", "wrong-side", None
 
 

@@ -202,6 +202,20 @@ class TestAudit:
         res = run(claim(), data=from_differences(d))
         assert res.checks[0].verdict == "direction only"
 
+    def test_opposite_direction_without_a_claimed_magnitude(self):
+        # the mirror of direction only: a claim printing no effect cannot be judged adequately
+        # powered, so a non-significant wrong-side estimate is not "contradicted" (a new
+        # user's review: the same claim read harsher the less it printed)
+        d = BALANCED.copy()
+        d[0] = 0.1  # mean -0.002
+        check = run(claim(), data=from_differences(d)).checks[0]
+        assert check.pvalue_adjusted > 0.05 and check.ci[1] > 0
+        assert check.verdict == "opposite direction"
+        assert check.strict.code == "wrong-side-no-magnitude"
+        assert "the claim prints no effect" in why(check)
+        with_effect = run(claim(reported_effect=0.2), data=from_differences(d)).checks[0]
+        assert with_effect.verdict == "contradicted"  # powered for a stated 0.2
+
     @pytest.mark.parametrize(
         ("kw", "reason"),
         [
