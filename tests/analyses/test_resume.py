@@ -134,6 +134,16 @@ def test_tau_and_toolbench_sweeps_resume_from_their_checkpoints(tmp_path, monkey
         toolbench_run.run_episodes(other, eps, chunk=1, backend=backend)
 
 
+def _interrupt_after_two(argv, tmp_path, monkeypatch, capsys):
+    """Run `argv` (into ``tmp_path / "s"``) until two episodes finished, then interrupt it."""
+    bomb, _ = _failing_after(2, synthetic_run.generate_episode)
+    monkeypatch.setattr(synthetic_run, "generate_episode", bomb)
+    with pytest.raises(_Boom):
+        main(argv)
+    assert len(list((tmp_path / ".s.sweep").glob("*.pkl"))) == 2
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize(
     ("change", "what"),
     [("code", "benchmark code"), ("settings", "settings and data")],
@@ -147,12 +157,7 @@ def test_a_resume_after_a_code_or_settings_change_recomputes(
 
     out = tmp_path / "s"
     argv = ["reproduce", "synthetic", "--out", str(out), *ARGS, "--no-progress"]
-    bomb, _ = _failing_after(2, synthetic_run.generate_episode)
-    monkeypatch.setattr(synthetic_run, "generate_episode", bomb)
-    with pytest.raises(_Boom):
-        main(argv)
-    assert len(list((tmp_path / ".s.sweep").glob("*.pkl"))) == 2
-    capsys.readouterr()
+    _interrupt_after_two(argv, tmp_path, monkeypatch, capsys)
     if change == "code":
         real = driver._source_digest
         monkeypatch.setattr(
@@ -166,3 +171,34 @@ def test_a_resume_after_a_code_or_settings_change_recomputes(
     assert len(calls) == 3  # every episode again: nothing stale reloaded
     err = capsys.readouterr().err
     assert f"2 finished task(s) in {tmp_path / '.s.sweep'} were made with other {what}" in err
+
+
+def test_a_resume_after_the_user_retriever_was_edited_recomputes(tmp_path, monkeypatch, capsys):
+    """Finished tasks made by an earlier version of a `--retriever` module are not reloaded
+    (the review's run mixed 240 old-code rows into the new records): the module's file is
+    part of what made them."""
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "my_retriever.py"
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    module = mods / "edited_retriever.py"
+    module.write_text(example.read_text())
+    monkeypatch.syspath_prepend(str(mods))
+    monkeypatch.delitem(sys.modules, "edited_retriever", raising=False)
+    out = tmp_path / "s"
+    argv = ["reproduce", "synthetic", "--out", str(out), *ARGS, "--no-progress"]
+    argv += ["--retriever", "edited_retriever:RecencyCosine"]
+    _interrupt_after_two(argv, tmp_path, monkeypatch, capsys)
+    text = module.read_text()
+    assert "weight: float = 0.2" in text
+    module.write_text(text.replace("weight: float = 0.2", "weight: float = 5.0"))
+    counted, calls = _failing_after(10**9, GENERATE)
+    monkeypatch.setattr(synthetic_run, "generate_episode", counted)
+    assert main(argv) == 0
+    assert len(calls) == 3  # every episode again: no task of the old code reloaded
+    err = capsys.readouterr().err
+    ckpt = tmp_path / ".s.sweep"
+    assert f"2 finished task(s) in {ckpt} were made with other user retriever code" in err
+    monkeypatch.delitem(sys.modules, "edited_retriever", raising=False)
