@@ -43,8 +43,15 @@ def test_runner_resumes_and_the_bar_counts_resumed_tasks(tmp_path, capsys):
     assert len(list(tmp_path.glob("*.pkl"))) == 2
     again = run_tasks(_draw, tasks, backend=Backend(checkpoint=tmp_path), desc="resumed")
     assert again == run_tasks(_draw, tasks, backend=Backend(progress=False))
-    first_frame = capsys.readouterr().err.split("\r")[1]
+    err = capsys.readouterr().err
+    first_frame = err.split("\r")[1]
     assert "resumed" in first_frame and "2/5" in first_frame, first_frame
+    assert "resuming 2 of 5 tasks" in err.split("\r")[0]
+    run_tasks(_draw, tasks, backend=Backend(checkpoint=tmp_path, progress=False))
+    assert capsys.readouterr().err == (  # said without a bar too
+        f"osustat reproduce: resuming 5 of 5 tasks from {tmp_path} (made by the same code, "
+        "settings and data)\n"
+    )
 
 
 def test_keys_do_not_depend_on_insertion_or_hash_order():
@@ -82,7 +89,10 @@ def test_interrupted_reproduce_resumes_byte_identical(tmp_path, monkeypatch, cap
     monkeypatch.setattr(synthetic_run, "generate_episode", counted)
     assert main(argv) == 0
     assert len(calls) == 2  # only the unfinished episodes ran
-    assert " 1/3 " in capsys.readouterr().err.split("\r")[1]  # the bar starts at the resumed
+    err = capsys.readouterr().err
+    assert " 1/3 " in err.split("\r")[1]  # the bar starts at the resumed
+    said = f"resuming 1 of 3 tasks from {ckpt} (made by the same code, settings and data)\n"
+    assert said in err.split("\r")[0]  # one line, before the bar
     for name in ("records.csv", "membership.csv", "structure.json"):
         assert (out / name).read_bytes() == (fresh / name).read_bytes(), name
     assert not ckpt.exists()
