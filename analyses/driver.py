@@ -604,18 +604,55 @@ def _source_digest(module: str) -> str:
     return h.hexdigest()
 
 
+def _retriever_files(factory: Any) -> list[Path]:
+    """The source files of a user retriever: the file its class (or factory function) is
+    defined in and those of its base classes outside osustat and the standard library. For a
+    module of a package that one file is all: the package's other modules are not read (an
+    edit there that changes the retriever's answers is not noticed)."""
+    import functools
+    import inspect
+
+    while isinstance(factory, functools.partial):
+        factory = factory.func
+    owners = inspect.getmro(factory) if isinstance(factory, type) else (factory,)
+    files = []
+    for owner in owners:
+        top = str(getattr(owner, "__module__", "") or "").partition(".")[0]
+        if top in sys.stdlib_module_names or top in ("osustat", "builtins", ""):
+            continue  # osustat's own code is its version and the digests beside
+        module = sys.modules.get(str(owner.__module__))
+        where = getattr(module, "__file__", None)
+        if where and Path(where).is_file() and Path(where) not in files:
+            files.append(Path(where))
+    return files
+
+
+def _retrievers_digest(retrievers: Sequence[Any]) -> str:
+    """SHA-256 over the user retrievers' names and source files (:func:`_retriever_files`)."""
+    h = hashlib.sha256()
+    for spec in retrievers:
+        h.update(f"{spec.source or spec.name}\0".encode())
+        for f in _retriever_files(spec.factory):
+            h.update(str(f.resolve()).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def _made_by(checked: Plan) -> dict[str, str]:
     """What makes a sweep's finished tasks: osustat's version, the sources of the benchmark's
-    package and of the retrievers, and the run's settings and data (the provenance's inputs
-    digest: options, choices, seeds, resamples, data SHA-256)."""
+    package, of ``osustat.retrieval`` and of the user retrievers (``--retriever``: the file
+    each one's class is defined in, :func:`_retriever_files`), and the run's settings and data
+    (the provenance's inputs digest: options, choices, seeds, resamples, data SHA-256)."""
     from osustat._version import __version__
 
-    return {
+    made_by = {
         "osustat": __version__,
         "benchmark code": _source_digest(type(checked.benchmark).__module__),
         "retrieval code": _source_digest("osustat.retrieval.base"),
         "settings and data": checked.provenance.inputs_digest,
     }
+    if checked.spec.retrievers:  # a run without them resumes tasks made before this key
+        made_by["user retriever code"] = _retrievers_digest(checked.spec.retrievers)
+    return made_by
 
 
 #: The file in a checkpoint folder that says what made its finished tasks.

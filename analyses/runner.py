@@ -44,6 +44,7 @@ import hashlib
 import os
 import pickle
 import struct
+import sys
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -210,8 +211,10 @@ def run_tasks(
         ``jobs`` worker processes (joblib, loky backend; 1 runs in this process; ignored with
         ``scheduler``), ``scheduler`` a Dask cluster to run on instead (an address or a
         ``distributed.Client``; needs the ``distributed`` extra), ``checkpoint`` a folder of
-        finished tasks' results (finished tasks are loaded, not run again), ``progress`` one
-        tqdm progress bar on stderr (for every backend).
+        finished tasks' results (finished tasks are loaded, not run again, and one stderr line
+        says how many: ``osustat reproduce`` keeps a folder's tasks only when the same code,
+        settings and data made them, ``driver._made_by``), ``progress`` one tqdm progress bar
+        on stderr (for every backend).
     shared : object, optional
         Passed as the first argument of every call; sent once per worker on Dask.
     desc, unit : str
@@ -243,6 +246,12 @@ def run_tasks(
                 with open(path, "rb") as fh:
                     results[i] = pickle.load(fh)
     todo = [i for i in range(len(tasks)) if i not in results]
+    if results and ckpt is not None:  # the driver kept only tasks made as this run makes them
+        print(
+            f"osustat reproduce: resuming {len(results)} of {len(tasks)} tasks from {ckpt} "
+            "(made by the same code, settings and data)",
+            file=sys.stderr,
+        )
     bar = progress_bar(len(tasks), desc, progress=progress, unit=unit, initial=len(results))
 
     def done(i: int, value: Any) -> None:

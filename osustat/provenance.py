@@ -222,15 +222,47 @@ def _differing_options(before: Mapping[str, Any], now: Mapping[str, Any]) -> lis
 API_COMMAND = "python API"
 
 
+#: The options of a command line that say how a run is carried out, not what it computes:
+#: two runs that differ only in them are the same run (:func:`_run_options`), so either may
+#: replace the other's folder. Each maps to whether it takes a value. The commands that check
+#: a command line (``analyze``, ``audit``, ``reproduce``) have no other such option and no
+#: ``--resume`` (resuming is automatic, ``docs/scaling.md``).
+_NOT_RESULTS = {
+    # analyze, audit, reproduce: whether to replace the folder, not what is in it
+    "--force": False,
+    # analyze, reproduce: worker processes; results are returned in task order, so the
+    # records and the report do not depend on their number (tested)
+    "--jobs": True,
+    # analyze, reproduce: a Dask cluster instead of --jobs; the same records and report
+    "--scheduler": True,
+    # reproduce: the progress bar on stderr only
+    "--no-progress": False,
+    # reproduce: where embeddings are cached; vectors are keyed by model and text, so a cold
+    # and a warm cache, or two folders, give the same records
+    "--cache": True,
+}
+
+
 def _run_options(command: str) -> list[str]:
-    """A recorded command line without ``--force`` (it says how to write, not what to run)."""
+    """A recorded command line without the options that do not change what is computed
+    (:data:`_NOT_RESULTS`: ``--force``, ``--jobs``, ``--scheduler``, ``--no-progress``,
+    ``--cache``, as ``--jobs 2`` or ``--jobs=2``)."""
     import shlex
 
     try:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
-    return [w for w in words if w != "--force"]
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _NOT_RESULTS:
+            skip = _NOT_RESULTS[word]
+        elif word.partition("=")[0] not in _NOT_RESULTS:
+            kept.append(word)
+    return kept
 
 
 def check_target(
@@ -375,7 +407,8 @@ def atomic_output(
     is complete whatever signal arrives; what a SIGKILL leaves is cleaned (and said) by the
     next run (:func:`clean_leftovers`). An existing `target` is replaced only when it holds
     the same run (same ``inputs_digest``, given `options` the same recorded options, and,
-    given `command`, the same command line but ``--force``) or when `force` is true.
+    given `command`, the same command line but for ``--force``, ``--jobs``, ``--scheduler``,
+    ``--no-progress`` and ``--cache``) or when `force` is true.
 
     Examples
     --------

@@ -188,6 +188,33 @@ class TestAuditCommand:
         assert main(audit_args(claims_file, path)) == 2
         assert "missing required columns" in capsys.readouterr().err
 
+    def test_an_alias_that_matches_nothing_is_warned_and_reported(self, claims_file, capsys):
+        # a new user's review: a typo in an alias was reported as "applied"
+        args = audit_args(claims_file, EXAMPLE, "--alias", "osu-mm=OSU", "--alias", "x=y")
+        args += ["--alias", "osu-mem=osu-mem"]
+        assert main(args) == 0
+        captured = capsys.readouterr()
+        assert (
+            "osustat audit: warning: `--alias osu-mm=OSU` matches no method or benchmark of the "
+            "records (methods ['flat-vector', 'osu-mem']; benchmarks ['example']); it renames "
+            "nothing." in captured.err
+        )
+        assert "`--alias x=y` matches no method" in captured.err
+        assert "- Aliases applied to the records: `osu-mem` → `osu-mem`." in captured.out
+        assert (
+            "- Aliases that matched no method or benchmark of the records (they renamed "
+            "nothing): `osu-mm` → `OSU`, `x` → `y`." in captured.out
+        )
+
+    def test_an_alias_onto_a_name_the_records_hold_is_named(self, claims_file, capsys):
+        # it gave "duplicate record keys ..." without saying the alias caused it
+        assert main(audit_args(claims_file, EXAMPLE, "--alias", "osu-mem=flat-vector")) == 2
+        err = capsys.readouterr().err
+        assert (
+            "`--alias` osu-mem=flat-vector renames to a name the records already hold, so two "
+            "methods' (or benchmarks') rows share their keys: duplicate record keys"
+        ) in err
+
     def test_bad_alias(self, claims_file, capsys):
         assert main(audit_args(claims_file, EXAMPLE, "--alias", "mine")) == 2
         assert "`--alias` must look like RECORDS_NAME=CLAIMS_NAME; got 'mine'" in (

@@ -4,8 +4,9 @@
 synthetic`` runs it through :mod:`analyses.driver`). Writes ``records.parquet`` and
 ``records.csv`` (the long record schema), ``structure.json`` (the generated data's structural
 statistics), ``membership.csv`` (evidence-OSU membership per query) and the figures
-``budget_curves.png``, ``near_far.png`` and ``mmax_sweep.png``; the driver adds ``report.md``
-and ``provenance.json``. The same seed gives byte-identical files.
+``budget_curves.png``, ``near_far.png`` and ``mmax_sweep.png`` (and ``.svg``); the driver adds
+``report.md`` and ``provenance.json``. The same seed gives byte-identical records whatever the
+jobs, and the same command line byte-identical files.
 
 Its ``--sensitivity`` is its own generator grid (``grid.toml``,
 :mod:`analyses.synthetic.sensitivity`), run into ``out/sensitivity/``; the robustness verdicts

@@ -171,7 +171,8 @@ def render_synthetic(
         "# Synthetic benchmark: reproduction of the paper's Sections 6.1 and 6.4",
         "",
         f"Command: `{command}` (master seed {seed}, {n_episodes} episodes). The same seed "
-        "gives byte-identical records and report.",
+        "gives byte-identical records whatever `--jobs` or `--scheduler`, and the same "
+        "command line a byte-identical report (this line names the options as given).",
         "",
         "Generator: `analyses/synthetic/generator.py` documents every choice the paper leaves "
         "open. "

@@ -28,6 +28,42 @@ def _aliases(pairs: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def _apply_aliases(raw: Any, aliases: dict[str, str]) -> tuple[Any, list[str]]:
+    """The records with `aliases` applied to their methods and benchmarks, and the aliases
+    that matched no method or benchmark of them (each warned on stderr: a typo in an alias
+    was reported as applied and showed only as claims "not checkable")."""
+    cols = [c for c in ("method", "benchmark") if c in raw.columns]
+    present = {c: set(raw[c].astype(str).unique()) for c in cols}
+    unmatched = [old for old in aliases if not any(old in present[c] for c in cols)]
+    for old in unmatched:
+        known = "; ".join(f"{c}s {sorted(present[c])}" for c in cols)
+        print(
+            f"osustat audit: warning: `--alias {old}={aliases[old]}` matches no method or "
+            f"benchmark of the records ({known}); it renames nothing.",
+            file=sys.stderr,
+        )
+    raw = raw.copy()
+    for col in cols:
+        raw[col] = raw[col].replace(aliases)
+    return raw, unmatched
+
+
+def _merging_aliases(raw: Any, aliases: dict[str, str]) -> list[str]:
+    """``OLD=NEW`` for each alias whose NEW is already a name in the records (or the target of
+    another matched alias): rows of two methods (or benchmarks) then share one name."""
+    out = []
+    for col in ("method", "benchmark"):
+        if col not in raw.columns:
+            continue
+        names = set(raw[col].astype(str).unique())
+        matched = {old: new for old, new in aliases.items() if old in names}
+        targets = list(matched.values())
+        for old, new in matched.items():
+            if (new in names and new not in matched) or targets.count(new) > 1:
+                out.append(f"{old}={new}")
+    return out
+
+
 def _claims_input(value: str, option: str) -> Path:
     """A claims file: `value` as a path, or — when no file of that name is here — the name of
     one shipped with osustat (``paper``, ``paper_checks``, or a benchmark's name for its own
@@ -107,12 +143,20 @@ def audit_command(args: argparse.Namespace) -> int:
     files = [("claims", claims_path), *files]
     notes, exclusions = input_notes(loaded, f"`{files[1][1]}`", len(raw))
     input_lines = [f"- {n}" for n in notes]
+    unmatched: list[str] = []
+    named = raw
     if aliases:
-        raw = raw.copy()
-        for col in ("method", "benchmark"):
-            if col in raw.columns:
-                raw[col] = raw[col].replace(aliases)
-    records = validate_records(raw)
+        raw, unmatched = _apply_aliases(raw, aliases)
+    try:
+        records = validate_records(raw)
+    except ValueError as exc:
+        merging = _merging_aliases(named, aliases) if aliases else []
+        if not merging or "duplicate record keys" not in str(exc):
+            raise
+        raise ValueError(
+            f"`--alias` {', '.join(merging)} renames to a name the records already hold, so "
+            f"two methods' (or benchmarks') rows share their keys: {exc}"
+        ) from None
     result = audit(
         claims,
         records,
@@ -132,11 +176,17 @@ def audit_command(args: argparse.Namespace) -> int:
         "with the reason); they are left out of their family's correction.",
         f"- Master seed {args.seed}: the same seed, claims and records give the same report.",
     ]
-    if aliases:
+    applied = {a: b for a, b in aliases.items() if a not in unmatched}
+    if applied:
         preamble.append(
             "- Aliases applied to the records: "
-            + ", ".join(f"`{a}` → `{b}`" for a, b in aliases.items())
+            + ", ".join(f"`{a}` → `{b}`" for a, b in applied.items())
             + "."
+        )
+    if unmatched:
+        preamble.append(
+            "- Aliases that matched no method or benchmark of the records (they renamed "
+            "nothing): " + ", ".join(f"`{a}` → `{aliases[a]}`" for a in unmatched) + "."
         )
     prov = Provenance.for_files(
         [(r, p) for r, p in files],

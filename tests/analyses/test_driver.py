@@ -172,6 +172,20 @@ def test_the_same_request_may_rewrite_its_own_folder_but_not_another(fake, tmp_p
     assert fake.runs == 2
 
 
+def test_jobs_and_progress_do_not_make_another_run(fake, tmp_path, capsys):
+    """`--jobs`, `--no-progress` (and `--force`, `--scheduler`, `--cache`) do not change the
+    records: a rerun that differs only in them replaces the folder (it was refused as "a
+    different run", the whole command line being compared)."""
+    out = tmp_path / "o"
+    assert main(_argv(out, "--jobs", "1")) == 0
+    assert main(_argv(out, "--jobs", "2", "--no-progress")) == 0
+    assert main(_argv(out, "--jobs=2", "--cache", str(tmp_path / "c"))) == 0
+    assert "different run" not in capsys.readouterr().err
+    assert fake.runs == 3
+    command = json.loads((out / "provenance.json").read_text())["command"]
+    assert "--jobs=2 --cache" in command  # recorded as given, not compared
+
+
 def test_output_is_atomic(fake, tmp_path):
     fake.fail_in_write = True
     out = tmp_path / "o"

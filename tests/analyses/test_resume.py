@@ -43,8 +43,15 @@ def test_runner_resumes_and_the_bar_counts_resumed_tasks(tmp_path, capsys):
     assert len(list(tmp_path.glob("*.pkl"))) == 2
     again = run_tasks(_draw, tasks, backend=Backend(checkpoint=tmp_path), desc="resumed")
     assert again == run_tasks(_draw, tasks, backend=Backend(progress=False))
-    first_frame = capsys.readouterr().err.split("\r")[1]
+    err = capsys.readouterr().err
+    first_frame = err.split("\r")[1]
     assert "resumed" in first_frame and "2/5" in first_frame, first_frame
+    assert "resuming 2 of 5 tasks" in err.split("\r")[0]
+    run_tasks(_draw, tasks, backend=Backend(checkpoint=tmp_path, progress=False))
+    assert capsys.readouterr().err == (  # said without a bar too
+        f"osustat reproduce: resuming 5 of 5 tasks from {tmp_path} (made by the same code, "
+        "settings and data)\n"
+    )
 
 
 def test_keys_do_not_depend_on_insertion_or_hash_order():
@@ -82,7 +89,10 @@ def test_interrupted_reproduce_resumes_byte_identical(tmp_path, monkeypatch, cap
     monkeypatch.setattr(synthetic_run, "generate_episode", counted)
     assert main(argv) == 0
     assert len(calls) == 2  # only the unfinished episodes ran
-    assert " 1/3 " in capsys.readouterr().err.split("\r")[1]  # the bar starts at the resumed
+    err = capsys.readouterr().err
+    assert " 1/3 " in err.split("\r")[1]  # the bar starts at the resumed
+    said = f"resuming 1 of 3 tasks from {ckpt} (made by the same code, settings and data)\n"
+    assert said in err.split("\r")[0]  # one line, before the bar
     for name in ("records.csv", "membership.csv", "structure.json"):
         assert (out / name).read_bytes() == (fresh / name).read_bytes(), name
     assert not ckpt.exists()
@@ -134,6 +144,16 @@ def test_tau_and_toolbench_sweeps_resume_from_their_checkpoints(tmp_path, monkey
         toolbench_run.run_episodes(other, eps, chunk=1, backend=backend)
 
 
+def _interrupt_after_two(argv, tmp_path, monkeypatch, capsys):
+    """Run `argv` (into ``tmp_path / "s"``) until two episodes finished, then interrupt it."""
+    bomb, _ = _failing_after(2, synthetic_run.generate_episode)
+    monkeypatch.setattr(synthetic_run, "generate_episode", bomb)
+    with pytest.raises(_Boom):
+        main(argv)
+    assert len(list((tmp_path / ".s.sweep").glob("*.pkl"))) == 2
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize(
     ("change", "what"),
     [("code", "benchmark code"), ("settings", "settings and data")],
@@ -147,12 +167,7 @@ def test_a_resume_after_a_code_or_settings_change_recomputes(
 
     out = tmp_path / "s"
     argv = ["reproduce", "synthetic", "--out", str(out), *ARGS, "--no-progress"]
-    bomb, _ = _failing_after(2, synthetic_run.generate_episode)
-    monkeypatch.setattr(synthetic_run, "generate_episode", bomb)
-    with pytest.raises(_Boom):
-        main(argv)
-    assert len(list((tmp_path / ".s.sweep").glob("*.pkl"))) == 2
-    capsys.readouterr()
+    _interrupt_after_two(argv, tmp_path, monkeypatch, capsys)
     if change == "code":
         real = driver._source_digest
         monkeypatch.setattr(
@@ -166,3 +181,34 @@ def test_a_resume_after_a_code_or_settings_change_recomputes(
     assert len(calls) == 3  # every episode again: nothing stale reloaded
     err = capsys.readouterr().err
     assert f"2 finished task(s) in {tmp_path / '.s.sweep'} were made with other {what}" in err
+
+
+def test_a_resume_after_the_user_retriever_was_edited_recomputes(tmp_path, monkeypatch, capsys):
+    """Finished tasks made by an earlier version of a `--retriever` module are not reloaded
+    (the review's run mixed 240 old-code rows into the new records): the module's file is
+    part of what made them."""
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "my_retriever.py"
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    module = mods / "edited_retriever.py"
+    module.write_text(example.read_text())
+    monkeypatch.syspath_prepend(str(mods))
+    monkeypatch.delitem(sys.modules, "edited_retriever", raising=False)
+    out = tmp_path / "s"
+    argv = ["reproduce", "synthetic", "--out", str(out), *ARGS, "--no-progress"]
+    argv += ["--retriever", "edited_retriever:RecencyCosine"]
+    _interrupt_after_two(argv, tmp_path, monkeypatch, capsys)
+    text = module.read_text()
+    assert "weight: float = 0.2" in text
+    module.write_text(text.replace("weight: float = 0.2", "weight: float = 5.0"))
+    counted, calls = _failing_after(10**9, GENERATE)
+    monkeypatch.setattr(synthetic_run, "generate_episode", counted)
+    assert main(argv) == 0
+    assert len(calls) == 3  # every episode again: no task of the old code reloaded
+    err = capsys.readouterr().err
+    ckpt = tmp_path / ".s.sweep"
+    assert f"2 finished task(s) in {ckpt} were made with other user retriever code" in err
+    monkeypatch.delitem(sys.modules, "edited_retriever", raising=False)

@@ -132,6 +132,10 @@ class TestReproduce:
         ]
         for name in names:
             assert (a.out / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+        doc = (Path(__file__).resolve().parents[2] / "docs" / "synthetic.md").read_text()
+        listed = doc[doc.index("Writes `records.parquet`") : doc.index("With `--sensitivity`")]
+        for written in a.out.iterdir():  # the doc lists every output (it left out the SVG)
+            assert f"`{written.name}`" in listed, written.name
         report = (a.out / "report.md").read_text()
         # It opens like LoCoMo's: what was run, headline with unit and n, choices; then tables.
         assert report.index("## Summary") < report.index("## Layout check")

@@ -124,6 +124,16 @@ def test_a_different_run_is_refused_without_force(tmp_path):
     with pytest.raises(OutputError, match="different run"):
         check_target(out, "abc", command="osustat analyze r.csv --alpha 0.1 --out x")
     assert check_target(out, "abc", command="osustat analyze r.csv --alpha 0.1", force=True)
+    how = "osustat analyze r.csv --jobs 2 --alpha 0.05 --scheduler=tcp://h:1 --out x"
+    assert check_target(out, "abc", command=how) == out  # how it ran, not what it computed
+
+
+def test_run_options_leave_out_how_a_run_is_carried_out():
+    from osustat.provenance import _run_options
+
+    given = "osustat reproduce s --jobs 4 --no-progress --cache /c --scheduler=tcp://h:1 --seed 2"
+    assert _run_options(given) == ["osustat", "reproduce", "s", "--seed", "2"]
+    assert _run_options("osustat reproduce s --jobs=4 --force --seed 2") == _run_options(given)
 
 
 @pytest.mark.parametrize(
