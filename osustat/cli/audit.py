@@ -120,7 +120,6 @@ def audit_command(args: argparse.Namespace) -> int:
             raise ValueError("`--records` is required (or `--check-paper` alone).")
         check_option_count(args.seed, "--seed", 0, 2**63 - 1)
         return _paper_checks_only(args)
-    from osustat import validate_records
     from osustat.audit.claims import load_claims
     from osustat.audit.run import audit
     from osustat.provenance import Provenance, atomic_output, write_json
@@ -143,20 +142,7 @@ def audit_command(args: argparse.Namespace) -> int:
     files = [("claims", claims_path), *files]
     notes, exclusions = input_notes(loaded, f"`{files[1][1]}`", len(raw))
     input_lines = [f"- {n}" for n in notes]
-    unmatched: list[str] = []
-    named = raw
-    if aliases:
-        raw, unmatched = _apply_aliases(raw, aliases)
-    try:
-        records = validate_records(raw)
-    except ValueError as exc:
-        merging = _merging_aliases(named, aliases) if aliases else []
-        if not merging or "duplicate record keys" not in str(exc):
-            raise
-        raise ValueError(
-            f"`--alias` {', '.join(merging)} renames to a name the records already hold, so "
-            f"two methods' (or benchmarks') rows share their keys: {exc}"
-        ) from None
+    records, unmatched = _aliased_records(raw, aliases)
     result = audit(
         claims,
         records,
@@ -167,27 +153,7 @@ def audit_command(args: argparse.Namespace) -> int:
     )
     unchecked = result.counts()["not checkable"]
     _warn_unchecked(result, unchecked)
-    preamble = [
-        f"- Claims file: `{args.claims}`.",
-        *input_lines,
-        f"- Records hold methods {sorted(records['method'].unique().tolist())}, benchmarks "
-        f"{sorted(records['benchmark'].unique().tolist())}.",
-        f"- Excluded claims: {unchecked} not checkable against these records (listed below "
-        "with the reason); they are left out of their family's correction.",
-        f"- Master seed {args.seed}: the same seed, claims and records give the same report.",
-    ]
-    applied = {a: b for a, b in aliases.items() if a not in unmatched}
-    if applied:
-        preamble.append(
-            "- Aliases applied to the records: "
-            + ", ".join(f"`{a}` → `{b}`" for a, b in applied.items())
-            + "."
-        )
-    if unmatched:
-        preamble.append(
-            "- Aliases that matched no method or benchmark of the records (they renamed "
-            "nothing): " + ", ".join(f"`{a}` → `{aliases[a]}`" for a in unmatched) + "."
-        )
+    preamble = _preamble(args, input_lines, records, unchecked, aliases, unmatched)
     prov = Provenance.for_files(
         [(r, p) for r, p in files],
         command=args.command_line,
@@ -220,3 +186,59 @@ def audit_command(args: argparse.Namespace) -> int:
     else:
         print(text)
     return 0
+
+
+def _aliased_records(raw: Any, aliases: dict[str, str]) -> tuple[Any, list[str]]:
+    """The records validated after `--alias` renamed their methods and benchmarks, and the
+    aliases that matched nothing; an alias onto a name the records hold is named as the cause
+    of the duplicate keys it makes."""
+    from osustat import validate_records
+
+    unmatched: list[str] = []
+    named = raw
+    if aliases:
+        raw, unmatched = _apply_aliases(raw, aliases)
+    try:
+        return validate_records(raw), unmatched
+    except ValueError as exc:
+        merging = _merging_aliases(named, aliases) if aliases else []
+        if not merging or "duplicate record keys" not in str(exc):
+            raise
+        raise ValueError(
+            f"`--alias` {', '.join(merging)} renames to a name the records already hold, so "
+            f"two methods' (or benchmarks') rows share their keys: {exc}"
+        ) from None
+
+
+def _preamble(
+    args: argparse.Namespace,
+    input_lines: list[str],
+    records: Any,
+    unchecked: int,
+    aliases: dict[str, str],
+    unmatched: list[str],
+) -> list[str]:
+    """The report's opening lines: the claims file, the inputs, what the records hold, the
+    claims left out, the seed and the aliases (applied, and matching nothing)."""
+    preamble = [
+        f"- Claims file: `{args.claims}`.",
+        *input_lines,
+        f"- Records hold methods {sorted(records['method'].unique().tolist())}, benchmarks "
+        f"{sorted(records['benchmark'].unique().tolist())}.",
+        f"- Excluded claims: {unchecked} not checkable against these records (listed below "
+        "with the reason); they are left out of their family's correction.",
+        f"- Master seed {args.seed}: the same seed, claims and records give the same report.",
+    ]
+    applied = {a: b for a, b in aliases.items() if a not in unmatched}
+    if applied:
+        preamble.append(
+            "- Aliases applied to the records: "
+            + ", ".join(f"`{a}` → `{b}`" for a, b in applied.items())
+            + "."
+        )
+    if unmatched:
+        preamble.append(
+            "- Aliases that matched no method or benchmark of the records (they renamed "
+            "nothing): " + ", ".join(f"`{a}` → `{aliases[a]}`" for a in unmatched) + "."
+        )
+    return preamble
