@@ -245,9 +245,12 @@ def _summary_section(result: AuditResult) -> list[str]:
     ]
     for st in STANDARDS:
         rep, _, _ = _survivors(result, st)
+        counts = result.counts(st)
+        unchecked = counts.pop("not checkable", 0)
+        aside = f"; {unchecked} more not checkable" if unchecked else ""
         out.append(
             f"- **{st.capitalize()}**: {rep} of {checkable} checkable claims reproduced "
-            f"({_counts_line(result.counts(st))})."
+            f"({_counts_line(counts)}){aside}."
         )
     out += [
         f"- Recomputed tests: two-sided paired sign-flip, {result.n_resamples:,} resamples "

@@ -114,7 +114,12 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"claims file {source!r} is not valid TOML: {exc}.") from None
+        hint = (
+            " (a claims file is TOML, one [[claim]] table per claim: docs/audit.md)"
+            if str(source).lower().endswith(".json")
+            else ""
+        )
+        raise ValueError(f"claims file {source!r} is not valid TOML: {exc}{hint}.") from None
     unknown = sorted(set(data) - set(_TOP_KEYS))
     if unknown:
         raise ValueError(
@@ -131,6 +136,11 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
         )
     families = _families(data.get("family", {}), source)
     raw_claims = data.get("claim", [])
+    if isinstance(raw_claims, dict):
+        raise ValueError(
+            f"claims file {source!r}: `[claim]` is a single table; write `[[claim]]` (two "
+            "brackets) above each claim."
+        )
     if not isinstance(raw_claims, list) or not raw_claims:
         raise ValueError(
             f"claims file {source!r} has no claims; add one [[claim]] table per claim."

@@ -42,6 +42,14 @@ class TestParseClaims:
         with pytest.raises(ValueError, match=r"claims file 'x.toml' is not valid TOML: .*line 2"):
             parse_claims("[[claim]]\nid = \n", source="x.toml")
 
+    def test_a_json_file_and_a_single_claim_table_say_what_to_write(self):
+        # a new user's review: a claims file in JSON, and [claim] for [[claim]]
+        with pytest.raises(ValueError, match=r"not valid TOML: .*one \[\[claim\]\] table per"):
+            parse_claims('{"claim": []}', source="claims.json")
+        single = '[claim]\nid = "a"\n'
+        with pytest.raises(ValueError, match=r"`\[claim\]` is a single table; write `\[\[claim"):
+            parse_claims(single, source="c.toml")
+
     def test_unknown_top_level_key(self):
         with pytest.raises(ValueError, match=r"unknown top-level keys \['claims'\]"):
             parse_claims(claims_with(head="claims = 1\n"))
