@@ -44,9 +44,12 @@ def test_pilot_records_give_one_row_per_cell(capsys):
 def test_pilot_records_json_lists_refused_cells(capsys):
     args = ["plan", *PILOT, "--budget", "256", "--effect", "0.5", "--cell", "T+E+,all"]
     assert main([*args, "--json"]) == 1  # neither cell planned
-    got = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    got = json.loads(captured.out)
     assert set(got["pilot_sizes"]) == {"T+E+", "all"}
-    assert "T+E+" in got["refused"] and "`effect`" in got["refused"]["T+E+"]
+    # the command line's option names, as in the table
+    assert "T+E+" in got["refused"] and "`--effect`" in got["refused"]["T+E+"]
+    assert "(the JSON's `refused` says why)" in captured.err
 
 
 @pytest.mark.parametrize(

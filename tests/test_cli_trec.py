@@ -122,7 +122,9 @@ def test_measures_through_cli_with_depth_axis(tmp_path, capsys):
 def test_unknown_measure_names_it(capsys):
     args = ["analyze", str(TREC / "bm25.run"), "--qrels", str(QRELS), "--depth", "10"]
     assert main([*args, "--measure", "nDCG@x", "--treatment", "a", "--baseline", "b"]) == 2
-    assert "ir_measures does not know 'nDCG@x'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "ir_measures does not know 'nDCG@x'" in err
+    assert "`--measure` (Python: measures=)" in err  # the option, not only the parameter
 
 
 # -- TREC habits (issue 24) ---------------------------------------------------------------

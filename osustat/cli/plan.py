@@ -177,6 +177,8 @@ def _plan(args: argparse.Namespace) -> int:
                 **options,
             )
             payload = cells.to_dict()
+            # the command line's words for a refusal, in the JSON as in the table
+            payload["refused"] = {c: _as_options(w) for c, w in payload["refused"].items()}
             text = _cells_text(cells, args)
     except (ValueError, TypeError) as exc:
         raise type(exc)(_as_options(str(exc))) from None
@@ -189,7 +191,8 @@ def _plan(args: argparse.Namespace) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # no second "Broken pipe" at exit
     if args.records is not None and not payload["plans"]:
         # valid input, no answer: exit 1, as `check-retriever` for a failed contract
-        print("osustat plan: no cell could be planned (each row says why)", file=sys.stderr)
+        why = "the JSON's `refused` says why" if args.json else "each row says why"
+        print(f"osustat plan: no cell could be planned ({why})", file=sys.stderr)
         return 1
     return 0
 

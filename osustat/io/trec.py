@@ -77,8 +77,8 @@ def _measures(names: Sequence[str]) -> list[Any]:
         metric = str(meas).lower()  # the records' metric name
         if metric in seen:
             raise ValueError(
-                f"`measures`: {seen[metric]!r} and {name!r} are the same measure ({meas}); "
-                "give it once."
+                f"`--measure` (Python: measures=): {seen[metric]!r} and {name!r} are the same "
+                f"measure ({meas}); give it once."
             )
         seen[metric] = name
         out.append(meas)
@@ -110,7 +110,9 @@ def _parse_measure(ir_measures: Any, name: str) -> Any:
         if found
         else "; examples: nDCG@10, AP, P@5, RR, R@100"
     )
-    raise ValueError(f"`measures`: ir_measures does not know {name!r} ({error}){hint}.")
+    raise ValueError(
+        f"`--measure` (Python: measures=): ir_measures does not know {name!r} ({error}){hint}."
+    )
 
 
 def records_from_trec(

@@ -204,6 +204,8 @@ def test_a_resume_after_the_user_retriever_was_edited_recomputes(tmp_path, monke
     text = module.read_text()
     assert "weight: float = 0.2" in text
     module.write_text(text.replace("weight: float = 0.2", "weight: float = 5.0"))
+    # the CLI's second run is a new process: it imports the edited module, not the cached one
+    monkeypatch.delitem(sys.modules, "edited_retriever", raising=False)
     counted, calls = _failing_after(10**9, GENERATE)
     monkeypatch.setattr(synthetic_run, "generate_episode", counted)
     assert main(argv) == 0
@@ -211,4 +213,5 @@ def test_a_resume_after_the_user_retriever_was_edited_recomputes(tmp_path, monke
     err = capsys.readouterr().err
     ckpt = tmp_path / ".s.sweep"
     assert f"2 finished task(s) in {ckpt} were made with other user retriever code" in err
+    assert sys.modules["edited_retriever"].RecencyCosine().weight == 5.0  # the edited code ran
     monkeypatch.delitem(sys.modules, "edited_retriever", raising=False)
