@@ -522,9 +522,10 @@ def _run_check(name: str, factory: Factory) -> tuple[CheckResult, bool]:
     try:
         CHECKS[name](factory)
     except ContractViolation as exc:
-        return CheckResult(name, False, str(exc)), True
+        return CheckResult(name, False, str(exc) or type(exc).__name__), True
     except Exception as exc:
-        return CheckResult(name, False, f"{type(exc).__name__}: {exc}"), False
+        said = f": {exc}" if str(exc) else ""  # RuntimeError() has no message of its own
+        return CheckResult(name, False, f"{type(exc).__name__}{said}"), False
     return CheckResult(name, True), False
 
 

@@ -284,3 +284,20 @@ class TestLoadRetriever:
     def test_make_unknown(self):
         with pytest.raises(ValueError, match="unknown retrieval method 'x'"):
             make("x")
+
+
+def test_a_check_raising_without_a_message_names_the_exception(monkeypatch):
+    """`RuntimeError()` printed "RuntimeError: " and an empty ContractViolation nothing at all
+    (a review of the day's changes): the exception's name stands in for a missing message."""
+    from osustat.retrieval.contract import _run_check
+
+    def raises(exc):
+        def check(factory):
+            raise exc
+
+        return check
+
+    monkeypatch.setitem(CHECKS, "bare", raises(RuntimeError()))
+    monkeypatch.setitem(CHECKS, "empty", raises(ContractViolation("")))
+    assert _run_check("bare", None)[0].message == "RuntimeError"
+    assert _run_check("empty", None)[0].message == "ContractViolation"
