@@ -149,7 +149,8 @@ def add_data_parser(sub: Any) -> None:
         help="list, fetch and verify the datasets of the real-data pipelines",
         description="Datasets live in $OSUSTAT_DATA_DIR (a folder per dataset) or the user "
         "cache; `fetch` downloads from the pinned upstream URLs, or from "
-        "$OSUSTAT_DATA_MIRROR/<dataset>/<file> when set, and checks every SHA-256.",
+        "$OSUSTAT_DATA_MIRROR/<dataset>/<file> when set (a server's URL, or a local folder "
+        "copied from), and checks every SHA-256.",
     )
     acts = dp.add_subparsers(dest="action", required=True, help="list, fetch, verify or path")
     acts.add_parser(

@@ -3,7 +3,8 @@
 The data folder is ``$OSUSTAT_DATA_DIR`` when set (a local copy laid out like the shared data: one
 folder per dataset, the registry's file names), else the user cache folder (``~/.cache/osustat``
 on Linux). ``fetch`` downloads with pooch from the upstream URLs at their pinned commits, or from
-``$OSUSTAT_DATA_MIRROR/<dataset folder>/<file>`` when that is set (prepared files then come ready
+``$OSUSTAT_DATA_MIRROR/<dataset folder>/<file>`` when that is set — a server's URL, or a folder on
+this machine (a path or a ``file://`` URL), whose files are copied (prepared files then come ready
 made; hashes are checked all the same). Files are downloaded into a staging folder beside the
 target, checked against the registry's SHA-256, and only then moved into place one by one, so a
 dataset folder never holds a partial or unverified download; fetched files get the ordinary
@@ -203,13 +204,27 @@ def _download(url: str, dest: Path, progress: bool, dataset: str = "") -> Path:
         folder = data_dir() / (get_dataset(dataset).folder if dataset else "<dataset>")
         raise DataFetchError(
             f"could not download {url} ({type(exc).__name__}: {reason}). Without network: "
-            f"set {MIRROR_ENV} to a server holding <dataset>/<file> (a copy of the data "
-            f"folder), or copy the files into {folder} by hand (`osustat data list` shows "
-            "the sources, `osustat data verify` checks the copy)."
+            f"set {MIRROR_ENV} to a copy of the data folder holding <dataset>/<file> (a local "
+            f"folder, or a server's URL), or copy the files into {folder} by hand (`osustat "
+            "data list` shows the sources, `osustat data verify` checks the copy)."
         ) from exc
     finally:
         logger.setLevel(level)
     return Path(got)
+
+
+def _local_mirror(mirror: str | None) -> Path | None:
+    """The folder a mirror names on this machine (a path, or a ``file://`` URL), else None: a
+    server's URL is downloaded from."""
+    if not mirror:
+        return None
+    if mirror.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return Path(unquote(urlparse(mirror).path))
+    if "://" in mirror:
+        return None
+    return Path(mirror).expanduser()
 
 
 def _ordinary_permissions(path: Path) -> None:
@@ -226,7 +241,18 @@ def _stage_file(
     dest = staging / f.path
     dest.parent.mkdir(parents=True, exist_ok=True)
     what = f"{ds.name}/{f.path}"
-    if mirror or f.url:
+    local = _local_mirror(mirror)
+    if local is not None:  # a copy of the data folder on this machine: copied, then checked
+        copy = local / ds.folder / f.path
+        if not copy.is_file():
+            raise DataFetchError(
+                f"{MIRROR_ENV} {mirror!r} is a local folder, but it holds no {copy} "
+                "(a mirror holds <dataset folder>/<file>, as `osustat data list` names them)."
+            )
+        origin = str(copy)
+        got = dest
+        shutil.copyfile(copy, got)
+    elif mirror or f.url:
         origin = f"{mirror.rstrip('/')}/{ds.folder}/{f.path}" if mirror else str(f.url)
         got = _download(origin, dest, progress, ds.name)
     else:

@@ -141,3 +141,34 @@ def test_locomo_systems_licenses_are_shown_before_download(fresh, capsys):
         assert hashlib.sha256(data).hexdigest() == f.sha256
     assert main(["data", "verify", "locomo-systems"]) == 0
     assert "5 of 5 files verified" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("form", ["path", "file-url"])
+def test_a_local_folder_is_a_mirror_too(tmp_path, monkeypatch, mirror, capsys, form):
+    """Without network the obvious mirror is a copy of the data folder on this machine: a path
+    or a file:// URL is copied from and checked like a download (a new user's review: it said
+    "Unrecognized URL protocol 'file'")."""
+    served, _ = mirror
+    local = tmp_path / "data"
+    monkeypatch.setenv("OSUSTAT_DATA_DIR", str(local))
+    monkeypatch.setenv("OSUSTAT_DATA_MIRROR", str(served) if form == "path" else served.as_uri())
+    assert main(["data", "fetch", NAME, "--no-progress"]) == 0
+    for f in get_dataset(NAME).files:
+        data = (local / NAME / f.path).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == f.sha256
+    assert "fetched from mirror" in capsys.readouterr().err
+    # a wrong copy is refused as a wrong download is, and the folder is left as it was
+    shutil.rmtree(local)
+    first = get_dataset(NAME).files[0].path
+    (served / NAME / first).write_bytes(b"not the file")
+    assert main(["data", "fetch", NAME, "--no-progress"]) == 2
+    assert not (local / NAME / first).exists()
+
+
+def test_a_local_mirror_lacking_a_file_names_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OSUSTAT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("OSUSTAT_DATA_MIRROR", str(tmp_path / "empty"))
+    (tmp_path / "empty").mkdir()
+    assert main(["data", "fetch", NAME, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "is a local folder, but it holds no" in err and str(tmp_path / "empty" / NAME) in err
