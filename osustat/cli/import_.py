@@ -69,10 +69,8 @@ def summary(records: Any, coverages: list[Any]) -> list[str]:
             f"{m} {r['mean']:.4f} (n {int(r['size']):,})" for m, r in means.iterrows()
         )
         lines.append(f"mean {metric}: {shown}")
-    queries = records.groupby("method")[["episode_id", "query_id"]].apply(
-        lambda d: set(map(tuple, d.drop_duplicates().to_numpy()))
-    )
-    for a, b in itertools.combinations(sorted(queries.index), 2):
+    queries = questions(records)
+    for a, b in itertools.combinations(sorted(queries), 2):
         shared = queries[a] & queries[b]
         convs = len({e for e, _ in shared})
         if convs >= 2:
@@ -91,37 +89,36 @@ def summary(records: Any, coverages: list[Any]) -> list[str]:
     return lines
 
 
-def _answer_sets(records: Any) -> int:
-    """How many distinct sets of (conversation, question) the systems answered."""
-    keys = records.groupby("method")[["episode_id", "query_id"]].apply(
-        lambda d: frozenset(map(tuple, d.drop_duplicates().to_numpy()))
-    )
-    return len(set(keys))
+def questions(records: Any) -> dict[str, frozenset[tuple[Any, Any]]]:
+    """The (conversation, question) pairs each system answered."""
+    by = records.groupby("method")[["episode_id", "query_id"]]
+    return {m: frozenset(map(tuple, d.drop_duplicates().to_numpy())) for m, d in by}
 
 
 def intersection(records: Any) -> tuple[Any, list[str]]:
     """The records of the questions every system answered, and one line per system saying
     how many of its questions (and record rows) were dropped, with a few of them named."""
+    import pandas as pd
+
     from osustat._validation import list_some
 
-    key = records["episode_id"].astype(str) + "\x1f" + records["query_id"].astype(str)
-    per = key.groupby(records["method"]).agg(lambda k: set(k))
-    shared = set.intersection(*per.to_list())
-    keep = key.isin(shared)
+    per = questions(records)
+    shared = frozenset.intersection(*per.values())
+    if not shared:
+        raise ValueError("--intersection: no question is answered by every system.")
+    keep = pd.MultiIndex.from_frame(records[["episode_id", "query_id"]]).isin(list(shared))
     lines = [
         f"--intersection: kept the {len(shared):,} questions every system answered "
         f"({int(keep.sum()):,} of {len(records):,} record rows)"
     ]
-    for method, mine in per.items():
+    for method, mine in sorted(per.items()):
         gone = sorted(mine - shared)
-        rows = int((~keep & (records["method"] == method)).sum())
-        named = f": {list_some([g.split(chr(31))[1] for g in gone])}" if gone else ""
+        rows = int((~keep & (records["method"] == method).to_numpy()).sum())
+        named = f": {list_some([q for _, q in gone])}" if gone else ""
         lines.append(
             f"  {method}: dropped {len(gone):,} questions not every system answered "
             f"({rows:,} record rows){named}"
         )
-    if not shared:
-        raise ValueError("--intersection: no question is answered by every system.")
     return records[keep].reset_index(drop=True), lines
 
 
@@ -186,7 +183,7 @@ def _import(args: argparse.Namespace) -> int:
     base = sorted(m for m in metrics if "." not in m)
     metric = "judge" if "judge" in base else base[0]
     strata = sorted(m for m in metrics if m.startswith(f"{metric}.") and m != f"{metric}.cells")
-    if len(names) >= 2 and not args.intersection and _answer_sets(records) > 1:
+    if len(names) >= 2 and not args.intersection and len(set(questions(records).values())) > 1:
         print(
             "note: the systems answer different questions; `osustat analyze` pairs every "
             "question and refuses unpaired ones (never dropped silently): re-import with "
