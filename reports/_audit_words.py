@@ -162,13 +162,12 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
     if code == "wrong-side-underpowered":
         mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
         return (
-            f"opposite direction, not significant: {what} {fmt_signed(effect)} lies {other} "
-            f"{t:g}{mde_text}; {p_text}"
+            f"not significant: {what} {fmt_signed(effect)} lies {other} {t:g}{mde_text}; {p_text}"
         )
     if code == "wrong-side-no-magnitude":
         mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
         return (
-            f"opposite direction, not significant: {what} {fmt_signed(effect)} lies {other} "
+            f"not significant: {what} {fmt_signed(effect)} lies {other} "
             f"{t:g}{mde_text}; the claim prints no effect, so whether the test could have "
             f"found it is unknown; {p_text}"
         )
