@@ -40,3 +40,39 @@ class TestCellConditional:
     def test_verdicts(self):
         assert verdict(0.01, -0.2, 0.1) == "hurts"
         assert verdict(0.2, 0.3, 0.1) == "no evidence either way at this n"
+
+    def test_rows_print_the_interval_expanded_for_their_clusters(self):
+        # each row's interval is bootstrap_ci's expanded BCa over the row's episodes (k = the
+        # episodes the row spans, not its queries): wider than the textbook interval
+        import numpy as np
+
+        from osustat import bootstrap_ci
+
+        hits = np.random.default_rng(1).random(20) < 0.6  # episodes of unequal means
+        frame = pd.DataFrame(
+            {
+                "episode_id": [f"e{i % 5}" for i in range(20)] * 2,
+                "query_id": [f"q{i}" for i in range(20)] * 2,
+                "method": ["a"] * 20 + ["b"] * 20,
+                "budget": 1,
+                "metric": "hit@2",
+                "value": np.r_[hits, np.zeros(20)],
+                "cell": (["T+E+"] * 10 + ["T-E-"] * 10) * 2,
+            }
+        )
+        data = paired(frame, "a", "b", metric="hit@2", budget=1)
+        res = cell_conditional(data, n_resamples=99, bootstrap_resamples=400, rng=0)
+        row = res.aggregate
+        assert row.ci.method == "expanded-bca" and row.ci.n_clusters == 5
+        plain = bootstrap_ci(
+            data.differences, clusters=data.episode_ids, n_resamples=400, rng=0, expand=False
+        )
+        assert row.ci.high - row.ci.low > plain.high - plain.low > 0
+        # expanded for k = 5 clusters, not for the 20 queries
+        from osustat.bootstrap import expanded_alpha
+
+        at_k = bootstrap_ci(
+            data.differences, clusters=data.episode_ids, n_resamples=400, rng=0, expand=False,
+            level=1 - expanded_alpha(0.05, 5),
+        )  # fmt: skip
+        assert (row.ci.low, row.ci.high) == pytest.approx((at_k.low, at_k.high), rel=1e-12)

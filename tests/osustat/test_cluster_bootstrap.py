@@ -30,14 +30,21 @@ class TestClusterBootstrapCI:
 
     # -- Reference values --
     def test_same_stream_as_bootstrap_ci(self):
-        """A mean over clusters gives bootstrap_ci's percentile interval: one engine."""
+        """A mean over clusters gives bootstrap_ci's percentile interval (unexpanded): one
+        engine."""
         rng = np.random.default_rng(0)
         d = rng.normal(size=40)
         clusters = np.repeat(np.arange(10), 4)
         totals = np.column_stack([np.bincount(clusters, d), np.bincount(clusters)])
         a = cluster_bootstrap_ci(totals, _ratio, n_resamples=999, rng=3, level=0.9)
         b = bootstrap_ci(
-            d, clusters=clusters, method="percentile", n_resamples=999, rng=3, level=0.9
+            d,
+            clusters=clusters,
+            method="percentile",
+            n_resamples=999,
+            rng=3,
+            level=0.9,
+            expand=False,
         )
         assert a.low == pytest.approx(b.low, abs=1e-12)
         assert a.high == pytest.approx(b.high, abs=1e-12)
