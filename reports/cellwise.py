@@ -92,6 +92,26 @@ def _agreement(res: AnalysisResult, comp: Comparison) -> list[str]:
     )
 
 
+def _few_units(comp: Comparison) -> list[str]:
+    """A note naming the rows whose interval rests on 5 or fewer units or clusters: no
+    bootstrap interval of a mean can hold the true mean 95% of the time there."""
+    few = [
+        f"{row.label} (k = {row.effect.ci.n_clusters})"
+        for row in comp.rows
+        if row.effect.ci.n_clusters <= 5
+    ]
+    if not few:
+        return []
+    return [
+        "",
+        f"Intervals from 5 or fewer units or clusters: {', '.join(few)}. No bootstrap interval "
+        "of a mean can hold the true mean at the stated level there: it lies within the k "
+        "units' (clusters') range, which misses a symmetric law's mean with chance 2^(1−k) — "
+        "coverage at most .94 at k = 5, .88 at 4, .75 at 3, .50 at 2; read them as the spread "
+        "of these units, not as 95% intervals.",
+    ]
+
+
 def _reproduction(comp: Comparison) -> list[str]:
     """ER and ΔRI of the rows that have an original (reference run or printed means)."""
     rows = [r for r in comp.rows if r.reproduction is not None]
@@ -132,11 +152,48 @@ def _reproduction(comp: Comparison) -> list[str]:
     return out
 
 
+#: How a bootstrap interval's `method` reads in a caption.
+_INTERVAL_NAMES = {
+    "bca": "BCa",
+    "percentile": "percentile",
+    "expanded-bca": "BCa (expanded for small n)",
+    "expanded-percentile": "percentile (expanded for small n)",
+}
+
+
+def _interval_name(method: str) -> str:
+    return _INTERVAL_NAMES.get(method, method)
+
+
+#: The measured coverage the preamble quotes (benchmarks/results-ci_coverage.md; a test reads
+#: them off that table, so a re-run that moves them fails until this follows).
+COVERAGE_FIGURES = {
+    "normal": ".86–.92",
+    "normal expanded": ".93–.96",
+    "lognormal expanded": ".83–.89",
+}
+
+
+def _expansion_note(res: AnalysisResult) -> str:
+    """Why the intervals are expanded (once, in the preamble; nothing when they are not)."""
+    if not res.comparisons[0].rows[-1].effect.ci.method.startswith("expanded-"):
+        return ""
+    return (
+        " (expanded: the quantiles are read at the level whose normal quantile is "
+        "sqrt(k/(k−1))·t(k−1) for k units or clusters — Hesterberg 2015 — since the textbook "
+        "interval of a mean from few units is too narrow: normal samples of 6 and 10 covered "
+        f"{COVERAGE_FIGURES['normal']} of the time at 95%, expanded "
+        f"{COVERAGE_FIGURES['normal expanded']}; skewed ones stay below: lognormal samples of "
+        f"6–20 {COVERAGE_FIGURES['lognormal expanded']} expanded; docs/validation.md, "
+        "“The printed interval as a procedure”)"
+    )
+
+
 def _ci_caption(res: AnalysisResult) -> str:
     first = res.comparisons[0].rows[-1].effect.ci
     clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for c in res.comparisons for r in c.rows)
     return (
-        f"{first.level:.0%} {first.method} bootstrap intervals"
+        f"{first.level:.0%} {_interval_name(first.method)} bootstrap intervals"
         + (" (resampling episodes: clusters of queries)" if clustered else "")
         + f", {res.bootstrap_resamples:,} resamples"
     )
@@ -287,13 +344,14 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         f"Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "
         f"when 2^n ≤ {res.resamples:,}) or Monte Carlo with {res.resamples:,} random sign "
         "vectors, named per row with the Monte Carlo standard error of p. Intervals: "
-        f"{_ci_caption(res)}. Significance marks (column sig., on the corrected p; raw p for "
-        "rows outside a family; also on the interaction p): . ≤ .10, * ≤ .05, ** ≤ .01, "
-        "*** ≤ .001 (the verdicts' p ≤ α rule). f·Δ is each cell's contribution to the "
-        "aggregate (they sum to the aggregate Δ). W/T/L: units where the treatment scores "
-        "above / equal to / below the baseline; d_z: mean Δ / SD of the differences (Cohen's "
-        "d for paired samples, n/a when every difference is equal); CLES: (W + T/2) / n, the "
-        "chance the treatment beats the baseline on a unit drawn at random (ties half).",
+        f"{_ci_caption(res)}{_expansion_note(res)}. Significance marks (column sig., on the "
+        "corrected p; raw p for rows outside a family; also on the interaction p): . ≤ .10, "
+        "* ≤ .05, ** ≤ .01, *** ≤ .001 (the verdicts' p ≤ α rule). f·Δ is each cell's "
+        "contribution to the aggregate (they sum to the aggregate Δ). W/T/L: units where the "
+        "treatment scores above / equal to / below the baseline; d_z: mean Δ / SD of the "
+        "differences (Cohen's d for paired samples, n/a when every difference is equal); "
+        "CLES: (W + T/2) / n, the chance the treatment beats the baseline on a unit drawn at "
+        "random (ties half).",
         "",
     ]
 
@@ -324,6 +382,7 @@ def _sections(res: AnalysisResult, figures: dict[Any, str], level: str) -> list[
         out += [f"{level} {comp.heading}", ""]
         out += _table(res, comp)
         out += _agreement(res, comp)
+        out += _few_units(comp)
         out += _reproduction(comp)
         out.append("")
         if r.excluded_cells:
@@ -531,8 +590,8 @@ def forest_figure(res: CellConditionalResult, *, title: str) -> Any:
     ax.set_yticks(ys, [f"{_label(r)} (n={r.n})" for r in rows])
     level = res.aggregate.ci.level
     ax.set_xlabel(
-        f"Δ {res.paired.metric} (treatment − baseline), {level:.0%} {res.aggregate.ci.method} "
-        "bootstrap CI"
+        f"Δ {res.paired.metric} (treatment − baseline), {level:.0%} "
+        f"{_interval_name(res.aggregate.ci.method)} bootstrap CI"
     )
     # At the axes' top, where matplotlib's automatic placement puts it too (the y axis has
     # text labels, so no offset text can push it up), without re-measuring the y axis's

@@ -69,9 +69,9 @@ def render_user_tests(table: pd.DataFrame, skipped: pd.DataFrame, *, n_resamples
         "",
         "Per benchmark, budget and metric: mean paired difference (your retriever − reference) "
         "over the queries both answered (seeds averaged per query), 95% bootstrap CI clustered "
-        f"by episode, two-sided paired sign-flip p ({n_resamples:,} resamples or exact), and "
-        "Holm's adjustment over all tests of the same retriever. `user_retriever_tests.csv` "
-        "holds the table.",
+        f"by episode (expanded for few episodes), two-sided paired sign-flip p "
+        f"({n_resamples:,} resamples or exact), and Holm's adjustment over all tests of the "
+        "same retriever. `user_retriever_tests.csv` holds the table.",
         "",
     ]
     if table.empty:

@@ -166,10 +166,11 @@ def _intro_section(result: Any) -> list[str]:
         f"{g.resamples:,} resamples per test. Methods run: {', '.join(result.methods)}.",
         "",
         "Unit: the episode (per-episode mean of each metric). Effect = mean paired difference, "
-        "95% BCa bootstrap CI, two-sided sign-flip p. Claims against every baseline of a set "
-        "are intersection-union tests (smallest effect, largest p). A claim *holds* at a point "
-        "when its effect has the claimed sign and p <= .05; it is **robust** when it holds at "
-        "every point after Holm over the points, **generator-dependent** when at some, and "
+        "95% BCa bootstrap CI (expanded for small n), two-sided sign-flip p. Claims against "
+        "every baseline of a set are intersection-union tests (smallest effect, largest p). A "
+        "claim *holds* at a point when its effect has the claimed sign and p <= .05; it is "
+        "**robust** when it holds at every point after Holm over the points, "
+        "**generator-dependent** when at some, and "
         "**not reproduced** when at none. Claims of *no* difference (novelty, M_max 6 vs 5) "
         "hold at a point when p > .05.",
         "",

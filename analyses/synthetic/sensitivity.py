@@ -9,7 +9,8 @@ of the paper (Table 2 as in ``analyses/claims/paper.toml``, and Sections 6.1 / 6
 at every point on episode-level paired differences (episodes of all seeds pooled: they are
 independent draws of the same generator):
 
-- effect = mean episode-level difference treatment - baseline, a BCa bootstrap 95% CI, and a
+- effect = mean episode-level difference treatment - baseline, a BCa bootstrap 95% CI (expanded
+  for small n, `osustat.bootstrap_ci`), and a
   two-sided paired sign-flip p-value (one shared set of sign vectors per point);
 - claims against *every* baseline of a set ("beats every retrieval baseline", "highest near
   recall", "sim-only below every baseline") are intersection-union tests: the effect is the

@@ -238,7 +238,8 @@ def _beta_point(
 
 def _target_ci(gaps: Any, rng: np.random.Generator) -> dict[str, float]:
     """95% percentile bootstrap interval of the target-level mean gap (units: distinct
-    targets, as the target-level test), NaN with fewer than two targets."""
+    targets, as the target-level test; expanded for few targets, `bootstrap_ci`'s default),
+    NaN with fewer than two targets."""
     if len(gaps) < 2:
         return {"target_ci_low": float("nan"), "target_ci_high": float("nan")}
     ci = bootstrap_ci(gaps, level=0.95, method="percentile", rng=rng)

@@ -119,7 +119,8 @@ class TestFigures:
                 y: f"{'Aggregate' if r.cell is None else r.cell.value} (n={r.n})"
                 for y, r in zip(ys, rows, strict=True)
             }
-            assert ax.get_title() == "the title" and "bca bootstrap CI" in ax.get_xlabel()
+            assert ax.get_title() == "the title"
+            assert "95% BCa (expanded for small n) bootstrap CI" in ax.get_xlabel()
         finally:
             pyplot().close(fig)
 

@@ -80,3 +80,19 @@ def test_the_mde_legend_and_a_fallen_back_row_say_how_the_count_ratios_were_tilt
     assert "each unit's baseline kept beside its treatment value, or the differences where" in text
     line = next(x for x in text.splitlines() if x.startswith("| T+E+"))
     assert "tilted: the differences, as the treatment's tilt reaches a mean difference" in line
+
+
+def test_rows_whose_interval_rests_on_five_or_fewer_clusters_are_named():
+    # T+E+ spans 6 episodes (k = 6: not named); a cell over 3 episodes is named with its k,
+    # with the bound on any bootstrap interval's coverage there
+    frame = _records()
+    few = frame["cell"].eq("T-E-") & frame["episode_id"].isin(["e6", "e7", "e8"])
+    frame.loc[few, "cell"] = "T+E-"
+    frame.loc[few, "episode_id"] = frame.loc[few, "query_id"].map(lambda q: f"x{int(q[1:]) % 3}")
+    res = analyze(frame, treatment="new", baseline="old", n_resamples=999, rng=0)
+    row = next(r for r in res.comparisons[0].rows if r.label == "T+E-")
+    assert row.effect.ci.n_clusters == 3
+    line = next(x for x in render_analysis(res, figures={}).splitlines()
+                if x.startswith("Intervals from 5 or fewer units"))  # fmt: skip
+    assert "T+E- (k = 3)" in line and "T+E+" not in line
+    assert "coverage at most .94 at k = 5, .88 at 4, .75 at 3, .50 at 2" in line
