@@ -168,3 +168,30 @@ def test_the_plan_text_quotes_the_small_pilot_tables_heavy_tail_limit():
     text = " ".join(_limit_lines({"all": pilot}))
     assert f"3 df, {span('t3', ('20',))} plan an n" in text
     assert f"pilots of 6 and 10, {span('lognormal', ('6', '10'))}." in text
+
+
+def test_the_interval_note_quotes_the_coverage_table():
+    """The report's note on its expanded intervals quotes the committed coverage table
+    (`benchmarks/ci_coverage.py`): normal rows of 6 and 10 (both true means), the textbook BCa
+    and the expanded one, and lognormal rows of 6-20 expanded."""
+    from reports.cellwise import COVERAGE_FIGURES
+
+    lines = [
+        x
+        for x in (ROOT / "benchmarks/results-ci_coverage.md").read_text("utf-8").splitlines()
+        if x.startswith("|")
+    ]
+    head = [h.strip() for h in lines[0].strip("|").split("|")]
+    rows = [dict(zip(head, (c.strip() for c in x.strip("|").split("|")), strict=True))
+            for x in lines[2:]]  # fmt: skip
+
+    def span(design: str, sizes: tuple[str, ...], column: str) -> str:
+        got = sorted(float(r[column]) for r in rows if r["design"] == design and r["n"] in sizes)
+        assert len(got) == 2 * len(sizes), (design, sizes)
+        return f".{round(got[0] * 100):02d}–.{round(got[-1] * 100):02d}"
+
+    assert COVERAGE_FIGURES == {
+        "normal": span("normal", ("6", "10"), "BCa covers"),
+        "normal expanded": span("normal", ("6", "10"), "expanded BCa covers"),
+        "lognormal expanded": span("lognormal", ("6", "10", "20"), "expanded BCa covers"),
+    }
