@@ -255,8 +255,9 @@ def _summary_section(result: AuditResult) -> list[str]:
     out += [
         f"- Recomputed tests: two-sided paired sign-flip, {result.n_resamples:,} resamples "
         "(exact when enumeration is cheap or the metric is 0/1); "
-        f"{result.level:.0%} bootstrap CIs ({result.bootstrap_resamples:,} resamples, "
-        "clustered by episode for queries); Fieller CIs for ratios; MDE at power .8.",
+        f"{result.level:.0%} BCa bootstrap CIs, expanded for few units "
+        f"({result.bootstrap_resamples:,} resamples, clustered by episode for queries; "
+        "docs/statistics.md); Fieller CIs for ratios; MDE at power .8.",
         "- ER; ΔRI: the reproduction measures of Breuer et al. (2020) against the printed "
         "values (means, else the printed effect): ER = recomputed Δ / printed Δ (1: the same "
         "improvement), ΔRI = printed relative improvement − recomputed one (0: the same), "
