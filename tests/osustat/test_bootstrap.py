@@ -94,9 +94,37 @@ class TestBootstrapCI:
         if k == 2:  # two units: every resample mean is one of three values
             assert (ci.low, ci.high) == (d.min(), d.max())
 
+    def test_exact_distribution_is_the_ideal_bootstrap(self):
+        # k = 5: every one of the 5^5 ordered resamples, equally likely, against the 126
+        # multisets weighted by their multinomial probability (an independent enumeration)
+        import itertools
+
+        d = np.random.default_rng(3).lognormal(size=5)
+        full = np.array([d[list(ix)].mean() for ix in itertools.product(range(5), repeat=5)])
+        ci = bootstrap_ci(d, method="percentile", expand=False, rng=0)
+        assert ci.exact and ci.n_resamples == 126  # C(9, 5)
+        ref = np.quantile(full, [0.025, 0.975], method="inverted_cdf")
+        assert (ci.low, ci.high) == pytest.approx(tuple(ref), rel=1e-12)
+        # BCa: its bias correction from the same distribution (the share below the mean)
+        from osustat.bootstrap import _all_resamples
+
+        counts, weights = _all_resamples(5)
+        below = weights[(counts @ d) / 5 < d.mean() - 1e-12].sum()
+        assert below == pytest.approx(np.mean(full < d.mean() - 1e-12), abs=1e-12)
+
+    def test_exact_interval_does_not_move_with_the_seed(self):
+        # where 2,000 draws resolve an expanded tail of .24% to about 5 resamples (k = 6)
+        d = np.random.default_rng(5).normal(size=6)
+        exact = {bootstrap_ci(d, rng=s) for s in range(4)}
+        drawn = {(c.low, c.high) for c in (bootstrap_ci(d, rng=s, exact=False) for s in range(4))}
+        assert len(exact) == 1 and len(drawn) > 1
+        (ci,) = exact
+        assert ci.exact and ci.n_resamples == 462
+        assert not bootstrap_ci(np.r_[d, d], rng=0).exact  # 12 units: drawn
+
     def test_expansion_restores_coverage_at_small_n(self):
         # 400 normal samples of 8 (true mean 0): the textbook BCa covers about 88%
-        # (benchmarks/results-ci_coverage.md: .855-.89 at n = 6-10), the expanded one
+        # (benchmarks/results-ci_coverage.md: .86-.92 at n = 6-10), the expanded one
         # about 95% (the binomial SE of either share here is about .012)
         rows = np.random.default_rng(8).standard_normal((400, 8))
         covered = {

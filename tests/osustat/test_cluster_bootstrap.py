@@ -45,6 +45,7 @@ class TestClusterBootstrapCI:
             rng=3,
             level=0.9,
             expand=False,
+            exact=False,
         )
         assert a.low == pytest.approx(b.low, abs=1e-12)
         assert a.high == pytest.approx(b.high, abs=1e-12)

@@ -11,17 +11,18 @@ from osustat.reports.cellwise import render_analysis
 
 
 def _records() -> pd.DataFrame:
-    # T+E+: 5 of 6 queries lose a hit (one tie): every bootstrap resample of 6 episodes has a
-    # negative mean, so the interval excludes 0, but with 5 non-zero differences the two-sided
-    # sign-flip test cannot go below 2 / 2**5 = .0625.
+    # T+E+: 5 of 12 queries lose a hit (7 ties): a bootstrap resample of the 12 episodes has
+    # mean 0 only when it draws ties alone, (7/12)^12 = .0015, below even the expanded tail
+    # at k = 12 (1.1%), so the interval excludes 0; but with 5 non-zero differences the
+    # two-sided sign-flip test cannot go below 2 / 2**5 = .0625.
     rows = []
-    for i in range(6):
+    for i in range(12):
         for method, value in (("new", 0 if i < 5 else 1), ("old", 1)):
             rows.append(
                 {"episode_id": f"e{i}", "query_id": f"q{i}", "method": method, "budget": 256,
                  "metric": "hit@2", "value": value, "cell": "T+E+"}
             )  # fmt: skip
-    for i in range(6, 30):
+    for i in range(12, 36):
         for method, value in (("new", i % 2), ("old", (i // 2) % 2)):
             rows.append(
                 {"episode_id": f"e{i}", "query_id": f"q{i}", "method": method, "budget": 256,
@@ -83,10 +84,10 @@ def test_the_mde_legend_and_a_fallen_back_row_say_how_the_count_ratios_were_tilt
 
 
 def test_rows_whose_interval_rests_on_five_or_fewer_clusters_are_named():
-    # T+E+ spans 6 episodes (k = 6: not named); a cell over 3 episodes is named with its k,
+    # T+E+ spans 12 episodes (not named); a cell over 3 episodes is named with its k,
     # with the bound on any bootstrap interval's coverage there
     frame = _records()
-    few = frame["cell"].eq("T-E-") & frame["episode_id"].isin(["e6", "e7", "e8"])
+    few = frame["cell"].eq("T-E-") & frame["episode_id"].isin(["e12", "e13", "e14"])
     frame.loc[few, "cell"] = "T+E-"
     frame.loc[few, "episode_id"] = frame.loc[few, "query_id"].map(lambda q: f"x{int(q[1:]) % 3}")
     res = analyze(frame, treatment="new", baseline="old", n_resamples=999, rng=0)
