@@ -118,6 +118,21 @@ def input_notes(loaded: Any, path_label: str, n_rows: int) -> tuple[list[str], l
     return notes, [(e.reason, len(e.ids)) for e in loaded.exclusions]
 
 
+def query_unit_note(records: Any) -> str | None:
+    """With ``--unit query`` on records whose benchmark declares the episode as its unit: what
+    the query-level tests assume, said beside them (None otherwise)."""
+    if default_unit(records)[0] != "episode":
+        return None
+    names = ", ".join(sorted(set(records["benchmark"].astype(str))))
+    return (
+        f"query, asked for with --unit query; {names} records declare the episode as their "
+        "unit (an episode's queries share one memory): the sign-flip tests here treat the "
+        "queries of one episode as independent, so a p can be far smaller than the same "
+        "cell's at the episode unit (--unit episode), while the intervals resample whole "
+        "episodes"
+    )
+
+
 def default_unit(records: Any) -> tuple[str, str | None]:
     """The unit ``analyze`` uses without ``--unit``, and why when it is not the plain default.
 

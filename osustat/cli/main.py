@@ -23,6 +23,7 @@ from osustat.cli.inputs import (
     check_records_out,
     default_unit,
     input_notes,
+    query_unit_note,
     read_input,
     write_json_file,
     write_records_file,
@@ -122,7 +123,9 @@ def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str]:
     )
     _check_out(args, digest_prov.inputs_digest)
     notes, exclusions = input_notes(loaded, f"`{files[0][1]}`", len(records))
-    unit, why = (args.unit, None) if args.unit else default_unit(records)
+    unit, why = (args.unit, query_unit_note(records)) if args.unit else default_unit(records)
+    if unit != "query" and args.unit:
+        why = None
     if why:
         notes.append(f"Unit: {why}.")
         print(f"osustat analyze: unit: {why}", file=sys.stderr)

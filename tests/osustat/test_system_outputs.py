@@ -595,3 +595,8 @@ def test_analyze_takes_the_unit_the_records_benchmark_declares(
     declared = unit == "episode"
     assert ("declared unit of locomo records" in out.err) is declared
     assert any(n.startswith("Unit: episode") for n in result["input_notes"]) is declared
+    # the query level on such records says what its tests assume (a reviewer read a
+    # query-level "significant" against the conversation level's p = .062)
+    asked = given == "query" and benchmark == "locomo"
+    assert ("treat the queries of one episode as independent" in out.err) is asked
+    assert any(n.startswith("Unit: query, asked for") for n in result["input_notes"]) is asked
