@@ -106,9 +106,10 @@ def _few_units(comp: Comparison) -> list[str]:
         "",
         f"Intervals from 5 or fewer units or clusters: {', '.join(few)}. No bootstrap interval "
         "of a mean can hold the true mean at the stated level there: it lies within the k "
-        "units' (clusters') range, which misses a symmetric law's mean with chance 2^(1−k) — "
-        "coverage at most .94 at k = 5, .88 at 4, .75 at 3, .50 at 2; read them as the spread "
-        "of these units, not as 95% intervals.",
+        "units' (clusters') range, which misses the mean of a continuous symmetric law with "
+        "chance 2^(1−k) — coverage at most .94 at k = 5, .88 at 4, .75 at 3, .50 at 2 (with "
+        "ties the mean can sit on an end of the range, and measured coverage can be higher); "
+        "read them as the spread of these units, not as 95% intervals.",
     ]
 
 
@@ -156,8 +157,8 @@ def _reproduction(comp: Comparison) -> list[str]:
 _INTERVAL_NAMES = {
     "bca": "BCa",
     "percentile": "percentile",
-    "expanded-bca": "BCa (expanded for small n)",
-    "expanded-percentile": "percentile (expanded for small n)",
+    "expanded-bca": "expanded BCa",
+    "expanded-percentile": "expanded percentile",
 }
 
 
@@ -171,6 +172,9 @@ COVERAGE_FIGURES = {
     "normal": ".86–.92",
     "normal expanded": ".93–.96",
     "lognormal expanded": ".83–.89",
+    "zero-inflated expanded": ".87–.94",
+    "clustered 5 expanded": ".90–.96",
+    "clustered 10 expanded": ".94–.96",
 }
 
 
@@ -178,24 +182,34 @@ def _expansion_note(res: AnalysisResult) -> str:
     """Why the intervals are expanded (once, in the preamble; nothing when they are not)."""
     if not res.comparisons[0].rows[-1].effect.ci.method.startswith("expanded-"):
         return ""
+    f = COVERAGE_FIGURES
     return (
         " (expanded: the quantiles are read at the level whose normal quantile is "
-        "sqrt(k/(k−1))·t(k−1) for k units or clusters — Hesterberg 2015 — since the textbook "
-        "interval of a mean from few units is too narrow: normal samples of 6 and 10 covered "
-        f"{COVERAGE_FIGURES['normal']} of the time at 95%, expanded "
-        f"{COVERAGE_FIGURES['normal expanded']}; skewed ones stay below: lognormal samples of "
-        f"6–20 {COVERAGE_FIGURES['lognormal expanded']} expanded; docs/validation.md, "
-        "“The printed interval as a procedure”)"
+        "sqrt(k/(k−1))·t(k−1), k the units or clusters resampled — Hesterberg 2015 — since the "
+        "textbook interval of a mean from few units is too narrow: normal samples of 6 and 10 "
+        f"covered {f['normal']} of the time at 95%, expanded {f['normal expanded']}; queries "
+        f"in 5 and 10 conversations, expanded, {f['clustered 5 expanded']} and "
+        f"{f['clustered 10 expanded']}; skewed or tie-heavy samples of 6–20 stay below: "
+        f"lognormal {f['lognormal expanded']}, half ties {f['zero-inflated expanded']}; "
+        "docs/validation.md, “The printed interval as a procedure”)"
     )
 
 
 def _ci_caption(res: AnalysisResult) -> str:
     first = res.comparisons[0].rows[-1].effect.ci
     clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for c in res.comparisons for r in c.rows)
+    cis = [r.effect.ci for c in res.comparisons for r in c.rows]
+    exact = sum(ci.exact for ci in cis)
+    every = (
+        ""
+        if not exact
+        else " (every distinct resample, enumerated, where 10 or fewer units or clusters are "
+        "resampled: " + ("all rows)" if exact == len(cis) else f"{exact} of {len(cis)} rows)")
+    )
     return (
         f"{first.level:.0%} {_interval_name(first.method)} bootstrap intervals"
         + (" (resampling episodes: clusters of queries)" if clustered else "")
-        + f", {res.bootstrap_resamples:,} resamples"
+        + f", {res.bootstrap_resamples:,} resamples{every}"
     )
 
 
@@ -591,7 +605,7 @@ def forest_figure(res: CellConditionalResult, *, title: str) -> Any:
     level = res.aggregate.ci.level
     ax.set_xlabel(
         f"Δ {res.paired.metric} (treatment − baseline), {level:.0%} "
-        f"{_interval_name(res.aggregate.ci.method)} bootstrap CI"
+        f"{_interval_name(res.aggregate.ci.method)} CI"
     )
     # At the axes' top, where matplotlib's automatic placement puts it too (the y axis has
     # text labels, so no offset text can push it up), without re-measuring the y axis's

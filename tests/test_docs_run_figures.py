@@ -173,7 +173,8 @@ def test_the_plan_text_quotes_the_small_pilot_tables_heavy_tail_limit():
 def test_the_interval_note_quotes_the_coverage_table():
     """The report's note on its expanded intervals quotes the committed coverage table
     (`benchmarks/ci_coverage.py`): normal rows of 6 and 10 (both true means), the textbook BCa
-    and the expanded one, and lognormal rows of 6-20 expanded."""
+    and the expanded one; lognormal and zero-inflated rows of 6-20 and queries in 5 and 10
+    conversations, expanded."""
     from reports.cellwise import COVERAGE_FIGURES
 
     lines = [
@@ -185,13 +186,30 @@ def test_the_interval_note_quotes_the_coverage_table():
     rows = [dict(zip(head, (c.strip() for c in x.strip("|").split("|")), strict=True))
             for x in lines[2:]]  # fmt: skip
 
-    def span(design: str, sizes: tuple[str, ...], column: str) -> str:
-        got = sorted(float(r[column]) for r in rows if r["design"] == design and r["n"] in sizes)
-        assert len(got) == 2 * len(sizes), (design, sizes)
+    def span(got: list[float]) -> str:
+        got = sorted(got)
         return f".{round(got[0] * 100):02d}–.{round(got[-1] * 100):02d}"
 
+    def design(name: str, sizes: tuple[str, ...], column: str) -> str:
+        got = [float(r[column]) for r in rows if r["design"] == name and r["n"] in sizes]
+        assert len(got) == 2 * len(sizes), (name, sizes)
+        return span(got)
+
+    def conversations(c: str) -> str:
+        got = [
+            float(r["expanded BCa covers"])
+            for r in rows
+            if r["design"].startswith("clustered queries") and r["clusters"] == c
+        ]
+        assert len(got) == 12, c  # equal and unequal sizes, 2 effects, 3 n
+        return span(got)
+
+    expanded = "expanded BCa covers"
     assert COVERAGE_FIGURES == {
-        "normal": span("normal", ("6", "10"), "BCa covers"),
-        "normal expanded": span("normal", ("6", "10"), "expanded BCa covers"),
-        "lognormal expanded": span("lognormal", ("6", "10", "20"), "expanded BCa covers"),
+        "normal": design("normal", ("6", "10"), "BCa covers"),
+        "normal expanded": design("normal", ("6", "10"), expanded),
+        "lognormal expanded": design("lognormal", ("6", "10", "20"), expanded),
+        "zero-inflated expanded": design("zero-inflated", ("6", "10", "20"), expanded),
+        "clustered 5 expanded": conversations("5"),
+        "clustered 10 expanded": conversations("10"),
     }

@@ -120,7 +120,7 @@ class TestFigures:
                 for y, r in zip(ys, rows, strict=True)
             }
             assert ax.get_title() == "the title"
-            assert "95% BCa (expanded for small n) bootstrap CI" in ax.get_xlabel()
+            assert ax.get_xlabel().endswith("95% expanded BCa CI")
         finally:
             pyplot().close(fig)
 
