@@ -159,8 +159,6 @@ def bootstrap_ci(
     if exact:
         counts, weights = _all_resamples(k)
         boot = (counts @ sums) / (counts @ sizes)
-        order = np.argsort(boot)  # sorted once: _quantile reads it in order
-        boot, weights = boot[order], weights[order]
         n_resamples = int(boot.size)
     else:
         boot = np.empty(n_resamples)
@@ -210,13 +208,38 @@ def _all_resamples(k: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
 
 def _quantile(boot: NDArray[np.float64], q: float, weights: NDArray[np.float64] | None) -> float:
     """The q-quantile of the resampled values: interpolated among drawn ones (numpy's
-    default), or -- given each distinct resample's probability, `boot` sorted -- the smallest
-    value whose cumulative probability reaches q (the exact distribution's inverted CDF)."""
+    default), or -- given each distinct resample's probability -- the smallest value whose
+    cumulative probability reaches q (the exact distribution's inverted CDF).
+
+    The exact one sorts only the tail it needs (a partition of the m smallest or largest
+    values, m grown until the crossing lies inside them): at k = 10 a full sort of the
+    92,378 resamples was most of an interval's cost."""
     if weights is None:
         return float(np.quantile(boot, q))
-    cum = np.cumsum(weights)
-    i = min(int(np.searchsorted(cum, q * cum[-1] * (1 - 1e-12), side="left")), boot.size - 1)
-    return float(boot[i])
+    size = boot.size
+    total = float(weights.sum())
+    target = q * total * (1 - 1e-12)
+    m = min(size, 4096)
+    while True:
+        if m == size:
+            sel = np.argsort(boot)
+            cum = np.cumsum(weights[sel])
+            return float(boot[sel[min(int(np.searchsorted(cum, target)), size - 1)]])
+        if q <= 0.5:  # the m smallest: the crossing must lie below their largest value
+            part = np.argpartition(boot, m - 1)[:m]
+            sel = part[np.argsort(boot[part])]
+            i = int(np.searchsorted(np.cumsum(weights[sel]), target))
+            if i < m and boot[sel[i]] < boot[sel[-1]]:
+                return float(boot[sel[i]])
+        else:  # the m largest: every other value lies at or below them
+            part = np.argpartition(boot, size - m)[size - m :]
+            sel = part[np.argsort(boot[part])]
+            top = weights[sel]
+            rest = total - float(top.sum())
+            if rest < target:
+                cum = rest + np.cumsum(top)
+                return float(boot[sel[min(int(np.searchsorted(cum, target)), m - 1)]])
+        m = min(size, 4 * m)
 
 
 def expanded_alpha(alpha: float, k: int) -> float:

@@ -112,6 +112,24 @@ class TestBootstrapCI:
         below = weights[(counts @ d) / 5 < d.mean() - 1e-12].sum()
         assert below == pytest.approx(np.mean(full < d.mean() - 1e-12), abs=1e-12)
 
+    def test_exact_quantile_reads_only_the_tail_it_needs_with_the_full_sorts_answer(self):
+        # the partial sort (the m smallest or largest resamples, m grown until the crossing
+        # lies inside them) against a full sort's inverted CDF, with ties (0/1, thirds)
+        from osustat.bootstrap import _all_resamples, _quantile
+
+        g = np.random.default_rng(1)
+        for trial in range(60):
+            k = int(g.integers(8, 11))  # 6,435-92,378 resamples: the partial path
+            counts, w = _all_resamples(k)
+            d = [g.integers(-1, 2, k).astype(float), g.standard_normal(k),
+                 np.round(g.random(k) * 3) / 3][trial % 3]  # fmt: skip
+            boot = (counts @ d) / k
+            order = np.argsort(boot)
+            cum = np.cumsum(w[order])
+            for q in (1e-9, 0.0024, 0.025, 0.3, 0.5, 0.7, 0.975, 0.9976, 1 - 1e-9):
+                i = min(int(np.searchsorted(cum, q * cum[-1] * (1 - 1e-12))), boot.size - 1)
+                assert _quantile(boot, q, w) == boot[order[i]], (trial, q)
+
     def test_exact_interval_does_not_move_with_the_seed(self):
         # where 2,000 draws resolve an expanded tail of .24% to about 5 resamples (k = 6)
         d = np.random.default_rng(5).normal(size=6)
