@@ -365,9 +365,24 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "treatment scores above / equal to / below the baseline; d_z: mean Δ / SD of the "
         "differences (Cohen's d for paired samples, n/a when every difference is equal); "
         "CLES: (W + T/2) / n, the chance the treatment beats the baseline on a unit drawn at "
-        "random (ties half).",
+        "random (ties half)." + _break_even_legend(res),
         "",
     ]
+
+
+def _break_even_legend(res: AnalysisResult) -> str:
+    """What the break-even line's symbols mean (nothing when no table has one)."""
+    if not any(c.result.break_even is not None for c in res.comparisons):
+        return ""
+    return (
+        " Break-even (the paper's Appendix I): p* is the share of T+E+ units at which the "
+        "aggregate Δ would be 0 with the other cells keeping their relative shares, "
+        "−Δ_rest / (Δ_T+E+ − Δ_rest); π_T+* and π_any+* the shares of units with a T+ label "
+        "and with any + label at that point; p* = 0%† when the other cells do not lose (any "
+        "share gives an aggregate ≥ 0). Its band is a stratified percentile bootstrap "
+        "(cells resampled apart, not expanded for small n); a band of [0%, 100%] says these "
+        "data do not locate p*."
+    )
 
 
 def _budget_figures(res: AnalysisResult, figures: dict[Any, str], level: str) -> list[str]:

@@ -97,3 +97,17 @@ def test_rows_whose_interval_rests_on_five_or_fewer_clusters_are_named():
                 if x.startswith("Intervals from 5 or fewer units"))  # fmt: skip
     assert "T+E- (k = 3)" in line and "T+E+" not in line
     assert "coverage at most .94 at k = 5, .88 at 4, .75 at 3, .50 at 2" in line
+
+
+def test_break_even_symbols_are_defined_where_a_break_even_line_is_printed():
+    # a reviewer met "p* = 55.3% T+E+, π_T+* = …, π_any+* = …" and "0%†" with no definition
+    defined = "p* is the share of T+E+ units at which the aggregate Δ would be 0"
+    res = analyze(_records(), treatment="new", baseline="old", n_resamples=99, rng=0)
+    assert res.comparisons[0].result.break_even is not None
+    text = render_analysis(res, figures={})
+    assert "- Break-even" in text and defined in text
+    rec = _records()
+    alone = analyze(rec[rec["cell"] == "T-E-"], treatment="new", baseline="old",
+                    n_resamples=99, rng=0)  # fmt: skip
+    assert alone.comparisons[0].result.break_even is None
+    assert defined not in render_analysis(alone, figures={})
