@@ -407,12 +407,23 @@ def _cells_not_tested(plan: _Plan, unit: str) -> list[str]:
     if not labelled.any():
         return []
     carrying = sorted(set(df.loc[labelled, "metric"].tolist()))
+    cells = df.loc[labelled].groupby("metric")["cell"].nunique()
+    single = [m for m in carrying if cells[m] == 1]
+    one_cell = (
+        f" (a metric whose labelled queries are all of one cell — {list_some(single)} — is "
+        "that cell's test at the episode unit: its table's aggregate row, over the episodes "
+        "that hold such queries)"
+        if single
+        else ""
+    )
     return [
         f"Cells not tested: the records label queries with cells on {list_some(carrying)}, "
         "but the unit of analysis is the episode: a cell labels a query, and an episode (a "
         "conversation) holds queries of several cells, so there are no per-cell tests, no "
-        "method × cell interaction test and no forest figure, only each table's aggregate; "
-        "--unit query (unit='query') tests the cells at the query level."
+        "method × cell interaction test and no forest figure, only each table's aggregate"
+        f"{one_cell}; --unit query (unit='query') tests the cells at the query level. At the "
+        "episode unit a row's means are means of episode means (each episode weighs the "
+        "same), not the pooled share over all queries."
     ]
 
 

@@ -84,6 +84,20 @@ class TestAnalyze:
         assert f"- {note}" in capsys.readouterr().out  # the report's header
         assert main(osu_vs_flat(path, "--metric", "recall")) == 0  # the query unit tests them
         assert "Cells not tested" not in "".join(capsys.readouterr())
+        # a metric holding one cell's queries alone is that cell's test at the episode unit
+        # (a reviewer read "Cells not tested" above the judge.t+e+ table that is one)
+        assert "is that cell's test" not in note and "means of episode means" in note
+        one = tmp_path / "one.csv"
+        frame = pd.read_csv(path)
+        frame = frame[frame["cell"].eq("T+E+") & frame["metric"].eq("recall")]
+        frame.assign(metric="recall.t+e+").to_csv(one, index=False)
+        args = osu_vs_flat(one, "--metric", "recall.t+e+", "--unit", "episode", "--json")
+        assert main(args) == 0
+        note = next(
+            n for n in json.loads(capsys.readouterr().out)["input_notes"]
+            if n.startswith("Cells not")
+        )  # fmt: skip
+        assert "all of one cell — 'recall.t+e+' — is that cell's test at the episode unit" in note
 
     def test_the_benchmark_analysed_is_stated_without_benchmark_option(self, tmp_path, capsys):
         # a new user's review: `--json` gave "benchmark": null for records of one benchmark
