@@ -83,12 +83,12 @@ def _agreement(res: AnalysisResult, comp: Comparison) -> list[str]:
             )
         )
     clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for r in comp.rows)
-    unit = "episodes" if clustered else f"{res.unit} units"
+    unit = "whole episodes" if clustered else f"{res.unit} units"
     return interval_test_notes(
         rows,
         level=comp.rows[-1].effect.ci.level,
         interval=f"bootstrap interval (resampling {unit})",
-        test="sign-flip test beside it (raw p)",
+        test=f"sign-flip test beside it (raw p; flipping the sign of each {res.unit}'s difference)",
     )
 
 
