@@ -439,8 +439,12 @@ def _bca(
     # differ from it by a few ulps (counts @ sums vs sums.sum()), which used to move z0.
     tol = 8.0 * sums.size * _EPS * max(float(np.max(np.abs(sums / sizes))), abs(theta))
     tie = np.abs(boot - theta) <= tol
-    w = np.full(boot.size, 1.0 / boot.size) if weights is None else weights
-    below = float(w[(boot < theta) & ~tie].sum() + 0.5 * w[tie].sum()) / float(w.sum())
+    below: float
+    if weights is None:  # drawn resamples count alike
+        below = (np.count_nonzero((boot < theta) & ~tie) + 0.5 * np.count_nonzero(tie)) / boot.size
+    else:  # every distinct resample, by its probability
+        mass = float(weights[(boot < theta) & ~tie].sum() + 0.5 * weights[tie].sum())
+        below = mass / float(weights.sum())
     z0 = float(stats.norm.ppf(below))
     jack = (sums.sum() - sums) / (sizes.sum() - sizes)
     u = jack.mean() - jack
