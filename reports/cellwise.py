@@ -96,9 +96,7 @@ def _few_units(comp: Comparison) -> list[str]:
     """A note naming the rows whose interval rests on 5 or fewer units or clusters: no
     bootstrap interval of a mean can hold the true mean 95% of the time there."""
     few = [
-        f"{row.label} (k = {row.effect.ci.n_clusters})"
-        for row in comp.rows
-        if row.effect.ci.n_clusters <= 5
+        f"{row.label} (k = {row.effect.ci.n_clusters})" for row in comp.rows if _few(row.effect.ci)
     ]
     if not few:
         return []
@@ -466,8 +464,13 @@ def _sections(res: AnalysisResult, figures: dict[Any, str], level: str) -> list[
                 "",
                 f"![Per-cell effects, {comp.heading}]({name}.png)",
                 "",
-                f"*Figure: Δ per cell with {_ci_caption(res)}; aggregate in black. "
-                f"Vector version: [{name}.svg]({name}.svg).*",
+                f"*Figure: Δ per cell with {_ci_caption(res)}; aggregate in black"
+                + (
+                    "; hollow points: intervals from 5 or fewer units or clusters (k, no 95%)"
+                    if any(_few(r.effect.ci) for r in comp.rows)
+                    else ""
+                )
+                + f". Vector version: [{name}.svg]({name}.svg).*",
             ]
         out.append("")
     return out
@@ -592,9 +595,22 @@ def forest_plot(res: CellConditionalResult, path: Path, *, title: str) -> Path:
     return save_figure(forest_figure(res, title=title), Path(path).with_suffix(".png"), svg=True)
 
 
+def _few(ci: Any) -> bool:
+    """An interval resting on 5 or fewer units or clusters (see :func:`_few_units`)."""
+    return bool(ci.n_clusters <= 5)
+
+
+def _row_label(r: Any) -> str:
+    """A forest row's label: its cell, n, and k where whole clusters were resampled."""
+    k = f", k={r.ci.n_clusters}" if r.ci.n_clusters < r.n else ""
+    return f"{_label(r)} (n={r.n}{k})"
+
+
 def forest_figure(res: CellConditionalResult, *, title: str) -> Any:
     """The figure :func:`forest_plot` writes: one point per cell (blue) and the aggregate
-    (black, bottom row) at its Δ, with its interval as error bar, labelled ``cell (n=…)``.
+    (black, bottom row) at its Δ, with its interval as error bar, labelled ``cell (n=…)``
+    (``, k=…`` where whole episodes were resampled), hollow where the interval rests on 5 or
+    fewer units or clusters.
 
     Drawn at the PNG's resolution, so the layout pass and the PNG share one renderer (and
     its text measurements); the cells are one error-bar artist, the aggregate another.
@@ -615,8 +631,11 @@ def forest_figure(res: CellConditionalResult, *, title: str) -> Any:
             color=color,
             capsize=3,
         )
+        few = [(r.effect, y) for r, y in zip(chosen, at, strict=True) if _few(r.ci)]
+        if few:  # no bootstrap interval reaches 95% from so few (the report names them)
+            ax.plot(*zip(*few, strict=True), "o", color=color, markerfacecolor="white", zorder=3)
     ax.axvline(0, color="grey", lw=0.8, ls="--")
-    ax.set_yticks(ys, [f"{_label(r)} (n={r.n})" for r in rows])
+    ax.set_yticks(ys, [_row_label(r) for r in rows])
     level = res.aggregate.ci.level
     ax.set_xlabel(
         f"Δ {res.paired.metric} (treatment − baseline), {level:.0%} "

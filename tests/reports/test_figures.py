@@ -115,10 +115,13 @@ class TestFigures:
                 int(t): lab.get_text()
                 for t, lab in zip(ax.get_yticks(), ax.get_yticklabels(), strict=True)
             }
+            # with k, the clusters (episodes) resampled, where fewer than the units
             assert labels == {
-                y: f"{'Aggregate' if r.cell is None else r.cell.value} (n={r.n})"
+                y: f"{'Aggregate' if r.cell is None else r.cell.value} (n={r.n}, "
+                f"k={r.ci.n_clusters})"
                 for y, r in zip(ys, rows, strict=True)
             }
+            assert all(r.ci.n_clusters < r.n for r in rows)
             assert ax.get_title() == "the title"
             assert ax.get_xlabel().endswith("95% expanded BCa CI")
         finally:

@@ -111,3 +111,34 @@ def test_break_even_symbols_are_defined_where_a_break_even_line_is_printed():
                     n_resamples=99, rng=0)  # fmt: skip
     assert alone.comparisons[0].result.break_even is None
     assert defined not in render_analysis(alone, figures={})
+
+
+def test_forest_marks_rows_resting_on_five_or_fewer_clusters_hollow_with_their_k():
+    from matplotlib.colors import to_hex
+
+    from osustat.reports.cellwise import forest_figure
+
+    frame = _records()
+    few = frame["cell"].eq("T-E-") & frame["episode_id"].isin([f"e{i}" for i in range(12, 18)])
+    frame.loc[few, "cell"] = "T+E-"
+    frame.loc[few, "episode_id"] = frame.loc[few, "query_id"].map(lambda q: f"x{int(q[1:]) % 3}")
+    res = analyze(frame, treatment="new", baseline="old", n_resamples=99, rng=0)
+    comp = res.comparisons[0]
+    fig = forest_figure(comp.result, title="t")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    # 6 queries in 3 episodes: k beside n; the others' episodes hold one query each
+    assert "T+E- (n=6, k=3)" in labels and "T+E+ (n=12)" in labels
+    hollow = [ln for ln in ax.get_lines() if ln.get_markerfacecolor() == "white"]
+    assert len(hollow) == 1 and list(hollow[0].get_xdata()) == [
+        r.effect.effect for r in comp.rows if r.label == "T+E-"
+    ]
+    assert to_hex(hollow[0].get_color()) == to_hex("tab:blue")
+    # drawn above the filled point it covers (at equal zorder the error bar's marker won)
+    others = [ln for ln in ax.get_lines() if ln is not hollow[0]]
+    assert hollow[0].get_zorder() > max(ln.get_zorder() for ln in others)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    text = render_analysis(res, figures={comp.heading: "forest"})
+    assert "hollow points: intervals from 5 or fewer units or clusters" in text
