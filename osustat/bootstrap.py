@@ -155,6 +155,13 @@ def bootstrap_ci(
     theta = float(sums.sum() / sizes.sum())
 
     exact = k <= EXACT_MAX_UNITS if exact is None else bool(exact)
+    if exact and k > EXACT_LIMIT_UNITS:
+        raise ValueError(
+            f"`exact=True` enumerates every distinct resample, C(2k - 1, k) of them: out of "
+            f"reach for k = {k} units or clusters (at most {EXACT_LIMIT_UNITS}: "
+            f"{math.comb(2 * EXACT_LIMIT_UNITS - 1, EXACT_LIMIT_UNITS):,}); leave `exact` "
+            "unset or pass exact=False to draw `n_resamples`."
+        )
     weights: NDArray[np.float64] | None = None
     if exact:
         counts, weights = _all_resamples(k)
@@ -189,6 +196,8 @@ def bootstrap_ci(
 
 #: Up to this many units (or clusters) `bootstrap_ci` enumerates every distinct resample.
 EXACT_MAX_UNITS = 10
+#: The most units `exact=True` may ask for (1,352,078 resamples; 13 would hold 5.2 million).
+EXACT_LIMIT_UNITS = 12
 
 
 @functools.cache
