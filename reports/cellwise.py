@@ -171,7 +171,7 @@ COVERAGE_FIGURES = {
     "normal expanded": ".94–.96",
     "lognormal expanded": ".84–.89",
     "zero-inflated expanded": ".87–.94",
-    "clustered 5 expanded": ".90–.97",
+    "clustered 5 expanded": ".91–.97",
     "clustered 10 expanded": ".94–.96",
 }
 
@@ -187,8 +187,9 @@ def _expansion_note(res: AnalysisResult) -> str:
         "textbook interval of a mean from few units is too narrow: normal samples of 6 and 10 "
         f"covered {f['normal']} of the time at 95%, expanded {f['normal expanded']}; queries "
         f"in 5 and 10 conversations, expanded, {f['clustered 5 expanded']} and "
-        f"{f['clustered 10 expanded']}; skewed or tie-heavy samples of 6–20 stay below: "
-        f"lognormal {f['lognormal expanded']}, half ties {f['zero-inflated expanded']}; "
+        f"{f['clustered 10 expanded']}; skewed or tie-heavy samples of 6–20 fall short of "
+        f".95, some lines below .90: lognormal {f['lognormal expanded']}, half ties "
+        f"{f['zero-inflated expanded']}; "
         "docs/validation.md, “The printed interval as a procedure”)"
     )
 
@@ -198,16 +199,17 @@ def _ci_caption(res: AnalysisResult) -> str:
     clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for c in res.comparisons for r in c.rows)
     cis = [r.effect.ci for c in res.comparisons for r in c.rows]
     exact = sum(ci.exact for ci in cis)
-    every = (
-        ""
-        if not exact
-        else " (every distinct resample, enumerated, where 10 or fewer units or clusters are "
-        "resampled: " + ("all rows)" if exact == len(cis) else f"{exact} of {len(cis)} rows)")
-    )
+    every = "every distinct resample, enumerated (10 or fewer units or clusters)"
+    if not exact:
+        how = f"{res.bootstrap_resamples:,} resamples"
+    elif exact == len(cis):
+        how = every
+    else:
+        how = f"{res.bootstrap_resamples:,} resamples; {every} for {exact} of the {len(cis)} rows"
     return (
         f"{first.level:.0%} {_interval_name(first.method)} bootstrap intervals"
         + (" (resampling episodes: clusters of queries)" if clustered else "")
-        + f", {res.bootstrap_resamples:,} resamples{every}"
+        + f", {how}"
     )
 
 

@@ -187,8 +187,13 @@ def test_the_interval_note_quotes_the_coverage_table():
             for x in lines[2:]]  # fmt: skip
 
     def span(got: list[float]) -> str:
+        from decimal import ROUND_HALF_UP, Decimal
+
+        def two(x: float) -> str:  # half up, as a reader rounds .905 (Python's round: .90)
+            return str(Decimal(str(x)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))[1:]
+
         got = sorted(got)
-        return f".{round(got[0] * 100):02d}–.{round(got[-1] * 100):02d}"
+        return f"{two(got[0])}–{two(got[-1])}"
 
     def design(name: str, sizes: tuple[str, ...], column: str) -> str:
         got = [float(r[column]) for r in rows if r["design"] == name and r["n"] in sizes]

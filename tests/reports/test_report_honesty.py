@@ -142,3 +142,23 @@ def test_forest_marks_rows_resting_on_five_or_fewer_clusters_hollow_with_their_k
     plt.close(fig)
     text = render_analysis(res, figures={comp.heading: "forest"})
     assert "hollow points: intervals from 5 or fewer units or clusters" in text
+
+
+def test_caption_names_the_exact_intervals_and_no_draws_when_every_row_is_exact():
+    # a reviewer read "2,000 resamples (every distinct resample, enumerated …: all rows)"
+    frame = _records()
+    frame["episode_id"] = frame["query_id"].map(lambda q: f"e{int(q[1:]) % 8}")
+    res = analyze(frame, treatment="new", baseline="old", n_resamples=99, rng=0)
+    assert all(r.effect.ci.exact for c in res.comparisons for r in c.rows)
+    text = render_analysis(res, figures={})
+    assert "every distinct resample, enumerated (10 or fewer units or clusters)" in text
+    assert "2,000 resamples" not in text.split("## ")[0]
+    mixed = analyze(_records(), treatment="new", baseline="old", n_resamples=99, rng=0)
+    exact = sum(r.effect.ci.exact for c in mixed.comparisons for r in c.rows)
+    rows = sum(len(c.rows) for c in mixed.comparisons)
+    head = render_analysis(mixed, figures={}).split("## ")[0]
+    if 0 < exact < rows:
+        assert f"2,000 resamples; every distinct resample, enumerated (10 or fewer units or " \
+               f"clusters) for {exact} of the {rows} rows" in head  # fmt: skip
+    else:
+        assert "2,000 resamples" in head and exact == 0
