@@ -239,9 +239,9 @@ def _summary_section(result: AuditResult) -> list[str]:
     table."""
     n = len(result.checks)
     checkable = sum(c.checkable for c in result.checks)
-    kinds = ", ".join(f"{k} {v}" for k, v in result.kinds().items())
+    kinds = ", ".join(f"{v} {k}" for k, v in result.kinds().items())
     out = [
-        f"- Claims: {n} ({kinds}); checkable against these records: {checkable}.",
+        f"- Claims: {n} (by kind: {kinds}); checkable against these records: {checkable}.",
     ]
     for st in STANDARDS:
         rep, _, _ = _survivors(result, st)

@@ -66,7 +66,8 @@ class TestRenderMarkdown:
         assert "- **other** `n-mismatch`: reported n = 7, the records hold n = 60." in text
         assert "## Not checkable" in text
         assert "- **missing** (new − old > 0 on recall, B=64, aggregate (query)): budget 64" in text
-        assert "- Claims: 4 (difference 4); checkable against these records: 3." in text
+        # kinds read "4 difference", not "difference 4" (a new user's read)
+        assert "- Claims: 4 (by kind: 4 difference); checkable against these records: 3." in text
         for st in ("as tested", "strict"):
             counts = res.counts(st)
             # the parenthesis counts the 3 checkable claims; the one not checkable beside it
