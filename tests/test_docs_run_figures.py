@@ -113,18 +113,25 @@ def test_an_embedded_results_table_is_the_file_as_generated(results):
     assert body in doc, f"{EMBEDDED[results]} embeds a different run of {results}"
 
 
-def _procedure_rows(results: str) -> dict[tuple[str, str, str], dict[str, str]]:
-    """The rows of a `benchmarks/mde_procedure.py` or `plan_small_pilots.py` table, keyed
-    by (design, n, pilot)."""
+def _table_rows(results: str) -> list[dict[str, str]]:
+    """The rows of the markdown table in a `benchmarks/results-*.md` file, by column."""
     lines = [
         x for x in (ROOT / results).read_text(encoding="utf-8").splitlines() if x.startswith("|")
     ]
     head = [h.strip() for h in lines[0].strip("|").split("|")]
-    rows = {}
-    for line in lines[2:]:
-        row = dict(zip(head, (c.strip() for c in line.strip("|").split("|")), strict=True))
-        rows[(row["design"], row.get("n", row.get("pilot n")), row["pilot"])] = row
-    return rows
+    return [
+        dict(zip(head, (c.strip() for c in line.strip("|").split("|")), strict=True))
+        for line in lines[2:]
+    ]
+
+
+def _procedure_rows(results: str) -> dict[tuple[str, str, str], dict[str, str]]:
+    """The rows of a `benchmarks/mde_procedure.py` or `plan_small_pilots.py` table, keyed
+    by (design, n, pilot)."""
+    return {
+        (row["design"], row.get("n", row.get("pilot n")), row["pilot"]): row
+        for row in _table_rows(results)
+    }
 
 
 def test_the_mde_legend_quotes_the_procedure_tables_heavy_tail_limit():
@@ -177,14 +184,7 @@ def test_the_interval_note_quotes_the_coverage_table():
     conversations, expanded."""
     from reports.cellwise import COVERAGE_FIGURES
 
-    lines = [
-        x
-        for x in (ROOT / "benchmarks/results-ci_coverage.md").read_text("utf-8").splitlines()
-        if x.startswith("|")
-    ]
-    head = [h.strip() for h in lines[0].strip("|").split("|")]
-    rows = [dict(zip(head, (c.strip() for c in x.strip("|").split("|")), strict=True))
-            for x in lines[2:]]  # fmt: skip
+    rows = _table_rows("benchmarks/results-ci_coverage.md")
 
     def span(got: list[float]) -> str:
         from decimal import ROUND_HALF_UP, Decimal

@@ -118,17 +118,30 @@ def input_notes(loaded: Any, path_label: str, n_rows: int) -> tuple[list[str], l
     return notes, [(e.reason, len(e.ids)) for e in loaded.exclusions]
 
 
+def _episode_benchmarks(records: Any) -> list[str]:
+    """The records' benchmarks when every one is registered and declares the episode as its
+    unit (LoCoMo: a conversation's questions share one memory), else none."""
+    from osustat.analyses.registry import benchmark_names, get_benchmark
+
+    names = sorted(set(records["benchmark"].astype(str))) if "benchmark" in records else []
+    if not names or not set(names) <= set(benchmark_names()):
+        return []
+    if {get_benchmark(n).default_unit for n in names} != {"episode"}:
+        return []
+    return names
+
+
 def query_unit_note(records: Any) -> str | None:
     """With ``--unit query`` on records whose benchmark declares the episode as its unit: what
     the query-level tests assume, said beside them (None otherwise)."""
-    if default_unit(records)[0] != "episode":
+    names = _episode_benchmarks(records)
+    if not names:
         return None
-    names = ", ".join(sorted(set(records["benchmark"].astype(str))))
     return (
-        f"query, asked for with --unit query; {names} records declare the episode as their "
-        "unit (an episode's queries share one memory): the sign-flip tests here treat the "
-        "queries of one episode as independent, so a p can be far smaller than the same "
-        "cell's at the episode unit (--unit episode), while the intervals resample whole "
+        f"query, asked for with --unit query; {', '.join(names)} records declare the episode "
+        "as their unit (an episode's queries share one memory): the sign-flip tests here "
+        "treat the queries of one episode as independent, so a p can be far smaller than the "
+        "same cell's at the episode unit (--unit episode), while the intervals resample whole "
         "episodes"
     )
 
@@ -140,13 +153,8 @@ def default_unit(records: Any) -> tuple[str, str | None]:
     declaring ``default_unit = "episode"`` (LoCoMo: a conversation's questions share one
     memory, so ``osustat import``'s records are tested at the conversation unit); else
     ``query`` (reason None)."""
-    from osustat.analyses.registry import benchmark_names, get_benchmark
-
-    names = sorted(set(records["benchmark"].astype(str))) if "benchmark" in records else []
-    known = set(benchmark_names())
-    if not names or not set(names) <= known:
-        return "query", None
-    if {get_benchmark(n).default_unit for n in names} != {"episode"}:
+    names = _episode_benchmarks(records)
+    if not names:
         return "query", None
     return "episode", (
         f"episode, the declared unit of {', '.join(names)} records (an episode's queries share "

@@ -123,9 +123,10 @@ def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str]:
     )
     _check_out(args, digest_prov.inputs_digest)
     notes, exclusions = input_notes(loaded, f"`{files[0][1]}`", len(records))
-    unit, why = (args.unit, query_unit_note(records)) if args.unit else default_unit(records)
-    if unit != "query" and args.unit:
-        why = None
+    if args.unit:
+        unit, why = args.unit, query_unit_note(records) if args.unit == "query" else None
+    else:
+        unit, why = default_unit(records)
     if why:
         notes.append(f"Unit: {why}.")
         print(f"osustat analyze: unit: {why}", file=sys.stderr)
