@@ -41,20 +41,25 @@ def _sig(p: float | None) -> str:
 
 
 def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
+    """One row per cell and the aggregate; where the intervals resample whole episodes
+    (clusters of the queries), a column says on how many each row's interval rests."""
     unit = {"query": "queries", "episode": "episodes"}[res.unit]
     level = round(res.level * 100)
+    clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for r in comp.rows)
+    k_head = " episodes (CI's clusters) |" if clustered else ""
     lines = [
-        f"| Cell | n ({unit}) | share | treatment | baseline | Δ | {level}% CI | W/T/L | d_z "
-        "| CLES | p raw | p method | MC SE of p | p corrected | sig. | f·Δ | MDE | verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| Cell | n ({unit}) |{k_head} share | treatment | baseline | Δ | {level}% CI | W/T/L "
+        "| d_z | CLES | p raw | p method | MC SE of p | p corrected | sig. | f·Δ | MDE | verdict |",
+        "|---|---|" + ("---|" if clustered else "") + "---|" * 16,
     ]
     for row in comp.rows:
         e = row.effect
         se = "—" if row.exact else f"{row.pvalue_se:.4f}"
         mde = mde_description(row.mde)
         shown = row.pvalue_adjusted if row.pvalue_adjusted is not None else row.pvalue
+        k = f" {e.ci.n_clusters} |" if clustered else ""
         lines.append(
-            f"| {row.label} | {e.n} | {e.fraction:.1%} | {e.treatment_mean:.3f} | "
+            f"| {row.label} | {e.n} |{k} {e.fraction:.1%} | {e.treatment_mean:.3f} | "
             f"{e.baseline_mean:.3f} | {fmt_signed(e.effect)} | {fmt_interval(e.ci.low, e.ci.high)} "
             f"| {e.wins}/{e.ties}/{e.losses} | {fmt_signed(e.effect_size_dz, 2, missing='n/a')} "
             f"| {e.cles:.3f} "
@@ -194,9 +199,14 @@ def _expansion_note(res: AnalysisResult) -> str:
     )
 
 
+def _clustered(res: AnalysisResult) -> bool:
+    """Whether any row's interval resamples whole episodes (fewer clusters than units)."""
+    return any(r.effect.ci.n_clusters < r.effect.ci.n for c in res.comparisons for r in c.rows)
+
+
 def _ci_caption(res: AnalysisResult) -> str:
     first = res.comparisons[0].rows[-1].effect.ci
-    clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for c in res.comparisons for r in c.rows)
+    clustered = _clustered(res)
     cis = [r.effect.ci for c in res.comparisons for r in c.rows]
     exact = sum(ci.exact for ci in cis)
     every = "every distinct resample, enumerated (10 or fewer units or clusters)"
@@ -316,73 +326,85 @@ def _summary(res: MultiAnalysisResult) -> list[str]:
 
 
 def _method_lines(res: AnalysisResult) -> list[str]:
-    """The MDE, seed and test/interval/mark legend lines shared by every analysis report."""
+    """The MDE, seed and test/interval/mark legend lines shared by every analysis report: one
+    bullet per idea (a reader looks up one column's rule, not a paragraph)."""
+    m = MDE_MIN_DIFFERENCES
     return [
-        f"- MDE: the smallest true Δ that the test each row runs detects with power .80, at "
+        "- MDE: the smallest true Δ that the test each row runs detects with power .80, at "
         f"the level the row is tested at (α/m inside a corrected family of m tests, "
         f"α = {res.alpha:g} otherwise), computed from the row's differences by the method "
-        "named beside it: exact binomial for 0/1 differences (P(Δ ≠ 0) held at its observed "
-        "share); for other differences the test run on 2,000 data sets resampled from them "
-        "(fixed seed): shifted (their spread scaled by the bootstrap's estimate of how far a "
-        "sample's sd falls below its law's), or for count ratios (recall over a few items) "
-        "exponentially tilted from their own null (the units' pairs of values tilted back "
-        "to mean difference 0, then made symmetric by swapping, its spread raised by what a "
-        "pilot of that size falls short in the median; the effect tilts the "
-        "treatment's values, each unit's baseline kept beside its treatment value, or the "
-        "differences where that tilt cannot reach the row's own mean, said in the row), the "
-        "power at the MDE checked on data sets drawn at it; "
-        f"“{UNDERPOWERED}” where no Δ reaches power .80 at that n. From fewer than "
-        f"{MDE_MIN_DIFFERENCES} differences (or fewer than {MDE_MIN_DIFFERENCES} nonzero "
-        "ones of several sizes: they alone carry the spread), from differences not "
-        "normal-shaped "
-        "(Shapiro–Wilk p < .05, unless 20 or more nonzero ones are significantly "
-        "platykurtic: a skewed or heavy-tailed sample's sd is far below its law's in most "
-        "samples), where the row's own share of pairs that differ caps the "
-        "power, where the count-ratio model's null (its differences tilted) rests on fewer "
-        f"than {MDE_MIN_DIFFERENCES} effective differences, or where its treatment's largest "
-        "effect, read off the few units where the treatment is largest, falls short, the "
-        "MDE is not one number: the row "
-        "prints “MDE not estimable from n = … differences” with the range the sd (or "
-        "P(Δ ≠ 0)) allows over its 80% interval; from too few, no upper end where ties "
-        "held at that interval's lower end cap the power below .80 (a tie cannot vote), and “"
-        f"{UNDERPOWERED}” where they cap it even at its upper end and cannot move. "
-        "Measured limit (docs/validation.md, “The printed MDE as a procedure”): a heavy-tailed or "
-        "skewed sample that passes the shape check has mostly missed its law's rare large "
-        "values, so the number it prints is optimistic (differences drawn from a t law "
-        "with 3 df, 20 or 50 per row: median true power .70–.71 at the printed MDE, not .80); "
-        "read an MDE of such data (latencies, token counts) as a lower bound.",
+        "named beside it:",
+        "  - 0/1 differences: exact binomial (P(Δ ≠ 0) held at its observed share);",
+        "  - other differences: the test run on 2,000 data sets resampled from them (fixed "
+        "seed), shifted (their spread scaled by the bootstrap's estimate of how far a "
+        "sample's sd falls below its law's);",
+        "  - count ratios (recall over a few items): exponentially tilted from their own null "
+        "(the units' pairs of values tilted back to mean difference 0, then made symmetric by "
+        "swapping, its spread raised by what a pilot of that size falls short in the median); "
+        "the effect tilts the treatment's values, each unit's baseline kept beside its "
+        "treatment value, or the differences where that tilt cannot reach the row's own mean, "
+        "said in the row;",
+        "  - the power at the MDE is checked on data sets drawn at it; "
+        f"“{UNDERPOWERED}” where no Δ reaches power .80 at that n.",
+        "- MDE not one number: the row prints “MDE not estimable from n = … differences” with "
+        "the range the sd (or P(Δ ≠ 0)) allows over its 80% interval, where the row has",
+        f"  - fewer than {m} differences (or fewer than {m} nonzero ones of several sizes: "
+        "they alone carry the spread) — no upper end where ties held at that interval's lower "
+        f"end cap the power below .80 (a tie cannot vote), and “{UNDERPOWERED}” where they "
+        "cap it even at its upper end and cannot move;",
+        "  - differences not normal-shaped (Shapiro–Wilk p < .05, unless 20 or more nonzero "
+        "ones are significantly platykurtic: a skewed or heavy-tailed sample's sd is far "
+        "below its law's in most samples);",
+        "  - its own share of pairs that differ capping the power;",
+        f"  - a count-ratio null (its differences tilted) resting on fewer than {m} effective "
+        "differences, or a treatment's largest effect, read off the few units where the "
+        "treatment is largest, falling short.",
+        "- MDE, measured limit (docs/validation.md, “The printed MDE as a procedure”): a "
+        "heavy-tailed or skewed sample that passes the shape check has mostly missed its law's "
+        "rare large values, so the number it prints is optimistic (differences drawn from a t "
+        "law with 3 df, 20 or 50 per row: median true power .70–.71 at the printed MDE, not "
+        ".80); read an MDE of such data (latencies, token counts) as a lower bound.",
         f"- Master seed {res.seed}: the same seed and inputs give the same report; each "
         "(metric, budget) draws from its own random stream, named by them, so its rows are "
         "the same whichever other metrics and budgets are analysed with it.",
         "",
-        f"Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "
+        "Legend of the tables:",
+        "",
+        f"- Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "
         f"when 2^n ≤ {res.resamples:,}) or Monte Carlo with {res.resamples:,} random sign "
-        "vectors, named per row with the Monte Carlo standard error of p. Intervals: "
-        f"{_ci_caption(res)}{_expansion_note(res)}. Significance marks (column sig., on the "
-        "corrected p; raw p for rows outside a family; also on the interaction p): . ≤ .10, "
-        "* ≤ .05, ** ≤ .01, *** ≤ .001 (the verdicts' p ≤ α rule). f·Δ is each cell's "
-        "contribution to the aggregate (they sum to the aggregate Δ). W/T/L: units where the "
-        "treatment scores above / equal to / below the baseline; d_z: mean Δ / SD of the "
-        "differences (Cohen's d for paired samples, n/a when every difference is equal); "
-        "CLES: (W + T/2) / n, the chance the treatment beats the baseline on a unit drawn at "
-        "random (ties half)." + _break_even_legend(res),
+        "vectors, named per row with the Monte Carlo standard error of p.",
+        f"- Intervals: {_ci_caption(res)}{_expansion_note(res)}."
+        + (
+            " Column “episodes (CI's clusters)”: the k episodes each row's interval resamples."
+            if _clustered(res)
+            else ""
+        ),
+        "- Significance marks (column sig., on the corrected p; raw p for rows outside a "
+        "family; also on the interaction p): . ≤ .10, * ≤ .05, ** ≤ .01, *** ≤ .001 (the "
+        "verdicts' p ≤ α rule).",
+        "- f·Δ: each cell's contribution to the aggregate (they sum to the aggregate Δ).",
+        "- W/T/L: units where the treatment scores above / equal to / below the baseline; "
+        "d_z: mean Δ / SD of the differences (Cohen's d for paired samples, n/a when every "
+        "difference is equal); CLES: (W + T/2) / n, the chance the treatment beats the "
+        "baseline on a unit drawn at random (ties half).",
+        *_break_even_legend(res),
         "",
     ]
 
 
-def _break_even_legend(res: AnalysisResult) -> str:
+def _break_even_legend(res: AnalysisResult) -> list[str]:
     """What the break-even line's symbols mean (nothing when no table has one)."""
     if not any(c.result.break_even is not None for c in res.comparisons):
-        return ""
-    return (
-        " Break-even (the paper's Appendix I): p* is the share of T+E+ units at which the "
+        return []
+    return [
+        "- Break-even (the paper's Appendix I): p* is the share of T+E+ units at which the "
         "aggregate Δ would be 0 with the other cells keeping their relative shares, "
         "−Δ_rest / (Δ_T+E+ − Δ_rest); π_T+* and π_any+* the shares of units with a T+ label "
         "and with any + label at that point; p* = 0%† when the other cells do not lose (any "
         "share gives an aggregate ≥ 0). Its band is a stratified percentile bootstrap "
         "(cells resampled apart, not expanded for small n); a band of [0%, 100%] says these "
         "data do not locate p*."
-    )
+    ]
 
 
 def _budget_figures(res: AnalysisResult, figures: dict[Any, str], level: str) -> list[str]:

@@ -162,3 +162,36 @@ def test_caption_names_the_exact_intervals_and_no_draws_when_every_row_is_exact(
                f"clusters) for {exact} of the {rows} rows" in head  # fmt: skip
     else:
         assert "2,000 resamples" in head and exact == 0
+
+
+def test_table_gives_each_rows_episodes_where_the_interval_resamples_them():
+    # a reviewer could read k only off the forest's labels; the table had n (queries) alone
+    frame = _records()
+    frame["episode_id"] = frame["query_id"].map(lambda q: f"e{int(q[1:]) % 8}")
+    res = analyze(frame, treatment="new", baseline="old", n_resamples=99, rng=0)
+    text = render_analysis(res, figures={})
+    lines = text.splitlines()
+    head = next(x for x in lines if x.startswith("| Cell |"))
+    cols = [c.strip() for c in head.strip("|").split("|")]
+    assert cols[:3] == ["Cell", "n (queries)", "episodes (CI's clusters)"]
+    for row in res.comparisons[0].rows:
+        cells = next(x for x in lines if x.startswith(f"| {row.label} |")).strip("|").split("|")
+        assert len(cells) == len(cols)
+        assert int(cells[2]) == row.effect.ci.n_clusters < row.effect.n
+    assert "Column “episodes (CI's clusters)”" in text
+    # one query per episode: the intervals resample the queries themselves, no column
+    plain = render_analysis(analyze(_records(), treatment="new", baseline="old",
+                                    n_resamples=99, rng=0), figures={})  # fmt: skip
+    assert "episodes (CI's clusters)" not in plain
+
+
+def test_the_legend_gives_one_bullet_per_rule():
+    # a reader of the report met the MDE's rules as one 350-word sentence
+    res = analyze(_records(), treatment="new", baseline="old", n_resamples=99, rng=0)
+    head = render_analysis(res, figures={}).split("\n## ")[0]
+    for start in ("- MDE: the smallest true Δ", "  - 0/1 differences: exact binomial",
+                  "- MDE not one number:", "  - differences not normal-shaped",
+                  "- MDE, measured limit", "- Paired sign-flip tests:", "- Intervals: ",
+                  "- Significance marks", "- f·Δ:", "- W/T/L:", "- Break-even"):  # fmt: skip
+        assert any(line.startswith(start) for line in head.splitlines()), start
+    assert max(len(line.split()) for line in head.splitlines()) < 160
