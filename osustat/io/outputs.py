@@ -246,24 +246,29 @@ def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") 
         raise ValueError(f"{name} is not a file (a folder).")
     fmt = _format(path, mapping)
     out: list[Answer] = []
+    counts: dict[str, int] = {}  # answers met so far per conversation (positions)
+
+    def place_of(row: Any, where: str) -> int:
+        conv = _conversation(None, row, where, mapping, system) if isinstance(row, dict) else ""
+        counts[conv] = counts.get(conv, 0) + 1
+        return counts[conv] - 1
+
     if fmt == "json":
         for key, items in _json_groups(path, name, mapping):
             for i, item in enumerate(items):
                 where = f"{name}, " + (
                     f"conversation {key!r}, answer {i}" if key else f"answer {i}"
                 )
-                out.append(_answer(item, where, key, i, mapping, system))
+                # a flat list holds every conversation's answers: count per conversation
+                place = i if key is not None else place_of(item, where)
+                out.append(_answer(item, where, key, place, mapping, system))
         return out
     if fmt not in ("jsonl", "csv", "parquet", "trec"):
         raise ValueError(f"{name}: unknown format {fmt!r}; set `format` in the mapping.")
     if mapping.grouped:
         raise ValueError(f'{name}: `answers = "*"` applies to JSON files only.')
     rows, locs = _trec_rows(path, system) if fmt == "trec" else read_rows(path, system, fmt)
-    counts: dict[str, int] = {}
     for row, loc in zip(rows, locs, strict=True):
         where = f"{name}, {loc}"
-        conv = _conversation(None, row, where, mapping, system) if isinstance(row, dict) else ""
-        place = counts.get(conv, 0)
-        counts[conv] = place + 1
-        out.append(_answer(row, where, None, place, mapping, system))
+        out.append(_answer(row, where, None, place_of(row, where), mapping, system))
     return out

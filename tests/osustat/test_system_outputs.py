@@ -196,6 +196,26 @@ def test_the_declared_format_decides_not_the_extension(tmp_path):
         _records(tmp_path / "a.txt", str(tmp_path / "m.toml"), "s")
 
 
+def test_a_flat_json_list_counts_positions_per_conversation_as_json_lines_do(tmp_path):
+    """A new user's flat JSON list (c1's answers after c0's) joined by position put c1's
+    first answer at c1's place 4 — the list index — and reported c1/qa0 "not answered": a
+    silent wrong join. Positions are counted per conversation in every flat layout."""
+    rows = [{"c": conv, "g": judge} for conv, _, judge, _ in _GRADES]
+    (tmp_path / "a.json").write_text(json.dumps(rows))
+    with open(tmp_path / "a.jsonl", "w") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\nquestion = "position"\n'
+        '[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    flat = _records(tmp_path / "a.json", str(tmp_path / "m.toml"), "s")
+    lines = _records(tmp_path / "a.jsonl", str(tmp_path / "m.toml"), "s")
+    pd.testing.assert_frame_equal(_key(flat.records), _key(lines.records))
+    judge = flat.records[flat.records["metric"] == "judge"]
+    assert judge["query_id"].tolist() == ["c0/qa0", "c0/qa2", "c0/qa3", "c1/qa0", "c1/qa1"]
+    assert judge["value"].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0]
+
+
 def test_repeated_text_matched_by_position_and_by_occurrence(tmp_path):
     zep = _records(_zep_layout(tmp_path / "g.json"), "zep", "zep").records
     j = zep[zep["metric"] == "judge"].set_index("query_id")["category"]
