@@ -116,7 +116,9 @@ def analyze(
         named is the treatment), or of every method in the records when none is named; gives
         a :class:`MultiAnalysisResult`.
     metrics : str or iterable of str, optional
-        Default: every metric in the records except ``tokens`` (a cost, not an outcome).
+        Default: every metric in the records except ``tokens`` (a cost, not an outcome)
+        that every compared method has at the budget; the pairs left out are named in
+        ``input_notes``.
     budgets : int or iterable of int, optional
         Default: every budget in the records.
     unit : {'query', 'episode'}
@@ -213,7 +215,7 @@ def analyze(
         paper_means=paper_means,
         reference=reference,
     )
-    input_notes = (*input_notes, *_cells_not_tested(plan, unit))
+    input_notes = (*input_notes, *plan.notes, *_cells_not_tested(plan, unit))
     raw = _run(
         plan,
         workers=workers,
@@ -337,6 +339,7 @@ class _Plan:
     printed: dict[tuple[str, int], Any]  # the paper's means per (metric, budget)
     ref_df: pd.DataFrame | None  # validated reference records
     itself: list[str]  # methods named as treatment and baseline: no pair with itself
+    notes: list[str]  # what the default selection left out, and why
 
 
 def _plan(
@@ -372,6 +375,9 @@ def _plan(
             f"no record has any of the metrics {ms} at any of the budgets {bs}; pairs present: "
             f"{sorted(present)[:10]}."
         )
+    notes: list[str] = []
+    if metrics is None:  # the default, every metric: those every compared method has
+        pairs, notes = _shared_pairs(df, methods, pairs)
     groups = family_groups(family, pairs, methods)
     printed = check_paper_means(paper_means, pairs)
     if reference is not None and printed:
@@ -384,7 +390,43 @@ def _plan(
             reference = load_records(reference)
         ref_df = validate_records(reference)
     itself = self_pairs(treatment, baseline, all_pairs)
-    return _Plan(df, methods, unused, pairs, groups, printed, ref_df, itself)
+    return _Plan(df, methods, unused, pairs, groups, printed, ref_df, itself, notes)
+
+
+def _shared_pairs(
+    df: pd.DataFrame, methods: list[tuple[str, str]], pairs: list[tuple[str, int]]
+) -> tuple[list[tuple[str, int]], list[str]]:
+    """The (metric, budget) pairs every compared method has records of, and a note naming
+    the others with the methods lacking them (systems' files often score different metrics:
+    mem0's bleu and f1 beside a judge's grade Zep's file alone has)."""
+    compared = list(dict.fromkeys(x for pair in methods for x in pair))
+    have = df.loc[df["method"].isin(compared), ["method", "metric", "budget"]].drop_duplicates()
+    held = {(m, int(b)): set(g["method"]) for (m, b), g in have.groupby(["metric", "budget"])}
+    kept = [p for p in pairs if held.get(p, set()) >= set(compared)]
+    left = [p for p in pairs if p not in kept]
+    if not left:
+        return pairs, []
+    if not kept:
+        raise ValueError(
+            "no metric and budget has records of every compared method "
+            f"({', '.join(map(repr, compared))}); "
+            + "; ".join(f"{m} at {b}: only {sorted(held.get((m, b), set()))}" for m, b in left[:6])
+            + ". Name the methods that share a metric, or the metric with --metric (`metrics`)."
+        )
+    lacking: dict[tuple[str, ...], list[str]] = {}
+    for m, b in left:
+        who = tuple(sorted(set(compared) - held.get((m, b), set())))
+        lacking.setdefault(who, []).append(f"{m} @ {b}")
+    said = "; ".join(
+        f"{', '.join(map(repr, who))} {'has' if len(who) == 1 else 'have'} no records of "
+        f"{list_some(items, quote=False)}"
+        for who, items in lacking.items()
+    )
+    return kept, [
+        f"Not analysed: {len(left)} metric-budget pair(s) that not every compared method has "
+        f"({said}); by default the metrics every compared method has are analysed — name a "
+        "metric with --metric (`metrics`) to see what it lacks."
+    ]
 
 
 def _only_benchmark(df: pd.DataFrame) -> str | None:

@@ -347,7 +347,8 @@ def _add_analyze_parser(sub: Any) -> None:
         "--metric",
         default=None,
         metavar="M[,M...]",
-        help="comma-separated metrics (default: every metric in the records except tokens)",
+        help="comma-separated metrics (default: every metric of the records that every compared "
+        "method has, except tokens; the others are named in the report)",
     )
     an.add_argument(
         "--budget",

@@ -311,3 +311,31 @@ def test_a_rows_numbers_do_not_depend_on_the_other_metrics_asked_for(records):
     assert recall_256(metrics=["hit@2", "recall"], budgets=[256]) == alone
     assert recall_256(metrics=["recall", "hit@2"], budgets=[128, 256]) == alone
     assert any(p is not None and p not in (0, 1) for _, p, _ in alone)  # Monte Carlo p's
+
+
+def test_the_default_metrics_are_those_every_compared_method_has(records):
+    """Systems' files score different metrics (mem0's bleu and f1 beside the judge's grade
+    Zep's file alone has): `analyze` without `metrics` failed on the first metric one method
+    lacked ("method 'zep' has no records for metric 'bleu'"); it analyses the shared ones and
+    names the rest. A named metric one method lacks is still an error."""
+    extra = records[(records["method"] == "osu-mem") & (records["metric"] == "recall")].copy()
+    extra["metric"] = "bleu"
+    both = pd.concat([records, extra], ignore_index=True)
+    res = run(both, metrics=None, budgets=[128])
+    assert [c.metric for c in res.comparisons] == ["hit@2", "recall"]
+    [note] = [n for n in res.input_notes if n.startswith("Not analysed")]
+    assert (
+        "1 metric-budget pair(s)" in note and "'flat-vector' has no records of bleu @ 128" in note
+    )
+    assert note in res.to_markdown()
+    alone = run(records, metrics=None, budgets=[128])
+    for mine, theirs in zip(res.comparisons, alone.comparisons, strict=True):
+        assert [(r.pvalue, r.effect.ci) for r in mine.rows] == [
+            (r.pvalue, r.effect.ci) for r in theirs.rows
+        ]
+    with pytest.raises(ValueError, match=r"method 'flat-vector' has no records for metric 'bleu'"):
+        run(both, metrics=["bleu"], budgets=[128])
+    only = pd.concat([extra, records[(records["method"] == "flat-vector")
+                                     & (records["metric"] == "hit@2")]])  # fmt: skip
+    with pytest.raises(ValueError, match=r"no metric and budget has records of every compared"):
+        osustat.analyze(only, treatment="osu-mem", baseline="flat-vector", rng=0)
