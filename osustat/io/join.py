@@ -238,11 +238,22 @@ def _check(a: Answer, q: BenchmarkQuestion, m: Mapping) -> None:
         want = q.attributes.get(attr)
         if want is None:
             raise ValueError(f"{a.where}: the benchmark gives no `{attr}` to check.")
-        if value != want:
+        if not _same_value(value, want):
             raise ValueError(
                 f"{a.where}: field `{m.check[attr]}` is {value!r}; the benchmark's {attr} of "
                 f"{q.query_id} is {want!r}."
             )
+
+
+def _same_value(value: str, want: str) -> bool:
+    """A checked field equals the benchmark's attribute as text, or as numbers ('2.0' is
+    category '2': a CSV or pandas writes integers as floats)."""
+    if value == want:
+        return True
+    try:
+        return float(value) == float(want)
+    except ValueError:
+        return False
 
 
 def join_answers(

@@ -44,11 +44,14 @@ _KEYS_OF = {
 
 @dataclass(frozen=True)
 class Score:
-    """One score of an answer: the metric name it becomes, its field and how it is read."""
+    """One score of an answer: the metric name it becomes, its field and how it is read;
+    `labels` (a judge's own words, case-folded, each to 1.0 or 0.0) replace the binary
+    reading's true/false words when declared."""
 
     metric: str
     field: str
     read: str
+    labels: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,13 +122,43 @@ def _scores(raw: Any, where: str) -> tuple[Score, ...]:
     out = []
     for metric, spec in raw.items():
         at = f"{where}, scores.{metric}"
-        if not isinstance(spec, dict) or set(spec) - {"field", "read"} or "field" not in spec:
-            raise ValueError(f'{at}: give {{ field = "...", read = "binary" | "number" }}.')
+        keys = {"field", "read", "true", "false"}
+        if not isinstance(spec, dict) or set(spec) - keys or "field" not in spec:
+            raise ValueError(
+                f'{at}: give {{ field = "...", read = "binary" | "number" }}, and for a '
+                'judge\'s own labels true = ["CORRECT"], false = ["WRONG"].'
+            )
         field = _str(spec, "field", at)
         read = _choice(spec, "read", at, READS, "number")
         assert field is not None
-        out.append(Score(metric.strip().lower(), field, read))
+        out.append(Score(metric.strip().lower(), field, read, _labels(spec, read, at)))
     return tuple(out)
+
+
+def _labels(spec: dict[str, Any], read: str, at: str) -> tuple[tuple[str, float], ...]:
+    """The declared labels of a binary score (both lists or neither: every label a file may
+    hold is declared, so none becomes 0 by default)."""
+    if "true" not in spec and "false" not in spec:
+        return ()
+    if read != "binary":
+        raise ValueError(f'{at}: `true` / `false` labels need read = "binary".')
+    lists = {}
+    for key in ("true", "false"):
+        value = spec.get(key)
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(x, str) and x.strip() for x in value)
+        ):
+            raise ValueError(
+                f"{at}: `{key}` must be a non-empty list of labels (strings); got {value!r} — "
+                "declare both `true` and `false`, so no label is read as 0 by default."
+            )
+        lists[key] = [x.strip().casefold() for x in value]
+    both = sorted(set(lists["true"]) & set(lists["false"]))
+    if both:
+        raise ValueError(f"{at}: labels {both} are in both `true` and `false`.")
+    return tuple((x, 1.0) for x in lists["true"]) + tuple((x, 0.0) for x in lists["false"])
 
 
 def _retrieved(raw: Any, where: str) -> Retrieved | None:

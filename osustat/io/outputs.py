@@ -102,11 +102,27 @@ def _format(path: Path, m: Mapping) -> str:
     return m.format or format_of(path) or path.suffix.lower().lstrip(".")
 
 
+_MISSING = object()
+
+
+def _lookup(item: dict[str, Any], field: str) -> Any:
+    """`item`'s value of `field`: the key itself, else a dotted path into nested objects
+    (``judge.label``); ``_MISSING`` when neither is there."""
+    if field in item:
+        return item[field]
+    obj: Any = item
+    for part in field.split(".") if "." in field else ():
+        if not isinstance(obj, dict) or part not in obj:
+            return _MISSING
+        obj = obj[part]
+    return obj if "." in field else _MISSING
+
+
 def _absent(item: dict[str, Any], field: str) -> str | None:
     """Why `field` gives no value: ``missing`` (absent), ``null``, ``NaN``, ``empty``; else None."""
-    if field not in item:
-        return "missing"
-    value = item[field]
+    value = _lookup(item, field)
+    if value is _MISSING:
+        return "missing" + (" (no such key, nor that dotted path)" if "." in field else "")
     if value is None:
         return "null"
     if isinstance(value, float | np.floating) and math.isnan(value):
@@ -118,7 +134,7 @@ def _field(item: dict[str, Any], field: str, where: str, hint: str = "") -> Any:
     why = _absent(item, field)
     if why is not None:
         raise ValueError(f"{where}: field `{field}` is {why}.{hint}")
-    return item[field]
+    return _lookup(item, field)
 
 
 def _other_reader(item: dict[str, Any], m: Mapping, system: str) -> str:
@@ -174,22 +190,53 @@ def _answer(item: Any, where: str, key: str | None, place: int, m: Mapping, syst
     text = str(_field(item, m.text_field, where)) if m.text_field else None
     scores = {}
     for s in m.scores:
-        hint = _other_reader(item, m, system) if s.field not in item else ""
+        hint = _other_reader(item, m, system) if _lookup(item, s.field) is _MISSING else ""
         raw = _field(item, s.field, where, hint)
-        value = read_score(raw, s.read)
+        value = dict(s.labels).get(str(raw).strip().casefold()) if s.labels else None
+        if value is None and not s.labels:
+            value = read_score(raw, s.read)
         if value is None:
-            raise ValueError(f"{where}: field `{s.field}` is not a {s.read} score; got {raw!r}.")
+            raise ValueError(
+                f"{where}{_which(None if key else conv, qid, text)}: field `{s.field}` is not "
+                f"a {s.read} score; got {raw!r}{_accepted(s)}."
+            )
         scores[s.metric] = value
     retrieved = None
     if m.retrieved is not None:
-        raw = item.get(m.retrieved.field)
-        if raw is None:
+        raw = _lookup(item, m.retrieved.field)
+        if raw is None or raw is _MISSING:
             raise ValueError(
                 f"{where}: field `{m.retrieved.field}` is {_absent(item, m.retrieved.field)}."
             )
         retrieved = tuple(split_ids(raw, split=r"[;,\s]+"))
     checks = {attr: str(_field(item, f, where)).strip() for attr, f in m.check.items()}
     return Answer(where, conv, position, qid, text, scores, retrieved, checks)
+
+
+def _which(conv: str | None, qid: str | None, text: str | None) -> str:
+    """The answer's conversation (unless its place already names it) and question, for a
+    message about one of its fields."""
+    said = [] if conv is None else [f"conversation {conv!r}"]
+    if qid is not None:
+        said.append(f"question id {qid!r}")
+    elif text is not None:
+        said.append(f"question {text.strip()[:80]!r}")
+    return f" ({', '.join(said)})" if said else ""
+
+
+def _accepted(s: Any) -> str:
+    """What the score's reading accepts, for the message refusing a value."""
+    if s.labels:
+        return (
+            f"; the mapping's labels: true {[x for x, v in s.labels if v == 1.0]}, false "
+            f"{[x for x, v in s.labels if v == 0.0]} (case ignored)"
+        )
+    if s.read == "binary":
+        return (
+            " (binary reads true/false, yes/no, 1/0; a judge's own labels are declared "
+            'with true = ["CORRECT"], false = ["WRONG"])'
+        )
+    return " (a finite number)"
 
 
 def _trec_rows(path: Path, system: str) -> tuple[list[dict[str, Any]], list[str]]:

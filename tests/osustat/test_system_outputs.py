@@ -284,9 +284,13 @@ def test_text_mismatch_names_file_position_and_both_texts(tmp_path):
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        ({"llm_score": "maybe"}, r"answer 0: field `llm_score` is not a binary score; got 'maybe'"),
-        ({"llm_score": 2}, r"answer 0: field `llm_score` is not a binary score"),
-        ({"f1_score": "n/a"}, r"answer 0: field `f1_score` is not a number score"),
+        (
+            {"llm_score": "maybe"},
+            r"answer 0 \(question 'Where is Bo from\?'\): field `llm_score` is not a binary "
+            r"score; got 'maybe' \(binary reads true/false, yes/no, 1/0; a judge's own labels",
+        ),
+        ({"llm_score": 2}, r"answer 0 \(question .*\): field `llm_score` is not a binary score"),
+        ({"f1_score": "n/a"}, r"answer 0 \(question .*\): field `f1_score` is not a number score"),
         ({"llm_score": None}, r"answer 0: field `llm_score` is null\.$"),
         ({"llm_score": " "}, r"answer 0: field `llm_score` is empty\.$"),
         ({"llm_score": float("nan")}, r"answer 0: field `llm_score` is NaN\.$"),
@@ -620,3 +624,60 @@ def test_analyze_takes_the_unit_the_records_benchmark_declares(
     asked = given == "query" and benchmark == "locomo"
     assert ("treat the queries of one episode as independent" in out.err) is asked
     assert any(n.startswith("Unit: query, asked for") for n in result["input_notes"]) is asked
+
+
+def test_a_judges_labels_in_a_nested_field_are_declared_and_nothing_else_passes(tmp_path):
+    """A new user's harness writes {"judge": {"label": "CORRECT" | "WRONG"}}: the score field
+    was top-level only and "CORRECT" not a binary score, so users flattened the file and wrote
+    label == "CORRECT", silently reading PARTIALLY_CORRECT as 0. Now a dotted field reaches
+    into the object and the judge's labels are declared (both lists: an undeclared label is
+    an error naming the answer, its conversation and question, and the labels); a category
+    written 2.0 checks against the benchmark's 2."""
+    words = {1: "CORRECT", 0: "wrong"}  # case ignored
+    rows = [
+        {"c": conv, "q": text, "judge": {"label": words[g]}, "cat": float(_cat(conv, k))}
+        for conv, k, text, g in (
+            (c, sum(1 for x in _GRADES[:i] if x[0] == c), t, g)
+            for i, (c, t, g, _) in enumerate(_GRADES)
+        )
+    ]
+    (tmp_path / "a.json").write_text(json.dumps(rows))
+    (tmp_path / "m.toml").write_text(
+        'conversation = "c"\nquestion = "text"\ntext_field = "q"\n[check]\ncategory = "cat"\n'
+        '[scores]\njudge = { field = "judge.label", read = "binary", true = ["CORRECT"], '
+        'false = ["WRONG"] }\n'
+    )
+    got = _records(tmp_path / "a.json", str(tmp_path / "m.toml"), "s").records
+    judge = got[got["metric"] == "judge"].sort_values("query_id")
+    assert judge["value"].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0]
+    rows[3]["judge"]["label"] = "PARTIALLY_CORRECT"
+    (tmp_path / "a.json").write_text(json.dumps(rows))
+    with pytest.raises(ValueError) as err:
+        _records(tmp_path / "a.json", str(tmp_path / "m.toml"), "s")
+    assert str(err.value).endswith(
+        "answer 3 (conversation 'c1', question 'Where is Bo from?'): field `judge.label` is not "
+        "a binary score; got 'PARTIALLY_CORRECT'; the mapping's labels: true ['correct'], false "
+        "['wrong'] (case ignored)."
+    )
+    del rows[3]["judge"]
+    (tmp_path / "a.json").write_text(json.dumps(rows))
+    with pytest.raises(ValueError, match=r"answer 3: field `judge.label` is missing \(no such key"):
+        _records(tmp_path / "a.json", str(tmp_path / "m.toml"), "s")
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ('{ field = "g", read = "binary", true = ["OK"] }', r"`false` must be a non-empty list"),
+        ('{ field = "g", read = "number", true = ["a"], false = ["b"] }', r'need read = "binary"'),
+        ('{ field = "g", read = "binary", true = ["A"], false = ["a"] }', r"\['a'\] are in both"),
+        ('{ field = "g", read = "binary", true = [], false = ["b"] }', r"`true` must be a non-emp"),
+        ('{ field = "g", labels = ["b"] }', r'true = \["CORRECT"\], false = \["WRONG"\]'),
+    ],
+)
+def test_bad_label_declarations_are_refused(tmp_path, spec, expected):
+    (tmp_path / "m.toml").write_text(
+        f'conversation = "c"\nquestion = "position"\n[scores]\njudge = {spec}\n'
+    )
+    with pytest.raises(ValueError, match=expected):
+        load_mapping(str(tmp_path / "m.toml"))

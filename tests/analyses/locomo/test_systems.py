@@ -278,7 +278,8 @@ def test_a_layout_mismatch_exits_2_and_writes_nothing(files, tmp_path, capsys):
     out = tmp_path / "r.parquet"
     assert _import(files, out, f"zep={tmp_path / 'z.json'}") == 2
     err = capsys.readouterr().err
-    assert "conversation 'locomo_experiment_user_3', answer 7: field `grade`" in err
+    assert "conversation 'locomo_experiment_user_3', answer 7 (question " in err
+    assert "): field `grade` is not a binary score" in err
     assert not out.exists() and list(tmp_path.iterdir()) == [tmp_path / "z.json"]
 
 
