@@ -2,6 +2,9 @@
 
     python examples/systems_figures.py RECORDS ANALYSIS_DIR OUT_DIR [--treatment T --baseline B]
 
+The pair is the analysis's own (``results.json`` names it); ``--treatment/--baseline`` pick one
+pair of a several-pair analysis (``--all-pairs``).
+
 RECORDS is the file ``osustat import`` wrote; ANALYSIS_DIR the ``--out`` folder of ``osustat
 analyze RECORDS --unit episode --metric judge,judge.cat1,...`` (its ``results.json`` gives every
 Δ, CI, p and n: nothing is recomputed here). Writes ``systems_forest.png`` (Δ with its CI per
@@ -22,15 +25,38 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 
-def _rows(results: Path) -> list[dict]:
+def _rows(results: Path, treatment: str | None, baseline: str | None) -> tuple[str, str, list]:
+    """(treatment, baseline, aggregate rows per metric) of the analysis in `results`: its own
+    pair, or of a several-pair analysis the pair named (a pair given that the analysis does
+    not hold is refused: its numbers would be drawn under the wrong title)."""
     data = json.loads(results.read_text(encoding="utf-8"))
     if data["unit"] != "episode":
         raise SystemExit(f"{results}: an analysis at --unit episode is needed; got {data['unit']}.")
+    pairs = data.get("results_by_pair", [data])
+    held = [(r["treatment"], r["baseline"]) for r in pairs]
+    if treatment is None and baseline is None and len(held) == 1:
+        chosen = pairs[0]
+    else:
+        match = [r for r in pairs if (r["treatment"], r["baseline"]) == (treatment, baseline)]
+        if not match:
+            flipped = (baseline, treatment) in held
+            raise SystemExit(
+                f"{results}: no analysis of {treatment} vs {baseline}; it holds "
+                + ", ".join(f"{t} vs {b}" for t, b in held)
+                + (
+                    " (the pair is there the other way round: swap --treatment and --baseline"
+                    ", or re-run analyze in this orientation)"
+                    if flipped
+                    else ""
+                )
+                + "; name one with --treatment and --baseline."
+            )
+        chosen = match[0]
     out = []
-    for comp in data["comparisons"]:
+    for comp in chosen["comparisons"]:
         row = next(r for r in comp["rows"] if r["cell"] == "Aggregate")
         out.append({"metric": comp["metric"], **row})
-    return out
+    return chosen["treatment"], chosen["baseline"], out
 
 
 def forest(rows: list[dict], path: Path, title: str) -> None:
@@ -77,13 +103,13 @@ def main() -> None:
     p.add_argument("records")
     p.add_argument("analysis")
     p.add_argument("out")
-    p.add_argument("--treatment", default="zep")
-    p.add_argument("--baseline", default="mem0")
+    p.add_argument("--treatment", help="of a several-pair analysis: the pair's treatment")
+    p.add_argument("--baseline", help="of a several-pair analysis: the pair's baseline")
     a = p.parse_args()
     out = Path(a.out)
+    t, b, rows = _rows(Path(a.analysis) / "results.json", a.treatment, a.baseline)
     out.mkdir(parents=True, exist_ok=True)
-    rows = _rows(Path(a.analysis) / "results.json")
-    title = f"{a.treatment} − {a.baseline}, conversation unit"
+    title = f"{t} − {b}, conversation unit"
     forest(rows, out / "systems_forest.png", title)
     records = (
         pd.read_parquet(a.records) if a.records.endswith(".parquet") else pd.read_csv(a.records)
@@ -91,8 +117,8 @@ def main() -> None:
     conversations(
         records,
         [r["metric"] for r in rows],
-        a.treatment,
-        a.baseline,
+        t,
+        b,
         out / "systems_conversations.png",
     )
     print(f"wrote {out / 'systems_forest.png'} and {out / 'systems_conversations.png'}")
