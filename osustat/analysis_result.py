@@ -271,6 +271,7 @@ class AnalysisResult:
                 "budget": c.budget,
                 "budget_kind": self.budget_kind,
                 "n_seeds": res.paired.n_seeds,
+                "n_queries": res.paired.n_queries,
                 "rows": rows,
                 "excluded_cells": {k.value: v for k, v in res.excluded_cells.items()},
             }

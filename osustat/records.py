@@ -42,6 +42,8 @@ class PairedRecords:
     budget : int
     n_seeds : int
         Seeds averaged per unit (1 when a single seed was selected or present).
+    n_queries : int
+        The queries paired (at ``unit='episode'`` the units average them; else ``n``).
     treatment_name, baseline_name : str
         The two methods' names (``treatment``/``baseline`` hold their values).
     """
@@ -58,6 +60,7 @@ class PairedRecords:
     n_seeds: int
     treatment_name: str = ""
     baseline_name: str = ""
+    n_queries: int = 0
 
     @property
     def n(self) -> int:
@@ -159,6 +162,7 @@ def paired(
         n_seeds=n_seeds,
         treatment_name=str(treatment),
         baseline_name=str(baseline),
+        n_queries=len(t),
     )
 
 

@@ -46,11 +46,14 @@ def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
     unit = {"query": "queries", "episode": "episodes"}[res.unit]
     level = round(res.level * 100)
     clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for r in comp.rows)
+    # at the episode unit each unit averages its queries: how many stand behind the row
+    queries = comp.result.paired.n_queries if res.unit == "episode" else 0
     k_head = " episodes (CI's clusters) |" if clustered else ""
+    k_head += " queries (averaged) |" if queries else ""
     lines = [
         f"| Cell | n ({unit}) |{k_head} share | treatment | baseline | Δ | {level}% CI | W/T/L "
         "| d_z | CLES | p raw | p method | MC SE of p | p corrected | sig. | f·Δ | MDE | verdict |",
-        "|---|---|" + ("---|" if clustered else "") + "---|" * 16,
+        "|---|---|" + "---|" * (16 + clustered + bool(queries)),
     ]
     for row in comp.rows:
         e = row.effect
@@ -58,6 +61,7 @@ def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
         mde = mde_description(row.mde)
         shown = row.pvalue_adjusted if row.pvalue_adjusted is not None else row.pvalue
         k = f" {e.ci.n_clusters} |" if clustered else ""
+        k += (f" {queries:,} |" if row.label == "Aggregate" else " — |") if queries else ""
         lines.append(
             f"| {row.label} | {e.n} |{k} {e.fraction:.1%} | {e.treatment_mean:.3f} | "
             f"{e.baseline_mean:.3f} | {fmt_signed(e.effect)} | {fmt_interval(e.ci.low, e.ci.high)} "

@@ -195,3 +195,22 @@ def test_the_legend_gives_one_bullet_per_rule():
                   "- Significance marks", "- f·Δ:", "- W/T/L:", "- Break-even"):  # fmt: skip
         assert any(line.startswith(start) for line in head.splitlines()), start
     assert max(len(line.split()) for line in head.splitlines()) < 160
+
+
+def test_an_episode_unit_table_says_how_many_queries_its_units_average():
+    # a new user could not tell from the report that a pair stood on 1,537 of 1,540
+    # questions: at the episode unit the table gave only "n (episodes) 10"
+    frame = _records()
+    frame["episode_id"] = frame["query_id"].map(lambda q: f"e{int(q[1:]) % 8}")
+    res = analyze(frame, treatment="new", baseline="old", unit="episode", n_resamples=99, rng=0)
+    comp = res.comparisons[0]
+    assert comp.result.paired.n_queries == 36 and comp.rows[-1].effect.n == 8
+    lines = render_analysis(res, figures={}).splitlines()
+    head = next(x for x in lines if x.startswith("| Cell |"))
+    assert head.startswith("| Cell | n (episodes) | queries (averaged) | share |")
+    assert next(x for x in lines if x.startswith("| Aggregate |")).startswith(
+        "| Aggregate | 8 | 36 |"
+    )
+    assert res.to_dict()["comparisons"][0]["n_queries"] == 36
+    query = analyze(frame, treatment="new", baseline="old", n_resamples=99, rng=0)
+    assert "queries (averaged)" not in render_analysis(query, figures={})
