@@ -140,7 +140,7 @@ def audit_command(args: argparse.Namespace) -> int:
     args.run = []
     raw, files, loaded = read_input(args)
     files = [("claims", claims_path), *files]
-    notes, exclusions = input_notes(loaded, f"`{files[1][1]}`", len(raw))
+    notes, exclusions = input_notes(loaded, f"`{files[1][1]}`", len(raw), files[1][1])
     input_lines = [f"- {n}" for n in notes]
     records, unmatched = _aliased_records(raw, aliases)
     result = audit(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import sys
 from pathlib import Path
@@ -122,11 +123,20 @@ def intersection(records: Any) -> tuple[Any, list[str]]:
     return records[keep].reset_index(drop=True), lines
 
 
-def _write(path: Path, records: Any) -> None:
+def _write(path: Path, records: Any, notes: list[str]) -> None:
+    """The records at `path` (atomically); a Parquet file keeps `notes` in its metadata
+    (:data:`IMPORT_NOTES_KEY`) for ``analyze`` to repeat."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         if path.suffix == ".parquet":
-            records.to_parquet(tmp, index=False)
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            from osustat.io.reading import IMPORT_NOTES_KEY
+
+            table = pa.Table.from_pandas(records, preserve_index=False)
+            meta = {**(table.schema.metadata or {}), IMPORT_NOTES_KEY: json.dumps({"lines": notes})}
+            pq.write_table(table.replace_schema_metadata(meta), tmp)
         elif path.suffix == ".csv":
             records.to_csv(tmp, index=False)
         else:
@@ -171,13 +181,21 @@ def _import(args: argparse.Namespace) -> int:
     records = pd.concat(parts, ignore_index=True)
     validate_records(records)  # the schema's checks before anything is written
     lines = summary(records, coverages)
+    kept = [line for c in coverages for line in c.lines()]  # what analyze repeats
     if args.intersection:
         records, dropped = intersection(records)
         lines += dropped
-    _write(out, records)
+        kept += dropped
+    _write(out, records, kept)
     for line in lines:
         print(line)
     print(f"wrote {out} ({len(records):,} record rows; {table.description})", file=sys.stderr)
+    if out.suffix != ".parquet" and (args.intersection or any(c.not_answered for c in coverages)):
+        print(
+            f"note: a {out.suffix} file keeps no notes: `osustat analyze` cannot repeat the "
+            "questions left out above in its report; write .parquet to keep them in the file",
+            file=sys.stderr,
+        )
     names = list(systems)
     metrics = set(records["metric"].unique())
     base = sorted(m for m in metrics if "." not in m)

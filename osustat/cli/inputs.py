@@ -105,9 +105,26 @@ def _import_hint(message: str) -> str:
     return IMPORT_HINT if unreadable and "TREC" not in message else ""
 
 
-def input_notes(loaded: Any, path_label: str, n_rows: int) -> tuple[list[str], list[Any]]:
+def input_notes(
+    loaded: Any, path_label: str, n_rows: int, path: str | Path | None = None
+) -> tuple[list[str], list[Any]]:
+    """The report's notes on its input and the exclusions by reason; a records file that
+    ``osustat import`` wrote (Parquet) adds what import said of it (coverage, questions
+    dropped), which the file's rows alone cannot show."""
     if loaded is None:
-        return [f"Records: {path_label} ({n_rows:,} rows; none dropped on reading)."], []
+        from osustat.io.reading import import_notes
+
+        notes = [f"Records: {path_label} ({n_rows:,} rows; none dropped on reading)."]
+        said = import_notes(path) if path is not None else []
+        if said:
+            notes.append(
+                "As `osustat import` wrote these records (kept in the file):"
+                # an indented line (a system's not-answered list) stays under its system
+                + "".join(
+                    f"\n  {line[: len(line) - len(line.lstrip())]}- {line.strip()}" for line in said
+                )
+            )
+        return notes, []
     notes = [f"Input: {loaded.description} → {len(loaded.records):,} record rows."]
     notes += [f"Note: {n}." for n in loaded.notes]
     notes += [f"Warning: {w}" for w in loaded.warnings]

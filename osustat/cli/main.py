@@ -122,7 +122,7 @@ def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str]:
         [*((r, p) for r, p in files), *reference], command=args.command_line
     )
     _check_out(args, digest_prov.inputs_digest)
-    notes, exclusions = input_notes(loaded, f"`{files[0][1]}`", len(records))
+    notes, exclusions = input_notes(loaded, f"`{files[0][1]}`", len(records), files[0][1])
     if args.unit:
         unit, why = args.unit, query_unit_note(records) if args.unit == "query" else None
     else:

@@ -197,6 +197,30 @@ def load_records(path: str | Path) -> pd.DataFrame:
     return ValidatedRecords(out.reset_index(drop=True))
 
 
+#: The key of a records Parquet file's metadata under which ``osustat import`` keeps what it
+#: said of the file (coverage per system, questions dropped by --intersection): ``analyze``
+#: repeats it in its report's header, so an exclusion made at import is not lost on the way.
+IMPORT_NOTES_KEY = b"osustat.import"
+
+
+def import_notes(path: str | Path) -> list[str]:
+    """The lines ``osustat import`` kept in a records Parquet file's metadata, else none
+    (CSV and JSON Lines carry no metadata; a file not written by import has none)."""
+    path = Path(path)
+    if path.suffix.lower() not in (".parquet", ".pq"):
+        return []
+    import json
+
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(IMPORT_NOTES_KEY)
+    if raw is None:
+        return []
+    lines = json.loads(raw).get("lines", [])
+    return [str(x) for x in lines] if isinstance(lines, list) else []
+
+
 def read_rows(
     path: Path, what: str, fmt: str | None = None
 ) -> tuple[list[dict[str, Any]], list[str]]:

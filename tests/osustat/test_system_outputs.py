@@ -572,13 +572,29 @@ def test_intersection_keeps_the_questions_every_system_answered_and_counts_the_r
     assert "--intersection:" not in captured.out
     everything = pd.read_csv(tmp_path / "all.csv")
     assert main([*argv, "--intersection", "--out", str(tmp_path / "shared.csv")]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "--intersection: kept the 3 questions every system answered" in out
     assert "  mem0: dropped 0 questions" in out
     assert "  zep: dropped 2 questions not every system answered" in out and "'c1/qa0'" in out
     shared = pd.read_csv(tmp_path / "shared.csv")
     assert set(shared["episode_id"]) == {"c0"}
     assert len(shared) == (everything["episode_id"] == "c0").sum()
+    # a CSV keeps no notes (said); a Parquet file keeps them and analyze's report repeats them
+    assert "a .csv file keeps no notes" in captured.err
+    assert main([*argv, "--intersection", "--out", str(tmp_path / "shared.parquet")]) == 0
+    assert "keeps no notes" not in capsys.readouterr().err
+    cols = ["episode_id", "query_id", "method", "metric", "value"]
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "shared.parquet")[cols], shared[cols])
+    report = tmp_path / "report"
+    argv = ["analyze", str(tmp_path / "shared.parquet"), "--treatment", "zep", "--baseline"]
+    assert main([*argv, "mem0", "--unit", "query", "--metric", "judge", "--out", str(report)]) == 0
+    head = (report / "report.md").read_text().split("\n## ")[0]
+    assert (
+        "- As `osustat import` wrote these records (kept in the file):\n  - zep: 5 answers;" in head
+    )
+    assert "\n    - zep: dropped 2 questions not every system answered" in head
+    assert "'c1/qa0'" in head
 
 
 def test_cli_refuses_a_benchmark_without_a_question_table(tmp_path, capsys):
