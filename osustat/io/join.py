@@ -106,6 +106,8 @@ class Coverage:
         ]
         if self.not_answered:
             out.append(f"  not answered: {list_some(self.not_answered)}")
+        if self.excluded_answered:
+            out.append(f"  answered but excluded, not used: {list_some(self.excluded_answered)}")
         if self.no_evidence:
             out.append(
                 f"  {len(self.no_evidence):,} questions without evidence ids: no retrieval "
@@ -203,7 +205,9 @@ def _match(
         if not candidates:
             a = group[0]
             raise ValueError(
-                f"{a.where}: no question of conversation {key[0]} has the text {a.text!r}."
+                f"{a.where}: no question of conversation {key[0]} has the text {a.text!r}"
+                + _nearest(key, index)
+                + "."
             )
         answerable = [q for q in candidates if q.excluded is None]
         if len(candidates) != len(group) and len(answerable) == len(group):
@@ -254,6 +258,23 @@ def _same_value(value: str, want: str) -> bool:
         return float(value) == float(want)
     except ValueError:
         return False
+
+
+def _nearest(key: tuple[str, str], index: Any) -> str:
+    """The conversation's question closest in text to an unmatched one, as a hint (a curly
+    quote, a typo), or ``''`` when none is close."""
+    import difflib
+
+    conv, text = key
+    texts = [t for c, t in index.by_text if c == conv]
+    close = difflib.get_close_matches(text, texts, n=1, cutoff=0.8)
+    if not close:
+        return ""
+    q = index.by_text[(conv, close[0])][0]
+    return (
+        f"; the closest is {q.query_id} {q.text!r} (texts are matched exactly, up to "
+        "whitespace and case)"
+    )
 
 
 def join_answers(

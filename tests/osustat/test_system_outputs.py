@@ -697,3 +697,31 @@ def test_bad_label_declarations_are_refused(tmp_path, spec, expected):
     )
     with pytest.raises(ValueError, match=expected):
         load_mapping(str(tmp_path / "m.toml"))
+
+
+def test_an_unmatched_text_names_the_closest_question_and_excluded_answers_are_named(tmp_path):
+    """A new user's curly apostrophe got "no question of conversation c1 has the text …" with
+    nothing to compare it to; an answered excluded question was counted, never named."""
+    m = tmp_path / "m.toml"
+    m.write_text(
+        'conversation = "c"\nquestion = "text"\ntext_field = "q"\n'
+        '[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    rows = [{"c": c, "q": t, "g": g} for c, t, g, _ in _GRADES]
+    rows.append({"c": "c0", "q": "Who is the president of Mars?", "g": 1})  # category 5
+    (tmp_path / "a.json").write_text(json.dumps(rows))
+    joined = _records(tmp_path / "a.json", str(m), "s")
+    assert joined.coverage.excluded_answered == ("c0/qa1",)
+    assert "  answered but excluded, not used: 'c0/qa1'" in joined.coverage.lines()
+    rows[4]["q"] = "Bo’s dog?"  # a curly apostrophe
+    (tmp_path / "a.json").write_text(json.dumps(rows))
+    with pytest.raises(ValueError) as err:
+        _records(tmp_path / "a.json", str(m), "s")
+    assert str(err.value).endswith(
+        "answer 4: no question of conversation c1 has the text 'Bo’s dog?'; the closest is "
+        'c1/qa1 "Bo\'s dog?" (texts are matched exactly, up to whitespace and case).'
+    )
+    rows[4]["q"] = "Something else entirely?"
+    (tmp_path / "a.json").write_text(json.dumps(rows))
+    with pytest.raises(ValueError, match=r"has the text 'Something else entirely\?'\.$"):
+        _records(tmp_path / "a.json", str(m), "s")
