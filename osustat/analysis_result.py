@@ -167,7 +167,13 @@ class AnalysisResult:
             "per-metric": "one family per metric across budgets",
             "all": "one family of every test of this report",
         }.get(self.family, "the user's families")
-        listing = "; ".join(f"{g}: m = {self.family_size(g)}" for g, _ in self.family_groups if g)
+        listing = "; ".join(
+            f"{g}: m = {self.family_size(g)}"
+            if self.family_size(g)
+            else f"{g}: no per-cell test, its aggregate alone"
+            for g, _ in self.family_groups
+            if g
+        )
         outside = (
             "aggregate rows are outside every family (raw p in both columns)"
             if self.family_members == "per-cell tests"

@@ -339,3 +339,16 @@ def test_the_default_metrics_are_those_every_compared_method_has(records):
                                      & (records["metric"] == "hit@2")]])  # fmt: skip
     with pytest.raises(ValueError, match=r"no metric and budget has records of every compared"):
         osustat.analyze(only, treatment="osu-mem", baseline="flat-vector", rng=0)
+
+
+def test_a_family_without_per_cell_tests_is_said_so_not_m_0(records):
+    # a new user read "judge @ 1: m = 0" beside "judge.cells @ 1: m = 4"
+    plain = records[records["metric"] == "hit@2"].assign(metric="plain", cell=None)
+    both = pd.concat([records[records["metric"] == "hit@2"], plain], ignore_index=True)
+    res = run(both, budgets=[128])
+    sentence = res.family_sentence()
+    assert (
+        "plain @ 128: no per-cell test, its aggregate alone; hit@2 @ 128: m = 4" in sentence
+        or "hit@2 @ 128: m = 4; plain @ 128: no per-cell test, its aggregate alone" in sentence
+    )
+    assert "m = 0" not in sentence
