@@ -6,9 +6,10 @@ where it helps, the offending positions, so a user can find the bad row.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import tomllib
-from collections.abc import Iterable, Sequence, Sized
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -226,6 +227,36 @@ def check_positive_int(
 class UsageError(ValueError):
     """A bad option value: the CLI reports it with exit status 2, before any work (the command
     line's and the ``reproduce`` driver's checks alike)."""
+
+
+class Problems:
+    """The errors of many rows of one file, raised together, so a user fixes the file in one
+    pass instead of one run per problem: :meth:`collect` records a ``ValueError`` raised in
+    its block and goes on; :meth:`raise_any` raises one error listing them (the first
+    `limit`, and how many more), or the only one as it was."""
+
+    def __init__(self, what: str, limit: int = 20) -> None:
+        self.what, self.limit = what, limit
+        self.messages: list[str] = []
+        self.count = 0
+
+    @contextlib.contextmanager
+    def collect(self) -> Iterator[None]:
+        try:
+            yield
+        except ValueError as exc:
+            self.count += 1
+            if len(self.messages) < self.limit:
+                self.messages.append(str(exc))
+
+    def raise_any(self) -> None:
+        if self.count == 1:
+            raise ValueError(self.messages[0])
+        if self.count:
+            more = f"\n  ... and {self.count - self.limit} more" if self.count > self.limit else ""
+            raise ValueError(
+                f"{self.count} problems in {self.what}:\n  - " + "\n  - ".join(self.messages) + more
+            )
 
 
 def check_option_count(

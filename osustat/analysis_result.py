@@ -229,47 +229,7 @@ class AnalysisResult:
         comps = []
         for c in self.comparisons:
             res = c.result
-            rows = []
-            for r in c.rows:
-                e = r.effect
-                rows.append(
-                    {
-                        "cell": r.label,
-                        "n": e.n,
-                        "fraction": e.fraction,
-                        "treatment_mean": e.treatment_mean,
-                        "baseline_mean": e.baseline_mean,
-                        "effect": e.effect,
-                        "wins": e.wins,
-                        "ties": e.ties,
-                        "losses": e.losses,
-                        "effect_size_dz": _finite(e.effect_size_dz),
-                        "cles": e.cles,
-                        "ci": [e.ci.low, e.ci.high],
-                        "ci_level": e.ci.level,
-                        "ci_method": _ci_method(e),
-                        "pvalue": r.pvalue,
-                        "pvalue_exact": r.exact,
-                        "pvalue_method": e.test.method,
-                        "pvalue_mc_se": r.pvalue_se,
-                        "n_resamples": None if r.exact else e.test.n_resamples,
-                        "pvalue_adjusted": r.pvalue_adjusted,
-                        "family": r.family,
-                        "family_size": r.family_size,
-                        "contribution": e.contribution,
-                        "mde": None if _mde_note(r.mde) else float(r.mde),
-                        "mde_method": r.mde_method,
-                        "mde_note": _mde_note(r.mde),
-                        "mde_range": _mde_range(r.mde),
-                        "mde_p_nonzero": getattr(r.mde, "p_nonzero", None),
-                        "mde_simulations": getattr(r.mde, "n_simulations", 0) or None,
-                        "mde_alpha": r.mde_alpha,
-                        "mde_power": MDE_POWER,
-                        "verdict": r.verdict,
-                    }
-                )
-                if r.reproduction is not None:  # ER/ΔRI keys only where an original is given
-                    rows[-1].update(r.reproduction.to_dict())
+            rows = [_row_dict(r) for r in c.rows]
             item: dict[str, Any] = {
                 "comparison": c.heading,
                 "unit": res.paired.unit,
@@ -405,6 +365,49 @@ def analysis_options(
 def _pick(obj: Any, *names: str) -> dict[str, Any]:
     """The named attributes of a result as JSON keys of the same names."""
     return {name: getattr(obj, name) for name in names}
+
+
+def _row_dict(r: Row) -> dict[str, Any]:
+    """One row of :meth:`AnalysisResult.to_dict`'s comparisons (its ER/ΔRI keys only where an
+    original is given)."""
+    e = r.effect
+    out: dict[str, Any] = {
+        "cell": r.label,
+        "n": e.n,
+        "fraction": e.fraction,
+        "treatment_mean": e.treatment_mean,
+        "baseline_mean": e.baseline_mean,
+        "effect": e.effect,
+        "wins": e.wins,
+        "ties": e.ties,
+        "losses": e.losses,
+        "effect_size_dz": _finite(e.effect_size_dz),
+        "cles": e.cles,
+        "ci": [e.ci.low, e.ci.high],
+        "ci_level": e.ci.level,
+        "ci_method": _ci_method(e),
+        "pvalue": r.pvalue,
+        "pvalue_exact": r.exact,
+        "pvalue_method": e.test.method,
+        "pvalue_mc_se": r.pvalue_se,
+        "n_resamples": None if r.exact else e.test.n_resamples,
+        "pvalue_adjusted": r.pvalue_adjusted,
+        "family": r.family,
+        "family_size": r.family_size,
+        "contribution": e.contribution,
+        "mde": None if _mde_note(r.mde) else float(r.mde),
+        "mde_method": r.mde_method,
+        "mde_note": _mde_note(r.mde),
+        "mde_range": _mde_range(r.mde),
+        "mde_p_nonzero": getattr(r.mde, "p_nonzero", None),
+        "mde_simulations": getattr(r.mde, "n_simulations", 0) or None,
+        "mde_alpha": r.mde_alpha,
+        "mde_power": MDE_POWER,
+        "verdict": r.verdict,
+    }
+    if r.reproduction is not None:
+        out.update(r.reproduction.to_dict())
+    return out
 
 
 def _mde_note(mde: float) -> str | None:

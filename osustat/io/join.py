@@ -32,7 +32,7 @@ from typing import Any
 
 import pandas as pd
 
-from osustat._validation import list_some
+from osustat._validation import Problems, list_some
 from osustat.record_row import QueryKey
 
 from .evidence import evidence_metrics
@@ -181,55 +181,72 @@ class _Index:
 
 
 def _match(
-    answers: Sequence[Answer], index: _Index, m: Mapping
+    answers: Sequence[Answer], index: _Index, m: Mapping, problems: Problems
 ) -> list[tuple[Answer, BenchmarkQuestion]]:
+    """Each answer's question; an answer that matches none (or ambiguously) is a problem
+    collected in `problems`, and the others are matched still."""
     out = []
     occurrence: dict[tuple[str, str], list[Answer]] = defaultdict(list)
     for a in answers:
-        conv = index.conversation(a, m)
-        if m.question == "position":
-            out.append((a, index.by_position(a, conv, m)))
-        elif m.question == "id":
-            q = index.by_id.get(a.question_id or "")
-            if q is None or q.conversation != conv:
-                raise ValueError(
-                    f"{a.where}: question id {a.question_id!r} is not a question of "
-                    f"conversation {conv}."
-                )
-            out.append((a, q))
-        else:
-            assert a.text is not None
-            occurrence[(conv, normalize_text(a.text))].append(a)
+        with problems.collect():
+            out += _match_one(a, index, m, occurrence)
     for key, group in occurrence.items():
-        candidates = index.by_text.get(key, [])
-        if not candidates:
-            a = group[0]
-            raise ValueError(
-                f"{a.where}: no question of conversation {key[0]} has the text {a.text!r}"
-                + _nearest(key, index)
-                + "."
-            )
-        answerable = [q for q in candidates if q.excluded is None]
-        if len(candidates) != len(group) and len(answerable) == len(group):
-            candidates = answerable  # the excluded ones unanswered, as harnesses leave them out
-        if len(candidates) != len(group) and len(candidates) > 1:
-            among = (
-                f" ({len(answerable)} of them answerable)"
-                if len(answerable) != len(candidates)
-                else ""
-            )
-            raise ValueError(
-                f"{group[0].where}: the text {group[0].text!r} is asked {len(candidates)} times "
-                f"in conversation {key[0]}{among} and answered {len(group)} times: ambiguous "
-                '(declare `question = "position"` or "id").'
-            )
-        if len(group) > len(candidates):
-            raise ValueError(
-                f"{group[1].where}: a second answer to {group[0].text!r} of conversation "
-                f"{key[0]} (also {group[0].where})."
-            )
-        out += list(zip(group, candidates, strict=False))  # k-th occurrence <-> k-th question
+        with problems.collect():
+            out += _match_text(key, group, index)
     return out
+
+
+def _match_one(
+    a: Answer, index: _Index, m: Mapping, occurrence: dict[tuple[str, str], list[Answer]]
+) -> list[tuple[Answer, BenchmarkQuestion]]:
+    """The answer's question by position or id; by text, the answer is set aside in
+    `occurrence` (texts asked more than once are matched by occurrence, all at once)."""
+    conv = index.conversation(a, m)
+    if m.question == "position":
+        return [(a, index.by_position(a, conv, m))]
+    if m.question == "id":
+        q = index.by_id.get(a.question_id or "")
+        if q is None or q.conversation != conv:
+            raise ValueError(
+                f"{a.where}: question id {a.question_id!r} is not a question of "
+                f"conversation {conv}."
+            )
+        return [(a, q)]
+    assert a.text is not None
+    occurrence[(conv, normalize_text(a.text))].append(a)
+    return []
+
+
+def _match_text(
+    key: tuple[str, str], group: list[Answer], index: _Index
+) -> list[tuple[Answer, BenchmarkQuestion]]:
+    """The answers giving one text of one conversation, matched to its questions."""
+    candidates = index.by_text.get(key, [])
+    if not candidates:
+        a = group[0]
+        raise ValueError(
+            f"{a.where}: no question of conversation {key[0]} has the text {a.text!r}"
+            + _nearest(key, index)
+            + "."
+        )
+    answerable = [q for q in candidates if q.excluded is None]
+    if len(candidates) != len(group) and len(answerable) == len(group):
+        candidates = answerable  # the excluded ones unanswered, as harnesses leave them out
+    if len(candidates) != len(group) and len(candidates) > 1:
+        among = (
+            f" ({len(answerable)} of them answerable)" if len(answerable) != len(candidates) else ""
+        )
+        raise ValueError(
+            f"{group[0].where}: the text {group[0].text!r} is asked {len(candidates)} times "
+            f"in conversation {key[0]}{among} and answered {len(group)} times: ambiguous "
+            '(declare `question = "position"` or "id").'
+        )
+    if len(group) > len(candidates):
+        raise ValueError(
+            f"{group[1].where}: a second answer to {group[0].text!r} of conversation "
+            f"{key[0]} (also {group[0].where})."
+        )
+    return list(zip(group, candidates, strict=False))  # k-th occurrence <-> k-th question
 
 
 def _check(a: Answer, q: BenchmarkQuestion, m: Mapping) -> None:
@@ -294,13 +311,17 @@ def join_answers(
     rows: list[dict[str, Any]] = []
     excluded_answered: list[str] = []
     no_evidence: list[str] = []
-    for a, q in _match(answers, index, mapping):
-        _check(a, q, mapping)
-        if q.query_id in seen:
-            raise ValueError(
-                f"{a.where}: a second answer to {q.query_id} (also {seen[q.query_id].where})."
-            )
-        seen[q.query_id] = a
+    problems = Problems(f"{system}'s answers (every answer joined; nothing written)")
+    for a, q in _match(answers, index, mapping, problems):
+        with problems.collect():
+            _check(a, q, mapping)
+            if q.query_id in seen:
+                raise ValueError(
+                    f"{a.where}: a second answer to {q.query_id} (also {seen[q.query_id].where})."
+                )
+        seen.setdefault(q.query_id, a)
+        if problems.count:
+            continue  # nothing is written: the rest is only checked
         if q.excluded is not None:
             excluded_answered.append(q.query_id)
             continue
@@ -314,6 +335,7 @@ def join_answers(
                 dkey = QueryKey(table.benchmark, q.conversation, q.query_id, system, depth, 0)
                 got = evidence_metrics(a.retrieved[:depth], q.evidence, mapping.retrieved.hit_k)
                 rows += _score_rows(dkey, q, got)
+    problems.raise_any()
     answerable = [q.query_id for q in table.questions if q.excluded is None]
     coverage = Coverage(
         system=system,

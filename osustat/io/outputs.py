@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from osustat._validation import Problems
+
 from .mapping import Mapping
 from .reading import blank, format_of, read_rows, split_ids, trec_lines
 
@@ -293,6 +295,7 @@ def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") 
         raise ValueError(f"{name} is not a file (a folder).")
     fmt = _format(path, mapping)
     out: list[Answer] = []
+    problems = Problems(f"{name} (every answer read; nothing written)")
     counts: dict[str, int] = {}  # answers met so far per conversation (positions)
 
     def place_of(row: Any, where: str) -> int:
@@ -306,9 +309,11 @@ def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") 
                 where = f"{name}, " + (
                     f"conversation {key!r}, answer {i}" if key else f"answer {i}"
                 )
-                # a flat list holds every conversation's answers: count per conversation
-                place = i if key is not None else place_of(item, where)
-                out.append(_answer(item, where, key, place, mapping, system))
+                with problems.collect():
+                    # a flat list holds every conversation's answers: count per conversation
+                    place = i if key is not None else place_of(item, where)
+                    out.append(_answer(item, where, key, place, mapping, system))
+        problems.raise_any()
         return out
     if fmt not in ("jsonl", "csv", "parquet", "trec"):
         raise ValueError(f"{name}: unknown format {fmt!r}; set `format` in the mapping.")
@@ -317,5 +322,7 @@ def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") 
     rows, locs = _trec_rows(path, system) if fmt == "trec" else read_rows(path, system, fmt)
     for row, loc in zip(rows, locs, strict=True):
         where = f"{name}, {loc}"
-        out.append(_answer(row, where, None, place_of(row, where), mapping, system))
+        with problems.collect():
+            out.append(_answer(row, where, None, place_of(row, where), mapping, system))
+    problems.raise_any()
     return out

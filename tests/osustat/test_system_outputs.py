@@ -725,3 +725,41 @@ def test_an_unmatched_text_names_the_closest_question_and_excluded_answers_are_n
     (tmp_path / "a.json").write_text(json.dumps(rows))
     with pytest.raises(ValueError, match=r"has the text 'Something else entirely\?'\.$"):
         _records(tmp_path / "a.json", str(m), "s")
+
+
+def test_every_problem_of_a_file_is_said_in_one_run(tmp_path):
+    """A new user needed five runs to find five problems of their file: the errors of every
+    answer are collected and said together (the first 20, and how many more); one problem is
+    said as it was."""
+    m = tmp_path / "m.toml"
+    m.write_text(
+        'conversation = "c"\nquestion = "text"\ntext_field = "q"\n'
+        '[scores]\njudge = { field = "g", read = "binary" }\n'
+    )
+    rows = [{"c": c, "q": t, "g": g} for c, t, g, _ in _GRADES]
+    rows[0]["g"] = "maybe"  # a score that is not one (read_answers)
+    rows[1]["g"] = "perhaps"
+    (tmp_path / "a.json").write_text(json.dumps(rows))
+    with pytest.raises(ValueError) as err:
+        _records(tmp_path / "a.json", str(m), "s")
+    lines = str(err.value).splitlines()
+    assert lines[0].startswith("2 problems in s file ") and "every answer read" in lines[0]
+    assert "answer 0 (conversation 'c0', question 'What did Ann bake?')" in lines[1]
+    assert "got 'maybe'" in lines[1] and "got 'perhaps'" in lines[2]
+    rows[0]["g"], rows[1]["g"] = 1, 0
+    rows[3]["c"] = "c9"  # an unknown conversation, a text no question has, a second answer
+    rows[4]["q"] = "Who?"
+    rows.append(dict(rows[2]))
+    (tmp_path / "a.json").write_text(json.dumps(rows))
+    with pytest.raises(ValueError) as err:
+        _records(tmp_path / "a.json", str(m), "s")
+    text = str(err.value)
+    assert text.startswith("3 problems in s's answers (every answer joined; nothing written):")
+    assert "answer 3: unknown conversation 'c9'" in text
+    assert "answer 4: no question of conversation c1 has the text 'Who?'" in text
+    assert "answer 0: the text 'What did Ann bake?' is asked 2 times in conversation c0 and " \
+        "answered 3 times" in text  # fmt: skip
+    many = [{"c": "c9", "q": "x", "g": 1}] * 23
+    (tmp_path / "a.json").write_text(json.dumps(many))
+    with pytest.raises(ValueError, match=r"(?s)^23 problems in .*\n  \.\.\. and 3 more$"):
+        _records(tmp_path / "a.json", str(m), "s")
