@@ -68,7 +68,7 @@ def forest(rows: list[dict], path: Path, title: str) -> None:
         ax.text(
             1.02,
             y,
-            f"n {r['n']}, p {r['pvalue']:.3f}",
+            f"n {r['n']}, raw p {r['pvalue']:.3f}",
             transform=ax.get_yaxis_transform(),
             va="center",
             fontsize=8,
@@ -88,8 +88,11 @@ def conversations(records: pd.DataFrame, metrics: list[str], t: str, b: str, pat
     diff = (means[t] - means[b]).dropna().reset_index(name="d")
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(metrics) + 1.2))
     for y, m in enumerate(reversed(metrics)):
-        d = diff[diff["metric"] == m]
-        ax.scatter(d["d"], [y] * len(d), s=14, alpha=0.7, color="black")
+        d = diff[diff["metric"] == m]["d"].round(12)
+        # conversations with the same difference (ties at 0) stacked apart, not drawn as one
+        rank = d.groupby(d).cumcount().to_numpy()
+        count = d.map(d.value_counts()).to_numpy()
+        ax.scatter(d, y + 0.12 * (rank - (count - 1) / 2), s=14, alpha=0.7, color="black")
     ax.set_yticks(range(len(metrics)), list(reversed(metrics)))
     ax.axvline(0, color="grey", lw=0.8, ls="--")
     ax.set_xlabel(f"{t} − {b} per conversation (mean over its questions of the stratum)")

@@ -209,7 +209,12 @@ def _import(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if len(names) >= 2:
-        pair = f"--treatment {names[0]} --baseline {names[1]}" if len(names) == 2 else "--all-pairs"
+        # several systems: every pair, oriented in the order given here (first = treatment)
+        pair = (
+            f"--treatment {names[0]} --baseline {names[1]}"
+            if len(names) == 2
+            else f"--treatment {','.join(names)} --all-pairs"
+        )
         print(
             f"next, at the conversation unit (the cluster of {table.benchmark}): osustat analyze "
             f"{out} {pair} --unit episode --metric {','.join([metric, *strata])}; the query "

@@ -548,6 +548,15 @@ def test_the_next_step_names_the_query_unit_for_the_cells(tmp_path, capsys, monk
     err = capsys.readouterr().err
     assert "--treatment zep --baseline mem0 --unit episode --metric judge,judge.cat1," in err
     assert "the query level beside it: --unit query --metric judge.cells" in err
+    # three systems: every pair, oriented as given (a bare --all-pairs sorted them: "mem0 − mine")
+    argv[-1] = str(tmp_path / "r3.csv")
+    argv.insert(3, f"mine={_zep_layout(tmp_path / 'mine.json')}")
+    assert main([*argv, "--reader", "mine=zep"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "osustat analyze " + str(tmp_path / "r3.csv") + " --treatment zep,mem0,mine --all-pairs"
+        in err
+    )
 
 
 def test_intersection_keeps_the_questions_every_system_answered_and_counts_the_rest(
