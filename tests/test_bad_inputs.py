@@ -55,9 +55,22 @@ def text_file(name: str, content: str | bytes, *rest: str, cmd: str = "analyze")
     return make
 
 
+def overridden(base: list[str], opts: tuple[str, ...]) -> list[str]:
+    """`base` (option, value pairs) without the options `opts` gives again: the CLI refuses an
+    option given twice, so a case sets its own value instead of repeating the option."""
+    given = {o for o in opts if o.startswith("--")}
+    out: list[str] = []
+    pairs = iter(base)
+    for option in pairs:
+        value = next(pairs)
+        if option not in given:
+            out += [option, value]
+    return [*out, *opts]
+
+
 def records_opts(*opts: str):
     def make(tmp: Path) -> list[str]:
-        return ["analyze", str(csv(tmp, base_records())), *AB, *opts]
+        return ["analyze", str(csv(tmp, base_records())), *overridden(AB, opts)]
 
     return make
 
@@ -100,7 +113,11 @@ def claims(content: str | None, *opts: str):
 
 def synth(*opts: str):
     def make(tmp: Path) -> list[str]:
-        return ["reproduce", "synthetic", "--episodes", "2", "--resamples", "50", *opts]
+        return [
+            "reproduce",
+            "synthetic",
+            *overridden(["--episodes", "2", "--resamples", "50"], opts),
+        ]
 
     return make
 

@@ -342,3 +342,29 @@ def test_gzipped_qrels_and_runs_are_read(tmp_path, capsys):
     assert main(["analyze", *zipped, "--qrels", str(tmp_path / "qrels.txt.gz"), *opts]) == 0
     b = json.loads(capsys.readouterr().out)
     assert a["comparisons"] == b["comparisons"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["analyze", "R", "--treatment", "a", "--baseline", "b", "--metric", "hit@2",
+          "--metric", "recall"], "--metric"),
+        (["analyze", "R", "--treatment", "a", "--baseline", "b", "--budget", "128",
+          "--budget=256"], "--budget"),
+        (["plan", "--effect", "0.1", "--sd", "1", "--sd", "2"], "--sd"),
+        (["reproduce", "synthetic", "--out", "o", "--seeds", "1", "--seeds", "2"], "--seeds"),
+        (["audit", "C", "--records", "R", "--seed", "1", "--seed", "2"], "--seed"),
+    ],
+)  # fmt: skip
+def test_an_option_given_twice_is_refused_not_replaced(argv, option, capsys):
+    """A red team's `--metric hit@2 --metric recall` analysed recall alone (argparse keeps the
+    last value): every option that takes one value is refused when repeated, before any
+    work; options that collect (--choice, --run) and flags are not."""
+    from osustat.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert f"error: {option} is given twice (the second would replace the first)" in (
+        capsys.readouterr().err
+    )

@@ -43,8 +43,8 @@ def claims_file(tmp_path):
     return path
 
 
-def audit_args(claims, records=EXAMPLE, *extra):
-    return ["audit", str(claims), "--records", str(records), "--resamples", "999", *extra]
+def audit_args(claims, records=EXAMPLE, *extra, resamples="999"):
+    return ["audit", str(claims), "--records", str(records), "--resamples", resamples, *extra]
 
 
 class TestAuditCommand:
@@ -117,9 +117,9 @@ class TestAuditCommand:
     def test_paper_claims_against_the_example_records(self, tmp_path):
         out = tmp_path / "paper"
         aliases = {"example": "tau-bench", "osu-mem": "OSU-Mem", "flat-vector": "Flat Vector"}
-        args = audit_args(PAPER, EXAMPLE, "--out", str(out))
+        args = audit_args(PAPER, EXAMPLE, "--out", str(out), resamples="199")
         args += [x for k, v in aliases.items() for x in ("--alias", f"{k}={v}")]
-        fast = ["--resamples", "199", "--bootstrap-resamples", "100"]
+        fast = ["--bootstrap-resamples", "100"]
         assert main([*args, "--json", *fast]) == 0
         payload = json.loads((out / "audit.json").read_text())
         claims = load_claims(PAPER).claims
@@ -146,12 +146,12 @@ class TestAuditCommand:
         monkeypatch.chdir(tmp_path)
         assert main(["audit", "paper", "--check-paper", "paper_checks"]) == 0
         assert "T3-disjoint-recall-vs-eviction" in capsys.readouterr().out
-        fast = ["--resamples", "99", "--bootstrap-resamples", "50"]
-        assert main([*audit_args("locomo", EXAMPLE), *fast]) == 0
+        fast = ["--bootstrap-resamples", "50"]
+        assert main([*audit_args("locomo", EXAMPLE, resamples="99"), *fast]) == 0
         assert "- Claims file: `locomo`." in capsys.readouterr().out
         # a file of that name here wins over the shipped one
         (tmp_path / "paper").write_text(CLAIMS)
-        assert main([*audit_args("paper", EXAMPLE), *fast]) == 0
+        assert main([*audit_args("paper", EXAMPLE, resamples="99"), *fast]) == 0
         assert capsys.readouterr().out.startswith("# Two claims\n")
 
     # -- Bad input: a clear message and exit status 2 --

@@ -536,6 +536,29 @@ def _add_check_retriever_parser(sub: Any) -> None:
     cr.set_defaults(func=_check_retriever)
 
 
+def _repeated_option(sub: argparse.ArgumentParser, given: Sequence[str]) -> str | None:
+    """The first option of `sub` that takes one value and is given more than once (the
+    parsers allow no abbreviations, so each token names its option exactly), else None.
+    Options that collect (``--choice``, ``--run``) and flags are not counted."""
+    seen: set[str] = set()
+    for token in given:
+        if not token.startswith("-"):
+            continue
+        action = sub._option_string_actions.get(token.split("=", 1)[0])
+        if not isinstance(action, argparse._StoreAction):
+            continue
+        if action.dest in seen:
+            return action.option_strings[-1]
+        seen.add(action.dest)
+    return None
+
+
+def _help_of(parser: argparse.ArgumentParser, args: argparse.Namespace, option: str) -> str:
+    """The metavar and help text of `option` in the sub-command's parser ('' without)."""
+    action = _command_parser(parser, args)._option_string_actions.get(option)
+    return f"{action.metavar or ''} {action.help or ''}" if action is not None else ""
+
+
 def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
     """The innermost sub-command's parser that `args` came from (``osustat data fetch``'s
     for ``osustat data fetch --bogus``), to print its usage with an error."""
@@ -586,6 +609,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, unknown = parser.parse_known_args(given)
     if unknown:  # the sub-command's usage and error, not the top level's (exit 2)
         _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+    repeated = _repeated_option(_command_parser(parser, args), given)
+    if repeated:  # argparse keeps the last silently: --metric hit@2 --metric recall
+        _command_parser(parser, args).error(
+            f"{repeated} is given twice (the second would replace the first); give it once"
+            + (", with a comma-separated list" if "," in _help_of(parser, args, repeated) else "")
+            + "."
+        )
     # The output folder is where the report lives, so it is not part of what the report
     # records: reports written to different folders stay byte-identical.
     shown = []
