@@ -182,6 +182,16 @@ CASES = [
         text_file("r.jsonl", "[1, 2]\n", *AB),
         ["r.jsonl", "line 1", "JSON object"],
     ),
+    (
+        "jsonl-key-twice",  # a red team's line with "value" twice kept the last one
+        text_file(
+            "r.jsonl",
+            '{"episode_id": "e1", "query_id": "q1", "method": "osu-mem", "budget": 128, '
+            '"metric": "hit@2", "value": 1, "value": 0}\n',
+            *AB,
+        ),
+        ["r.jsonl", "line 1", "key 'value' is given twice in one JSON object"],
+    ),
     ("truncated-parquet", text_file("r.parquet", PARQUET_BYTES, *AB), ["r.parquet", "cannot read"]),
     ("unknown-extension", text_file("r.xlsx", "x", *AB), ["r.xlsx", "unknown extension"]),
     ("run-without-qrels", text_file("x.run", "301 Q0 D1 1 2.0 bm25\n", *AB), ["x.run", "--qrels"]),

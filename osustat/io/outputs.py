@@ -20,7 +20,15 @@ import numpy as np
 from osustat._validation import Problems
 
 from .mapping import Mapping
-from .reading import blank, format_of, read_rows, split_ids, trec_lines
+from .reading import (
+    DuplicateKeyError,
+    blank,
+    format_of,
+    read_rows,
+    split_ids,
+    trec_lines,
+    unique_keys,
+)
 
 __all__ = ["Answer", "read_answers", "read_score"]
 
@@ -78,9 +86,12 @@ def _at(obj: Any, path: str, name: str) -> Any:
 def _json_groups(path: Path, name: str, m: Mapping) -> list[tuple[str | None, list[Any]]]:
     """The answer lists of a JSON file: ``[(conversation key or None, answers)]``."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is read, not refused
+        # a BOM is read, not refused; a key given twice is refused, not kept last
+        data = json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{name} is not valid JSON: {exc}.") from None
+    except DuplicateKeyError as exc:
+        raise ValueError(f"{name}: {exc}.") from None
     except UnicodeDecodeError as exc:
         raise ValueError(f"{name} is not UTF-8 text ({exc.reason}).") from None
     if m.grouped:

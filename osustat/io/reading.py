@@ -82,6 +82,24 @@ def _check_file(path: Path, name: str) -> None:
         raise ValueError(f"{name} is empty.")
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object that gives one key twice (json keeps the last value silently)."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s `object_pairs_hook`: the object, or :class:`DuplicateKeyError` naming
+    a key given twice (a hand-merged file's second conversation "0", a value given twice)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(
+                f"key {key!r} is given twice in one JSON object (JSON readers keep the last "
+                "silently; osustat refuses)"
+            )
+        out[key] = value
+    return out
+
+
 def _jsonl(path: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
     """The objects of a JSON Lines file and their line numbers (blank lines skipped)."""
     rows, lines = [], []
@@ -89,9 +107,11 @@ def _jsonl(path: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, object_pairs_hook=unique_keys)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{name}, line {no}: invalid JSON: {exc}.") from None
+        except DuplicateKeyError as exc:
+            raise ValueError(f"{name}, line {no}: {exc}.") from None
         if not isinstance(obj, dict):
             raise ValueError(f"{name}, line {no}: expected a JSON object per line.")
         rows.append(obj)

@@ -772,3 +772,14 @@ def test_every_problem_of_a_file_is_said_in_one_run(tmp_path):
     (tmp_path / "a.json").write_text(json.dumps(many))
     with pytest.raises(ValueError, match=r"(?s)^23 problems in .*\n  \.\.\. and 3 more$"):
         _records(tmp_path / "a.json", str(m), "s")
+
+
+def test_a_conversation_key_given_twice_is_refused(tmp_path):
+    """A hand-merged mem0 results.json with a second "0" key read the last one silently
+    (a red team's file moved mean judge .4513 → .4519)."""
+    path = _mem0_layout(tmp_path / "r.json")
+    text = path.read_text()
+    assert text.startswith('{"1": ')
+    path.write_text('{"1": [], ' + text[1:])
+    with pytest.raises(ValueError, match=r"r.json': key '1' is given twice in one JSON object"):
+        _records(path, "mem0", "mem0")
