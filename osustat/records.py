@@ -148,7 +148,7 @@ def paired(
         t, b, unit, f"{treatment!r} and {baseline!r}", metric, budget
     )
     where = f"{treatment!r} vs {baseline!r} on {metric} at budget {budget}"
-    diff = _differences(tv, bv, ids, unit, where)
+    diff = _differences(tv, bv, ids, unit, where, t.index)
     return PairedRecords(
         treatment=tv,
         baseline=bv,
@@ -322,9 +322,16 @@ def _units(
 
 
 def _differences(
-    tv: NDArray[np.float64], bv: NDArray[np.float64], ids: NDArray[np.str_], unit: str, where: str
+    tv: NDArray[np.float64],
+    bv: NDArray[np.float64],
+    ids: NDArray[np.str_],
+    unit: str,
+    where: str,
+    index: Any = None,
 ) -> NDArray[np.float64]:
-    """``tv - bv``, checked: at least 2 units, and differences and their spread finite."""
+    """``tv - bv``, checked: at least 2 units, and differences and their spread finite.
+    Messages name the units as the records do (:func:`query_key` of `index`'s (episode,
+    query) pairs at the query unit)."""
     units = "queries" if unit == "query" else "episodes"
     if tv.size < 2:
         raise ValueError(
@@ -337,10 +344,18 @@ def _differences(
         spread_ok = bad.size == 0 and bool(np.isfinite(np.std(diff)))
     if not spread_ok:
         largest = max(float(np.abs(tv).max()), float(np.abs(bv).max()))
-        at = ids[bad] if bad.size else ids
+        if not bad.size:  # the spread overflows: the units whose squares cannot be summed
+            with np.errstate(over="ignore", invalid="ignore"):
+                bad = np.flatnonzero(np.abs(diff) > np.sqrt(np.finfo(np.float64).max / diff.size))
+            bad = bad if bad.size else np.argsort(-np.abs(diff), kind="stable")[:10]
+        shown = (
+            [query_key(*index[i]) for i in bad]
+            if index is not None and unit == "query"
+            else ids[bad].tolist()
+        )
         raise ValueError(
             f"{where}: values too large for float64 arithmetic (|value| up to {largest:.3g}: "
-            f"their differences or spread overflow) at {units} {list_some(at.tolist())}; "
-            "rescale the metric."
+            f"their differences or spread overflow) at {len(bad)} of the {diff.size} {units}: "
+            f"{list_some(shown)}; rescale the metric."
         )
     return diff

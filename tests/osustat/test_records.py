@@ -219,3 +219,21 @@ class TestPaired:
         with pytest.raises(ValueError, match=r"several benchmarks \['syn', 'tau'\]"):
             paired(df, "osu", "flat", metric="hit@2", budget=256)
         assert paired(df, "osu", "flat", metric="hit@2", budget=256, benchmark="tau").n == 6
+
+
+def test_an_overflowing_spread_names_the_offending_query_as_the_records_do():
+    """A red team's f1 of 1e308 in one LoCoMo question: the message listed every query, each
+    as 'conv-26/conv-26/qa0' (episode prefixed twice); it names the one whose square
+    overflows, as the records spell it."""
+    from osustat.records import paired
+
+    rows = [
+        {"episode_id": "conv-26", "query_id": f"conv-26/qa{i}", "method": m, "budget": 1,
+         "metric": "f1", "value": (1e308 if (m == "a" and i == 1) else 0.5)}
+        for i in range(5) for m in ("a", "b")
+    ]  # fmt: skip
+    with pytest.raises(ValueError) as err:
+        paired(pd.DataFrame(rows), "a", "b", metric="f1", budget=1)
+    msg = str(err.value)
+    assert "at 1 of the 5 queries: 'conv-26/qa1'; rescale the metric." in msg
+    assert "conv-26/conv-26" not in msg
