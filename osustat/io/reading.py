@@ -211,7 +211,10 @@ def load_records(path: str | Path) -> pd.DataFrame:
             bad = out.index[(out["budget"] <= 0).to_numpy()].tolist()
             raise ValueError(f"`budget` must be positive; bad values in rows {list_some(bad)}.")
     except (ValueError, TypeError) as exc:
-        msg = str(exc).replace("in rows ", f"on {where} ").replace(" rows ", f" {where} ")
+        # one pass: a second replace would rename the "rows" the first one wrote
+        msg = re.sub(
+            r"\b(in )?rows ", lambda m: ("on " if m.group(1) else "") + where + " ", str(exc)
+        )
         raise type(exc)(f"records file {str(path)!r}: {msg}") from None
     # still validated (a new index changes no check): analyze() and paired() use it as it is
     return ValidatedRecords(out.reset_index(drop=True))

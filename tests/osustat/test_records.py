@@ -237,3 +237,19 @@ def test_an_overflowing_spread_names_the_offending_query_as_the_records_do():
     msg = str(err.value)
     assert "at 1 of the 5 queries: 'conv-26/qa1'; rescale the metric." in msg
     assert "conv-26/conv-26" not in msg
+
+
+def test_a_parquet_records_error_names_its_rows_once(tmp_path):
+    # a red team read "on rows (0-based) (0-based) 7": the second rename renamed the first's
+    from pathlib import Path
+
+    from osustat.io.reading import load_records
+
+    df = pd.read_csv(Path(__file__).resolve().parents[2] / "examples" / "records.csv")
+    df.loc[7, "value"] = float("nan")
+    df.to_parquet(tmp_path / "r.parquet", index=False)
+    df.to_csv(tmp_path / "r.csv", index=False)
+    with pytest.raises(ValueError, match=r"NaN or infinite entries on rows \(0-based\) 7\.$"):
+        load_records(tmp_path / "r.parquet")
+    with pytest.raises(ValueError, match=r"NaN or infinite entries on lines 9\.$"):
+        load_records(tmp_path / "r.csv")
