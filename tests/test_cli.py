@@ -368,3 +368,18 @@ def test_an_option_given_twice_is_refused_not_replaced(argv, option, capsys):
     assert f"error: {option} is given twice (the second would replace the first)" in (
         capsys.readouterr().err
     )
+
+
+def test_osustats_own_warnings_read_as_the_clis_lines(tmp_path, capsys):
+    # a red team read "…/osustat/cli/common.py:159: UserWarning: removed 1 unfinished output
+    # folder(s) …" and the source line below it: the CLI's warnings read "osustat CMD: warning:"
+    from osustat.cli.main import main
+
+    (tmp_path / ".out.tmp-123").mkdir()
+    argv = ["analyze", str(EXAMPLE), "--treatment", "osu-mem", "--baseline", "flat-vector"]
+    argv += ["--metric", "hit@2", "--budget", "128", "--resamples", "99"]
+    argv += ["--bootstrap-resamples", "50", "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "osustat analyze: warning: removed 1 unfinished output folder(s) of interrupted" in err
+    assert "UserWarning" not in err and "common.py" not in err

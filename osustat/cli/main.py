@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -536,6 +537,29 @@ def _add_check_retriever_parser(sub: Any) -> None:
     cr.set_defaults(func=_check_retriever)
 
 
+def _interrupted(command: str, received: list[int]) -> int:
+    """Say a run stopped by SIGINT or SIGTERM; its exit status (128 + the signal)."""
+    # a report is written into a hidden folder renamed into place only when complete
+    name = "terminated (SIGTERM)" if received else "interrupted"
+    print(f"osustat {command}: {name}; no unfinished report was left in place.", file=sys.stderr)
+    return 128 + (received[0] if received else 2)
+
+
+def _cli_warning(command: str, default: Any) -> Any:
+    """A `warnings.showwarning` that prints osustat's own warnings as the CLI's other lines
+    (``osustat analyze: warning: …``, not a source path and line) and leaves the others to
+    `default`."""
+    package = str(Path(__file__).resolve().parents[1])
+
+    def show(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
+        if str(Path(filename).resolve()).startswith(package):
+            print(f"osustat {command}: warning: {message}", file=sys.stderr)
+        else:
+            default(message, category, filename, lineno, *rest)
+
+    return show
+
+
 def _repeated_option(sub: argparse.ArgumentParser, given: Sequence[str]) -> str | None:
     """The first option of `sub` that takes one value and is given more than once (the
     parsers allow no abbreviations, so each token names its option exactly), else None.
@@ -635,7 +659,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     received: list[int] = []
     previous = _on_sigterm(received)
     try:
-        return int(args.func(args))
+        with warnings.catch_warnings():  # osustat's own warnings read as the CLI's lines
+            warnings.showwarning = _cli_warning(args.command, warnings.showwarning)
+            return int(args.func(args))
     except ImportError as exc:  # an optional extra not installed: say which and how
         from osustat.retrieval.encoder import MissingExtraError
 
@@ -646,16 +672,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         if os.environ.get("OSUSTAT_DEBUG"):
             raise
-        # a report is written into a hidden folder renamed into place only when complete
-        name = "terminated (SIGTERM)" if received else "interrupted"
-        print(
-            f"osustat {args.command}: {name}; no unfinished report was left in place.",
-            file=sys.stderr,
-        )
-        return 128 + (received[0] if received else 2)
+        return _interrupted(args.command, received)
     except (ValueError, TypeError, OSError, MemoryError) as exc:
         if os.environ.get("OSUSTAT_DEBUG"):
             raise
+        if received:  # the signal surfaced inside a library as its own error (matplotlib's)
+            return _interrupted(args.command, received)
         if isinstance(exc, FileNotFoundError) and not exc.filename:
             msg = str(exc)
         elif isinstance(exc, OSError):
