@@ -403,6 +403,9 @@ CASES = [
         ],
         ["values too large for float64", "rescale the metric"],
     ),
+    # -- a stray comma in a list option (a red team's `--metric hit@2,` passed silently) --
+    ("metric-trailing-comma", records_opts("--metric", "hit@2,"), ["`--metric`", "'hit@2,'"]),
+    ("budget-double-comma", records_opts("--budget", "128,,256"), ["`--budget`", "empty item"]),
     # -- a repeated item of a list option (issue 35 item 1: never a family counted twice) --
     ("metric-twice", records_opts("--metric", "recall,recall"), ["`--metric`", "'recall' twice"]),
     (

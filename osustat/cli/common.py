@@ -51,8 +51,11 @@ class DeferredParser(argparse.ArgumentParser):
 def _split(values: str, option: str, key: Any = None) -> list[str]:
     """The comma-separated items of `option`; a repeat (after `key`) is refused, naming it
     (one rule for every list option: :func:`osustat._validation.unique_items`)."""
+    items = [v.strip() for v in values.split(",")]
+    if any(items) and not all(items):  # "hit@2," or "a,,b": a stray comma, or a lost item
+        raise UsageError(f"`{option}` has an empty item in {values!r} (a stray comma?).")
     try:
-        return unique_items((v.strip() for v in values.split(",") if v.strip()), option, key)
+        return unique_items((v for v in items if v), option, key)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
