@@ -288,6 +288,12 @@ def check_target(
         Python API), command lines only between two of the CLI's.
     """
     target = Path(target)
+    here = Path.cwd().resolve()
+    if target.resolve() == here or target.resolve() in here.parents:
+        raise OutputError(
+            f"`--out` {str(target)!r} is the current folder or holds it; a report replaces "
+            "its whole folder, so give it a folder of its own (e.g. --out report)."
+        )
     clean_leftovers(target)
     if target.exists() and not target.is_dir():
         raise OutputError(f"`--out` {str(target)!r} is an existing file, not a folder.")

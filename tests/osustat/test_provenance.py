@@ -2,6 +2,7 @@
 
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +154,15 @@ def test_python_code_is_told_from_the_command(monkeypatch, argv, command):
 
     monkeypatch.setattr(sys, "argv", argv)
     assert command_line() == command
+
+
+def test_the_current_folder_is_never_an_output(tmp_path, monkeypatch):
+    # a red team's `--out . --force` ended in "Device or resource busy: '.' -> '..old-…'"
+    from osustat.provenance import OutputError, check_target
+
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    for target in (".", "..", str(tmp_path / "sub")):
+        with pytest.raises(OutputError, match=r"is the current folder or holds it"):
+            check_target(target, None, force=True)
+    assert check_target("report", None) == Path("report")
