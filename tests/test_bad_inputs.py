@@ -5,6 +5,7 @@ before the command ran)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -171,6 +172,11 @@ CASES = [
         "latin1-csv",
         text_file("r.csv", "episode_id,query_id\ncaf\xe9,q\n".encode("latin-1"), *AB),
         ["r.csv", "not UTF-8"],
+    ),
+    (
+        "gzip-named-csv",  # a red team's gzipped records named .csv: "not UTF-8 text" alone
+        text_file("r.csv", gzip.compress((EX / "records.csv").read_bytes()), *AB),
+        ["r.csv", "is gzip-compressed, not CSV text: decompress it"],
     ),
     (
         "truncated-jsonl",

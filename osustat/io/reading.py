@@ -145,6 +145,11 @@ def _read(
         df.index = pd.RangeIndex(len(df))
         return df, df.index
     except UnicodeDecodeError as exc:
+        if path.read_bytes()[:2] == b"\x1f\x8b":
+            raise ValueError(
+                f"{name} is gzip-compressed, not {fmt.upper()} text: decompress it (gunzip) and "
+                "read the file it gives."
+            ) from None
         raise ValueError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
     except pd.errors.EmptyDataError:
         raise ValueError(f"{name} is empty.") from None
