@@ -80,9 +80,12 @@ def family_groups(
         for item in members:
             for key in _group_item(item, g, pairs, methods):
                 if key in seen:
-                    raise ValueError(
-                        f"`family`: {_named(key, methods)} is in groups {seen[key]} and {g}."
+                    where = (
+                        f"names {_named(key, methods)} twice in group {g + 1}"
+                        if seen[key] == g
+                        else f"puts {_named(key, methods)} in groups {seen[key] + 1} and {g + 1}"
                     )
+                    raise ValueError(f"`family` {where} (groups counted from 1).")
                 seen[key] = g
                 ms.append(key)
         groups.append((f"group {g + 1}", ms))
