@@ -259,13 +259,13 @@ CASES = [
     ("family-leaves-out", records_opts("--family", "recall:999"), ["`family`", "not analysed"]),
     (
         "family-item-twice",  # a red team read "('hit@2', 128) is in groups 0 and 0"
-        records_opts("--metric", "hit@2", "--family", "hit@2:128,HIT@2:0128;hit@2:256"),
-        ["`family` names ('hit@2', 128) twice in group 1"],
+        records_opts("--family", "recall:256,RECALL:0256"),
+        ["`family` names ('recall', 256) twice in group 1"],
     ),
     (
         "family-item-in-two-groups",
-        records_opts("--metric", "hit@2", "--family", "hit@2:128;hit@2:128,hit@2:256"),
-        ["`family` puts ('hit@2', 128) in groups 1 and 2"],
+        records_opts("--family", "recall:256;recall:256"),
+        ["`family` puts ('recall', 256) in groups 1 and 2"],
     ),
     ("metric-empty", records_opts("--metric", ","), ["`--metric` is empty"]),
     ("out-is-file", existing_file_out(records_opts()), ["`--out`", "taken", "existing file"]),
