@@ -32,11 +32,15 @@ __all__ = [
 ]
 
 
-def _sig(p: float | None) -> str:
+def _sig(p: float | None, verdict: str = "") -> str:
     """The paper's marks, cut at ``p <= threshold`` (:func:`osustat.stars`): the rule every
-    verdict uses, so p = .05 exactly gets ``*`` beside "helps" rather than ``.``."""
+    verdict uses, so p = .05 exactly gets ``*`` beside "helps" rather than ``.``. A row whose
+    verdict is undecided at its Monte Carlo precision gets ``?``: its p's side of a cut is
+    resampling noise (a mark there would be decided by the seed)."""
     if p is None:
         return ""
+    if verdict.startswith("undecided"):
+        return "?"
     return stars(p)
 
 
@@ -68,7 +72,7 @@ def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
             f"| {e.wins}/{e.ties}/{e.losses} | {fmt_signed(e.effect_size_dz, 2, missing='n/a')} "
             f"| {e.cles:.3f} "
             f"| {fmt_p(row.pvalue)} | {row.pvalue_method} | {se} | {fmt_p(row.pvalue_adjusted)} | "
-            f"{_sig(shown)} | {fmt_signed(e.contribution)} | {mde} | {row.verdict} |"
+            f"{_sig(shown, row.verdict)} | {fmt_signed(e.contribution)} | {mde} | {row.verdict} |"
         )
     return lines
 
@@ -324,7 +328,8 @@ def _summary(res: MultiAnalysisResult) -> list[str]:
             for pair in res.results:
                 r = pair.comparisons[c].rows[i]
                 shown = r.pvalue_adjusted if r.pvalue_adjusted is not None else r.pvalue
-                cells.append(f"{fmt_signed(r.effect.effect)}{_sig(shown)} ({fmt_p(shown)})")
+                mark = _sig(shown, r.verdict)
+                cells.append(f"{fmt_signed(r.effect.effect)}{mark} ({fmt_p(shown)})")
             lines.append(f"| {comp.heading} | {row.label} | " + " | ".join(cells) + " |")
     return lines
 
@@ -385,7 +390,8 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         ),
         "- Significance marks (column sig., on the corrected p; raw p for rows outside a "
         "family; also on the interaction p): . ≤ .10, * ≤ .05, ** ≤ .01, *** ≤ .001 (the "
-        "verdicts' p ≤ α rule).",
+        "verdicts' p ≤ α rule); ? where the verdict is undecided at its Monte Carlo "
+        "precision (which side of α the p falls on is resampling noise).",
         "- f·Δ: each cell's contribution to the aggregate (they sum to the aggregate Δ).",
         "- W/T/L: units where the treatment scores above / equal to / below the baseline; "
         "d_z: mean Δ / SD of the differences (Cohen's d for paired samples, n/a when every "

@@ -214,3 +214,26 @@ def test_an_episode_unit_table_says_how_many_queries_its_units_average():
     assert res.to_dict()["comparisons"][0]["n_queries"] == 36
     query = analyze(frame, treatment="new", baseline="old", n_resamples=99, rng=0)
     assert "queries (averaged)" not in render_analysis(query, figures={})
+
+
+def test_a_row_undecided_at_its_monte_carlo_precision_gets_no_significance_mark():
+    # a red team's 30 differences whose exact p is about .050: the row's verdict said
+    # "undecided" while the sig. column printed * with seed 0 (p .048) and . with seed 2
+    rng = np.random.default_rng(7)
+    z = rng.normal(0, 1, 30)
+    d = z - z.mean() + 0.3125
+    base = rng.uniform(0, 1, 30)
+    rows = [
+        {"episode_id": f"e{i}", "query_id": f"q{i}", "method": m, "budget": 1, "metric": "score",
+         "value": base[i] + (d[i] if m == "A" else 0.0)}
+        for i in range(30) for m in ("A", "B")
+    ]  # fmt: skip
+    marks = set()
+    for seed in (0, 2):
+        res = analyze(pd.DataFrame(rows), treatment="A", baseline="B", rng=seed)
+        row = res.comparisons[0].rows[-1]
+        assert row.verdict.startswith("undecided at this Monte Carlo precision")
+        line = next(x for x in render_analysis(res, figures={}).splitlines()
+                    if x.startswith("| Aggregate |"))  # fmt: skip
+        marks.add(line.split(" | ")[14])
+    assert marks == {"?"}
