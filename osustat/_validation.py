@@ -73,11 +73,38 @@ def unique_items(items: Iterable[Any], name: str, key: Any = None) -> list[Any]:
     return out
 
 
+def _number_label(x: Any, name: str, j: int, i: int) -> int | float:
+    """A numeric unit label as a key: integers (and integral floats) as exact Python ints,
+    other floats as floats; NaN and bools refused, naming `name`, the array and the position.
+    (``float(x)`` merged 10**16 and 10**16 + 1 and refused distinct 19-digit ids as one unit
+    twice -- red team item 4.)"""
+    import numpy as np
+
+    where = f"`{name}[{j}]` position {i}"
+    if isinstance(x, bool | np.bool_):
+        raise ValueError(
+            f"{where}: {x!r} is a bool, not a unit label (it would be unit {int(x)}); use "
+            "integers or text."
+        )
+    if isinstance(x, int | np.integer):
+        return int(x)
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"`{name}[{j}]` labels must be text or numbers; got {x!r} at position {i}."
+        ) from None
+    if math.isnan(f):
+        raise ValueError(f"{where}: NaN is not a unit label; drop or name that unit.")
+    return int(f) if f.is_integer() else f
+
+
 def unit_labels(arrays: Sequence[Any], name: str) -> list[list[Any]]:
     """Unit labels of several arrays as comparable keys, by the project's one id rule
     (``validate_records``: 1 and "1" are never silently one id): numbers compare as numbers
-    (int 0 and float 0.0 are one unit), text as text, and labels that mix the two kinds are
-    refused, naming the arrays of each kind."""
+    (int 0 and float 0.0 are one unit; integers exactly, at any size), text as text, and
+    labels that mix the two kinds are refused, naming the arrays of each kind; NaN and bool
+    labels are refused, naming the array and position."""
     import numpy as np
 
     kinds: dict[str, list[int]] = {"text": [], "number": []}
@@ -93,12 +120,7 @@ def unit_labels(arrays: Sequence[Any], name: str) -> list[list[Any]]:
         if items:
             kinds["text" if text[0] else "number"].append(j)
         if items and not text[0]:
-            try:
-                items = [float(x) for x in items]
-            except (TypeError, ValueError):
-                raise TypeError(
-                    f"`{name}[{j}]` labels must be text or numbers; got {items[0]!r}."
-                ) from None
+            items = [_number_label(x, name, j, i) for i, x in enumerate(items)]
         out.append(items)
     if kinds["text"] and kinds["number"]:
         raise ValueError(

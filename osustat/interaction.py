@@ -21,6 +21,7 @@ from ._resampling import chunk_rows, null_sums
 from ._validation import (
     as_float_vector,
     check_positive_int,
+    check_resamples,
     check_rng,
     check_same_length,
     power_of_two_scale,
@@ -146,7 +147,7 @@ def interaction_test(
     ('studentized-signflip', True, 50)
     """
     d, codes, present = _interaction_iv(differences, cells, method)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_resamples(n_resamples)
     # Every method's p-value is scale-invariant; compute on d rescaled by a power of two
     # (exact), so squares of huge values cannot overflow nor those of tiny ones underflow
     # (issue 11: values near 1e160 gave p = 1e-4 where the rescaled data give .83).
@@ -354,7 +355,7 @@ def centered_size_at_equal_variances(
     if not 0 < alpha < 1:
         raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
     n_datasets = check_positive_int(n_datasets, "n_datasets")
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_resamples(n_resamples)
     return _centered_size(sizes, float(alpha), n_datasets, n_resamples)
 
 

@@ -567,12 +567,25 @@ def _tie_floor(q: float, end: str, level: float, alt: str, common: dict[str, Any
 # -- the search -------------------------------------------------------------------------
 
 
+#: log10 of the start n0 beyond which no n is searched (2**53 ~ 9e15: where float64 stops
+#: counting units one by one; a ratio that small overflowed ``math.ceil`` -- red team item 2).
+_LOG10_N_BEYOND = 53 * math.log10(2)
+
+
 def _start(effect: float, sd: float, alpha: float, target: float, alt: str) -> int:
     """Sakai's normal-approximation start ``n0``."""
     za = stats.norm.isf(alpha / 2 if alt == "two-sided" else alpha)
     zb = stats.norm.ppf(target)
     if sd == 0:
         return 6
+    if za + zb > 0:  # in logs: the square overflows float64 from effect / sd ~ 1e-154 on
+        log_n0 = 2.0 * (math.log10(za + zb) + math.log10(sd) - math.log10(abs(effect)))
+        if log_n0 > _LOG10_N_BEYOND:
+            raise ValueError(
+                f"`effect` / `sd` = {abs(effect):.3g} / {sd:.3g} needs about 10^{log_n0:.0f} "
+                f"units per cell (the normal approximation at alpha = {alpha:g}), beyond any "
+                "n: plan for a larger `effect`."
+            )
     n0 = ((za + zb) * sd / abs(effect)) ** 2 + za**2 / 2
     return max(2, math.ceil(n0))
 
@@ -588,6 +601,11 @@ def _search(
     def f(n: int) -> PowerValue:
         if n not in cache:
             cache[n] = power_at(n)
+            if math.isnan(cache[n]):  # compares False with any target: never "reached"
+                raise ValueError(
+                    f"the power is NaN at n = {n:,}: the search cannot compare it with the "
+                    f"target power {target:g}."
+                )
         return cache[n]
 
     hi = min(max(n0, 2), n_max)

@@ -19,7 +19,7 @@ depends on the data's type and on ``n``, so one formula does not fit all:
   signs agree). Power is simulated for normal differences, computing the exact test on each
   draw (``method='simulation'``; common random numbers make the MDE deterministic given
   `rng`, and an integer `rng` caches it per design, so repeated calls cost nothing).
-- **only an sd given, otherwise**: noncentral-t power (statsmodels ``TTestPower``), which the
+- **only an sd given, otherwise**: noncentral-t power (scipy's ``nct`` per tail), which the
   sign-flip test matches within Monte Carlo error for normal differences from ``n`` ≈ 10 on
   (``method='normal'``; ``docs/validation.md``).
 
@@ -44,6 +44,8 @@ from ._power_engines import (
     attainable,
     binomial_power,
     fewest_signs,
+    t_effect,
+    t_power,
     tilt_back_ess,
 )
 from ._power_plan import SIMULATION_MAX_N, Plan, treatment_tilt_short
@@ -57,8 +59,6 @@ __all__ = [
     "minimum_detectable_effect",
     "power",
 ]
-
-_SM_ALTERNATIVE = {"two-sided": "two-sided", "greater": "larger", "less": "smaller"}
 
 # -- the value returned: a float that names how it was computed -------------------------
 
@@ -265,15 +265,24 @@ def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
     if plan.test == "simulation":
         shifted = SignFlipSimulation(n, plan.n_simulations, alpha, alt, rng)
         return lambda effect: shifted.power(effect / sd)
-    from statsmodels.stats.power import TTestPower
+    return lambda effect: t_power(effect / sd, n, alpha, alt)
 
-    def normal(effect: float) -> float:
-        value = TTestPower().power(
-            effect_size=effect / sd, nobs=n, alpha=alpha, alternative=_SM_ALTERNATIVE[alt]
-        )
-        return float(np.squeeze(value))
 
-    return normal
+def _no_nan(power_at: Callable[[float], float]) -> Callable[[float], float]:
+    """`power_at`, raising on a NaN power: a NaN compares False with any target, so a search
+    read it as "below" or "reached" by accident (a NaN noncentral t gave MDEs whose power was
+    .36 -- red team, item 1)."""
+
+    def checked(effect: float) -> float:
+        value = power_at(effect)
+        if math.isnan(value):
+            raise ValueError(
+                f"the power is NaN at effect {effect:.6g}: no search can compare it with "
+                "the target power."
+            )
+        return value
+
+    return checked
 
 
 def _smallest_effect(
@@ -287,6 +296,7 @@ def _smallest_effect(
     """Smallest effect size ``e >= 0`` with ``power_at(e) >= target``, by bisection on
     ``[0, hi]`` (`halvings` halvings: 34 give 1e-10 of `hi`, far below any printed digit).
     With `grow`, `hi` doubles until it is reached (up to 1e6); infinite when it is not."""
+    power_at = _no_nan(power_at)
     while power_at(hi) < target:
         if not grow or hi > 1e6:
             return math.inf
@@ -304,12 +314,13 @@ def _empirical_mde(
     usually within a factor 2, then bisected (about 12 evaluations instead of 20+). In the
     tilted model the largest effect is reached with every unit at ``max|d|``, where the
     test rejects whenever it can (checked by the caller): no evaluation there."""
+    power_at = _no_nan(power_at)
     if plan.test != "empirical-tilt" and power_at(hi) < target:
         return math.inf
     if plan.test == "empirical-tilt":
         hi *= 1 - 1e-9
-    # the normal-approximation MDE as the bracket's start (statsmodels' noncentral-t solver
-    # cost 0.09 s a call, more than the search it starts; only the bracket depends on it)
+    # the normal-approximation MDE as the bracket's start (a noncentral-t solver cost 0.09 s
+    # a call, more than the search it starts; only the bracket depends on it)
     from scipy.stats import norm
 
     side = plan.alpha / 2 if plan.alternative == "two-sided" else plan.alpha
@@ -344,6 +355,7 @@ def _bisect(
 ) -> float:
     """Bisect ``[lo, hi]`` (``power_at(lo) < target <= power_at(hi)``): `halvings` halvings,
     or (None) until the bracket is within 0.1% of `hi`."""
+    power_at = _no_nan(power_at)
     step = 0
     # at most 60 halvings to 0.1% (a curve at the target down to 0 would halve until `hi`
     # underflowed: 1,070 steps, then a search from 0 that never ended -- issue 35 review)
@@ -370,6 +382,7 @@ def _checked(
     ``[found, hi]`` with fresh draws at every probe, until they reach `target`; infinite
     when even `hi` does not. No MDE is returned without ``power(MDE) >= target`` read off
     draws made at it (issue 35 item 2)."""
+    rate_at = _no_nan(rate_at)
     if not math.isfinite(found):
         return found
     # a rate within Monte Carlo error of the target passes (one-sided 5%: 1.645 standard
@@ -391,6 +404,7 @@ def _refine(
     """The smallest effect reaching `target`, searched in steps of 5% around `near` (an
     answer found roughly), then bisected to 0.1%; `top` when even the largest effect of the
     kind, `top`, does not reach it (the caller's check at the answer decides then)."""
+    power_at = _no_nan(power_at)
     if not near > 0:  # a rough search that read the target at ~0: start from a small effect
         near = 1e-6 * top if math.isfinite(top) else 1e-6
     lo, hi = 0.95 * near, min(1.05 * near, top)
@@ -508,8 +522,8 @@ def minimum_detectable_effect(
     Binary model: the mean difference is ``c q (2 pi - 1)`` with ``pi = P(d > 0 | d != 0)``;
     the MDE is the smallest ``|c q (2 pi - 1)|`` with power ``>= target`` for `q` held fixed,
     so ``differences_sd`` then only supplies `q` when nothing better is given. Every method
-    but ``'normal'`` (statsmodels' solver) is searched by the same bisection on its power
-    curve (:func:`power`).
+    but ``'normal'`` (Brent's method on scipy's noncentral t) is searched by the same
+    bisection on its power curve (:func:`power`).
 
     Examples
     --------
@@ -587,12 +601,7 @@ def _shift_mde(plan: Plan, target: float, rng: Any, *, simulate: bool) -> float:
         return _standardized_simulation_mde.__wrapped__(
             n, alpha, alt, target, plan.n_simulations, rng
         )
-    from statsmodels.stats.power import TTestPower
-
-    es = TTestPower().solve_power(
-        effect_size=None, nobs=n, alpha=alpha, power=target, alternative=_SM_ALTERNATIVE[alt]
-    )
-    return float(abs(float(np.squeeze(es))))
+    return t_effect(n, alpha, alt, target)
 
 
 #: Fewest differences from which an MDE is printed as one number. Below, even for normal

@@ -28,11 +28,12 @@ from ._signflip_null import (
     tie_tolerance,
 )
 from ._validation import (
+    MAX_RESAMPLES,
     align_paired,
     as_float_vector,
     check_alternative,
     check_level,
-    check_positive_int,
+    check_resamples,
     check_rng,
     check_same_length,
     differences_columns,
@@ -325,7 +326,7 @@ def signflip_tests(
     """
     raw = differences_columns(differences)
     alternative = check_alternative(alternative)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_resamples(n_resamples)
     generator = check_rng(rng)
     seed = int(generator.integers(2**63 - 1))
     facts = column_facts(raw)
@@ -336,9 +337,10 @@ def signflip_tests(
     mc = [j for j, plan in enumerate(plans) if plan == "monte-carlo"]
     if n_resamples * len(mc) > _MAX_NULL_ELEMENTS:
         raise ValueError(
-            f"`n_resamples` = {n_resamples} Monte Carlo sign vectors for {len(mc)} "
+            f"`n_resamples` = {n_resamples:,} Monte Carlo sign vectors for {len(mc)} "
             f"comparison(s) would need {gib(n_resamples * len(mc))} of memory; use at most "
-            f"{_MAX_NULL_ELEMENTS // len(mc):,} (100,000 gives p-values to about +-0.0014)."
+            f"{min(_MAX_NULL_ELEMENTS // len(mc), MAX_RESAMPLES):,} (100,000 gives p-values "
+            "to about +-0.0014)."
         )
     mc_counts = monte_carlo_counts(
         [columns[j] for j in mc],

@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._resampling import null_sum_blocks
-from ._validation import check_level, check_positive_int, check_rng, unit_labels
+from ._validation import MAX_RESAMPLES, check_level, check_resamples, check_rng, unit_labels
 
 __all__ = ["STEPDOWN_METHODS", "StepDownResult", "westfall_young"]
 
@@ -172,7 +172,8 @@ def _null(z: NDArray[np.float64], n_resamples: int, rng: Any) -> tuple[NDArray[n
 def _memory_message(rows: int, k: int) -> str:
     return (
         f"the step-down null would hold {rows:,} sign patterns × {k} tests "
-        f"({rows * k * 8 / 2**30:.1f} GiB); lower `n_resamples` or split the family "
+        f"({rows * k * 8 / 2**30:.1f} GiB); use `n_resamples` at most "
+        f"{min(_MAX_NULL_ELEMENTS // k - 1, MAX_RESAMPLES):,} or split the family "
         f"(at most {_MAX_NULL_ELEMENTS:,} values)."
     )
 
@@ -238,7 +239,7 @@ def westfall_young(
     """
     if method not in STEPDOWN_METHODS:
         raise ValueError(f"`method` must be one of {list(STEPDOWN_METHODS)}; got {method!r}.")
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_resamples(n_resamples)
     alpha = check_level(alpha, "alpha")
     dense = _dense(differences, units)
     n_units, k = dense.shape

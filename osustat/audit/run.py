@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from osustat._validation import check_level, check_positive_int, check_resamples
+from osustat._validation import check_level, check_resamples
 from osustat.audit.claim import ClaimsFile, Family
 from osustat.combine import fisher_combine
 from osustat.multitest import adjust_pvalues
@@ -189,9 +189,9 @@ def audit(
     """
     if not isinstance(claims, ClaimsFile):
         raise TypeError(f"`claims` must be a ClaimsFile; got {type(claims).__name__}.")
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_resamples(n_resamples)
     max_resamples = check_resamples(max_resamples, "max_resamples", minimum=n_resamples)
-    bootstrap_resamples = check_positive_int(bootstrap_resamples, "bootstrap_resamples", minimum=2)
+    bootstrap_resamples = check_resamples(bootstrap_resamples, "bootstrap_resamples", minimum=2)
     level = check_level(level)
     df = validate_records(records)
     gen = np.random.default_rng(rng)

@@ -168,3 +168,65 @@ class TestOracleCeiling:
             oracle_ceiling(HIT2[256], [1, -1, 1, 1])
         with pytest.raises(ValueError, match="positive total"):
             oracle_ceiling(HIT2[256], [0, 0, 0, 0])
+
+
+# -- red team item 3: the bootstrap in bounded memory, the one resample cap ------------------
+
+
+def _table_4_data():
+    rng = np.random.default_rng(0)
+    cells = np.repeat(["T+E+", "T+E-", "T-E+", "T-E-"], [56, 96, 44, 132])
+    d = rng.normal(np.repeat([0.18, -0.03, 0.16, -0.13], [56, 96, 44, 132]), 0.5)
+    return d, cells
+
+
+def test_bootstrap_numbers_at_the_default_resamples_are_unchanged():
+    # measured before the draws were chunked (9211eaf): the same seed gives the same interval
+    d, cells = _table_4_data()
+    r = break_even_bootstrap(d, cells, rng=7)
+    assert (r.ci.low, r.ci.high) == (0.10984504010464417, 0.4276584333698486)
+    assert r.pi_tool_ci.low == 0.4240173788912404
+    assert r.pi_any_ci.high == 0.7222460044294854
+
+
+def test_bootstrap_in_small_chunks_equals_one_chunk(monkeypatch):
+    import osustat.breakeven as breakeven
+
+    d, cells = _table_4_data()
+    whole = break_even_bootstrap(d, cells, n_resamples=3001, rng=5)
+    monkeypatch.setattr(breakeven, "_CHUNK_DRAWS", 1000)  # 10-23 resamples a chunk
+    chunked = break_even_bootstrap(d, cells, n_resamples=3001, rng=5)
+    assert chunked == whole
+
+
+class _SpyGenerator(np.random.Generator):
+    """A Generator that records the size of every ``integers`` call."""
+
+    sizes: list[int]
+
+    def integers(self, *args, **kwargs):
+        self.sizes.append(int(np.prod(kwargs.get("size", 1))))
+        return super().integers(*args, **kwargs)
+
+
+def test_bootstrap_draws_indices_in_bounded_chunks():
+    # 2**25 resamples of 400 units asked for one (33554432, 100) index matrix: 25 GiB
+    from osustat.breakeven import _CHUNK_DRAWS
+
+    rng = np.random.default_rng(1)
+    d = rng.normal(0, 1, 400)
+    cells = np.repeat(["T+E+", "T+E-", "T-E+", "T-E-"], 100)
+    spy = _SpyGenerator(np.random.PCG64(2))
+    spy.sizes = []
+    break_even_bootstrap(d, cells, n_resamples=2**17, rng=spy)
+    assert spy.sizes and max(spy.sizes) <= _CHUNK_DRAWS
+    assert sum(spy.sizes) == 2**17 * 400
+
+
+def test_bootstrap_above_the_resample_cap_is_refused():
+    from osustat._validation import MAX_RESAMPLES
+
+    d = np.random.default_rng(1).normal(0, 1, 400)
+    cells = np.repeat(["T+E+", "T+E-", "T-E+", "T-E-"], 100)
+    with pytest.raises(ValueError, match=r"`n_resamples` must be at most 33,554,432"):
+        break_even_bootstrap(d, cells, n_resamples=MAX_RESAMPLES + 1)

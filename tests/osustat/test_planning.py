@@ -490,3 +490,53 @@ def test_plans_from_count_ratio_pilots_achieve_their_power_on_the_design(at):
         tests = signflip_tests(fresh, n_resamples=999, rng=100 + i)
         rates.append(np.mean([r.pvalue <= 0.05 for r in tests]))
     assert abs(np.median(rates) - 0.80) <= 0.05, rates
+
+
+# -- red team: NaN powers and out-of-range effect / sd ratios --------------------------------
+
+
+def test_plan_at_a_small_level_reaches_its_power_by_the_noncentral_t():
+    # the noncentral t was NaN at n ~ 2400, alpha = 5e-5: the plan printed "power nan"
+    p = plan(0.1, sd=1.0, family_size=1000)
+    assert p.method == "normal" and math.isfinite(p.achieved_power)
+    df, c = p.n - 1, stats.t.isf(5e-5 / 2, p.n - 1)
+    nc = 0.1 * math.sqrt(p.n)
+    ref = stats.nct.sf(c, df, nc) + stats.nct.sf(c, df, -nc)
+    assert p.achieved_power == pytest.approx(ref, rel=1e-9)
+    assert p.power_below < 0.8 <= p.achieved_power
+
+
+def test_plan_beyond_n_max_is_refused_not_accepted_as_nan():
+    # alpha = 1e-300: NaN power was taken as meeting the target, n = n_max, power null
+    with pytest.raises(ValueError, match="no n up to `n_max`"):
+        plan(0.1, sd=1.0, alpha=1e-300)
+
+
+def test_plan_search_refuses_a_nan_power(monkeypatch):
+    import osustat.planning as planning
+    from osustat.power import PowerValue
+
+    def nan_power(*args, **kwargs):
+        return PowerValue(float("nan"), method="normal", n=10, alpha=0.05, alternative="two-sided")
+
+    monkeypatch.setattr(planning, "test_power", nan_power)
+    with pytest.raises(ValueError, match="power is NaN at n = "):
+        plan(0.3, sd=1.0)
+
+
+@pytest.mark.parametrize(
+    ("effect", "sd"), [(1e-300, 1.0), (1e-160, 1.0), (0.1, 1e200), (0.1, 1e308)]
+)
+def test_plan_for_a_tiny_effect_to_sd_ratio_says_so(effect, sd):
+    # used to end in "OverflowError: cannot convert float infinity to integer"
+    with pytest.raises(ValueError, match=r"`effect` / `sd` = .* needs about"):
+        plan(effect, sd=sd)
+
+
+def test_plan_for_a_huge_effect_warns_nothing():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = plan(1e308, sd=1.0)
+    assert p.n == 6 and p.achieved_power == 1.0

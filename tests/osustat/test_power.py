@@ -1251,3 +1251,69 @@ class TestTieCeiling:
         down = minimum_detectable_effect(None, 20, differences=-d, alternative="less")
         assert up.mde_range == pytest.approx(down.mde_range)
         assert up.mde_range[1] == np.inf
+
+
+# -- the noncentral-t power without NaN (red team, item 1) ---------------------------------
+
+
+def _nct_power(es: float, n: int, alpha: float, alt: str = "two-sided") -> float:
+    """Independent reference: scipy's noncentral t, each tail as an upper tail."""
+    df, nc = n - 1, es * np.sqrt(n)
+    c = stats.t.isf(alpha / 2 if alt == "two-sided" else alpha, df)
+    up, down = stats.nct.sf(c, df, nc), stats.nct.sf(c, df, -nc)
+    return float({"two-sided": up + down, "greater": up, "less": down}[alt])
+
+
+def test_normal_power_is_finite_where_statsmodels_is_nan():
+    # statsmodels 0.15 / scipy 1.17: TTestPower().power(.1, 5000, .01) is nan (nct.cdf far
+    # in the lower tail); scipy's nct.sf gives .99999649
+    p = power(0.1, 1.0, 5000, alpha=0.01)
+    assert p.method == "normal"
+    assert float(p) == pytest.approx(_nct_power(0.1, 5000, 0.01), rel=1e-9)
+    assert float(p) == pytest.approx(0.9999964868682664, rel=1e-9)
+
+
+@pytest.mark.parametrize("alt", ["two-sided", "greater", "less"])
+def test_normal_power_agrees_with_statsmodels_where_it_is_finite(alt):
+    from statsmodels.stats.power import TTestPower
+
+    sm_alt = {"two-sided": "two-sided", "greater": "larger", "less": "smaller"}[alt]
+    sign = -1.0 if alt == "less" else 1.0
+    for n in (20, 40, 200, 2000):  # n >= 20: the sign-flip test can reach 1e-4
+        for alpha in (0.05, 0.01, 1e-4):
+            for es in (0.05, 0.2, 0.5):
+                ref = float(TTestPower().power(sign * es, nobs=n, alpha=alpha, alternative=sm_alt))
+                if not np.isfinite(ref):
+                    continue
+                got = float(power(sign * es, 1.0, n, alpha=alpha, alternative=alt))
+                assert got == pytest.approx(ref, rel=1e-9, abs=1e-15)
+                assert got == pytest.approx(_nct_power(sign * es, n, alpha, alt), rel=1e-9)
+
+
+@pytest.mark.parametrize(("n", "alpha"), [(2407, 5e-5), (3000, 5e-5), (2400, 1e-4)])
+def test_normal_mde_has_its_power_at_small_alpha(n, alpha):
+    # the MDE was read off a NaN power curve: .0757 at n = 2407, alpha = 5e-5, where the
+    # test's power is .36 (the normal approximation says .0998)
+    mde = minimum_detectable_effect(1.0, n, alpha=alpha)
+    assert mde.method == "normal"
+    assert _nct_power(float(mde), n, alpha) == pytest.approx(0.8, abs=1e-6)
+    z = (stats.norm.isf(alpha / 2) + stats.norm.ppf(0.8)) / np.sqrt(n)
+    assert float(mde) == pytest.approx(z, rel=0.01)
+
+
+def test_normal_power_is_never_nan_far_in_the_tails():
+    for es in (1e-300, 0.1, 3.0, 1e10, 1e300, -1e300):
+        for alpha in (0.05, 1e-20, 1e-300):
+            for n in (13, 5000, 10_000):
+                p = float(power(es, 1.0, n, alpha=alpha, test="normal"))
+                assert 0.0 <= p <= 1.0, (es, alpha, n, p)
+
+
+def test_searches_refuse_a_nan_power():
+    from osustat.power import _bisect, _smallest_effect
+
+    nan_curve = lambda e: float("nan")  # noqa: E731
+    with pytest.raises(ValueError, match="power is NaN"):
+        _smallest_effect(nan_curve, 0.8, 1.0, grow=True)
+    with pytest.raises(ValueError, match="power is NaN"):
+        _bisect(lambda e: 0.9 if e > 0.5 else float("nan"), 0.8, 0.0, 1.0)

@@ -155,3 +155,43 @@ def test_unit_labels_follow_the_id_rule() -> None:
         westfall_young([d[:, 0], d[:, 1]], [ints, [str(i) for i in ints]])
     with pytest.raises(ValueError, match=r"`units\[0\]` mixes text and numbers"):
         westfall_young([d[:, 0], d[:, 1]], [[0, "1", *range(2, 10)], ints])
+
+
+def _two_tests(u1, u2):
+    rng = np.random.default_rng(0)
+    d1, d2 = rng.normal(0.5, 1, 10), rng.normal(0.5, 1, 10)
+    return westfall_young([d1, d2], [u1, u2], n_resamples=4000, rng=0)
+
+
+def test_integer_labels_compare_exactly() -> None:
+    """Red team item 4: float(x) merged 10**16 and 10**16 + 1 (adjusted p .0859 where the
+    distinct labels 100 / 101 give .0869) and refused ten distinct 19-digit ids as a unit
+    appearing twice."""
+    ints = list(range(1, 10))
+    ref = _two_tests([100, *ints], [101, *ints])
+    big = _two_tests([10**16, *ints], [10**16 + 1, *ints])
+    assert big.n_units == ref.n_units == 11
+    np.testing.assert_array_equal(big.pvalues_adjusted, ref.pvalues_adjusted)
+    ids = [1234567890123456789 + i for i in range(10)]
+    small = _two_tests(list(range(10)), list(range(5, 15)))
+    for kind in (list, lambda x: np.array(x, dtype=np.int64)):
+        got = _two_tests(kind(ids), kind([i + 5 for i in ids]))
+        assert got.n_units == small.n_units == 15
+        np.testing.assert_array_equal(got.pvalues_adjusted, small.pvalues_adjusted)
+    # an integral float is its integer, exactly: float(2**53 + 1) is 2**53, another unit
+    assert _two_tests([2**53 + 1, *ints], [float(2**53 + 1), *ints]).n_units == 11
+    assert _two_tests([2**53, *ints], [float(2**53), *ints]).n_units == 10
+    # non-integral floats stay floats
+    assert _two_tests([0.5, *ints], [0.5, *ints]).n_units == 10
+
+
+def test_nan_and_bool_labels_are_refused() -> None:
+    ints = list(range(10))
+    with pytest.raises(ValueError, match=r"`units\[1\]` position 0: NaN is not a unit label"):
+        _two_tests(ints, [float("nan"), *ints[1:]])
+    with pytest.raises(ValueError, match=r"`units\[0\]` position 3: NaN"):
+        _two_tests([0.0, 1.0, 2.0, np.nan, *ints[4:]], ints)
+    with pytest.raises(ValueError, match=r"`units\[1\]` position 0: True is a bool"):
+        _two_tests(ints, [True, False, *ints[2:]])
+    with pytest.raises(ValueError, match=r"`units\[0\]` position 0: .*False.* is a bool"):
+        _two_tests(list(np.arange(10) > 4), ints)  # numpy bools
