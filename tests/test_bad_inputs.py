@@ -254,6 +254,11 @@ CASES = [
         records_opts("--bootstrap-resamples", "-1"),
         ["`--bootstrap-resamples`"],
     ),
+    (
+        "bootstrap-one",  # a red team read the internal "`n_resamples` must be at least 2"
+        records_opts("--bootstrap-resamples", "1"),
+        ["`--bootstrap-resamples` must be at least 2; got 1"],
+    ),
     ("seed-negative", records_opts("--seed", "-1"), ["`--seed`"]),
     ("family-typo", records_opts("--family", "per-metrics"), ["`--family`", "per-metric-budget"]),
     ("family-leaves-out", records_opts("--family", "recall:999"), ["`family`", "not analysed"]),

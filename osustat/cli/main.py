@@ -79,7 +79,7 @@ def _analyze_options(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     alpha = _prob(args.alpha, "--alpha")
     level = _prob(args.level, "--level")
     resamples = check_option_count(args.resamples, "--resamples")
-    boot = check_option_count(args.bootstrap_resamples, "--bootstrap-resamples")
+    boot = check_option_count(args.bootstrap_resamples, "--bootstrap-resamples", 2)
     seed = check_option_count(args.seed, "--seed", 0, 2**63 - 1)
     jobs = check_option_count(args.jobs, "--jobs", 1, 256)
     check_address(args.scheduler, jobs)
