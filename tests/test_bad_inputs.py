@@ -437,6 +437,11 @@ CASES = [
     ("budget-twice", records_opts("--budget", "256,256"), ["`--budget`", "256 twice"]),
     ("budget-twice-spelled", records_opts("--budget", "256,0256"), ["`--budget`", "256 twice"]),
     ("hit-k-twice", records_opts("--hit-k", "2,2"), ["`--hit-k`", "2 twice"]),
+    (
+        "hit-k-on-records",  # a red team's `--hit-k 1` on records was ignored silently
+        records_opts("--hit-k", "1"),
+        ["`--hit-k` applies to raw retrievals", "records carry their own hit@k"],
+    ),
     ("depth-twice", trec(None, None, "--depth", "10,10"), ["`--depth`", "10 twice"]),
     ("measure-twice", trec(None, None, "--measure", "AP,AP"), ["`--measure`", "'AP' twice"]),
     (

@@ -36,7 +36,13 @@ def read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], A
     runs = _runs(getattr(args, "run", []) or [])
     qrels = _input_file(args.qrels, "--qrels")
     evidence = _input_file(args.evidence, "--evidence")
-    hit_k = _ints(args.hit_k, "--hit-k")
+    hit_k = _ints(args.hit_k or "2", "--hit-k")
+    if args.hit_k is not None and qrels is None and evidence is None:
+        raise UsageError(
+            "`--hit-k` applies to raw retrievals (with --evidence) and TREC runs (with "
+            "--qrels), whose hit@k osustat computes; records carry their own hit@k metrics "
+            "(choose one with --metric)."
+        )
     trec_only = [
         o
         for o, v in (
@@ -280,7 +286,7 @@ def add_input_options(parser: argparse.ArgumentParser, *, runs: bool = True) -> 
     )
     group.add_argument(
         "--hit-k",
-        default="2",
+        default=None,
         metavar="K[,K...]",
         help="k of the computed hit@k metrics (default 2: Hit@2 = at least 2 evidence steps "
         "retrieved)",
