@@ -224,9 +224,9 @@ class TestReproductionMeasures:
         b = np.array([0.5, 0.6, 0.5, 0.6, 0.5, 0.6] * 5)
         text = (
             claim("means", reported_means=[0.70, 0.50])
-            + claim("delta", reported_effect=0.25)
+            + claim("delta", family="g", reported_effect=0.25)
             + claim("rel", kind="relative", reported_effect=0.5)
-            + claim("bare")
+            + claim("bare", family="h")
         )
         res = audit(parse_claims(text), records(t, b), **FAST, rng=0)
         by = {c.claim.id: c for c in res.checks}
