@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from osustat._validation import read_utf8_text
 from osustat.cells import Cell
 from osustat.metrics import metric_spec
 from osustat.multitest import CORRECTIONS
@@ -50,7 +51,8 @@ def load_claims(path: str | Path) -> ClaimsFile:
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"claims file {str(p)!r} does not exist.")
-    return parse_claims(p.read_text(encoding="utf-8"), source=str(p))
+    # UTF-8, a BOM read; gzip, UTF-16 or other bytes: an error naming the file
+    return parse_claims(read_utf8_text(p, "claims file"), source=str(p))
 
 
 def _claim_lines(text: str) -> list[int]:
@@ -114,7 +116,7 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
     ('osu-mem − flat-vector > 0 on hit@2, B=256, T+E+ (query)', '0.022', 'none')
     """
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(text.removeprefix("\ufeff"))  # a BOM, as the file reader reads it
     except tomllib.TOMLDecodeError as exc:
         hint = (
             " (a claims file is TOML, one [[claim]] table per claim: docs/audit.md)"

@@ -1,3 +1,4 @@
+import gzip
 import os
 import re
 from pathlib import Path
@@ -283,6 +284,28 @@ class TestParseClaims:
     def test_missing_file(self, tmp_path):
         with pytest.raises(FileNotFoundError, match="does not exist"):
             load_claims(tmp_path / "nope.toml")
+
+    def test_a_bom_is_read(self, tmp_path):
+        # red team: a UTF-8 BOM gave "not valid TOML: Invalid statement (at line 1, column 1)"
+        # where the JSON and CSV readers accept one
+        path = tmp_path / "bom.toml"
+        path.write_bytes(b"\xef\xbb\xbf" + BASE.encode())
+        assert [c.id for c in load_claims(path).claims] == ["c1"]
+
+    @pytest.mark.parametrize(
+        ("encode", "said"),
+        [
+            (lambda t: gzip.compress(t.encode()), r"is gzip-compressed, not text: decompress it"),
+            (lambda t: t.encode("utf-16"), r"is not UTF-8 text: UTF-16 \(it starts with a"),
+            (lambda t: t.encode("latin-1"), r"is not UTF-8 text \(invalid .* at byte \d+\)"),
+        ],
+    )
+    def test_other_encodings_name_the_file(self, tmp_path, encode, said):
+        # red team: "error: 'utf-8' codec can't decode byte 0x8b in position 1", no file named
+        path = tmp_path / "c.toml"
+        path.write_bytes(encode(BASE.replace("new", "néw")))
+        with pytest.raises(ValueError, match=rf"^claims file '{re.escape(str(path))}' {said}"):
+            load_claims(path)
 
     # -- Parsing --
     def test_defaults_apply_and_claims_override(self):
