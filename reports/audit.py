@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from osustat.audit.claim import Family
+from osustat.audit.precision import straddles
 from osustat.audit.result import VERDICTS, AuditResult, ClaimCheck
 from osustat.audit.verdicts import STANDARDS, UNDECIDED, StandardVerdict
 from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed
@@ -147,6 +148,8 @@ def _interval_notes(result: AuditResult) -> list[str]:
         th = c.claim.threshold
         if not c.checkable or c.test is None:
             continue
+        if straddles(c.test.pvalue, c.test.pvalue_se, 1.0 - result.level):
+            continue  # the p's side of the level is Monte Carlo noise, and so any disagreement
         if c.claim.kind == "difference" and c.ci is not None:
             if not disagrees((c.ci.low, c.ci.high), c.test.pvalue, c.ci.level, th):
                 continue  # nothing to explain: no need to invert the test (costly)
