@@ -131,15 +131,40 @@ def unit_labels(arrays: Sequence[Any], name: str) -> list[list[Any]]:
     return out
 
 
+def read_utf8_text(path: str | Path, what: str) -> str:
+    """The text of the file `path` (a `what`, e.g. ``"claims file"``), UTF-8 with or without
+    a byte-order mark (read, as the CSV and JSON readers do); a gzip-compressed file, UTF-16
+    text or other bytes that are not UTF-8 are a ``ValueError`` naming the file and what it
+    is (before: "'utf-8' codec can't decode byte 0x8b in position 1", no file named)."""
+    p = Path(path)
+    raw = p.read_bytes()
+    name = f"{what} {str(p)!r}"
+    if raw[:2] == b"\x1f\x8b":
+        raise ValueError(f"{name} is gzip-compressed, not text: decompress it (gunzip) first.")
+    for bom, codec in ((b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
+        if raw.startswith(bom):
+            raise ValueError(
+                f"{name} is not UTF-8 text: {codec} (it starts with a {codec} byte-order mark); "
+                "save it as UTF-8."
+            )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8."
+        ) from None
+
+
 def read_toml(path: str | Path, what: str, known: Iterable[str]) -> dict[str, Any]:
     """Read the TOML file `path` (a `what`, e.g. ``"grid file"``): a missing file is a
-    ``FileNotFoundError`` naming it; invalid TOML, or a top-level key not in `known`, a
+    ``FileNotFoundError`` naming it; invalid TOML, text that is not UTF-8
+    (:func:`read_utf8_text`; a BOM is read), or a top-level key not in `known`, a
     ``ValueError`` naming the file (and the known keys)."""
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{what} {str(p)!r} does not exist.")
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_utf8_text(p, what))
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{p}: not valid TOML ({exc}).") from None
     unknown = sorted(set(data) - set(known))

@@ -93,6 +93,8 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
     code, p_text = v.code, _p_text(v)
     if code == "missing":
         return v.detail
+    if code == "mc-undecided":
+        return _undecided_reason(v, p_text)
     effect = math.nan if v.effect is None else v.effect
     sign = ">" if c.direction == "greater" else "<"
     if code in ("ordering-holds", "ordering-fails"):
@@ -178,6 +180,20 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
     raise ValueError(f"unknown reason code {code!r} (claim {c.id!r}).")
 
 
+def _undecided_reason(v: StandardVerdict, p_text: str) -> str:
+    """An undecided verdict: the p, its Monte Carlo error, and the verdict of each side."""
+    assert v.sides is not None and v.pvalue_adjusted is not None
+    which = "p" if v.correction == "none" else "p_adj"
+    se = f" ± {v.pvalue_se:.4f}" if v.pvalue_se is not None else ""
+    alpha = f" = {v.alpha:g}" if v.alpha is not None else ""
+    low, high = v.sides
+    return (
+        f"{which} = {v.pvalue_adjusted:.4f}{se} lies within 2.576 Monte Carlo standard errors "
+        f"of α at the resampling cap: {low} if the exact {which} ≤ α{alpha}, {high} if above; "
+        f"{p_text}"
+    )
+
+
 def flag_message(check: ClaimCheck, flag: Flag) -> str:
     """What flag `flag` of claim `check` means, with the numbers (no final period)."""
     c = check.claim
@@ -248,8 +264,13 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
         return (
             f"undecided at this Monte Carlo precision ({flag.standard}): {which} = "
             f"{v.pvalue_adjusted:.4f} ± {flag.value:.4f} (Monte Carlo SE) lies within 2.576 "
-            "standard errors of α even at the resampling cap (`max_resamples`), so the side of "
-            "α the verdict took is resampling noise"
+            "standard errors of α even at the resampling cap (`max_resamples`), so its side of "
+            "α is resampling noise: "
+            + (
+                "the verdict is left undecided, counted apart from the others"
+                if v.code == "mc-undecided"
+                else f"both sides give the verdict {v.verdict}"
+            )
         )
     if flag.code == "effect-outside-ci":
         claimed = c.claimed_effect
@@ -283,8 +304,8 @@ def note_text(check: ClaimCheck, note: Note) -> str:
         return (
             "a Monte Carlo p lay within 2.576 standard errors of α, so its side of α was "
             "resampling noise: the claim was tested again with 4× the resamples on fresh "
-            f"draws until settled, to {int(note.detail):,} resamples; its numbers are those of "
-            "the last look"
+            f"draws until settled or at the cap, to {int(note.detail):,} resamples; its numbers "
+            "are those of the last look"
         )
     if note.code == "fieller-independent-queries":
         return (

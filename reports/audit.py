@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from osustat.audit.claim import Family
+from osustat.audit.precision import straddles
 from osustat.audit.result import VERDICTS, AuditResult, ClaimCheck
-from osustat.audit.verdicts import STANDARDS, StandardVerdict
+from osustat.audit.verdicts import STANDARDS, UNDECIDED, StandardVerdict
 from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed
 
 from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
@@ -147,6 +148,8 @@ def _interval_notes(result: AuditResult) -> list[str]:
         th = c.claim.threshold
         if not c.checkable or c.test is None:
             continue
+        if straddles(c.test.pvalue, c.test.pvalue_se, 1.0 - result.level):
+            continue  # the p's side of the level is Monte Carlo noise, and so any disagreement
         if c.claim.kind == "difference" and c.ci is not None:
             if not disagrees((c.ci.low, c.ci.high), c.test.pvalue, c.ci.level, th):
                 continue  # nothing to explain: no need to invert the test (costly)
@@ -248,8 +251,16 @@ def _summary_section(result: AuditResult) -> list[str]:
         counts = result.counts(st)
         unchecked = counts.pop("not checkable", 0)
         aside = f"; {unchecked} more not checkable" if unchecked else ""
+        open_ = counts.pop(UNDECIDED, 0)  # counted apart: neither reproduced nor not
+        which = "checkable claims with a decided verdict" if open_ else "checkable claims"
+        if open_:
+            aside = (
+                f"; {open_} more {UNDECIDED} (a p within 2.576 Monte Carlo standard errors "
+                "of α at the resampling cap, its two sides giving different verdicts), counted "
+                f"neither way{aside}"
+            )
         out.append(
-            f"- **{st.capitalize()}**: {rep} of {checkable} checkable claims reproduced "
+            f"- **{st.capitalize()}**: {rep} of {checkable - open_} {which} reproduced "
             f"({_counts_line(counts)}){aside}."
         )
     out += [
@@ -274,7 +285,9 @@ def _summary_section(result: AuditResult) -> list[str]:
         "contradicted (significant or the whole CI on the wrong side or outside the margin; "
         "or, adequately powered for the claimed effect, the estimate on the wrong side) / "
         "underpowered (MDE exceeds "
-        "the claimed effect) / not checkable (data missing).",
+        f"the claimed effect) / {UNDECIDED} (the p within 2.576 Monte Carlo standard errors of "
+        "α at the resampling cap, the two sides of α giving different verdicts) / not "
+        "checkable (data missing).",
         "",
         "## Summary",
         "",

@@ -28,6 +28,13 @@ def _standard_json(check: ClaimCheck, v: StandardVerdict | None) -> dict[str, An
         "pvalue_adjusted": v.pvalue_adjusted,
         "correction": v.correction,
         "family_size": v.family_size,
+        # an undecided verdict: the Monte Carlo error of the corrected p, and each side's verdict
+        "pvalue_se": v.pvalue_se,
+        "sides": (
+            None
+            if v.sides is None
+            else {"at_or_below_alpha": v.sides[0], "above_alpha": v.sides[1]}
+        ),
     }
 
 

@@ -215,6 +215,12 @@ class TestAuditCommand:
             "methods' (or benchmarks') rows share their keys: duplicate record keys"
         ) in err
 
+    def test_an_alias_given_twice_is_an_error(self, claims_file, capsys):
+        # red team: `--alias osu-mem=a --alias osu-mem=b` exited 0, the last one winning
+        args = audit_args(claims_file, EXAMPLE, "--alias", "osu-mem=a", "--alias", "osu-mem=b")
+        assert main(args) == 2
+        assert "`--alias` name 'osu-mem' is given twice." in capsys.readouterr().err
+
     def test_bad_alias(self, claims_file, capsys):
         assert main(audit_args(claims_file, EXAMPLE, "--alias", "mine")) == 2
         assert "`--alias` must look like RECORDS_NAME=CLAIMS_NAME; got 'mine'" in (

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from osustat._validation import read_utf8_text
 from osustat.cells import Cell
 from osustat.metrics import metric_spec
 from osustat.multitest import CORRECTIONS
@@ -50,7 +51,8 @@ def load_claims(path: str | Path) -> ClaimsFile:
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"claims file {str(p)!r} does not exist.")
-    return parse_claims(p.read_text(encoding="utf-8"), source=str(p))
+    # UTF-8, a BOM read; gzip, UTF-16 or other bytes: an error naming the file
+    return parse_claims(read_utf8_text(p, "claims file"), source=str(p))
 
 
 def _claim_lines(text: str) -> list[int]:
@@ -79,14 +81,16 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
     ------
     ValueError
         Invalid TOML; unknown keys (listing the allowed ones); missing required keys;
-        duplicate ids; unknown cells, directions, units, seed handling or corrections; a cell
-        with ``unit = 'episode'``; thresholds, effects, means or intervals outside [-1, 1]
-        (or [0, 1] for means) for metrics in [0, 1] (hit@k, recall: ``osustat.metrics``); a reported
-        effect on the wrong side of the threshold; a p-value outside (0, 1]; a declared
-        family no claim uses; an unknown `kind`; a key without meaning for the kind
-        (``margin`` outside equivalence, ``direction`` on equivalence/interaction, ``cell``
-        on interaction); a missing ``margin``/``direction`` the kind needs; a non-positive
-        margin; a relative effect or threshold <= -1.
+        duplicate ids; the same test twice in a family (same comparison keys, whatever the
+        ids: it would enter the family's correction twice); unknown cells, directions,
+        units, seed handling or corrections; a cell with ``unit = 'episode'``; thresholds,
+        effects, means or intervals outside [-1, 1] (or [0, 1] for means) for metrics in
+        [0, 1] (hit@k, recall: ``osustat.metrics``); a reported effect on the wrong side of
+        the threshold; a p-value outside (0, 1]; a declared family no claim uses; an unknown
+        `kind`; a key without meaning for the kind (``margin`` outside equivalence,
+        ``direction`` on equivalence/interaction, ``cell`` on interaction); a missing
+        ``margin``/``direction`` the kind needs; a non-positive margin; a relative effect or
+        threshold <= -1.
     TypeError
         A key of the wrong type (e.g. a budget given as a string).
 
@@ -112,7 +116,7 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
     ('osu-mem − flat-vector > 0 on hit@2, B=256, T+E+ (query)', '0.022', 'none')
     """
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(text.removeprefix("\ufeff"))  # a BOM, as the file reader reads it
     except tomllib.TOMLDecodeError as exc:
         hint = (
             " (a claims file is TOML, one [[claim]] table per claim: docs/audit.md)"
@@ -158,6 +162,7 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
             )
         seen[claim.id] = pos
         claims.append(claim)
+    _same_tests(claims, source)
     unused = sorted(set(families) - {c.family for c in claims})
     if unused:
         raise ValueError(
@@ -167,6 +172,59 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
     for c in claims:
         families.setdefault(c.family, Family(c.family))
     return ClaimsFile(tuple(claims), families, str(data.get("title", "")), source)
+
+
+#: Kinds whose comparison reads the same with treatment and baseline swapped (direction
+#: flipped, threshold negated): ``a - b > t`` is ``b - a < -t``.
+_SYMMETRIC = ("difference", "means", "equivalence", "interaction")
+_FLIP = {"greater": "less", "less": "greater"}
+
+
+def _comparison_key(c: Claim) -> tuple[Any, ...]:
+    """What makes two claims of a family the same test: their kind, benchmark, the pair of
+    methods, metric, budget, cell, unit, seed selector, direction, threshold and margin (the
+    pair in a fixed order, the direction and threshold turned with it). Not the id, the
+    printed numbers, the source, nor `seeds` -- how the claim's own p read several seeds
+    (the strict standard averages them whatever it says)."""
+    t, b, direction, threshold = c.treatment, c.baseline, c.direction, c.threshold
+    if c.kind in _SYMMETRIC and t > b:
+        t, b = b, t
+        direction, threshold = _FLIP.get(direction, direction), -threshold + 0.0
+    return (
+        c.family, c.kind, c.benchmark, t, b, c.metric, c.budget, c.cell, c.unit, c.seed,
+        direction, threshold, c.margin,
+    )  # fmt: skip
+
+
+def _same_tests(claims: list[Claim], source: str) -> None:
+    """A claim repeated in its family (the same :func:`_comparison_key`) would enter the family's
+    correction twice, inflating m: an error naming every such pair (issue 35 item 1)."""
+    first: dict[tuple[Any, ...], tuple[int, Claim]] = {}
+    pairs = []
+    for pos, c in enumerate(claims, 1):
+        key = _comparison_key(c)
+        if key in first:
+            pairs.append((first[key], (pos, c)))
+        else:
+            first[key] = (pos, c)
+    if not pairs:
+        return
+
+    def name(pos: int, c: Claim) -> str:
+        line = f"line {c.line}, " if c.line else ""
+        return f"{pos} ({line}id {c.id!r})"
+
+    said = [
+        f"claims {name(*a)} and {name(*b)} are the same test in family {a[1].family!r}: "
+        f"{a[1].describe()}"
+        for a, b in pairs
+    ]
+    more = f"; and {len(said) - 20} more" if len(said) > 20 else ""
+    raise ValueError(
+        f"claims file {source!r}: " + "; ".join(said[:20]) + more + ". A family counts each "
+        "test once (a repeat would raise its m and every corrected p): remove the repeat, or "
+        "give it another family, cell, budget, threshold ... if it claims something else."
+    )
 
 
 def _families(raw: Any, source: str) -> dict[str, Family]:

@@ -18,9 +18,9 @@ from osustat.reproduction import ReproductionMeasures
 from osustat.signflip import SignFlipResult
 
 from .measure import Note
-from .verdicts import STANDARDS, Flag, StandardVerdict
+from .verdicts import STANDARDS, UNDECIDED, Flag, StandardVerdict
 
-__all__ = ["VERDICTS", "AuditResult", "ClaimCheck"]
+__all__ = ["UNDECIDED", "VERDICTS", "AuditResult", "ClaimCheck"]
 
 VERDICTS = (
     "reproduced",
@@ -31,6 +31,7 @@ VERDICTS = (
     "opposite direction",
     "contradicted",
     "underpowered",
+    UNDECIDED,
     "not checkable",
 )
 

@@ -73,6 +73,7 @@ from .verdicts import (
     judge,
     mde_of,
     min_attainable,
+    undecided,
 )
 from .verdicts import raw_pvalue as _raw_pvalue
 
@@ -220,13 +221,15 @@ def audit(
         m = measure(claims.claims[i], pairings, b, bootstrap_resamples, level, gen)
         return dataclasses.replace(m, notes=(*m.notes, Note("mc-resampled", f"{b}")))
 
-    measured, verdicts, undecided = _settle(
+    measured, verdicts, mc_flags = _settle(
         measured, mdes, families, n_resamples, max_resamples, remeasure
     )
+    # a p still straddling alpha at the cap takes neither side: its verdict is undecided
+    verdicts = {st: _resolve(measured, verdicts[st], mdes, families) for st in STANDARDS}
     # the strict standard again with Benjamini-Hochberg in place of each family's strict
     # correction: the FDR reading beside the familywise one (issue 23)
     bh = {k: dataclasses.replace(f, strict_correction="fdr_bh") for k, f in families.items()}
-    strict_bh = _standard(measured, mdes, bh, "strict")
+    strict_bh = _resolve(measured, _standard(measured, mdes, bh, "strict"), mdes, bh)
     checks = tuple(
         dataclasses.replace(
             _check(
@@ -241,7 +244,7 @@ def audit(
         for i, m in enumerate(measured)
     )
     checks = tuple(
-        dataclasses.replace(c, flags=(*c.flags, *undecided[i])) if undecided.get(i) else c
+        dataclasses.replace(c, flags=(*c.flags, *mc_flags[i])) if mc_flags.get(i) else c
         for i, c in enumerate(checks)
     )
     return AuditResult(
@@ -259,6 +262,22 @@ def _undecided(m: Measured, v: StandardVerdict, alpha: float) -> float | None:
     if v.pvalue > 0:
         se *= v.pvalue_adjusted / v.pvalue  # the correction's factor
     return se if straddles(v.pvalue_adjusted, se, alpha) else None
+
+
+def _resolve(
+    measured: list[Measured],
+    verdicts: list[StandardVerdict],
+    mdes: list[PowerValue | None],
+    families: dict[str, Family],
+) -> list[StandardVerdict]:
+    """`verdicts` (one standard's, after the sequential resampling), each whose corrected p
+    still straddles alpha made :func:`~osustat.audit.verdicts.undecided`."""
+    out = []
+    for i, (m, v) in enumerate(zip(measured, verdicts, strict=True)):
+        fam = families[m.claim.family]
+        se = _undecided(m, v, fam.alpha)
+        out.append(v if se is None else undecided(m, v, fam, se, mdes[i]))
+    return out
 
 
 def _settle(

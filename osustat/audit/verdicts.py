@@ -14,6 +14,7 @@ Two standards judge every claim (docs/audit.md):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = [
     "REASONS",
     "STANDARDS",
     "TESTS",
+    "UNDECIDED",
     "Flag",
     "StandardVerdict",
     "claimed_magnitude",
@@ -42,9 +44,16 @@ __all__ = [
     "paper_not_significant",
     "pooled_n",
     "raw_pvalue",
+    "undecided",
 ]
 
 STANDARDS = ("as tested", "strict")
+
+#: The verdict of a claim whose Monte Carlo p (under that standard) is still within 2.576
+#: standard errors of alpha at the resampling cap, where the two sides of alpha give different
+#: verdicts (:func:`undecided`; :mod:`osustat.audit.precision`): counted apart, never as
+#: reproduced or not (one of :data:`osustat.audit.result.VERDICTS`).
+UNDECIDED = "undecided at this Monte Carlo precision"
 
 
 #: Flag codes (:func:`osustat.reports._audit_words.flag_message` words them with the numbers).
@@ -94,6 +103,8 @@ REASONS = (
     "wrong-side",  # not significant, estimate on the wrong side, test adequately powered
     "wrong-side-underpowered",  # not significant, estimate on the wrong side, MDE > claimed
     "wrong-side-no-magnitude",  # ... and no claimed magnitude to judge the test's power by
+    "mc-undecided",  # the corrected p still straddles alpha at the resampling cap, and the two
+    # sides of alpha give different verdicts (``sides``): "undecided at this Monte Carlo precision"
 )
 
 
@@ -163,6 +174,13 @@ class StandardVerdict:
         The claimed magnitude the MDE is compared with.
     detail : str
         For ``'missing'``: what the records lack (an error message of the pairing).
+    alpha : float or None
+        The family's level the verdict was judged at (None when not checkable).
+    sides : (str, str) or None
+        For ``'mc-undecided'``: the verdicts the claim would get with the exact p at or below
+        alpha and above it (:func:`undecided`).
+    pvalue_se : float or None
+        For ``'mc-undecided'``: the Monte Carlo standard error of ``pvalue_adjusted``.
     """
 
     standard: str
@@ -178,6 +196,9 @@ class StandardVerdict:
     mde: PowerValue | None = None
     magnitude: float | None = None
     detail: str = ""
+    alpha: float | None = None
+    sides: tuple[str, str] | None = None
+    pvalue_se: float | None = None
 
 
 #: Test codes of :class:`StandardVerdict` (:func:`osustat.reports._audit_words.procedure` words
@@ -323,7 +344,7 @@ def judge(
         return StandardVerdict(
             standard=standard, verdict=verdict, code=code, pvalue=pvalue, pvalue_adjusted=p_adj,
             correction=correction, family_size=family_size, test=procedure, effect=effect,
-            **numbers,
+            alpha=alpha, **numbers,
         )  # fmt: skip
 
     if c.kind == "means":
@@ -380,6 +401,30 @@ def judge(
     assert p_adj is not None
     verdict, code, magnitude = _difference(m, p_adj, alpha, effect, ci, mde)
     return out(verdict, code, effect, interval=ci, mde=mde, magnitude=magnitude)
+
+
+def undecided(
+    m: Measured,
+    v: StandardVerdict,
+    fam: Family,
+    se: float,
+    mde: PowerValue | None = None,
+) -> StandardVerdict:
+    """Verdict `v` of claim `m`, whose corrected p lies within 2.576 Monte Carlo standard
+    errors `se` of alpha at the resampling cap: unchanged when both sides of alpha give the
+    same verdict (e.g. contradicted either way), else ``'undecided at this Monte Carlo
+    precision'`` (code ``'mc-undecided'``) with the two verdicts in ``sides`` -- the side of
+    alpha it would take is resampling noise, so the audit does not take it."""
+    alpha = fam.alpha
+    low, high = (
+        judge(m, v.standard, v.pvalue, p, v.family_size, fam, v.test, mde).verdict
+        for p in (alpha, math.nextafter(alpha, 1.0))
+    )
+    if low == high:
+        return v
+    return dataclasses.replace(
+        v, verdict=UNDECIDED, code="mc-undecided", sides=(low, high), pvalue_se=se
+    )
 
 
 def min_attainable(m: Measured) -> float:

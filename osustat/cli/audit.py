@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from osustat._validation import check_option_count
-from osustat.cli.common import _check_out, _input_file, _prob
+from osustat.cli.common import _check_out, _input_file, _prob, name_pairs
 from osustat.cli.inputs import input_notes, read_input
 from osustat.provenance import json_text
 
@@ -19,13 +19,9 @@ __all__ = ["audit_command"]
 
 
 def _aliases(pairs: Sequence[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for pair in pairs:
-        old, sep, new = pair.partition("=")
-        if not sep or not old.strip() or not new.strip():
-            raise ValueError(f"`--alias` must look like RECORDS_NAME=CLAIMS_NAME; got {pair!r}.")
-        out[old.strip()] = new.strip()
-    return out
+    """``--alias OLD=NEW`` as a dict; an OLD given twice is an error, as for `--choice` and
+    `--reader` (the last one silently won)."""
+    return name_pairs(pairs, "--alias", "RECORDS_NAME=CLAIMS_NAME")
 
 
 def _apply_aliases(raw: Any, aliases: dict[str, str]) -> tuple[Any, list[str]]:

@@ -14,11 +14,11 @@ from osustat.reports.audit import render_markdown
 
 def _claims(family: str, ids: list[str], benchmark: str = "fake") -> str:
     out = f'title = "{family} claims"\n[family.{family}]\ncorrection = "none"\n'
-    for i in ids:
+    for k, i in enumerate(ids):  # each its own threshold: a family's claims are distinct tests
         out += (
             f'[[claim]]\nid = "{i}"\nfamily = "{family}"\nbenchmark = "{benchmark}"\n'
             'treatment = "A"\nbaseline = "B"\nmetric = "hit@2"\nbudget = 8\n'
-            'direction = "greater"\ncell = "aggregate"\n'
+            f'direction = "greater"\ncell = "aggregate"\nthreshold = {k / 100}\n'
         )
     return out
 

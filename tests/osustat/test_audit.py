@@ -346,9 +346,10 @@ class TestAudit:
     def test_p_below_minimum(self):
         data = records([1] * 8 + [0] * 4, [0] * 12, metric="hit@2")
         res = run(
+            # each its own family: one test claimed three times is not one family's three tests
             claim("a", metric="hit@2", reported_p=0.001),
-            claim("b", metric="hit@2", reported_p=0.01),
-            claim("c", metric="hit@2", reported_p="<.005"),
+            claim("b", family="g", metric="hit@2", reported_p=0.01),
+            claim("c", family="h", metric="hit@2", reported_p="<.005"),
             data=data,
         )
         floor = 2.0 ** (1 - 8)  # exact two-sided minimum with 8 nonzero differences
@@ -361,7 +362,7 @@ class TestAudit:
         d = np.linspace(0.05, 0.3, 60)
         res = run(
             claim("a", reported_p="<.0001", reported_resamples=9999),
-            claim("b", reported_p="<.001", reported_resamples=9999),
+            claim("b", family="g", reported_p="<.001", reported_resamples=9999),
             data=from_differences(d),
         )
         assert res.checks[0].min_attainable_p == pytest.approx(1e-4)
@@ -372,7 +373,7 @@ class TestAudit:
         d = np.linspace(0.0, 0.2, 50)
         res = run(
             claim("a", reported_effect=0.9),
-            claim("b", reported_effect=0.1),
+            claim("b", family="g", reported_effect=0.1),
             data=from_differences(d),
         )
         assert [f.code for f in res.checks[0].flags] == ["effect-outside-ci"]
@@ -473,8 +474,8 @@ class TestSeeds:
     def test_pooled_seeds_flagged(self):
         res = run(
             claim("a", seeds="pooled"),
-            claim("b"),
-            claim("c", reported_n=180),
+            claim("b", family="g"),
+            claim("c", family="h", reported_n=180),
             data=self.near_duplicate_seeds(),
         )
         a, b, c = res.checks
@@ -501,7 +502,9 @@ class TestSeeds:
     def test_independent_seeds_not_flagged(self):
         rng = np.random.default_rng(1)
         d = np.clip(rng.normal(0.0, 0.2, size=(60, 3)), -1, 1)
-        res = run(claim(seeds="fisher"), claim("p", seeds="pooled"), data=from_differences(d))
+        res = run(
+            claim(seeds="fisher"), claim("p", family="g", seeds="pooled"), data=from_differences(d)
+        )
         assert not res.checks[0].seed_dependence.too_dependent
         assert not res.checks[0].flags and not res.checks[1].flags
 
@@ -559,7 +562,7 @@ class TestKinds:
     def test_equivalence(self):
         tight = from_differences(np.tile([0.02, -0.02, 0.01, -0.01], 50))
         eq = dict(kind="equivalence", direction=None, margin=0.05)
-        res = run(claim("a", reported_p=0.8, **eq), claim("b", **eq), data=tight)
+        res = run(claim("a", reported_p=0.8, **eq), claim("b", family="g", **eq), data=tight)
         a, b = res.checks
         assert a.strict.verdict == "reproduced" and "equivalent within ±0.05" in why(a)
         assert a.equivalence.pvalue == a.strict.pvalue and a.equivalence.pvalue <= 0.001
@@ -741,7 +744,7 @@ def test_progress_bar_counts_the_claims(capsys):
     """The audit's bar (issue 38 item 5: half a minute of silence on τ-bench) counts claims
     and ends at claims/claims; off by default."""
     data = from_differences(BALANCED + 0.1)
-    claims = (claim("a"), claim("b", metric="recall"), claim("c", direction="less"))
+    claims = (claim("a"), claim("b", family="g"), claim("c", direction="less"))
     run(*claims, data=data)
     assert "claims audit" not in capsys.readouterr().err
     run(*claims, data=data, progress=True)
@@ -818,5 +821,5 @@ def test_a_claims_numbers_do_not_move_when_claims_are_added_before_it():
 
     alone = numbers(claim("x"))
     assert alone[1] == FAST["n_resamples"]  # a Monte Carlo p, which a stream moves
-    assert numbers(claim("a"), claim("x")) == alone
-    assert numbers(claim("b", family="g"), claim("a"), claim("x")) == alone
+    assert numbers(claim("a", family="h"), claim("x")) == alone
+    assert numbers(claim("b", family="g"), claim("a", family="h"), claim("x")) == alone

@@ -12,7 +12,8 @@ from osustat.audit.precision import (
     sequential_pvalue,
     straddles,
 )
-from osustat.reports._audit_words import flag_message, note_text
+from osustat.audit.result import UNDECIDED
+from osustat.reports._audit_words import flag_message, note_text, reason
 from osustat.signflip import signflip_tests
 from tests.osustat.test_audit import claim, from_differences, run
 
@@ -106,3 +107,41 @@ class TestAuditSettlesNearAlpha:
     def test_cap_below_the_resamples_is_refused(self):
         with pytest.raises(ValueError, match="max_resamples"):
             run(claim("near"), data=from_differences(D), max_resamples=10)
+
+
+class TestUndecidedVerdict:
+    """Red team: the verdict near α took the noisy side (seed 0 reproduced, seed 2
+    underpowered) while the flag said the side was noise; it is now its own verdict."""
+
+    def checks(self, seeds=range(6)):
+        return [
+            run(claim("near"), data=from_differences(D), max_resamples=999, rng=s).checks[0]
+            for s in seeds
+        ]
+
+    def test_the_verdict_is_undecided_under_each_standard_whatever_the_seed(self):
+        checks = self.checks()
+        said = {(c.as_tested.verdict, c.strict.verdict, c.strict_bh.verdict) for c in checks}
+        assert said == {(UNDECIDED, UNDECIDED, UNDECIDED)}
+        for c in checks:
+            assert c.verdict == UNDECIDED and c.strict.code == "mc-undecided"
+            # the two verdicts the p's side of α would give, p <= α first
+            assert c.strict.sides == ("reproduced", "direction only")
+            assert c.checkable
+
+    def test_counted_apart_from_every_other_verdict(self):
+        res = run(claim("near"), data=from_differences(D), max_resamples=999)
+        for st in ("as tested", "strict"):
+            counts = res.counts(st)
+            assert counts[UNDECIDED] == 1 and sum(counts.values()) == 1
+        assert res.counts_bh()[UNDECIDED] == 1
+
+    def test_reason_says_both_sides(self):
+        (c,) = run(claim("near"), data=from_differences(D), max_resamples=999).checks
+        text = reason(c, c.strict)
+        assert text.startswith("p_adj = 0.0") and "within 2.576 Monte Carlo standard" in text
+        assert "reproduced if the exact p_adj ≤ α = 0.05, direction only if above" in text
+
+    def test_a_settled_p_keeps_its_verdict(self):
+        (c,) = run(claim("near"), data=from_differences(D), max_resamples=2**16).checks
+        assert c.strict.verdict == "direction only" and c.strict.sides is None

@@ -1,3 +1,4 @@
+import gzip
 import os
 import re
 from pathlib import Path
@@ -79,6 +80,53 @@ class TestParseClaims:
             ValueError, match=r"claim 2 \(line 12\): duplicate id 'c1' \(first used by claim 1\)"
         ):
             parse_claims(BASE + BASE)
+
+    def test_the_same_test_twice_in_a_family_is_an_error_naming_both(self):
+        # red team: claims `a` and `b` (or `a` and `A`) with the same comparison keys made
+        # Holm count one test twice (m = 2, p .100 -> .201), exit 0 and nothing said
+        second = BASE.replace('id = "c1"', 'id = "c2"').replace("[[claim]]", "\n[[claim]]")
+        with pytest.raises(ValueError) as err:
+            parse_claims(BASE + second + 'reported_p = 0.01\nsource = "Table 4"\n', source="d.toml")
+        said = str(err.value)
+        assert said.startswith("claims file 'd.toml': claims 1 (line 2, id 'c1') and 2 (line 13, ")
+        assert "id 'c2') are the same test in family 'f'" in said
+        assert "new − old > 0 on hit@2, B=256, T+E+ (query)" in said
+        assert "each test once" in said
+
+    @pytest.mark.parametrize(
+        ("old", "new"),
+        [
+            ('id = "c2"', 'id = "C1"'),  # ids differing only in case
+            ('seeds = "average"', 'seeds = "pooled"'),  # the same test, its seeds read apart
+            # the same comparison written the other way round
+            (
+                'treatment = "new"\nbaseline = "old"',
+                'treatment = "old"\nbaseline = "new"',
+            ),
+        ],
+    )
+    def test_what_counts_as_the_same_test(self, old, new):
+        first = BASE + 'seeds = "average"\n'
+        second = first.replace('id = "c1"', 'id = "c2"').replace(old, new)
+        if "old" in new:  # the other way round: old − new < 0
+            second = second.replace('"greater"', '"less"')
+        with pytest.raises(ValueError, match=r"are the same test in family 'f'"):
+            parse_claims(first + second)
+
+    @pytest.mark.parametrize(
+        "edit",
+        [
+            ('family = "f"', 'family = "g"'),  # another family: its own correction
+            ('"T+E+"', '"T-E-"'),
+            ("budget = 256", "budget = 128"),
+            ('metric = "hit@2"', 'metric = "recall"'),
+            ('"greater"', '"less"'),
+            ('treatment = "new"', 'treatment = "newer"'),
+        ],
+    )
+    def test_a_different_test_is_not_a_duplicate(self, edit):
+        second = BASE.replace('id = "c1"', 'id = "c2"').replace(*edit)
+        assert len(parse_claims(BASE + second).claims) == 2
 
     def test_unknown_cell(self):
         with pytest.raises(ValueError, match=r"\(id 'c1'\): unknown cell 'T\+X\+'; expected"):
@@ -236,6 +284,28 @@ class TestParseClaims:
     def test_missing_file(self, tmp_path):
         with pytest.raises(FileNotFoundError, match="does not exist"):
             load_claims(tmp_path / "nope.toml")
+
+    def test_a_bom_is_read(self, tmp_path):
+        # red team: a UTF-8 BOM gave "not valid TOML: Invalid statement (at line 1, column 1)"
+        # where the JSON and CSV readers accept one
+        path = tmp_path / "bom.toml"
+        path.write_bytes(b"\xef\xbb\xbf" + BASE.encode())
+        assert [c.id for c in load_claims(path).claims] == ["c1"]
+
+    @pytest.mark.parametrize(
+        ("encode", "said"),
+        [
+            (lambda t: gzip.compress(t.encode()), r"is gzip-compressed, not text: decompress it"),
+            (lambda t: t.encode("utf-16"), r"is not UTF-8 text: UTF-16 \(it starts with a"),
+            (lambda t: t.encode("latin-1"), r"is not UTF-8 text \(invalid .* at byte \d+\)"),
+        ],
+    )
+    def test_other_encodings_name_the_file(self, tmp_path, encode, said):
+        # red team: "error: 'utf-8' codec can't decode byte 0x8b in position 1", no file named
+        path = tmp_path / "c.toml"
+        path.write_bytes(encode(BASE.replace("new", "néw")))
+        with pytest.raises(ValueError, match=rf"^claims file '{re.escape(str(path))}' {said}"):
+            load_claims(path)
 
     # -- Parsing --
     def test_defaults_apply_and_claims_override(self):

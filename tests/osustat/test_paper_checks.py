@@ -64,3 +64,17 @@ def test_cli_check_paper_without_records():
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert none.returncode == 2 and "--records" in none.stderr
+
+
+def test_the_checks_file_is_read_as_the_claims_file_is(tmp_path):
+    # red team (claims files, the same shared TOML reader): a BOM is read, gzip is named
+    text = CHECKS.read_bytes()
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf" + text)
+    assert load_paper_checks(bom) == load_paper_checks(CHECKS)
+    import gzip
+
+    gz = tmp_path / "gz.toml"
+    gz.write_bytes(gzip.compress(text))
+    with pytest.raises(ValueError, match=r"^paper checks file '.*gz\.toml' is gzip-compressed"):
+        load_paper_checks(gz)

@@ -1,6 +1,7 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from osustat.audit.claims import parse_claims
@@ -223,9 +224,9 @@ class TestReproductionMeasures:
         b = np.array([0.5, 0.6, 0.5, 0.6, 0.5, 0.6] * 5)
         text = (
             claim("means", reported_means=[0.70, 0.50])
-            + claim("delta", reported_effect=0.25)
+            + claim("delta", family="g", reported_effect=0.25)
             + claim("rel", kind="relative", reported_effect=0.5)
-            + claim("bare")
+            + claim("bare", family="h")
         )
         res = audit(parse_claims(text), records(t, b), **FAST, rng=0)
         by = {c.claim.id: c for c in res.checks}
@@ -259,3 +260,53 @@ class TestReproductionMeasures:
         strong = res.checks[0]
         assert strong.reproduction.effect_ratio == pytest.approx(strong.effect / 0.9)
         assert strong.ci is not None and strong.test.pvalue == 0.001
+
+
+class TestUndecidedInTheReport:
+    """Red team: near α the summary counted the noisy side ("1 of 1 checkable claims
+    reproduced" at one seed, "0 of 1" at another); an undecided claim is counted apart."""
+
+    def result(self, rng=0):
+        from tests.osustat.test_audit_precision import D
+
+        text = claim("near") + claim("clear", family="g", budget=128)
+        data = pd.concat([from_differences(D), from_differences(D + 0.3, budget=128)])
+        return audit(parse_claims(text), data, **FAST, rng=rng, max_resamples=999)
+
+    def test_summary_counts_it_apart(self):
+        from osustat.audit.result import UNDECIDED
+
+        text = render_markdown(self.result())
+        for st in ("As tested", "Strict"):
+            assert (
+                f"- **{st}**: 1 of 1 checkable claims with a decided verdict reproduced "
+                "(reproduced 1); 1 more undecided at this Monte Carlo precision" in text
+            )
+        assert f"| {UNDECIDED} | 1 | 1 | 1 |" in text
+        row = next(line for line in text.splitlines() if line.startswith("| near |"))
+        assert row.count(f"**{UNDECIDED}**") == 2
+
+    def test_json_says_it_and_its_two_sides(self):
+        from osustat.audit.result import UNDECIDED
+
+        payload = json.loads(json.dumps(to_json(self.result())))
+        near = payload["claims"][0]
+        assert near["verdict"] == UNDECIDED and near["strict"]["code"] == "mc-undecided"
+        assert near["strict"]["sides"] == {"at_or_below_alpha": "reproduced",
+                                           "above_alpha": "direction only"}  # fmt: skip
+        assert payload["summary"]["strict"][UNDECIDED] == 1
+        assert payload["summary"]["strict"]["reproduced"] == 1
+
+    def test_interval_and_test_section_takes_no_noisy_side(self):
+        # "the interval holds 0 but p = .049 <= α" at seeds 0 and 6 only: the p's side of α
+        # there is resampling noise, so the disagreement is too
+        for s in range(8):
+            assert "- near: the 95% bootstrap" not in render_markdown(self.result(s))
+
+    def test_same_report_verdicts_whatever_the_seed(self):
+        standards = ("as tested", "strict")
+        said = {
+            tuple(c.under(st).verdict for c in self.result(s).checks for st in standards)
+            for s in range(4)
+        }
+        assert len(said) == 1
