@@ -123,7 +123,7 @@ def audit_command(args: argparse.Namespace) -> int:
     from osustat.reports.audit_json import to_json
 
     check_option_count(args.resamples, "--resamples")
-    check_option_count(args.bootstrap_resamples, "--bootstrap-resamples")
+    check_option_count(args.bootstrap_resamples, "--bootstrap-resamples", 2)
     _prob(args.level, "--level")
     check_option_count(args.seed, "--seed", 0, 2**63 - 1)
     aliases = _aliases(args.alias)
