@@ -20,7 +20,7 @@ from osustat.signflip import SignFlipResult
 from .measure import Note
 from .verdicts import STANDARDS, UNDECIDED, Flag, StandardVerdict
 
-__all__ = ["UNDECIDED", "VERDICTS", "AuditResult", "ClaimCheck"]
+__all__ = ["VERDICTS", "AuditResult", "ClaimCheck"]
 
 VERDICTS = (
     "reproduced",

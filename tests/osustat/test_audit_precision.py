@@ -12,7 +12,7 @@ from osustat.audit.precision import (
     sequential_pvalue,
     straddles,
 )
-from osustat.audit.result import UNDECIDED
+from osustat.audit.verdicts import UNDECIDED
 from osustat.reports._audit_words import flag_message, note_text, reason
 from osustat.signflip import signflip_tests
 from tests.osustat.test_audit import claim, from_differences, run

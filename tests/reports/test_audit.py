@@ -274,7 +274,7 @@ class TestUndecidedInTheReport:
         return audit(parse_claims(text), data, **FAST, rng=rng, max_resamples=999)
 
     def test_summary_counts_it_apart(self):
-        from osustat.audit.result import UNDECIDED
+        from osustat.audit.verdicts import UNDECIDED
 
         text = render_markdown(self.result())
         for st in ("As tested", "Strict"):
@@ -287,7 +287,7 @@ class TestUndecidedInTheReport:
         assert row.count(f"**{UNDECIDED}**") == 2
 
     def test_json_says_it_and_its_two_sides(self):
-        from osustat.audit.result import UNDECIDED
+        from osustat.audit.verdicts import UNDECIDED
 
         payload = json.loads(json.dumps(to_json(self.result())))
         near = payload["claims"][0]
