@@ -383,3 +383,30 @@ def test_osustats_own_warnings_read_as_the_clis_lines(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "osustat analyze: warning: removed 1 unfinished output folder(s) of interrupted" in err
     assert "UserWarning" not in err and "common.py" not in err
+    # the driver lives in osustat.analyses (linked into the package by an editable install)
+    (tmp_path / ".r.tmp-1").mkdir()
+    assert main(["reproduce", "synthetic", "--out", str(tmp_path / "r"), "--choice", "x=1"]) == 2
+    err = capsys.readouterr().err
+    assert "osustat reproduce: warning: removed 1 unfinished output folder(s)" in err
+    assert "UserWarning" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "ending"),
+    [
+        (["analyze", "R", "--alpha", "0.05", "--alpha", "0.01"], "--alpha is given twice (the "
+         "second would replace the first); give it once.\n"),
+        (["analyze", "R", "--metric", "a", "--metric", "b"], "give it once, with a "
+         "comma-separated list.\n"),
+        (["reproduce", "synthetic", "--out", "o", "--data", "a", "b", "--data", "c"],
+         "give it once, with its values separated by spaces.\n"),
+    ],
+)  # fmt: skip
+def test_the_given_twice_message_says_how_the_option_takes_several_values(argv, ending, capsys):
+    # a reviewer: "--alpha is given twice …; give it once, with a comma-separated list" (the
+    # hint came from a comma anywhere in the help text)
+    from osustat.cli.main import main
+
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert capsys.readouterr().err.endswith(ending)

@@ -549,10 +549,12 @@ def _cli_warning(command: str, default: Any) -> Any:
     """A `warnings.showwarning` that prints osustat's own warnings as the CLI's other lines
     (``osustat analyze: warning: …``, not a source path and line) and leaves the others to
     `default`."""
-    package = str(Path(__file__).resolve().parents[1])
+    # as imported, not resolved: an editable install links analyses/, reports/ and retrieval/
+    # into the package from outside it
+    package = os.path.join(str(Path(__file__).parents[1]), "")
 
     def show(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
-        if str(Path(filename).resolve()).startswith(package):
+        if str(filename).startswith(package):
             print(f"osustat {command}: warning: {message}", file=sys.stderr)
         else:
             default(message, category, filename, lineno, *rest)
@@ -577,10 +579,15 @@ def _repeated_option(sub: argparse.ArgumentParser, given: Sequence[str]) -> str 
     return None
 
 
-def _help_of(parser: argparse.ArgumentParser, args: argparse.Namespace, option: str) -> str:
-    """The metavar and help text of `option` in the sub-command's parser ('' without)."""
-    action = _command_parser(parser, args)._option_string_actions.get(option)
-    return f"{action.metavar or ''} {action.help or ''}" if action is not None else ""
+def _list_hint(action: argparse.Action) -> str:
+    """How an option takes several values, for the message refusing it given twice: a
+    comma-separated list (its metavar reads ``M[,M...]``), several words (``nargs``), or
+    nothing (one value)."""
+    if action.nargs in ("+", "*"):
+        return ", with its values separated by spaces"
+    if "[," in str(action.metavar or ""):
+        return ", with a comma-separated list"
+    return ""
 
 
 def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
@@ -637,7 +644,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if repeated:  # argparse keeps the last silently: --metric hit@2 --metric recall
         _command_parser(parser, args).error(
             f"{repeated} is given twice (the second would replace the first); give it once"
-            + (", with a comma-separated list" if "," in _help_of(parser, args, repeated) else "")
+            + _list_hint(_command_parser(parser, args)._option_string_actions[repeated])
             + "."
         )
     # The output folder is where the report lives, so it is not part of what the report
