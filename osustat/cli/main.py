@@ -549,12 +549,16 @@ def _cli_warning(command: str, default: Any) -> Any:
     """A `warnings.showwarning` that prints osustat's own warnings as the CLI's other lines
     (``osustat analyze: warning: …``, not a source path and line) and leaves the others to
     `default`."""
-    # as imported, not resolved: an editable install links analyses/, reports/ and retrieval/
-    # into the package from outside it
-    package = os.path.join(str(Path(__file__).parents[1]), "")
 
     def show(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
-        if str(filename).startswith(package):
+        # the folders of osustat's packages as imported: analyses/, reports/ and retrieval/
+        # may live outside osustat/ (an editable install, a source checkout)
+        roots = [
+            os.path.join(folder, "")
+            for name in ("osustat", "osustat.analyses", "osustat.reports", "osustat.retrieval")
+            for folder in getattr(sys.modules.get(name), "__path__", [])
+        ]
+        if str(filename).startswith(tuple(roots)):
             print(f"osustat {command}: warning: {message}", file=sys.stderr)
         else:
             default(message, category, filename, lineno, *rest)
