@@ -53,6 +53,8 @@ def _nct_upper(c: float, df: int, nc: float) -> float:
     if not math.isfinite(value):
         z = (nc - c * (1.0 - 0.25 / df)) / math.hypot(1.0, c / math.sqrt(2.0 * df))
         value = float(stats.norm.cdf(z))
+    if math.isnan(value):  # clamping would read it as power 0: "underpowered", silently
+        raise ValueError(f"the noncentral t tail is undefined at c = {c}, nc = {nc}.")
     return min(1.0, max(0.0, value))
 
 
@@ -78,6 +80,8 @@ def t_effect(n: int, alpha: float, alt: str, target: float) -> float:
     level): bracketed from the normal approximation, solved by Brent's method to 1e-12."""
     sign = -1.0 if alt == "less" else 1.0
     side = alpha / 2 if alt == "two-sided" else alpha
+    if not alpha < target < 1.0:  # at or below the level effect 0 reaches it: no bracket
+        raise ValueError(f"`target` power must lie in (alpha, 1) = ({alpha:g}, 1); got {target:g}.")
     hi = 2.0 * float(stats.norm.isf(side) + stats.norm.ppf(target)) / math.sqrt(n)
     while t_power(sign * hi, n, alpha, alt) < target:
         hi *= 2.0

@@ -1317,3 +1317,15 @@ def test_searches_refuse_a_nan_power():
         _smallest_effect(nan_curve, 0.8, 1.0, grow=True)
     with pytest.raises(ValueError, match="power is NaN"):
         _bisect(lambda e: 0.9 if e > 0.5 else float("nan"), 0.8, 0.0, 1.0)
+
+
+def test_an_undefined_tail_is_an_error_and_a_target_below_the_level_has_no_effect():
+    # a review: max(0.0, nan) is 0.0, so a NaN tail read as power 0 ("underpowered"); and
+    # t_effect looped for ever when the target was at or below the one-sided level
+    from osustat._power_engines import _nct_upper, t_effect
+
+    with pytest.raises(ValueError, match="undefined"):
+        _nct_upper(1.0, 10, float("nan"))
+    with pytest.raises(ValueError, match=r"must lie in \(alpha, 1\)"):
+        t_effect(50, 0.05, "greater", 0.04)
+    assert abs(t_effect(2407, 5e-5, "two-sided", 0.8) - 0.09999) < 1e-4
