@@ -138,21 +138,24 @@ def read_utf8_text(path: str | Path, what: str) -> str:
     is (before: "'utf-8' codec can't decode byte 0x8b in position 1", no file named)."""
     p = Path(path)
     raw = p.read_bytes()
-    name = f"{what} {str(p)!r}"
-    if raw[:2] == b"\x1f\x8b":
-        raise ValueError(f"{name} is gzip-compressed, not text: decompress it (gunzip) first.")
-    for bom, codec in ((b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
-        if raw.startswith(bom):
-            raise ValueError(
-                f"{name} is not UTF-8 text: {codec} (it starts with a {codec} byte-order mark); "
-                "save it as UTF-8."
-            )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8."
-        ) from None
+        raise ValueError(not_utf8(raw, f"{what} {str(p)!r}", exc)) from None
+
+
+def not_utf8(raw: bytes, name: str, exc: UnicodeDecodeError) -> str:
+    """Why the file `name` whose bytes begin with `raw` did not decode as UTF-8 (`exc`):
+    gzip-compressed, UTF-16 (a byte-order mark), or bytes that are not UTF-8 — the one
+    message every reader of text files gives."""
+    if raw[:2] == b"\x1f\x8b":
+        return f"{name} is gzip-compressed, not text: decompress it (gunzip) first."
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return (
+            f"{name} is not UTF-8 text: UTF-16 (it starts with a UTF-16 byte-order mark); "
+            "save it as UTF-8."
+        )
+    return f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8."
 
 
 def read_toml(path: str | Path, what: str, known: Iterable[str]) -> dict[str, Any]:

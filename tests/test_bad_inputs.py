@@ -176,7 +176,7 @@ CASES = [
     (
         "gzip-named-csv",  # a red team's gzipped records named .csv: "not UTF-8 text" alone
         text_file("r.csv", gzip.compress((EX / "records.csv").read_bytes()), *AB),
-        ["r.csv", "is gzip-compressed, not CSV text: decompress it"],
+        ["r.csv", "is gzip-compressed, not text: decompress it (gunzip) first"],
     ),
     (
         "truncated-jsonl",

@@ -36,7 +36,7 @@ def read_input(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Path]], A
     runs = _runs(getattr(args, "run", []) or [])
     qrels = _input_file(args.qrels, "--qrels")
     evidence = _input_file(args.evidence, "--evidence")
-    hit_k = _ints(args.hit_k or "2", "--hit-k")
+    hit_k = _ints(args.hit_k if args.hit_k is not None else "2", "--hit-k")
     if args.hit_k is not None and qrels is None and evidence is None:
         raise UsageError(
             "`--hit-k` applies to raw retrievals (with --evidence) and TREC runs (with "

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from osustat._validation import Problems
+from osustat._validation import Problems, not_utf8
 
 from .mapping import Mapping
 from .reading import (
@@ -93,7 +93,8 @@ def _json_groups(path: Path, name: str, m: Mapping) -> list[tuple[str | None, li
     except DuplicateKeyError as exc:
         raise ValueError(f"{name}: {exc}.") from None
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{name} is not UTF-8 text ({exc.reason}).") from None
+        with path.open("rb") as fh:
+            raise ValueError(not_utf8(fh.read(4), name, exc)) from None
     if m.grouped:
         obj = _at(data, m.answers[:-1].rstrip("."), name)
         if not isinstance(obj, dict):

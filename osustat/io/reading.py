@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from osustat._validation import list_some
+from osustat._validation import list_some, not_utf8
 
 __all__ = ["Exclusion", "Loaded", "load_records", "read_records"]
 
@@ -145,12 +145,8 @@ def _read(
         df.index = pd.RangeIndex(len(df))
         return df, df.index
     except UnicodeDecodeError as exc:
-        if path.read_bytes()[:2] == b"\x1f\x8b":
-            raise ValueError(
-                f"{name} is gzip-compressed, not {fmt.upper()} text: decompress it (gunzip) and "
-                "read the file it gives."
-            ) from None
-        raise ValueError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
+        with path.open("rb") as fh:
+            raise ValueError(not_utf8(fh.read(4), name, exc)) from None
     except pd.errors.EmptyDataError:
         raise ValueError(f"{name} is empty.") from None
     except pd.errors.ParserError as exc:

@@ -783,3 +783,14 @@ def test_a_conversation_key_given_twice_is_refused(tmp_path):
     path.write_text('{"1": [], ' + text[1:])
     with pytest.raises(ValueError, match=r"r.json': key '1' is given twice in one JSON object"):
         _records(path, "mem0", "mem0")
+
+
+def test_a_gzipped_harness_file_says_so(tmp_path):
+    # a review: the records and claims readers said "gzip-compressed", import's JSON reader
+    # "not UTF-8 text (invalid start byte)" — one message for every text reader
+    import gzip
+
+    path = _mem0_layout(tmp_path / "r.json")
+    path.write_bytes(gzip.compress(path.read_bytes()))
+    with pytest.raises(ValueError, match=r"r.json' is gzip-compressed, not text: decompress it"):
+        _records(path, "mem0", "mem0")
