@@ -45,8 +45,8 @@ _KEYS_OF = {
 @dataclass(frozen=True)
 class Score:
     """One score of an answer: the metric name it becomes, its field and how it is read;
-    `labels` (a judge's own words, case-folded, each to 1.0 or 0.0) replace the binary
-    reading's true/false words when declared."""
+    `labels` (a judge's own words as declared, each to 1.0 or 0.0; matched ignoring case)
+    replace the binary reading's true/false words when declared."""
 
     metric: str
     field: str
@@ -154,10 +154,10 @@ def _labels(spec: dict[str, Any], read: str, at: str) -> tuple[tuple[str, float]
                 f"{at}: `{key}` must be a non-empty list of labels (strings); got {value!r} — "
                 "declare both `true` and `false`, so no label is read as 0 by default."
             )
-        lists[key] = [x.strip().casefold() for x in value]
-    both = sorted(set(lists["true"]) & set(lists["false"]))
+        lists[key] = [x.strip() for x in value]  # as declared (messages); folded to match
+    both = sorted({x.casefold() for x in lists["true"]} & {x.casefold() for x in lists["false"]})
     if both:
-        raise ValueError(f"{at}: labels {both} are in both `true` and `false`.")
+        raise ValueError(f"{at}: labels {both} are in both `true` and `false` (case ignored).")
     return tuple((x, 1.0) for x in lists["true"]) + tuple((x, 0.0) for x in lists["false"])
 
 

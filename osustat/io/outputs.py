@@ -206,7 +206,8 @@ def _answer(item: Any, where: str, key: str | None, place: int, m: Mapping, syst
     for s in m.scores:
         hint = _other_reader(item, m, system) if _lookup(item, s.field) is _MISSING else ""
         raw = _field(item, s.field, where, hint)
-        value = dict(s.labels).get(str(raw).strip().casefold()) if s.labels else None
+        labels = {word.casefold(): v for word, v in s.labels}
+        value = labels.get(str(raw).strip().casefold()) if s.labels else None
         if value is None and not s.labels:
             value = read_score(raw, s.read)
         if value is None:

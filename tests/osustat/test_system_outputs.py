@@ -681,8 +681,8 @@ def test_a_judges_labels_in_a_nested_field_are_declared_and_nothing_else_passes(
         _records(tmp_path / "a.json", str(tmp_path / "m.toml"), "s")
     assert str(err.value).endswith(
         "answer 3 (conversation 'c1', question 'Where is Bo from?'): field `judge.label` is not "
-        "a binary score; got 'PARTIALLY_CORRECT'; the mapping's labels: true ['correct'], false "
-        "['wrong'] (case ignored)."
+        "a binary score; got 'PARTIALLY_CORRECT'; the mapping's labels: true ['CORRECT'], false "
+        "['WRONG'] (case ignored)."
     )
     del rows[3]["judge"]
     (tmp_path / "a.json").write_text(json.dumps(rows))
@@ -695,7 +695,10 @@ def test_a_judges_labels_in_a_nested_field_are_declared_and_nothing_else_passes(
     [
         ('{ field = "g", read = "binary", true = ["OK"] }', r"`false` must be a non-empty list"),
         ('{ field = "g", read = "number", true = ["a"], false = ["b"] }', r'need read = "binary"'),
-        ('{ field = "g", read = "binary", true = ["A"], false = ["a"] }', r"\['a'\] are in both"),
+        (
+            '{ field = "g", read = "binary", true = ["A"], false = ["a"] }',
+            r"\['a'\] are in both `true` and `false` \(case ignored\)",
+        ),
         ('{ field = "g", read = "binary", true = [], false = ["b"] }', r"`true` must be a non-emp"),
         ('{ field = "g", labels = ["b"] }', r'true = \["CORRECT"\], false = \["WRONG"\]'),
     ],
