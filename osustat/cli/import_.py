@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from osustat._validation import UsageError
+from osustat._validation import Problems, UsageError
 from osustat.cli.common import name_pairs
 
 __all__ = ["add_import_parser"]
@@ -168,16 +168,19 @@ def _import(args: argparse.Namespace) -> int:
             raise UsageError(f"{name} file {file!r} is not a file (a folder).")
     table = _table(args)
     parts, coverages = [], []
+    # every problem of every file, read and joined, said in one run
+    problems = Problems("the systems' files (every answer read and joined; nothing written)")
     for name, file in systems.items():
-        answers = read_answers(file, readers[name], system=name)
-        joined = join_answers(answers, table, readers[name], system=name)
-        if joined.records.empty:
+        answers = read_answers(file, readers[name], system=name, problems=problems)
+        joined = join_answers(answers, table, readers[name], system=name, problems=problems)
+        if joined.records.empty and not problems.count:
             raise ValueError(
                 f"{name} file {file!r} gives no records: {len(answers):,} answers, "
                 f"{len(joined.coverage.excluded_answered):,} of them to excluded questions."
             )
         parts.append(joined.records)
         coverages.append(joined.coverage)
+    problems.raise_any()
     records = pd.concat(parts, ignore_index=True)
     validate_records(records)  # the schema's checks before anything is written
     lines = summary(records, coverages)

@@ -295,7 +295,12 @@ def _nearest(key: tuple[str, str], index: Any) -> str:
 
 
 def join_answers(
-    answers: Sequence[Answer], table: QuestionTable, mapping: Mapping, *, system: str
+    answers: Sequence[Answer],
+    table: QuestionTable,
+    mapping: Mapping,
+    *,
+    system: str,
+    problems: Problems | None = None,
 ) -> Joined:
     """Records of `system` from its `answers`, joined to `table` (see the module docstring).
 
@@ -304,23 +309,29 @@ def join_answers(
     ValueError
         Unknown conversation, a position past the end, an unknown id, a text that no
         question (or more than one, ambiguously) has, a text or checked field that differs
-        from the benchmark's, two answers to one question -- naming file and position.
+        from the benchmark's, two answers to one question -- naming file and position;
+        all of them at once, or collected in `problems` for the caller to raise.
     """
     index = _Index(table)
     seen: dict[str, Answer] = {}
     rows: list[dict[str, Any]] = []
     excluded_answered: list[str] = []
     no_evidence: list[str] = []
-    problems = Problems(f"{system}'s answers (every answer joined; nothing written)")
-    for a, q in _match(answers, index, mapping, problems):
-        with problems.collect():
+    own = problems is None  # else the caller's collection, raised by the caller
+    found = (
+        Problems(f"{system}'s answers (every answer joined; nothing written)")
+        if problems is None
+        else problems
+    )
+    for a, q in _match(answers, index, mapping, found):
+        with found.collect():
             _check(a, q, mapping)
             if q.query_id in seen:
                 raise ValueError(
                     f"{a.where}: a second answer to {q.query_id} (also {seen[q.query_id].where})."
                 )
         seen.setdefault(q.query_id, a)
-        if problems.count:
+        if found.count:
             continue  # nothing is written: the rest is only checked
         if q.excluded is not None:
             excluded_answered.append(q.query_id)
@@ -335,7 +346,8 @@ def join_answers(
                 dkey = QueryKey(table.benchmark, q.conversation, q.query_id, system, depth, 0)
                 got = evidence_metrics(a.retrieved[:depth], q.evidence, mapping.retrieved.hit_k)
                 rows += _score_rows(dkey, q, got)
-    problems.raise_any()
+    if own:
+        found.raise_any()
     answerable = [q.query_id for q in table.questions if q.excluded is None]
     coverage = Coverage(
         system=system,

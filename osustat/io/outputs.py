@@ -286,7 +286,9 @@ def _trec_rows(path: Path, system: str) -> tuple[list[dict[str, Any]], list[str]
     return rows, [f"line {first[q]}" for q in entries]
 
 
-def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") -> list[Answer]:
+def read_answers(
+    path: str | Path, mapping: Mapping, *, system: str = "system", problems: Problems | None = None
+) -> list[Answer]:
     """Every answer of `path` under `mapping`, in file order.
 
     Positions (``question = "position"`` without ``position_field``) are the answer's place
@@ -308,7 +310,10 @@ def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") 
         raise ValueError(f"{name} is not a file (a folder).")
     fmt = _format(path, mapping)
     out: list[Answer] = []
-    problems = Problems(f"{name} (every answer read; nothing written)")
+    own = problems is None  # else the caller's collection, raised by the caller
+    found = (
+        Problems(f"{name} (every answer read; nothing written)") if problems is None else problems
+    )
     counts: dict[str, int] = {}  # answers met so far per conversation (positions)
 
     def place_of(row: Any, where: str) -> int:
@@ -322,11 +327,12 @@ def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") 
                 where = f"{name}, " + (
                     f"conversation {key!r}, answer {i}" if key else f"answer {i}"
                 )
-                with problems.collect():
+                with found.collect():
                     # a flat list holds every conversation's answers: count per conversation
                     place = i if key is not None else place_of(item, where)
                     out.append(_answer(item, where, key, place, mapping, system))
-        problems.raise_any()
+        if own:
+            found.raise_any()
         return out
     if fmt not in ("jsonl", "csv", "parquet", "trec"):
         raise ValueError(f"{name}: unknown format {fmt!r}; set `format` in the mapping.")
@@ -335,7 +341,8 @@ def read_answers(path: str | Path, mapping: Mapping, *, system: str = "system") 
     rows, locs = _trec_rows(path, system) if fmt == "trec" else read_rows(path, system, fmt)
     for row, loc in zip(rows, locs, strict=True):
         where = f"{name}, {loc}"
-        with problems.collect():
+        with found.collect():
             out.append(_answer(row, where, None, place_of(row, where), mapping, system))
-    problems.raise_any()
+    if own:
+        found.raise_any()
     return out

@@ -797,3 +797,30 @@ def test_a_gzipped_harness_file_says_so(tmp_path):
     path.write_bytes(gzip.compress(path.read_bytes()))
     with pytest.raises(ValueError, match=r"r.json' is gzip-compressed, not text: decompress it"):
         _records(path, "mem0", "mem0")
+
+
+def test_import_says_every_problem_of_every_file_in_one_run(tmp_path, capsys, monkeypatch):
+    """A review: read problems (a bad label) were raised before the join ran, so a text no
+    question has waited for a second run, and a bad first system hid the next one's."""
+    from osustat.analyses import registry
+    from osustat.cli.main import main
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [_TinyEntryPoint()])
+    (tmp_path / "t.json").write_text("{}")
+    grades = list(_GRADES)
+    grades[1] = ("c0", "When did Ann leave?", 0, 0.0)  # a text c0 does not ask: the join
+    mem0 = _mem0_layout(tmp_path / "m.json", grades)
+    data = json.loads(mem0.read_text())
+    data["0"][0]["llm_score"] = "maybe"  # not a score: the reading
+    mem0.write_text(json.dumps(data))
+    zep = _zep_layout(tmp_path / "z.json")
+    data = json.loads(zep.read_text())
+    data["locomo_experiment_user_1"][0]["grade"] = "perhaps"  # the second file's own problem
+    zep.write_text(json.dumps(data))
+    argv = ["import", f"mem0={mem0}", f"zep={zep}", "--benchmark", "tiny"]
+    argv += ["--data", str(tmp_path / "t.json"), "--out", str(tmp_path / "r.csv")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "3 problems in the systems' files (every answer read and joined; nothing written)" in err
+    assert "got 'maybe'" in err and "got 'perhaps'" in err and "'When did Ann leave?'" in err
+    assert not (tmp_path / "r.csv").exists()
