@@ -96,6 +96,19 @@ def mde_description(mde: float) -> str:
 MC_UNDECIDED_Z = 2.576
 
 
+def straddles(pvalue: float, se: float, alpha: float) -> bool:
+    """Whether `pvalue` (Monte Carlo standard error `se`) lies within
+    :data:`MC_UNDECIDED_Z` standard errors of `alpha`: which side of `alpha` it falls on is
+    then resampling noise (the one rule of ``analyze``'s verdicts and the audit's)."""
+    return se > 0 and abs(pvalue - alpha) <= MC_UNDECIDED_Z * se
+
+
+def corrected_se(se: float, pvalue: float, pvalue_adjusted: float | None) -> float:
+    """The Monte Carlo standard error of a corrected p: the raw p's `se` scaled by the
+    correction's factor ``pvalue_adjusted / pvalue`` (`se` itself without a correction)."""
+    return se * (pvalue_adjusted / pvalue) if pvalue_adjusted and pvalue > 0 else se
+
+
 def describe_verdict(
     effect: float,
     pvalue: float,
@@ -138,8 +151,8 @@ def describe_verdict(
     name = CORRECTION_NAMES.get(correction, correction)
     direction = "helps" if effect > 0 else "hurts"
     used = pvalue if pvalue_adjusted is None else pvalue_adjusted
-    se = pvalue_se * (pvalue_adjusted / pvalue if pvalue_adjusted and pvalue > 0 else 1.0)
-    if se > 0 and abs(used - alpha) <= MC_UNDECIDED_Z * se:
+    se = corrected_se(pvalue_se, pvalue, pvalue_adjusted)
+    if straddles(used, se, alpha):
         which = "p" if pvalue_adjusted is None else "p_adj"
         return (
             f"undecided at this Monte Carlo precision: {which} = {used:.4f} ± {se:.4f} (MC SE) "

@@ -13,7 +13,7 @@ from osustat.audit.measure import AS_TESTED_INTERACTION, STRICT_INTERACTION, Not
 from osustat.audit.result import ClaimCheck
 from osustat.audit.verdicts import Flag, StandardVerdict
 from osustat.formatting import fmt_interval, fmt_signed, p_phrase
-from osustat.wording import not_estimable
+from osustat.wording import MC_UNDECIDED_Z, not_estimable
 
 __all__ = [
     "UNDERPOWERED_AT_ANY_EFFECT",
@@ -188,8 +188,9 @@ def _undecided_reason(v: StandardVerdict, p_text: str) -> str:
     alpha = f" = {v.alpha:g}" if v.alpha is not None else ""
     low, high = v.sides
     return (
-        f"{which} = {v.pvalue_adjusted:.4f}{se} lies within 2.576 Monte Carlo standard errors "
-        f"of α at the resampling cap: {low} if the exact {which} ≤ α{alpha}, {high} if above; "
+        f"{which} = {v.pvalue_adjusted:.4f}{se} lies within {MC_UNDECIDED_Z} Monte Carlo "
+        f"standard errors of α at the resampling cap: {low} if the exact {which} ≤ "
+        f"α{alpha}, {high} if above; "
         f"{p_text}"
     )
 
@@ -263,9 +264,9 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
         which = "p" if v.correction == "none" else "p_adj"
         return (
             f"undecided at this Monte Carlo precision ({flag.standard}): {which} = "
-            f"{v.pvalue_adjusted:.4f} ± {flag.value:.4f} (Monte Carlo SE) lies within 2.576 "
-            "standard errors of α even at the resampling cap (`max_resamples`), so its side of "
-            "α is resampling noise: "
+            f"{v.pvalue_adjusted:.4f} ± {flag.value:.4f} (Monte Carlo SE) lies within "
+            f"{MC_UNDECIDED_Z} standard errors of α even at the resampling cap "
+            "(`max_resamples`), so its side of α is resampling noise: "
             + (
                 "the verdict is left undecided, counted apart from the others"
                 if v.code == "mc-undecided"
@@ -302,8 +303,8 @@ def note_text(check: ClaimCheck, note: Note) -> str:
         return f"seed dependence not measured: {note.detail}"
     if note.code == "mc-resampled":
         return (
-            "a Monte Carlo p lay within 2.576 standard errors of α, so its side of α was "
-            "resampling noise: the claim was tested again with 4× the resamples on fresh "
+            f"a Monte Carlo p lay within {MC_UNDECIDED_Z} standard errors of α, so its side of "
+            "α was resampling noise: the claim was tested again with 4× the resamples on fresh "
             f"draws until settled or at the cap, to {int(note.detail):,} resamples; its numbers "
             "are those of the last look"
         )

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from osustat.audit.claim import Family
-from osustat.audit.precision import straddles
 from osustat.audit.result import VERDICTS, AuditResult, ClaimCheck
 from osustat.audit.verdicts import STANDARDS, UNDECIDED, StandardVerdict
 from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed
+from osustat.wording import MC_UNDECIDED_Z, straddles
 
 from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
 from ._style import IntervalTest, disagrees, interval_test_notes
@@ -255,8 +255,9 @@ def _summary_section(result: AuditResult) -> list[str]:
         which = "checkable claims with a decided verdict" if open_ else "checkable claims"
         if open_:
             aside = (
-                f"; {open_} more {UNDECIDED} (a p within 2.576 Monte Carlo standard errors "
-                "of α at the resampling cap, its two sides giving different verdicts), counted "
+                f"; {open_} more {UNDECIDED} (a p within {MC_UNDECIDED_Z} Monte Carlo "
+                "standard errors of α at the resampling cap, its two sides giving different "
+                "verdicts), counted "
                 f"neither way{aside}"
             )
         out.append(
@@ -285,8 +286,9 @@ def _summary_section(result: AuditResult) -> list[str]:
         "contradicted (significant or the whole CI on the wrong side or outside the margin; "
         "or, adequately powered for the claimed effect, the estimate on the wrong side) / "
         "underpowered (MDE exceeds "
-        f"the claimed effect) / {UNDECIDED} (the p within 2.576 Monte Carlo standard errors of "
-        "α at the resampling cap, the two sides of α giving different verdicts) / not "
+        f"the claimed effect) / {UNDECIDED} (the p within {MC_UNDECIDED_Z} Monte Carlo "
+        "standard errors of α at the resampling cap, the two sides of α giving different "
+        "verdicts) / not "
         "checkable (data missing).",
         "",
         "## Summary",

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from osustat._validation import MAX_RESAMPLES
-from osustat.wording import MC_UNDECIDED_Z
+from osustat.wording import straddles
 
 from .measure import Measured
 
@@ -39,7 +39,6 @@ __all__ = [
     "next_resamples",
     "raw_pvalue_se",
     "sequential_pvalue",
-    "straddles",
 ]
 
 #: Factor by which each further look multiplies the resamples.
@@ -51,11 +50,6 @@ def mc_standard_error(pvalue: float, n_resamples: int) -> float:
     if n_resamples <= 0:
         return 0.0
     return math.sqrt(max(pvalue * (1.0 - pvalue), 0.0) / n_resamples)
-
-
-def straddles(pvalue: float, se: float, alpha: float) -> bool:
-    """Whether `pvalue` (standard error `se`) lies within 2.576 standard errors of `alpha`."""
-    return se > 0 and abs(pvalue - alpha) <= MC_UNDECIDED_Z * se
 
 
 def next_resamples(current: int, cap: int) -> int | None:

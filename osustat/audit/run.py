@@ -56,6 +56,7 @@ from osustat.multitest import adjust_pvalues
 from osustat.power import PowerValue
 from osustat.schema import validate_records
 from osustat.streams import stream_seed
+from osustat.wording import corrected_se, straddles
 
 from .measure import (
     Measured,
@@ -63,7 +64,7 @@ from .measure import (
     Pairings,
     measure,
 )
-from .precision import next_resamples, raw_pvalue_se, straddles
+from .precision import next_resamples, raw_pvalue_se
 from .result import AuditResult, ClaimCheck
 from .verdicts import (
     STANDARDS,
@@ -258,9 +259,7 @@ def _undecided(m: Measured, v: StandardVerdict, alpha: float) -> float | None:
     them of `alpha` (the side of alpha is then resampling noise); else None."""
     if v.pvalue is None or v.pvalue_adjusted is None:
         return None
-    se = raw_pvalue_se(m, v.test)
-    if v.pvalue > 0:
-        se *= v.pvalue_adjusted / v.pvalue  # the correction's factor
+    se = corrected_se(raw_pvalue_se(m, v.test), v.pvalue, v.pvalue_adjusted)
     return se if straddles(v.pvalue_adjusted, se, alpha) else None
 
 

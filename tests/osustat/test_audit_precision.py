@@ -10,11 +10,11 @@ from osustat.audit.precision import (
     mc_standard_error,
     next_resamples,
     sequential_pvalue,
-    straddles,
 )
 from osustat.audit.verdicts import UNDECIDED
 from osustat.reports._audit_words import flag_message, note_text, reason
 from osustat.signflip import signflip_tests
+from osustat.wording import straddles
 from tests.osustat.test_audit import claim, from_differences, run
 
 # 40 differences whose two-sided sign-flip p is .054 (2^20 resamples): within 2.576 Monte
