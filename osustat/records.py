@@ -42,8 +42,9 @@ class PairedRecords:
     budget : int
     n_seeds : int
         Seeds averaged per unit (1 when a single seed was selected or present).
-    n_queries : int
-        The queries paired (at ``unit='episode'`` the units average them; else ``n``).
+    n_queries : int or None
+        The queries paired (at ``unit='episode'`` the units average them; else ``n``); None
+        where not known.
     treatment_name, baseline_name : str
         The two methods' names (``treatment``/``baseline`` hold their values).
     """
@@ -60,7 +61,7 @@ class PairedRecords:
     n_seeds: int
     treatment_name: str = ""
     baseline_name: str = ""
-    n_queries: int = 0
+    n_queries: int | None = None  # None: not known (a hand-built PairedRecords)
 
     @property
     def n(self) -> int:

@@ -17,8 +17,10 @@ from osustat.wording import UNDERPOWERED, mde_description
 from ._style import DPI, IntervalTest, disagrees, interval_test_notes, pyplot, save_figure
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from osustat.analysis_multi import MultiAnalysisResult
-    from osustat.analysis_result import AnalysisResult, Comparison
+    from osustat.analysis_result import AnalysisResult, Comparison, Row
     from osustat.cellwise import CellConditionalResult
 
 __all__ = [
@@ -49,9 +51,9 @@ def _table(res: AnalysisResult, comp: Comparison) -> list[str]:
     (clusters of the queries), a column says on how many each row's interval rests."""
     unit = {"query": "queries", "episode": "episodes"}[res.unit]
     level = round(res.level * 100)
-    clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for r in comp.rows)
+    clustered = _clustered(comp.rows)
     # at the episode unit each unit averages its queries: how many stand behind the row
-    queries = comp.result.paired.n_queries if res.unit == "episode" else 0
+    queries = (comp.result.paired.n_queries or 0) if res.unit == "episode" else 0
     k_head = " episodes (CI's clusters) |" if clustered else ""
     k_head += " queries (averaged) |" if queries else ""
     lines = [
@@ -95,7 +97,7 @@ def _agreement(res: AnalysisResult, comp: Comparison) -> list[str]:
                 e.test.min_pvalue,
             )
         )
-    clustered = any(r.effect.ci.n_clusters < r.effect.ci.n for r in comp.rows)
+    clustered = _clustered(comp.rows)
     unit = "whole episodes" if clustered else f"{res.unit} units"
     return interval_test_notes(
         rows,
@@ -207,14 +209,14 @@ def _expansion_note(res: AnalysisResult) -> str:
     )
 
 
-def _clustered(res: AnalysisResult) -> bool:
-    """Whether any row's interval resamples whole episodes (fewer clusters than units)."""
-    return any(r.effect.ci.n_clusters < r.effect.ci.n for c in res.comparisons for r in c.rows)
+def _clustered(rows: Iterable[Row]) -> bool:
+    """Whether any of `rows`' intervals resamples whole episodes (fewer clusters than units)."""
+    return any(r.effect.ci.n_clusters < r.effect.ci.n for r in rows)
 
 
 def _ci_caption(res: AnalysisResult) -> str:
     first = res.comparisons[0].rows[-1].effect.ci
-    clustered = _clustered(res)
+    clustered = _clustered(r for c in res.comparisons for r in c.rows)
     cis = [r.effect.ci for c in res.comparisons for r in c.rows]
     exact = sum(ci.exact for ci in cis)
     every = "every distinct resample, enumerated (10 or fewer units or clusters)"
@@ -385,7 +387,7 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         f"- Intervals: {_ci_caption(res)}{_expansion_note(res)}."
         + (
             " Column “episodes (CI's clusters)”: the k episodes each row's interval resamples."
-            if _clustered(res)
+            if _clustered(r for c in res.comparisons for r in c.rows)
             else ""
         ),
         "- Significance marks (column sig., on the corrected p; raw p for rows outside a "
