@@ -220,10 +220,15 @@ def _same_tests(claims: list[Claim], source: str) -> None:
         for a, b in pairs
     ]
     more = f"; and {len(said) - 20} more" if len(said) > 20 else ""
+    why = (
+        "a family counts each test once (a repeat would raise its m and every corrected p)"
+        if any(a[1].kind != "means" for a, _ in pairs)
+        else "a descriptive claim (kind = 'means', no test) said twice is checked twice"
+    )
     raise ValueError(
-        f"claims file {source!r}: " + "; ".join(said[:20]) + more + ". A family counts each "
-        "test once (a repeat would raise its m and every corrected p): remove the repeat, or "
-        "give it another family, cell, budget, threshold ... if it claims something else."
+        f"claims file {source!r}: " + "; ".join(said[:20]) + more + f". {why[0].upper()}"
+        f"{why[1:]}: remove the repeat, or give it another family, cell, budget, threshold ... "
+        "if it claims something else."
     )
 
 

@@ -241,8 +241,13 @@ def import_notes(path: str | Path) -> list[str]:
     raw = meta.get(IMPORT_NOTES_KEY)
     if raw is None:
         return []
-    lines = json.loads(raw).get("lines", [])
-    return [str(x) for x in lines] if isinstance(lines, list) else []
+    try:
+        lines = json.loads(raw)["lines"]
+        if not isinstance(lines, list):
+            raise TypeError
+    except (ValueError, KeyError, TypeError):
+        return [f"(its notes under the metadata key {IMPORT_NOTES_KEY.decode()!r} cannot be read)"]
+    return [str(x) for x in lines]
 
 
 def read_rows(

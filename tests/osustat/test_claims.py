@@ -91,7 +91,15 @@ class TestParseClaims:
         assert said.startswith("claims file 'd.toml': claims 1 (line 2, id 'c1') and 2 (line 13, ")
         assert "id 'c2') are the same test in family 'f'" in said
         assert "new − old > 0 on hit@2, B=256, T+E+ (query)" in said
-        assert "each test once" in said
+        assert "A family counts each test once (a repeat would raise its m" in said
+        # a descriptive claim has no test and no m: its repeat is said as what it is
+        means = (BASE + second).replace(
+            'direction = "greater"', 'kind = "means"\ndirection = "greater"'
+        )
+        with pytest.raises(
+            ValueError, match=r"A descriptive claim \(kind = 'means', no test\) said twice"
+        ):
+            parse_claims(means)
 
     @pytest.mark.parametrize(
         ("old", "new"),

@@ -824,3 +824,21 @@ def test_import_says_every_problem_of_every_file_in_one_run(tmp_path, capsys, mo
     assert "3 problems in the systems' files (every answer read and joined; nothing written)" in err
     assert "got 'maybe'" in err and "got 'perhaps'" in err and "'When did Ann leave?'" in err
     assert not (tmp_path / "r.csv").exists()
+
+
+def test_unreadable_import_notes_are_said_not_a_traceback(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from osustat.io.reading import IMPORT_NOTES_KEY, import_notes
+
+    table = pa.table({"a": [1]})
+    for raw in (b"not json", b'{"other": 1}', b'{"lines": 3}'):
+        pq.write_table(
+            table.replace_schema_metadata({IMPORT_NOTES_KEY: raw}), tmp_path / "r.parquet"
+        )
+        assert import_notes(tmp_path / "r.parquet") == [
+            "(its notes under the metadata key 'osustat.import' cannot be read)"
+        ]
+    pq.write_table(table, tmp_path / "r.parquet")
+    assert import_notes(tmp_path / "r.parquet") == []
