@@ -32,6 +32,7 @@ resample each family with one sign per unit shared by all its tests
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -592,6 +593,7 @@ def _tables(
             alpha=alpha,
             correction=correction,
             kind=kind,
+            resamples=resamples,
             reproduce=_reproducer(
                 plan.ref_df, plan.printed, plan.methods[p], pairs=plan.pairs, **reproduction
             ),
@@ -681,6 +683,7 @@ def _comparisons(
     alpha: float,
     correction: str,
     kind: str,
+    resamples: int,
     reproduce: Callable[[int, list[Row], CellConditionalResult], list[Row]] | None = None,
 ) -> tuple[list[Comparison], list[tuple[str, int]]]:
     """One method pair's tables (rows with their family's corrected p) and exclusions;
@@ -693,7 +696,9 @@ def _comparisons(
         rows = []
         for e in (*res.cells, res.aggregate):
             family_info = _family_info(tested, adjusted, p, k, e)
-            rows.append(_row(res, e, family_info, alpha=alpha, correction=correction))
+            rows.append(
+                _row(res, e, family_info, alpha=alpha, correction=correction, resamples=resamples)
+            )
         if reproduce is not None:
             rows = reproduce(k, rows, res)
         for c, n in res.excluded_cells.items():
@@ -862,9 +867,17 @@ def _row(
     *,
     alpha: float,
     correction: str,
+    resamples: int,
 ) -> Row:
-    """One reported row: its family, the MDE of its test at its level, its verdict."""
+    """One reported row: its family, the MDE of its test at its level, its verdict. A
+    Westfall–Young adjusted p is a Monte Carlo p of its own (`resamples` sign vectors shared by
+    the family), whatever the raw p's method: its error is its own, not the raw p's scaled."""
     p_adj, fam, m = family_info
+    adjusted_se = (
+        math.sqrt(p_adj * (1.0 - p_adj) / resamples)
+        if p_adj is not None and correction in STEPDOWN_METHODS
+        else None
+    )
     mde_alpha = _mde_alpha(m, alpha, correction)
     mde = e.mde_at(mde_alpha)  # searched only at the level printed
     return Row(
@@ -886,6 +899,7 @@ def _row(
             mde=mde,
             mde_alpha=mde_alpha,
             pvalue_se=e.test.pvalue_se,
+            pvalue_adjusted_se=adjusted_se,
         ),
     )
 

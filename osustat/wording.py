@@ -120,12 +120,14 @@ def describe_verdict(
     mde: float,
     mde_alpha: float,
     pvalue_se: float = 0.0,
+    pvalue_adjusted_se: float | None = None,
 ) -> str:
     """Verdict words that say exactly what happened.
 
     A Monte Carlo p (`pvalue_se` > 0, its standard error) within
     :data:`MC_UNDECIDED_Z` standard errors of `alpha` -- the corrected p's error taken as the
-    raw p's times the correction's factor ``p_adj / p`` -- decides nothing: the verdict is
+    raw p's times the correction's factor ``p_adj / p``, or `pvalue_adjusted_se` where the
+    corrected p is a Monte Carlo p of its own (Westfall–Young) -- decides nothing: the verdict is
     "undecided at this Monte Carlo precision" (issue 35: .055 printed where the exact p was
     .050), with the resample count to raise.
 
@@ -151,7 +153,11 @@ def describe_verdict(
     name = CORRECTION_NAMES.get(correction, correction)
     direction = "helps" if effect > 0 else "hurts"
     used = pvalue if pvalue_adjusted is None else pvalue_adjusted
-    se = corrected_se(pvalue_se, pvalue, pvalue_adjusted)
+    se = (
+        pvalue_adjusted_se
+        if pvalue_adjusted_se is not None
+        else corrected_se(pvalue_se, pvalue, pvalue_adjusted)
+    )
     if straddles(used, se, alpha):
         which = "p" if pvalue_adjusted is None else "p_adj"
         return (
