@@ -359,8 +359,10 @@ def test_a_westfall_young_adjusted_p_near_alpha_is_undecided_whatever_the_raw_ps
     Carlo maxT adjusted p (.048 = 479/10,001 at seed 0; .0501 at seed 6): its error was taken
     as the raw p's (0), so the verdict flipped with the seed. It is undecided at both."""
     for seed in (0, 6):
-        res = osustat.analyze(records, treatment="osu-mem", baseline="flat-vector",
-                              metrics=["hit@2"], budgets=[128], correction="maxt", rng=seed)  # fmt: skip
+        res = osustat.analyze(
+            records, treatment="osu-mem", baseline="flat-vector", metrics=["hit@2"],
+            budgets=[128], correction="maxt", rng=seed,
+        )  # fmt: skip
         row = next(r for r in res.comparisons[0].rows if r.label == "T-E-")
         assert row.exact and 0.04 < row.pvalue_adjusted < 0.06
         assert row.verdict.startswith("undecided at this Monte Carlo precision: p_adj = ")
