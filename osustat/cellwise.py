@@ -346,7 +346,10 @@ def cell_conditional(
         interaction = interaction_test(d[keep], cells_arr, n_resamples=n_resamples, rng=gen)
         effects = {r.cell: r.effect for r in per_cell}
         counts = {r.cell: r.n for r in per_cell}
-        oracle = oracle_ceiling(effects, counts)
+        for c, n in excluded.items():  # a cell too small to test still routes: its mean counts
+            effects[c] = float(d[codes == CELLS.index(c)].mean())
+            counts[c] = n
+        oracle = oracle_ceiling(effects, counts)  # over every cell: its aggregate is the table's
         if Cell.TE in effects:
             be = break_even_bootstrap(
                 d[keep], cells_arr, level=0.90, n_resamples=bootstrap_resamples, rng=gen

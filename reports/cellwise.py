@@ -453,7 +453,8 @@ def _sections(res: AnalysisResult, figures: dict[Any, str], level: str) -> list[
             out.append(
                 f"- Left out of the per-cell rows, the interaction test and the break-even "
                 f"(fewer than 2 {r.paired.unit} units): {listed}. They remain in the "
-                "aggregate, so the f·Δ column sums to the aggregate minus their share."
+                "aggregate, so the f·Δ column sums to the aggregate minus their share, and "
+                "the oracle ceiling routes them too."
             )
         if r.interaction is not None:
             it = r.interaction

@@ -31,6 +31,10 @@ class TestCellConditional:
         assert [r.cell for r in res.cells] == [Cell.TE, Cell.NEITHER]
         assert res.interaction is not None and sum(res.interaction.cell_n.values()) == 19
         assert res.aggregate.n == 20  # still in the aggregate
+        # the oracle routes every cell, the one-query cell too: its aggregate is the table's
+        # (a statistician read "aggregate Δ -0.214" under a table whose aggregate was -0.133)
+        assert res.oracle.aggregate == pytest.approx(res.aggregate.effect)
+        assert Cell.T_ONLY in res.oracle.routed_cells  # its one query gains 1 (i = 19 is odd)
 
     def test_contributions_sum_to_aggregate(self):
         data = records(["T+E+"] * 8 + ["T-E-"] * 12)
