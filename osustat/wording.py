@@ -66,6 +66,19 @@ def not_estimable(mde: Any) -> str:
     )
 
 
+def underpowered(mde: float) -> str:
+    """:data:`UNDERPOWERED`, with the condition it rests on where ties cap the power: the
+    share of units that differ, held at the row's own (too low even at the upper end of its
+    80% interval, else the MDE would be a range), caps any mean difference."""
+    share = getattr(mde, "p_nonzero", None)
+    if share is None or not 0.0 < share < 1.0:
+        return UNDERPOWERED
+    return (
+        f"{UNDERPOWERED} while ties hold (P(Δ ≠ 0) = {share:.2f}; too low even at its 80% "
+        "upper end)"
+    )
+
+
 def mde_description(mde: float) -> str:
     """``'0.276 (exact binomial)'``, or :data:`UNDERPOWERED` when no effect reaches the
     power (infinite MDE).
@@ -80,7 +93,7 @@ def mde_description(mde: float) -> str:
     if getattr(mde, "mde_range", None) is not None:
         return not_estimable(mde)
     if not math.isfinite(mde):
-        return UNDERPOWERED
+        return underpowered(mde)
     method = getattr(mde, "method", None)
     if not method:
         return f"{mde:.3f}"
@@ -181,12 +194,12 @@ def describe_verdict(
         said = f"not significant after {name} over m = {family_size} (raw {p_phrase(pvalue)})"
         ranged = getattr(mde, "mde_range", None) is not None
         if ranged or not math.isfinite(mde):
-            return f"{said}; {not_estimable(mde) if ranged else UNDERPOWERED}{where}"
+            return f"{said}; {not_estimable(mde) if ranged else underpowered(mde)}{where}"
         return said
     if getattr(mde, "mde_range", None) is not None:
         return f"not significant (raw {p_phrase(pvalue)}); {not_estimable(mde)}{where}"
     if not math.isfinite(mde):
-        return f"not significant (raw {p_phrase(pvalue)}); {UNDERPOWERED}{where}"
+        return f"not significant (raw {p_phrase(pvalue)}); {underpowered(mde)}{where}"
     if abs(effect) < mde:
         return f"not significant (raw {p_phrase(pvalue)}); effect below the MDE {mde:.3f}{where}"
     return f"not significant (raw {p_phrase(pvalue)})"

@@ -1329,3 +1329,18 @@ def test_an_undefined_tail_is_an_error_and_a_target_below_the_level_has_no_effec
     with pytest.raises(ValueError, match=r"must lie in \(alpha, 1\)"):
         t_effect(50, 0.05, "greater", 0.04)
     assert abs(t_effect(2407, 5e-5, "two-sided", 0.8) - 0.09999) < 1e-4
+
+
+def test_underpowered_at_any_effect_says_the_ties_it_rests_on():
+    # a statistician: a 0/1 row of 15 with 4/10/1 W/T/L read "underpowered at any effect",
+    # yet with fewer ties a Δ of .8 reaches power .816 at that n; the words name the condition
+    from osustat.wording import mde_description
+
+    d = np.array([1] * 4 + [-1] + [0] * 10, dtype=float)
+    mde = minimum_detectable_effect(None, 15, differences=d, alpha=0.0125)
+    assert np.isinf(mde) and mde.p_nonzero == pytest.approx(1 / 3)
+    assert mde_description(mde) == (
+        "underpowered at any effect while ties hold (P(Δ ≠ 0) = 0.33; too low even at its 80% "
+        "upper end)"
+    )
+    assert mde_description(minimum_detectable_effect(1.0, 5)) == "underpowered at any effect"
