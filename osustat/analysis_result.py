@@ -175,7 +175,7 @@ class AnalysisResult:
             if g
         )
         outside = (
-            "aggregate rows are outside every family (raw p in both columns)"
+            "aggregate rows are outside every family (their p is raw; the corrected column shows —)"
             if self.family_members == "per-cell tests"
             else "there are no per-cell tests, so the aggregate tests form the families"
         )

@@ -203,8 +203,8 @@ def _expansion_note(res: AnalysisResult) -> str:
         f"covered {f['normal']} of the time at 95%, expanded {f['normal expanded']}; queries "
         f"in 5 and 10 conversations, expanded, {f['clustered 5 expanded']} and "
         f"{f['clustered 10 expanded']}; skewed or tie-heavy samples of 6–20 fall short of "
-        f".95, some lines below .90: lognormal {f['lognormal expanded']}, half ties "
-        f"{f['zero-inflated expanded']}; "
+        f".95, some lines below .90, among them lognormal {f['lognormal expanded']} and half "
+        f"ties {f['zero-inflated expanded']}; "
         "docs/validation.md, “The printed interval as a procedure”)"
     )
 
@@ -342,8 +342,9 @@ def _method_lines(res: AnalysisResult) -> list[str]:
     m = MDE_MIN_DIFFERENCES
     return [
         "- MDE: the smallest true Δ that the test each row runs detects with power .80, at "
-        f"the level the row is tested at (α/m inside a corrected family of m tests, "
-        f"α = {res.alpha:g} otherwise), computed from the row's differences by the method "
+        f"α/m inside a corrected family of m tests (Bonferroni's level, Holm's first step: "
+        "conservative for the step-down, BH and Westfall–Young corrections), "
+        f"α = {res.alpha:g} otherwise, computed from the row's differences by the method "
         "named beside it:",
         "  - 0/1 differences: exact binomial (P(Δ ≠ 0) held at its observed share);",
         "  - other differences: the test run on 2,000 data sets resampled from them (fixed "
@@ -363,9 +364,10 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "they alone carry the spread) — no upper end where ties held at that interval's lower "
         f"end cap the power below .80 (a tie cannot vote), and “{UNDERPOWERED}” where they "
         "cap it even at its upper end and cannot move;",
-        "  - differences not normal-shaped (Shapiro–Wilk p < .05, unless 20 or more nonzero "
-        "ones are significantly platykurtic: a skewed or heavy-tailed sample's sd is far "
-        "below its law's in most samples);",
+        "  - differences not normal-shaped, for the resampled (shifted) model only — 0/1 rows "
+        "and tilted count ratios are not checked for shape (Shapiro–Wilk p < .05, unless 20 "
+        "or more nonzero ones are significantly platykurtic: a skewed or heavy-tailed "
+        "sample's sd is far below its law's in most samples);",
         "  - its own share of pairs that differ capping the power;",
         f"  - a count-ratio null (its differences tilted) resting on fewer than {m} effective "
         "differences, or a treatment's largest effect, read off the few units where the "
@@ -382,8 +384,9 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "Legend of the tables:",
         "",
         f"- Paired sign-flip tests: exact (binomial for 0/1 differences, or full enumeration "
-        f"when 2^n ≤ {res.resamples:,}) or Monte Carlo with {res.resamples:,} random sign "
-        "vectors, named per row with the Monte Carlo standard error of p.",
+        f"when 2^n ≤ {res.resamples:,}, n the nonzero differences) or Monte Carlo with "
+        f"{res.resamples:,} random sign vectors, named per row with the Monte Carlo standard "
+        "error of p.",
         f"- Intervals: {_ci_caption(res)}{_expansion_note(res)}."
         + (
             " Column “episodes (CI's clusters)”: the k episodes each row's interval resamples."
@@ -397,8 +400,8 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "- f·Δ: each cell's contribution to the aggregate (they sum to the aggregate Δ).",
         "- W/T/L: units where the treatment scores above / equal to / below the baseline; "
         "d_z: mean Δ / SD of the differences (Cohen's d for paired samples, n/a when every "
-        "difference is equal); CLES: (W + T/2) / n, the chance the treatment beats the "
-        "baseline on a unit drawn at random (ties half).",
+        "difference is equal); CLES: (W + T/2) / n, P(treatment above baseline) + ½ "
+        "P(tie) on a unit drawn at random.",
         *_break_even_legend(res),
         "",
     ]
