@@ -217,6 +217,7 @@ def analyze(
         reference=reference,
     )
     input_notes = (*input_notes, *plan.notes, *_cells_not_tested(plan, unit))
+    input_notes = (*input_notes, *_query_unit_caveat(plan, unit, input_notes))
     raw = _run(
         plan,
         workers=workers,
@@ -435,6 +436,27 @@ def _only_benchmark(df: pd.DataFrame) -> str | None:
     comparisons need no name for it), else None."""
     names = df["benchmark"].unique()
     return str(names[0]) if len(names) == 1 else None
+
+
+def _query_unit_caveat(plan: _Plan, unit: str, notes: Sequence[str]) -> list[str]:
+    """At the query unit, when episodes hold several queries (of the first compared method,
+    metric and budget): what the query-level procedures assume, said once (none when a
+    caller's note already says the unit, as the CLI's does for a benchmark declaring it)."""
+    if unit != "query" or any(n.startswith("Unit:") for n in notes):
+        return []
+    df = plan.df
+    (metric, budget), method = plan.pairs[0], plan.methods[0][0]
+    rows = df[(df["method"] == method) & (df["metric"] == metric) & (df["budget"] == budget)]
+    per = rows.groupby("episode_id", sort=False)["query_id"].nunique()
+    shared = int((per > 1).sum())
+    if not shared:
+        return []
+    return [
+        f"Unit: query; {shared:,} of {len(per):,} episodes hold several queries, which may "
+        "share the episode's memory: the sign-flip tests, the interaction test and the "
+        "break-even band treat them as independent, while the intervals resample whole "
+        "episodes; --unit episode (`unit='episode'`) tests at the episode level."
+    ]
 
 
 def _cells_not_tested(plan: _Plan, unit: str) -> list[str]:

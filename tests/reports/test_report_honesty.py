@@ -237,3 +237,21 @@ def test_a_row_undecided_at_its_monte_carlo_precision_gets_no_significance_mark(
                     if x.startswith("| Aggregate |"))  # fmt: skip
         marks.add(line.split(" | ")[14])
     assert marks == {"?"}
+
+
+def test_the_query_unit_says_what_it_assumes_where_episodes_hold_several_queries():
+    # a statistician: the query-level caveat was printed for registered benchmarks only, while
+    # any records' episodes may hold several queries the tests treat as independent
+    frame = _records()
+    res = analyze(frame, treatment="new", baseline="old", n_resamples=99, rng=0)
+    assert not [n for n in res.input_notes if n.startswith("Unit:")]  # one query per episode
+    frame["episode_id"] = frame["query_id"].map(lambda q: f"e{int(q[1:]) % 8}")
+    res = analyze(frame, treatment="new", baseline="old", n_resamples=99, rng=0)
+    [note] = [n for n in res.input_notes if n.startswith("Unit:")]
+    assert note.startswith("Unit: query; 8 of 8 episodes hold several queries")
+    assert note in render_analysis(res, figures={})
+    said = analyze(frame, treatment="new", baseline="old", n_resamples=99, rng=0,
+                   input_notes=["Unit: query, asked for."])  # fmt: skip
+    assert [n for n in said.input_notes if n.startswith("Unit:")] == ["Unit: query, asked for."]
+    episode = analyze(frame, treatment="new", baseline="old", unit="episode", n_resamples=99, rng=0)
+    assert not [n for n in episode.input_notes if n.startswith("Unit: query")]
