@@ -402,8 +402,36 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "d_z: mean Δ / SD of the differences (Cohen's d for paired samples, n/a when every "
         "difference is equal); CLES: (W + T/2) / n, P(treatment above baseline) + ½ "
         "P(tie) on a unit drawn at random.",
+        *_interaction_legend(res),
         *_break_even_legend(res),
         "",
+    ]
+
+
+#: The studentized interaction test's measured type-I error at .05 the legend quotes
+#: (benchmarks/results-interaction_type1.md; a test reads them off that table).
+INTERACTION_FIGURES = {
+    "symmetric": ".0445–.0635",
+    "skewed tau-bench": ".0745",
+    "skewed small cell": ".0945",
+    "asymmetric binary": ".0830",
+}
+
+
+def _interaction_legend(res: AnalysisResult) -> list[str]:
+    """What the interaction line's p can be trusted for, where one is printed: its measured
+    type-I error, above the level with skewed or asymmetric 0/1 differences in small cells."""
+    methods = {c.result.interaction.method for c in res.comparisons if c.result.interaction}
+    if "studentized-signflip" not in methods:
+        return []
+    f = INTERACTION_FIGURES
+    return [
+        "- Method × cell interaction (studentized sign-flip: does Δ differ across the cells?): "
+        f"measured type-I error at α = .05 {f['symmetric']} with symmetric differences, but "
+        f"{f['skewed tau-bench']} with skewed ones at τ-bench's cell sizes, "
+        f"{f['skewed small cell']} with a skewed 5-unit cell and {f['asymmetric binary']} with "
+        "asymmetric 0/1 differences (docs/statistics.md): read a p near .05 with cells under "
+        "~50 units and skewed or asymmetric 0/1 differences as weaker evidence."
     ]
 
 
