@@ -446,7 +446,8 @@ def _query_unit_caveat(plan: _Plan, unit: str, notes: Sequence[str]) -> list[str
         return []
     df = plan.df
     (metric, budget), method = plan.pairs[0], plan.methods[0][0]
-    rows = df[(df["method"] == method) & (df["metric"] == metric) & (df["budget"] == budget)]
+    rows = df[df["method"] == method]  # one pass over the records, then over its rows
+    rows = rows[(rows["metric"] == metric) & (rows["budget"] == budget)]
     per = rows.groupby("episode_id", sort=False)["query_id"].nunique()
     shared = int((per > 1).sum())
     if not shared:

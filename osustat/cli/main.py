@@ -644,11 +644,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, unknown = parser.parse_known_args(given)
     if unknown:  # the sub-command's usage and error, not the top level's (exit 2)
         _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
-    repeated = _repeated_option(_command_parser(parser, args), given)
+    sub = _command_parser(parser, args)
+    repeated = _repeated_option(sub, given)
     if repeated:  # argparse keeps the last silently: --metric hit@2 --metric recall
-        _command_parser(parser, args).error(
+        sub.error(
             f"{repeated} is given twice (the second would replace the first); give it once"
-            + _list_hint(_command_parser(parser, args)._option_string_actions[repeated])
+            + _list_hint(sub._option_string_actions[repeated])
             + "."
         )
     # The output folder is where the report lives, so it is not part of what the report

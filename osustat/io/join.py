@@ -277,7 +277,7 @@ def _same_value(value: str, want: str) -> bool:
         return False
 
 
-def _nearest(key: tuple[str, str], index: Any) -> str:
+def _nearest(key: tuple[str, str], index: _Index) -> str:
     """The conversation's question closest in text to an unmatched one, as a hint (a curly
     quote, a typo), or ``''`` when none is close."""
     import difflib

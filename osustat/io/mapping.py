@@ -9,6 +9,7 @@ questions.
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from dataclasses import dataclass
@@ -52,6 +53,11 @@ class Score:
     field: str
     read: str
     labels: tuple[tuple[str, float], ...] = ()
+
+    @functools.cached_property
+    def folded_labels(self) -> dict[str, float]:
+        """`labels` keyed by their case-folded words: the lookup of every answer's value."""
+        return {word.casefold(): value for word, value in self.labels}
 
 
 @dataclass(frozen=True)

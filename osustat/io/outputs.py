@@ -124,12 +124,14 @@ def _lookup(item: dict[str, Any], field: str) -> Any:
     (``judge.label``); ``_MISSING`` when neither is there."""
     if field in item:
         return item[field]
+    if "." not in field:
+        return _MISSING
     obj: Any = item
-    for part in field.split(".") if "." in field else ():
+    for part in field.split("."):
         if not isinstance(obj, dict) or part not in obj:
             return _MISSING
         obj = obj[part]
-    return obj if "." in field else _MISSING
+    return obj
 
 
 def _absent(item: dict[str, Any], field: str) -> str | None:
@@ -206,10 +208,11 @@ def _answer(item: Any, where: str, key: str | None, place: int, m: Mapping, syst
     for s in m.scores:
         hint = _other_reader(item, m, system) if _lookup(item, s.field) is _MISSING else ""
         raw = _field(item, s.field, where, hint)
-        labels = {word.casefold(): v for word, v in s.labels}
-        value = labels.get(str(raw).strip().casefold()) if s.labels else None
-        if value is None and not s.labels:
-            value = read_score(raw, s.read)
+        value = (
+            s.folded_labels.get(str(raw).strip().casefold())
+            if s.labels
+            else read_score(raw, s.read)
+        )
         if value is None:
             raise ValueError(
                 f"{where}{_which(None if key else conv, qid, text)}: field `{s.field}` is not "
