@@ -61,7 +61,7 @@ from .cellwise import (
     cell_conditional,
     search_mde,
 )
-from .multitest import adjust_pvalues
+from .multitest import adjust_pvalues, strictest_level
 from .provenance import Provenance, command_line, package_versions
 from .records import paired
 from .stepdown import STEPDOWN_METHODS, westfall_young
@@ -853,11 +853,6 @@ def _family_info(
     return adjusted[(p, k, pos)] if pos is not None else (None, None, 0)
 
 
-def _mde_alpha(m: int, alpha: float, correction: str) -> float:
-    """The level a row's MDE is stated at: α/m inside a corrected family of m tests."""
-    return alpha / m if (m > 1 and correction != "none") else alpha
-
-
 def _search_mdes(
     raw: Sequence[Sequence[tuple[str, int, CellConditionalResult]]],
     tested: dict[tuple[int, int], list[CellEffect]],
@@ -873,7 +868,9 @@ def _search_mdes(
     for p, part in enumerate(raw):
         for k, (_, _, res) in enumerate(part):
             for e in (*res.cells, res.aggregate):
-                level = _mde_alpha(_family_info(tested, adjusted, p, k, e)[2], alpha, correction)
+                level = strictest_level(
+                    _family_info(tested, adjusted, p, k, e)[2], alpha, correction
+                )
                 if not e.mde_levels.searched(level):
                     todo.append((e, level))
     while batch := todo[: TASKS_PER_BATCH * 16]:
@@ -901,7 +898,7 @@ def _row(
         if p_adj is not None and correction in STEPDOWN_METHODS
         else None
     )
-    mde_alpha = _mde_alpha(m, alpha, correction)
+    mde_alpha = strictest_level(m, alpha, correction)
     mde = e.mde_at(mde_alpha)  # searched only at the level printed
     return Row(
         label="Aggregate" if e.cell is None else e.cell.value,

@@ -10,10 +10,22 @@ from numpy.typing import NDArray
 
 from ._validation import check_level, list_some
 
-__all__ = ["CORRECTIONS", "AdjustedPValues", "adjust_pvalues", "stars"]
+__all__ = ["CORRECTIONS", "AdjustedPValues", "adjust_pvalues", "stars", "strictest_level"]
 
 #: statsmodels' names, which we pass through unchanged.
 CORRECTIONS = ("holm", "bonferroni", "sidak", "holm-sidak", "hommel", "fdr_bh", "fdr_by")
+
+
+def strictest_level(m: int, alpha: float, correction: str) -> float:
+    """The level a test inside a family of `m` corrected tests is held to at the correction's
+    strictest step: ``alpha / m`` (Holm's and Bonferroni's first step, Benjamini-Hochberg's
+    smallest threshold), `alpha` for one test or ``correction = 'none'``. A power or MDE
+    stated for such a test is stated at this level (``analyze``'s rows, the audit's claims).
+
+    >>> strictest_level(4, 0.05, "holm"), strictest_level(4, 0.05, "none")
+    (0.0125, 0.05)
+    """
+    return alpha / m if (m > 1 and correction != "none") else alpha
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -28,10 +28,21 @@ __all__ = [
 UNDERPOWERED_AT_ANY_EFFECT = "underpowered at any effect"
 
 
-def _mde(mde: float) -> str:
+def _level(v: StandardVerdict, word: str = "at") -> str:
+    """' at α/m = …' (`word` first) when the verdict's MDE is stated below the family's
+    alpha (a corrected family: the level the correction's strictest step tests at)."""
+    at = getattr(v.mde, "alpha", None)
+    if at is None or v.alpha is None or math.isclose(at, v.alpha):
+        return ""
+    return f" {word} α/m = {at:.3g}"
+
+
+def _mde(v: StandardVerdict) -> str:
+    mde = v.mde
+    assert mde is not None
     if getattr(mde, "mde_range", None) is not None:
-        return not_estimable(mde)
-    return UNDERPOWERED_AT_ANY_EFFECT if math.isinf(mde) else f"MDE {mde:.3f}"
+        return not_estimable(mde) + _level(v)
+    return (UNDERPOWERED_AT_ANY_EFFECT if math.isinf(mde) else f"MDE {mde:.3f}") + _level(v)
 
 
 def _p_text(v: StandardVerdict) -> str:
@@ -149,32 +160,35 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
         if math.isinf(v.mde) and (ends is None or math.isinf(ends[0])):
             # no effect reaches the power; a range infinite at both ends says why (rule Z)
             said = UNDERPOWERED_AT_ANY_EFFECT if ends is None else not_estimable(v.mde)
-            return f"{said} at n = {check.n} (claimed effect {v.magnitude:.3f}); {p_text}"
+            at = f"at n = {check.n}{_level(v, 'and')}"
+            return f"{said} {at} (claimed effect {v.magnitude:.3f}); {p_text}"
         if ends is not None:  # a range, its upper end possibly infinite
             verb = "exceeds" if ends[0] > v.magnitude else "may exceed"
             said = not_estimable(v.mde).removeprefix("MDE not estimable from n = ")
+            at = f"at n = {check.n}{_level(v, 'and')}"
             return (
-                f"the MDE at n = {check.n} is not estimable from {said} and {verb} the "
+                f"the MDE {at} is not estimable from {said} and {verb} the "
                 f"claimed effect {v.magnitude:.3f}; {p_text}"
             )
         mag = f"{v.magnitude:.3f}"
-        return f"MDE {v.mde:.3f} at n = {check.n} exceeds the claimed effect {mag}; {p_text}"
+        at = f"MDE {v.mde:.3f} at n = {check.n}{_level(v, 'and')}"
+        return f"{at} exceeds the claimed effect {mag}; {p_text}"
     if code == "direction-only":
         return f"{what} {fmt_signed(effect)} {side} {t:g} but not significant; {p_text}"
     if code == "wrong-side-underpowered":
-        mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
+        mde_text = f"; {_mde(v)}" if v.mde is not None else ""
         return (
             f"not significant: {what} {fmt_signed(effect)} lies {other} {t:g}{mde_text}; {p_text}"
         )
     if code == "wrong-side-no-magnitude":
-        mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
+        mde_text = f"; {_mde(v)}" if v.mde is not None else ""
         return (
             f"not significant: {what} {fmt_signed(effect)} lies {other} "
             f"{t:g}{mde_text}; the claim prints no effect, so whether the test could have "
             f"found it is unknown; {p_text}"
         )
     if code == "wrong-side":
-        mde_text = f"; {_mde(v.mde)}" if v.mde is not None else ""
+        mde_text = f"; {_mde(v)}" if v.mde is not None else ""
         said = f"{what} {fmt_signed(effect)} lies {other} {t:g}"
         return f"{said} (not significant{mde_text}); {p_text}"
     raise ValueError(f"unknown reason code {code!r} (claim {c.id!r}).")

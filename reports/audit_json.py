@@ -10,6 +10,7 @@ from typing import Any
 
 from osustat.audit.result import VERDICTS, AuditResult, ClaimCheck
 from osustat.audit.verdicts import STANDARDS, StandardVerdict
+from osustat.power import PowerValue
 
 from ._audit_words import flag_message, headline_reason, note_text, procedure, reason
 
@@ -28,6 +29,8 @@ def _standard_json(check: ClaimCheck, v: StandardVerdict | None) -> dict[str, An
         "pvalue_adjusted": v.pvalue_adjusted,
         "correction": v.correction,
         "family_size": v.family_size,
+        # the MDE of the test this standard ran (difference claims), at its mde_alpha
+        **_mde_json(v.mde),
         # an undecided verdict: the Monte Carlo error of the corrected p, and each side's verdict
         "pvalue_se": v.pvalue_se,
         "sides": (
@@ -83,12 +86,12 @@ def _judged_json(check: ClaimCheck) -> dict[str, Any]:
     }
 
 
-def _mde_json(check: ClaimCheck) -> dict[str, Any]:
+def _mde_json(mde: PowerValue | None) -> dict[str, Any]:
     """The MDE fields: null when infinite or a range (not estimable as one number,
-    mde_range, whose null end is infinite); mde_note says which in words."""
+    mde_range, whose null end is infinite); mde_note says which in words; mde_alpha the
+    level it is stated at (alpha / m in a corrected family of m claims)."""
     from osustat.wording import UNDERPOWERED, not_estimable
 
-    mde = check.mde
     mde_range = getattr(mde, "mde_range", None)
     note = None
     if mde_range is not None:
@@ -102,6 +105,7 @@ def _mde_json(check: ClaimCheck) -> dict[str, Any]:
         "mde_range": None if mde_range is None else [float(x) for x in mde_range],
         "mde_method": mde.method if mde is not None else None,
         "mde_note": note,
+        "mde_alpha": mde.alpha if mde is not None else None,
     }
 
 
@@ -116,8 +120,9 @@ def _recomputed_json(check: ClaimCheck) -> dict[str, Any]:
         "baseline_mean": c.baseline_mean,
         "pvalue_adjusted": c.pvalue_adjusted,
         "family_size": c.family_size,
-        # null when infinite (underpowered at any effect) or a range: mde_note says which
-        **_mde_json(c),
+        # the strict standard's (the headline's); null when infinite (underpowered at any
+        # effect) or a range: mde_note says which
+        **_mde_json(c.mde),
         "min_attainable_p": c.min_attainable_p,
         "pooled_pvalue": c.pooled_pvalue,
         "fisher_pvalue": c.fisher_pvalue,

@@ -52,7 +52,7 @@ import pandas as pd
 from osustat._validation import check_level, check_resamples
 from osustat.audit.claim import ClaimsFile, Family
 from osustat.combine import fisher_combine
-from osustat.multitest import adjust_pvalues
+from osustat.multitest import adjust_pvalues, strictest_level
 from osustat.power import PowerValue
 from osustat.schema import validate_records
 from osustat.streams import stream_seed
@@ -158,7 +158,9 @@ def audit(
     the ratio of means with Fieller's interval (:func:`osustat.ratio.ratio_of_means`); strict
     tests ``mean(t - (1 + threshold) b) = 0``. ``means`` claims check the ordering only,
     under both standards. p-values are corrected within each family over the claims that
-    have a p under that standard (the report prints m). The MDE uses the family's alpha,
+    have a p under that standard (the report prints m). The MDE is that of the test each
+    standard ran: at alpha / m in a family corrected over m claims (the correction's
+    strictest step, as ``analyze`` states its rows'), at the family's alpha uncorrected;
     two-sided, power .8, and the claimed magnitude is the reported effect (or the
     difference of the reported means) minus the threshold, else the threshold.
 
@@ -211,7 +213,9 @@ def audit(
             bar.update(1)
     # A ClaimsFile built by hand may omit families: no correction as tested, Holm strict.
     families = {**{c.family: Family(c.family) for c in claims.claims}, **claims.families}
-    mdes = [mde_of(m, families[m.claim.family].alpha) for m in measured]  # resample-free
+    # resample-free: each standard's MDEs at the level its correction holds the claim to
+    searched: dict[tuple[int, float], PowerValue | None] = {}
+    mdes = {st: _mdes(measured, families, st, searched) for st in STANDARDS}
 
     def remeasure(i: int, b: int, look: int) -> Measured:
         # a fresh stream per look, derived from the claim's own: same rng, same audit
@@ -226,18 +230,19 @@ def audit(
         measured, mdes, families, n_resamples, max_resamples, remeasure
     )
     # a p still straddling alpha at the cap takes neither side: its verdict is undecided
-    verdicts = {st: _resolve(measured, verdicts[st], mdes, families) for st in STANDARDS}
+    verdicts = {st: _resolve(measured, verdicts[st], mdes[st], families) for st in STANDARDS}
     # the strict standard again with Benjamini-Hochberg in place of each family's strict
     # correction: the FDR reading beside the familywise one (issue 23)
     bh = {k: dataclasses.replace(f, strict_correction="fdr_bh") for k, f in families.items()}
-    strict_bh = _resolve(measured, _standard(measured, mdes, bh, "strict"), mdes, bh)
+    mdes_bh = _mdes(measured, bh, "strict", searched)
+    strict_bh = _resolve(measured, _standard(measured, mdes_bh, bh, "strict"), mdes_bh, bh)
     checks = tuple(
         dataclasses.replace(
             _check(
                 m,
                 verdicts["as tested"][i],
                 verdicts["strict"][i],
-                mdes[i],
+                mdes["strict"][i],
                 families[m.claim.family].alpha,
             ),
             strict_bh=strict_bh[i],
@@ -252,6 +257,31 @@ def audit(
         checks, families, n_resamples, bootstrap_resamples, level,
         claims.title, claims.source,
     )  # fmt: skip
+
+
+def _mdes(
+    measured: list[Measured],
+    families: dict[str, Family],
+    standard: str,
+    searched: dict[tuple[int, float], PowerValue | None],
+) -> list[PowerValue | None]:
+    """Each claim's MDE under `standard`, at the level that standard's correction holds it to
+    (:func:`osustat.multitest.strictest_level`: alpha / m in a family corrected over m claims
+    with a p, alpha uncorrected) -- the MDE of the test the verdict actually ran. `searched`
+    keeps the searches by (claim, level): the standards share the ones they agree on."""
+    sizes: dict[str, int] = {}
+    for m in measured:
+        if _raw_pvalue(m, standard)[0] is not None:
+            sizes[m.claim.family] = sizes.get(m.claim.family, 0) + 1
+    out = []
+    for i, m in enumerate(measured):
+        fam = families[m.claim.family]
+        correction = fam.correction if standard == "as tested" else fam.strict_correction
+        level = strictest_level(sizes.get(m.claim.family, 0), fam.alpha, correction)
+        if (i, level) not in searched:
+            searched[(i, level)] = mde_of(m, level)
+        out.append(searched[(i, level)])
+    return out
 
 
 def _undecided(m: Measured, v: StandardVerdict, alpha: float) -> float | None:
@@ -281,7 +311,7 @@ def _resolve(
 
 def _settle(
     measured: list[Measured],
-    mdes: list[PowerValue | None],
+    mdes: dict[str, list[PowerValue | None]],
     families: dict[str, Family],
     n_resamples: int,
     max_resamples: int,
@@ -299,7 +329,7 @@ def _settle(
     resamples = [n_resamples] * len(measured)
     looks = [0] * len(measured)
     while True:
-        verdicts = {st: _standard(measured, mdes, families, st) for st in STANDARDS}
+        verdicts = {st: _standard(measured, mdes[st], families, st) for st in STANDARDS}
         pending: dict[int, list[Flag]] = {}
         for i, m in enumerate(measured):
             alpha = families[m.claim.family].alpha

@@ -15,6 +15,7 @@ from osustat.audit.claims import parse_claims
 from osustat.audit.result import VERDICTS
 from osustat.audit.run import audit
 from osustat.reports._audit_words import flag_message, note_text, procedure, reason
+from osustat.reports.audit_json import to_json
 
 
 def why(check, standard="strict"):
@@ -156,8 +157,6 @@ class TestAudit:
     def test_underpowered_with_ties_says_the_range_it_has(self):
         # rule Z: ten differences, half ties: a range with no upper end is worded as a range
         # (it read "underpowered at any effect"), and audit.json says it in mde_note
-        from osustat.reports.audit_json import to_json
-
         d = [0.1569, 0, -0.6146, 0, 0.2736, 0, 0.4406, 0, -0.1234, 0]
         res = run(claim(reported_effect=0.05), data=from_differences(d))
         check = res.checks[0]
@@ -185,6 +184,42 @@ class TestAudit:
         diffs = np.subtract(t, b, dtype=float)
         ref = minimum_detectable_effect(float(diffs.std(ddof=1)), 30, differences=diffs)
         assert hit.mde.method == "exact-binomial" and hit.mde == pytest.approx(ref, rel=1e-12)
+
+    def test_each_standard_states_the_mde_at_the_level_its_correction_tests_at(self):
+        # A family of 3 claims, Holm under strict: the first step tests at .05 / 3, so the
+        # strict MDE is the one at .0167 (a statistician: it was the one at .05, so a claimed
+        # 0.09 read "contradicted" -- "adequately powered" -- where the Holm-corrected test
+        # reaches power .8 only from 0.099). As tested (uncorrected) it stays at .05.
+        data = pd.concat(
+            [from_differences(BALANCED, metric=k) for k in ("recall", "m2", "m3")],
+            ignore_index=True,
+        )
+        res = run(
+            claim("a", reported_effect=0.09),
+            claim("b", metric="m2"),
+            claim("c", metric="m3"),
+            data=data,
+        )
+        check = res.checks[0]
+        sd = float(BALANCED.std(ddof=1))
+        at = {
+            a: minimum_detectable_effect(sd, 100, alpha=a, differences=BALANCED)
+            for a in (0.05, 0.05 / 3)
+        }
+        assert at[0.05] < 0.09 < at[0.05 / 3]  # the premise: the level decides the verdict
+        assert check.as_tested.mde == pytest.approx(at[0.05], rel=1e-12)
+        assert check.strict.mde == pytest.approx(at[0.05 / 3], rel=1e-12)
+        assert check.strict.mde.alpha == pytest.approx(0.05 / 3)
+        assert check.mde == check.strict.mde and check.strict.family_size == 3
+        assert check.as_tested.verdict == "contradicted"
+        assert check.strict.verdict == "opposite direction"
+        assert "MDE 0.099 at α/m = 0.0167" in why(check)
+        assert "α/m" not in why(check, "as tested")
+        got = to_json(res)["claims"][0]
+        assert got["recomputed"]["mde_alpha"] == pytest.approx(0.05 / 3)
+        assert got["strict"]["mde_alpha"] == pytest.approx(0.05 / 3)
+        assert got["as_tested"]["mde_alpha"] == 0.05
+        assert got["as_tested"]["mde"] == pytest.approx(at[0.05], rel=1e-12)
 
     def test_infinite_mde_reads_underpowered_at_any_effect(self):
         # n = 4: the smallest two-sided exact p is 2**(1-4) = .25 > .05, so no effect reaches
