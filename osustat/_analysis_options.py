@@ -48,11 +48,26 @@ def check_options(
 #: A correction family's member: (index of the method pair, metric, budget).
 Table = tuple[int, str, int]
 
+#: What the budget column counts: tokens (B), TREC depths, or nothing -- answer-level
+#: records (a system's graded answers, ``osustat import``) carry one placeholder budget.
+BUDGET_KINDS = ("tokens", "depth", "answers")
+
+
+def where(kind: str, budget: int) -> str:
+    """The budget as a heading says it: ``'B = 256'``, ``'depth 10'``, ``''`` for answers."""
+    return "" if kind == "answers" else f"depth {budget}" if kind == "depth" else f"B = {budget}"
+
+
+def pair_label(metric: str, budget: int, kind: str = "tokens") -> str:
+    """A (metric, budget) pair in lists: ``'hit@2 @ 256'``; the metric alone for answers."""
+    return metric if kind == "answers" else f"{metric} @ {budget}"
+
 
 def family_groups(
     family: str | Sequence[Sequence[Any]],
     pairs: Sequence[tuple[str, int]],
     methods: Sequence[tuple[str, str]] = (("", ""),),
+    kind: str = "tokens",
 ) -> list[tuple[str, list[Table]]]:
     """The declared families as lists of (method pair index, metric, budget) tables.
 
@@ -63,7 +78,7 @@ def family_groups(
     every = range(len(methods))
     if isinstance(family, str):
         if family == "per-metric-budget":
-            return [(f"{m} @ {b}", [(k, m, b) for k in every]) for m, b in pairs]
+            return [(pair_label(m, b, kind), [(k, m, b) for k in every]) for m, b in pairs]
         if family == "per-metric":
             metrics = list(dict.fromkeys(m for m, _ in pairs))
             return [(m, [(k, x, b) for x, b in pairs if x == m for k in every]) for m in metrics]

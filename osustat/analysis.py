@@ -47,7 +47,16 @@ from osustat.power import PowerValue
 from osustat.schema import ValidatedRecords, validate_records
 from osustat.wording import describe_verdict
 
-from ._analysis_options import check_options, family_groups, method_pairs, select, self_pairs
+from ._analysis_options import (
+    BUDGET_KINDS,
+    check_options,
+    family_groups,
+    method_pairs,
+    pair_label,
+    select,
+    self_pairs,
+    where,
+)
 from ._analysis_reproduction import check_paper_means, with_reproduction
 from ._deprecation import renamed_keywords
 from ._validation import list_some
@@ -148,8 +157,10 @@ def analyze(
         Needed when the records hold several benchmarks. The result's ``benchmark`` (JSON
         key ``benchmark``) is the benchmark analysed: the one named, else the records' only
         one (``'default'`` for records without a ``benchmark`` column).
-    budget_kind : {'tokens', 'depth'}
-        What the budget column counts (TREC cut-offs are depths): labels only.
+    budget_kind : {'tokens', 'depth', 'answers'}
+        What the budget column counts (TREC cut-offs are depths): labels only. ``'answers'``:
+        answer-level records (``osustat import``), one placeholder budget -- headings name
+        the metric alone; records with several budgets are refused.
     provenance : Provenance, optional
         The CLI passes the hashed input files; from Python the records are hashed as CSV.
     input_notes : sequence of str
@@ -215,6 +226,7 @@ def analyze(
         benchmark=benchmark,
         paper_means=paper_means,
         reference=reference,
+        kind=budget_kind,
     )
     input_notes = (*input_notes, *plan.notes, *_cells_not_tested(plan, unit))
     input_notes = (*input_notes, *_query_unit_caveat(plan, unit, input_notes))
@@ -284,8 +296,8 @@ def _analyze_iv(
     checked = check_options(correction, alpha, level, n_resamples, bootstrap_resamples, rng)
     if unit not in ("query", "episode"):
         raise ValueError(f"`unit` must be 'query' or 'episode'; got {unit!r}.")
-    if budget_kind not in ("tokens", "depth"):
-        raise ValueError(f"`budget_kind` must be 'tokens' or 'depth'; got {budget_kind!r}.")
+    if budget_kind not in BUDGET_KINDS:
+        raise ValueError(f"`budget_kind` must be one of {list(BUDGET_KINDS)}; got {budget_kind!r}.")
     return checked
 
 
@@ -356,6 +368,7 @@ def _plan(
     benchmark: str | None,
     paper_means: Any,
     reference: pd.DataFrame | str | Path | None,
+    kind: str = "tokens",
 ) -> _Plan:
     """Validate the records and every choice, and list the comparisons (no statistics)."""
     df = validate_records(records)
@@ -377,10 +390,15 @@ def _plan(
             f"no record has any of the metrics {ms} at any of the budgets {bs}; pairs present: "
             f"{sorted(present)[:10]}."
         )
+    if kind == "answers" and len({b for _, b in pairs}) > 1:
+        raise ValueError(
+            "`budget_kind='answers'` (answer-level records) needs one budget; these records "
+            f"hold {sorted({b for _, b in pairs})}."
+        )
     notes: list[str] = []
     if metrics is None:  # the default, every metric: those every compared method has
-        pairs, notes = _shared_pairs(df, methods, pairs)
-    groups = family_groups(family, pairs, methods)
+        pairs, notes = _shared_pairs(df, methods, pairs, kind)
+    groups = family_groups(family, pairs, methods, kind)
     printed = check_paper_means(paper_means, pairs)
     if reference is not None and printed:
         raise ValueError("give the original as `reference` records or as `paper_means`, not both.")
@@ -396,7 +414,10 @@ def _plan(
 
 
 def _shared_pairs(
-    df: pd.DataFrame, methods: list[tuple[str, str]], pairs: list[tuple[str, int]]
+    df: pd.DataFrame,
+    methods: list[tuple[str, str]],
+    pairs: list[tuple[str, int]],
+    kind: str = "tokens",
 ) -> tuple[list[tuple[str, int]], list[str]]:
     """The (metric, budget) pairs every compared method has records of, and a note naming
     the others with the methods lacking them (systems' files often score different metrics:
@@ -418,14 +439,15 @@ def _shared_pairs(
     lacking: dict[tuple[str, ...], list[str]] = {}
     for m, b in left:
         who = tuple(sorted(set(compared) - held.get((m, b), set())))
-        lacking.setdefault(who, []).append(f"{m} @ {b}")
+        lacking.setdefault(who, []).append(pair_label(m, b, kind))
     said = "; ".join(
         f"{', '.join(map(repr, who))} {'has' if len(who) == 1 else 'have'} no records of "
         f"{list_some(items, quote=False)}"
         for who, items in lacking.items()
     )
     return kept, [
-        f"Not analysed: {len(left)} metric-budget pair(s) that not every compared method has "
+        f"Not analysed: {len(left)} {'metric' if kind == 'answers' else 'metric-budget pair'}(s) "
+        "that not every compared method has "
         f"({said}); by default the metrics every compared method has are analysed — name a "
         "metric with --metric (`metrics`) to see what it lacks."
     ]
@@ -714,8 +736,7 @@ def _comparisons(
     comparisons = []
     exclusions: list[tuple[str, int]] = []
     for k, (metric, budget, res) in enumerate(raw):
-        where = f"depth {budget}" if kind == "depth" else f"B = {budget}"
-        heading = f"{metric} at {where}"
+        heading = f"{metric} at {where(kind, budget)}" if kind != "answers" else metric
         rows = []
         for e in (*res.cells, res.aggregate):
             family_info = _family_info(tested, adjusted, p, k, e)

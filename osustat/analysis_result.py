@@ -145,9 +145,6 @@ class AnalysisResult:
     def budget_axis(self) -> str:
         return "depth k (documents retrieved)" if self.budget_kind == "depth" else "token budget B"
 
-    def _where(self, budget: int) -> str:
-        return f"depth {budget}" if self.budget_kind == "depth" else f"B = {budget}"
-
     def to_markdown(self, *, figures: dict[str, Any] | None = None) -> str:
         """The report (markdown). `figures` maps headings/keys to figure file names."""
         from .renderers import renderer

@@ -557,10 +557,11 @@ def write_figures(res: AnalysisResult, folder: Path, *, stem: str = "") -> dict[
     metric with two or more budgets) as SVG + PNG into `folder`; return the name map for
     :func:`render_analysis`. `stem` starts every file name (one per method pair)."""
     names: dict[Any, str] = {}
-    prefix = "depth" if res.budget_kind == "depth" else "B"
+    prefix = {"depth": "-depth", "answers": ""}.get(res.budget_kind, "-B")
     for comp in res.comparisons:
         if comp.result.cells:
-            name = f"{stem}forest-{_slug(comp.metric)}-{prefix}{comp.budget}"
+            at = f"{prefix}{comp.budget}" if prefix else ""  # answers: no budget to name
+            name = f"{stem}forest-{_slug(comp.metric)}{at}"
             forest_plot(
                 comp.result,
                 folder / f"{name}.png",

@@ -141,6 +141,19 @@ def input_notes(
     return notes, [(e.reason, len(e.ids)) for e in loaded.exclusions]
 
 
+def budget_kind(records: Any, path: str | Path, qrels: bool) -> str:
+    """What the records' budget counts: TREC depths with qrels; answers for the answer-level
+    records ``osustat import`` wrote (one placeholder budget: headings name the metric
+    alone); token budgets otherwise."""
+    if qrels:
+        return "depth"
+    from osustat.io.join import ANSWER_BUDGET
+    from osustat.io.reading import imported
+
+    one = set(records["budget"].astype(int).unique().tolist()) == {ANSWER_BUDGET}
+    return "answers" if one and imported(path) else "tokens"
+
+
 def _episode_benchmarks(records: Any) -> list[str]:
     """The records' benchmarks when every one is registered and declares the episode as its
     unit (LoCoMo: a conversation's questions share one memory), else none."""

@@ -21,6 +21,7 @@ from osustat.cli.audit import audit_command
 from osustat.cli.common import DeferredParser, _check_out, _family, _ints, _prob, _split
 from osustat.cli.inputs import (
     add_input_options,
+    budget_kind,
     check_records_out,
     default_unit,
     input_notes,
@@ -43,7 +44,7 @@ def _analyze(args: argparse.Namespace) -> int:
     # Every option is checked before any input is read or anything is computed.
     options, jobs = _analyze_options(args)
     records_out = check_records_out(args.records_out, args.force)
-    records, prov, notes, unit = _analyze_input(args)
+    records, prov, notes, unit, kind = _analyze_input(args)
     with _workers(jobs, args.scheduler) as workers:
         try:
             result = analyze(
@@ -52,7 +53,7 @@ def _analyze(args: argparse.Namespace) -> int:
                 all_pairs=args.all_pairs,
                 unit=unit,
                 benchmark=args.benchmark,
-                budget_kind="depth" if args.qrels else "tokens",
+                budget_kind=kind,
                 provenance=prov,
                 input_notes=notes,
                 reference=args.reference,
@@ -112,9 +113,9 @@ def _analyze_options(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     return options, jobs
 
 
-def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str]:
+def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str, str]:
     """Read the records, hash the inputs, and say the input's notes and warnings:
-    (records, provenance, notes, unit)."""
+    (records, provenance, notes, unit, budget kind)."""
     from osustat.provenance import Provenance
 
     records, files, loaded = read_input(args)
@@ -139,7 +140,7 @@ def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str]:
         exclusions=tuple(exclusions),
         versions=digest_prov.versions,
     )
-    return records, prov, notes, unit
+    return records, prov, notes, unit, budget_kind(records, files[0][1], bool(args.qrels))
 
 
 def _with_qrels_hint(msg: str, args: argparse.Namespace) -> str:

@@ -366,3 +366,16 @@ def test_a_westfall_young_adjusted_p_near_alpha_is_undecided_whatever_the_raw_ps
         row = next(r for r in res.comparisons[0].rows if r.label == "T-E-")
         assert row.exact and 0.04 < row.pvalue_adjusted < 0.06
         assert row.verdict.startswith("undecided at this Monte Carlo precision: p_adj = ")
+
+
+def test_answer_level_records_name_the_metric_alone_and_hold_one_budget(records):
+    # a new user's imported answers read "judge at B = 1": a budget their system never had
+    one = records[records["budget"] == 128].assign(budget=1)
+    res = run(one, budget_kind="answers", metrics=["hit@2"])
+    assert [c.heading for c in res.comparisons] == ["hit@2"]
+    assert "hit@2: m = 4" in res.family_sentence() and "@ 1" not in res.family_sentence()
+    assert "B = 1" not in res.to_markdown()
+    with pytest.raises(ValueError, match=r"needs one budget; these records hold \[128, 256\]"):
+        run(records, budget_kind="answers")
+    with pytest.raises(ValueError, match=r"`budget_kind` must be one of \['tokens', 'depth'"):
+        run(records, budget_kind="budget")

@@ -200,7 +200,10 @@ def test_cli_import_analyze_and_audit(files, tmp_path, capsys):
         == 0
     )
     report = capsys.readouterr().out
-    assert "## judge.cat2 at B = 1" in report and "| n (episodes) |" in report
+    # answer-level records: a heading names the metric alone, never the placeholder budget
+    assert "## judge.cat2\n" in report and "| n (episodes) |" in report
+    assert "B = 1" not in report and "@ 1" not in report
+    assert json.loads((tmp_path / "conv" / "results.json").read_text())["budget_kind"] == "answers"
     assert "| Aggregate | 10 |" in report
     script = Path(__file__).resolve().parents[3] / "examples" / "systems_figures.py"
     figures = tmp_path / "figures"
