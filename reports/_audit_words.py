@@ -273,20 +273,7 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
             "the strict column's studentized statistic is the calibrated one"
         )
     if flag.code == "mc-undecided":
-        v = check.under(flag.standard or "strict")
-        assert v is not None and v.pvalue_adjusted is not None and flag.value is not None
-        which = "p" if v.correction == "none" else "p_adj"
-        return (
-            f"undecided at this Monte Carlo precision ({flag.standard}): {which} = "
-            f"{v.pvalue_adjusted:.4f} ± {flag.value:.4f} (Monte Carlo SE) lies within "
-            f"{MC_UNDECIDED_Z} standard errors of α even at the resampling cap "
-            "(`max_resamples`), so its side of α is resampling noise: "
-            + (
-                "the verdict is left undecided, counted apart from the others"
-                if v.code == "mc-undecided"
-                else f"both sides give the verdict {v.verdict}"
-            )
-        )
+        return _undecided_message(check, flag)
     if flag.code == "effect-outside-ci":
         claimed = c.claimed_effect
         assert claimed is not None
@@ -307,7 +294,42 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
         )
     if flag.code == "n-mismatch":
         return f"reported n = {c.reported_n}, the records hold n = {check.n}"
+    if flag.code == "query-unit-clustered":
+        return _clustered_message(flag)
     raise ValueError(f"unknown flag code {flag.code!r} (claim {c.id!r}).")
+
+
+def _undecided_message(check: ClaimCheck, flag: Flag) -> str:
+    """The ``'mc-undecided'`` flag: the corrected p, its Monte Carlo error, what follows."""
+    v = check.under(flag.standard or "strict")
+    assert v is not None and v.pvalue_adjusted is not None and flag.value is not None
+    which = "p" if v.correction == "none" else "p_adj"
+    return (
+        f"undecided at this Monte Carlo precision ({flag.standard}): {which} = "
+        f"{v.pvalue_adjusted:.4f} ± {flag.value:.4f} (Monte Carlo SE) lies within "
+        f"{MC_UNDECIDED_Z} standard errors of α even at the resampling cap "
+        "(`max_resamples`), so its side of α is resampling noise: "
+        + (
+            "the verdict is left undecided, counted apart from the others"
+            if v.code == "mc-undecided"
+            else f"both sides give the verdict {v.verdict}"
+        )
+    )
+
+
+def _clustered_message(flag: Flag) -> str:
+    """The ``'query-unit-clustered'`` flag, with the claim's p at the episode unit."""
+    there = (
+        "it cannot be tested at the episode unit"
+        if flag.value is None
+        else f"the same claim at the episode unit: {p_phrase(flag.value)} (uncorrected)"
+    )
+    return (
+        "tested at the query unit (the claim's, or the default), but these records' "
+        "benchmark declares the episode (a conversation) as its unit: an episode's queries "
+        "share one memory, so a query-level p can be far smaller than the episode's; "
+        f'{there} — give `unit = "episode"` to judge it there'
+    )
 
 
 def note_text(check: ClaimCheck, note: Note) -> str:
@@ -324,7 +346,7 @@ def note_text(check: ClaimCheck, note: Note) -> str:
         )
     if note.code == "fieller-independent-queries":
         return (
-            "the ratio is of per-query means, the paper's unit; the Fieller interval treats "
+            "the ratio is of per-query means (the claim's unit); the Fieller interval treats "
             "queries as independent although they cluster in episodes, so it is too narrow "
             "when episodes' queries correlate"
         )

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from osustat._validation import list_some
 from osustat.audit.claim import Claim
 from osustat.bootstrap import BootstrapCI, bootstrap_ci
 from osustat.cells import CELLS, cell_codes
@@ -155,6 +156,21 @@ class Pairings:
         self._pairs = {}
         self._combos: ValidatedRecords | None = None
 
+    def no_cells(self, c: Claim) -> str:
+        """Why claim `c`'s queries have no cell: the records carry none, or only on other
+        metrics (an import writes a judge's cells on ``judge.cells``)."""
+        df = self.df
+        if "cell" not in df or not df["cell"].notna().any():
+            return "the records carry no `cell` column"
+        rows = df["method"].isin([c.treatment, c.baseline]) & df["cell"].notna()
+        others = sorted(set(df.loc[rows, "metric"].astype(str)))
+        if not others:
+            return "the records carry no cell for these methods' queries"
+        return (
+            f"metric {c.metric!r} carries no cell in these records; the cells are on metric(s) "
+            f"{list_some(others, quote=True)}: claim that metric"
+        )
+
     def _why_absent(self, c: Claim) -> str:
         """:func:`osustat.paired`'s own error for a comparison whose rows are absent.
 
@@ -233,8 +249,7 @@ def _shifted(c: Claim, t: NDArray[np.float64], b: NDArray[np.float64]) -> NDArra
 
 
 def _interaction(c: Claim, data: PairedRecords, n_resamples: int, gen: Any) -> Measured:
-    if data.cells is None:
-        return Measured(c, missing="the records carry no `cell` column for these queries")
+    assert data.cells is not None  # measure() says which metric carries the cells
     present = {x for x in data.cells if x is not None}
     if len(present) < 2:
         return Measured(c, missing=f"the records hold {len(present)} cell(s); 2 are needed")
@@ -299,11 +314,13 @@ def measure(
     if isinstance(data, str):
         return Measured(c, missing=data)
     if c.kind == "interaction":
+        if data.cells is None:
+            return Measured(c, missing=pairings.no_cells(c))
         return _interaction(c, data, n_resamples, gen)
     if c.cell is None:
         mask = np.ones(data.n, dtype=bool)
     elif data.cells is None:
-        return Measured(c, missing="the records carry no `cell` column for these queries")
+        return Measured(c, missing=pairings.no_cells(c))
     else:
         mask = cell_codes(data.cells) == CELLS.index(c.cell)
     n = int(mask.sum())

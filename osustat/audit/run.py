@@ -43,7 +43,7 @@ them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
@@ -103,6 +103,7 @@ def audit(
     unavailable: Mapping[str, str] | None = None,
     progress: bool = False,
     max_resamples: int = 2**20,
+    episode_benchmarks: Collection[str] = (),
 ) -> AuditResult:
     """Check every claim of a claims file against long-format records.
 
@@ -132,6 +133,11 @@ def audit(
     progress : bool
         A progress bar on stderr over the claims (done / total, rate, ETA): an audit of many
         claims with 10,000 sign flips each runs for half a minute.
+    episode_benchmarks : collection of str
+        Benchmarks whose records declare the episode as their unit (LoCoMo: a conversation's
+        questions share one memory; the CLI passes the registered ones): a claim tested at the
+        query unit on them is flagged ``'query-unit-clustered'`` with the same claim's raw p
+        at the episode unit beside it (its verdict is the query-level one, as claimed).
     max_resamples : int
         Cap of the sequential resampling: a claim whose Monte Carlo p (corrected, under
         either standard) lies within 2.576 standard errors of alpha is tested again with 4x
@@ -198,6 +204,7 @@ def audit(
     bootstrap_resamples = check_resamples(bootstrap_resamples, "bootstrap_resamples", minimum=2)
     level = check_level(level)
     df = validate_records(records)
+    _check_scales(claims, df)
     gen = np.random.default_rng(rng)
     children = _claim_seeds(claims, int(gen.integers(2**63 - 1)))
     pairings = Pairings(df, unavailable)
@@ -216,6 +223,9 @@ def audit(
     # resample-free: each standard's MDEs at the level its correction holds the claim to
     searched: dict[tuple[int, float], PowerValue | None] = {}
     mdes = {st: _mdes(measured, families, st, searched) for st in STANDARDS}
+
+    def at(c: Any, gen: np.random.Generator) -> Measured:
+        return measure(c, pairings, n_resamples, bootstrap_resamples, level, gen)
 
     def remeasure(i: int, b: int, look: int) -> Measured:
         # a fresh stream per look, derived from the claim's own: same rng, same audit
@@ -249,6 +259,8 @@ def audit(
         )
         for i, m in enumerate(measured)
     )
+    for i, flag in _clustered(measured, pairings, set(episode_benchmarks), children, at).items():
+        mc_flags.setdefault(i, []).insert(0, flag)
     checks = tuple(
         dataclasses.replace(c, flags=(*c.flags, *mc_flags[i])) if mc_flags.get(i) else c
         for i, c in enumerate(checks)
@@ -257,6 +269,60 @@ def audit(
         checks, families, n_resamples, bootstrap_resamples, level,
         claims.title, claims.source,
     )  # fmt: skip
+
+
+def _check_scales(claims: ClaimsFile, df: pd.DataFrame) -> None:
+    """A difference's threshold, margin or reported effect outside [-1, 1] on a metric whose
+    values in the records all lie in [0, 1] (a judge's 0/1 grade; the claims file cannot
+    know its scale, as it knows hit@k's and recall's) is an error naming the claim: a
+    percentage point written as a metric unit would be judged against an impossible
+    difference."""
+    bounded: dict[str, bool] = {}
+    for c in claims.claims:
+        if c.kind not in ("difference", "equivalence"):
+            continue
+        if c.metric not in bounded:
+            v = df.loc[df["metric"] == c.metric, "value"]
+            bounded[c.metric] = bool(len(v)) and bool(v.between(0.0, 1.0).all())
+        said = {"threshold": c.threshold, "margin": c.margin, "reported_effect": c.reported_effect}
+        bad = [(k, x) for k, x in said.items() if x is not None and abs(x) > 1.0]
+        if bounded[c.metric] and bad:
+            line = f" (line {c.line})" if c.line else ""
+            k, x = bad[0]
+            raise ValueError(
+                f"claims file {claims.source!r}, claim {c.id!r}{line}: `{k}` = {x:g} is impossible "
+                f"for metric {c.metric!r}, whose values in the records all lie in [0, 1] (so "
+                "differences lie in [-1, 1]); effects are in metric units, not percentage points."
+            )
+
+
+def _clustered(
+    measured: list[Measured],
+    pairings: Pairings,
+    episode_benchmarks: set[str],
+    children: list[np.random.SeedSequence],
+    at: Any,
+) -> dict[int, Flag]:
+    """``'query-unit-clustered'`` flags: each claim tested at the query unit on a benchmark
+    whose records declare the episode as their unit, with the same claim's raw p at the
+    episode unit (None where it cannot be tested there). ``at(c, gen)`` measures a claim."""
+    if not episode_benchmarks:
+        return {}
+    names = pairings.df["benchmark"].astype(str).unique().tolist()
+    only = names[0] if len(names) == 1 else None  # a claim without `benchmark` is about it
+    out = {}
+    for i, m in enumerate(measured):
+        c = m.claim
+        on = c.benchmark or only
+        if c.unit != "query" or m.missing is not None or on not in episode_benchmarks:
+            continue
+        gen = np.random.default_rng(
+            np.random.SeedSequence(children[i].entropy, spawn_key=(*children[i].spawn_key, 2**31))
+        )
+        ep = at(dataclasses.replace(c, unit="episode"), gen)
+        value = ep.test.pvalue if ep.missing is None and ep.test is not None else None
+        out[i] = Flag("query-unit-clustered", value)
+    return out
 
 
 def _mdes(

@@ -66,6 +66,7 @@ FLAG_CODES = (
     "skewed-equivalence",
     "liberal-interaction",
     "mc-undecided",
+    "query-unit-clustered",
 )
 
 #: The as-tested interaction verdict is flagged when the paper's centred statistic, at the
@@ -131,7 +132,9 @@ class Flag:
     :class:`~osustat.audit.result.ClaimCheck` that carries the flag, and ``value`` where the
     flag measured its own (``'liberal-interaction'``: the as-tested test's size at its cells;
     ``'skewed-equivalence'``: the TOST's predicted excess over alpha from the skewness;
-    ``'mc-undecided'``: the Monte Carlo standard error of the corrected p, for `standard`).
+    ``'mc-undecided'``: the Monte Carlo standard error of the corrected p, for `standard`;
+    ``'query-unit-clustered'``: the same claim's raw p at the episode unit, None where it
+    cannot be tested there).
     """
 
     code: str
@@ -303,18 +306,26 @@ def claimed_magnitude(c: Claim) -> float | None:
 
 
 def mde_of(m: Measured, alpha: float) -> PowerValue | None:
-    """MDE of the claim's recomputed test (two-sided, power .8) at its n, None if untested.
+    """MDE of the claim's recomputed test (two-sided, power .8) at its n; None if untested
+    or not a difference claim (a relative claim is tested on the ratio scale, an
+    equivalence by TOST: neither verdict reads an MDE).
 
-    The method follows the differences (:func:`osustat.minimum_detectable_effect` with
-    ``differences=`` and the units' values, ``pairs=``): exact binomial for 0/1 metrics, the
-    tilted model for count ratios (the treatment's rate moved), resampled otherwise;
-    infinite when the test can never reach power .8 at this n.
+    The method follows the values the test flips (:func:`osustat.minimum_detectable_effect`
+    with ``differences=``): the differences and the units' values (``pairs=``) for a test
+    of mean(d) = 0 -- exact binomial for 0/1 metrics, the tilted model for count ratios (the
+    treatment's rate moved), resampled otherwise --; for a threshold t, the shifted
+    differences d - t (the test of mean(d) = t, where a tie at 0 votes); infinite when the
+    test can never reach power .8 at this n.
     """
-    if m.d is None or m.d.size < 2 or m.claim.kind == "interaction":
+    if m.d is None or m.d.size < 2 or m.claim.kind != "difference":
         return None
-    return minimum_detectable_effect(
-        float(m.d.std(ddof=1)), m.n, alpha=alpha, differences=m.d, pairs=m.pairs
-    )
+    t = m.claim.threshold
+    if t == 0:
+        return minimum_detectable_effect(
+            float(m.d.std(ddof=1)), m.n, alpha=alpha, differences=m.d, pairs=m.pairs
+        )
+    x = m.d - t
+    return minimum_detectable_effect(float(x.std(ddof=1)), m.n, alpha=alpha, differences=x)
 
 
 def judge(
@@ -482,7 +493,10 @@ def flags(m: Measured, floor: float | None, alpha: float = 0.05) -> list[Flag]:
             out.append(Flag("effect-outside-ci"))
     if c.reported_n is not None and c.reported_n != m.n and not pooled_n(c, m.n, m.n_seeds):
         out.append(Flag("n-mismatch"))
-    skewed = None if m.equivalence is None else skewed_equivalence(m.equivalence, alpha)
+    # the skew qualifies an "equivalent" verdict only: none is possible where TOST's raw p
+    # is above alpha (a correction only raises it)
+    eq = m.equivalence
+    skewed = None if eq is None or eq.pvalue > alpha else skewed_equivalence(eq, alpha)
     if skewed is not None:
         out.append(skewed)
     liberal = _liberal_interaction(m, alpha)

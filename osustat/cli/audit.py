@@ -10,7 +10,7 @@ from typing import Any
 
 from osustat._validation import check_option_count
 from osustat.cli.common import _check_out, _input_file, _prob, name_pairs
-from osustat.cli.inputs import input_notes, read_input
+from osustat.cli.inputs import episode_unit_benchmarks, input_notes, read_input
 from osustat.provenance import json_text
 
 __all__ = ["audit_command"]
@@ -146,6 +146,7 @@ def audit_command(args: argparse.Namespace) -> int:
         bootstrap_resamples=args.bootstrap_resamples,
         level=args.level,
         rng=args.seed,
+        episode_benchmarks=episode_unit_benchmarks(records),
     )
     unchecked = result.counts()["not checkable"]
     _warn_unchecked(result, unchecked)

@@ -154,17 +154,21 @@ def budget_kind(records: Any, path: str | Path, qrels: bool) -> str:
     return "answers" if one and imported(path) else "tokens"
 
 
-def _episode_benchmarks(records: Any) -> list[str]:
-    """The records' benchmarks when every one is registered and declares the episode as its
-    unit (LoCoMo: a conversation's questions share one memory), else none."""
+def episode_unit_benchmarks(records: Any) -> list[str]:
+    """The records' registered benchmarks that declare the episode as their unit (LoCoMo: a
+    conversation's questions share one memory)."""
     from osustat.analyses.registry import benchmark_names, get_benchmark
 
     names = sorted(set(records["benchmark"].astype(str))) if "benchmark" in records else []
-    if not names or not set(names) <= set(benchmark_names()):
-        return []
-    if {get_benchmark(n).default_unit for n in names} != {"episode"}:
-        return []
-    return names
+    known = set(benchmark_names())
+    return [n for n in names if n in known and get_benchmark(n).default_unit == "episode"]
+
+
+def _episode_benchmarks(records: Any) -> list[str]:
+    """The records' benchmarks when every one is registered and declares the episode as its
+    unit, else none."""
+    names = sorted(set(records["benchmark"].astype(str))) if "benchmark" in records else []
+    return names if names and episode_unit_benchmarks(records) == names else []
 
 
 def query_unit_note(records: Any) -> str | None:

@@ -519,7 +519,12 @@ def _add_audit_parser(sub: Any) -> None:
     au.add_argument(
         "--force", action="store_true", help="replace an --out folder made from other inputs"
     )
-    au.add_argument("--json", action="store_true", help="also emit the audit as JSON")
+    au.add_argument(
+        "--json",
+        action="store_true",
+        help="with --out, also write DIR/audit.json; without it, print the audit as JSON on "
+        "stdout instead of the report",
+    )
     add_input_options(au, runs=False)
     au.set_defaults(func=audit_command)
 

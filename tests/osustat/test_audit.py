@@ -221,6 +221,81 @@ class TestAudit:
         assert got["as_tested"]["mde_alpha"] == 0.05
         assert got["as_tested"]["mde"] == pytest.approx(at[0.05], rel=1e-12)
 
+    def test_a_threshold_claims_mde_is_that_of_its_test_against_the_threshold(self):
+        # A reviewer: a claim "gap > .35" printed the MDE of the test of mean(d) = 0 on 0/±1
+        # differences (ties at 0 abstain there), but the test run is of mean(d) = .35, where
+        # every tie votes. The MDE is read from d - threshold, the values the test flips.
+        rng = np.random.default_rng(5)
+        t = (rng.random(200) < 0.6).astype(float)
+        b = (rng.random(200) < 0.3).astype(float)
+        order = np.argsort([f"e{i % 10}/q{i}" for i in range(200)], kind="stable")
+        d = (t - b)[order]  # in the pairing's order (episode/query ids sorted)
+        check = run(
+            claim(metric="hit@2", threshold=0.35, reported_effect=0.49),
+            data=records(t, b, metric="hit@2"),
+        ).checks[0]
+        x = d - 0.35
+        ref = minimum_detectable_effect(float(x.std(ddof=1)), 200, differences=x)
+        assert check.strict.mde == pytest.approx(ref, rel=1e-12)
+        assert check.strict.mde.method == ref.method != "exact-binomial"
+        old = minimum_detectable_effect(float(d.std(ddof=1)), 200, differences=d)
+        assert not check.strict.mde == pytest.approx(old, rel=1e-3)  # the test against 0's
+
+    def test_only_difference_claims_have_an_mde(self):
+        # a relative claim is tested on the ratio scale, an equivalence by TOST: the audit
+        # judges neither by an MDE, and audit.json carried a difference test's MDE for both
+        rng = np.random.default_rng(1)
+        b = rng.uniform(0.2, 0.4, 120)
+        t = np.clip(1.4 * b + rng.normal(0, 0.02, 120), 0, 1)
+        res = run(
+            claim("r", kind="relative", reported_effect=0.4),
+            claim("e", kind="equivalence", direction=None, margin=0.05),
+            data=records(t, b),
+        )
+        for check, got in zip(res.checks, to_json(res)["claims"], strict=True):
+            assert check.mde is None and check.strict.mde is None and check.as_tested.mde is None
+            assert got["recomputed"]["mde"] is None and got["recomputed"]["mde_range"] is None
+            assert got["recomputed"]["mde_alpha"] is None and got["strict"]["mde_method"] is None
+
+    def test_a_query_unit_claim_on_an_episode_unit_benchmark_is_flagged_with_its_episode_p(self):
+        # A reviewer: on LoCoMo (the conversation is the declared unit) a claim without
+        # `unit` was tested over questions and "reproduced" (strict p < .001) where the
+        # same claim over the 10 conversations gives p = .141; nothing said so.
+        rng = np.random.default_rng(3)
+        per_episode = rng.normal(0.08, 0.15, 10)  # records(): query i is in episode i % 10
+        data = from_differences(per_episode[np.arange(120) % 10] + rng.normal(0, 0.02, 120))
+        res = run(
+            claim("q"),
+            claim("e", unit="episode"),
+            data=data,
+            episode_benchmarks={"bench"},
+            n_resamples=4096,  # 2^10 sign vectors: exact at the episode unit
+        )
+        q, e = res.checks
+        (flag,) = [f for f in q.flags if f.code == "query-unit-clustered"]
+        assert flag.value == pytest.approx(e.test.pvalue, rel=1e-12)  # exact: 2^10 signs
+        assert e.test.method == "exact-enumeration" and not e.flags
+        assert q.test.pvalue < 0.05 < e.test.pvalue  # the premise: the unit decides
+        assert f"at the episode unit: p = {e.test.pvalue:.3f}".replace("0.", ".") in flag_text(q)
+        assert not [f for f in run(claim("q"), data=data).checks[0].flags]  # not declared
+
+    @pytest.mark.parametrize(
+        "spec",
+        [
+            {"threshold": 20},
+            {"reported_effect": 12.5},
+            {"kind": "equivalence", "direction": None, "margin": 5},
+        ],
+    )
+    def test_a_percentage_point_on_a_metric_whose_values_lie_in_0_1_is_refused(self, spec):
+        # A reviewer: `threshold = 20` (meant: 20 points) on a judge's 0/1 grade was judged
+        # "contradicted"; the claims file knows hit@k's and recall's scale, not `judge`'s
+        t, b = [1, 1, 0, 1] * 10, [0, 1, 0, 0] * 10
+        key = next(iter(spec if "margin" not in spec else {"margin": 0}))
+        with pytest.raises(ValueError, match=rf"claim 'c' \(line 1\): `{key}` = .* metric 'judge'"):
+            run(claim(metric="judge", **spec), data=records(t, b, metric="judge"))
+        run(claim(metric="judge", threshold=0.2), data=records(t, b, metric="judge"))  # fine
+
     def test_infinite_mde_reads_underpowered_at_any_effect(self):
         # n = 4: the smallest two-sided exact p is 2**(1-4) = .25 > .05, so no effect reaches
         # power .8; the verdict says so instead of printing "MDE inf".
@@ -266,6 +341,27 @@ class TestAudit:
         check = res.checks[0]
         assert check.verdict == "not checkable" and reason in why(check)
         assert check.test is None and check.family_size == 0
+
+    @pytest.mark.parametrize("kind", ["difference", "interaction"])
+    def test_a_cell_claim_on_a_metric_without_cells_names_the_metric_that_has_them(self, kind):
+        # A reviewer: "the records carry no `cell` column" on imported records, which have
+        # one: the cells are on `judge.cells`, the claim was on `judge`
+        t, b = [1, 1, 0, 1] * 10, [0, 1, 0, 0] * 10
+        cells = ["T+E+", "T-E-"] * 20
+        data = pd.concat(
+            [
+                records(t, b, metric="judge"),
+                records(t, b, metric="judge.cells", cells=cells),
+            ],
+            ignore_index=True,
+        )
+        spec = {"cell": "T+E+"} if kind == "difference" else {"kind": kind, "direction": None}
+        check = run(claim(metric="judge", **spec), data=data).checks[0]
+        assert check.verdict == "not checkable"
+        assert "metric 'judge' carries no cell in these records; the cells are on metric(s) " in (
+            why(check)
+        )
+        assert "'judge.cells'" in why(check)
 
     @pytest.mark.parametrize(
         "kw",
@@ -820,6 +916,18 @@ class TestSkewedEquivalenceFlag:
                 unflagged += skewed_equivalence(res, 0.05) is None
         assert false / 300 > 0.12  # the design breaks the test's level
         assert unflagged / 300 <= 0.06
+
+    def test_no_flag_where_equivalence_is_not_shown(self):
+        # A reviewer: the flag ("an 'equivalent' verdict ... is not shown at that level") sat
+        # beside "equivalence not shown", which it has nothing to qualify
+        from osustat.audit.verdicts import skewed_equivalence
+
+        eq = dict(kind="equivalence", direction=None, margin=0.05)
+        d = np.tile([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4], 5)  # mean .05: on the margin
+        (k,) = run(claim(**eq), data=from_differences(d)).checks
+        assert k.strict.verdict != "reproduced" and k.equivalence.pvalue > 0.05
+        assert skewed_equivalence(k.equivalence, 0.05) is not None  # skewed all the same
+        assert "skewed-equivalence" not in {f.code for f in k.flags}
 
     def test_a_sample_of_ties_only_is_flagged_and_said_so(self):
         # the n = 10 reproduction's unflagged residue (.007): all ten differences exact zeros
