@@ -275,7 +275,7 @@ class Plan:
 def plan(request: Request) -> Plan:
     """Every check of `request`, before any work (``UsageError`` / ``ValueError`` naming the
     option). Returns what :func:`reproduce` runs."""
-    from osustat.provenance import OutputError, check_target
+    from osustat.provenance import API_COMMAND, OutputError, check_target
 
     try:
         bench = get_benchmark(request.benchmark)
@@ -283,7 +283,8 @@ def plan(request: Request) -> Plan:
         raise UsageError(str(exc)) from None
     _check_counts(request, bench)
     try:
-        check_target(request.out, None, force=request.force)
+        python = request.command == API_COMMAND  # the words of the caller's arguments
+        check_target(request.out, None, force=request.force, python=python)
     except OutputError as exc:
         raise UsageError(str(exc)) from None
     shortcuts, options = benchmark_options(bench, request.options)
@@ -325,7 +326,7 @@ def plan(request: Request) -> Plan:
         # (from Python, the equivalent CLI call, built here once for every benchmark)
         command=(
             equivalent_command(bench, request, choices, options, retrievers)
-            if request.command == "python API"
+            if request.command == API_COMMAND
             else request.command
         ),
     )

@@ -75,7 +75,8 @@ def unique_items(items: Iterable[Any], name: str, key: Any = None) -> list[Any]:
 
 def _number_label(x: Any, name: str, j: int, i: int) -> int | float:
     """A numeric unit label as a key: integers (and integral floats) as exact Python ints,
-    other floats as floats; NaN and bools refused, naming `name`, the array and the position.
+    other floats as floats; NaN, ±inf and bools refused, naming `name`, the array and the
+    position.
     (``float(x)`` merged 10**16 and 10**16 + 1 and refused distinct 19-digit ids as one unit
     twice -- red team item 4.)"""
     import numpy as np
@@ -96,6 +97,8 @@ def _number_label(x: Any, name: str, j: int, i: int) -> int | float:
         ) from None
     if math.isnan(f):
         raise ValueError(f"{where}: NaN is not a unit label; drop or name that unit.")
+    if math.isinf(f):
+        raise ValueError(f"{where}: {f} is not a unit label; drop or name that unit.")
     return int(f) if f.is_integer() else f
 
 

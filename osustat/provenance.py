@@ -272,8 +272,12 @@ def check_target(
     force: bool = False,
     command: str | None = None,
     options: Mapping[str, Any] | None = None,
+    python: bool | None = None,
 ) -> Path:
     """Refuse an output path that cannot or must not be replaced; call before any work.
+
+    The messages name the caller's own words: ``out`` and ``force=True`` for Python
+    (`python`, else when `command` is the API's), ``--out`` and ``--force`` otherwise.
 
     Leftovers of an interrupted replacement beside `target` are cleaned first, and said
     (:func:`clean_leftovers`).
@@ -288,34 +292,37 @@ def check_target(
         Python API), command lines only between two of the CLI's.
     """
     target = Path(target)
+    # a Python caller (`save(out, force=...)`, `osustat.reproduce`) is told its arguments
+    api = command == API_COMMAND if python is None else python
+    out, force_it = ("`out`", "force=True") if api else ("`--out`", "--force")
     here = Path.cwd().resolve()
     if target.resolve() == here or target.resolve() in here.parents:
         raise OutputError(
-            f"`--out` {str(target)!r} is the current folder or holds it; a report replaces "
-            "its whole folder, so give it a folder of its own (e.g. --out report)."
+            f"{out} {str(target)!r} is the current folder or holds it; a report replaces "
+            "its whole folder, so give it a folder of its own (e.g. 'report')."
         )
     clean_leftovers(target)
     if target.exists() and not target.is_dir():
-        raise OutputError(f"`--out` {str(target)!r} is an existing file, not a folder.")
+        raise OutputError(f"{out} {str(target)!r} is an existing file, not a folder.")
     if target.is_dir() and any(target.iterdir()) and not force:
         digest, before, recorded = _existing(target)
         if digest is None:
             raise OutputError(
-                f"`--out` {str(target)!r} is a non-empty folder without an osustat "
-                f"{PROVENANCE_FILE}; choose a new folder or pass --force to replace it."
+                f"{out} {str(target)!r} is a non-empty folder without an osustat "
+                f"{PROVENANCE_FILE}; choose a new folder or pass {force_it} to replace it."
             )
         if inputs_digest is not None and digest != inputs_digest:
             raise OutputError(
-                f"`--out` {str(target)!r} holds a report made from different inputs; choose a "
-                "new folder or pass --force to replace it."
+                f"{out} {str(target)!r} holds a report made from different inputs; choose a "
+                f"new folder or pass {force_it} to replace it."
             )
         differ = _differing_options(recorded, options) if recorded and options else []
         if differ:
             raise OutputError(
-                f"`--out` {str(target)!r} holds a report of a different run ("
+                f"{out} {str(target)!r} holds a report of a different run ("
                 + "; ".join(differ[:4])
                 + (f"; and {len(differ) - 4} more" if len(differ) > 4 else "")
-                + "); choose a new folder or pass --force (Python: force=True) to replace it."
+                + f"); choose a new folder or pass {force_it} to replace it."
             )
         if (
             command is not None
@@ -324,12 +331,12 @@ def check_target(
             and _run_options(command) != _run_options(before)
         ):
             raise OutputError(
-                f"`--out` {str(target)!r} holds a report of a different run ({before!r}); "
-                "choose a new folder or pass --force to replace it."
+                f"{out} {str(target)!r} holds a report of a different run ({before!r}); "
+                f"choose a new folder or pass {force_it} to replace it."
             )
     parent = target.parent
     if parent.exists() and not parent.is_dir():
-        raise OutputError(f"`--out` {str(target)!r}: {str(parent)!r} is not a folder.")
+        raise OutputError(f"{out} {str(target)!r}: {str(parent)!r} is not a folder.")
     return target
 
 

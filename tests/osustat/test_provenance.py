@@ -166,3 +166,18 @@ def test_the_current_folder_is_never_an_output(tmp_path, monkeypatch):
         with pytest.raises(OutputError, match=r"is the current folder or holds it"):
             check_target(target, None, force=True)
     assert check_target("report", None) == Path("report")
+
+
+def test_a_python_callers_refusal_names_its_argument_not_the_cli_flag(tmp_path):
+    # a reviewer: `result.save(out)` from Python was told "`--out` ... pass --force"
+    from osustat.provenance import API_COMMAND, OutputError, check_target
+
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match=r"^`out` '.*file' is an existing file, not a folder"):
+        check_target(tmp_path / "file", None, command=API_COMMAND)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("x")
+    with pytest.raises(OutputError, match=r"^`out` .* pass force=True to replace it"):
+        check_target(tmp_path / "full", None, command=API_COMMAND)
+    with pytest.raises(OutputError, match=r"^`--out` .* pass --force to replace it"):
+        check_target(tmp_path / "full", None, command="osustat analyze r.csv --out full")

@@ -191,6 +191,11 @@ def test_nan_and_bool_labels_are_refused() -> None:
         _two_tests(ints, [float("nan"), *ints[1:]])
     with pytest.raises(ValueError, match=r"`units\[0\]` position 3: NaN"):
         _two_tests([0.0, 1.0, 2.0, np.nan, *ints[4:]], ints)
+    # an infinite label is no unit either (a red team: ±inf was accepted as one)
+    with pytest.raises(ValueError, match=r"`units\[1\]` position 2: inf is not a unit label"):
+        _two_tests(ints, [0.0, 1.0, float("inf"), *ints[3:]])
+    with pytest.raises(ValueError, match=r"`units\[0\]` position 0: -inf is not a unit label"):
+        _two_tests([-np.inf, *ints[1:]], ints)
     with pytest.raises(ValueError, match=r"`units\[1\]` position 0: True is a bool"):
         _two_tests(ints, [True, False, *ints[2:]])
     with pytest.raises(ValueError, match=r"`units\[0\]` position 0: .*False.* is a bool"):
