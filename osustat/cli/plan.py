@@ -367,7 +367,10 @@ def add_plan_parser(sub: Any) -> None:
         help="queries per cell needed for a target power (sample-size design)",
         description="Queries per cell the paired sign-flip test needs to detect --effect with "
         "--power (osustat.plan / osustat.plan_cells): from a pilot's records, one plan per "
-        "cell, or from stated --sd / --zero-share / --binary.",
+        "cell, or from stated --sd / --zero-share / --binary. From records the plan is for the "
+        "test `osustat analyze` runs by default: at its unit (the records' declared one) and "
+        "level (each of m cells at alpha / m, Holm's first step over the cells; the aggregate "
+        "at alpha), two-sided; the output says each row's level and why.",
     )
     pl.add_argument(
         "records", nargs="?", default=None, help="a pilot's records file (long schema; optional)"
