@@ -435,3 +435,15 @@ def test_an_impossible_effect_is_said_in_four_significant_digits(capsys):
     out = capsys.readouterr().out
     limit = _cell_shares()["all"]
     assert f"= {limit:.4g}." in out and f"{limit!r}" not in out
+
+
+def test_a_stated_plan_says_it_is_one_test_and_how_to_plan_a_cell(capsys):
+    """Without records no cells are known: one test at alpha, and the text says what analyze
+    does to a cell (Holm over the table's cells) and which option plans for it."""
+    assert main(["plan", "--effect", "0.5", "--sd", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "one test at alpha = 0.05" in out
+    assert "to plan a cell, give --family-size with the number of cells" in out
+    assert main(["plan", "--effect", "0.5", "--sd", "1", "--family-size", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "alpha / 4 = 0.0125" in out and "to plan a cell" not in out
