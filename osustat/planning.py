@@ -97,7 +97,17 @@ class SampleSizePlan:
         ``'pilot'`` (differences given) or ``'stated'`` (sd / zero share / 0/1 stated).
     sd, zero_share : float
         What the plan assumed: the sd of the differences as a study with mean `effect`
-        shows them (zeros included), and the share of exact zeros (ties).
+        shows them (zeros included), and the share of exact zeros (ties). From a pilot of
+        differences of several sizes, the sd with the unbiased variance (``k - 1`` in the
+        denominator, k the pilot's units); for 0/1-type differences the sd their share of
+        ties gives at the effect, ``sqrt((1 - zero_share) magnitude**2 - effect**2)``.
+    sd_planned : float or None
+        The sd of the differences in the law `achieved_power` was computed under: the
+        stated sd; for a pilot planned over a range (rule P), the sd at the range's
+        conservative end (``plan(effect, sd=sd_planned)`` gives `n` unless the pilot's ties
+        raised it, as `range_basis` then says); for the empirical engine the sd of the
+        pilot's differences it resamples (the plug-in sd, divided by k); None for the
+        tilted model (count ratios), whose sd at the effect is not one of the pilot's.
     binary : bool
         Whether the differences were modelled as 0/1-type (``{-c, 0, c}``).
     pilot_n : int or None
@@ -148,6 +158,7 @@ class SampleSizePlan:
     tilt_fallback: str | None = None
     n_range: tuple[int, int] | None = None
     range_basis: str | None = None
+    sd_planned: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -205,6 +216,11 @@ class CellPlans:
     treatment, baseline, metric : str
     budget : int
     unit : str
+    levels : dict of str to str
+        Each cell's (planned or refused) level and why, in words: ``'α/4 = 0.0125: Holm
+        over the 4 cells, ...'`` (:func:`plan_cells`, "Levels").
+    notes : tuple of str
+        What the unit leaves out (cells the episode unit cannot test), in words.
     """
 
     plans: dict[str, SampleSizePlan]
@@ -215,6 +231,8 @@ class CellPlans:
     metric: str
     budget: int
     unit: str
+    levels: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         rows = []
@@ -227,8 +245,10 @@ class CellPlans:
                     "n": p.n if p else None,
                     "n_range": p.n_text() if p and p.n_range else None,
                     "achieved_power": p.achieved_power if p else None,
+                    "test_alpha": p.test_alpha if p else None,
                     "method": p.method if p else None,
                     "sd": p.sd if p else None,
+                    "sd_planned": p.sd_planned if p else None,
                     "zero_share": p.zero_share if p else None,
                     "note": self.refused.get(cell, ""),
                 }
@@ -245,6 +265,8 @@ class CellPlans:
             "pilot_sizes": dict(self.pilot_sizes),
             "plans": {c: p.to_dict() for c, p in self.plans.items()},
             "refused": dict(self.refused),
+            "levels": dict(self.levels),
+            "notes": list(self.notes),
         }
 
 
@@ -464,7 +486,7 @@ def _small_pilot_plan(
         return _pilot_range(conservative, (optimistic.n, conservative.n), basis, model, k, common)
     # the pilot's sd at the effect with the unbiased variance (k - 1 in the denominator, as the
     # chi-square interval assumes; the model's own sd divides by k)
-    s_lo, s_hi = sd_interval_ends(model.sd * math.sqrt(k / (k - 1)), spread_df(d))
+    s_lo, s_hi = sd_interval_ends(_reported_sd(model), spread_df(d))
     optimistic = end_plan("optimistic", f"sd {s_lo:.4g}", sd=s_lo)
     conservative = end_plan("conservative", f"sd {s_hi:.4g}", sd=s_hi)
     ends = (optimistic.n, conservative.n)
@@ -511,7 +533,7 @@ def _pilot_range(
         conservative,
         n=ends[1],
         source="pilot",
-        sd=model.sd,
+        sd=_reported_sd(model),
         zero_share=model.zero_share,
         binary=model.binary,
         pilot_n=k,
@@ -762,7 +784,7 @@ def plan(
         alternative=alternative,
         method=achieved.method,
         source=model.source,
-        sd=model.sd,
+        sd=_reported_sd(model),
         zero_share=model.zero_share,
         binary=model.binary,
         pilot_n=model.pilot_n,
@@ -774,7 +796,19 @@ def plan(
         tilt_fallback=model.tilt_fallback,
         n_range=n_range,
         range_basis=basis,
+        sd_planned=None if achieved.tilted is not None else model.sd,
     )
+
+
+def _reported_sd(model: _Model) -> float:
+    """The sd a plan reports: a pilot's of several magnitudes with the unbiased variance
+    (``k - 1`` in the denominator, as the chi-square interval of rule P assumes; the model's
+    own sd, that of the law the empirical engine resamples, divides by k); a stated sd and
+    the sd 0/1-type differences' share of ties gives at the effect as they are."""
+    k = model.pilot_n
+    if model.source != "pilot" or model.binary or k is None or k < 2:
+        return model.sd
+    return model.sd * math.sqrt(k / (k - 1))
 
 
 def _plan_iv(
@@ -920,6 +954,7 @@ def plan_cells(
     cells: list[str] | None = None,
     unit: str = "query",
     benchmark: str | None = None,
+    family_size: int | None = None,
     **options: Any,
 ) -> CellPlans:
     """Per-cell plans from a pilot's records: each cell's differences, one :func:`plan`.
@@ -934,9 +969,20 @@ def plan_cells(
         The mean difference to detect in every cell.
     cells : list of str, optional
         Cells to plan (default: every cell in the records, then ``'all'``, the aggregate).
-        ``unit='episode'`` (episodes mix cells) plans ``'all'`` only.
+        ``unit='episode'`` (episodes mix cells) plans ``'all'`` only; a cell asked for
+        there is refused (ValueError) for that reason.
+    family_size : int, optional
+        The family each cell's test is corrected in. Default: the one :func:`osustat.analyze`
+        forms by default (``'per-metric-budget'``, Holm): the m cells the records label, each
+        planned at alpha / m (:func:`osustat.multitest.strictest_level`: Holm rejects a
+        test whose p is at most alpha / m whatever the others' p), the aggregate at alpha
+        (analyze tests it outside every family). Given: the cells at alpha / `family_size`
+        (e.g. 4 cells x 2 metrics = 8), the aggregate still at alpha -- except where no
+        cell is tested (``unit='episode'``, records without cells), where the aggregate
+        tests are the family's members, as in analyze, and the aggregate is planned at
+        alpha / `family_size`. ``levels`` says each row's level and why.
     **options
-        Passed to :func:`plan` (`power`, `alpha`, `family_size`, `alternative`, `n_max`,
+        Passed to :func:`plan` (`power`, `alpha`, `alternative`, `n_max`,
         `n_simulations`, `rng`).
 
     Returns
@@ -951,23 +997,32 @@ def plan_cells(
     for bad in ("differences", "sd", "zero_share", "magnitude"):
         if bad in options:
             raise TypeError(f"`{bad}` is read from the records; it is not an option here.")
+    if isinstance(records, str | Path):
+        from .io.reading import load_records  # once: the query level's cells are read too
+
+        records = load_records(records)
     p = paired(
         records, treatment, baseline, metric=metric, budget=budget, unit=unit, benchmark=benchmark
     )
-    groups: dict[str, np.ndarray] = {}  # each cell's units
-    if p.cells is not None:
-        labels = np.array([str(c) for c in p.cells])
-        for label in sorted(set(labels.tolist())):
-            groups[label] = labels == label
-    groups["all"] = np.ones(p.differences.size, dtype=bool)
+    groups = _cell_groups(p.cells, p.differences.size)
+    labelled = _query_cells(records, treatment, baseline, metric, budget, benchmark, p.cells)
     wanted = list(groups) if cells is None else unique_items(cells, "cells")
     unknown = [c for c in wanted if c not in groups]
+    if unknown and set(unknown) <= set(labelled):  # the episode unit: cells label queries
+        raise ValueError(
+            f"`cells` {unknown} cannot be planned at the episode unit: a cell labels a query, "
+            "and an episode holds queries of several cells (`osustat analyze` tests no cells "
+            "there); plan 'all', or plan the cells at the query unit (--unit query)."
+        )
     if unknown:
         raise ValueError(f"`cells` {unknown} not in the records; known cells: {list(groups)}.")
+    alpha = options.get("alpha", 0.05)
+    levels = _levels(len(groups) - 1, family_size, alpha, unit)
     plans: dict[str, SampleSizePlan] = {}
     refused: dict[str, str] = {}
     sizes: dict[str, int] = {}
     for cell in wanted:
+        m, why = levels["all" if cell == "all" else "cell"]
         d = p.differences[groups[cell]]
         sizes[cell] = int(d.size)
         if d.size < 2:
@@ -975,9 +1030,11 @@ def plan_cells(
             continue
         try:
             pairs = (p.treatment[groups[cell]], p.baseline[groups[cell]])
-            plans[cell] = plan(effect, differences=d, pairs=pairs, **options)
+            one = plan(effect, differences=d, pairs=pairs, family_size=m, **options)
         except ValueError as exc:
             refused[cell] = str(exc)
+            continue
+        plans[cell] = replace(one, assumptions=(*one.assumptions[:-1], f"planned at {why}"))
     return CellPlans(
         plans=plans,
         refused=refused,
@@ -987,4 +1044,102 @@ def plan_cells(
         metric=p.metric,
         budget=int(budget),
         unit=unit,
+        levels={c: levels["all" if c == "all" else "cell"][1] for c in wanted},
+        notes=_cells_not_tested(labelled, p.metric) if unit == "episode" else (),
+    )
+
+
+def _cell_groups(labels: Any, size: int) -> dict[str, np.ndarray]:
+    """Each cell's units (a mask), sorted by label, then ``'all'``."""
+    groups: dict[str, np.ndarray] = {}
+    if labels is not None:
+        names = np.array([str(c) for c in labels])
+        for label in sorted(set(names.tolist())):
+            groups[label] = names == label
+    groups["all"] = np.ones(size, dtype=bool)
+    return groups
+
+
+def _query_cells(
+    records: pd.DataFrame,
+    treatment: str,
+    baseline: str,
+    metric: str,
+    budget: int,
+    benchmark: str | None,
+    cells: Any,
+) -> list[str]:
+    """The cells the records label on the compared rows (at the query unit: `cells`, the
+    paired units' own; at the episode unit read at the query level, none where it cannot be
+    read so)."""
+    from .records import paired
+
+    if cells is None:
+        try:
+            cells = paired(
+                records, treatment, baseline, metric=metric, budget=budget, benchmark=benchmark
+            ).cells
+        except ValueError:
+            return []
+    return [] if cells is None else sorted({str(c) for c in cells})
+
+
+def _levels(m_cells: int, given: int | None, alpha: float, unit: str) -> dict[str, tuple[int, str]]:
+    """The family size each row is planned in and its level with why, in words: for the
+    cells (``'cell'``) and the aggregate (``'all'``), as :func:`plan_cells` documents."""
+    from .multitest import strictest_level
+
+    def at(m: int, why: str) -> tuple[int, str]:
+        level = strictest_level(m, alpha, "holm")
+        return m, (f"α/{m} = {level:.4g}" if m > 1 else f"α = {alpha:g}") + f": {why}"
+
+    if given is not None:
+        check_positive_int(given, "family_size")
+    stated = (
+        f"a family of {given} tests (`family_size` = {given}; Bonferroni's level, Holm's "
+        "first step)"
+        if given != 1
+        else "one test (`family_size` = 1)"
+    )
+    if m_cells:
+        if given is not None:
+            cell = at(given, stated)
+        elif m_cells > 1:
+            cell = at(
+                m_cells,
+                f"Holm over the {m_cells} cells, as `osustat analyze` corrects them by default "
+                f"(its first step: Holm rejects a cell whose p is at most α/{m_cells}, whatever "
+                "the other cells' p)",
+            )
+        else:
+            cell = at(1, "the one cell is `osustat analyze`'s family of per-cell tests")
+        aggregate = at(1, "`osustat analyze` tests the aggregate outside every family")
+        return {"cell": cell, "all": aggregate}
+    no_cells = f"the {unit} unit" if unit == "episode" else "records without cells"
+    if given is not None and given > 1:
+        aggregate = at(
+            given,
+            f"{stated}; with no cells tested ({no_cells}) the aggregate tests are the "
+            "family's members, as in `osustat analyze`",
+        )
+    else:
+        aggregate = at(
+            1,
+            f"with no cells tested ({no_cells}) `osustat analyze`'s default family is one "
+            "table's aggregate test",
+        )
+    return {"cell": aggregate, "all": aggregate}
+
+
+def _cells_not_tested(labelled: list[str], metric: str) -> tuple[str, ...]:
+    """At the episode unit, where the records label queries with cells: that no cell is
+    planned, and why (as :func:`osustat.analyze`'s note)."""
+    if not labelled:
+        return ()
+    return (
+        f"Cells not tested: the records label queries with cells on {metric} "
+        f"({', '.join(labelled)}), but the unit of analysis is the episode: a cell labels a "
+        "query, and an episode (a conversation) holds queries of several cells, so "
+        "`osustat analyze` runs no per-cell tests at this unit and only the aggregate ('all') "
+        "is planned; --unit query plans the cells at the query level.",
     )

@@ -171,14 +171,16 @@ def test_assumptions_of_one_cells_model_are_not_claimed_for_every_cell(tmp_path,
     ratios = [("T-E-", *_count_ratio(gen)) for _ in range(40)]
     out, res = _plan_t_cells(_pilot_file(tmp_path, zero_one + ratios), 0.3, capsys)
     assert res.plans["T+E+"].binary and not res.plans["T-E-"].binary
-    every = out.split("Assumed in every cell:")[1].split("\n\n")[0]
+    # nothing else is common to the two: the level, the one shared premise, is said once
+    # above the table
+    assert "Assumed in every cell:" not in out
     binary_only = "exact zeros stay ties under the effect (the nonzero differences carry it)"
     tilted_only = "ties are one value among the others: the effect makes them rarer"
     assert res.plans["T+E+"].assumptions[1] == binary_only  # the premises of this test
     assert res.plans["T-E-"].assumptions[1] == tilted_only
-    assert binary_only not in every and tilted_only not in every
     assert f"- T+E+: {binary_only}" in out and f"- T-E-: {tilted_only}" in out
-    assert "one test at alpha = 0.05" in every
+    # the two cells of the records, corrected as `osustat analyze` corrects them (Holm)
+    assert "T+E+, T-E- at α/2 = 0.025: Holm over the 2 cells" in out and "planned at" not in out
 
 
 def test_a_ranged_cell_is_not_said_to_keep_its_share_of_ties(tmp_path, capsys):
@@ -246,3 +248,202 @@ def test_all_ties_message_names_the_remedy_not_a_parameter(tmp_path, capsys):
     assert "the pilot has no nonzero differences" in out and "says nothing about" in out, out
     assert "`--sd` and `--zero-share`" in out and "a pilot where the methods differ" in out
     assert "`differences`" not in out and "at any n" not in out
+
+
+# -- review 55: the plan is the analysis `osustat analyze` runs by default -----------------
+
+
+def _sign_test_power(n: int, q: float, effect: float, level: float) -> float:
+    """Exact power of the two-sided sign test on n 0/1-type differences: each unit differs
+    with probability q, a differing one is +1 with probability (1 + effect / q) / 2; of m
+    differing units the test rejects when 2 P(Bin(m, 1/2) <= min(k, m - k)) <= level. An
+    independent reference (scipy only) for the planner's exact engine."""
+    from scipy import stats
+
+    pi = 0.5 * (1.0 + effect / q)
+    total = 0.0
+    for m in range(n + 1):
+        k = np.arange(m + 1)
+        p = np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(k, m - k), m, 0.5))
+        total += stats.binom.pmf(m, n, q) * stats.binom.pmf(k[p <= level], m, pi).sum()
+    return float(total)
+
+
+def _cell_shares() -> dict[str, float]:
+    """Each cell's share of differing units in examples/records.csv (hit@2 at 256), and the
+    aggregate's ('all')."""
+    from osustat import paired
+
+    p = paired(EXAMPLE, "osu-mem", "flat-vector", metric="hit@2", budget=256)
+    assert p.cells is not None
+    labels = np.array([str(c) for c in p.cells])
+    shares = {c: float(np.mean(p.differences[labels == c] != 0)) for c in sorted(set(labels))}
+    return {**shares, "all": float(np.mean(p.differences != 0))}
+
+
+def test_cells_are_planned_at_holms_first_step_over_the_cells_analyze_tests(capsys):
+    """Review 55 #1: analyze corrects the 4 cells by Holm (its default family) and tests the
+    aggregate outside every family; the plan planned every row at alpha, so its n gave power
+    .61 at Holm's first step. Now each cell's n reaches .80 at alpha / 4 (where Holm rejects
+    whatever else the family holds) and the aggregate's at alpha, checked by the exact
+    binomial, and n - 1 does not."""
+    assert main(["plan", *PILOT, "--budget", "256", "--effect", "0.2", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    shares = _cell_shares()
+    assert set(got["plans"]) == set(shares) and len(shares) == 5
+    for cell, q in shares.items():
+        row = got["plans"][cell]
+        level = 0.05 if cell == "all" else 0.05 / 4
+        assert row["test_alpha"] == pytest.approx(level), cell
+        assert row["family_size"] == (1 if cell == "all" else 4)
+        n = row["n"]
+        assert _sign_test_power(n, q, 0.2, level) >= 0.8 > _sign_test_power(n - 1, q, 0.2, level)
+        assert row["achieved_power"] == pytest.approx(_sign_test_power(n, q, 0.2, level), abs=1e-9)
+
+
+def test_the_table_says_each_rows_level_and_why(capsys):
+    assert main(["plan", *PILOT, "--budget", "256", "--effect", "0.2"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "T+E+, T+E-, T-E+, T-E- at α/4 = 0.0125: Holm over the 4 cells, as `osustat analyze` "
+        "corrects them by default" in out
+    )
+    assert "all at α = 0.05: `osustat analyze` tests the aggregate outside every family" in out
+    assert "| cell | pilot n | n needed | level |" in out and "| T+E+ | 56 |" in out
+    assert "| α/4 = 0.0125 |" in out and "| α = 0.05 |" in out
+
+
+def test_a_given_family_size_is_the_cells_family_not_the_aggregates(capsys):
+    """Review 55 #1: `--family-size 4` put the aggregate at alpha / 4 (n 143 where analyze,
+    testing it at alpha, needs 102). A given m is the cells' family (e.g. 4 cells x 2
+    metrics); the aggregate stays at alpha, as analyze tests it, and the text says so."""
+    args = ["plan", *PILOT, "--budget", "256", "--effect", "0.2", "--family-size", "8"]
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["plans"]["T+E+"]["test_alpha"] == pytest.approx(0.05 / 8)
+    assert got["plans"]["all"]["test_alpha"] == pytest.approx(0.05)
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "at α/8 = 0.00625: a family of 8 tests (`--family-size` = 8;" in out
+    assert "all at α = 0.05: `osustat analyze` tests the aggregate outside every family" in out
+
+
+def _locomo_file(folder: Path, metric: str = "judge.cells") -> str:
+    """LoCoMo-like records (benchmark 'locomo', which declares the episode as its unit): 6
+    conversations of 40 questions, a cell per question on `metric`."""
+    gen = np.random.default_rng(3)
+    cells = ["T+E+", "T+E-", "T-E+", "T-E-"]
+    rows = ["benchmark,episode_id,query_id,method,budget,seed,cell,metric,value"]
+    for e in range(6):
+        for q in range(40):
+            cell = cells[q % 4] if metric.endswith(".cells") else ""
+            t, b = float(gen.random() < 0.7), float(gen.random() < 0.4)
+            for method, v in (("zep", t), ("mem0", b)):
+                rows.append(f"locomo,c{e},c{e}/q{q},{method},1,0,{cell},{metric},{v}")
+    path = folder / f"{metric}.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+def test_the_unit_is_the_records_declared_one_as_analyzes(tmp_path, capsys):
+    """Review 55 #2: on LoCoMo records analyze tests conversations, the plan counted questions
+    (173 planned where analyze on 385 found p = .25). The default unit is analyze's, said on
+    stderr as analyze says it; the header names what n counts; the cells analyze does not
+    test there are said, not silently dropped."""
+    records = _locomo_file(tmp_path)
+    base = ["plan", records, "--treatment", "zep", "--baseline", "mem0", "--metric", "judge.cells"]
+    assert main([*base, "--effect", "0.2"]) == 0
+    out = capsys.readouterr()
+    assert "osustat plan: unit: episode, the declared unit of locomo records" in out.err
+    assert out.out.startswith("Episodes per cell to detect judge.cells +0.2")
+    assert "Unit: episode, the declared unit of locomo records" in out.out
+    assert "Cells not tested" in out.out and "Cells not tested" in out.err
+    assert "| all | 6 |" in out.out and "| T+E+ |" not in out.out
+    assert main([*base, "--effect", "0.2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["unit"] == "episode"
+
+
+def test_the_query_unit_on_episode_records_says_analyzes_caveat(tmp_path, capsys):
+    records = _locomo_file(tmp_path)
+    base = ["plan", records, "--treatment", "zep", "--baseline", "mem0", "--metric", "judge.cells"]
+    assert main([*base, "--effect", "0.2", "--unit", "query"]) == 0
+    out = capsys.readouterr()
+    assert "treat the queries of one episode as independent" in out.err
+    assert "`osustat analyze` tests episodes unless given --unit query" in out.err
+    assert out.out.startswith("Queries per cell to detect")
+    assert "| T+E+ | 60 |" in out.out
+
+
+def test_a_cell_at_the_episode_unit_is_refused_for_what_it_is(tmp_path, capsys):
+    """Review 55 #10: "`--cell` ['T+E+'] not in the records; known cells: ['all']" -- the cell
+    is in the records; the episode unit cannot test it."""
+    records = _locomo_file(tmp_path)
+    base = ["plan", records, "--treatment", "zep", "--baseline", "mem0", "--metric", "judge.cells"]
+    assert main([*base, "--effect", "0.2", "--cell", "T+E+", "--unit", "episode"]) == 2
+    err = capsys.readouterr().err
+    assert "not in the records" not in err
+    assert "`--cell` ['T+E+'] cannot be planned at the episode unit" in err
+    assert "--unit query" in err
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_a_one_sided_plan_is_refused_for_the_two_sided_analyses(alternative, capsys):
+    """Review 55 #4: `--alternative greater` planned 278 where the two-sided test analyze and
+    audit run needs 348 (power .699 at 278). No command of the CLI runs a one-sided test."""
+    effect = "0.1" if alternative == "greater" else "-0.1"
+    argv = ["plan", "--effect", effect, "--sd", "1", "--alternative", alternative]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "`osustat analyze` and `osustat audit` test two-sided" in err
+    assert f"osustat.plan(..., alternative='{alternative}')" in err
+
+
+def test_the_printed_sd_is_the_pilots_unbiased_one_and_the_planned_sd_gives_n(tmp_path, capsys):
+    """Review 55 #7: a pilot of 6 conversation differences printed sd 0.0794 (the plug-in,
+    ddof 0) while n came from the normal model at the sd's 80% upper end, which the JSON did
+    not give: `plan --sd` on the printed value gave another n. Now `sd` is the unbiased sd,
+    `sd_planned` the one `achieved_power` is computed at (the noncentral t's power there, by
+    scipy), and `plan --sd sd_planned` gives the plan's n."""
+    import pandas as pd
+    from scipy import stats
+
+    records = _locomo_file(tmp_path, "judge")
+    base = ["plan", records, "--treatment", "zep", "--baseline", "mem0", "--metric", "judge"]
+    assert main([*base, "--effect", "0.15", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["plans"]["all"]
+    df = pd.read_csv(records)
+    means = df.pivot_table(index="episode_id", columns="method", values="value")
+    d = (means["zep"] - means["mem0"]).to_numpy()
+    assert row["sd"] == pytest.approx(float(np.std(d, ddof=1)), rel=1e-12)
+    n, s = row["n"], row["sd_planned"]
+    assert row["method"] == "normal" and s > row["sd"]
+    t = stats.t.isf(0.025, n - 1)
+    nc = 0.15 / (s / np.sqrt(n))
+    power = stats.nct.sf(t, n - 1, nc) + stats.nct.cdf(-t, n - 1, nc)
+    assert row["achieved_power"] == pytest.approx(power, abs=1e-9)
+    assert main(["plan", "--effect", "0.15", "--sd", repr(s), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == n
+    assert main([*base, "--effect", "0.15"]) == 0
+    out = capsys.readouterr().out
+    assert "| sd | sd planned |" in out and f"| {row['sd']:.4g} | {s:.4g} |" in out
+
+
+def test_an_impossible_effect_is_said_in_four_significant_digits(capsys):
+    """Review 55 #10: "|effect| <= magnitude * p_nonzero = 0.42467532467532465"."""
+    args = ["plan", *PILOT, "--budget", "256", "--effect", "0.9", "--cell", "all"]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    limit = _cell_shares()["all"]
+    assert f"= {limit:.4g}." in out and f"{limit!r}" not in out
+
+
+def test_a_stated_plan_says_it_is_one_test_and_how_to_plan_a_cell(capsys):
+    """Without records no cells are known: one test at alpha, and the text says what analyze
+    does to a cell (Holm over the table's cells) and which option plans for it."""
+    assert main(["plan", "--effect", "0.5", "--sd", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "one test at alpha = 0.05" in out
+    assert "to plan a cell, give --family-size with the number of cells" in out
+    assert main(["plan", "--effect", "0.5", "--sd", "1", "--family-size", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "alpha / 4 = 0.0125" in out and "to plan a cell" not in out

@@ -56,6 +56,20 @@ def _finite(value: float | None, option: str, *, positive: bool = False) -> None
         raise UsageError(f"`{option}` must be {need}; got {value!r}.")
 
 
+def _two_sided(alternative: str) -> str:
+    """`--alternative`: two-sided only (review 55 #4: a one-sided n, 278, where the
+    two-sided test needs 348, gave it power .70)."""
+    if alternative == "two-sided":
+        return alternative
+    raise UsageError(
+        f"`--alternative {alternative}` plans a one-sided test, which no command runs: "
+        "`osustat analyze` and `osustat audit` test two-sided, where the one-sided n has less "
+        "power than it states. For a one-sided test you run yourself "
+        f"(osustat.paired_signflip_test(..., alternative='{alternative}')), plan it in Python: "
+        f"osustat.plan(..., alternative='{alternative}') or osustat.plan_cells(...)."
+    )
+
+
 def _check(args: argparse.Namespace) -> dict[str, Any]:
     """Every option, checked before any input is read; the keyword arguments of plan()."""
     _finite(args.effect, "--effect")
@@ -70,8 +84,10 @@ def _check(args: argparse.Namespace) -> dict[str, Any]:
     options = {
         "power": _prob(args.power, "--power"),
         "alpha": _prob(args.alpha, "--alpha"),
-        "family_size": check_option_count(args.family_size, "--family-size", 1, 10_000),
-        "alternative": args.alternative,
+        "family_size": None
+        if args.family_size is None
+        else check_option_count(args.family_size, "--family-size", 1, 10_000),
+        "alternative": _two_sided(args.alternative),
         "n_max": check_option_count(args.n_max, "--n-max", 6, 1_000_000),
         "n_simulations": check_option_count(args.simulations, "--simulations", 100, 100_000),
         "rng": check_option_count(args.seed, "--seed", 0, 2**63 - 1),
@@ -129,12 +145,9 @@ def _check(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _only_budget(args: argparse.Namespace) -> int:
-    """The budget of a pilot's records when `--budget` is not given: its one budget (of the
-    two methods' rows), else a UsageError listing them."""
-    from osustat.io.reading import load_records
-
-    df = load_records(args.records)
+def _only_budget(args: argparse.Namespace, df: Any) -> int:
+    """The budget of a pilot's records `df` when `--budget` is not given: its one budget (of
+    the two methods' rows), else a UsageError listing them."""
     rows = df[df["method"].isin([args.treatment, args.baseline])] if "method" in df else df
     budgets = sorted({int(b) for b in rows.get("budget", [])})
     if len(budgets) != 1:
@@ -151,6 +164,8 @@ def _plan(args: argparse.Namespace) -> int:
     options = _check(args)
     try:
         if args.records is None:
+            given = options["family_size"] is not None
+            options["family_size"] = options["family_size"] or 1
             result = plan(
                 args.effect,
                 sd=args.sd,
@@ -160,12 +175,13 @@ def _plan(args: argparse.Namespace) -> int:
                 **options,
             )
             payload: dict[str, Any] = result.to_dict()
-            text = _stated_text(result)
+            text = _stated_text(result, given)
         else:
+            records, notes = _pilot_records(args)
             if args.budget is None:
-                args.budget = _only_budget(args)
+                args.budget = _only_budget(args, records)
             cells = plan_cells(
-                args.records,
+                records,
                 args.treatment,
                 args.baseline,
                 metric=args.metric,
@@ -176,10 +192,15 @@ def _plan(args: argparse.Namespace) -> int:
                 benchmark=args.benchmark,
                 **options,
             )
+            notes += [_as_options(n) for n in cells.notes]
+            for note in cells.notes:
+                print(f"osustat plan: warning: {_as_options(note)}", file=sys.stderr)
             payload = cells.to_dict()
             # the command line's words for a refusal, in the JSON as in the table
             payload["refused"] = {c: _as_options(w) for c, w in payload["refused"].items()}
-            text = _cells_text(cells, args)
+            payload["levels"] = {c: _as_options(w) for c, w in payload["levels"].items()}
+            payload["notes"] = notes
+            text = _cells_text(cells, args, notes)
     except (ValueError, TypeError) as exc:
         raise type(exc)(_as_options(str(exc))) from None
     out = json_text(payload) + "\n" if args.json else text
@@ -197,38 +218,82 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stated_text(p: Any) -> str:
+def _pilot_records(args: argparse.Namespace) -> tuple[Any, list[str]]:
+    """The pilot's records, the unit (`--unit`, else the one ``osustat analyze`` takes:
+    the records' benchmark's declared unit) in `args.unit`, and what is said of the unit
+    (also on stderr, as analyze says it)."""
+    from osustat.cli.inputs import default_unit, query_unit_note
+    from osustat.io.reading import load_records
+
+    records = load_records(args.records)
+    if args.unit is None:
+        args.unit, why = default_unit(records)
+    elif args.unit == "query" and (why := query_unit_note(records)) is not None:
+        why += (
+            "; `osustat analyze` tests episodes unless given --unit query (give it --unit "
+            "query to run the tests planned here)"
+        )
+    else:
+        why = None
+    if why is None:
+        return records, []
+    print(f"osustat plan: unit: {why}", file=sys.stderr)
+    return records, [f"Unit: {why}."]
+
+
+def _stated_text(p: Any, family_given: bool) -> str:
     lines = [p.summary(), "Assumed:"]
     lines += [f"- {a}" for a in p.assumptions]
+    if not family_given:
+        lines.append(
+            "- no family: `osustat analyze` corrects a table's cells by Holm over them (4 "
+            "cells: alpha / 4 = 0.0125 at its first step) and tests the aggregate at alpha; "
+            "to plan a cell, give --family-size with the number of cells"
+        )
     return "\n".join(lines) + "\n"
 
 
-def _cells_text(cells: Any, args: argparse.Namespace) -> str:
+def _levels_line(cells: Any) -> str:
+    """Each row's level and why, rows of one level together (the cells, then 'all')."""
+    rows: dict[str, list[str]] = {}
+    for cell, why in cells.levels.items():
+        rows.setdefault(_as_options(why), []).append(cell)
+    said = [f"{', '.join(cs)} at {why}" for why, cs in rows.items()]
+    return "Levels (two-sided): " + "; ".join(said) + "."
+
+
+def _cells_text(cells: Any, args: argparse.Namespace, notes: list[str]) -> str:
     from osustat.power import MDE_MIN_DIFFERENCES
 
-    level = f"alpha {args.alpha:g}"
-    if args.family_size > 1:
-        level += f" / {args.family_size} tests"
+    episodes = cells.unit == "episode"
+    unit = "the episode unit (an episode's value: the mean of its queries)"
     lines = [
-        f"Queries per cell to detect {cells.metric} {args.effect:+g} ({cells.treatment} - "
-        f"{cells.baseline}, budget {cells.budget}) with power {args.power:g}, {level}, "
-        f"{args.alternative}: paired sign-flip test, from the pilot's differences per cell.",
+        f"{'Episodes' if episodes else 'Queries'} per cell to detect {cells.metric} "
+        f"{args.effect:+g} ({cells.treatment} - {cells.baseline}, budget {cells.budget}) with "
+        f"power {args.power:g}: paired sign-flip test at "
+        f"{unit if episodes else 'the query unit'}, from the pilot's differences per cell.",
         "",
-        "| cell | pilot n | n needed | power at n | method | share of ties | sd |",
-        "|---|---:|---:|---:|---|---:|---:|",
+        _levels_line(cells),
+        *[f"\n{n}" for n in notes],
+        "",
+        "| cell | pilot n | n needed | level | power at n | method | share of ties | sd | "
+        "sd planned |",
+        "|---|---:|---:|---|---:|---|---:|---:|---:|",
     ]
     for cell, size in cells.pilot_sizes.items():
         p = cells.plans.get(cell)
         if p is None:
             why = _as_options(cells.refused[cell])
-            lines.append(f"| {cell} | {size} | — | — | not planned: {why} | | |")
+            lines.append(f"| {cell} | {size} | — | — | — | not planned: {why} | | | |")
             continue
         power = f"{p.achieved_power:.3f}" + (
             f" ± {p.monte_carlo_se:.3f}" if p.n_simulations else ""
         )
+        level = cells.levels[cell].split(":")[0]
+        planned = "—" if p.sd_planned is None else f"{p.sd_planned:.4g}"
         lines.append(
-            f"| {cell} | {size} | {p.n_text()} | {power} | {p.method} | {p.zero_share:.3f} | "
-            f"{p.sd:.4g} |"
+            f"| {cell} | {size} | {p.n_text()} | {level} | {power} | {p.method} | "
+            f"{p.zero_share:.3f} | {p.sd:.4g} | {planned} |"
         )
     ranged = [c for c, p in cells.plans.items() if p.n_range is not None]
     if ranged:
@@ -284,7 +349,9 @@ def _assumed_lines(plans: dict[str, Any]) -> list[str]:
     that make them (cells may be planned by different models: 0/1, tilted, shifted)."""
     made: dict[str, list[str]] = {}  # assumption -> the cells that make it, in order
     for cell, p in plans.items():
-        for a in (*p.assumptions[1:], _stands_for(p)):
+        # the level (`plan_cells`' last assumption) is said once, above the table
+        said = [a for a in p.assumptions[1:] if not a.startswith("planned at ")]
+        for a in (*said, _stands_for(p)):
             made.setdefault(a, []).append(cell)
     every = [a for a, cs in made.items() if len(cs) == len(plans)]
     some = [(a, cs) for a, cs in made.items() if len(cs) < len(plans)]
@@ -300,7 +367,10 @@ def add_plan_parser(sub: Any) -> None:
         help="queries per cell needed for a target power (sample-size design)",
         description="Queries per cell the paired sign-flip test needs to detect --effect with "
         "--power (osustat.plan / osustat.plan_cells): from a pilot's records, one plan per "
-        "cell, or from stated --sd / --zero-share / --binary.",
+        "cell, or from stated --sd / --zero-share / --binary. From records the plan is for the "
+        "test `osustat analyze` runs by default: at its unit (the records' declared one) and "
+        "level (each of m cells at alpha / m, Holm's first step over the cells; the aggregate "
+        "at alpha), two-sided; the output says each row's level and why.",
     )
     pl.add_argument(
         "records", nargs="?", default=None, help="a pilot's records file (long schema; optional)"
@@ -324,8 +394,10 @@ def add_plan_parser(sub: Any) -> None:
     pl.add_argument(
         "--unit",
         choices=("query", "episode"),
-        default="query",
-        help="unit of the paired test (default query; episode averages queries first)",
+        default=None,
+        help="unit of the paired test, as `osustat analyze` takes it (default: the records' "
+        "benchmark's declared unit, LoCoMo: episode, its conversation, else query; episode "
+        "averages an episode's queries first and plans no cells)",
     )
     pl.add_argument("--benchmark", default=None, help="needed when records hold several")
     pl.add_argument("--sd", type=float, default=None, help="sd of the differences (no pilot)")
@@ -339,13 +411,21 @@ def add_plan_parser(sub: Any) -> None:
     pl.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
     pl.add_argument("--alpha", type=float, default=0.05, help="family level (default 0.05)")
     pl.add_argument(
-        "--family-size", type=int, default=1, help="tests in the family: alpha / m each"
+        "--family-size",
+        type=int,
+        default=None,
+        metavar="M",
+        help="tests in the cells' family, each cell planned at alpha / M (default, as `osustat "
+        "analyze` corrects a table by default: M = the records' cells, Holm's first step; "
+        "the aggregate 'all' at alpha, outside every family, unless no cell is tested); "
+        "without records: one test unless given",
     )
     pl.add_argument(
         "--alternative",
         choices=("two-sided", "greater", "less"),
         default="two-sided",
-        help="alternative hypothesis of the test (default two-sided)",
+        help="two-sided only, the test `osustat analyze` and `osustat audit` run; greater and "
+        "less are refused (plan a one-sided test in Python: osustat.plan(alternative=...))",
     )
     pl.add_argument("--n-max", type=int, default=10_000, help="largest n searched")
     pl.add_argument("--simulations", type=int, default=5_000, help="data sets per simulated power")

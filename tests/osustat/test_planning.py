@@ -172,7 +172,9 @@ def test_plan_cells_plans_each_cell_from_its_own_differences():
     for cell, sized in res.pilot_sizes.items():
         d = p.differences if cell == "all" else p.differences[labels == cell]
         assert sized == d.size
-        assert res.plans[cell].n == plan(0.2, differences=d).n
+        # analyze's default family: Holm over the 4 cells, the aggregate outside it
+        m = 1 if cell == "all" else 4
+        assert res.plans[cell].n == plan(0.2, differences=d, family_size=m).n
     frame = res.to_frame()
     assert list(frame["cell"]) == list(res.pilot_sizes) and not res.refused
     assert res.to_dict()["plans"]["all"]["n"] == res.plans["all"].n
@@ -252,8 +254,7 @@ def test_count_ratio_pilot_keeps_the_optimistic_end_of_the_normal_model():
     # count ratios: the tilted model moves ties, so only the conservative end holds them
     d = np.array([1, 1, 1, 1, 2, 1, 0, 0, 0, 0, 0]) / 3  # 6 of 11 differ
     p = plan(0.35, differences=d)
-    sd = math.sqrt(p.sd**2 * 11 / 10)  # the model's sd at the effect, unbiased variance
-    optimistic = plan(0.35, sd=_sd_ends(sd, 10)[0]).n
+    optimistic = plan(0.35, sd=_sd_ends(p.sd, 10)[0]).n  # p.sd: unbiased variance
     ns = np.arange(6, 2000)
     held = int(ns[np.argmax(stats.binom.sf(5, ns, stats.beta.isf(0.1, 7, 5)) >= 0.8)])
     assert p.n_range[0] == optimistic < held  # ties held there would have raised it
@@ -409,7 +410,7 @@ def test_tie_floors_read_the_tests_level_and_side(family_size, alternative, fewe
     q_lo, q_hi = stats.beta.ppf(0.1, 3, 6), stats.beta.isf(0.1, 4, 5)
     kw = {"family_size": family_size, "alternative": alternative}
     p = plan(0.8, differences=TIES, **kw)
-    normal_lo = plan(0.8, sd=_sd_ends(p.sd * math.sqrt(8 / 7), 7)[0], **kw).n
+    normal_lo = plan(0.8, sd=_sd_ends(p.sd, 7)[0], **kw).n
     assert p.n_range == (max(normal_lo, _floor(q_hi, fewest)), _floor(q_lo, fewest))
 
 
@@ -421,7 +422,7 @@ def test_at_a_tie_floor_the_power_is_capped_by_the_ties():
     assert p.achieved_power == pytest.approx(stats.binom.sf(5, 53, q_lo))
     assert p.power_below == pytest.approx(stats.binom.sf(5, 52, q_lo))
     assert p.power_below < 0.8 <= p.achieved_power
-    sd_lo = _sd_ends(p.sd * math.sqrt(8 / 7), 7)[0]
+    sd_lo = _sd_ends(p.sd, 7)[0]
     assert p.n_range[0] == max(plan(0.5, sd=sd_lo).n, _floor(stats.beta.isf(0.1, 4, 5), 6))
 
 
@@ -466,7 +467,7 @@ def test_continuous_ties_raise_the_optimistic_end_too():
     # signs, more than the normal model's 6 at the sd's lower end ('empirical' holds ties)
     d = np.array([1.12, 0.83, 1.41, 0.95, 1.27, 0.66, 0.0, 0.0])
     p = plan(1.0, differences=d)
-    normal_lo = plan(1.0, sd=_sd_ends(p.sd * math.sqrt(8 / 7), 7)[0]).n
+    normal_lo = plan(1.0, sd=_sd_ends(p.sd, 7)[0]).n
     assert normal_lo < p.n_range[0] == _floor(stats.beta.isf(0.1, 7, 2), 6)
 
 
