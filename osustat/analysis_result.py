@@ -51,8 +51,11 @@ class Row:
         m, the number of tests in that family (0 outside every family).
     mde : PowerValue
         Minimum detectable effect at power .80 of the test this row runs, at the level it is
-        actually tested at: alpha / m for the family-wise corrections (the strictest step of
-        Holm, Bonferroni level) and for FDR (its first step), alpha when uncorrected.
+        actually tested at: the correction's strictest step,
+        :func:`osustat.multitest.strictest_level` (alpha / m for Holm, Bonferroni, Hommel,
+        Benjamini-Hochberg and -- a conservative bound -- the Westfall-Young step-down;
+        Sidak's level for Sidak and Holm-Sidak; alpha / (m H_m) for Benjamini-Yekutieli),
+        alpha when uncorrected.
         Computed from the row's differences by :func:`osustat.minimum_detectable_effect`
         (``mde.method``: exact binomial for 0/1 differences, ``'empirical'`` -- the test
         on data sets resampled from the row's differences, ties kept -- otherwise); infinite

@@ -18,14 +18,26 @@ CORRECTIONS = ("holm", "bonferroni", "sidak", "holm-sidak", "hommel", "fdr_bh", 
 
 def strictest_level(m: int, alpha: float, correction: str) -> float:
     """The level a test inside a family of `m` corrected tests is held to at the correction's
-    strictest step: ``alpha / m`` (Holm's and Bonferroni's first step, Benjamini-Hochberg's
-    smallest threshold), `alpha` for one test or ``correction = 'none'``. A power or MDE
-    stated for such a test is stated at this level (``analyze``'s rows, the audit's claims).
+    strictest step -- the largest p it rejects whatever the other tests give: ``alpha / m``
+    for Bonferroni, Holm, Hommel and Benjamini-Hochberg; ``1 - (1 - alpha) ** (1 / m)`` for
+    Sidak and Holm-Sidak; ``alpha / (m * H_m)`` for Benjamini-Yekutieli (``H_m = 1 + 1/2 +
+    ... + 1/m``); ``alpha / m`` for the Westfall-Young step-down (``maxt``, ``minp``: a
+    conservative bound, their threshold depends on the tests' correlation); `alpha` for one
+    test or ``correction = 'none'``. A power or MDE stated for such a test is stated at this
+    level (``analyze``'s rows, the audit's claims, ``plan``'s cells).
 
     >>> strictest_level(4, 0.05, "holm"), strictest_level(4, 0.05, "none")
     (0.0125, 0.05)
+    >>> round(strictest_level(4, 0.05, "fdr_by"), 5), round(strictest_level(4, 0.05, "sidak"), 5)
+    (0.006, 0.01274)
     """
-    return alpha / m if (m > 1 and correction != "none") else alpha
+    if m <= 1 or correction == "none":
+        return alpha
+    if correction in ("sidak", "holm-sidak"):
+        return float(-np.expm1(np.log1p(-alpha) / m))
+    if correction == "fdr_by":
+        return alpha / (m * float(np.sum(1.0 / np.arange(1, m + 1))))
+    return alpha / m
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

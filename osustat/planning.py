@@ -1012,7 +1012,7 @@ def plan_cells(
         raise ValueError(
             f"`cells` {unknown} cannot be planned at the episode unit: a cell labels a query, "
             "and an episode holds queries of several cells (`osustat analyze` tests no cells "
-            "there); plan 'all', or plan the cells at the query unit (--unit query)."
+            "there); plan 'all', or plan the cells at the query unit (`unit='query'`)."
         )
     if unknown:
         raise ValueError(f"`cells` {unknown} not in the records; known cells: {list(groups)}.")
@@ -1107,9 +1107,10 @@ def _levels(m_cells: int, given: int | None, alpha: float, unit: str) -> dict[st
         elif m_cells > 1:
             cell = at(
                 m_cells,
-                f"Holm over the {m_cells} cells, as `osustat analyze` corrects them by default "
-                f"(its first step: Holm rejects a cell whose p is at most α/{m_cells}, whatever "
-                "the other cells' p)",
+                f"Holm over the {m_cells} cells the pilot labels, as `osustat analyze` corrects "
+                f"one pair's cells by default (its first step: Holm rejects a cell whose p is at "
+                f"most α/{m_cells}, whatever the other cells' p; with k treatments analysed "
+                f"together its family is {m_cells}k: give `family_size`)",
             )
         else:
             cell = at(1, "the one cell is `osustat analyze`'s family of per-cell tests")
@@ -1141,5 +1142,5 @@ def _cells_not_tested(labelled: list[str], metric: str) -> tuple[str, ...]:
         f"({', '.join(labelled)}), but the unit of analysis is the episode: a cell labels a "
         "query, and an episode (a conversation) holds queries of several cells, so "
         "`osustat analyze` runs no per-cell tests at this unit and only the aggregate ('all') "
-        "is planned; --unit query plans the cells at the query level.",
+        "is planned; `unit='query'` plans the cells at the query level.",
     )

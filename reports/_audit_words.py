@@ -140,7 +140,10 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
             f"{on} the claimed side of {t:+.1%} (no test)"
         )
     side = "above" if c.direction == "greater" else "below"
+    # an estimate exactly on the threshold is on neither side: "lies on 0.5, not above it"
     other = "below" if c.direction == "greater" else "above"
+    if effect == t:
+        other = f"on {t:g}, not {side}"
     what = "relative effect" if c.kind == "relative" else "estimate"
     if code == "beyond":
         return f"{what} {fmt_signed(effect)} {side} {t:g}; {p_text}"
@@ -295,7 +298,7 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
     if flag.code == "n-mismatch":
         return f"reported n = {c.reported_n}, the records hold n = {check.n}"
     if flag.code == "query-unit-clustered":
-        return _clustered_message(flag)
+        return _clustered_message(check, flag)
     raise ValueError(f"unknown flag code {flag.code!r} (claim {c.id!r}).")
 
 
@@ -317,18 +320,25 @@ def _undecided_message(check: ClaimCheck, flag: Flag) -> str:
     )
 
 
-def _clustered_message(flag: Flag) -> str:
+def _clustered_message(check: ClaimCheck, flag: Flag) -> str:
     """The ``'query-unit-clustered'`` flag, with the claim's p at the episode unit."""
-    there = (
-        "it cannot be tested at the episode unit"
-        if flag.value is None
-        else f"the same claim at the episode unit: {p_phrase(flag.value)} (uncorrected)"
-    )
-    return (
+    c = check.claim
+    said = (
         "tested at the query unit (the claim's, or the default), but these records' "
         "benchmark declares the episode (a conversation) as its unit: an episode's queries "
         "share one memory, so a query-level p can be far smaller than the episode's; "
-        f'{there} — give `unit = "episode"` to judge it there'
+    )
+    if c.cell is not None or c.kind == "interaction":
+        return said + (
+            "a per-cell or interaction claim has no episode-level test (an episode mixes "
+            "cells), so read its p as one that treats each episode's queries as independent"
+        )
+    if flag.value is None:
+        return said + "the episodes cannot test this claim (too few of them)"
+    test = "TOST" if c.kind == "equivalence" else "strict test"
+    return said + (
+        f"the same claim's {test} at the episode unit gives {p_phrase(flag.value)} "
+        '(uncorrected) — give `unit = "episode"` to judge it there'
     )
 
 

@@ -81,7 +81,16 @@ def _judged_json(check: ClaimCheck) -> dict[str, Any]:
         "reason": headline_reason(check),
         "as_tested": _standard_json(check, check.as_tested),
         "strict": _standard_json(check, check.strict),
-        "flags": [{"code": f.code, "message": flag_message(check, f)} for f in check.flags],
+        # value: the number the flag measured (None where it has none), standard: whose
+        "flags": [
+            {
+                "code": f.code,
+                "message": flag_message(check, f),
+                "value": f.value,
+                "standard": f.standard,
+            }
+            for f in check.flags
+        ],
         "notes": [note_text(check, n) for n in check.notes],
     }
 

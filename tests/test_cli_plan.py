@@ -305,8 +305,8 @@ def test_the_table_says_each_rows_level_and_why(capsys):
     assert main(["plan", *PILOT, "--budget", "256", "--effect", "0.2"]) == 0
     out = capsys.readouterr().out
     assert (
-        "T+E+, T+E-, T-E+, T-E- at α/4 = 0.0125: Holm over the 4 cells, as `osustat analyze` "
-        "corrects them by default" in out
+        "T+E+, T+E-, T-E+, T-E- at α/4 = 0.0125: Holm over the 4 cells the pilot labels, as "
+        "`osustat analyze` corrects one pair's cells by default" in out
     )
     assert "all at α = 0.05: `osustat analyze` tests the aggregate outside every family" in out
     assert "| cell | pilot n | n needed | level |" in out and "| T+E+ | 56 |" in out
@@ -447,3 +447,10 @@ def test_a_stated_plan_says_it_is_one_test_and_how_to_plan_a_cell(capsys):
     assert main(["plan", "--effect", "0.5", "--sd", "1", "--family-size", "4"]) == 0
     out = capsys.readouterr().out
     assert "alpha / 4 = 0.0125" in out and "to plan a cell" not in out
+
+
+def test_a_stated_plans_cell_level_follows_alpha(capsys):
+    # a reviewer: "alpha / 4 = 0.0125" was printed beside --alpha 0.1
+    assert main(["plan", "--effect", "0.3", "--sd", "1", "--alpha", "0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "alpha / 4 = 0.025 at its first step" in out and "0.0125" not in out

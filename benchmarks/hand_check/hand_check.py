@@ -420,6 +420,37 @@ def _close_calls() -> list[str]:
     return out or ["- none."]
 
 
+def _mdes_beside(path: str, ids: list[str]) -> dict[str, str]:
+    """For each claim of `ids`, the MDEs both sides compared, read from numbers.csv and the
+    audit's JSON (generated, not typed), and the audit's part kept in audit_mdes.json."""
+    data = {c["id"]: c for c in json.loads(Path(path).read_text(encoding="utf-8"))["claims"]}
+    num = pd.read_csv(HERE / "numbers.csv").set_index("id")
+    kept, out = {}, {}
+    for i in ids:
+        st = {k: data[i].get(k) or {} for k in ("as_tested", "strict")}
+        kept[i] = {k: {f: v.get(f) for f in ("verdict", "mde", "mde_range", "mde_method",
+                                               "mde_alpha")} for k, v in st.items()}  # fmt: skip
+
+        def said(v: dict) -> str:
+            mde = v.get("mde")
+            if mde is None and v.get("mde_range"):
+                lo, hi = v["mde_range"]
+                mde_s = f"{lo:.4f}–{'∞' if hi is None else f'{hi:.4f}'}"
+            else:
+                mde_s = "none" if mde is None else f"{mde:.4f}"
+            alpha = v.get("mde_alpha")
+            return f"{mde_s} ({v.get('mde_method')}, α {alpha:.4g})" if alpha else mde_s
+
+        r = num.loc[i]
+        out[i] = (
+            f"[MDE, hand (normal approximation): as tested {r['mde']:.4f}, strict "
+            f"{r['mde_strict']:.4f}; audit: as tested {said(st['as_tested'])}, strict "
+            f"{said(st['strict'])}; claimed {r['magnitude']:.4f}]"
+        )
+    (HERE / "audit_mdes.json").write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
+    return out
+
+
 def _numbers_agree(path: str) -> list[str]:
     """n, effect and the strict p of each sampled claim, hand vs audit."""
     data = {c["id"]: c for c in json.loads(Path(path).read_text(encoding="utf-8"))["claims"]}
@@ -469,10 +500,12 @@ def cmd_agreement(args: argparse.Namespace) -> None:
     L += ["Disagreements:", ""]
     if dis.empty:
         L.append("- none.")
+    mdes = _mdes_beside(args.audit, list(dis.index))
     for i, r in dis.iterrows():
         L.append(
             f"- `{i}`: audit {aud.loc[i, 'strict']} / {aud.loc[i, 'as_tested']}, hand "
-            f"{r['strict']} / {r['as_tested']} (strict / as tested). {r['disagreement']}"
+            f"{r['strict']} / {r['as_tested']} (strict / as tested). {r['disagreement']} "
+            f"{mdes[i]}"
         )
     L += ["", "Close calls (the verdict rested on a narrow margin; the hand numbers use "
           "20,000 sign vectors and the normal-approximation MDE, the audit 10,000 and the "

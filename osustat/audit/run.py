@@ -43,6 +43,7 @@ them.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -206,7 +207,8 @@ def audit(
     df = validate_records(records)
     _check_scales(claims, df)
     gen = np.random.default_rng(rng)
-    children = _claim_seeds(claims, int(gen.integers(2**63 - 1)))
+    master = int(gen.integers(2**63 - 1))
+    children = _claim_seeds(claims, master)
     pairings = Pairings(df, unavailable)
     from tqdm.auto import tqdm
 
@@ -224,8 +226,12 @@ def audit(
     searched: dict[tuple[int, float], PowerValue | None] = {}
     mdes = {st: _mdes(measured, families, st, searched) for st in STANDARDS}
 
-    def at(c: Any, gen: np.random.Generator) -> Measured:
-        return measure(c, pairings, n_resamples, bootstrap_resamples, level, gen)
+    def at_episodes(i: int) -> Measured:
+        # claim i at the episode unit, on a stream of its own named by the claim's id
+        c = claims.claims[i]
+        gen = np.random.default_rng(stream_seed(master, "audit-claim-episode-unit", c.id, i))
+        return measure(dataclasses.replace(c, unit="episode"), pairings, n_resamples,
+                       bootstrap_resamples, level, gen)  # fmt: skip
 
     def remeasure(i: int, b: int, look: int) -> Measured:
         # a fresh stream per look, derived from the claim's own: same rng, same audit
@@ -259,7 +265,7 @@ def audit(
         )
         for i, m in enumerate(measured)
     )
-    for i, flag in _clustered(measured, pairings, set(episode_benchmarks), children, at).items():
+    for i, flag in _clustered(measured, pairings, set(episode_benchmarks), at_episodes).items():
         mc_flags.setdefault(i, []).insert(0, flag)
     checks = tuple(
         dataclasses.replace(c, flags=(*c.flags, *mc_flags[i])) if mc_flags.get(i) else c
@@ -284,15 +290,19 @@ def _check_scales(claims: ClaimsFile, df: pd.DataFrame) -> None:
         if c.metric not in bounded:
             v = df.loc[df["metric"] == c.metric, "value"]
             bounded[c.metric] = bool(len(v)) and bool(v.between(0.0, 1.0).all())
+        # a gap beyond ±1 is impossible; one of ±1 (a threshold or margin of 1: "1 point")
+        # leaves no difference beyond it, so nothing to claim; an effect of 1 needs every d = 1
         said = {"threshold": c.threshold, "margin": c.margin, "reported_effect": c.reported_effect}
-        bad = [(k, x) for k, x in said.items() if x is not None and abs(x) > 1.0]
+        limit = {"threshold": 1.0, "margin": 1.0, "reported_effect": math.nextafter(1.0, 2.0)}
+        bad = [(k, x) for k, x in said.items() if x is not None and abs(x) >= limit[k]]
         if bounded[c.metric] and bad:
             line = f" (line {c.line})" if c.line else ""
             k, x = bad[0]
             raise ValueError(
                 f"claims file {claims.source!r}, claim {c.id!r}{line}: `{k}` = {x:g} is impossible "
                 f"for metric {c.metric!r}, whose values in the records all lie in [0, 1] (so "
-                "differences lie in [-1, 1]); effects are in metric units, not percentage points."
+                "differences lie in [-1, 1], and none lies beyond ±1); effects are in metric "
+                "units, not percentage points."
             )
 
 
@@ -300,12 +310,13 @@ def _clustered(
     measured: list[Measured],
     pairings: Pairings,
     episode_benchmarks: set[str],
-    children: list[np.random.SeedSequence],
-    at: Any,
+    at_episodes: Any,
 ) -> dict[int, Flag]:
-    """``'query-unit-clustered'`` flags: each claim tested at the query unit on a benchmark
-    whose records declare the episode as their unit, with the same claim's raw p at the
-    episode unit (None where it cannot be tested there). ``at(c, gen)`` measures a claim."""
+    """``'query-unit-clustered'`` flags: each tested claim at the query unit on a benchmark
+    whose records declare the episode as its unit, with the raw p of the same claim's strict
+    test at the episode unit (TOST for an equivalence; ``at_episodes(i)`` measures it) --
+    None for a per-cell or interaction claim, which has no episode-level test (an episode
+    mixes cells), or where the episodes cannot test it. ``means`` claims have no test."""
     if not episode_benchmarks:
         return {}
     names = pairings.df["benchmark"].astype(str).unique().tolist()
@@ -316,11 +327,12 @@ def _clustered(
         on = c.benchmark or only
         if c.unit != "query" or m.missing is not None or on not in episode_benchmarks:
             continue
-        gen = np.random.default_rng(
-            np.random.SeedSequence(children[i].entropy, spawn_key=(*children[i].spawn_key, 2**31))
-        )
-        ep = at(dataclasses.replace(c, unit="episode"), gen)
-        value = ep.test.pvalue if ep.missing is None and ep.test is not None else None
+        if c.kind == "means":
+            continue
+        value = None
+        if c.cell is None and c.kind != "interaction":
+            ep = at_episodes(i)
+            value = _raw_pvalue(ep, "strict")[0] if ep.missing is None else None
         out[i] = Flag("query-unit-clustered", value)
     return out
 

@@ -298,11 +298,12 @@ def _difference(
 
 def claimed_magnitude(c: Claim) -> float | None:
     """The claimed magnitude an MDE is compared with (difference scale): the reported effect
-    (or the reported means' gap) minus the threshold, else the threshold; None without one."""
-    t = c.threshold
+    (or the reported means' gap) minus the threshold -- the excess over the threshold the
+    claim's test looks for (:func:`mde_of`); None when the claim prints neither (a threshold
+    alone says no excess over itself: "gap > .2" claims no .2 beyond .2)."""
     if c.reported_effect is not None or c.reported_means is not None:
-        return abs((c.claimed_effect or 0.0) - t)
-    return abs(t) if t != 0 else None
+        return abs((c.claimed_effect or 0.0) - c.threshold)
+    return None
 
 
 def mde_of(m: Measured, alpha: float) -> PowerValue | None:

@@ -32,6 +32,7 @@ _OPTION_NAMES = {
     "`n_max`": "`--n-max`",
     "`n_simulations`": "`--simulations`",
     "`family_size`": "`--family-size`",
+    "`unit='query'`": "`--unit query`",
     "`differences`": "the pilot's differences",
     "`treatment`": "`--treatment`",
     "`baseline`": "`--baseline`",
@@ -175,7 +176,7 @@ def _plan(args: argparse.Namespace) -> int:
                 **options,
             )
             payload: dict[str, Any] = result.to_dict()
-            text = _stated_text(result, given)
+            text = _stated_text(result, given, float(args.alpha))
         else:
             records, notes = _pilot_records(args)
             if args.budget is None:
@@ -241,14 +242,15 @@ def _pilot_records(args: argparse.Namespace) -> tuple[Any, list[str]]:
     return records, [f"Unit: {why}."]
 
 
-def _stated_text(p: Any, family_given: bool) -> str:
+def _stated_text(p: Any, family_given: bool, alpha: float) -> str:
     lines = [p.summary(), "Assumed:"]
     lines += [f"- {a}" for a in p.assumptions]
     if not family_given:
         lines.append(
             "- no family: `osustat analyze` corrects a table's cells by Holm over them (4 "
-            "cells: alpha / 4 = 0.0125 at its first step) and tests the aggregate at alpha; "
-            "to plan a cell, give --family-size with the number of cells"
+            f"cells: alpha / 4 = {alpha / 4:g} at its first step; 4 per compared pair when "
+            "several treatments are analysed together) and tests the aggregate at alpha; to "
+            "plan a cell, give --family-size with the number of cells"
         )
     return "\n".join(lines) + "\n"
 
@@ -416,9 +418,10 @@ def add_plan_parser(sub: Any) -> None:
         default=None,
         metavar="M",
         help="tests in the cells' family, each cell planned at alpha / M (default, as `osustat "
-        "analyze` corrects a table by default: M = the records' cells, Holm's first step; "
-        "the aggregate 'all' at alpha, outside every family, unless no cell is tested); "
-        "without records: one test unless given",
+        "analyze` corrects one pair's table by default: M = the records' cells, Holm's first "
+        "step; with k treatments analysed together give 4k; the aggregate 'all' at alpha, "
+        "outside every family, unless no cell is tested); without records: one test unless "
+        "given",
     )
     pl.add_argument(
         "--alternative",

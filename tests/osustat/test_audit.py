@@ -241,6 +241,25 @@ class TestAudit:
         old = minimum_detectable_effect(float(d.std(ddof=1)), 200, differences=d)
         assert not check.strict.mde == pytest.approx(old, rel=1e-3)  # the test against 0's
 
+    def test_a_threshold_alone_claims_no_magnitude_beyond_it(self):
+        # A reviewer: "gap > .2" with no printed effect compared the MDE of the test of
+        # mean(d) = .2 (an excess over .2) with .2 itself, and an estimate of .183, p = .56,
+        # read "contradicted" (adequately powered) -- the claim states no excess at all
+        t, b = [1, 0, 1, 0, 0, 0] * 50, [0, 0, 1, 0, 0, 0] * 50  # mean d = 1/6 < .2
+        check = run(
+            claim(metric="hit@2", threshold=0.2), data=records(t, b, metric="hit@2")
+        ).checks[0]
+        assert check.strict.magnitude is None and check.pvalue_adjusted > 0.05
+        assert check.verdict == "opposite direction"
+        assert check.strict.code == "wrong-side-no-magnitude"
+        assert "the claim prints no effect" in why(check)
+
+    def test_an_estimate_on_the_threshold_is_said_to_lie_on_it(self):
+        t, b = [1, 0, 0, 0] * 25, [0, 1, 0, 0] * 25  # mean d = 0 exactly
+        check = run(claim(metric="hit@2"), data=records(t, b, metric="hit@2")).checks[0]
+        assert "estimate 0.000 lies on 0, not above 0" in why(check)
+        assert "lies below" not in why(check)
+
     def test_only_difference_claims_have_an_mde(self):
         # a relative claim is tested on the ratio scale, an equivalence by TOST: the audit
         # judges neither by an MDE, and audit.json carried a difference test's MDE for both
@@ -276,13 +295,46 @@ class TestAudit:
         assert flag.value == pytest.approx(e.test.pvalue, rel=1e-12)  # exact: 2^10 signs
         assert e.test.method == "exact-enumeration" and not e.flags
         assert q.test.pvalue < 0.05 < e.test.pvalue  # the premise: the unit decides
-        assert f"at the episode unit: p = {e.test.pvalue:.3f}".replace("0.", ".") in flag_text(q)
+        said = f"at the episode unit gives p = {e.test.pvalue:.3f}".replace("0.", ".")
+        assert said in flag_text(q)
         assert not [f for f in run(claim("q"), data=data).checks[0].flags]  # not declared
+        assert 'give `unit = "episode"` to judge it there' in flag_text(q)
+
+    def test_the_clustered_flag_reads_each_kinds_own_episode_test(self):
+        # A reviewer: an equivalence claim's flag gave the difference test's p (.852) where
+        # the same claim's TOST over episodes gave .0029; a `means` claim (no test) got a p;
+        # a per-cell claim was told to use unit = "episode", which the parser refuses
+        rng = np.random.default_rng(4)
+        d = rng.normal(0.0, 0.02, 10)[np.arange(120) % 10] + rng.normal(0, 0.01, 120)
+        cells = ["T+E+", "T-E-"] * 60
+        data = from_differences(d, cells=cells)
+        eq = dict(kind="equivalence", direction=None, margin=0.05)
+        kw = dict(data=data, episode_benchmarks={"bench"}, n_resamples=4096)
+        res = run(
+            claim("eq", **eq),
+            claim("eq-ep", unit="episode", **eq),
+            claim("means", kind="means"),
+            claim("cell", cell="T+E+"),
+            **kw,
+        )
+        q, e, means, cell = res.checks
+        (flag,) = [f for f in q.flags if f.code == "query-unit-clustered"]
+        assert flag.value == pytest.approx(e.equivalence.pvalue, rel=1e-12)  # TOST, exact
+        assert "TOST at the episode unit" in flag_text(q)
+        assert not means.flags
+        (cf,) = cell.flags
+        assert cf.code == "query-unit-clustered" and cf.value is None
+        assert "has no episode-level test" in flag_text(cell) and "unit =" not in flag_text(cell)
+        # reproducible under Monte Carlo too: same rng, same flag; its own stream
+        mc = dict(kw, n_resamples=999)
+        once, again = (run(claim("d"), **mc).checks[0].flags for _ in range(2))
+        assert once == again and once[0].value is not None
 
     @pytest.mark.parametrize(
         "spec",
         [
             {"threshold": 20},
+            {"threshold": 1},  # a reviewer: "1 point", the commonest slip, was accepted
             {"reported_effect": 12.5},
             {"kind": "equivalence", "direction": None, "margin": 5},
         ],

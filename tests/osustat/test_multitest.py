@@ -4,6 +4,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from osustat import adjust_pvalues, stars
+from osustat.multitest import CORRECTIONS
+from tests.reference.statsmodels_multitest import multipletests
 
 
 def holm_by_hand(p):
@@ -108,3 +110,26 @@ def test_holm_is_statsmodels_bit_for_bit() -> None:
             ours = adjust_pvalues(p, method="holm", alpha=0.05)
             np.testing.assert_array_equal(ours.reject, ref_reject)
             np.testing.assert_array_equal(ours.pvalues_adjusted, np.minimum(ref_adj, 1.0))
+
+
+@pytest.mark.parametrize("correction", [*CORRECTIONS, "none"])
+@pytest.mark.parametrize("m", [1, 2, 4, 14])
+def test_the_strictest_level_is_the_largest_p_the_correction_rejects_whatever_the_rest(
+    correction, m
+):
+    # a reviewer: alpha / m was said for every correction, but Benjamini-Yekutieli's first
+    # threshold is alpha / (m H_m) and Sidak's 1 - (1 - alpha)^(1/m). The reference: the
+    # largest p statsmodels' correction rejects with the other m - 1 tests at p = 1.
+    from osustat.multitest import strictest_level
+
+    def rejects(p):
+        ps = [p, *[1.0] * (m - 1)]
+        if correction == "none":
+            return p <= 0.05
+        return bool(multipletests(ps, alpha=0.05, method=correction)[0][0])
+
+    lo, hi = 0.0, 0.05  # bisection on the boundary
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if rejects(mid) else (lo, mid)
+    assert strictest_level(m, 0.05, correction) == pytest.approx(lo, rel=1e-9)

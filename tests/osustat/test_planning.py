@@ -254,7 +254,8 @@ def test_count_ratio_pilot_keeps_the_optimistic_end_of_the_normal_model():
     # count ratios: the tilted model moves ties, so only the conservative end holds them
     d = np.array([1, 1, 1, 1, 2, 1, 0, 0, 0, 0, 0]) / 3  # 6 of 11 differ
     p = plan(0.35, differences=d)
-    optimistic = plan(0.35, sd=_sd_ends(p.sd, 10)[0]).n  # p.sd: unbiased variance
+    assert p.sd == pytest.approx(_model_sd(d, 0.35), rel=1e-12)
+    optimistic = plan(0.35, sd=_sd_ends(_model_sd(d, 0.35), 10)[0]).n
     ns = np.arange(6, 2000)
     held = int(ns[np.argmax(stats.binom.sf(5, ns, stats.beta.isf(0.1, 7, 5)) >= 0.8)])
     assert p.n_range[0] == optimistic < held  # ties held there would have raised it
@@ -392,6 +393,18 @@ def test_count_ratios_of_one_magnitude_are_not_zero_one_given_the_units_values()
 
 # -- a review of rules P, P2 and K (a helper's findings, each pinned) --------------------
 
+
+def _model_sd(d, effect):
+    """The empirical model's sd at `effect`, by hand: the nonzero differences shifted so the
+    mean is `effect` (ties kept), unbiased variance (a reviewer: the tests read it back from
+    the plan under test)."""
+    d = np.asarray(d, float)
+    nz = d != 0
+    x = d.copy()
+    x[nz] += (effect * d.size - d[nz].sum()) / nz.sum()
+    return float(np.std(x, ddof=1))
+
+
 TIES = np.array([0.7312, 0.0, 0.0, 0.0, 0.0, 0.0, 0.9137, 0.6551])  # 3 of 8 differ
 
 
@@ -410,7 +423,7 @@ def test_tie_floors_read_the_tests_level_and_side(family_size, alternative, fewe
     q_lo, q_hi = stats.beta.ppf(0.1, 3, 6), stats.beta.isf(0.1, 4, 5)
     kw = {"family_size": family_size, "alternative": alternative}
     p = plan(0.8, differences=TIES, **kw)
-    normal_lo = plan(0.8, sd=_sd_ends(p.sd, 7)[0], **kw).n
+    normal_lo = plan(0.8, sd=_sd_ends(_model_sd(TIES, 0.8), 7)[0], **kw).n
     assert p.n_range == (max(normal_lo, _floor(q_hi, fewest)), _floor(q_lo, fewest))
 
 
@@ -422,7 +435,7 @@ def test_at_a_tie_floor_the_power_is_capped_by_the_ties():
     assert p.achieved_power == pytest.approx(stats.binom.sf(5, 53, q_lo))
     assert p.power_below == pytest.approx(stats.binom.sf(5, 52, q_lo))
     assert p.power_below < 0.8 <= p.achieved_power
-    sd_lo = _sd_ends(p.sd, 7)[0]
+    sd_lo = _sd_ends(_model_sd(TIES, 0.5), 7)[0]
     assert p.n_range[0] == max(plan(0.5, sd=sd_lo).n, _floor(stats.beta.isf(0.1, 4, 5), 6))
 
 
@@ -467,7 +480,8 @@ def test_continuous_ties_raise_the_optimistic_end_too():
     # signs, more than the normal model's 6 at the sd's lower end ('empirical' holds ties)
     d = np.array([1.12, 0.83, 1.41, 0.95, 1.27, 0.66, 0.0, 0.0])
     p = plan(1.0, differences=d)
-    normal_lo = plan(1.0, sd=_sd_ends(p.sd, 7)[0]).n
+    assert p.sd == pytest.approx(_model_sd(d, 1.0), rel=1e-12)
+    normal_lo = plan(1.0, sd=_sd_ends(_model_sd(d, 1.0), 7)[0]).n
     assert normal_lo < p.n_range[0] == _floor(stats.beta.isf(0.1, 7, 2), 6)
 
 
