@@ -112,6 +112,7 @@ def test_holm_is_statsmodels_bit_for_bit() -> None:
             np.testing.assert_array_equal(ours.pvalues_adjusted, np.minimum(ref_adj, 1.0))
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")  # Sidak's log1p(-1)
 @pytest.mark.parametrize("correction", [*CORRECTIONS, "none"])
 @pytest.mark.parametrize("m", [1, 2, 4, 14])
 def test_the_strictest_level_is_the_largest_p_the_correction_rejects_whatever_the_rest(

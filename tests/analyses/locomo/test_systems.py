@@ -204,6 +204,10 @@ def test_cli_import_analyze_and_audit(files, tmp_path, capsys):
     assert "## judge.cat2\n" in report and "| n (episodes) |" in report
     assert "B = 1" not in report and "@ 1" not in report
     assert json.loads((tmp_path / "conv" / "results.json").read_text())["budget_kind"] == "answers"
+    plan = ["plan", str(out), "--treatment", "zep", "--baseline", "mem0", "--metric", "judge"]
+    assert main([*plan, "--effect", "0.1"]) == 0
+    said = capsys.readouterr().out
+    assert "(zep - mem0) with power" in said and "budget 1" not in said
     assert "| Aggregate | 10 |" in report
     script = Path(__file__).resolve().parents[3] / "examples" / "systems_figures.py"
     figures = tmp_path / "figures"
