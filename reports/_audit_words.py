@@ -297,6 +297,13 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
         )
     if flag.code == "n-mismatch":
         return f"reported n = {c.reported_n}, the records hold n = {check.n}"
+    if flag.code == "gap-outside-margin":
+        assert flag.value is not None and c.margin is not None
+        return (
+            f"reproduced as tested only in the claim's reading (not significantly different): "
+            f"the gap {fmt_signed(flag.value)} itself lies outside the margin ±{c.margin:g}, "
+            "so the records do not show the difference small — see the strict TOST"
+        )
     if flag.code == "query-unit-clustered":
         return _clustered_message(check, flag)
     raise ValueError(f"unknown flag code {flag.code!r} (claim {c.id!r}).")

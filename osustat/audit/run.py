@@ -464,6 +464,16 @@ def _standard(
     ]
 
 
+def _gap_outside(m: Measured, as_tested: StandardVerdict) -> tuple[Flag, ...]:
+    """``'gap-outside-margin'``: an equivalence reproduced as tested because the difference
+    was not significant (the claim's reading), while the gap itself lies outside the margin."""
+    c = m.claim
+    if as_tested.code != "not-different" or m.d is None or c.margin is None:
+        return ()
+    gap = float(m.d.mean())
+    return (Flag("gap-outside-margin", gap),) if abs(gap) > c.margin else ()
+
+
 def _check(
     m: Measured,
     as_tested: StandardVerdict,
@@ -496,7 +506,7 @@ def _check(
         seed_dependence=m.seeds,
         pooled_pvalue=m.pooled.pvalue if m.pooled is not None else None,
         fisher_pvalue=fisher,
-        flags=tuple(flags(m, floor, alpha)),
+        flags=(*flags(m, floor, alpha), *_gap_outside(m, as_tested)),
         notes=m.notes,
         as_tested=as_tested,
         strict=strict,

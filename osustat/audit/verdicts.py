@@ -67,6 +67,7 @@ FLAG_CODES = (
     "liberal-interaction",
     "mc-undecided",
     "query-unit-clustered",
+    "gap-outside-margin",
 )
 
 #: The as-tested interaction verdict is flagged when the paper's centred statistic, at the

@@ -753,6 +753,19 @@ class TestKinds:
         assert "does not show equivalence" in why(a, "as tested")
         assert b.as_tested.pvalue is None and "inside the margin ±0.05" in why(b, "as tested")
 
+    def test_a_not_different_gap_outside_the_margin_is_flagged(self):
+        # A reviewer: "reproduced" as tested (p = .125, the claim's reading) for a gap of
+        # 3.5 times the margin, counted as reproduced in the summary without a word
+        d = [0.9, -0.9] * 5 + [0.9, 0.9]  # mean .15, far outside ±.1; p far above .05
+        eq = dict(kind="equivalence", direction=None, margin=0.1)
+        (c,) = run(claim(reported_p=0.5, **eq), data=from_differences(d)).checks
+        assert c.as_tested.verdict == "reproduced" and c.as_tested.code == "not-different"
+        (flag,) = [f for f in c.flags if f.code == "gap-outside-margin"]
+        assert abs(flag.value) > 0.1 and "lies outside the margin ±0.1" in flag_message(c, flag)
+        near = from_differences(np.tile([0.05, -0.05, 0.06, -0.04], 10))
+        (ok,) = run(claim(reported_p=0.5, **eq), data=near).checks
+        assert "gap-outside-margin" not in {f.code for f in ok.flags}
+
     def test_skewed_differences_flag_the_equivalence_verdict(self):
         eq = dict(kind="equivalence", direction=None, margin=0.05)
         symmetric = from_differences(np.tile([0.02, -0.02, 0.01, -0.01], 50))
