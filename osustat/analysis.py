@@ -70,6 +70,7 @@ from .cellwise import (
     cell_conditional,
     search_mde,
 )
+from .io.join import ANSWER_BUDGET
 from .multitest import adjust_pvalues, strictest_level
 from .provenance import Provenance, command_line, package_versions
 from .records import paired
@@ -101,7 +102,7 @@ def analyze(
     bootstrap_resamples: int = 2_000,
     rng: int = 0,
     benchmark: str | None = None,
-    budget_kind: str = "tokens",
+    budget_kind: str | None = None,
     provenance: Provenance | None = None,
     input_notes: Sequence[str] = (),
     reference: pd.DataFrame | str | Path | None = None,
@@ -157,10 +158,12 @@ def analyze(
         Needed when the records hold several benchmarks. The result's ``benchmark`` (JSON
         key ``benchmark``) is the benchmark analysed: the one named, else the records' only
         one (``'default'`` for records without a ``benchmark`` column).
-    budget_kind : {'tokens', 'depth', 'answers'}
+    budget_kind : {None, 'tokens', 'depth', 'answers'}
         What the budget column counts (TREC cut-offs are depths): labels only. ``'answers'``:
-        answer-level records (``osustat import``), one placeholder budget -- headings name
-        the metric alone; records with several budgets are refused.
+        answer-level records (``osustat import``: a system's graded answers), one placeholder
+        budget of 1 -- headings name the metric alone; several budgets are refused. None
+        (default): ``'answers'`` when every analysed budget is 1 (no retrieval runs at one
+        token), else ``'tokens'``; the result's ``budget_kind`` says which.
     provenance : Provenance, optional
         The CLI passes the hashed input files; from Python the records are hashed as CSV.
     input_notes : sequence of str
@@ -250,7 +253,7 @@ def analyze(
         alpha=alpha,
         resamples=resamples,
         seed=seed,
-        kind=budget_kind,
+        kind=plan.kind,
         workers=workers,
         reproduction={
             "unit": unit,
@@ -274,7 +277,7 @@ def analyze(
         resamples=resamples,
         bootstrap_resamples=bootstrap_resamples,
         seed=seed,
-        budget_kind=budget_kind,
+        budget_kind=plan.kind,
         provenance=prov,
         input_notes=tuple(input_notes),
         has_cells=has_cells,
@@ -289,14 +292,14 @@ def _analyze_iv(
     bootstrap_resamples: int,
     rng: int,
     unit: str,
-    budget_kind: str,
+    budget_kind: str | None,
 ) -> tuple[float, float, int, int, int]:
     """Validate :func:`analyze`'s options: (alpha, level, resamples, bootstrap resamples,
     seed)."""
     checked = check_options(correction, alpha, level, n_resamples, bootstrap_resamples, rng)
     if unit not in ("query", "episode"):
         raise ValueError(f"`unit` must be 'query' or 'episode'; got {unit!r}.")
-    if budget_kind not in BUDGET_KINDS:
+    if budget_kind is not None and budget_kind not in BUDGET_KINDS:
         raise ValueError(f"`budget_kind` must be one of {list(BUDGET_KINDS)}; got {budget_kind!r}.")
     return checked
 
@@ -354,6 +357,7 @@ class _Plan:
     ref_df: pd.DataFrame | None  # validated reference records
     itself: list[str]  # methods named as treatment and baseline: no pair with itself
     notes: list[str]  # what the default selection left out, and why
+    kind: str = "tokens"  # what the budget counts (`budget_kind`, resolved)
 
 
 def _plan(
@@ -368,7 +372,7 @@ def _plan(
     benchmark: str | None,
     paper_means: Any,
     reference: pd.DataFrame | str | Path | None,
-    kind: str = "tokens",
+    kind: str | None = None,
 ) -> _Plan:
     """Validate the records and every choice, and list the comparisons (no statistics)."""
     df = validate_records(records)
@@ -390,6 +394,8 @@ def _plan(
             f"no record has any of the metrics {ms} at any of the budgets {bs}; pairs present: "
             f"{sorted(present)[:10]}."
         )
+    if kind is None:  # answers where every budget is the placeholder 1
+        kind = "answers" if {b for _, b in pairs} == {ANSWER_BUDGET} else "tokens"
     if kind == "answers" and len({b for _, b in pairs}) > 1:
         raise ValueError(
             "`budget_kind='answers'` (answer-level records) needs one budget; these records "
@@ -410,7 +416,7 @@ def _plan(
             reference = load_records(reference)
         ref_df = validate_records(reference)
     itself = self_pairs(treatment, baseline, all_pairs)
-    return _Plan(df, methods, unused, pairs, groups, printed, ref_df, itself, notes)
+    return _Plan(df, methods, unused, pairs, groups, printed, ref_df, itself, notes, kind)
 
 
 def _shared_pairs(

@@ -141,17 +141,11 @@ def input_notes(
     return notes, [(e.reason, len(e.ids)) for e in loaded.exclusions]
 
 
-def budget_kind(records: Any, path: str | Path, qrels: bool) -> str:
-    """What the records' budget counts: TREC depths with qrels; answers for the answer-level
-    records ``osustat import`` wrote (one placeholder budget: headings name the metric
-    alone); token budgets otherwise."""
-    if qrels:
-        return "depth"
-    from osustat.io.join import ANSWER_BUDGET
-    from osustat.io.reading import imported
-
-    one = set(records["budget"].astype(int).unique().tolist()) == {ANSWER_BUDGET}
-    return "answers" if one and imported(path) else "tokens"
+def budget_kind(qrels: bool) -> str | None:
+    """What the records' budget counts: TREC depths with qrels; else left to
+    :func:`osustat.analyze` (answers where every budget is the placeholder 1, as ``osustat
+    import`` writes a system's graded answers; token budgets otherwise)."""
+    return "depth" if qrels else None
 
 
 def episode_unit_benchmarks(records: Any) -> list[str]:

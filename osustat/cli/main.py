@@ -113,7 +113,7 @@ def _analyze_options(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     return options, jobs
 
 
-def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str, str]:
+def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str, str | None]:
     """Read the records, hash the inputs, and say the input's notes and warnings:
     (records, provenance, notes, unit, budget kind)."""
     from osustat.provenance import Provenance
@@ -140,7 +140,7 @@ def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str, 
         exclusions=tuple(exclusions),
         versions=digest_prov.versions,
     )
-    return records, prov, notes, unit, budget_kind(records, files[0][1], bool(args.qrels))
+    return records, prov, notes, unit, budget_kind(bool(args.qrels))
 
 
 def _with_qrels_hint(msg: str, args: argparse.Namespace) -> str:

@@ -264,15 +264,12 @@ def _levels_line(cells: Any) -> str:
     return "Levels (two-sided): " + "; ".join(said) + "."
 
 
-def _budget_words(cells: Any, args: argparse.Namespace) -> str:
-    """', budget 256'; nothing for answer-level records (a Parquet file `osustat import`
-    wrote: the budget 1 is a placeholder, as `analyze` reads them)."""
+def _budget_words(cells: Any) -> str:
+    """', budget 256'; nothing for answer-level records (every budget the placeholder 1, as
+    `osustat import` writes a system's graded answers and `analyze` reads them)."""
     from osustat.io.join import ANSWER_BUDGET
-    from osustat.io.reading import imported
 
-    if cells.budget == ANSWER_BUDGET and imported(args.records):
-        return ""
-    return f", budget {cells.budget}"
+    return "" if cells.budget == ANSWER_BUDGET else f", budget {cells.budget}"
 
 
 def _cells_text(cells: Any, args: argparse.Namespace, notes: list[str]) -> str:
@@ -282,7 +279,7 @@ def _cells_text(cells: Any, args: argparse.Namespace, notes: list[str]) -> str:
     unit = "the episode unit (an episode's value: the mean of its queries)"
     lines = [
         f"{'Episodes' if episodes else 'Queries'} per cell to detect {cells.metric} "
-        f"{args.effect:+g} ({cells.treatment} - {cells.baseline}{_budget_words(cells, args)}) with "
+        f"{args.effect:+g} ({cells.treatment} - {cells.baseline}{_budget_words(cells)}) with "
         f"power {args.power:g}: paired sign-flip test at "
         f"{unit if episodes else 'the query unit'}, from the pilot's differences per cell.",
         "",

@@ -227,16 +227,6 @@ def load_records(path: str | Path) -> pd.DataFrame:
 IMPORT_NOTES_KEY = b"osustat.import"
 
 
-def imported(path: str | Path) -> bool:
-    """Whether `path` is a records Parquet file ``osustat import`` wrote (its metadata key)."""
-    path = Path(path)
-    if path.suffix.lower() not in (".parquet", ".pq") or not path.is_file():
-        return False
-    import pyarrow.parquet as pq
-
-    return IMPORT_NOTES_KEY in (pq.read_schema(path).metadata or {})
-
-
 def import_notes(path: str | Path) -> list[str]:
     """The lines ``osustat import`` kept in a records Parquet file's metadata, else none
     (CSV and JSON Lines carry no metadata; a file not written by import has none)."""

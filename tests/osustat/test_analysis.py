@@ -372,7 +372,12 @@ def test_a_westfall_young_adjusted_p_near_alpha_is_undecided_whatever_the_raw_ps
 def test_answer_level_records_name_the_metric_alone_and_hold_one_budget(records):
     # a new user's imported answers read "judge at B = 1": a budget their system never had
     one = records[records["budget"] == 128].assign(budget=1)
-    res = run(one, budget_kind="answers", metrics=["hit@2"])
+    res = run(one, metrics=["hit@2"])  # every budget 1: read as answers by default
+    assert res.budget_kind == "answers"
+    assert run(one, budget_kind="tokens", metrics=["hit@2"]).comparisons[0].heading == (
+        "hit@2 at B = 1"
+    )
+    assert run(records, metrics=["hit@2"]).budget_kind == "tokens"
     assert [c.heading for c in res.comparisons] == ["hit@2"]
     assert "hit@2: m = 4" in res.family_sentence() and "@ 1" not in res.family_sentence()
     assert "B = 1" not in res.to_markdown()

@@ -204,6 +204,14 @@ def test_cli_import_analyze_and_audit(files, tmp_path, capsys):
     assert "## judge.cat2\n" in report and "| n (episodes) |" in report
     assert "B = 1" not in report and "@ 1" not in report
     assert json.loads((tmp_path / "conv" / "results.json").read_text())["budget_kind"] == "answers"
+    # a CSV import (no metadata) reads as answers too: the rule is the records' budgets
+    as_csv = tmp_path / "records.csv"
+    pd.read_parquet(out).to_csv(as_csv, index=False)
+    fast = ["--resamples", "999", "--bootstrap-resamples", "100"]
+    assert main(["analyze", str(as_csv), "--treatment", "zep", "--baseline", "mem0",
+                 "--metric", "judge", *fast]) == 0  # fmt: skip
+    said = capsys.readouterr().out
+    assert "## judge\n" in said and "B = 1" not in said and "@ 1" not in said
     plan = ["plan", str(out), "--treatment", "zep", "--baseline", "mem0", "--metric", "judge"]
     assert main([*plan, "--effect", "0.1"]) == 0
     said = capsys.readouterr().out
