@@ -10,7 +10,14 @@ from numpy.typing import NDArray
 
 from ._validation import check_level, list_some
 
-__all__ = ["CORRECTIONS", "AdjustedPValues", "adjust_pvalues", "stars", "strictest_level"]
+__all__ = [
+    "CORRECTIONS",
+    "AdjustedPValues",
+    "adjust_pvalues",
+    "level_name",
+    "stars",
+    "strictest_level",
+]
 
 #: statsmodels' names, which we pass through unchanged.
 CORRECTIONS = ("holm", "bonferroni", "sidak", "holm-sidak", "hommel", "fdr_bh", "fdr_by")
@@ -38,6 +45,18 @@ def strictest_level(m: int, alpha: float, correction: str) -> float:
     if correction == "fdr_by":
         return alpha / (m * float(np.sum(1.0 / np.arange(1, m + 1))))
     return alpha / m
+
+
+def level_name(correction: str) -> str:
+    """How a report names :func:`strictest_level`'s value for `correction`: ``'α/m'``,
+    ``"Šidák's level"`` (Šidák, Holm-Šidák) or ``'α/(m·H_m)'`` (Benjamini-Yekutieli).
+
+    >>> level_name("holm"), level_name("fdr_by")
+    ('α/m', 'α/(m·H_m)')
+    """
+    if correction in ("sidak", "holm-sidak"):
+        return "Šidák's level"
+    return "α/(m·H_m)" if correction == "fdr_by" else "α/m"
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -40,6 +40,7 @@ from ._validation import (
     check_positive_int,
     unique_items,
 )
+from .cells import CELLS
 from .power import (
     PowerValue,
     few_nonzero,
@@ -70,6 +71,12 @@ _EMPIRICAL_MAX_CELLS = 40_000_000
 #: Points of the stand-in pilot built from a stated zero share and sd (normal quantiles
 #: for the nonzero part): enough that its own discreteness is far below Monte Carlo error.
 _STATED_POINTS = 2_000
+
+
+def _below(power: float, target: float) -> str:
+    """The power at n - 1, below `target`: 4 digits where 3 would round it up to the target
+    (.7997 read ".800", as if n - 1 reached it)."""
+    return f"{power:.4f}" if power < target <= round(power, 3) else f"{power:.3f}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,7 +200,8 @@ class SampleSizePlan:
         return (
             f"{head}: power {self.achieved_power:.3f}{se} to detect a mean "
             f"difference of {self.effect:g} ({self.alternative}, {level}; {self.method} "
-            f"power of the paired sign-flip test; power at n - 1: {self.power_below:.3f})"
+            f"power of the paired sign-flip test; power at n - 1: "
+            f"{_below(self.power_below, self.target_power)})"
         )
 
     def __str__(self) -> str:
@@ -973,11 +981,12 @@ def plan_cells(
         there is refused (ValueError) for that reason.
     family_size : int, optional
         The family each cell's test is corrected in. Default: the one :func:`osustat.analyze`
-        forms by default (``'per-metric-budget'``, Holm): the m cells the records label, each
-        planned at alpha / m (:func:`osustat.multitest.strictest_level`: Holm rejects a
-        test whose p is at most alpha / m whatever the others' p), the aggregate at alpha
+        forms by default for one (treatment, baseline) pair (``'per-metric-budget'``,
+        Holm): the 4 cells of a T±E± table -- also where a small pilot labels fewer --,
+        each planned at alpha / 4 (:func:`osustat.multitest.strictest_level`: Holm rejects
+        a test whose p is at most alpha / m whatever the others' p), the aggregate at alpha
         (analyze tests it outside every family). Given: the cells at alpha / `family_size`
-        (e.g. 4 cells x 2 metrics = 8), the aggregate still at alpha -- except where no
+        (e.g. 4 cells x 2 treatments = 8), the aggregate still at alpha -- except where no
         cell is tested (``unit='episode'``, records without cells), where the aggregate
         tests are the family's members, as in analyze, and the aggregate is planned at
         alpha / `family_size`. ``levels`` says each row's level and why.
@@ -1102,18 +1111,23 @@ def _levels(m_cells: int, given: int | None, alpha: float, unit: str) -> dict[st
         else "one test (`family_size` = 1)"
     )
     if m_cells:
+        m = len(CELLS)  # a study's table holds every cell a small pilot may have missed
+        fewer = (
+            f" (the pilot labels {m_cells}; if the study's records will hold only those, "
+            f"give `family_size` = {m_cells})"
+            if m_cells < m
+            else ""
+        )
         if given is not None:
             cell = at(given, stated)
-        elif m_cells > 1:
-            cell = at(
-                m_cells,
-                f"Holm over the {m_cells} cells the pilot labels, as `osustat analyze` corrects "
-                f"one pair's cells by default (its first step: Holm rejects a cell whose p is at "
-                f"most α/{m_cells}, whatever the other cells' p; with k treatments analysed "
-                f"together its family is {m_cells}k: give `family_size`)",
-            )
         else:
-            cell = at(1, "the one cell is `osustat analyze`'s family of per-cell tests")
+            cell = at(
+                m,
+                f"Holm over the {m} cells of a T±E± table{fewer}, as `osustat analyze` "
+                f"corrects one pair's cells by default (its first step: Holm rejects a cell "
+                f"whose p is at most α/{m}, whatever the other cells' p; with k treatments "
+                f"analysed together its family is {m}k: give `family_size`)",
+            )
         aggregate = at(1, "`osustat analyze` tests the aggregate outside every family")
         return {"cell": cell, "all": aggregate}
     no_cells = f"the {unit} unit" if unit == "episode" else "records without cells"
@@ -1134,8 +1148,10 @@ def _levels(m_cells: int, given: int | None, alpha: float, unit: str) -> dict[st
 
 def _cells_not_tested(labelled: list[str], metric: str) -> tuple[str, ...]:
     """At the episode unit, where the records label queries with cells: that no cell is
-    planned, and why (as :func:`osustat.analyze`'s note)."""
-    if not labelled:
+    planned, and why (as :func:`osustat.analyze`'s note). A metric whose labelled queries
+    are all of one cell (an import's ``judge.t+e+``) is that cell's test at the episode
+    unit: nothing to say."""
+    if len(labelled) < 2:
         return ()
     return (
         f"Cells not tested: the records label queries with cells on {metric} "

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from .formatting import p_phrase
+from .multitest import level_name
 
 __all__ = ["CORRECTION_NAMES", "UNDERPOWERED", "describe_verdict", "mde_description"]
 
@@ -189,7 +190,7 @@ def describe_verdict(
                 f"({p_phrase(pvalue_adjusted, name='p_adj')})"
             )
         return f"{direction}: significant at α = {alpha:g} ({p_phrase(pvalue)})"
-    where = " at α/m" if corrected else ""
+    where = f" at {level_name(correction)}" if corrected else ""
     if corrected and pvalue <= alpha:
         said = f"not significant after {name} over m = {family_size} (raw {p_phrase(pvalue)})"
         ranged = getattr(mde, "mde_range", None) is not None

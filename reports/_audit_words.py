@@ -11,8 +11,9 @@ import math
 
 from osustat.audit.measure import AS_TESTED_INTERACTION, STRICT_INTERACTION, Note
 from osustat.audit.result import ClaimCheck
-from osustat.audit.verdicts import Flag, StandardVerdict
+from osustat.audit.verdicts import Flag, StandardVerdict, cell_metric
 from osustat.formatting import fmt_interval, fmt_signed, p_phrase
+from osustat.multitest import level_name
 from osustat.wording import MC_UNDECIDED_Z, not_estimable
 
 __all__ = [
@@ -34,7 +35,7 @@ def _level(v: StandardVerdict, word: str = "at") -> str:
     at = getattr(v.mde, "alpha", None)
     if at is None or v.alpha is None or math.isclose(at, v.alpha):
         return ""
-    return f" {word} α/m = {at:.3g}"
+    return f" {word} {level_name(v.correction)} = {at:.3g}"
 
 
 def _mde(v: StandardVerdict) -> str:
@@ -335,14 +336,22 @@ def _clustered_message(check: ClaimCheck, flag: Flag) -> str:
         "benchmark declares the episode (a conversation) as its unit: an episode's queries "
         "share one memory, so a query-level p can be far smaller than the episode's; "
     )
-    if c.cell is not None or c.kind == "interaction":
+    if c.kind == "interaction" or (c.cell is not None and flag.value is None):
         return said + (
-            "a per-cell or interaction claim has no episode-level test (an episode mixes "
-            "cells), so read its p as one that treats each episode's queries as independent"
+            "a per-cell or interaction claim has no episode-level test here (an episode mixes "
+            "cells; no metric holds this cell's queries alone), so read its p as one that "
+            "treats each episode's queries as independent"
         )
     if flag.value is None:
         return said + "the episodes cannot test this claim (too few of them)"
     test = "TOST" if c.kind == "equivalence" else "strict test"
+    if c.cell is not None:
+        there = f'`metric = "{cell_metric(c)}"` (this cell\'s queries per episode)'
+        return said + (
+            f"the same claim's {test} on {there} at the episode unit gives "
+            f'{p_phrase(flag.value)} (uncorrected) — claim that metric with `unit = "episode"` '
+            "to judge it there"
+        )
     return said + (
         f"the same claim's {test} at the episode unit gives {p_phrase(flag.value)} "
         '(uncorrected) — give `unit = "episode"` to judge it there'

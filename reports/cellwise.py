@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from osustat import stars
 from osustat.formatting import fmt_interval, fmt_number, fmt_p, fmt_signed, p_phrase
+from osustat.multitest import level_name
 from osustat.power import MDE_MIN_DIFFERENCES
 from osustat.wording import UNDERPOWERED, mde_description
 
@@ -336,14 +337,26 @@ def _summary(res: MultiAnalysisResult) -> list[str]:
     return lines
 
 
+def _level_said(correction: str) -> str:
+    """The MDE's level in a corrected family, named for `correction` (its strictest step)."""
+    name = level_name(correction)
+    if correction == "fdr_by":
+        return f"{name} (Benjamini–Yekutieli's first threshold, H_m = 1 + 1/2 + … + 1/m)"
+    if name != "α/m":
+        return f"{name} 1 − (1 − α)^(1/m) (its first step)"
+    return (
+        "α/m (Bonferroni's level, Holm's first step: conservative for the step-down, BH and "
+        "Westfall–Young corrections)"
+    )
+
+
 def _method_lines(res: AnalysisResult) -> list[str]:
     """The MDE, seed and test/interval/mark legend lines shared by every analysis report: one
     bullet per idea (a reader looks up one column's rule, not a paragraph)."""
     m = MDE_MIN_DIFFERENCES
     return [
         "- MDE: the smallest true Δ that the test each row runs detects with power .80, at "
-        f"α/m inside a corrected family of m tests (Bonferroni's level, Holm's first step: "
-        "conservative for the step-down, BH and Westfall–Young corrections), "
+        f"{_level_said(res.correction)} inside a corrected family of m tests, "
         f"α = {res.alpha:g} otherwise, computed from the row's differences by the method "
         "named beside it:",
         "  - 0/1 differences: exact binomial (P(Δ ≠ 0) held at its observed share);",

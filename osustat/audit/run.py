@@ -43,7 +43,6 @@ them.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -71,6 +70,7 @@ from .verdicts import (
     STANDARDS,
     Flag,
     StandardVerdict,
+    cell_metric,
     flags,
     judge,
     mde_of,
@@ -226,12 +226,12 @@ def audit(
     searched: dict[tuple[int, float], PowerValue | None] = {}
     mdes = {st: _mdes(measured, families, st, searched) for st in STANDARDS}
 
-    def at_episodes(i: int) -> Measured:
+    def at_episodes(i: int, **changes: Any) -> Measured:
         # claim i at the episode unit, on a stream of its own named by the claim's id
         c = claims.claims[i]
         gen = np.random.default_rng(stream_seed(master, "audit-claim-episode-unit", c.id, i))
-        return measure(dataclasses.replace(c, unit="episode"), pairings, n_resamples,
-                       bootstrap_resamples, level, gen)  # fmt: skip
+        return measure(dataclasses.replace(c, unit="episode", **changes), pairings,
+                       n_resamples, bootstrap_resamples, level, gen)  # fmt: skip
 
     def remeasure(i: int, b: int, look: int) -> Measured:
         # a fresh stream per look, derived from the claim's own: same rng, same audit
@@ -278,32 +278,46 @@ def audit(
 
 
 def _check_scales(claims: ClaimsFile, df: pd.DataFrame) -> None:
-    """A difference's threshold, margin or reported effect outside [-1, 1] on a metric whose
-    values in the records all lie in [0, 1] (a judge's 0/1 grade; the claims file cannot
-    know its scale, as it knows hit@k's and recall's) is an error naming the claim: a
-    percentage point written as a metric unit would be judged against an impossible
-    difference."""
+    """A claim's printed numbers outside what a metric whose values in the records all lie in
+    [0, 1] allows (a judge's 0/1 grade; the claims file cannot know its scale, as it knows
+    hit@k's and recall's) are an error naming the claim: a percentage point written as a
+    metric unit would be judged against an impossible difference."""
     bounded: dict[str, bool] = {}
     for c in claims.claims:
-        if c.kind not in ("difference", "equivalence"):
-            continue
         if c.metric not in bounded:
             v = df.loc[df["metric"] == c.metric, "value"]
             bounded[c.metric] = bool(len(v)) and bool(v.between(0.0, 1.0).all())
-        # a gap beyond ±1 is impossible; one of ±1 (a threshold or margin of 1: "1 point")
-        # leaves no difference beyond it, so nothing to claim; an effect of 1 needs every d = 1
-        said = {"threshold": c.threshold, "margin": c.margin, "reported_effect": c.reported_effect}
-        limit = {"threshold": 1.0, "margin": 1.0, "reported_effect": math.nextafter(1.0, 2.0)}
-        bad = [(k, x) for k, x in said.items() if x is not None and abs(x) >= limit[k]]
-        if bounded[c.metric] and bad:
+        if not bounded[c.metric]:
+            continue
+        bad = _out_of_scale(c)
+        if bad:
             line = f" (line {c.line})" if c.line else ""
-            k, x = bad[0]
+            k, x, why = bad[0]
             raise ValueError(
                 f"claims file {claims.source!r}, claim {c.id!r}{line}: `{k}` = {x:g} is impossible "
-                f"for metric {c.metric!r}, whose values in the records all lie in [0, 1] (so "
-                "differences lie in [-1, 1], and none lies beyond ±1); effects are in metric "
-                "units, not percentage points."
+                f"for metric {c.metric!r}, whose values in the records all lie in [0, 1] ({why}); "
+                "effects are in metric units, not percentage points."
             )
+
+
+def _out_of_scale(c: Any) -> list[tuple[str, float, str]]:
+    """(key, value, why) of claim `c`'s numbers impossible on a [0, 1] metric."""
+    gap = "differences lie in [-1, 1]"
+    out: list[tuple[str, float, str]] = []
+    if c.kind in ("difference", "equivalence"):
+        # nothing lies beyond a threshold or margin of ±1 ("1 point"): nothing to claim
+        for key, x in (("threshold", c.threshold), ("margin", c.margin)):
+            if x is not None and abs(x) >= 1.0:
+                out.append((key, x, gap + ", and none beyond ±1"))
+        if c.reported_effect is not None and abs(c.reported_effect) > 1.0:
+            out.append(("reported_effect", c.reported_effect, gap))
+        out += [("reported_ci", x, gap) for x in c.reported_ci or () if abs(x) > 1.0]
+    out += [
+        ("reported_means", x, "so do its means")
+        for x in c.reported_means or ()
+        if not 0.0 <= x <= 1.0
+    ]
+    return out
 
 
 def _clustered(
@@ -314,13 +328,16 @@ def _clustered(
 ) -> dict[int, Flag]:
     """``'query-unit-clustered'`` flags: each tested claim at the query unit on a benchmark
     whose records declare the episode as its unit, with the raw p of the same claim's strict
-    test at the episode unit (TOST for an equivalence; ``at_episodes(i)`` measures it) --
-    None for a per-cell or interaction claim, which has no episode-level test (an episode
-    mixes cells), or where the episodes cannot test it. ``means`` claims have no test."""
+    test at the episode unit (TOST for an equivalence; ``at_episodes(i)`` measures it); for a
+    per-cell claim, that test on the metric holding the cell's queries per episode where the
+    records carry one (:func:`~osustat.audit.verdicts.cell_metric`: an import's
+    ``judge.t+e+``) -- None where there is none, for an interaction claim (an episode mixes
+    cells), or where the episodes cannot test it. ``means`` claims have no test."""
     if not episode_benchmarks:
         return {}
     names = pairings.df["benchmark"].astype(str).unique().tolist()
     only = names[0] if len(names) == 1 else None  # a claim without `benchmark` is about it
+    metrics = set(pairings.df["metric"].astype(str).unique())
     out = {}
     for i, m in enumerate(measured):
         c = m.claim
@@ -330,8 +347,13 @@ def _clustered(
         if c.kind == "means":
             continue
         value = None
-        if c.cell is None and c.kind != "interaction":
-            ep = at_episodes(i)
+        if c.kind != "interaction" and (c.cell is None or cell_metric(c) in metrics):
+            # a cell's queries as their own metric (an import's `judge.t+e+`): its test there
+            ep = (
+                at_episodes(i)
+                if c.cell is None
+                else at_episodes(i, metric=cell_metric(c), cell=None)
+            )
             value = _raw_pvalue(ep, "strict")[0] if ep.missing is None else None
         out[i] = Flag("query-unit-clustered", value)
     return out

@@ -36,6 +36,7 @@ __all__ = [
     "UNDECIDED",
     "Flag",
     "StandardVerdict",
+    "cell_metric",
     "claimed_magnitude",
     "flags",
     "judge",
@@ -295,6 +296,16 @@ def _difference(
         # that prints none (a p, a star) cannot be contradicted by a non-significant estimate
         return "opposite direction", "wrong-side-no-magnitude", None
     return "contradicted", "wrong-side", None
+
+
+def cell_metric(c: Claim) -> str | None:
+    """The metric that holds claim `c`'s cell's queries alone, one value per episode, in
+    ``osustat import``'s naming: ``judge.t+e+`` for cell T+E+ of ``judge.cells`` (or of
+    ``judge``); None for an aggregate claim."""
+    if c.cell is None:
+        return None
+    base = c.metric.removesuffix(".cells")
+    return f"{base}.{c.cell.value.lower()}"
 
 
 def claimed_magnitude(c: Claim) -> float | None:

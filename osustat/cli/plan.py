@@ -315,7 +315,25 @@ def _cells_text(cells: Any, args: argparse.Namespace, notes: list[str]) -> str:
             "ends (one n where both give the same); power at n is at the conservative end.",
         ]
         lines += [f"- {c}: {cells.plans[c].range_basis}" for c in ranged]
+    lines += _beyond_the_records(cells)
     return "\n".join(lines + _assumed_lines(cells.plans) + _limit_lines(cells.plans)) + "\n"
+
+
+def _beyond_the_records(cells: Any) -> list[str]:
+    """At the episode unit, an n beyond the episodes the pilot's records hold, said: a
+    benchmark's episodes are few (LoCoMo: 10 conversations), and 150 of them may not exist."""
+    held = cells.pilot_sizes.get("all")
+    p = cells.plans.get("all")
+    if cells.unit != "episode" or p is None or held is None:
+        return []
+    top = p.n_range[1] if p.n_range is not None else p.n
+    if top <= held:
+        return []
+    return [
+        "",
+        f"The study needs up to {top:,} episodes; these records hold {held:,}: a benchmark "
+        "with that many episodes (or more runs of the systems on new ones), or a larger effect.",
+    ]
 
 
 def _limit_lines(plans: dict[str, Any]) -> list[str]:
@@ -374,8 +392,9 @@ def _assumed_lines(plans: dict[str, Any]) -> list[str]:
 def add_plan_parser(sub: Any) -> None:
     pl = sub.add_parser(
         "plan",
-        help="queries per cell needed for a target power (sample-size design)",
-        description="Queries per cell the paired sign-flip test needs to detect --effect with "
+        help="queries (or episodes) per cell needed for a target power (sample-size design)",
+        description="Units per cell (queries, or episodes at the episode unit) the paired "
+        "sign-flip test needs to detect --effect with "
         "--power (osustat.plan / osustat.plan_cells): from a pilot's records, one plan per "
         "cell, or from stated --sd / --zero-share / --binary. From records the plan is for the "
         "test `osustat analyze` runs by default: at its unit (the records' declared one) and "

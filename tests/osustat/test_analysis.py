@@ -385,3 +385,13 @@ def test_answer_level_records_name_the_metric_alone_and_hold_one_budget(records)
         run(records, budget_kind="answers")
     with pytest.raises(ValueError, match=r"`budget_kind` must be one of \['tokens', 'depth'"):
         run(records, budget_kind="budget")
+
+
+def test_the_mde_legend_names_the_level_of_the_correction_used(records):
+    # a second user round: under --correction fdr_by the legend said "α/m (Bonferroni's
+    # level, Holm's first step)" while results.json's mde_alpha was BY's first threshold
+    by = run(records, metrics=["hit@2"], budgets=[128], correction="fdr_by").to_markdown()
+    assert "at α/(m·H_m) (Benjamini–Yekutieli's first threshold" in by
+    assert "Bonferroni's level" not in by
+    holm = run(records, metrics=["hit@2"], budgets=[128]).to_markdown()
+    assert "at α/m (Bonferroni's level, Holm's first step" in holm

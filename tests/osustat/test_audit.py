@@ -221,6 +221,29 @@ class TestAudit:
         assert got["as_tested"]["mde_alpha"] == 0.05
         assert got["as_tested"]["mde"] == pytest.approx(at[0.05], rel=1e-12)
 
+    def test_a_by_familys_mde_level_is_named_for_its_correction(self):
+        # a second user round: the level .006 (Benjamini-Yekutieli's first threshold at
+        # m = 4) was labelled "α/m", which is .0125
+        data = pd.concat(
+            [from_differences(BALANCED, metric=k) for k in ("recall", "m2", "m3", "m4")],
+            ignore_index=True,
+        )
+        head = '[family.f]\nstrict_correction = "fdr_by"\n'
+        res = audit(
+            parse_claims(
+                head
+                + claim("a", reported_effect=0.09)
+                + "".join(claim(k, metric=k) for k in ("m2", "m3", "m4"))
+            ),
+            data,
+            **FAST,
+            rng=0,
+        )
+        check = res.checks[0]
+        h4 = 1 + 1 / 2 + 1 / 3 + 1 / 4
+        assert check.strict.mde.alpha == pytest.approx(0.05 / (4 * h4))
+        assert f"α/(m·H_m) = {0.05 / (4 * h4):.3g}" in why(check) and "α/m =" not in why(check)
+
     def test_a_threshold_claims_mde_is_that_of_its_test_against_the_threshold(self):
         # A reviewer: a claim "gap > .35" printed the MDE of the test of mean(d) = 0 on 0/±1
         # differences (ties at 0 abstain there), but the test run is of mean(d) = .35, where
@@ -330,6 +353,30 @@ class TestAudit:
         once, again = (run(claim("d"), **mc).checks[0].flags for _ in range(2))
         assert once == again and once[0].value is not None
 
+    def test_a_cell_claims_flag_reads_the_metric_holding_that_cells_queries(self):
+        # A second user round: "no episode-level test" for a claim on judge.cells, T+E+,
+        # while the records carry judge.t+e+ (the cell's questions, one mean per
+        # conversation), whose episode-level p was .062 beside a strict "reproduced" (.005)
+        rng = np.random.default_rng(6)
+        per_episode = rng.normal(0.1, 0.2, 10)
+        d = np.clip(per_episode[np.arange(120) % 10] + rng.normal(0, 0.05, 120), -1, 1)
+        cells = ["T+E+", "T-E-"] * 60
+        both = from_differences(d, cells=cells, metric="judge.cells")
+        own = from_differences(d[::2], metric="judge.t+e+")  # T+E+'s queries, i = 0, 2, ...
+        own["episode_id"] = [f"e{(2 * i) % 10}" for i in range(60) for _ in range(2)]
+        data = pd.concat([both, own], ignore_index=True)
+        kw = dict(data=data, episode_benchmarks={"bench"}, n_resamples=4096)
+        res = run(
+            claim("cell", metric="judge.cells", cell="T+E+"),
+            claim("own", metric="judge.t+e+", unit="episode"),
+            **kw,
+        )
+        cell, own_check = res.checks
+        (flag,) = cell.flags
+        assert flag.value == pytest.approx(own_check.test.pvalue, rel=1e-12)
+        assert '`metric = "judge.t+e+"` (this cell\'s queries per episode)' in flag_text(cell)
+        assert "has no episode-level test" not in flag_text(cell)
+
     @pytest.mark.parametrize(
         "spec",
         [
@@ -337,6 +384,8 @@ class TestAudit:
             {"threshold": 1},  # a reviewer: "1 point", the commonest slip, was accepted
             {"reported_effect": 12.5},
             {"kind": "equivalence", "direction": None, "margin": 5},
+            {"reported_means": [75.5, 45.8]},  # a second round: means in points
+            {"reported_ci": [22.9, 34.5]},
         ],
     )
     def test_a_percentage_point_on_a_metric_whose_values_lie_in_0_1_is_refused(self, spec):
