@@ -14,6 +14,7 @@ __all__ = [
     "CORRECTIONS",
     "AdjustedPValues",
     "adjust_pvalues",
+    "held_level",
     "level_name",
     "stars",
     "strictest_level",
@@ -136,6 +137,41 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm", alpha: float = 0.05) -
             "statsmodels' decisions disagree with its adjusted p-values beyond rounding."
         )
     return AdjustedPValues(reject=reject, pvalues_adjusted=adjusted, method=method, alpha=alpha)
+
+
+def held_level(pvalues: Any, k: int, method: str, alpha: float) -> float:
+    """The level test `k` of a family is held to by `method`, the other tests' p as given:
+    the largest p it could have and still be rejected (the decision is monotone in its own
+    p). α/m at Holm's first step, up to α at its last (or BH's, where the others are
+    rejected); `alpha` for ``'none'`` or one test. By bisection on the correction's own
+    decisions, snapped to :func:`strictest_level` or `alpha` where within 1e-7 of them.
+
+    >>> round(held_level([0.001, 0.002, 0.5], 2, "holm", 0.05), 6)  # the last step: alpha
+    0.05
+    >>> round(held_level([0.3, 0.4, 0.5], 2, "holm", 0.05), 6)  # the first: alpha / 3
+    0.016667
+    """
+    from statsmodels.stats.multitest import multipletests
+
+    ps = np.asarray(pvalues, dtype=float).copy()
+    m = ps.size
+    if method == "none" or m == 1:
+        return alpha
+
+    def rejected(p: float) -> bool:
+        ps[k] = p
+        if method == "holm":
+            return bool(_holm(ps, alpha)[0][k])
+        return bool(multipletests(ps, alpha=alpha, method=method)[0][k])
+
+    lo, hi = 0.0, alpha
+    if rejected(alpha):
+        return alpha
+    for _ in range(34):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if rejected(mid) else (lo, mid)
+    strictest = strictest_level(m, alpha, method)
+    return strictest if abs(lo - strictest) <= 1e-7 * strictest else lo
 
 
 def _holm(p: NDArray[np.float64], alpha: float) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:

@@ -1126,7 +1126,8 @@ def _levels(m_cells: int, given: int | None, alpha: float, unit: str) -> dict[st
                 f"Holm over the {m} cells of a T±E± table{fewer}, as `osustat analyze` "
                 f"corrects one pair's cells by default (its first step: Holm rejects a cell "
                 f"whose p is at most α/{m}, whatever the other cells' p; with k treatments "
-                f"analysed together its family is {m}k: give `family_size`)",
+                f"analysed together its family is {m}k: give `family_size`); the power "
+                f"printed is at α/{m}, a floor under Holm's later steps",
             )
         aggregate = at(1, "`osustat analyze` tests the aggregate outside every family")
         return {"cell": cell, "all": aggregate}

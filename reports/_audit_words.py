@@ -11,9 +11,8 @@ import math
 
 from osustat.audit.measure import AS_TESTED_INTERACTION, STRICT_INTERACTION, Note
 from osustat.audit.result import ClaimCheck
-from osustat.audit.verdicts import Flag, StandardVerdict, cell_metric
+from osustat.audit.verdicts import Flag, StandardVerdict, cell_metric, claimed_magnitude
 from osustat.formatting import fmt_interval, fmt_signed, p_phrase
-from osustat.multitest import level_name
 from osustat.wording import MC_UNDECIDED_Z, not_estimable
 
 __all__ = [
@@ -30,12 +29,13 @@ UNDERPOWERED_AT_ANY_EFFECT = "underpowered at any effect"
 
 
 def _level(v: StandardVerdict, word: str = "at") -> str:
-    """' at α/m = …' (`word` first) when the verdict's MDE is stated below the family's
-    alpha (a corrected family: the level the correction's strictest step tests at)."""
+    """' at α/m = …' (`word` first) when the verdict's MDE is stated below the family's alpha:
+    the level the family's correction held this claim to, given the other claims' p (α/m at
+    Holm's first step, up to α at its last; :func:`osustat.multitest.held_level`)."""
     at = getattr(v.mde, "alpha", None)
     if at is None or v.alpha is None or math.isclose(at, v.alpha):
         return ""
-    return f" {word} {level_name(v.correction)} = {at:.3g}"
+    return f" {word} {at:.3g}, the level {v.correction} held this claim to in its family"
 
 
 def _mde(v: StandardVerdict) -> str:
@@ -50,7 +50,11 @@ def _p_text(v: StandardVerdict) -> str:
     if v.pvalue_adjusted is None:
         return ""
     how = "uncorrected" if v.correction == "none" else v.correction
-    return f"{p_phrase(v.pvalue_adjusted)} ({how}, m = {v.family_size})"
+    p = v.pvalue_adjusted
+    said = p_phrase(p)
+    if v.alpha is not None and p > v.alpha and f"{p:.3f}" == f"{v.alpha:.3f}":
+        said = f"p = {p:.4f}".replace("0.", ".", 1)  # .0501 read ".050" beside α = .05
+    return f"{said} ({how}, m = {v.family_size})"
 
 
 #: Equivalence reasons: the gap of means (``effect``) against the margin.
@@ -67,8 +71,13 @@ _EQUIVALENCE = {
     "different": "difference {effect} is significant; {p_text}",
     "equivalent": "equivalent within {margin}: gap {effect}, TOST {p_text}",
     "equivalence-not-shown": (
-        "equivalence within {margin} not shown: gap {effect}, CI {ci} reaches into the "
+        "equivalence within {margin} not shown: gap {effect}, CI {ci} reaches beyond the "
         "margin, TOST {p_text}"
+    ),
+    # the interval inside the margin, TOST's corrected p above alpha: the correction decided
+    "equivalence-not-shown-inside": (
+        "equivalence within {margin} not shown: gap {effect}, CI {ci} lies inside the "
+        "margin but TOST's corrected p is above α ({p_text})"
     ),
     "outside-margin": ("gap {effect}: its whole CI {ci} lies outside {margin}, TOST {p_text}"),
 }
@@ -94,7 +103,7 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
     >>> from osustat.audit.result import ClaimCheck
     >>> from osustat.audit.verdicts import StandardVerdict
     >>> c = Claim(id="a", family="f", treatment="new", baseline="old", metric="hit@2",
-    ...           budget=256, cell=None, direction="greater", threshold=0.1)
+    ...           budget=256, cell=None, direction="greater", threshold=0.0)
     >>> v = StandardVerdict(standard="strict", verdict="underpowered", code="underpowered",
     ...                     pvalue=0.3, pvalue_adjusted=0.3, correction="holm", family_size=1,
     ...                     test="sign-flip", effect=0.05, mde=float("inf"), magnitude=0.1)
@@ -127,6 +136,9 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
         if code == "no-interaction-as-claimed":
             paper = f"; the claim itself reports {c.reported_p} (no interaction)"
         return f"no significant interaction; {p_text}{paper}"
+    if code == "equivalence-not-shown" and v.interval is not None and c.margin is not None:
+        if -c.margin < v.interval[0] and v.interval[1] < c.margin:
+            code = "equivalence-not-shown-inside"
     equivalence = _EQUIVALENCE.get(code)
     if equivalence is not None:
         return equivalence.format(
@@ -159,26 +171,14 @@ def reason(check: ClaimCheck, v: StandardVerdict) -> str:
         assert v.interval is not None
         return f"the CI {fmt_interval(v.interval[0], v.interval[1])} lies {other} {t:g}"
     if code == "underpowered":
-        assert v.mde is not None and v.magnitude is not None
-        ends = getattr(v.mde, "mde_range", None)
-        if math.isinf(v.mde) and (ends is None or math.isinf(ends[0])):
-            # no effect reaches the power; a range infinite at both ends says why (rule Z)
-            said = UNDERPOWERED_AT_ANY_EFFECT if ends is None else not_estimable(v.mde)
-            at = f"at n = {check.n}{_level(v, 'and')}"
-            return f"{said} {at} (claimed effect {v.magnitude:.3f}); {p_text}"
-        if ends is not None:  # a range, its upper end possibly infinite
-            verb = "exceeds" if ends[0] > v.magnitude else "may exceed"
-            said = not_estimable(v.mde).removeprefix("MDE not estimable from n = ")
-            at = f"at n = {check.n}{_level(v, 'and')}"
-            return (
-                f"the MDE {at} is not estimable from {said} and {verb} the "
-                f"claimed effect {v.magnitude:.3f}; {p_text}"
-            )
-        mag = f"{v.magnitude:.3f}"
-        at = f"MDE {v.mde:.3f} at n = {check.n}{_level(v, 'and')}"
-        return f"{at} exceeds the claimed effect {mag}; {p_text}"
+        return _underpowered_reason(check, v, p_text)
     if code == "direction-only":
-        return f"{what} {fmt_signed(effect)} {side} {t:g} but not significant; {p_text}"
+        unknown = (
+            "; the claim prints no effect, so whether the test could have found it is unknown"
+            if c.kind == "difference" and claimed_magnitude(c) is None
+            else ""
+        )
+        return f"{what} {fmt_signed(effect)} {side} {t:g} but not significant{unknown}; {p_text}"
     if code == "wrong-side-underpowered":
         mde_text = f"; {_mde(v)}" if v.mde is not None else ""
         return (
@@ -310,6 +310,26 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
     raise ValueError(f"unknown flag code {flag.code!r} (claim {c.id!r}).")
 
 
+def _underpowered_reason(check: ClaimCheck, v: StandardVerdict, p_text: str) -> str:
+    """An underpowered verdict: the MDE (a number, a range, or none at any effect) against
+    the claimed magnitude -- for a threshold claim, its excess over the threshold."""
+    assert v.mde is not None and v.magnitude is not None
+    t = check.claim.threshold
+    mag = f"{v.magnitude:.3f}"
+    claimed = f"the claimed effect {mag}" if t == 0 else f"the claimed excess over {t:g} ({mag})"
+    at = f"at n = {check.n}{_level(v, 'and')}"
+    ends = getattr(v.mde, "mde_range", None)
+    if math.isinf(v.mde) and (ends is None or math.isinf(ends[0])):
+        # no effect reaches the power; a range infinite at both ends says why (rule Z)
+        said = UNDERPOWERED_AT_ANY_EFFECT if ends is None else not_estimable(v.mde)
+        return f"{said} {at} ({claimed.removeprefix('the ')}); {p_text}"
+    if ends is not None:  # a range, its upper end possibly infinite
+        verb = "exceeds" if ends[0] > v.magnitude else "may exceed"
+        said = not_estimable(v.mde).removeprefix("MDE not estimable from n = ")
+        return f"the MDE {at} is not estimable from {said} and {verb} {claimed}; {p_text}"
+    return f"MDE {v.mde:.3f} {at} exceeds {claimed}; {p_text}"
+
+
 def _undecided_message(check: ClaimCheck, flag: Flag) -> str:
     """The ``'mc-undecided'`` flag: the corrected p, its Monte Carlo error, what follows."""
     v = check.under(flag.standard or "strict")
@@ -333,14 +353,21 @@ def _clustered_message(check: ClaimCheck, flag: Flag) -> str:
     c = check.claim
     said = (
         "tested at the query unit (the claim's, or the default), but these records' "
-        "benchmark declares the episode (a conversation) as its unit: an episode's queries "
-        "share one memory, so a query-level p can be far smaller than the episode's; "
+        "benchmark declares the episode as its unit: an episode's queries share one "
+        "memory, so a query-level p can be far smaller than the episode's; "
     )
-    if c.kind == "interaction" or (c.cell is not None and flag.value is None):
+    if c.kind == "interaction":
         return said + (
-            "a per-cell or interaction claim has no episode-level test here (an episode mixes "
-            "cells; no metric holds this cell's queries alone), so read its p as one that "
-            "treats each episode's queries as independent"
+            "an interaction spans the cells and an episode mixes them, so it has no "
+            "episode-level test (a cell's own metric, such as an import's `judge.t+e+`, tests "
+            "one cell at a time): read its p as one that treats each episode's queries as "
+            "independent"
+        )
+    if c.cell is not None and flag.value is None:
+        return said + (
+            "a per-cell claim has no episode-level test here (an episode mixes cells, and no "
+            f"metric `{cell_metric(c)}` holds this cell's queries alone), so read its p as "
+            "one that treats each episode's queries as independent"
         )
     if flag.value is None:
         return said + "the episodes cannot test this claim (too few of them)"

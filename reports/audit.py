@@ -293,7 +293,7 @@ def _summary_section(result: AuditResult) -> list[str]:
         "",
         "## Summary",
         "",
-        "| verdict | as tested | strict | strict, BH in place of Holm |",
+        "| verdict | as tested | strict | strict, BH in place of each family's strict correction |",
         "|---|---|---|---|",
         *(
             f"| {v} | {result.counts('as tested')[v]} | {result.counts('strict')[v]} | "
@@ -319,7 +319,8 @@ def _family_section(result: AuditResult, name: str, fam: Family) -> list[str]:
     return [
         f"## Family `{name}`" + (f": {fam.description}" if fam.description else ""),
         "",
-        f"{len(members)} claims, α = {fam.alpha}. As tested: correction {fam.correction} "
+        f"{len(members)} claim{'s' if len(members) != 1 else ''}, α = {fam.alpha}. "
+        f"As tested: correction {fam.correction} "
         f"(m = {m_t}). Strict: {fam.strict_correction} over the {m_s} claims with a p.",
         "",
         "| id | claim | cell | kind | n | reported | recomputed [CI] | as tested p | as "

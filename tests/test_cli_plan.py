@@ -479,9 +479,14 @@ def test_an_episode_plan_beyond_the_records_episodes_says_so(tmp_path, capsys):
     base = ["plan", records, "--treatment", "zep", "--baseline", "mem0", "--metric", "judge.cells"]
     assert main([*base, "--effect", "0.02"]) == 0
     out = capsys.readouterr().out
-    assert "episodes; these records hold 6: a benchmark with that many episodes" in out
+    assert "Beyond the records: all needs " in out and " episodes, these records hold 6" in out
     assert main([*base, "--effect", "0.9"]) == 0  # within the records: nothing said
     assert "these records hold" not in capsys.readouterr().out
+    # at the query unit, a cell's questions (a statistician: 169 T+E+ of LoCoMo's 17), and
+    # in the JSON's notes too
+    assert main([*base, "--effect", "0.1", "--unit", "query", "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any("T+E+ needs" in n and "queries, these records hold 60" in n for n in notes)
 
 
 def test_the_power_at_n_minus_1_never_reads_as_the_target(capsys):

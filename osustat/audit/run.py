@@ -52,7 +52,7 @@ import pandas as pd
 from osustat._validation import check_level, check_resamples
 from osustat.audit.claim import ClaimsFile, Family
 from osustat.combine import fisher_combine
-from osustat.multitest import adjust_pvalues, strictest_level
+from osustat.multitest import adjust_pvalues, held_level
 from osustat.power import PowerValue
 from osustat.schema import validate_records
 from osustat.streams import stream_seed
@@ -222,9 +222,16 @@ def audit(
             bar.update(1)
     # A ClaimsFile built by hand may omit families: no correction as tested, Holm strict.
     families = {**{c.family: Family(c.family) for c in claims.claims}, **claims.families}
-    # resample-free: each standard's MDEs at the level its correction holds the claim to
+    # resample-free (the differences do not change with the resamples): each claim's MDE
+    # searched once per level its correction holds it to (a level moves with the others' p)
     searched: dict[tuple[int, float], PowerValue | None] = {}
-    mdes = {st: _mdes(measured, families, st, searched) for st in STANDARDS}
+    first = list(measured)
+
+    def mde_at(i: int, level: float) -> PowerValue | None:
+        key = (i, float(f"{level:.6g}"))
+        if key not in searched:
+            searched[key] = mde_of(first[i], key[1])
+        return searched[key]
 
     def at_episodes(i: int, **changes: Any) -> Measured:
         # claim i at the episode unit, on a stream of its own named by the claim's id
@@ -243,22 +250,21 @@ def audit(
         return dataclasses.replace(m, notes=(*m.notes, Note("mc-resampled", f"{b}")))
 
     measured, verdicts, mc_flags = _settle(
-        measured, mdes, families, n_resamples, max_resamples, remeasure
+        measured, mde_at, families, n_resamples, max_resamples, remeasure
     )
     # a p still straddling alpha at the cap takes neither side: its verdict is undecided
-    verdicts = {st: _resolve(measured, verdicts[st], mdes[st], families) for st in STANDARDS}
+    verdicts = {st: _resolve(measured, verdicts[st], families) for st in STANDARDS}
     # the strict standard again with Benjamini-Hochberg in place of each family's strict
     # correction: the FDR reading beside the familywise one (issue 23)
     bh = {k: dataclasses.replace(f, strict_correction="fdr_bh") for k, f in families.items()}
-    mdes_bh = _mdes(measured, bh, "strict", searched)
-    strict_bh = _resolve(measured, _standard(measured, mdes_bh, bh, "strict"), mdes_bh, bh)
+    strict_bh = _resolve(measured, _standard(measured, mde_at, bh, "strict"), bh)
     checks = tuple(
         dataclasses.replace(
             _check(
                 m,
                 verdicts["as tested"][i],
                 verdicts["strict"][i],
-                mdes["strict"][i],
+                verdicts["strict"][i].mde,
                 families[m.claim.family].alpha,
             ),
             strict_bh=strict_bh[i],
@@ -359,31 +365,6 @@ def _clustered(
     return out
 
 
-def _mdes(
-    measured: list[Measured],
-    families: dict[str, Family],
-    standard: str,
-    searched: dict[tuple[int, float], PowerValue | None],
-) -> list[PowerValue | None]:
-    """Each claim's MDE under `standard`, at the level that standard's correction holds it to
-    (:func:`osustat.multitest.strictest_level`: alpha / m in a family corrected over m claims
-    with a p, alpha uncorrected) -- the MDE of the test the verdict actually ran. `searched`
-    keeps the searches by (claim, level): the standards share the ones they agree on."""
-    sizes: dict[str, int] = {}
-    for m in measured:
-        if _raw_pvalue(m, standard)[0] is not None:
-            sizes[m.claim.family] = sizes.get(m.claim.family, 0) + 1
-    out = []
-    for i, m in enumerate(measured):
-        fam = families[m.claim.family]
-        correction = fam.correction if standard == "as tested" else fam.strict_correction
-        level = strictest_level(sizes.get(m.claim.family, 0), fam.alpha, correction)
-        if (i, level) not in searched:
-            searched[(i, level)] = mde_of(m, level)
-        out.append(searched[(i, level)])
-    return out
-
-
 def _undecided(m: Measured, v: StandardVerdict, alpha: float) -> float | None:
     """The Monte Carlo SE of the corrected p verdict `v` used, if that p is within 2.576 of
     them of `alpha` (the side of alpha is then resampling noise); else None."""
@@ -396,22 +377,21 @@ def _undecided(m: Measured, v: StandardVerdict, alpha: float) -> float | None:
 def _resolve(
     measured: list[Measured],
     verdicts: list[StandardVerdict],
-    mdes: list[PowerValue | None],
     families: dict[str, Family],
 ) -> list[StandardVerdict]:
     """`verdicts` (one standard's, after the sequential resampling), each whose corrected p
     still straddles alpha made :func:`~osustat.audit.verdicts.undecided`."""
     out = []
-    for i, (m, v) in enumerate(zip(measured, verdicts, strict=True)):
+    for m, v in zip(measured, verdicts, strict=True):
         fam = families[m.claim.family]
         se = _undecided(m, v, fam.alpha)
-        out.append(v if se is None else undecided(m, v, fam, se, mdes[i]))
+        out.append(v if se is None else undecided(m, v, fam, se, v.mde))
     return out
 
 
 def _settle(
     measured: list[Measured],
-    mdes: dict[str, list[PowerValue | None]],
+    mde_at: Any,
     families: dict[str, Family],
     n_resamples: int,
     max_resamples: int,
@@ -429,7 +409,7 @@ def _settle(
     resamples = [n_resamples] * len(measured)
     looks = [0] * len(measured)
     while True:
-        verdicts = {st: _standard(measured, mdes[st], families, st) for st in STANDARDS}
+        verdicts = {st: _standard(measured, mde_at, families, st) for st in STANDARDS}
         pending: dict[int, list[Flag]] = {}
         for i, m in enumerate(measured):
             alpha = families[m.claim.family].alpha
@@ -449,13 +429,17 @@ def _settle(
 
 def _standard(
     measured: list[Measured],
-    mdes: list[PowerValue | None],
+    mde_at: Any,
     families: dict[str, Family],
     standard: str,
 ) -> list[StandardVerdict]:
-    """Every claim's verdict under `standard`: raw p, correction within family, rules."""
+    """Every claim's verdict under `standard`: raw p, correction within family, the MDE at
+    the level the correction held the claim to (:func:`osustat.multitest.held_level`;
+    ``mde_at(i, level)``
+    searches it), rules."""
     raw = [_raw_pvalue(m, standard) for m in measured]
     adjusted: dict[int, float] = {}
+    held: dict[int, float] = {}
     sizes: dict[str, int] = {}
     for name, fam in families.items():
         members = [
@@ -471,6 +455,9 @@ def _standard(
         else:
             adj = adjust_pvalues(pvals, method=method, alpha=fam.alpha).pvalues_adjusted.tolist()
         adjusted.update(zip(members, adj, strict=True))
+        for k, i in enumerate(members):
+            if measured[i].claim.kind == "difference":  # the only kind whose verdict reads one
+                held[i] = held_level(pvals, k, method, fam.alpha)
     return [
         judge(
             m,
@@ -480,7 +467,7 @@ def _standard(
             sizes[m.claim.family],
             families[m.claim.family],
             raw[i][1],
-            mdes[i],
+            mde_at(i, held[i]) if i in held else None,
         )
         for i, m in enumerate(measured)
     ]

@@ -522,8 +522,8 @@ def _add_audit_parser(sub: Any) -> None:
     au.add_argument(
         "--json",
         action="store_true",
-        help="with --out, also write DIR/audit.json; without it, print the audit as JSON on "
-        "stdout instead of the report",
+        help="without --out, print the audit as JSON on stdout instead of the report "
+        "(--out always writes DIR/audit.json beside DIR/report.md)",
     )
     add_input_options(au, runs=False)
     au.set_defaults(func=audit_command)

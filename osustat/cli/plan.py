@@ -193,7 +193,7 @@ def _plan(args: argparse.Namespace) -> int:
                 benchmark=args.benchmark,
                 **options,
             )
-            notes += [_as_options(n) for n in cells.notes]
+            notes += [_as_options(n) for n in cells.notes] + _beyond_the_records(cells)
             for note in cells.notes:
                 print(f"osustat plan: warning: {_as_options(note)}", file=sys.stderr)
             payload = cells.to_dict()
@@ -315,24 +315,29 @@ def _cells_text(cells: Any, args: argparse.Namespace, notes: list[str]) -> str:
             "ends (one n where both give the same); power at n is at the conservative end.",
         ]
         lines += [f"- {c}: {cells.plans[c].range_basis}" for c in ranged]
-    lines += _beyond_the_records(cells)
     return "\n".join(lines + _assumed_lines(cells.plans) + _limit_lines(cells.plans)) + "\n"
 
 
 def _beyond_the_records(cells: Any) -> list[str]:
-    """At the episode unit, an n beyond the episodes the pilot's records hold, said: a
-    benchmark's episodes are few (LoCoMo: 10 conversations), and 150 of them may not exist."""
-    held = cells.pilot_sizes.get("all")
-    p = cells.plans.get("all")
-    if cells.unit != "episode" or p is None or held is None:
-        return []
-    top = p.n_range[1] if p.n_range is not None else p.n
-    if top <= held:
+    """Each row whose n goes beyond the units the pilot's records hold for it, said (a
+    benchmark's conversations and a cell's questions are few: LoCoMo holds 10 conversations
+    and 17 T+E+ questions, and 150 or 169 of them may not exist)."""
+    unit = "episodes" if cells.unit == "episode" else "queries"
+    said = []
+    for cell, p in cells.plans.items():
+        held = cells.pilot_sizes.get(cell)
+        top = p.n_range[1] if p.n_range is not None else p.n
+        if held is None or top <= held:
+            continue
+        needs = "up to " if p.n_range is not None and p.n_range[0] != p.n_range[1] else ""
+        said.append(f"{cell} needs {needs}{top:,} {unit}, these records hold {held:,}")
+    if not said:
         return []
     return [
-        "",
-        f"The study needs up to {top:,} episodes; these records hold {held:,}: a benchmark "
-        "with that many episodes (or more runs of the systems on new ones), or a larger effect.",
+        "Beyond the records: "
+        + "; ".join(said)
+        + " — a study needs more of them than the pilot's benchmark has (new episodes, or more "
+        "runs of the systems), or a larger effect."
     ]
 
 
@@ -445,8 +450,9 @@ def add_plan_parser(sub: Any) -> None:
         default=None,
         metavar="M",
         help="tests in the cells' family, each cell planned at alpha / M (default, as `osustat "
-        "analyze` corrects one pair's table by default: M = the records' cells, Holm's first "
-        "step; with k treatments analysed together give 4k; the aggregate 'all' at alpha, "
+        "analyze` corrects one pair's table by default: M = the 4 cells of a T±E± table, "
+        "Holm's first step; with k treatments analysed together give 4k; the aggregate 'all' "
+        "at alpha, "
         "outside every family, unless no cell is tested); without records: one test unless "
         "given",
     )

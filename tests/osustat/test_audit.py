@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -208,18 +210,55 @@ class TestAudit:
         }
         assert at[0.05] < 0.09 < at[0.05 / 3]  # the premise: the level decides the verdict
         assert check.as_tested.mde == pytest.approx(at[0.05], rel=1e-12)
-        assert check.strict.mde == pytest.approx(at[0.05 / 3], rel=1e-12)
-        assert check.strict.mde.alpha == pytest.approx(0.05 / 3)
+        # the level is searched at 6 significant digits (0.0166667)
+        assert check.strict.mde == pytest.approx(at[0.05 / 3], rel=1e-4)
+        assert check.strict.mde.alpha == pytest.approx(0.05 / 3, rel=1e-5)
         assert check.mde == check.strict.mde and check.strict.family_size == 3
         assert check.as_tested.verdict == "contradicted"
         assert check.strict.verdict == "opposite direction"
-        assert "MDE 0.099 at α/m = 0.0167" in why(check)
+        assert "MDE 0.099 at 0.0167, the level holm held this claim to in its family" in why(check)
         assert "α/m" not in why(check, "as tested")
         got = to_json(res)["claims"][0]
-        assert got["recomputed"]["mde_alpha"] == pytest.approx(0.05 / 3)
-        assert got["strict"]["mde_alpha"] == pytest.approx(0.05 / 3)
+        assert got["recomputed"]["mde_alpha"] == pytest.approx(0.05 / 3, rel=1e-5)
+        assert got["strict"]["mde_alpha"] == pytest.approx(0.05 / 3, rel=1e-5)
         assert got["as_tested"]["mde_alpha"] == 0.05
         assert got["as_tested"]["mde"] == pytest.approx(at[0.05], rel=1e-12)
+
+    @pytest.mark.parametrize("correction", ["holm", "fdr_bh"])
+    def test_a_claim_at_its_familys_last_step_is_judged_at_alpha(self, correction):
+        # A statistician: in a family of 4 whose 3 other claims are rejected (p < 1e-20),
+        # Holm tests this claim at its last step and BH at 4/4 -- alpha -- yet the verdict
+        # read "underpowered" from the MDE at alpha / 4; at alpha the test had the power
+        strong = from_differences(np.full(100, 0.3) + np.tile([0.01, -0.01], 50), metric="s1")
+        data = pd.concat(
+            [from_differences(BALANCED, metric="recall"), strong]
+            + [strong.assign(metric=k) for k in ("s2", "s3")],
+            ignore_index=True,
+        )
+        sd = float(BALANCED.std(ddof=1))
+        at = {a: minimum_detectable_effect(sd, 100, alpha=a, differences=BALANCED)
+              for a in (0.05, 0.0125)}  # fmt: skip
+        claimed = round((at[0.05] + at[0.0125]) / 2, 3)  # between the two: the level decides
+        head = f'[family.f]\nstrict_correction = "{correction}"\n'
+        claims = (
+            head
+            + claim("a", reported_effect=claimed)
+            + "".join(claim(k, metric=k) for k in ("s1", "s2", "s3"))
+        )
+        check = audit(parse_claims(claims), data, **FAST, rng=0).checks[0]
+        assert check.strict.mde.alpha == 0.05 and check.strict.mde == pytest.approx(at[0.05])
+        assert check.strict.verdict == "contradicted"  # powered at alpha, wrong side (mean 0)
+        lone = (
+            head
+            + claim("a", reported_effect=claimed)
+            + "".join(
+                claim(k, metric="recall", reported_effect=0.2, threshold=0.01 * (j + 1))
+                for j, k in enumerate(("b", "c", "d"))
+            )
+        )  # three other non-significant claims: its first step, alpha / 4
+        first = audit(parse_claims(lone), data, **FAST, rng=0).checks[0]
+        assert first.strict.mde.alpha == pytest.approx(0.0125)
+        assert first.strict.verdict == "opposite direction"
 
     def test_a_by_familys_mde_level_is_named_for_its_correction(self):
         # a second user round: the level .006 (Benjamini-Yekutieli's first threshold at
@@ -241,8 +280,8 @@ class TestAudit:
         )
         check = res.checks[0]
         h4 = 1 + 1 / 2 + 1 / 3 + 1 / 4
-        assert check.strict.mde.alpha == pytest.approx(0.05 / (4 * h4))
-        assert f"α/(m·H_m) = {0.05 / (4 * h4):.3g}" in why(check) and "α/m =" not in why(check)
+        assert check.strict.mde.alpha == pytest.approx(0.05 / (4 * h4), rel=1e-5)
+        assert f"at {0.05 / (4 * h4):.3g}, the level fdr_by held this claim to" in why(check)
 
     def test_a_threshold_claims_mde_is_that_of_its_test_against_the_threshold(self):
         # A reviewer: a claim "gap > .35" printed the MDE of the test of mean(d) = 0 on 0/±1
@@ -276,6 +315,17 @@ class TestAudit:
         assert check.verdict == "opposite direction"
         assert check.strict.code == "wrong-side-no-magnitude"
         assert "the claim prints no effect" in why(check)
+
+    def test_a_threshold_claims_magnitude_is_said_as_its_excess(self):
+        # a statistician: "exceeds the claimed effect 0.096" beside "Δ +0.396" (the claim
+        # was "gap > .3"): the magnitude is the excess over the threshold
+        d = BALANCED + 0.32  # mean .32, above .3, far from significant against .3
+        check = run(claim(threshold=0.3, reported_effect=0.35), data=from_differences(d)).checks[0]
+        assert check.verdict == "underpowered"
+        assert "exceeds the claimed excess over 0.3 (0.050)" in why(check)
+        alone = run(claim(threshold=0.3), data=from_differences(d)).checks[0]
+        assert alone.verdict == "direction only"  # no printed effect: no magnitude
+        assert "but not significant; the claim prints no effect" in why(alone)
 
     def test_an_estimate_on_the_threshold_is_said_to_lie_on_it(self):
         t, b = [1, 0, 0, 0] * 25, [0, 1, 0, 0] * 25  # mean d = 0 exactly
@@ -347,7 +397,9 @@ class TestAudit:
         assert not means.flags
         (cf,) = cell.flags
         assert cf.code == "query-unit-clustered" and cf.value is None
-        assert "has no episode-level test" in flag_text(cell) and "unit =" not in flag_text(cell)
+        assert "has no episode-level test here" in flag_text(cell) and "unit =" not in flag_text(
+            cell
+        )
         # reproducible under Monte Carlo too: same rng, same flag; its own stream
         mc = dict(kw, n_resamples=999)
         once, again = (run(claim("d"), **mc).checks[0].flags for _ in range(2))
@@ -1080,3 +1132,25 @@ def test_a_claims_numbers_do_not_move_when_claims_are_added_before_it():
     assert alone[1] == FAST["n_resamples"]  # a Monte Carlo p, which a stream moves
     assert numbers(claim("a", family="h"), claim("x")) == alone
     assert numbers(claim("b", family="g"), claim("a", family="h"), claim("x")) == alone
+
+
+def test_equivalence_not_shown_inside_the_margin_says_the_correction_decided():
+    # a statistician: "CI [+0.117, +0.422] reaches into the margin, TOST p = .050" where the
+    # interval lay inside ±0.45 and the Holm-Sidak-corrected p was .0501
+    from osustat.audit.claim import Claim
+    from osustat.audit.result import ClaimCheck
+    from osustat.audit.verdicts import StandardVerdict
+
+    c = Claim(id="e", family="f", treatment="new", baseline="old", metric="judge", budget=1,
+              cell=None, direction="two-sided", kind="equivalence", margin=0.45)  # fmt: skip
+    v = StandardVerdict(
+        standard="strict", verdict="equivalence not shown", code="equivalence-not-shown",
+        pvalue=0.025, pvalue_adjusted=0.0501, correction="holm-sidak", family_size=3,
+        test="tost", effect=0.27, interval=(0.117, 0.422), alpha=0.05,
+    )  # fmt: skip
+    said = reason(ClaimCheck(claim=c, verdict=v.verdict, n=10, strict=v), v)
+    assert "CI [+0.117, +0.422] lies inside the margin but TOST's corrected p is above α" in said
+    assert "p = .0501 (holm-sidak, m = 3)" in said and "reaches" not in said
+    wide = dataclasses.replace(v, interval=(0.117, 0.52), pvalue_adjusted=0.2)
+    assert "reaches beyond the margin" in reason(ClaimCheck(claim=c, verdict=v.verdict, n=10,
+                                                            strict=wide), wide)  # fmt: skip

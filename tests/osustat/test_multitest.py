@@ -134,3 +134,25 @@ def test_the_strictest_level_is_the_largest_p_the_correction_rejects_whatever_th
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if rejects(mid) else (lo, mid)
     assert strictest_level(m, 0.05, correction) == pytest.approx(lo, rel=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.parametrize("correction", CORRECTIONS)
+def test_the_held_level_is_where_the_corrections_decision_turns(correction):
+    # the level a claim was held to, the others' p as observed (a statistician: a claim at
+    # Holm's last step was said "underpowered" from the MDE at its first, alpha / m)
+    from osustat.multitest import held_level
+
+    rng = np.random.default_rng(7)
+    for _ in range(12):
+        m = int(rng.integers(2, 9))
+        ps = np.where(rng.random(m) < 0.5, rng.random(m) * 0.01, rng.random(m))
+        k = int(rng.integers(m))
+        level = held_level(ps, k, correction, 0.05)
+
+        def rejects(p, ps=ps, k=k):
+            q = ps.copy()
+            q[k] = p
+            return bool(multipletests(q, alpha=0.05, method=correction)[0][k])
+
+        assert rejects(level * (1 - 1e-9)) and (level == 0.05 or not rejects(level * (1 + 1e-6)))

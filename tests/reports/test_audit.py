@@ -56,7 +56,7 @@ class TestRenderMarkdown:
             "3 claims, α = 0.05. As tested: correction none (m = 2). Strict: holm over the 2"
             in text
         )
-        assert "1 claims, α = 0.05. As tested: correction bonferroni (m = 1)." in text
+        assert "1 claim, α = 0.05. As tested: correction bonferroni (m = 1)." in text
         strong = res.checks[0]
         row = next(line for line in lines if line.startswith("| strong |"))
         assert f"| {strong.n} queries |" in row and "Δ +0.900, p = 0.2" in row
