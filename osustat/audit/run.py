@@ -257,7 +257,8 @@ def audit(
     # the strict standard again with Benjamini-Hochberg in place of each family's strict
     # correction: the FDR reading beside the familywise one (issue 23)
     bh = {k: dataclasses.replace(f, strict_correction="fdr_bh") for k, f in families.items()}
-    strict_bh = _resolve(measured, _standard(measured, mde_at, bh, "strict"), bh)
+    # (only its counts are printed: no MDE searched where the verdict does not read one)
+    strict_bh = _resolve(measured, _standard(measured, mde_at, bh, "strict", lazy=True), bh)
     checks = tuple(
         dataclasses.replace(
             _check(
@@ -432,11 +433,12 @@ def _standard(
     mde_at: Any,
     families: dict[str, Family],
     standard: str,
+    lazy: bool = False,
 ) -> list[StandardVerdict]:
     """Every claim's verdict under `standard`: raw p, correction within family, the MDE at
     the level the correction held the claim to (:func:`osustat.multitest.held_level`;
-    ``mde_at(i, level)``
-    searches it), rules."""
+    ``mde_at(i, level)`` searches it), rules. `lazy`: only where the verdict reads it (a
+    difference not significant after correction)."""
     raw = [_raw_pvalue(m, standard) for m in measured]
     adjusted: dict[int, float] = {}
     held: dict[int, float] = {}
@@ -456,7 +458,9 @@ def _standard(
             adj = adjust_pvalues(pvals, method=method, alpha=fam.alpha).pvalues_adjusted.tolist()
         adjusted.update(zip(members, adj, strict=True))
         for k, i in enumerate(members):
-            if measured[i].claim.kind == "difference":  # the only kind whose verdict reads one
+            if measured[i].claim.kind != "difference":  # the only kind whose verdict reads one
+                continue
+            if not lazy or adjusted[i] > fam.alpha:
                 held[i] = held_level(pvals, k, method, fam.alpha)
     return [
         judge(
