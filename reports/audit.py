@@ -70,7 +70,7 @@ def _reported(check: ClaimCheck) -> str:
 
 def _what(check: ClaimCheck) -> str:
     c = check.claim
-    where = f"{c.metric}, B={c.budget}" + (f", {c.benchmark}" if c.benchmark else "")
+    where = ", ".join(x for x in (c.metric, c.budget_label, c.benchmark or "") if x)
     if c.seed is not None:
         where += f", seed {c.seed}"
     statement = c.statement().replace("|", "\\|")  # a markdown table cell

@@ -204,11 +204,20 @@ class Claim:
             return f"mean {t} {sign} mean {b}"
         return f"{t} − {b} {sign} {self.threshold:g}"
 
+    @property
+    def budget_label(self) -> str:
+        """``'B=256'``; empty for answer-level records' placeholder budget of 1 (a graded
+        answer has no budget of ours: ``osustat import``)."""
+        from osustat.io.join import ANSWER_BUDGET
+
+        return "" if self.budget == ANSWER_BUDGET else f"B={self.budget}"
+
     def describe(self) -> str:
         """One-line statement of the claim, e.g. ``'osu-mem − flat > 0 on hit@2, B=256, T+E+'``."""
         bench = f"{self.benchmark}, " if self.benchmark else ""
         seed = f", seed {self.seed}" if self.seed is not None else ""
-        where = f"{bench}B={self.budget}, {self.cell_label} ({self.unit}{seed})"
+        budget = f"{self.budget_label}, " if self.budget_label else ""
+        where = f"{bench}{budget}{self.cell_label} ({self.unit}{seed})"
         descriptive = " (descriptive)" if self.kind == "means" else ""
         return f"{self.statement()} on {self.metric}, {where}{descriptive}"
 

@@ -245,6 +245,9 @@ def test_cli_import_analyze_and_audit(files, tmp_path, capsys):
         == 0
     )
     audit = json.loads((tmp_path / "a" / "audit.json").read_text())
+    # answer-level claims name no placeholder budget (a second user round: "B=1" on every row)
+    report = (tmp_path / "a" / "report.md").read_text()
+    assert "B=1" not in report and all("B=1" not in c["claim"] for c in audit["claims"])
     assert audit["summary"]["strict"]["not checkable"] == 0
 
 
