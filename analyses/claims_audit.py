@@ -170,13 +170,9 @@ def claims_audit(
     sub = load_selected_claims(selection, claims_path)
     if sub is None:
         return None
-    from .registry import benchmark_names, get_benchmark
+    from .registry import episode_unit_benchmarks
 
     cols = [c for c in records.columns if c not in selection.drop_columns]
-    # as `osustat audit` flags them: query-unit claims on a benchmark declaring episodes
-    known = set(benchmark_names())
-    names = set(records["benchmark"].astype(str)) if "benchmark" in records else set()
-    episodes = [n for n in sorted(names & known) if get_benchmark(n).default_unit == "episode"]
     result = audit(
         sub,
         records[cols],
@@ -185,7 +181,8 @@ def claims_audit(
         rng=seed,
         unavailable=unavailable,
         progress=progress,
-        episode_benchmarks=episodes,
+        # as `osustat audit` flags them: query-unit claims on a benchmark declaring episodes
+        episode_benchmarks=episode_unit_benchmarks(records),
     )
     return result
 

@@ -12,10 +12,11 @@ optional benchmark costs nothing to the others.
 from __future__ import annotations
 
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 from .protocol import Benchmark
 
-__all__ = ["GROUP", "benchmark_names", "get_benchmark"]
+__all__ = ["GROUP", "benchmark_names", "episode_unit_benchmarks", "get_benchmark"]
 
 #: The entry-point group of benchmarks.
 GROUP = "osustat.benchmarks"
@@ -38,6 +39,14 @@ def _entry_points() -> dict[str, EntryPoint]:
 def benchmark_names() -> tuple[str, ...]:
     """The names of the registered benchmarks, sorted (nothing is imported)."""
     return tuple(sorted(_entry_points()))
+
+
+def episode_unit_benchmarks(records: Any) -> list[str]:
+    """The benchmarks of `records` (a records DataFrame) that are registered and declare the
+    episode as their unit (LoCoMo: a conversation's questions share one memory), sorted."""
+    names = set(records["benchmark"].astype(str)) if "benchmark" in records else set()
+    known = set(benchmark_names())
+    return [n for n in sorted(names & known) if get_benchmark(n).default_unit == "episode"]
 
 
 def get_benchmark(name: str) -> Benchmark:

@@ -53,9 +53,12 @@ Table = tuple[int, str, int]
 BUDGET_KINDS = ("tokens", "depth", "answers")
 
 
-def where(kind: str, budget: int) -> str:
-    """The budget as a heading says it: ``'B = 256'``, ``'depth 10'``, ``''`` for answers."""
-    return "" if kind == "answers" else f"depth {budget}" if kind == "depth" else f"B = {budget}"
+def table_heading(metric: str, budget: int, kind: str) -> str:
+    """A comparison's heading: ``'hit@2 at B = 256'``, ``'ndcg@10 at depth 10'``, the metric
+    alone for answers."""
+    if kind == "answers":
+        return metric
+    return f"{metric} at {f'depth {budget}' if kind == 'depth' else f'B = {budget}'}"
 
 
 def pair_label(metric: str, budget: int, kind: str = "tokens") -> str:

@@ -55,7 +55,7 @@ from ._analysis_options import (
     pair_label,
     select,
     self_pairs,
-    where,
+    table_heading,
 )
 from ._analysis_reproduction import check_paper_means, with_reproduction
 from ._deprecation import renamed_keywords
@@ -742,7 +742,7 @@ def _comparisons(
     comparisons = []
     exclusions: list[tuple[str, int]] = []
     for k, (metric, budget, res) in enumerate(raw):
-        heading = f"{metric} at {where(kind, budget)}" if kind != "answers" else metric
+        heading = table_heading(metric, budget, kind)
         rows = []
         for e in (*res.cells, res.aggregate):
             family_info = _family_info(tested, adjusted, p, k, e)

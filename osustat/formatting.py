@@ -62,14 +62,20 @@ def fmt_p(p: Any, *, missing: str = MISSING) -> str:
     return text[1:] if text.startswith("0.") else text
 
 
-def p_phrase(p: Any, *, name: str = "p") -> str:
-    """``'p = .047'`` or ``'p < .001'`` (`name` replaces ``p``, e.g. ``p_adj``).
+def p_phrase(p: Any, *, name: str = "p", alpha: float | None = None) -> str:
+    """``'p = .047'`` or ``'p < .001'`` (`name` replaces ``p``, e.g. ``p_adj``). Given the
+    `alpha` it is judged against, a p above alpha that three decimals would print as alpha
+    gets four (``'p = .0501'``, not ``'.050'`` beside α = .05).
 
     >>> from osustat.formatting import p_phrase
     >>> p_phrase(0.047), p_phrase(1e-5), p_phrase(0.2, name="p_adj")
     ('p = .047', 'p < .001', 'p_adj = .200')
+    >>> p_phrase(0.0501, alpha=0.05)
+    'p = .0501'
     """
     text = fmt_p(p)
+    if alpha is not None and not _missing(p) and p > alpha and f"{p:.3f}" == f"{alpha:.3f}":
+        text = f"{p:.4f}".removeprefix("0")
     return f"{name} {text}" if text.startswith("<") else f"{name} = {text}"
 
 

@@ -29,9 +29,9 @@ UNDERPOWERED_AT_ANY_EFFECT = "underpowered at any effect"
 
 
 def _level(v: StandardVerdict, word: str = "at") -> str:
-    """' at α/m = …' (`word` first) when the verdict's MDE is stated below the family's alpha:
-    the level the family's correction held this claim to, given the other claims' p (α/m at
-    Holm's first step, up to α at its last; :func:`osustat.multitest.held_level`)."""
+    """' at 0.0125, the level holm held this claim to in its family' (`word` first) when the
+    verdict's MDE is stated below the family's alpha: the level the correction held this
+    claim to, given the other claims' p (:func:`osustat.multitest.held_level`)."""
     at = getattr(v.mde, "alpha", None)
     if at is None or v.alpha is None or math.isclose(at, v.alpha):
         return ""
@@ -50,10 +50,7 @@ def _p_text(v: StandardVerdict) -> str:
     if v.pvalue_adjusted is None:
         return ""
     how = "uncorrected" if v.correction == "none" else v.correction
-    p = v.pvalue_adjusted
-    said = p_phrase(p)
-    if v.alpha is not None and p > v.alpha and f"{p:.3f}" == f"{v.alpha:.3f}":
-        said = f"p = {p:.4f}".replace("0.", ".", 1)  # .0501 read ".050" beside α = .05
+    said = p_phrase(v.pvalue_adjusted, alpha=v.alpha)  # .0501 never reads ".050" beside .05
     return f"{said} ({how}, m = {v.family_size})"
 
 

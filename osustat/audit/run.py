@@ -166,10 +166,11 @@ def audit(
     tests ``mean(t - (1 + threshold) b) = 0``. ``means`` claims check the ordering only,
     under both standards. p-values are corrected within each family over the claims that
     have a p under that standard (the report prints m). The MDE is that of the test each
-    standard ran: at alpha / m in a family corrected over m claims (the correction's
-    strictest step, as ``analyze`` states its rows'), at the family's alpha uncorrected;
-    two-sided, power .8, and the claimed magnitude is the reported effect (or the
-    difference of the reported means) minus the threshold, else the threshold.
+    standard ran (difference claims only): at the level the family's correction held the
+    claim to, the other claims' p as observed (:func:`osustat.multitest.held_level`; the
+    family's alpha uncorrected); two-sided, power .8, and the claimed magnitude is the
+    reported effect (or the difference of the reported means) minus the threshold -- none
+    where the claim prints neither.
 
     Examples
     --------

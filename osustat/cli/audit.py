@@ -10,7 +10,7 @@ from typing import Any
 
 from osustat._validation import check_option_count
 from osustat.cli.common import _check_out, _input_file, _prob, name_pairs
-from osustat.cli.inputs import episode_unit_benchmarks, input_notes, read_input
+from osustat.cli.inputs import input_notes, read_input
 from osustat.provenance import json_text
 
 __all__ = ["audit_command"]
@@ -116,6 +116,7 @@ def audit_command(args: argparse.Namespace) -> int:
             raise ValueError("`--records` is required (or `--check-paper` alone).")
         check_option_count(args.seed, "--seed", 0, 2**63 - 1)
         return _paper_checks_only(args)
+    from osustat.analyses.registry import episode_unit_benchmarks
     from osustat.audit.claims import load_claims
     from osustat.audit.run import audit
     from osustat.provenance import Provenance, atomic_output, write_json

@@ -141,26 +141,11 @@ def input_notes(
     return notes, [(e.reason, len(e.ids)) for e in loaded.exclusions]
 
 
-def budget_kind(qrels: bool) -> str | None:
-    """What the records' budget counts: TREC depths with qrels; else left to
-    :func:`osustat.analyze` (answers where every budget is the placeholder 1, as ``osustat
-    import`` writes a system's graded answers; token budgets otherwise)."""
-    return "depth" if qrels else None
-
-
-def episode_unit_benchmarks(records: Any) -> list[str]:
-    """The records' registered benchmarks that declare the episode as their unit (LoCoMo: a
-    conversation's questions share one memory)."""
-    from osustat.analyses.registry import benchmark_names, get_benchmark
-
-    names = sorted(set(records["benchmark"].astype(str))) if "benchmark" in records else []
-    known = set(benchmark_names())
-    return [n for n in names if n in known and get_benchmark(n).default_unit == "episode"]
-
-
 def _episode_benchmarks(records: Any) -> list[str]:
     """The records' benchmarks when every one is registered and declares the episode as its
     unit, else none."""
+    from osustat.analyses.registry import episode_unit_benchmarks
+
     names = sorted(set(records["benchmark"].astype(str))) if "benchmark" in records else []
     return names if names and episode_unit_benchmarks(records) == names else []
 

@@ -21,7 +21,6 @@ from osustat.cli.audit import audit_command
 from osustat.cli.common import DeferredParser, _check_out, _family, _ints, _prob, _split
 from osustat.cli.inputs import (
     add_input_options,
-    budget_kind,
     check_records_out,
     default_unit,
     input_notes,
@@ -44,7 +43,7 @@ def _analyze(args: argparse.Namespace) -> int:
     # Every option is checked before any input is read or anything is computed.
     options, jobs = _analyze_options(args)
     records_out = check_records_out(args.records_out, args.force)
-    records, prov, notes, unit, kind = _analyze_input(args)
+    records, prov, notes, unit = _analyze_input(args)
     with _workers(jobs, args.scheduler) as workers:
         try:
             result = analyze(
@@ -53,7 +52,8 @@ def _analyze(args: argparse.Namespace) -> int:
                 all_pairs=args.all_pairs,
                 unit=unit,
                 benchmark=args.benchmark,
-                budget_kind=kind,
+                # TREC cut-offs are depths; else analyze reads the records' budgets
+                budget_kind="depth" if args.qrels else None,
                 provenance=prov,
                 input_notes=notes,
                 reference=args.reference,
@@ -113,9 +113,9 @@ def _analyze_options(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     return options, jobs
 
 
-def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str, str | None]:
+def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str]:
     """Read the records, hash the inputs, and say the input's notes and warnings:
-    (records, provenance, notes, unit, budget kind)."""
+    (records, provenance, notes, unit)."""
     from osustat.provenance import Provenance
 
     records, files, loaded = read_input(args)
@@ -140,7 +140,7 @@ def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str, 
         exclusions=tuple(exclusions),
         versions=digest_prov.versions,
     )
-    return records, prov, notes, unit, budget_kind(bool(args.qrels))
+    return records, prov, notes, unit
 
 
 def _with_qrels_hint(msg: str, args: argparse.Namespace) -> str:
