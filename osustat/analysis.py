@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,7 @@ from .cellwise import (
     search_mde,
 )
 from .io.join import ANSWER_BUDGET
+from .io.reading import Loaded
 from .multitest import adjust_pvalues, strictest_level
 from .provenance import Provenance, command_line, package_versions
 from .records import paired
@@ -86,7 +87,7 @@ def _records_digest(df: pd.DataFrame) -> str:
 
 @renamed_keywords(resamples="n_resamples", seed="rng")
 def analyze(
-    records: pd.DataFrame | str | Path,
+    records: pd.DataFrame | str | Path | Loaded,
     *,
     treatment: str | Sequence[str] | None = None,
     baseline: str | Sequence[str] | None = None,
@@ -113,11 +114,14 @@ def analyze(
 
     Parameters
     ----------
-    records : pandas.DataFrame or path
+    records : pandas.DataFrame, path or Loaded
         Long records (:func:`osustat.validate_records`), or the path of a records file
-        (read with :func:`osustat.load_records` and hashed for the provenance), e.g. from
-        :func:`osustat.io.reading.read_records`, :func:`osustat.records_from_trec` or
-        :func:`osustat.records_from_retrievals` (``.records``).
+        (read with :func:`osustat.load_records` and hashed for the provenance), or what
+        :func:`osustat.records_from_trec` or :func:`osustat.records_from_retrievals` return
+        (a :class:`~osustat.io.reading.Loaded`): then, as in the CLI, the report's header
+        says how the records were built, names every query the loader left out (the
+        provenance counts them) and calls TREC cut-offs depths. Their ``.records`` alone
+        carry none of that.
     treatment, baseline : str or list of str
         Method names. Two names give one comparison and an :class:`AnalysisResult` (as
         always); a list on either side compares every treatment with every baseline and
@@ -217,7 +221,9 @@ def analyze(
     alpha, level, resamples, bootstrap_resamples, seed = _analyze_iv(
         correction, alpha, level, n_resamples, bootstrap_resamples, rng, unit, budget_kind
     )
-    records, provenance = _read_records(records, provenance)
+    records, provenance, loaded_notes, loaded_kind = _read_records(records, provenance)
+    budget_kind = budget_kind if budget_kind is not None else loaded_kind
+    input_notes = (*loaded_notes, *input_notes)
     plan = _plan(
         records,
         treatment,
@@ -305,17 +311,24 @@ def _analyze_iv(
 
 
 def _read_records(
-    records: pd.DataFrame | str | Path, provenance: Provenance | None
-) -> tuple[pd.DataFrame, Provenance | None]:
-    """Read a records file (its provenance hashing it, unless one is given); a DataFrame
-    passes as it is."""
+    records: pd.DataFrame | str | Path | Loaded, provenance: Provenance | None
+) -> tuple[pd.DataFrame, Provenance | None, list[str], str | None]:
+    """(records, provenance, notes on the input, its budget kind): a records file is read
+    (its provenance hashing it, unless one is given); a loader's :class:`Loaded` gives its
+    notes, exclusions and budget kind; a DataFrame passes as it is."""
+    if isinstance(records, Loaded):
+        if provenance is None:
+            provenance = _in_memory_provenance(records.records)
+        if not provenance.exclusions:
+            provenance = replace(provenance, exclusions=records.exclusion_counts())
+        return records.records, provenance, records.report_notes(), records.budget_kind
     if isinstance(records, str | Path):
         from osustat.io.reading import load_records
 
         if provenance is None:
             provenance = Provenance.for_files([("records", records)], command=command_line())
         records = load_records(records)
-    return records, provenance
+    return records, provenance, [], None
 
 
 def _run_provenance(
@@ -951,6 +964,21 @@ def _row(
     )
 
 
+def _in_memory_provenance(df: pd.DataFrame) -> Provenance:
+    """The provenance of records handed over in memory: their CSV's SHA-256."""
+    return Provenance(
+        command=command_line(),
+        inputs=(
+            (
+                "records (in-memory DataFrame, SHA-256 of its CSV)",
+                "<DataFrame>",
+                _records_digest(df),
+            ),
+        ),
+        versions=package_versions(),
+    )
+
+
 def _provenance(
     given: Provenance | None,
     df: pd.DataFrame,
@@ -966,17 +994,7 @@ def _provenance(
     mde_seeds = {"MDE simulation (fixed)": MDE_SEED} if simulated else {}
     mde_sims = {"MDE simulation (data sets)": simulated[0].n_simulations} if simulated else {}
     if given is None:
-        given = Provenance(
-            command=command_line(),
-            inputs=(
-                (
-                    "records (in-memory DataFrame, SHA-256 of its CSV)",
-                    "<DataFrame>",
-                    _records_digest(df),
-                ),
-            ),
-            versions=package_versions(),
-        )
+        given = _in_memory_provenance(df)
     return Provenance(
         command=given.command,
         inputs=given.inputs,

@@ -125,7 +125,7 @@ class MultiAnalysisResult:
         """The report (markdown): the family, a summary over pairs, each pair's tables."""
         from .renderers import renderer
 
-        return str(renderer("analysis-multi-markdown")(self, figures or {}))
+        return str(renderer("analysis-multi-markdown")(self, figures))
 
     # -- data --------------------------------------------------------------------------
 
@@ -200,7 +200,7 @@ class MultiAnalysisResult:
         out = Path(out)
         prov = replace(self.provenance, options=self.run_options())
         with prov.atomic_output(out, force=force) as tmp:
-            names = renderer("analysis-multi-figures")(self, tmp) if figures else {}
+            names = renderer("analysis-multi-figures")(self, tmp) if figures else None
             (tmp / "report.md").write_text(self.to_markdown(figures=names) + "\n", "utf-8")
             if json:
                 write_json(tmp / "results.json", self.to_dict())

@@ -149,10 +149,11 @@ class AnalysisResult:
         return "depth k (documents retrieved)" if self.budget_kind == "depth" else "token budget B"
 
     def to_markdown(self, *, figures: dict[str, Any] | None = None) -> str:
-        """The report (markdown). `figures` maps headings/keys to figure file names."""
+        """The report (markdown). `figures` maps headings/keys to figure file names (a
+        saved report's; an empty map says that none could be drawn)."""
         from .renderers import renderer
 
-        return str(renderer("analysis-markdown")(self, figures or {}))
+        return str(renderer("analysis-markdown")(self, figures))
 
     def family_sentence(self) -> str:
         name = CORRECTION_NAMES.get(self.correction, self.correction)
@@ -179,9 +180,18 @@ class AnalysisResult:
             if self.family_members == "per-cell tests"
             else "there are no per-cell tests, so the aggregate tests form the families"
         )
+        tested = [m for m in sizes if m]
+        across = (
+            f"; nothing is corrected across the {len(tested)} families ({sum(tested)} tests): "
+            "each holds α on its own, so a report of many tables expects some false "
+            "rejections among them (`--family per-metric` or `all`, Python `family=`, "
+            "corrects across tables)"
+            if len(tested) > 1
+            else ""
+        )
         return (
             f"- Correction family (`{self.family}`): {desc} of the {self.family_members} "
-            f"({listing}); {name} at α = {self.alpha:g}; {outside}."
+            f"({listing}); {name} at α = {self.alpha:g}; {outside}{across}."
         )
 
     def _members(self, group: str) -> list[Row]:
@@ -323,7 +333,7 @@ class AnalysisResult:
         out = Path(out)
         prov = replace(self.provenance, options=self.run_options())
         with prov.atomic_output(out, force=force) as tmp:
-            names = renderer("analysis-figures")(self, tmp) if figures else {}
+            names = renderer("analysis-figures")(self, tmp) if figures else None
             (tmp / "report.md").write_text(self.to_markdown(figures=names) + "\n", "utf-8")
             if json:
                 write_json(tmp / "results.json", self.to_dict())

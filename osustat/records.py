@@ -236,7 +236,10 @@ def _sides(
             for who, only in ((treatment, only_t), (baseline, only_b))
             if len(only)
         ]
-        raise ValueError("unpaired queries (never silently dropped); " + "; ".join(parts) + ".")
+        raise ValueError(
+            f"unpaired queries of {treatment!r} vs {baseline!r} ({metric!r} at budget "
+            f"{budget}; never silently dropped); " + "; ".join(parts) + "."
+        )
     b = b.loc[t.index]
     mismatch = t.index[:0] if one_seed else t.index[(t["seeds"] != b["seeds"]).to_numpy()]
     if len(mismatch):

@@ -234,12 +234,15 @@ def _ci_caption(res: AnalysisResult) -> str:
     )
 
 
-def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
+def render_analysis(res: AnalysisResult, figures: dict[Any, str] | None) -> str:
     """The markdown report of an :class:`osustat.analysis_result.AnalysisResult`.
 
     `figures` maps a comparison heading to its forest plot's base name, and ``('budgets',
-    metric)`` to the budget plot's base name (each written as ``.svg`` and ``.png``).
+    metric)`` to the budget plot's base name (each written as ``.svg`` and ``.png``); None
+    for a report shown without files, an empty map for a saved one whose records allow no
+    figure (the report says why).
     """
+    shown = figures or {}
     out = _head(
         res,
         f"Cell-conditional analysis: {res.treatment} vs {res.baseline}",
@@ -248,17 +251,34 @@ def render_analysis(res: AnalysisResult, figures: dict[str, Any]) -> str:
         res.family_sentence(),
         res.methods_not_compared,
     )
-    out += _sections(res, figures, "##")
-    out += _budget_figures(res, figures, "##")
+    out += _sections(res, shown, "##")
+    out += _budget_figures(res, shown, "##")
+    out += _no_figures(figures, "##")
     out += res.provenance.markdown()
     return "\n".join(out)
 
 
-def render_multi_analysis(res: MultiAnalysisResult, figures: dict[Any, str]) -> str:
+def _no_figures(figures: dict[Any, str] | None, level: str) -> list[str]:
+    """Why a saved report has no figure (none where the report is shown without files)."""
+    if figures is None or figures:
+        return []
+    return [
+        f"{level} Figures",
+        "",
+        "None drawn: a forest plot needs cells (an evidence file, or a `cell` column in the "
+        "records) and an effect-by-budget plot one metric at two or more budgets or depths "
+        "(a measure named with its depth, `ap@10` and `ap@100`, is a metric per depth); these "
+        "records have neither.",
+        "",
+    ]
+
+
+def render_multi_analysis(res: MultiAnalysisResult, figures: dict[Any, str] | None) -> str:
     """The markdown report of several method pairs: the family over all of them, a summary
     of Δ and corrected p per pair, then each pair's tables (as :func:`render_analysis`).
 
-    `figures` maps ``(pair index, key)`` to base names, `key` as in :func:`render_analysis`.
+    `figures` maps ``(pair index, key)`` to base names, `key` as in :func:`render_analysis`
+    (None or empty: as there).
     """
     names = ", ".join(f"{t} vs {b}" for t, b in res.pairs)
     out = _head(
@@ -277,10 +297,11 @@ def render_multi_analysis(res: MultiAnalysisResult, figures: dict[Any, str]) -> 
     out += _summary(res)
     out.append("")
     for k, pair in enumerate(res.results):
-        mine = {key: name for (q, key), name in figures.items() if q == k}
+        mine = {key: name for (q, key), name in (figures or {}).items() if q == k}
         out += [f"## {pair.treatment} vs {pair.baseline}", ""]
         out += _sections(pair, mine, "###")
         out += _budget_figures(pair, mine, "###")
+    out += _no_figures(figures, "##")
     out += res.provenance.markdown()
     return "\n".join(out)
 

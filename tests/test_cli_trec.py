@@ -282,3 +282,118 @@ def test_excluded_line_counts_what_it_names(tmp_path, capsys):
         "- Excluded, by reason (each listed under Provenance, “Excluded”): 2 run queries " in text
     )
     assert "item(s)" not in text
+
+
+# -- an IR researcher's review (stop 56) ---------------------------------------------------
+
+
+def test_a_measure_at_a_depth_is_its_cutoff_measure():
+    # bare nDCG at depth 5 was the top 5's DCG over the ideal of *all* relevant documents,
+    # named ndcg@5 (.17 where nDCG@5 is .57 in the review's data); now ir_measures' nDCG@5
+    loaded = records_from_trec(
+        TREC / "bm25.run", QRELS, depths=[5, 10], measures=("nDCG", "P", "RR"), zero_fill=True
+    )
+    ref = reference(TREC / "bm25.run", ["nDCG@5", "nDCG@10", "P@5", "P@10", "RR@5", "RR@10"])
+    compared = 0
+    for depth in (5, 10):
+        got = ours(loaded, "bm25", depth)
+        for (qid, name), value in ref.items():
+            if name.endswith(f"@{depth}"):
+                assert got[(qid, name)] == pytest.approx(value, abs=1e-12), (qid, name)
+                compared += 1
+    assert compared == 6 * 12
+    # the fixture has queries with 6 relevant documents: the two readings differ there
+    top5 = records_from_trec(TREC / "bm25.run", QRELS, depths=[5], measures=("nDCG",))
+    assert any("ndcg@5" in n for n in top5.notes)  # the metrics the records hold, listed
+
+
+def test_a_measure_without_a_cutoff_parameter_is_computed_on_the_top_k():
+    loaded = records_from_trec(TREC / "bm25.run", QRELS, depths=[5, 10], measures=("Bpref",))
+    assert {"bpref@5", "bpref@10"} <= set(loaded.records["metric"])
+
+
+@pytest.mark.parametrize(
+    ("measures", "depths", "hit_k", "match"),
+    [
+        (("nDCG@10", "nDCG"), [10, 30], (2,), r"'nDCG@10' and 'nDCG' at depth 10 are both ndcg@10"),
+        (("AP@10", "AP"), [10], (2,), r"'AP@10' and 'AP' at depth 10 are both ap@10"),
+        (("R@10",), [10, 30], (2,), r"'R@10' is r@10, osustat's own `recall` at depth 10"),
+        (("R",), [10], (2,), r"'R' at depth 10 is r@10, osustat's own `recall` at depth 10"),
+        (("Success@10",), [10], (1, 2), r"osustat's own `hit@1` at depth 10"),
+    ],
+)
+def test_the_same_values_asked_for_twice_are_refused(measures, depths, hit_k, match):
+    # `--measure nDCG@10,nDCG --depth 10` failed with "duplicate record keys in rows 2, 3,
+    # ..." (internal rows); R@k beside osustat's own recall entered a family twice
+    with pytest.raises(ValueError, match=match):
+        records_from_trec(TREC / "bm25.run", QRELS, depths=depths, measures=measures, hit_k=hit_k)
+
+
+def test_measures_that_differ_from_osustats_own_are_kept():
+    # Success@10 is hit@1 only where hit@1 is computed; R(rel=2)@10 is not recall
+    rec = records_from_trec(
+        TREC / "bm25.run", QRELS, depths=[10], measures=("Success@10", "R(rel=2)@10")
+    ).records
+    assert {"success@10", "r(rel=2)@10", "recall"} <= set(rec["metric"])
+
+
+def test_a_collision_is_refused_on_the_command_line(capsys):
+    args = ["analyze", str(TREC / "bm25.run"), "--qrels", str(QRELS), "--depth", "10"]
+    args += ["--measure", "nDCG@10,nDCG", "--treatment", "a", "--baseline", "b"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "are both ndcg@10" in err and "duplicate record keys" not in err
+
+
+def test_a_qrels_judgement_given_twice_names_both_lines(tmp_path):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 0\n")
+    run = _write_run(tmp_path / "run", [("q1", "d1", 1, 2.0)])
+    with pytest.raises(
+        ValueError,
+        match=r"line 3: document 'd1' is judged twice for 'q1' "
+        r"\(first on line 1\)",
+    ):
+        records_from_trec(run, qrels)
+
+
+def test_analyze_takes_the_loaders_result_with_its_exclusions(tmp_path):
+    import osustat
+
+    # records_from_trec -> analyze(loaded.records) said "Excluded: nothing." and "B = 10"
+    # although the loader left queries out; the Loaded itself carries them to the report
+    qrels = tmp_path / "qrels"
+    qrels.write_text(QRELS.read_text() + "399 0 zz 0\n")  # judged, nothing relevant
+    loaded = records_from_trec(
+        {"bm25": TREC / "bm25.run", "rm3": TREC / "rm3.run"}, qrels, depths=10, zero_fill=True
+    )
+    assert loaded.exclusions and loaded.budget_kind == "depth"
+    res = osustat.analyze(
+        loaded,
+        treatment="rm3",
+        baseline="bm25",
+        metrics="recall",
+        n_resamples=99,
+        bootstrap_resamples=50,
+    )
+    md = res.to_markdown()
+    assert res.budget_kind == "depth" and "## recall at depth 10" in md
+    assert "- Excluded: 1 judged queries without relevant documents." in md
+    assert "Excluded (not silently): 1 judged queries without relevant documents: '399'" in md
+    assert "Excluded: nothing" not in md
+    assert res.provenance.exclusions[0] == ("judged queries without relevant documents", 1)
+
+
+def test_audit_reads_runs_given_by_name(tmp_path, capsys):
+    claims = tmp_path / "claims.toml"
+    claims.write_text(
+        'title = "t"\n[defaults]\ntreatment = "rm3"\nbaseline = "bm25"\nbudget = 10\n'
+        'family = "f"\n[[claim]]\nid = "ap"\nmetric = "ap@10"\ncell = "aggregate"\n'
+        'direction = "greater"\nreported_effect = 0.05\nreported_p = 0.03\n'
+    )
+    runs = ["--run", f"bm25={TREC / 'bm25.run'}", "--run", f"rm3={TREC / 'rm3.run'}"]
+    args = ["audit", str(claims), *runs, "--qrels", str(QRELS), "--depth", "10"]
+    args += ["--zero-fill", "--measure", "AP", "--resamples", "99", "--json"]
+    assert main(args) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["claims"][0]["recomputed"]["n"] == 12

@@ -111,9 +111,12 @@ def _warn_unchecked(result: Any, unchecked: int) -> None:
 
 
 def audit_command(args: argparse.Namespace) -> int:
-    if args.records is None:
+    if args.records is None and not args.run:
         if args.check_paper is None:
-            raise ValueError("`--records` is required (or `--check-paper` alone).")
+            raise ValueError(
+                "`--records` is required (or TREC runs as --run NAME=FILE with --qrels, or "
+                "`--check-paper` alone)."
+            )
         check_option_count(args.seed, "--seed", 0, 2**63 - 1)
         return _paper_checks_only(args)
     from osustat.analyses.registry import episode_unit_benchmarks
@@ -134,7 +137,6 @@ def audit_command(args: argparse.Namespace) -> int:
         paper_path = _claims_input(args.check_paper, "check-paper")
     _check_out(args)
     claims = load_claims(claims_path)
-    args.run = []
     raw, files, loaded = read_input(args)
     files = [("claims", claims_path), *files]
     notes, exclusions = input_notes(loaded, f"`{files[1][1]}`", len(raw), files[1][1])

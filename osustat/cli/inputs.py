@@ -131,14 +131,7 @@ def input_notes(
                 )
             )
         return notes, []
-    notes = [f"Input: {loaded.description} → {len(loaded.records):,} record rows."]
-    notes += [f"Note: {n}." for n in loaded.notes]
-    notes += [f"Warning: {w}" for w in loaded.warnings]
-    if loaded.exclusions:
-        notes += [f"Excluded (not silently): {e}." for e in loaded.exclusions]
-    else:
-        notes.append("Nothing excluded.")
-    return notes, [(e.reason, len(e.ids)) for e in loaded.exclusions]
+    return loaded.report_notes(), list(loaded.exclusion_counts())
 
 
 def _episode_benchmarks(records: Any) -> list[str]:
@@ -226,7 +219,7 @@ def write_records_file(path: Path, records: Any, force: bool) -> None:
         raise
 
 
-def add_input_options(parser: argparse.ArgumentParser, *, runs: bool = True) -> None:
+def add_input_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("other inputs (docs/inputs.md)")
     group.add_argument(
         "--evidence",
@@ -238,15 +231,14 @@ def add_input_options(parser: argparse.ArgumentParser, *, runs: bool = True) -> 
     group.add_argument(
         "--qrels", default=None, metavar="FILE", help="TREC qrels: the input is a TREC run"
     )
-    if runs:
-        group.add_argument(
-            "--run",
-            action="append",
-            default=[],
-            metavar="NAME=FILE",
-            help="a TREC run file whose method is NAME (repeatable; instead of the input file, "
-            "e.g. for runs that share a tag)",
-        )
+    group.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="a TREC run file whose method is NAME (repeatable; instead of the input file, "
+        "e.g. for runs that share a tag)",
+    )
     group.add_argument(
         "--depth",
         default=None,

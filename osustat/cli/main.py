@@ -492,7 +492,8 @@ def _add_audit_parser(sub: Any) -> None:
     au.add_argument(
         "--records",
         default=None,
-        help="records file (.csv, .jsonl or .parquet); required unless --check-paper is given",
+        help="records file (.csv, .jsonl or .parquet), or a TREC run with --qrels (several: "
+        "--run NAME=FILE); required unless --check-paper is given",
     )
     au.add_argument(
         "--check-paper",
@@ -525,7 +526,7 @@ def _add_audit_parser(sub: Any) -> None:
         help="without --out, print the audit as JSON on stdout instead of the report "
         "(--out always writes DIR/audit.json beside DIR/report.md)",
     )
-    add_input_options(au, runs=False)
+    add_input_options(au)
     au.set_defaults(func=audit_command)
 
 

@@ -37,13 +37,35 @@ class Exclusion:
 
 @dataclass(frozen=True)
 class Loaded:
-    """Records computed from an input, with what was left out and how they were built."""
+    """Records computed from an input, with what was left out and how they were built.
+
+    :func:`osustat.analyze` takes one as its records: its notes, warnings and exclusions
+    reach the report (as the CLI's do) and `budget_kind` labels the budgets (``'depth'``
+    for TREC cut-offs; None: analyze's own rule)."""
 
     records: pd.DataFrame
     exclusions: tuple[Exclusion, ...]
     description: str
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    budget_kind: str | None = None
+
+    def report_notes(self) -> list[str]:
+        """The report's lines on this input: how it was read, its notes and warnings, and
+        every exclusion (or that there was none)."""
+        notes = [f"Input: {self.description} → {len(self.records):,} record rows."]
+        notes += [f"Note: {n}." for n in self.notes]
+        notes += [f"Warning: {w}" for w in self.warnings]
+        if self.exclusions:
+            notes += [f"Excluded (not silently): {e}." for e in self.exclusions]
+        else:
+            notes.append("Nothing excluded.")
+        return notes
+
+    def exclusion_counts(self) -> tuple[tuple[str, int], ...]:
+        """``(reason, count)`` per exclusion, as a :class:`~osustat.provenance.Provenance`
+        keeps them."""
+        return tuple((e.reason, len(e.ids)) for e in self.exclusions)
 
 
 # -- tables -------------------------------------------------------------------------------
@@ -119,6 +141,10 @@ def _jsonl(path: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
     return rows, lines
 
 
+#: A records CSV's columns read as text: ids compare as written, never as numbers.
+_ID_TEXT = {c: str for c in ("benchmark", "episode_id", "query_id", "method", "metric", "cell")}
+
+
 def _read(
     path: Path, name: str, *, text: bool, fmt: str | None = None
 ) -> tuple[pd.DataFrame | list[dict[str, Any]], Sequence[int]]:
@@ -126,7 +152,8 @@ def _read(
     (Parquet), with the same errors for every reader.
 
     CSV and Parquet give a DataFrame indexed by those numbers; with `text`, CSV cells stay
-    strings (``''`` when empty). JSON Lines gives a DataFrame, or with `text` the objects
+    strings (``''`` when empty), without it a records CSV's id columns do (``'007'`` is
+    not ``'7'``). JSON Lines gives a DataFrame, or with `text` the objects
     themselves (ids keep their JSON types: a key absent from one object does not turn
     another's integers into floats). `fmt` (``csv``, ``jsonl``, ``parquet``) decides the
     reader when given; otherwise the extension does.
@@ -134,7 +161,11 @@ def _read(
     fmt = fmt or format_of(path)
     try:
         if fmt == "csv":
-            options: dict[str, Any] = {"dtype": str, "keep_default_na": False} if text else {}
+            # records: ids as written ('007' and '7' are two queries, as in TREC); else
+            # every cell as text
+            options: dict[str, Any] = (
+                {"dtype": str, "keep_default_na": False} if text else {"dtype": _ID_TEXT}
+            )
             df = pd.read_csv(path, encoding="utf-8", **options)
             df.index = pd.RangeIndex(2, 2 + len(df))
             return df, df.index  # a range: no list of a million ints

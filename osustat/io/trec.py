@@ -54,6 +54,24 @@ def _has_cutoff(measure: Any) -> bool:
     return measure.params.get("cutoff") is not None
 
 
+def _at_depth(measure: Any, depth: int) -> Any:
+    """What a measure without its own cut-off is at depth k: ir_measures' ``measure@k`` where
+    the measure takes a cut-off (nDCG at depth 10 is nDCG@10, trec_eval's ``ndcg_cut_10``,
+    whose ideal ranking is cut at 10 too), else the measure itself, computed on the top k
+    documents (trec_eval ``-M k``: Bpref, infAP, Rprec)."""
+    if not _has_cutoff(measure) and "cutoff" in getattr(measure, "SUPPORTED_PARAMS", {}):
+        return measure(cutoff=depth)
+    return measure
+
+
+def _metric_name(measure: Any, depth: int) -> str:
+    """The records' name of `measure` (as given) computed at `depth`: ``ndcg@10``."""
+    if _has_cutoff(measure):
+        return str(measure).lower()
+    at = _at_depth(measure, depth)
+    return str(at).lower() if at is not measure else f"{str(measure).lower()}@{depth}"
+
+
 def _tie_only(entries: list[tuple[int, float, str, Any]], a: list[str], b: list[str]) -> bool:
     """True when orders `a` and `b` differ only among documents with equal scores."""
     score = {d: s for _, s, d, _ in entries}
@@ -166,9 +184,15 @@ def records_from_trec(
         (``nDCG@10``, ``P@5``) is computed once, on the ranking cut at the largest depth, and
         recorded at that depth only, under its name lower-cased (``ndcg@10``): it is one
         test, not one per depth; a cut-off above the largest depth is refused (nDCG@10 of
-        the top 5 documents is not nDCG@10). A measure without a cut-off (``AP``, ``RR``) is
-        computed at each depth k and named with it (``ap@100``), never bare ``ap``. At a
-        depth at least the run length the values equal trec_eval's.
+        the top 5 documents is not nDCG@10). A measure without a cut-off (``AP``, ``RR``,
+        ``nDCG``) is at each depth k ir_measures' ``measure@k`` and named so (``ap@100``,
+        ``ndcg@10``: trec_eval's ``ndcg_cut_10``, its ideal ranking cut at 10 too), never
+        bare ``ap``; one that takes no cut-off (``Bpref``, ``infAP``, ``Rprec``) is computed
+        on the top k documents (trec_eval ``-M k``) and named ``bpref@10`` likewise. Two
+        requests of the same values are refused, naming both: ``nDCG@10`` beside ``nDCG``
+        at depth 10, or ``R@k`` / ``Success@k``, which are osustat's own ``recall`` /
+        ``hit@1`` at depth k. A note (:attr:`Loaded.notes`) lists every metric the records
+        hold (each a test in a family unless ``metrics=`` chooses).
 
     Returns
     -------
@@ -203,6 +227,9 @@ def records_from_trec(
             f"depth {ds[0]}: the whole ranking (trec_eval's default; the longest ranking has "
             f"{ds[0]} documents); pass --depth (Python: depths=) for cut-offs"
         )
+    _check_names(list(measures), ir, ds, ks)
+    if ir:
+        notes.append(_metrics_note(ir, ds, ks))
     annotations = read_evidence(evidence) if evidence is not None else None
     methods = sorted({m for m, _ in ranked})
     ranked_q = {q for _, q in ranked}
@@ -230,7 +257,9 @@ def records_from_trec(
     )
     exclusions = _exclusions(judged, relevant, ranked_q, zero_fill)
     desc = _description(sources, qrels_path, qid_separator, order, ds, ir, zero_fill, evidence)
-    return Loaded(pd.DataFrame(out), tuple(exclusions), desc, tuple(warnings), tuple(notes))
+    return Loaded(
+        pd.DataFrame(out), tuple(exclusions), desc, tuple(warnings), tuple(notes), "depth"
+    )
 
 
 def _check_cutoffs(names: list[str], ir: list[Any], ds: list[int]) -> None:
@@ -250,6 +279,59 @@ def _check_cutoffs(names: list[str], ir: list[Any], ds: list[int]) -> None:
                 f"{cutoff} (e.g. --depth {','.join(map(str, sorted({*ds, cutoff})))}) or drop "
                 f"{name}."
             )
+
+
+def _check_names(names: list[str], ir: list[Any], ds: list[int], ks: list[int]) -> None:
+    """Refuse two requests that would record the same values twice (a family would count
+    the test twice), naming both: a measure without its own cut-off at depth k is
+    ``measure@k``, which may be asked for by name too (``nDCG`` and ``nDCG@10`` with a depth
+    10), and ``R@k`` / ``Success@k`` are osustat's own ``recall`` / ``hit@1`` at depth k."""
+    deepest = max(ds)
+    seen: dict[str, str] = {}
+    for name, meas in zip(names, ir, strict=True):
+        own_cut = _has_cutoff(meas)
+        for depth in [deepest] if own_cut else ds:
+            metric = _metric_name(meas, depth)
+            said = f"{name!r}" if own_cut else f"{name!r} at depth {depth}"
+            if metric in seen:
+                raise ValueError(
+                    f"`--measure` (Python: measures=): {seen[metric]} and {said} are both "
+                    f"{metric}: the same values twice, which a correction family would count "
+                    "twice; give it once."
+                )
+            seen[metric] = said
+            own = _osustat_equivalent(meas if own_cut else _at_depth(meas, depth), ds, ks)
+            if own:
+                raise ValueError(
+                    f"`--measure` (Python: measures=): {said} is {metric}, osustat's own {own} "
+                    "(the same values, computed for every TREC run), which a correction family "
+                    f"would count twice; drop {name!r} and read {own}."
+                )
+
+
+def _osustat_equivalent(measure: Any, ds: list[int], ks: list[int]) -> str:
+    """The metric of osustat's own that `measure` equals ('' for none): ``R@k`` is
+    ``recall`` at depth k, ``Success@k`` is ``hit@1`` at depth k (docs/inputs.md)."""
+    cutoff = measure.params.get("cutoff")
+    if cutoff not in ds or set(measure.params) != {"cutoff"}:
+        return ""
+    if str(measure) == f"R@{cutoff}":
+        return f"`recall` at depth {cutoff}"
+    if str(measure) == f"Success@{cutoff}" and 1 in ks:
+        return f"`hit@1` at depth {cutoff}"
+    return ""
+
+
+def _metrics_note(ir: list[Any], ds: list[int], ks: list[int]) -> str:
+    """Which metrics the records hold, so a family's size can be read off them."""
+    deepest = max(ds)
+    own = ", ".join([*(f"hit@{k}" for k in ks), "recall"])
+    theirs = [_metric_name(m, d) for m in ir for d in ([deepest] if _has_cutoff(m) else sorted(ds))]
+    return (
+        f"metrics: osustat's own {own} (at each depth) and ir_measures' {', '.join(theirs)}; "
+        "`analyze` tests every one, each in its family, unless --metric (Python: metrics=) "
+        "chooses"
+    )
 
 
 def _check_overlap(
@@ -356,11 +438,20 @@ def _read_qrels(
             raise ValueError(f"{loc}: relevance must be an integer; got {rel!r}.") from None
         judged.add(qid)
         if docid in grades.setdefault(qid, {}):
-            raise ValueError(f"{loc}: document {docid!r} is judged twice for {qid!r}.")
+            first = _first_judgement(qrels_path, qid, docid)
+            raise ValueError(
+                f"{loc}: document {docid!r} is judged twice for {qid!r} (first on line {first})."
+            )
         grades[qid][docid] = grade
         if grade > 0:
             relevant.setdefault(qid, []).append(docid)
     return relevant, grades, judged
+
+
+def _first_judgement(qrels_path: Path, qid: str, docid: str) -> int:
+    """The line of the qrels' first judgement of `docid` for `qid` (read again: an error's
+    cost, not every file's)."""
+    return next(no for no, f in trec_lines(qrels_path, "qrels", 4) if f[0] == qid and f[2] == docid)
 
 
 def _read_runs(sources: list[tuple[str | None, Path]]) -> Ranked:
@@ -482,7 +573,7 @@ def _ir_values(
     qrels_dict = {q: dict(g) for q, g in grades.items()}
     for m in methods:
         for depth in ds:
-            todo = depth_ir + (cut_ir if depth == deepest else [])
+            todo = [_at_depth(x, depth) for x in depth_ir] + (cut_ir if depth == deepest else [])
             if not todo:
                 continue
             run_dict = {}
@@ -518,6 +609,13 @@ def _rows(
     cut_ir = [x for x in ir if _has_cutoff(x)]
     depth_ir = [x for x in ir if not _has_cutoff(x)]
     deepest = max(ds)
+    named = {  # per depth: (ir_measures' name of what was computed, the records' name)
+        depth: [
+            (str(_at_depth(m, depth)), _metric_name(m, depth))
+            for m in depth_ir + (cut_ir if depth == deepest else [])
+        ]
+        for depth in ds
+    }
     out: list[dict[str, Any]] = []
     for m in methods:
         for qid in queries:
@@ -546,10 +644,8 @@ def _rows(
                 rows = metric_rows(key, ordered[:depth], ev, ks)
                 got = ir_values.get((m, depth), {}).get(qid, {})
                 cell = rows[0]["cell"]
-                for meas in depth_ir + (cut_ir if depth == deepest else []):
-                    value = got.get(str(meas), 0.0)
-                    name = str(meas).lower() + ("" if _has_cutoff(meas) else f"@{depth}")
-                    rows.append(key.row(cell, name, value)._asdict())
+                for computed, name in named[depth]:
+                    rows.append(key.row(cell, name, got.get(computed, 0.0))._asdict())
                 if annotations is None:
                     for item in rows:
                         item["cell"] = None
@@ -583,7 +679,8 @@ def _description(
         "tokens), rel > 0 → evidence"
         + (
             f"; ir_measures {', '.join(map(str, ir))} (own cut-off: once, at depth {deepest}; "
-            "others: at each depth, named @depth)"
+            "others: at each depth k, named measure@k: ir_measures' measure@k, or the "
+            "measure on the top k documents where it takes no cut-off)"
             if ir
             else ""
         )

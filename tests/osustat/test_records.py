@@ -180,8 +180,25 @@ class TestPaired:
     def test_unpaired_queries_listed(self):
         df = make_records()
         df = df[~((df["method"] == "flat") & (df["query_id"] == "q2") & (df["episode_id"] == "e1"))]
-        with pytest.raises(ValueError, match=r"unpaired queries.*only 'osu' has 1: 'e1/q2'"):
+        # the pair and the table are named (an --all-pairs run compares many)
+        match = (
+            r"unpaired queries of 'osu' vs 'flat' \('hit@2' at budget 256; "
+            r".*only 'osu' has 1: 'e1/q2'"
+        )
+        with pytest.raises(ValueError, match=match):
             paired(df, "osu", "flat", metric="hit@2", budget=256)
+
+    def test_csv_ids_are_read_as_written(self, tmp_path):
+        # '007' and '7' were both read as the number 7: "duplicate record keys" on the
+        # tool's own --records-out file, or '007' renamed '7' in an unpaired-query error
+        from osustat import load_records
+
+        df = make_records()
+        df["query_id"] = df["query_id"].map({"q0": "007", "q1": "7", "q2": "08"})
+        df.to_csv(tmp_path / "r.csv", index=False)
+        back = load_records(tmp_path / "r.csv")
+        assert set(back["query_id"]) == {"007", "7", "08"}
+        assert paired(back, "osu", "flat", metric="hit@2", budget=256).n == 6
 
     def test_unpaired_query_ids_that_carry_their_episode_are_printed_as_stored(self):
         # LoCoMo's query ids (conv-30/qa0) already name the conversation: the message printed

@@ -4,6 +4,7 @@ no Python True/False in prose."""
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from osustat import analyze
 from osustat.analyses.synthetic.report_render import CURVE_METHODS, _figure_scope
@@ -255,3 +256,41 @@ def test_the_query_unit_says_what_it_assumes_where_episodes_hold_several_queries
     assert [n for n in said.input_notes if n.startswith("Unit:")] == ["Unit: query, asked for."]
     episode = analyze(frame, treatment="new", baseline="old", unit="episode", n_resamples=99, rng=0)
     assert not [n for n in episode.input_notes if n.startswith("Unit: query")]
+
+
+def _no_cells(budgets=(256,), metrics=("hit@2",)) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    rows = [
+        {"episode_id": f"e{i}", "query_id": f"q{i}", "method": m, "budget": b, "metric": k,
+         "value": float(rng.integers(0, 2))}
+        for i in range(30) for m in ("new", "old") for b in budgets for k in metrics
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_a_saved_report_without_figures_says_why(tmp_path):
+    # one budget and no cells: --out wrote no figure and the report did not say so, while
+    # --help promised figures (an IR researcher's single-depth run without an evidence file)
+    res = analyze(_no_cells(), treatment="new", baseline="old", n_resamples=99, rng=0)
+    text = (res.save(tmp_path / "out") / "report.md").read_text()
+    assert "## Figures" in text and "None drawn: a forest plot needs cells" in text
+    assert not list((tmp_path / "out").glob("*.png"))
+    # shown without files (to_markdown) or saved without figures: nothing to explain
+    assert "None drawn" not in res.to_markdown()
+    saved = res.save(tmp_path / "nofig", figures=False)
+    assert "None drawn" not in (saved / "report.md").read_text()
+    # with figures, no such section
+    two = analyze(
+        _no_cells(budgets=(128, 256)), treatment="new", baseline="old", n_resamples=99, rng=0
+    )
+    assert "None drawn" not in (two.save(tmp_path / "two") / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("family", "said"), [("per-metric-budget", True), ("all", False)])
+def test_several_families_say_that_nothing_is_corrected_across_them(family, said):
+    # 4 tables, each its own family of one: every verdict read "significant at α = 0.05"
+    # with nothing saying that 4 tests ran uncorrected against each other
+    records = _no_cells(budgets=(128, 256), metrics=("hit@2", "hit@1"))
+    res = analyze(records, treatment="new", baseline="old", n_resamples=99, rng=0, family=family)
+    clause = "nothing is corrected across the 4 families (4 tests)"
+    assert (clause in res.family_sentence()) is said
