@@ -4,8 +4,9 @@ What a user gets from the printed numbers: for each design (normal, t3, lognorma
 zero-inflated, 0/1, recall-like, clustered) and n (6, 10, 20, 50),
 
 1. the design's true power curve: the rejection rate of the sign-flip test itself
-   (`signflip_tests`, two-sided, alpha = .05) on `--curve-reps` data sets drawn from the design
-   at each effect of a grid (common random numbers), and from it the true MDE (power .80);
+   (`signflip_tests`, two-sided, alpha = .05 or `--alpha`) on `--curve-reps` data sets drawn
+   from the design at each effect of a grid (common random numbers), and from it the true
+   MDE (power .80);
 2. `--rows` rows drawn from the design, each a "pilot" of n differences -- drawn at effect 0
    (a null pilot) or at the true MDE (a pilot at the effect, what `analyze` has);
 3. the MDE each row prints (`minimum_detectable_effect(None, n, differences=row)`, the call
@@ -22,7 +23,9 @@ lognormal (centred) differences; zero-inflated: half the units tie, the rest N(e
 0/1: P(d != 0) = .5, the effect moves the sign; recall-like: recall over 3 items, baseline
 Bin(3, .5) / 3, treatment Bin(3, .5 + effect) / 3 (the effect also changes the spread);
 clustered: a unit is an episode, the mean of 4 queries' 0/1 differences with an episode rate
-U(.2, .6) for the baseline and that + effect for the treatment.
+U(.2, .6) for the baseline and that + effect for the treatment. subset-25 / subset-50 (a
+second statistician's, stop 56): N(0, 1) differences, the effect carried by a random 25% / 50%
+of the units, each moved by effect / share -- where the MDE's model shifts every unit.
 
 Where a design gives the units' treatment and baseline values (recall-like, clustered, the
 held-out items and episodes), a row's call is given them too (`pairs=`, what `analyze` passes:
@@ -94,6 +97,18 @@ def _recall(e: float, n: int, r: int, g: np.random.Generator) -> np.ndarray:
     return np.stack([t, b])
 
 
+def _subset(share: float) -> Draw:
+    """N(0, 1) differences; the effect moves only a random `share` of the units, each by
+    effect / share (a mean shift of the effect, and a spread that grows with it): an effect
+    carried by some units -- one cell's queries -- where the MDE's model shifts every unit."""
+
+    def draw(e: float, n: int, r: int, g: np.random.Generator) -> np.ndarray:
+        hit = g.random((n, r)) < share
+        return g.standard_normal((n, r)) + np.where(hit, e / share, 0.0)
+
+    return draw
+
+
 def _clustered(e: float, n: int, r: int, g: np.random.Generator) -> np.ndarray:
     base = g.uniform(0.2, 0.6, (n, r, 1))
     t = g.random((n, r, 4)) < np.minimum(1.0, base + e)
@@ -109,6 +124,9 @@ DESIGNS: dict[str, tuple[Draw, float]] = {  # draw, largest effect of the design
     "0/1": (_binary, 0.5),
     "recall-like": (_recall, 1 - P0),
     "clustered": (_clustered, 0.4),
+    # a second statistician's designs (stop 56), after the seven above so their seeds hold
+    "subset-25": (_subset(0.25), math.inf),
+    "subset-50": (_subset(0.5), math.inf),
 }
 
 
@@ -123,10 +141,20 @@ def power_curve(draw: Draw, n: int, top: float, reps: int, resamples: int, seed:
     guess = 3.5 * sd / math.sqrt(n) * (2.5 if n <= 6 else 1.5 if n <= 10 else 1.0)
     hi = min(top, guess * 1.6)
     grid = np.linspace(0.0, hi, 25)
-    rates = [
-        rejection_rate(differences(draw(e, n, reps, np.random.default_rng(seed))), resamples, seed)
-        for e in grid
-    ]
+
+    def rate(e: float) -> float:
+        drawn = draw(e, n, reps, np.random.default_rng(seed))
+        return rejection_rate(differences(drawn), resamples, seed)
+
+    rates = [rate(e) for e in grid]
+    # A design without a largest effect (the subset designs) doubles its grid, 12 new points
+    # a doubling, until the target is reached or the grid is 32 times as wide (then the test's
+    # ceiling is below the target, and a true MDE of inf is not the grid's edge); the others
+    # keep their grid.
+    while math.isinf(top) and rates[-1] < TARGET and grid[-1] < 32 * hi:
+        wider = np.linspace(grid[-1], 2 * grid[-1], 13)[1:]
+        grid = np.concatenate([grid, wider])
+        rates += [rate(e) for e in wider]
     return grid, np.maximum.accumulate(np.array(rates))
 
 
@@ -256,7 +284,7 @@ def judge(
             pairs = (drawn[0, :, j], drawn[1, :, j]) if drawn.ndim == 3 else None
             pairs = pairs if args.call == "pairs" else None
             mde = osustat.minimum_detectable_effect(
-                float(np.std(d, ddof=1)), n, differences=d, pairs=pairs
+                float(np.std(d, ddof=1)), n, differences=d, pairs=pairs, alpha=ALPHA
             )
             methods.add(mde.method)
             returned.append(true_power(grid, rates, float(mde)) if mde < math.inf else 1)
@@ -362,8 +390,16 @@ def main() -> None:
         "main does this itself since rule HF, 28e251a: the flag reproduces the runs of "
         "snapshots before it)",
     )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="the test's two-sided level (.0125: a cell row's, alpha/4 under Holm over 4 cells)",
+    )
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    global ALPHA
+    ALPHA = args.alpha
     if args.no_ess_range:
         import importlib
 
@@ -373,6 +409,7 @@ def main() -> None:
     stem = "results-mde_procedure" + ("-heldout" if args.held_out else "")
     stem += f"-seed{args.design_seed}" if args.held_out and args.design_seed != 35 else ""
     stem += "-differences" if args.call == "differences" else ""
+    stem += f"-alpha{args.alpha:g}" if args.alpha != 0.05 else ""
     out = Path(args.out) if args.out else ROOT / "benchmarks" / f"{stem}.md"
     start = time.time()
     load = os.getloadavg()[0]
@@ -381,13 +418,14 @@ def main() -> None:
     extra += " --count-ratios" * args.count_ratios + " --no-ess-range" * args.no_ess_range
     extra += f" --ns {args.ns}" * (args.ns != ",".join(map(str, NS)))  # the command as run
     extra += f" --designs {args.designs}" * (args.designs != ",".join(DESIGNS))
+    extra += f" --alpha {args.alpha:g}" * (args.alpha != 0.05)
     lines = [
         "# The printed MDE as a procedure (issue 35 items 2-4)"
         + (", on held-out random designs" if args.held_out else ""),
         "",
         f"`nice -n 10 .venv/bin/python benchmarks/mde_procedure.py --rows {args.rows} "
         f"--curve-reps {args.curve_reps} --resamples {args.resamples}{extra}`; two-sided "
-        f"alpha = .05, target power .80; load average at the start {load:.1f}.",
+        f"alpha = {ALPHA:g}, target power .80; load average at the start {load:.1f}.",
         "",
         "Per design, n and pilot (drawn at effect 0 or at the true MDE): the true MDE; the "
         "share of rows printing a range ('MDE not estimable from n differences') and the share "

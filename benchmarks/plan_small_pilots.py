@@ -49,8 +49,13 @@ EFFECTS = {
 }
 TRUE_N = 50
 
+#: A second statistician's designs (stop 56; the effect carried by a random 25% / 50% of the
+#: units), planned only when `--designs` names them: their true MDE at n = 50 from
+#: results-mde_procedure-subset.md.
+SUBSET_EFFECTS = {"subset-25": 0.551, "subset-50": 0.458}
+
 #: The designs planned for: name -> (draw, effect planned for); the seven above by default.
-PLANNED = {name: (DESIGNS[name][0], effect) for name, effect in EFFECTS.items()}
+PLANNED = {name: (DESIGNS[name][0], effect) for name, effect in (EFFECTS | SUBSET_EFFECTS).items()}
 
 
 @cache

@@ -410,7 +410,16 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "heavy-tailed or skewed sample that passes the shape check has mostly missed its law's "
         "rare large values, so the number it prints is optimistic (differences drawn from a t "
         "law with 3 df, 20 or 50 per row: median true power .70–.71 at the printed MDE, not "
-        ".80); read an MDE of such data (latencies, token counts) as a lower bound.",
+        ".80; .67–.70 at a cell's α/4 = .0125); read an MDE of such data (latencies, token "
+        "counts) as a lower bound.",
+        "- MDE, the effect it models: every unit moved alike (docs/validation.md, “An effect "
+        "carried by some units”). An effect carried by some units only — one kind of query "
+        "within the cell — needs more: differences showing no effect, the effect on a random "
+        "half of 20 or 50 units: median true power .67–.73 at the printed MDE; on a quarter "
+        "of 50 units .62; on a quarter of 20 no effect reaches power .80, yet 95% of rows "
+        "print a number (at α = .05; at a cell's α/4 = .0125 lower still: half of 50 units "
+        ".68). Rows whose differences carry such an effect print an MDE that holds "
+        "(.78–.80).",
         f"- Master seed {res.seed}: the same seed and inputs give the same report; each "
         "(metric, budget) draws from its own random stream, named by them, so its rows are "
         "the same whichever other metrics and budgets are analysed with it.",

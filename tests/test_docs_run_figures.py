@@ -158,6 +158,71 @@ def test_the_mde_legend_quotes_the_procedure_tables_heavy_tail_limit():
     assert f"median true power {quoted} at the printed MDE" in render_analysis(res, {}), quoted
 
 
+def _span(values: list[float]) -> str:
+    """'.67–.73' for the smallest and largest value, '.62' for one."""
+    lo, hi = (f".{round(v * 100):02d}" for v in (min(values), max(values)))
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def test_the_mde_legend_quotes_the_subset_effect_limit():
+    """The legend says the MDE models every unit moved alike, with the committed subset
+    table's figures (a second statistician's designs, stop 56): the median true power at the
+    printed MDE from null rows, the share of subset-25 rows of 20 printing a number where no
+    effect reaches .80, and the rows that carry the effect."""
+    from reports.cellwise import render_analysis
+
+    rows = _procedure_rows("benchmarks/results-mde_procedure-subset.md")
+
+    def power(design: str, sizes: tuple[str, ...], pilot: str) -> list[float]:
+        return [float(rows[(design, n, pilot)]["true power (median)"]) for n in sizes]
+
+    assert rows[("subset-25", "20", "null")]["true MDE"] == "inf"
+    printing = 1 - float(rows[("subset-25", "20", "null")]["range"])
+    carried = [
+        *power("subset-25", ("50",), "at effect"),
+        *power("subset-50", ("20", "50"), "at effect"),
+    ]
+    import pandas as pd
+
+    import osustat
+
+    records = pd.read_csv(ROOT / "examples" / "records.csv")
+    res = osustat.analyze(
+        records, treatment="osu-mem", baseline="flat-vector", metrics=["hit@2"], budgets=[128]
+    )
+    text = " ".join(render_analysis(res, {}).split())
+    half = _span(power("subset-50", ("20", "50"), "null"))
+    assert f"half of 20 or 50 units: median true power {half} at the printed MDE" in text
+    assert f"on a quarter of 50 units {_span(power('subset-25', ('50',), 'null'))};" in text
+    assert f"yet {round(printing * 100)}% of rows print a number" in text
+    assert f"print an MDE that holds ({_span(carried)})" in text
+    strict = _procedure_rows("benchmarks/results-mde_procedure-alpha0.0125.md")
+    strict_half = float(strict[("subset-50", "50", "null")]["true power (median)"])
+    assert f"lower still: half of 50 units {_span([strict_half])})" in text
+    t3 = [float(strict[("t3", n, "null")]["true power (median)"]) for n in ("20", "50")]
+    assert f"not .80; {_span(t3)} at a cell's α/4 = .0125)" in text
+
+
+def test_the_plan_text_quotes_the_subset_effect_limit():
+    """`osustat plan`'s limit lines quote the committed subset plan table (true n 50)."""
+    from osustat.cli.plan import _limit_lines
+
+    rows = _procedure_rows("benchmarks/results-plan_small_pilots-subset.md")
+
+    def achieved(design: str, pilot: str) -> list[float]:
+        return [float(rows[(design, n, pilot)]["achieved power: median"]) for n in ("20", "50")]
+
+    n_null = {rows[("subset-25", n, "null")]["planned n (returned): median [min, max]"].split()[0]
+              for n in ("20", "50")}  # fmt: skip
+    pilot = type("Plan", (), {"source": "pilot", "binary": False})()
+    text = " ".join(" ".join(_limit_lines({"all": pilot})).split())
+    assert n_null == {"29"}
+    assert f"median n of 29, whose true power is {_span(achieved('subset-25', 'null'))};" in text
+    assert f"on half of them {_span(achieved('subset-50', 'null'))};" in text
+    carried = achieved("subset-25", "at effect") + achieved("subset-50", "at effect")
+    assert f"plan {_span(carried)}." in text
+
+
 def test_the_plan_text_quotes_the_small_pilot_tables_heavy_tail_limit():
     """`osustat plan`'s measured-limit lines quote the committed small-pilot table: the share
     of t3 pilots of 20 and of lognormal pilots of 6 and 10 whose planned n achieves < .6."""
