@@ -354,7 +354,7 @@ def held_out_summary(cells: list[tuple[str, int, str, dict]], rows: int) -> list
     ]
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200, help="rows (pilots) per cell")
     parser.add_argument("--curve-reps", type=int, default=2000, help="data sets per grid point")
@@ -397,7 +397,11 @@ def main() -> None:
         help="the test's two-sided level (.0125: a cell row's, alpha/4 under Holm over 4 cells)",
     )
     parser.add_argument("--out", default=None)
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = _parser().parse_args()
     global ALPHA
     ALPHA = args.alpha
     if args.no_ess_range:
