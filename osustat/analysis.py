@@ -239,6 +239,7 @@ def analyze(
     )
     input_notes = (*input_notes, *plan.notes, *_cells_not_tested(plan, unit))
     input_notes = (*input_notes, *_query_unit_caveat(plan, unit, input_notes))
+    input_notes = (*input_notes, *_scale_notes(plan))
     raw = _run(
         plan,
         workers=workers,
@@ -493,12 +494,53 @@ def _query_unit_caveat(plan: _Plan, unit: str, notes: Sequence[str]) -> list[str
     shared = int((per > 1).sum())
     if not shared:
         return []
+    # one episode cannot be resampled: the intervals then resample its queries (cellwise)
+    intervals = (
+        "while the intervals resample whole episodes"
+        if len(per) > 1
+        else "and so do the intervals (one episode: nothing to resample but its queries)"
+    )
     return [
         f"Unit: query; {shared:,} of {len(per):,} episodes hold several queries, which may "
         "share the episode's memory: the sign-flip tests, the interaction test and the "
-        "break-even band treat them as independent, while the intervals resample whole "
-        "episodes; --unit episode (`unit='episode'`) tests at the episode level."
+        f"break-even band treat them as independent, {intervals}; --unit episode "
+        "(`unit='episode'`) tests at the episode level."
     ]
+
+
+#: The largest |value| of a metric below which, or from which on, its numbers printed with
+#: three decimals mislead (read 0.000, or run to many digits): the report says so.
+READABLE_SCALE = (0.01, 1e6)
+
+
+def _scale_notes(plan: _Plan) -> list[str]:
+    """A note per compared metric whose values three decimals cannot show: all below .01 in
+    absolute value (means, Δ and intervals read 0.000 beside a significant p) or from 10^6 on
+    (numbers of many digits). The tests, p-values and MDEs do not depend on the scale; what
+    is printed does, so the note names the power of ten that makes it readable."""
+    df = plan.df
+    methods = list(dict.fromkeys(x for pair in plan.methods for x in pair))
+    compared = df[df["method"].isin(methods)]
+    notes = []
+    for metric in dict.fromkeys(m for m, _ in plan.pairs):
+        values = compared.loc[compared["metric"] == metric, "value"].to_numpy(dtype=float)
+        values = np.abs(values[np.isfinite(values)])
+        top = float(values.max()) if values.size else 0.0
+        if top == 0 or READABLE_SCALE[0] <= top < READABLE_SCALE[1]:
+            continue
+        power = math.floor(math.log10(top))
+        if top < READABLE_SCALE[0]:
+            shown = "its means, Δ, intervals and MDEs print as 0.000 or with one digit"
+            fix = f"multiply the metric by 1e{-power}"
+        else:
+            shown = f"its numbers print with {power + 1} digits before the point"
+            fix = f"divide the metric by 1e{power}"
+        notes.append(
+            f"Scale: the values of {metric!r} reach {top:.3g} in absolute value; the report "
+            f"prints three decimals, so {shown}: {fix} for readable numbers (its tests, "
+            "p-values and verdicts do not depend on the scale)."
+        )
+    return notes
 
 
 def _cells_not_tested(plan: _Plan, unit: str) -> list[str]:

@@ -535,11 +535,81 @@ def minimum_detectable_effect(
     >>> round(mde, 3), mde.method
     (0.189, 'exact-binomial')
     """
-    plan = Plan.from_arguments(locals())
+    arguments, k = _rescaled(locals())
+    plan = Plan.from_arguments(arguments)
     check_rng(rng)  # refused up front even when the method draws nothing
     target = check_level(power, "power")
     with _one_blas_thread():
-        return _mde(plan, target, rng)
+        return _scaled_back(_mde(plan, target, rng), k, value=True)
+
+
+#: Data whose largest |value| lies outside [2^-SCALE_BITS, 2^SCALE_BITS] are searched on
+#: values rescaled by a power of two (:func:`_rescaled`); data of ordinary scale are untouched.
+SCALE_BITS = 20
+
+#: The arguments in the data's units (the effect's, for :func:`power`).
+_SCALED = ("differences_sd", "magnitude", "differences", "effect")
+
+
+def _largest(value: Any) -> float:
+    """The largest finite |value| of an argument (0 when it has none or is not numeric:
+    :class:`Plan` refuses what is not)."""
+    try:
+        x = np.abs(np.asarray(value, dtype=float))
+    except (TypeError, ValueError):
+        return 0.0
+    x = x[np.isfinite(x)]
+    return float(x.max()) if x.size else 0.0
+
+
+def _rescaled(arguments: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """`arguments` with every value in the data's units multiplied by ``2**k``, and k.
+
+    An MDE (and a power at an effect) is equivariant in the data's scale, but the engines'
+    moments are not: at |values| near 1e100 the fourth powers overflow, near 1e-100 they
+    underflow to 0, and the searches stop short (a reviewer's repro, stop 57). Multiplying by
+    a power of two is exact, so the search on the rescaled values is the same search; k puts
+    the largest |value| in [1, 2) where it lies outside [2^-20, 2^20], and is 0 otherwise.
+    """
+    out = dict(arguments)
+    pairs = out.get("pairs")
+    sizes = [_largest(out.get(name)) for name in _SCALED]
+    if pairs is not None:
+        try:
+            sizes += [_largest(side) for side in pairs]
+        except TypeError:
+            pass  # not a pair of arrays: Plan refuses it
+    top = max(sizes)
+    if top == 0 or 2.0**-SCALE_BITS <= top <= 2.0**SCALE_BITS:
+        return out, 0
+    k = -math.frexp(top)[1] + 1  # top * 2**k in [1, 2)
+
+    def scaled(value: Any) -> Any:
+        try:
+            return np.ldexp(np.asarray(value, dtype=float), k)
+        except (TypeError, ValueError):
+            return value
+
+    for name in _SCALED:
+        if out.get(name) is not None and not isinstance(out[name], bool):
+            out[name] = scaled(out[name])
+            if np.ndim(out[name]) == 0:
+                out[name] = float(out[name])
+    if pairs is not None:
+        out["pairs"] = tuple(scaled(side) for side in pairs)
+    return out, k
+
+
+def _scaled_back(found: PowerValue, k: int, *, value: bool) -> PowerValue:
+    """`found` (computed on values times ``2**k``) in the data's units: the MDE itself when
+    `value` (a power is a probability), its range and the largest effect of its kind."""
+    if k == 0:
+        return found
+    out = _rebuild(math.ldexp(found, -k) if value else float(found), dict(found.__dict__))
+    out.max_effect = math.ldexp(found.max_effect, -k)
+    if found.mde_range is not None:
+        out.mde_range = (math.ldexp(found.mde_range[0], -k), math.ldexp(found.mde_range[1], -k))
+    return out
 
 
 def _mde(plan: Plan, target: float, rng: Any) -> PowerValue:
@@ -1007,9 +1077,11 @@ def power(
     >>> p.method, round(p, 2)
     ('simulation', 0.64)
     """
-    plan = Plan.from_arguments(locals())
+    arguments, k = _rescaled(locals())
+    plan = Plan.from_arguments(arguments)
     check_rng(rng)  # refused up front even when the method draws nothing
-    effect = check_finite(effect, "effect")
+    check_finite(effect, "effect")
+    effect = check_finite(arguments["effect"], "effect")
     if plan.test == "empirical-tilt" and plan.pairs is not None:
         assert plan.d is not None
         short = treatment_tilt_short(plan.d, plan.pairs, effect)
@@ -1023,7 +1095,7 @@ def power(
             stacklevel=2,
         )
     with _one_blas_thread():
-        return _result(plan, _power_curve(plan, rng)(effect))
+        return _scaled_back(_result(plan, _power_curve(plan, rng)(effect)), k, value=False)
 
 
 @functools.cache

@@ -292,6 +292,43 @@ def test_a_signal_ends_with_a_message_not_a_traceback(tmp_path, signame, code):
     assert list(tmp_path.iterdir()) == []  # nothing half-written
 
 
+def test_an_interrupt_while_the_command_loads_is_one_line(monkeypatch, capsys):
+    # a reviewer (stop 57): Ctrl-C in the first quarter second (the imports, the parser:
+    # before main's handler) printed a KeyboardInterrupt traceback; the console script is
+    # osustat.cli:run, which says it in one line
+    import osustat.cli
+    import osustat.cli.main
+
+    def loading(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(osustat.cli.main, "main", loading)
+    monkeypatch.delenv("OSUSTAT_DEBUG", raising=False)
+    with pytest.raises(SystemExit) as stop:
+        osustat.cli.run()
+    assert stop.value.code == 130
+    assert capsys.readouterr().err == "osustat: interrupted while starting; nothing was written.\n"
+
+
+def test_an_import_broken_by_a_signal_is_the_interrupt(monkeypatch, capsys):
+    # SIGTERM inside scipy's extension init surfaced as "ImportError: initialization failed"
+    # with a traceback (the reviewer, once in 19 tries); SIGINT there chains a
+    # KeyboardInterrupt to it
+    import osustat.analysis
+    from osustat.cli.main import _from_interrupt
+
+    def broken(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise ImportError("initialization failed") from None
+
+    monkeypatch.setattr(osustat.analysis, "analyze", broken)
+    assert main(["analyze", str(EXAMPLE), *_AB]) == 130
+    assert "interrupted; no unfinished report" in capsys.readouterr().err
+    assert not _from_interrupt(ImportError("no module named x"))
+
+
 def test_other_options_into_the_same_folder_need_force(tmp_path, capsys):
     out = str(tmp_path / "out")
     assert main(["analyze", str(EXAMPLE), *_AB, "--out", out]) == 0

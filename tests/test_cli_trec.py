@@ -397,3 +397,29 @@ def test_audit_reads_runs_given_by_name(tmp_path, capsys):
     assert main(args) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["claims"][0]["recomputed"]["n"] == 12
+
+
+def test_the_python_loader_refuses_a_depth_or_k_asked_twice(tmp_path):
+    # a reviewer (stop 57): records_from_trec(depths=[10, 10]) returned every row twice and
+    # analyze blamed "duplicate record keys"; hit_k=[2, 2] was one k without a word
+    from osustat.io.trec import records_from_trec
+
+    run, qrels = tmp_path / "r.run", tmp_path / "q.txt"
+    run.write_text("q1 Q0 d1 1 9 a\nq1 Q0 d2 2 8 a\n", encoding="utf-8")
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"`depths` names 10 twice"):
+        records_from_trec(run, qrels, depths=[10, 10])
+    with pytest.raises(ValueError, match=r"`depths` names 10 twice"):
+        records_from_trec(run, qrels, depths=(10, 10), measures=["AP"])
+    with pytest.raises(ValueError, match=r"`hit_k` names 2 twice"):
+        records_from_trec(run, qrels, depths=[10], hit_k=[2, 2])
+
+
+def test_one_run_file_under_two_names_is_said(tmp_path):
+    from osustat.io.trec import records_from_trec
+
+    run, qrels = tmp_path / "r.run", tmp_path / "q.txt"
+    run.write_text("q1 Q0 d1 1 9 a\nq1 Q0 d2 2 8 a\n", encoding="utf-8")
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    loaded = records_from_trec({"rm3": run, "rm3b": tmp_path / "." / "r.run"}, qrels, depths=[2])
+    assert any("runs 'rm3', 'rm3b' are one file" in n for n in loaded.report_notes())

@@ -544,6 +544,19 @@ def _add_check_retriever_parser(sub: Any) -> None:
     cr.set_defaults(func=_check_retriever)
 
 
+def _from_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` was raised while handling a KeyboardInterrupt (an extension module's
+    initialisation turns one into ``ImportError: initialization failed``)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def _interrupted(command: str, received: list[int]) -> int:
     """Say a run stopped by SIGINT or SIGTERM; its exit status (128 + the signal)."""
     # a report is written into a hidden folder renamed into place only when complete
@@ -684,7 +697,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as exc:  # an optional extra not installed: say which and how
         from osustat.retrieval.encoder import MissingExtraError
 
-        if not isinstance(exc, MissingExtraError) or os.environ.get("OSUSTAT_DEBUG"):
+        if os.environ.get("OSUSTAT_DEBUG"):
+            raise
+        if received or _from_interrupt(exc):  # a signal inside a module's initialisation
+            return _interrupted(args.command, received)
+        if not isinstance(exc, MissingExtraError):
             raise
         print(f"osustat {args.command}: error: {exc}", file=sys.stderr)
         return 2

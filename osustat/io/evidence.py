@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from osustat._validation import list_some
+from osustat._validation import list_some, unique_items
 from osustat.cells import label_cell
 from osustat.metrics import count_metrics
 from osustat.record_row import QueryKey
@@ -138,7 +138,7 @@ def check_hit_k(hit_k: Sequence[int]) -> list[int]:
     ks = list(hit_k)
     if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
         raise ValueError(f"`hit_k` must be positive integers; got {ks!r}.")
-    return ks
+    return unique_items(ks, "hit_k")  # hit_k=[2, 2] was one k, silently (stop 57)
 
 
 def evidence_metrics(

@@ -190,6 +190,12 @@ def _read(
         raise ValueError(f"cannot read {name}: {exc}") from None
 
 
+def _gzipped(path: Path) -> bool:
+    """Whether the file starts with gzip's magic number."""
+    with path.open("rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
 def read_records(path: str | Path) -> pd.DataFrame:
     """Read long records from CSV, JSON Lines (.jsonl/.ndjson) or Parquet, by extension.
 
@@ -218,6 +224,11 @@ def read_records(path: str | Path) -> pd.DataFrame:
             )
         elif kind == "qrels":
             hint = " It looks like TREC qrels: give the run as the input and this file as --qrels."
+        elif _gzipped(path):
+            hint = (
+                " It is gzip-compressed: decompress it (gunzip) first, or keep the records as "
+                "Parquet, which is compressed already."
+            )
         raise ValueError(
             f"cannot read {name}: unknown extension {suffix!r}; use {_RECORD_SUFFIXES}.{hint}"
         )

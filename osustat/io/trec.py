@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from osustat._validation import list_some
+from osustat._validation import list_some, unique_items
 from osustat.record_row import QueryKey
 
 from .evidence import Evidence, check_hit_k, metric_rows, read_evidence
@@ -37,6 +37,21 @@ def _run_sources(
             out.append((str(name).strip(), Path(p)))
         return out
     return [(None, Path(r)) for r in runs]
+
+
+def _same_file_notes(sources: list[tuple[str | None, Path]]) -> list[str]:
+    """A note per run file given under several names: their comparisons tie everywhere (a
+    reviewer, stop 57: accepted without a word)."""
+    names: dict[Path, list[str]] = {}
+    for name, path in sources:
+        if name is not None and path.is_file():
+            names.setdefault(path.resolve(), []).append(name)
+    return [
+        f"runs {', '.join(map(repr, same))} are one file ({str(path)!r}): every comparison "
+        "between them ties"
+        for path, same in names.items()
+        if len(same) > 1
+    ]
 
 
 def _trec_order(entries: list[tuple[int, float, str, Any]], order: str) -> list[str]:
@@ -220,7 +235,7 @@ def records_from_trec(
     qrels_path = Path(qrels)
     relevant, grades, judged = _read_qrels(qrels_path)
     ranked = _read_runs(sources)
-    notes: list[str] = []
+    notes: list[str] = _same_file_notes(sources)
     if depths is None:
         ds = [max((len(e) for e in ranked.values()), default=1)]
         notes.append(
@@ -385,6 +400,7 @@ def _check_options(depths: Any, qid_separator: str, order: str) -> list[Any]:
     bad = any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ds)
     if (depths is not None and not ds) or bad:
         raise ValueError(f"`depths` must be positive integers; got {depths!r}.")
+    unique_items(ds, "depths")  # a depth asked twice made every row twice (stop 57)
     if not qid_separator:
         raise ValueError("`qid_separator` must be a non-empty string.")
     if order not in ("score", "rank"):

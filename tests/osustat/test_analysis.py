@@ -395,3 +395,39 @@ def test_the_mde_legend_names_the_level_of_the_correction_used(records):
     assert "Bonferroni's level" not in by
     holm = run(records, metrics=["hit@2"], budgets=[128]).to_markdown()
     assert "at α/m (Bonferroni's level, Holm's first step" in holm
+
+
+@pytest.mark.parametrize(("scale", "words"), [
+    (1e-6, "reach 1e-06 in absolute value; the report prints three decimals, so its means, Δ, "
+           "intervals and MDEs print as 0.000 or with one digit: multiply the metric by 1e6"),
+    (1e100, "its numbers print with 101 digits before the point: divide the metric by 1e100"),
+    (1e-320, "multiply the metric by 1e32"),  # 1e320 or 1e321: a subnormal value
+])  # fmt: skip
+def test_a_metric_at_an_unreadable_scale_is_analysed_and_said(records, scale, words):
+    # a reviewer (stop 57): recall scaled by 1e100 or 1e-320 crashed `analyze` in the MDE's
+    # engines; by 1e-6 every mean, Δ and interval printed 0.000 beside "hurts: p = .022"
+    rows = records[(records["metric"] == "recall") & (records["budget"] == 256)].copy()
+    rows["value"], rows["metric"] = rows["value"] * scale, "score"  # recall is at most 1
+    res = run(rows.copy(), bootstrap_resamples=50)
+    agg = res.comparisons[0].rows[-1]
+    rows["value"] = rows["value"] / scale
+    one = run(rows, bootstrap_resamples=50).comparisons[0].rows[-1]
+    assert agg.pvalue == one.pvalue  # the test does not depend on the scale
+    assert np.isfinite(agg.mde) or np.isinf(one.mde)
+    note = next(n for n in res.input_notes if n.startswith("Scale: the values of 'score'"))
+    assert words in note
+    assert not any(n.startswith("Scale:") for n in run(records, bootstrap_resamples=50).input_notes)
+
+
+def test_one_episode_says_its_intervals_resample_queries(records):
+    # a reviewer (stop 57): with one episode the note said the intervals resample whole
+    # episodes while every row's interval resampled its queries
+    one = records.assign(episode_id="ep001")
+    res = run(one, metrics=["recall"], budgets=[256], bootstrap_resamples=50)
+    note = next(n for n in res.input_notes if n.startswith("Unit: query"))
+    assert "1 of 1 episodes" in note and "and so do the intervals" in note
+    assert {r.effect.ci.n_clusters for r in res.comparisons[0].rows} == {
+        r.effect.n for r in res.comparisons[0].rows
+    }
+    several = run(records, metrics=["recall"], budgets=[256], bootstrap_resamples=50)
+    assert "while the intervals resample whole episodes" in " ".join(several.input_notes)

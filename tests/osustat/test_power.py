@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -1344,3 +1346,41 @@ def test_underpowered_at_any_effect_says_the_ties_it_rests_on():
         "upper end)"
     )
     assert mde_description(minimum_detectable_effect(1.0, 5)) == "underpowered at any effect"
+
+
+@pytest.mark.parametrize("scale", [2.0**400, 2.0**-400, 1e100, 1e-100, 1e-300])
+def test_the_mde_and_power_follow_the_datas_scale(scale):
+    # a reviewer (stop 57): recall scaled by 1e100 overflowed the engines' fourth moments,
+    # by 1e-100 divided by zero, by 1e-300 stopped a search short: `analyze` crashed. An MDE
+    # is equivariant in the scale: the same search on rescaled values (a power of two, exact)
+    rng = np.random.default_rng(5)
+    d = rng.normal(0.3, 1.0, 40)
+    t, b = rng.integers(0, 4, 40) / 3, rng.integers(0, 4, 40) / 3
+    exact = math.frexp(scale)[0] == 0.5  # a power of two: the scaled values are exact
+    tol = {"rel": 0} if exact else {"rel": 1e-9}
+    for kw in ({"differences": d}, {"differences": d[:8]}, {"pairs": (t, b)}):
+        one = minimum_detectable_effect(None, 40, **kw)
+        big = minimum_detectable_effect(None, 40, **{k: _times(v, scale) for k, v in kw.items()})
+        if "pairs" not in kw or exact:  # count ratios times 1e100 are no longer count ratios
+            assert big.method == one.method
+            assert float(big) == pytest.approx(float(one) * scale, **tol)
+            assert big.max_effect == pytest.approx(one.max_effect * scale, **tol)
+            if one.mde_range is not None:
+                assert big.mde_range == pytest.approx(tuple(x * scale for x in one.mde_range))
+        assert math.isfinite(big) or math.isinf(one)
+    at = power(0.4, None, 40, differences=d)
+    assert power(0.4 * scale, None, 40, differences=d * scale) == pytest.approx(at, abs=1e-12)
+
+
+def _times(value, scale):
+    return tuple(v * scale for v in value) if isinstance(value, tuple) else value * scale
+
+
+def test_data_of_ordinary_scale_are_not_rescaled():
+    from osustat.power import _rescaled
+
+    d = np.array([0.5, -1e-6, 3.0, 0.0])
+    args, k = _rescaled({"differences": d, "differences_sd": None, "magnitude": None})
+    assert k == 0 and args["differences"] is d
+    args, k = _rescaled({"differences": d * 1e-9, "differences_sd": None, "magnitude": None})
+    assert k > 0 and 1 <= np.abs(args["differences"]).max() < 2

@@ -270,3 +270,16 @@ def test_a_parquet_records_error_names_its_rows_once(tmp_path):
         load_records(tmp_path / "r.parquet")
     with pytest.raises(ValueError, match=r"NaN or infinite entries on lines 9\.$"):
         load_records(tmp_path / "r.csv")
+
+
+def test_a_gzipped_records_file_is_said_to_be_one(tmp_path):
+    # a reviewer (stop 57): rec.csv.gz got "unknown extension '.gz'" where claims files and
+    # qrels say they are gzip-compressed
+    import gzip
+
+    from osustat.io.reading import read_records
+
+    path = tmp_path / "rec.csv.gz"
+    path.write_bytes(gzip.compress(b"benchmark,episode_id\n"))
+    with pytest.raises(ValueError, match=r"It is gzip-compressed: decompress it \(gunzip\)"):
+        read_records(path)
