@@ -10,6 +10,7 @@ here under unequal cell sizes and unequal within-cell variances
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._resampling import chunk_rows, null_sums
+from ._resampling import chunk_rows, null_sum_blocks
 from ._validation import (
     as_float_vector,
     check_positive_int,
@@ -186,8 +187,12 @@ def interaction_test(
         seed = int(gen.integers(2**63 - 1))
         if method == "centered-signflip":
             observed = _spread(means[None, :], n_c)[0]
-            cell_sums = null_sums(seed, n_resamples, d.size, onehot * resid[:, None])
-            null = _spread(cell_sums / n_c, n_c)
+            null = _null_statistics(
+                seed,
+                n_resamples,
+                onehot * resid[:, None],
+                lambda cell_sums: _spread(cell_sums / n_c, n_c),
+            )
         else:
             observed_row, common = _welch(means[None, :], ss[None, :], n_c, with_mean=True)
             observed = observed_row[0]
@@ -195,10 +200,13 @@ def interaction_test(
             # within-cell-centered ones: the latter lose a degree of freedom per cell, which
             # made them anti-conservative for cells of 5 (benchmarks/interaction_type1.py).
             null_resid = d - common[0]
-            cell_sums = null_sums(seed, n_resamples, d.size, onehot * null_resid[:, None])
-            null_means = cell_sums / n_c
             sq = np.bincount(codes, weights=null_resid**2, minlength=len(present))
-            null = _welch(null_means, sq[None, :] - n_c * null_means**2, n_c)
+
+            def welch(cell_sums: NDArray[np.float64]) -> NDArray[np.float64]:
+                null_means = cell_sums / n_c
+                return _welch(null_means, sq[None, :] - n_c * null_means**2, n_c)
+
+            null = _null_statistics(seed, n_resamples, onehot * null_resid[:, None], welch)
     tol = 1e-9 * max(abs(observed), float(np.max(np.abs(null), initial=0.0)), 1e-300)
     b = int(np.count_nonzero(null >= observed - tol))
     pvalue = (b + 1) / (n_resamples + 1)
@@ -271,6 +279,23 @@ def _welch(
     grand = (means * w).sum(axis=1, keepdims=True) / w.sum(axis=1, keepdims=True)
     stat = (w * (means - grand) ** 2).sum(axis=1)
     return (stat, grand[:, 0]) if with_mean else stat
+
+
+def _null_statistics(
+    seed: int,
+    n_resamples: int,
+    columns: NDArray[np.float64],
+    statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+) -> NDArray[np.float64]:
+    """The null statistic of each random sign vector of `seed`, computed block by block of
+    the sign stream (:func:`osustat._resampling.null_sum_blocks`, the blocks ``null_sums``
+    is made of, so the cell sums are the same bit for bit): memory one float per resample,
+    not one per resample and cell plus the statistic's temporaries (7.2 GB at the cap of
+    2^25 resamples, an outside re-check, stop 57)."""
+    out = np.empty(n_resamples)
+    for start, stop, cell_sums in null_sum_blocks(seed, n_resamples, columns.shape[0], columns):
+        out[start:stop] = statistic(cell_sums)
+    return out
 
 
 def _label_permutation_null(

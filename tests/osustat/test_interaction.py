@@ -203,3 +203,25 @@ class TestCenteredSizeAtEqualVariances:
 
         with pytest.raises(ValueError, match=match):
             centered_size_at_equal_variances(**kw)
+
+
+def test_the_null_is_computed_block_by_block_as_one_matrix_would_give_it():
+    # an outside re-check (stop 57): the interaction test held 2^25 x 4 cell sums and their
+    # temporaries at the cap (7.2 GB); block by block of the sign stream, the statistics are
+    # those of the whole matrix, bit for bit, over more than one block
+    from osustat._resampling import chunk_rows, null_sums
+    from osustat.interaction import _null_statistics, _spread
+
+    g = np.random.default_rng(3)
+    d = g.normal(size=300)
+    codes = g.integers(0, 4, 300)
+    onehot = np.eye(4)[codes]
+    n_c = onehot.sum(axis=0)
+    n = 2 * chunk_rows(300) + 17  # three blocks, the last one short
+
+    def spread(sums):
+        return _spread(sums / n_c, n_c)
+
+    columns = onehot * d[:, None]
+    whole = spread(null_sums(11, n, 300, columns))
+    assert np.array_equal(_null_statistics(11, n, columns, spread), whole)
