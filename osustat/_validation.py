@@ -131,6 +131,12 @@ def unit_labels(arrays: Sequence[Any], name: str) -> list[list[Any]]:
             f"(arrays {list_some(kinds['number'])}); 1 and '1' would be one unit or two by "
             "accident. Use one kind of label."
         )
+    raw = [j for j, items in enumerate(out) if any(isinstance(x, bytes) for x in items)]
+    if raw and any(isinstance(x, str) for items in out for x in items):
+        raise ValueError(
+            f"`{name}` mixes bytes labels (arrays {list_some(raw)}) with str labels; b'1' and "
+            "'1' would be two units. Decode the bytes (e.g. .decode()) first."
+        )
     return out
 
 

@@ -155,6 +155,11 @@ def test_unit_labels_follow_the_id_rule() -> None:
         westfall_young([d[:, 0], d[:, 1]], [ints, [str(i) for i in ints]])
     with pytest.raises(ValueError, match=r"`units\[0\]` mixes text and numbers"):
         westfall_young([d[:, 0], d[:, 1]], [[0, "1", *range(2, 10)], ints])
+    # an outside re-check (stop 57): '1' and b'1' were two units, 20 in all, silently
+    labels = [str(i) for i in ints]
+    with pytest.raises(ValueError, match=r"`units` mixes bytes labels \(arrays 1\) with str"):
+        westfall_young([d[:, 0], d[:, 1]], [labels, [x.encode() for x in labels]])
+    assert westfall_young([d[:, 0], d[:, 1]], [labels, labels], n_resamples=2**10).n_units == 10
 
 
 def _two_tests(u1, u2):
