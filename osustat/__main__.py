@@ -1,5 +1,5 @@
 """``python -m osustat``: the same command as ``osustat``."""
 
-from osustat.cli.main import main
+from osustat.cli import run
 
-raise SystemExit(main())
+run()

@@ -50,6 +50,7 @@ class Plan:
         pairs: Any,
         test: str,
         n_simulations: Any,
+        lattice: bool | None = None,
     ) -> None:
         d, self.pairs, sd = _plan_data(differences, pairs, differences_sd)
         self.n = _check_n(n)
@@ -74,7 +75,7 @@ class Plan:
             binary = p_nonzero is not None or magnitude is not None
         #: the method was chosen (not named): a too-small sample of differences gives a range
         self.auto = test == "auto"
-        test = _choose_test(test, binary, d, self.n)
+        test = _choose_test(test, binary, d, self.n, lattice)
         if test == "exact-binomial" and q is None:
             # Under the null a difference in {-c, 0, c} has variance q c^2.
             q = min(1.0, (sd / self.magnitude) ** 2)
@@ -123,10 +124,11 @@ class Plan:
         return self._tilt_tops[0 if sign > 0 else 1]
 
     @classmethod
-    def from_arguments(cls, arguments: dict[str, Any]) -> Plan:
+    def from_arguments(cls, arguments: dict[str, Any], lattice: bool | None = None) -> Plan:
         """From the ``locals()`` of :func:`power` / :func:`minimum_detectable_effect`, which
-        share these parameters (one list, so the two cannot drift apart)."""
-        return cls(**{k: arguments[k] for k in PLAN_ARGUMENTS})
+        share these parameters (one list, so the two cannot drift apart); `lattice` as in
+        :func:`_choose_test`."""
+        return cls(**{k: arguments[k] for k in PLAN_ARGUMENTS}, lattice=lattice)
 
 
 def _plan_data(
@@ -205,13 +207,18 @@ def _read_differences(
     return binary, value, q
 
 
-def _choose_test(test: str, binary: Any, d: NDArray[np.float64] | None, n: int) -> str:
-    """Choose the method (`test` 'auto') and check that the data allow the one chosen."""
+def _choose_test(
+    test: str, binary: Any, d: NDArray[np.float64] | None, n: int, lattice: bool | None = None
+) -> str:
+    """Choose the method (`test` 'auto') and check that the data allow the one chosen.
+    `lattice`: whether the differences are count ratios, where read off them before they
+    were rescaled (:func:`osustat.power._rescaled`); else :func:`is_discrete` of `d`."""
     if test == "auto":
         if binary:
             test = "exact-binomial"
         elif d is not None:
-            test = "empirical-tilt" if is_discrete(d) else "empirical"
+            discrete = is_discrete(d) if lattice is None else lattice
+            test = "empirical-tilt" if discrete else "empirical"
         elif n <= SIMULATION_MAX_N:
             test = "simulation"
         else:
@@ -245,7 +252,12 @@ def is_discrete(d: NDArray[np.float64]) -> bool:
     (True, False)
     """
     nz = np.abs(d[d != 0])
-    if nz.size == 0:
+    # float noise (0.3 - (0.1 + 0.2)) is a zero; differences that are all that small (values
+    # of 1e-100) are no count ratios: a nonzero k / q has |k| >= 1
+    nz = nz[nz > 1e-9]
+    if nz.size == 0 or nz.max() * LATTICE_MAX_DENOMINATOR >= 2.0**52:
+        # from 2^52 / 12 on every float is a whole multiple of 1/12: the test cannot tell
+        # count ratios from anything else (values of 1e100), and reads them as continuous
         return False
     scaled = nz[:, None] * np.arange(1, LATTICE_MAX_DENOMINATOR + 1)[None, :]
     near = np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(scaled, 1.0)

@@ -523,7 +523,9 @@ def _scale_notes(plan: _Plan) -> list[str]:
     compared = df[df["method"].isin(methods)]
     notes = []
     for metric in dict.fromkeys(m for m, _ in plan.pairs):
-        values = compared.loc[compared["metric"] == metric, "value"].to_numpy(dtype=float)
+        budgets = [b for m, b in plan.pairs if m == metric]  # the budgets analysed only
+        rows = (compared["metric"] == metric) & compared["budget"].isin(budgets)
+        values = compared.loc[rows, "value"].to_numpy(dtype=float)
         values = np.abs(values[np.isfinite(values)])
         top = float(values.max()) if values.size else 0.0
         if top == 0 or READABLE_SCALE[0] <= top < READABLE_SCALE[1]:

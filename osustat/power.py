@@ -32,7 +32,7 @@ import copy
 import functools
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -535,8 +535,7 @@ def minimum_detectable_effect(
     >>> round(mde, 3), mde.method
     (0.189, 'exact-binomial')
     """
-    arguments, k = _rescaled(locals())
-    plan = Plan.from_arguments(arguments)
+    plan, arguments, k = _scaled_plan(locals())
     check_rng(rng)  # refused up front even when the method draws nothing
     target = check_level(power, "power")
     with _one_blas_thread():
@@ -562,42 +561,81 @@ def _largest(value: Any) -> float:
     return float(x.max()) if x.size else 0.0
 
 
-def _rescaled(arguments: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """`arguments` with every value in the data's units multiplied by ``2**k``, and k.
+def _scaled_plan(arguments: dict[str, Any]) -> tuple[Plan, dict[str, Any], int]:
+    """The :class:`Plan` of the call's `arguments`, on the values :func:`_rescaled` gives
+    (the arguments as searched, and their k). Bad input is refused in the caller's units:
+    a check that fails on rescaled values is run again on the given ones for its message."""
+    arguments, k, lattice = _rescaled(arguments)
+    try:
+        return Plan.from_arguments(arguments, lattice), arguments, k
+    except ValueError as scaled_error:
+        if k == 0:
+            raise
+        try:  # the same check on the given values, for its message in their units
+            Plan.from_arguments({**arguments, **arguments["_given"]})
+        except ValueError as given_error:
+            raise given_error from None
+        except (ArithmeticError, FloatingPointError):
+            pass
+        raise scaled_error
+
+
+def _rescaled(arguments: dict[str, Any]) -> tuple[dict[str, Any], int, bool | None]:
+    """`arguments` with every value in the data's units times ``2**k``, k, and whether the
+    given differences are count ratios (``None`` when not rescaled).
 
     An MDE (and a power at an effect) is equivariant in the data's scale, but the engines'
     moments are not: at |values| near 1e100 the fourth powers overflow, near 1e-100 they
     underflow to 0, and the searches stop short (a reviewer's repro, stop 57). Multiplying by
     a power of two is exact, so the search on the rescaled values is the same search; k puts
     the largest |value| in [1, 2) where it lies outside [2^-20, 2^20], and is 0 otherwise.
+    Only given differences (or units' values) are rescaled -- an sd alone has no moments to
+    overflow, and the binary model's default magnitude 1 is not in the data's units -- and
+    not count ratios (whose method reads the lattice of their values, which a rescaling
+    moves); the method is chosen as for the given values.
     """
     out = dict(arguments)
     pairs = out.get("pairs")
+    if isinstance(pairs, Iterator):
+        out["pairs"] = pairs = tuple(pairs)  # an iterator is read once, here
+    if out.get("differences") is None and pairs is None:
+        return out, 0, None
     sizes = [_largest(out.get(name)) for name in _SCALED]
-    if pairs is not None:
-        try:
-            sizes += [_largest(side) for side in pairs]
-        except TypeError:
-            pass  # not a pair of arrays: Plan refuses it
+    try:
+        sides = [np.asarray(side, dtype=float) for side in pairs] if pairs is not None else []
+    except (TypeError, ValueError):
+        return out, 0, None  # not a pair of arrays: Plan refuses it
+    sizes += [_largest(side) for side in sides]
     top = max(sizes)
     if top == 0 or 2.0**-SCALE_BITS <= top <= 2.0**SCALE_BITS:
-        return out, 0
+        return out, 0, None
+    try:
+        d = (
+            np.asarray(out["differences"], dtype=float).ravel()
+            if out.get("differences") is not None
+            else sides[0] - sides[1]
+        )
+    except (TypeError, ValueError, IndexError):
+        return out, 0, None
+    if not np.all(np.isfinite(d)):
+        return out, 0, None  # Plan refuses it, in the given units
+    from ._power_plan import is_discrete
+
+    if is_discrete(d):
+        return out, 0, None
     k = -math.frexp(top)[1] + 1  # top * 2**k in [1, 2)
-
-    def scaled(value: Any) -> Any:
-        try:
-            return np.ldexp(np.asarray(value, dtype=float), k)
-        except (TypeError, ValueError):
-            return value
-
+    out["_given"] = {name: arguments.get(name) for name in (*_SCALED, "pairs")}
+    out["_given"]["pairs"] = pairs
     for name in _SCALED:
         if out.get(name) is not None and not isinstance(out[name], bool):
-            out[name] = scaled(out[name])
-            if np.ndim(out[name]) == 0:
-                out[name] = float(out[name])
+            try:
+                scaled = np.ldexp(np.asarray(out[name], dtype=float), k)
+            except (TypeError, ValueError):
+                continue
+            out[name] = float(scaled) if np.ndim(scaled) == 0 else scaled
     if pairs is not None:
-        out["pairs"] = tuple(scaled(side) for side in pairs)
-    return out, k
+        out["pairs"] = tuple(np.ldexp(side, k) for side in sides)
+    return out, k, False
 
 
 def _scaled_back(found: PowerValue, k: int, *, value: bool) -> PowerValue:
@@ -1077,8 +1115,7 @@ def power(
     >>> p.method, round(p, 2)
     ('simulation', 0.64)
     """
-    arguments, k = _rescaled(locals())
-    plan = Plan.from_arguments(arguments)
+    plan, arguments, k = _scaled_plan(locals())
     check_rng(rng)  # refused up front even when the method draws nothing
     check_finite(effect, "effect")
     effect = check_finite(arguments["effect"], "effect")

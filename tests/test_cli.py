@@ -307,7 +307,27 @@ def test_an_interrupt_while_the_command_loads_is_one_line(monkeypatch, capsys):
     with pytest.raises(SystemExit) as stop:
         osustat.cli.run()
     assert stop.value.code == 130
-    assert capsys.readouterr().err == "osustat: interrupted while starting; nothing was written.\n"
+    assert capsys.readouterr().err == (
+        "osustat: interrupted; no unfinished report was left in place.\n"
+    )
+
+    def broken_import(*args):  # a signal inside an extension's init, as the command loads
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise ImportError("initialization failed") from None
+
+    monkeypatch.setattr(osustat.cli.main, "main", broken_import)
+    with pytest.raises(SystemExit) as stop:
+        osustat.cli.run()
+    assert stop.value.code == 130
+
+    def missing(*args):
+        raise ImportError("No module named 'nonesuch'")
+
+    monkeypatch.setattr(osustat.cli.main, "main", missing)
+    with pytest.raises(ImportError, match="nonesuch"):
+        osustat.cli.run()
 
 
 def test_an_import_broken_by_a_signal_is_the_interrupt(monkeypatch, capsys):
@@ -315,7 +335,7 @@ def test_an_import_broken_by_a_signal_is_the_interrupt(monkeypatch, capsys):
     # with a traceback (the reviewer, once in 19 tries); SIGINT there chains a
     # KeyboardInterrupt to it
     import osustat.analysis
-    from osustat.cli.main import _from_interrupt
+    from osustat.cli.interrupts import from_interrupt
 
     def broken(*args, **kwargs):
         try:
@@ -326,7 +346,7 @@ def test_an_import_broken_by_a_signal_is_the_interrupt(monkeypatch, capsys):
     monkeypatch.setattr(osustat.analysis, "analyze", broken)
     assert main(["analyze", str(EXAMPLE), *_AB]) == 130
     assert "interrupted; no unfinished report" in capsys.readouterr().err
-    assert not _from_interrupt(ImportError("no module named x"))
+    assert not from_interrupt(ImportError("no module named x"))
 
 
 def test_other_options_into_the_same_folder_need_force(tmp_path, capsys):

@@ -217,10 +217,14 @@ def test_the_plan_text_quotes_the_subset_effect_limit():
     pilot = type("Plan", (), {"source": "pilot", "binary": False})()
     text = " ".join(" ".join(_limit_lines({"all": pilot})).split())
     assert n_null == {"29"}
-    assert f"median n of 29, whose true power is {_span(achieved('subset-25', 'null'))};" in text
-    assert f"on half of them {_span(achieved('subset-50', 'null'))};" in text
+    assert f"median n of 29, whose true power is {_span(achieved('subset-25', 'null'))} (" in text
+    half_n = {rows[("subset-50", n, "null")]["planned n (returned): median [min, max]"].split()[0]
+              for n in ("20", "50")}  # fmt: skip
+    assert half_n == {"41"}
+    half = _span(achieved("subset-50", "null"))
+    assert f"(on half of the units, n = 50 needed too: 41, {half})" in text
     carried = achieved("subset-25", "at effect") + achieved("subset-50", "at effect")
-    assert f"plan {_span(carried)}." in text
+    assert f"of true power {_span(carried)}." in text
 
 
 def test_the_plan_text_quotes_the_small_pilot_tables_heavy_tail_limit():

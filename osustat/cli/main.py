@@ -29,6 +29,7 @@ from osustat.cli.inputs import (
     write_json_file,
     write_records_file,
 )
+from osustat.cli.interrupts import from_interrupt
 from osustat.dask_cluster import check_address, cluster_map, connected
 
 __all__ = ["build_parser", "main"]
@@ -544,19 +545,6 @@ def _add_check_retriever_parser(sub: Any) -> None:
     cr.set_defaults(func=_check_retriever)
 
 
-def _from_interrupt(exc: BaseException) -> bool:
-    """Whether `exc` was raised while handling a KeyboardInterrupt (an extension module's
-    initialisation turns one into ``ImportError: initialization failed``)."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, KeyboardInterrupt):
-            return True
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
-    return False
-
-
 def _interrupted(command: str, received: list[int]) -> int:
     """Say a run stopped by SIGINT or SIGTERM; its exit status (128 + the signal)."""
     # a report is written into a hidden folder renamed into place only when complete
@@ -699,7 +687,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if os.environ.get("OSUSTAT_DEBUG"):
             raise
-        if received or _from_interrupt(exc):  # a signal inside a module's initialisation
+        if received or from_interrupt(exc):  # a signal inside a module's initialisation
             return _interrupted(args.command, received)
         if not isinstance(exc, MissingExtraError):
             raise

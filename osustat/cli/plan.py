@@ -357,9 +357,10 @@ def _limit_lines(plans: dict[str, Any]) -> list[str]:
         "The n is planned for an effect that moves every unit alike (docs/validation.md, "
         "“An effect carried by some units”). One carried by some units only needs more: "
         "for an effect on a random quarter of the units (n = 50 needed), pilots of 20 and 50 "
-        "that show no effect plan a median n of 29, whose true power is .55; on half of "
-        "them .74; pilots that carry such an effect plan .79–.85. Where the effect may sit "
-        "in one kind of query, plan for that kind's cell on its own.",
+        "that show no effect plan a median n of 29, whose true power is .55 (on half of "
+        "the units, n = 50 needed too: 41, .74); pilots that carry such an effect plan an n "
+        "of true power .79–.85. Where the effect may sit in one kind of query, plan for that "
+        "kind's cell on its own.",
     ]
 
 

@@ -17,6 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from osustat._validation import unique_items
+
 __all__ = ["READS", "Mapping", "Retrieved", "Score", "load_mapping", "shipped_mappings"]
 
 #: How a score field is read: ``binary`` (true/false, "True"/"False", "yes"/"no", 0/1 as
@@ -119,6 +121,10 @@ def _ints(value: Any, key: str, where: str) -> tuple[int, ...]:
         or any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in value)
     ):
         raise ValueError(f"{where}: `{key}` must be a list of positive integers; got {value!r}.")
+    try:
+        unique_items(value, key)  # depths = [3, 3] wrote every row twice (stop 57)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
     return tuple(value)
 
 

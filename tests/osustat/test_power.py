@@ -1358,18 +1358,45 @@ def test_the_mde_and_power_follow_the_datas_scale(scale):
     t, b = rng.integers(0, 4, 40) / 3, rng.integers(0, 4, 40) / 3
     exact = math.frexp(scale)[0] == 0.5  # a power of two: the scaled values are exact
     tol = {"rel": 0} if exact else {"rel": 1e-9}
-    for kw in ({"differences": d}, {"differences": d[:8]}, {"pairs": (t, b)}):
-        one = minimum_detectable_effect(None, 40, **kw)
+    # count ratios times 1e100 (or 2^-400) are no longer count ratios: compared with the
+    # same values at another scale beyond 2^20, where they are continuous too
+    for kw, ref in (({"differences": d}, 1.0), ({"differences": d[:8]}, 1.0),
+                    ({"pairs": (t, b)}, 2.0**-30)):  # fmt: skip
+        one = minimum_detectable_effect(None, 40, **{k: _times(v, ref) for k, v in kw.items()})
         big = minimum_detectable_effect(None, 40, **{k: _times(v, scale) for k, v in kw.items()})
-        if "pairs" not in kw or exact:  # count ratios times 1e100 are no longer count ratios
-            assert big.method == one.method
-            assert float(big) == pytest.approx(float(one) * scale, **tol)
-            assert big.max_effect == pytest.approx(one.max_effect * scale, **tol)
-            if one.mde_range is not None:
-                assert big.mde_range == pytest.approx(tuple(x * scale for x in one.mde_range))
+        assert big.method == one.method
+        assert float(big) / scale == pytest.approx(float(one) / ref, **tol)
+        assert big.max_effect / scale == pytest.approx(one.max_effect / ref, **tol)
+        if one.mde_range is not None:
+            assert big.mde_range == pytest.approx(tuple(x * scale / ref for x in one.mde_range))
         assert math.isfinite(big) or math.isinf(one)
     at = power(0.4, None, 40, differences=d)
     assert power(0.4 * scale, None, 40, differences=d * scale) == pytest.approx(at, abs=1e-12)
+
+
+def test_rescaling_leaves_the_models_and_the_messages_in_the_given_units():
+    # a review of the rescaling (stop 57): the binary model's default magnitude 1 is not in
+    # the data's units (an sd alone must not be rescaled), integer counts keep their lattice
+    # (tilted) model, a bad input is refused in the given units, an iterator of pairs is read
+    assert float(minimum_detectable_effect(9e-7, 56, p_nonzero=0.25)) == float(
+        minimum_detectable_effect(1e-6, 56, p_nonzero=0.25)
+    )
+    assert power(1e-8, 5e-8, 56, p_nonzero=0.25) < 0.06
+    from osustat._power_plan import is_discrete
+
+    # a nonzero k / q has |k| >= 1; beyond 2^52 / 12 every float is a multiple of 1/12
+    assert not is_discrete(np.array([1e-100, -2e-100, 0.0]))
+    assert not is_discrete(np.array([1e100, 3e100]))
+    assert is_discrete(np.array([3e5, -6e5, 1 / 3]))
+    g = np.random.default_rng(0)
+    counts = g.integers(0, 6, 40) * 3e5 - 7.5e5
+    assert minimum_detectable_effect(None, 40, differences=counts).method == "empirical-tilt"
+    with pytest.raises(ValueError, match=r"got -1e\+30\."):
+        minimum_detectable_effect(-1e30, 40, differences=g.normal(size=40) * 1e30)
+    t, b = g.integers(0, 4, 40) / 3, g.integers(0, 4, 40) / 3
+    assert minimum_detectable_effect(None, 40, pairs=iter((t, b))) == minimum_detectable_effect(
+        None, 40, pairs=(t, b)
+    )
 
 
 def _times(value, scale):
@@ -1380,7 +1407,9 @@ def test_data_of_ordinary_scale_are_not_rescaled():
     from osustat.power import _rescaled
 
     d = np.array([0.5, -1e-6, 3.0, 0.0])
-    args, k = _rescaled({"differences": d, "differences_sd": None, "magnitude": None})
+    args, k, _ = _rescaled({"differences": d, "differences_sd": None, "magnitude": None})
     assert k == 0 and args["differences"] is d
-    args, k = _rescaled({"differences": d * 1e-9, "differences_sd": None, "magnitude": None})
+    args, k, _ = _rescaled({"differences": d * 1e-9, "differences_sd": None, "magnitude": None})
     assert k > 0 and 1 <= np.abs(args["differences"]).max() < 2
+    args, k, _ = _rescaled({"differences": None, "differences_sd": 1e-9, "magnitude": None})
+    assert k == 0  # an sd alone is not rescaled

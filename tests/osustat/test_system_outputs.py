@@ -406,6 +406,13 @@ def test_bad_mappings_are_refused(tmp_path):
         load_mapping(str(tmp_path / "m.toml"))
     with pytest.raises(ValueError, match="neither a file nor a shipped reader"):
         load_mapping("nonesuch")
+    # a review (stop 57): depths = [3, 3] wrote every row twice
+    (tmp_path / "m.toml").write_text(
+        'format = "trec"\nconversation = "qid"\nconversation_pattern = "^([^/]+)/"\n'
+        'retrieved = { field = "ids", depths = [3, 3], hit_k = [2] }\n'
+    )
+    with pytest.raises(ValueError, match=r"`depths` names 3 twice"):
+        load_mapping(str(tmp_path / "m.toml"))
 
 
 def test_a_trec_run_against_turn_ids_becomes_hit_and_recall(tmp_path):
