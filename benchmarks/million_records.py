@@ -181,8 +181,10 @@ def fresh(
 ) -> tuple[float, float, float]:
     """(wall s, CPU s, peak RSS GB) of the whole command in a fresh process (its worker
     processes' CPU included; the peak RSS is the largest process's)."""
-    exe = str(Path(sys.executable).with_name("osustat"))
-    cmd = [exe, "analyze", str(path), "--treatment", treatment, "--baseline", baseline]
+    # `python -m osustat`, not the console script: a reference before 6b7ef5c has no
+    # `osustat.cli:run`, the script's entry point since then
+    cmd = [sys.executable, "-m", "osustat", "analyze", str(path), "--treatment", treatment]
+    cmd += ["--baseline", baseline]
     cmd += ["--out", str(out), "--force", *extra]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
