@@ -236,6 +236,7 @@ def analyze(
         paper_means=paper_means,
         reference=reference,
         kind=budget_kind,
+        unit=unit,
     )
     input_notes = (*input_notes, *plan.notes, *_cells_not_tested(plan, unit))
     input_notes = (*input_notes, *_query_unit_caveat(plan, unit, input_notes))
@@ -387,6 +388,7 @@ def _plan(
     paper_means: Any,
     reference: pd.DataFrame | str | Path | None,
     kind: str | None = None,
+    unit: str = "query",
 ) -> _Plan:
     """Validate the records and every choice, and list the comparisons (no statistics)."""
     df = validate_records(records)
@@ -418,6 +420,9 @@ def _plan(
     notes: list[str] = []
     if metrics is None:  # the default, every metric: those every compared method has
         pairs, notes = _shared_pairs(df, methods, pairs, kind)
+        if unit == "episode":  # and, at the episode unit, on two episodes or more
+            pairs, few = _episode_testable(df, methods, pairs, kind)
+            notes += few
     groups = family_groups(family, pairs, methods, kind)
     printed = check_paper_means(paper_means, pairs)
     if reference is not None and printed:
@@ -470,6 +475,40 @@ def _shared_pairs(
         "that not every compared method has "
         f"({said}); by default the metrics every compared method has are analysed — name a "
         "metric with --metric (`metrics`) to see what it lacks."
+    ]
+
+
+def _episode_testable(
+    df: pd.DataFrame, methods: list[tuple[str, str]], pairs: list[tuple[str, int]], kind: str
+) -> tuple[list[tuple[str, int]], list[str]]:
+    """The default's (metric, budget) pairs on which every compared pair of methods shares
+    two episodes or more, and a note naming the others: a stratum that sits in one episode
+    of the records (a LoCoMo category in one of two conversations) has no episode-level test,
+    and aborted the whole run (a red team, stop 57); named with --metric it is still an
+    error that says why."""
+    rows = df[df["method"].isin({x for pair in methods for x in pair})]
+    episodes = {
+        key: set(g["episode_id"])
+        for key, g in rows.groupby(["method", "metric", "budget"], sort=False)
+    }
+    kept: list[tuple[str, int, int]] = []
+    few: list[tuple[str, int, int]] = []
+    for m, b in pairs:
+        shared = min(
+            len(episodes.get((t, m, b), set()) & episodes.get((c, m, b), set())) for t, c in methods
+        )
+        (kept if shared >= 2 else few).append((m, b, shared))
+    if not few:
+        return pairs, []
+    if not kept:
+        return pairs, []  # nothing else to analyse: the error names the first
+    said = list_some([f"{pair_label(m, b, kind)} ({n})" for m, b, n in few], quote=False)
+    return [(m, b) for m, b, _ in kept], [
+        f"Not analysed at the episode unit: {len(few)} "
+        f"{'metric' if kind == 'answers' else 'metric-budget pair'}(s) whose values the "
+        f"compared methods share in fewer than 2 episodes ({said}, shared episodes in "
+        "brackets): an episode-level test needs two; name one with --metric (`metrics`) to "
+        "see it, or compare at --unit query."
     ]
 
 

@@ -303,10 +303,10 @@ def _units(
         ids = tv.index.to_numpy(dtype=str)
         if len(ids) < 2:
             raise ValueError(
-                f"{who} share {len(ids)} episode on {metric} at budget "
-                f"{budget}: episode-level (e.g. conversation-level) inference is impossible "
-                "with one unit; no p is given. Compare at unit='query' (query level, whose "
-                "questions share that episode)."
+                f"{who} share {len(ids)} episode with values of {metric} at budget "
+                f"{budget} ({list_some(ids.tolist())}): episode-level (e.g. "
+                "conversation-level) inference is impossible with one unit; no p is given. "
+                "Compare at unit='query' (query level, whose questions share that episode)."
             )
         return tv.to_numpy(dtype=np.float64), bv.to_numpy(dtype=np.float64), ids, ids, None
     ids = np.array([f"{e}/{q}" for e, q in t.index], dtype=str)
