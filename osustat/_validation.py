@@ -153,11 +153,16 @@ def read_utf8_text(path: str | Path, what: str) -> str:
         raise ValueError(not_utf8(raw, f"{what} {str(p)!r}", exc)) from None
 
 
+def is_gzip(raw: bytes) -> bool:
+    """Whether bytes begin with gzip's magic number (the one test of every reader)."""
+    return raw[:2] == b"\x1f\x8b"
+
+
 def not_utf8(raw: bytes, name: str, exc: UnicodeDecodeError) -> str:
     """Why the file `name` whose bytes begin with `raw` did not decode as UTF-8 (`exc`):
     gzip-compressed, UTF-16 (a byte-order mark), or bytes that are not UTF-8 — the one
     message every reader of text files gives."""
-    if raw[:2] == b"\x1f\x8b":
+    if is_gzip(raw):
         return f"{name} is gzip-compressed, not text: decompress it (gunzip) first."
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return (

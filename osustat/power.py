@@ -50,7 +50,7 @@ from ._power_engines import (
 )
 from ._power_plan import SIMULATION_MAX_N, Plan, treatment_tilt_short
 from ._signflip_null import one_magnitude
-from ._validation import check_finite, check_level, check_rng
+from ._validation import check_finite, check_level, check_rng, power_of_two_scale
 
 __all__ = [
     "MDE_MIN_DIFFERENCES",
@@ -535,7 +535,7 @@ def minimum_detectable_effect(
     >>> round(mde, 3), mde.method
     (0.189, 'exact-binomial')
     """
-    plan, arguments, k = _scaled_plan(locals())
+    plan, _, k = _scaled_plan(locals())
     check_rng(rng)  # refused up front even when the method draws nothing
     target = check_level(power, "power")
     with _one_blas_thread():
@@ -623,7 +623,7 @@ def _rescaled(arguments: dict[str, Any]) -> tuple[dict[str, Any], int, bool | No
 
     if is_discrete(d):
         return out, 0, None
-    k = -math.frexp(top)[1] + 1  # top * 2**k in [1, 2)
+    k = 1 - power_of_two_scale(np.array([top]))  # top * 2**k in [1, 2)
     out["_given"] = {name: arguments.get(name) for name in (*_SCALED, "pairs")}
     out["_given"]["pairs"] = pairs
     for name in _SCALED:

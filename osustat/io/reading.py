@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from osustat._validation import list_some, not_utf8
+from osustat._validation import is_gzip, list_some, not_utf8
 
 __all__ = ["Exclusion", "Loaded", "load_records", "read_records"]
 
@@ -190,12 +190,6 @@ def _read(
         raise ValueError(f"cannot read {name}: {exc}") from None
 
 
-def _gzipped(path: Path) -> bool:
-    """Whether the file starts with gzip's magic number."""
-    with path.open("rb") as f:
-        return f.read(2) == b"\x1f\x8b"
-
-
 def read_records(path: str | Path) -> pd.DataFrame:
     """Read long records from CSV, JSON Lines (.jsonl/.ndjson) or Parquet, by extension.
 
@@ -224,11 +218,14 @@ def read_records(path: str | Path) -> pd.DataFrame:
             )
         elif kind == "qrels":
             hint = " It looks like TREC qrels: give the run as the input and this file as --qrels."
-        elif _gzipped(path):
-            hint = (
-                " It is gzip-compressed: decompress it (gunzip) first, or keep the records as "
-                "Parquet, which is compressed already."
-            )
+        else:
+            with path.open("rb") as fh:
+                gzipped = is_gzip(fh.read(2))
+            if gzipped:
+                hint = (
+                    " It is gzip-compressed: decompress it (gunzip) first, or keep the records "
+                    "as Parquet, which is compressed already."
+                )
         raise ValueError(
             f"cannot read {name}: unknown extension {suffix!r}; use {_RECORD_SUFFIXES}.{hint}"
         )
@@ -372,7 +369,7 @@ def trec_lines(path: Path, what: str, n_fields: int) -> list[tuple[int, list[str
         raise ValueError(f"{what} file {str(path)!r} is a folder, not a file.")
     prefix = f"{what} file {str(path)!r}"
     raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":  # gzip (qrels.gz, run.gz), as trec_eval users keep them
+    if is_gzip(raw):  # gzip (qrels.gz, run.gz), as trec_eval users keep them
         import gzip
 
         try:
