@@ -16,7 +16,13 @@ from typing import Any
 
 from .protocol import Benchmark
 
-__all__ = ["GROUP", "benchmark_names", "episode_unit_benchmarks", "get_benchmark"]
+__all__ = [
+    "GROUP",
+    "benchmark_names",
+    "episode_unit_benchmarks",
+    "get_benchmark",
+    "records_benchmarks",
+]
 
 #: The entry-point group of benchmarks.
 GROUP = "osustat.benchmarks"
@@ -41,12 +47,22 @@ def benchmark_names() -> tuple[str, ...]:
     return tuple(sorted(_entry_points()))
 
 
+def records_benchmarks(records: Any) -> list[str]:
+    """The distinct names in `records`' ``benchmark`` column as text, sorted (none without
+    the column). Read off the distinct values: a million rows' names one by one took 0.7 s."""
+    if "benchmark" not in records:
+        return []
+    return sorted({str(name) for name in records["benchmark"].unique()})
+
+
 def episode_unit_benchmarks(records: Any) -> list[str]:
     """The benchmarks of `records` (a records DataFrame) that are registered and declare the
     episode as their unit (LoCoMo: a conversation's questions share one memory), sorted."""
-    names = set(records["benchmark"].astype(str)) if "benchmark" in records else set()
     known = set(benchmark_names())
-    return [n for n in sorted(names & known) if get_benchmark(n).default_unit == "episode"]
+    return [
+        n for n in records_benchmarks(records) if n in known
+        and get_benchmark(n).default_unit == "episode"
+    ]  # fmt: skip
 
 
 def get_benchmark(name: str) -> Benchmark:

@@ -137,9 +137,9 @@ def input_notes(
 def _episode_benchmarks(records: Any) -> list[str]:
     """The records' benchmarks when every one is registered and declares the episode as its
     unit, else none."""
-    from osustat.analyses.registry import episode_unit_benchmarks
+    from osustat.analyses.registry import episode_unit_benchmarks, records_benchmarks
 
-    names = sorted(set(records["benchmark"].astype(str))) if "benchmark" in records else []
+    names = records_benchmarks(records)
     return names if names and episode_unit_benchmarks(records) == names else []
 
 
