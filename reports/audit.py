@@ -95,6 +95,14 @@ def _recomputed(check: ClaimCheck) -> str:
     return "—"
 
 
+#: The ER legend's words for claims whose printed numbers are pooled over queries.
+_POOLED = (
+    " “Pooled over queries”: a claim tested per episode whose printed numbers weigh every "
+    "query alike (`reported_over`); its recomputed means, ER and ΔRI do too, resampling "
+    "episodes."
+)
+
+
 def _er(check: ClaimCheck) -> str:
     """ER and ΔRI against the printed values, with their intervals (— when not printed)."""
     m = check.reproduction
@@ -113,7 +121,8 @@ def _er(check: ClaimCheck) -> str:
             f"ΔRI {fmt_signed(m.delta_ri, 2)}"
             + ("" if ci is None else f" {fmt_interval(ci.low, ci.high, 2)}")
         )
-    return "; ".join(parts) or "—"
+    pooled = " (pooled over queries)" if parts and check.claim.reported_over == "query" else ""
+    return "; ".join(parts) + pooled if parts else "—"
 
 
 def _cell(v: StandardVerdict | None, *, corrected: bool) -> str:
@@ -274,7 +283,9 @@ def _summary_section(result: AuditResult) -> list[str]:
         "values (means, else the printed effect): ER = recomputed Δ / printed Δ (1: the same "
         "improvement), ΔRI = printed relative improvement − recomputed one (0: the same), "
         f"with {result.level:.0%} percentile bootstrap intervals of the records' sampling "
-        "error only (printed values carry none we can resample); — where nothing is printed.",
+        "error only (printed values carry none we can resample); — where nothing is printed."
+        + _POOLED
+        * any(c.claim.reported_over == "query" for c in result.checks),
         "- p columns print the p each standard's verdict uses (corrected within its family). "
         "Verdicts: "
         "reproduced / significant (paper: n.s.) (significant on the claimed side where the "

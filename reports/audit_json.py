@@ -70,6 +70,7 @@ def _stated_json(check: ClaimCheck) -> dict[str, Any]:
             "n": cl.reported_n,
             "resamples": cl.reported_resamples,
             "seeds": cl.seeds,
+            "over": cl.reported_over or cl.unit,
         },
     }
 

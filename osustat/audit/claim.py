@@ -62,6 +62,7 @@ CLAIM_KEYS: dict[str, tuple[bool, str]] = {
     "reported_ci": (False, "[low, high] as printed"),
     "reported_n": (False, "number of units as printed"),
     "reported_resamples": (False, "sign flips / permutations the claim's test used"),
+    "reported_over": (False, "'query': the printed effect or means weigh every query alike"),
     "seeds": (False, "how the claim's p treated seeds: 'average' (default), 'pooled', 'fisher'"),
     "source": (False, "where the claim is printed (table, row)"),
     "note": (False, "free text"),
@@ -165,6 +166,9 @@ class Claim:
     kind: str = "difference"
     margin: float | None = None
     seed: int | None = None
+    #: ``'query'`` when a claim tested at the episode unit prints its effect or means pooled
+    #: over queries (an accuracy over questions): ER and ΔRI then compare like with like
+    reported_over: str | None = None
 
     @property
     def cell_label(self) -> str:

@@ -313,6 +313,7 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
     baseline = _string(raw["baseline"], "baseline", where)
     if treatment == baseline:
         raise ValueError(f"{where}: `treatment` and `baseline` are both {treatment!r}.")
+    reported_over = _reported_over(raw, unit, effect, means, where)
     seed = None
     if "seed" in raw:
         seed = raw["seed"]
@@ -343,6 +344,7 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
         seeds=_choice(raw.get("seeds", "average"), "seeds", SEED_HANDLING, where),
         source=str(raw.get("source", "")),
         note=str(raw.get("note", "")),
+        reported_over=reported_over,
         line=line,
         kind=kind,
         margin=margin,
@@ -393,6 +395,27 @@ def _range_check(metric: str, where: str) -> Callable[..., None]:
             )
 
     return in_range
+
+
+def _reported_over(
+    raw: dict[str, Any], unit: str, effect: Any, means: Any, where: str
+) -> str | None:
+    """``reported_over``: ``'query'`` only beside ``unit = 'episode'`` and a printed effect or
+    means (the estimand ER and ΔRI compare with); None when absent."""
+    if "reported_over" not in raw:
+        return None
+    over = _choice(raw["reported_over"], "reported_over", ("query",), where)
+    if unit != "episode":
+        raise ValueError(
+            f"{where}: `reported_over = 'query'` is for a claim tested at unit = 'episode' "
+            "whose printed numbers are pooled over queries; at unit = 'query' they already are."
+        )
+    if effect is None and means is None:
+        raise ValueError(
+            f"{where}: `reported_over` says how the printed effect or means were computed; "
+            "the claim prints neither (`reported_effect`, `reported_means`)."
+        )
+    return over
 
 
 def _cell_and_unit(raw: dict[str, Any], kind: str, where: str) -> tuple[Cell | None, str]:

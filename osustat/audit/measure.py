@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -301,6 +301,26 @@ def _reproduction(
     )
 
 
+def _as_printed(
+    c: Claim,
+    pairings: Pairings,
+    t: NDArray[np.float64],
+    b: NDArray[np.float64],
+    clusters: NDArray[Any] | None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any] | None] | str:
+    """The values the printed means and effect are the counterpart of (the recomputed means,
+    ER and ΔRI): the tested units' own, or with ``reported_over = 'query'`` the queries of an
+    episode-unit claim, pooled (every query weighs alike), resampled by episode. A string
+    says why the queries cannot be paired."""
+    if c.reported_over != "query":
+        return t, b, clusters
+    queries, _, _ = pairings.get(replace(c, unit="query"))
+    if isinstance(queries, str):
+        return f"its printed numbers are pooled over queries (`reported_over`): {queries}"
+    ids = queries.episode_ids
+    return queries.treatment, queries.baseline, ids if np.unique(ids).size >= 2 else None
+
+
 def measure(
     c: Claim,
     pairings: Pairings,
@@ -363,14 +383,18 @@ def measure(
         pooled = seeds.pooled
     elif c.seeds != "average" and data.n_seeds == 1:
         notes.append(Note("one-seed"))
+    printed = _as_printed(c, pairings, t, b, clusters)
+    if isinstance(printed, str):
+        return Measured(c, missing=printed)
+    pt, pb, p_clusters = printed
     return Measured(
         c,
         n=n,
         n_seeds=len(per_seed.seeds) if isinstance(per_seed, SeedPairings) else data.n_seeds,
         d=d,
         pairs=(t, b),
-        treatment_mean=float(t.mean()),
-        baseline_mean=float(b.mean()),
+        treatment_mean=float(pt.mean()),
+        baseline_mean=float(pb.mean()),
         test=test,
         ci=ci,
         seeds=dep,
@@ -380,5 +404,5 @@ def measure(
         ratio=ratio,
         notes=tuple(notes),
         # last: its draws come after every other draw of this claim's stream
-        reproduction=_reproduction(c, t, b, clusters, level, bootstrap_resamples, gen),
+        reproduction=_reproduction(c, pt, pb, p_clusters, level, bootstrap_resamples, gen),
     )

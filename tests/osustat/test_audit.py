@@ -373,6 +373,29 @@ class TestAudit:
         assert not [f for f in run(claim("q"), data=data).checks[0].flags]  # not declared
         assert 'give `unit = "episode"` to judge it there' in flag_text(q)
 
+    def test_printed_numbers_pooled_over_queries_are_compared_pooled(self):
+        # A red team: LoCoMo's printed gaps are accuracies over questions; at the conversation
+        # unit the recomputed Δ is the mean of per-conversation differences, so ER read .92
+        # where the pooled gap reproduced the printed one exactly.
+        i = np.arange(40)
+        t = np.where((i < 4) | (i % 3 == 0), 1.0, 0.0)  # episode e0 (4 queries) always gains
+        data = records(t, np.zeros(40))
+        data["episode_id"] = [f"e{0 if k < 4 else 1 + (k - 4) // 9}" for k in data.index // 2]
+        pooled = float(t.mean())
+        per_episode = float(
+            pd.Series(t).groupby(np.where(i < 4, 0, 1 + (i - 4) // 9)).mean().mean()
+        )
+        assert abs(per_episode - pooled) > 0.05  # the premise: unequal episodes, other Δ
+        kw = dict(unit="episode", reported_effect=pooled)
+        pooled_claim = claim("pooled", family="g", reported_over="query", **kw)
+        res = run(claim("units", **kw), pooled_claim, data=data)
+        units, over = res.checks
+        assert units.reproduction.effect_ratio == pytest.approx(per_episode / pooled, rel=1e-12)
+        assert over.reproduction.effect_ratio == pytest.approx(1.0, rel=1e-12)
+        assert over.treatment_mean == pytest.approx(pooled, rel=1e-12)
+        assert over.n == units.n == 5 and over.test.pvalue == units.test.pvalue  # tested alike
+        assert to_json(res)["claims"][1]["reported"]["over"] == "query"
+
     def test_the_clustered_flag_reads_each_kinds_own_episode_test(self):
         # A reviewer: an equivalence claim's flag gave the difference test's p (.852) where
         # the same claim's TOST over episodes gave .0029; a `means` claim (no test) got a p;

@@ -144,6 +144,21 @@ class TestParseClaims:
         with pytest.raises(ValueError, match="with unit 'episode' is impossible"):
             parse_claims(claims_with('unit = "episode"\n'))
 
+    def test_reported_over_needs_an_episode_claim_that_prints_a_number(self):
+        episode = ('cell = "T+E+"', 'cell = "aggregate"\nunit = "episode"')
+        c = parse_claims(claims_with('reported_effect = 0.1\nreported_over = "query"\n',
+                                     replace=episode)).claims[0]  # fmt: skip
+        assert c.reported_over == "query" and c.unit == "episode"
+        assert parse_claims(claims_with(replace=episode)).claims[0].reported_over is None
+        with pytest.raises(ValueError, match=r"\(id 'c1'\): `reported_over = 'query'` is for a "
+                           "claim tested at unit = 'episode'"):  # fmt: skip
+            parse_claims(claims_with('reported_effect = 0.1\nreported_over = "query"\n'))
+        with pytest.raises(ValueError, match="the claim prints neither"):
+            parse_claims(claims_with('reported_over = "query"\n', replace=episode))
+        with pytest.raises(ValueError, match=r"`reported_over` must be one of \['query'\]"):
+            parse_claims(claims_with('reported_effect = 0.1\nreported_over = "episode"\n',
+                                     replace=episode))  # fmt: skip
+
     def test_unknown_direction(self):
         with pytest.raises(ValueError, match=r"`direction` must be one of \['greater', 'less'\]"):
             parse_claims(claims_with(replace=('"greater"', '"up"')))

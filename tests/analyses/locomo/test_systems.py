@@ -249,6 +249,17 @@ def test_cli_import_analyze_and_audit(files, tmp_path, capsys):
     report = (tmp_path / "a" / "report.md").read_text()
     assert "B=1" not in report and all("B=1" not in c["claim"] for c in audit["claims"])
     assert audit["summary"]["strict"]["not checkable"] == 0
+    # the printed gaps are accuracies over questions: ER compares the pooled gap (each printed
+    # gap is Zep's printed accuracy minus this mem0 run's, so ER is 1 to the printed digits;
+    # the conversation-unit Δ gave .92-1.01 before `reported_over`)
+    ers = {c["id"]: c["recomputed"].get("effect_ratio") for c in audit["claims"]}
+    printed = [
+        c["id"]
+        for c in audit["claims"]
+        if c["unit"] == "episode" and c["reported"]["over"] == "query"
+    ]
+    assert len(printed) == 5 and all(abs(ers[i] - 1.0) < 1e-3 for i in printed), ers
+    assert "(pooled over queries)" in report
 
 
 def test_a_third_layout_imports_through_a_short_mapping(files, tmp_path, capsys):
