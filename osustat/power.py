@@ -111,9 +111,11 @@ class PowerValue(float):
         the units' values, where the treatment's tilt cannot reach the target but the
         differences' tilt can (``'top-range'``: from the latter's MDE to ``inf``; the former's
         largest effect is read off the few units where the treatment is largest).
-        ``.mde_range`` holds the ends, the value is the upper end.
+        ``.mde_range`` holds the ends, the value is the upper end. ``'all-tied'`` (value
+        ``inf``, method chosen automatically): every difference is 0, the two methods tied on
+        every unit, so no MDE is estimable from them.
     n_differences : int or None
-        How many differences a range was read from.
+        How many differences a range (or ``'all-tied'``) was read from.
     range_basis : str or None
         The model behind a range, in words.
     tilted : str or None
@@ -660,6 +662,8 @@ def _mde(plan: Plan, target: float, rng: Any) -> PowerValue:
         )
     if not attainable(n, alpha, alt):
         return _result(plan, math.inf)  # the sign-flip test cannot reject at all
+    if plan.auto and plan.d is not None and not np.any(plan.d):
+        return _all_tied(plan)
     if plan.auto and plan.d is not None and too_few_differences(plan.d):
         return _too_few(plan, target, rng)
     sign = -1.0 if alt == "less" else 1.0
@@ -769,6 +773,18 @@ def sd_interval_ends(found: float, df: float) -> tuple[float, float]:
         found * math.sqrt(df / chi2.isf(tail, df)),
         found * math.sqrt(df / chi2.ppf(tail, df)),
     )
+
+
+def _all_tied(plan: Plan) -> PowerValue:
+    """No MDE from differences that are all 0 (``.method`` ``'all-tied'``, the value ∞):
+    the two methods agreed on every unit, so nothing says how an effect would spread. Read
+    as the share of ties held (0/1 data, ∞ at any n) it would print "underpowered at any
+    effect" for two identical systems, an artefact of that reading, not of the test."""
+    assert plan.d is not None
+    value = _result(plan, math.inf)
+    value.method = "all-tied"
+    value.n_differences = plan.d.size
+    return value
 
 
 def _ranged(plan: Plan, ends: tuple[float, float], method: str, basis: str) -> PowerValue:

@@ -43,6 +43,7 @@ MDE_METHOD_NAMES = {
     "share-range": "over the 80% interval of P(d ≠ 0)",
     "ess-range": "tilted, over the sd's 80% interval: a null of few effective differences",
     "top-range": "tilted: the treatment's largest effect read off the units where it is largest",
+    "all-tied": "none: the two methods tied on every unit",
 }
 
 #: What the report and the verdict say instead of an infinite MDE.
@@ -67,10 +68,17 @@ def not_estimable(mde: Any) -> str:
     )
 
 
-def underpowered(mde: float) -> str:
+def underpowered(mde: Any) -> str:
     """:data:`UNDERPOWERED`, with the condition it rests on where ties cap the power: the
     share of units that differ, held at the row's own (too low even at the upper end of its
-    80% interval, else the MDE would be a range), caps any mean difference."""
+    80% interval, else the MDE would be a range), caps any mean difference; "MDE not
+    estimable" where every difference is 0 (``'all-tied'``)."""
+    if getattr(mde, "method", None) == "all-tied":
+        return (
+            f"MDE not estimable: the two methods tied on all {mde.n_differences:,} units "
+            "(no difference to model an effect's spread from; `osustat plan --sd` plans from "
+            "a stated one)"
+        )
     share = getattr(mde, "p_nonzero", None)
     if share is None or not 0.0 < share < 1.0:
         return UNDERPOWERED

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import osustat
-from osustat.wording import describe_verdict
+from osustat.wording import describe_verdict, mde_description
 from tests.reference.statsmodels_multitest import multipletests
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "records.csv"
@@ -417,6 +417,21 @@ def test_a_metric_at_an_unreadable_scale_is_analysed_and_said(records, scale, wo
     note = next(n for n in res.input_notes if n.startswith("Scale: the values of 'score'"))
     assert words in note
     assert not any(n.startswith("Scale:") for n in run(records, bootstrap_resamples=50).input_notes)
+
+
+@pytest.mark.parametrize("unit", ["query", "episode"])
+def test_two_identical_methods_print_no_mde_rather_than_underpowered(records, unit):
+    # a red team (stop 57): a system against a copy of itself at the episode unit read
+    # "underpowered at any effect" on every row
+    same = records[records["method"] == "flat-vector"].assign(method="osu-mem")
+    both = pd.concat([same, records[records["method"] == "flat-vector"]], ignore_index=True)
+    res = run(both, metrics=["hit@2"], budgets=[256], unit=unit)
+    rows = res.comparisons[0].rows
+    assert rows and all(r.effect.effect == 0 and np.isinf(r.mde) for r in rows)
+    words = "MDE not estimable: the two methods tied on all"
+    assert all(mde_description(r.mde).startswith(words) for r in rows)
+    assert all(words in r.verdict for r in rows[:-1])  # the cells' (in a family) say it too
+    assert not any("underpowered" in r.verdict + mde_description(r.mde) for r in rows)
 
 
 def test_one_episode_says_its_intervals_resample_queries(records):

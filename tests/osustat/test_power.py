@@ -1198,11 +1198,14 @@ class TestZeroOneKind:
         assert mde.method == "exact-binomial"
 
     def test_all_ties_with_many_values_stay_underpowered(self):
-        # no pair differs, the units' values many: the binary model with P(d != 0) = 0, as
-        # without the values (was a ZeroDivisionError in the resampling model under rule K)
+        # no pair differs, the units' values many: no MDE, as without the values (was a
+        # ZeroDivisionError in the resampling model under rule K; then the binary model with
+        # P(d != 0) = 0 until stop 58 said "all tied")
         t = np.array([0.2, 0.5, 0.7, 0.5, 0.2, 0.9, 0.7, 0.5, 0.2, 0.9, 0.5, 0.7, 0.2, 0.5])
         mde = minimum_detectable_effect(None, 14, differences=t - t, pairs=(t, t))
-        assert mde == np.inf and mde.method == "exact-binomial"
+        assert mde == np.inf and mde.method == "all-tied"
+        alone = minimum_detectable_effect(None, 14, differences=t - t)
+        assert alone == np.inf and alone.method == "all-tied"
 
 
 class TestTieCeiling:
@@ -1346,6 +1349,23 @@ def test_underpowered_at_any_effect_says_the_ties_it_rests_on():
         "upper end)"
     )
     assert mde_description(minimum_detectable_effect(1.0, 5)) == "underpowered at any effect"
+
+
+@pytest.mark.parametrize("n", [10, 1540])
+def test_differences_that_are_all_zero_estimate_no_mde(n):
+    # a red team (stop 57): two identical systems at LoCoMo's conversation unit printed
+    # "underpowered at any effect (... over the 80% interval of P(d ≠ 0))": ties held at
+    # their own share, a reading that has nothing to read when no unit differs
+    from osustat.wording import mde_description
+
+    mde = minimum_detectable_effect(None, n, differences=np.zeros(n))
+    assert np.isinf(mde) and mde.method == "all-tied" and mde.n_differences == n
+    said = mde_description(mde)
+    assert said.startswith(f"MDE not estimable: the two methods tied on all {n:,} units")
+    assert "underpowered" not in said
+    # a method named by the caller keeps its own model
+    named = minimum_detectable_effect(None, n, differences=np.zeros(n), test="exact-binomial")
+    assert named.method == "exact-binomial" and np.isinf(named)
 
 
 @pytest.mark.parametrize("scale", [2.0**400, 2.0**-400, 1e100, 1e-100, 1e-300])
