@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -126,8 +125,9 @@ def intersection(records: Any) -> tuple[Any, list[str]]:
 def _write(path: Path, records: Any, notes: list[str]) -> None:
     """The records at `path` (atomically); a Parquet file keeps `notes` in its metadata
     (:data:`IMPORT_NOTES_KEY`) for ``analyze`` to repeat."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
+    from osustat.cli.inputs import write_file_atomically
+
+    def write(tmp: Path) -> None:
         if path.suffix == ".parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -141,10 +141,8 @@ def _write(path: Path, records: Any, notes: list[str]) -> None:
             records.to_csv(tmp, index=False)
         else:
             records.to_json(tmp, orient="records", lines=True)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+    write_file_atomically(path, write)
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -161,6 +159,9 @@ def _import(args: argparse.Namespace) -> int:
         raise UsageError(f"`--out` must end in {', '.join(_SUFFIXES)}; got {args.out!r}.")
     if out.is_dir() or (out.exists() and not args.force):
         raise UsageError(f"`--out` {args.out!r} exists; pass --force to replace it.")
+    parent = next((p for p in out.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise UsageError(f"`--out` {args.out!r}: {str(parent)!r} is not a folder.")
     for name, file in systems.items():
         if not Path(file).exists():
             raise UsageError(f"{name} file {file!r} does not exist.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -174,18 +175,27 @@ def default_unit(records: Any) -> tuple[str, str | None]:
     )
 
 
+def write_file_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    """``write(tmp)`` into a hidden file beside `path`, then renamed onto it: a reader never
+    sees a partial file, and a failure (or a signal) leaves the old one. Missing parent
+    folders are created first, as for ``--out`` folders (the rename's error named the
+    hidden file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        write(tmp)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def write_json_file(path: Path, payload: Any, force: bool) -> None:
     from osustat.provenance import write_json
 
     if path.exists() and path.is_dir():
         raise UsageError(f"`--json` {str(path)!r} is a folder; give a file name.")
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        write_json(tmp, payload)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_file_atomically(path, lambda tmp: write_json(tmp, payload))
 
 
 def check_records_out(name: str | None, force: bool) -> Path | None:
@@ -209,14 +219,7 @@ def write_records_file(path: Path, records: Any, force: bool) -> None:
     """The records as CSV at `path` (atomically; an existing file only with --force; missing
     parent folders created). ``analyze`` writes it only once its analysis succeeded."""
     check_records_out(str(path), force)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        records.to_csv(tmp, index=False)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_file_atomically(path, lambda tmp: records.to_csv(tmp, index=False))
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:

@@ -566,6 +566,28 @@ def test_the_next_step_names_the_query_unit_for_the_cells(tmp_path, capsys, monk
     )
 
 
+def test_out_in_a_missing_folder_is_created_and_a_file_in_the_way_named(
+    tmp_path, capsys, monkeypatch
+):
+    # a red team (stop 57): `--out` in a folder that did not exist failed naming the hidden
+    # temporary file ("Failed to open local file '.../.records.parquet.tmp-17487'")
+    from osustat.analyses import registry
+    from osustat.cli.main import main
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [_TinyEntryPoint()])
+    (tmp_path / "t.json").write_text("{}")
+    argv = ["import", f"zep={_zep_layout(tmp_path / 'z.json')}", "--benchmark", "tiny"]
+    argv += ["--data", str(tmp_path / "t.json"), "--out"]
+    for suffix in ("parquet", "csv", "jsonl"):
+        out = tmp_path / "new" / suffix / f"records.{suffix}"
+        assert main([*argv, str(out)]) == 0
+        assert out.is_file() and [p.name for p in out.parent.iterdir()] == [out.name]
+    (tmp_path / "afile").write_text("")
+    assert main([*argv, str(tmp_path / "afile" / "records.csv")]) == 2
+    err = capsys.readouterr().err
+    assert f"{str(tmp_path / 'afile')!r} is not a folder" in err and ".tmp-" not in err
+
+
 def test_intersection_keeps_the_questions_every_system_answered_and_counts_the_rest(
     tmp_path, capsys, monkeypatch
 ):
