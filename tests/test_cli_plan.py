@@ -432,7 +432,8 @@ def test_the_printed_sd_is_the_pilots_unbiased_one_and_the_planned_sd_gives_n(tm
     assert json.loads(capsys.readouterr().out)["n"] == n
     assert main([*base, "--effect", "0.15"]) == 0
     out = capsys.readouterr().out
-    assert "| sd | sd planned |" in out and f"| {row['sd']:.4g} | {s:.4g} |" in out
+    assert "| sd at the effect | sd planned |" in out and f"| {row['sd']:.4g} | {s:.4g} |" in out
+    assert "with ties, which stay 0 while the others move, it is not the pilot's" in out
 
 
 def test_an_impossible_effect_is_said_in_four_significant_digits(capsys):

@@ -286,8 +286,8 @@ def _cells_text(cells: Any, args: argparse.Namespace, notes: list[str]) -> str:
         _levels_line(cells),
         *[f"\n{n}" for n in notes],
         "",
-        "| cell | pilot n | n needed | level | power at n | method | share of ties | sd | "
-        "sd planned |",
+        "| cell | pilot n | n needed | level | power at n | method | share of ties | "
+        "sd at the effect | sd planned |",
         "|---|---:|---:|---|---:|---|---:|---:|---:|",
     ]
     for cell, size in cells.pilot_sizes.items():
@@ -305,6 +305,13 @@ def _cells_text(cells: Any, args: argparse.Namespace, notes: list[str]) -> str:
             f"| {cell} | {size} | {p.n_text()} | {level} | {power} | {p.method} | "
             f"{p.zero_share:.3f} | {p.sd:.4g} | {planned} |"
         )
+    lines += [
+        "",
+        "sd at the effect: of the differences the row's model gives at --effect (n − 1 "
+        "denominator); with ties, which stay 0 while the others move, it is not the pilot's "
+        "own sd. sd planned: the sd `osustat plan --sd` takes to give the row's n (its "
+        "conservative end).",
+    ]
     ranged = [c for c, p in cells.plans.items() if p.n_range is not None]
     if ranged:
         lines += [
