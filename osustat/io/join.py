@@ -146,14 +146,12 @@ class _Index:
     def conversation(self, a: Answer, m: Mapping) -> str:
         convs = self.table.conversations
         if m.conversation_is == "index":
-            try:
-                i = int(a.conversation)
-            except ValueError:
-                i = -1
+            i = _plain_index(a.conversation)
             if not 0 <= i < len(convs):
                 raise ValueError(
                     f"{a.where}: conversation {a.conversation!r} is not an index 0-"
-                    f"{len(convs) - 1} of {self.table.benchmark}'s conversations."
+                    f"{len(convs) - 1} of {self.table.benchmark}'s conversations (written as "
+                    "the plain number: no sign, space or leading zero)."
                 )
             return convs[i]
         if a.conversation not in self.by_conv:
@@ -385,3 +383,14 @@ def _score_rows(
             row.update(q.attributes)
             out.append(row)
     return out
+
+
+def _plain_index(key: Any) -> int:
+    """A conversation index written plainly (``7``, ``"7"``), else -1: ``int()`` also read
+    ``"07"``, ``" 7"``, ``"-0"``, ``"1_0"`` and other scripts' digits, so two keys could
+    name one conversation."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return key
+    if isinstance(key, str) and key.isascii() and key.isdigit() and str(int(key)) == key:
+        return int(key)
+    return -1

@@ -354,6 +354,26 @@ def test_unknown_conversation_and_position_past_the_end(tmp_path):
         _records(path, "zep", "zep")
 
 
+_NOT_PLAIN = r"is not an index 0-1 .*no sign, space or leading zero"
+_NOT_DIGITS = r"does not match `conversation_pattern`"
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [("01", _NOT_PLAIN), ("\u0661", _NOT_PLAIN), ("0_1", _NOT_DIGITS), (" 1", _NOT_DIGITS)],
+)
+def test_a_conversation_index_is_written_plainly(tmp_path, key, said):
+    # a red team (stop 57): int() read "01", "0_1", " 1" and Arabic-Indic digits as
+    # conversation 1, so two keys could name one conversation (the zep mapping's pattern
+    # refuses what is not digits; Python's \d matches other scripts' digits too)
+    path = _zep_layout(tmp_path / "g.json")
+    data = json.loads(path.read_text())
+    data[f"locomo_experiment_user_{key}"] = data.pop("locomo_experiment_user_1")
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=said):
+        _records(path, "zep", "zep")
+
+
 def test_partial_coverage_is_counted(tmp_path):
     path = _zep_layout(tmp_path / "g.json", _GRADES[:2])  # conversation c0's first two only
     cov = _records(path, "zep", "zep").coverage
