@@ -205,7 +205,8 @@ def _import(args: argparse.Namespace) -> int:
     base = sorted(m for m in metrics if "." not in m)
     metric = "judge" if "judge" in base else base[0]
     strata = sorted(m for m in metrics if m.startswith(f"{metric}.") and m != f"{metric}.cells")
-    if len(names) >= 2 and not args.intersection and len(set(questions(records).values())) > 1:
+    differ = len(names) >= 2 and not args.intersection and len(set(questions(records).values())) > 1
+    if differ:
         print(
             "note: the systems answer different questions; `osustat analyze` pairs every "
             "question and refuses unpaired ones (never dropped silently): re-import with "
@@ -219,8 +220,14 @@ def _import(args: argparse.Namespace) -> int:
             if len(names) == 2
             else f"--treatment {','.join(names)} --all-pairs"
         )
+        first = (
+            "next, once this import is run again with --intersection --force (these records "
+            "hold unpaired questions), "
+            if differ
+            else "next, "
+        )
         print(
-            f"next, at the conversation unit (the cluster of {table.benchmark}): osustat analyze "
+            f"{first}at the conversation unit (the cluster of {table.benchmark}): osustat analyze "
             f"{out} {pair} --unit episode --metric {','.join([metric, *strata])}; the query "
             f"level beside it: --unit query --metric {metric}.cells (docs/systems.md)",
             file=sys.stderr,

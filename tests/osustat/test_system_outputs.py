@@ -628,10 +628,14 @@ def test_intersection_keeps_the_questions_every_system_answered_and_counts_the_r
     captured = capsys.readouterr()
     assert "re-import with --intersection" in captured.err
     assert "--intersection:" not in captured.out
+    # the next command printed would fail on these records: it says to re-import first (a
+    # red team, stop 57, ran it as printed)
+    assert "next, once this import is run again with --intersection --force" in captured.err
     everything = pd.read_csv(tmp_path / "all.csv")
     assert main([*argv, "--intersection", "--out", str(tmp_path / "shared.csv")]) == 0
     captured = capsys.readouterr()
     out = captured.out
+    assert "next, at the conversation unit" in captured.err
     assert "--intersection: kept the 3 questions every system answered" in out
     assert "  mem0: dropped 0 questions" in out
     assert "  zep: dropped 2 questions not every system answered" in out and "'c1/qa0'" in out
