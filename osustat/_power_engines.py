@@ -320,8 +320,10 @@ class EmpiricalShiftSimulation:
                     "exact": exact,
                     "r": r,
                     "r_sum": r.sum(axis=1),
-                    "noise": noise,
-                    "ones": ones,
+                    # one row per data set (its null sums contiguous): the search reads
+                    # the rows of the data sets still open, a gather of whole rows
+                    "noise": np.ascontiguousarray(noise.T),
+                    "ones": np.ascontiguousarray(ones.T),
                     "rejects_from": np.full(count, np.inf),
                     "accepts_to": np.full(count, -np.inf),
                 }
@@ -335,13 +337,14 @@ class EmpiricalShiftSimulation:
             p = 2.0 * stats.norm.sf(np.abs(z)) if self.two_sided else stats.norm.sf(z)
             return p <= self.limit
         tol = 8.0 * self.n * _EPS * np.abs(values).sum(axis=1)
-        ones = g["ones"] if g["ones"].shape[1] == 1 else g["ones"][:, idx]
-        sums = g["noise"][:, idx] + shift * ones
+        ones = g["ones"] if g["ones"].shape[0] == 1 else g["ones"][idx]
+        sums = g["noise"][idx]
+        sums += shift * ones
         if self.two_sided:
-            hits = (np.abs(sums) >= np.abs(obs) - tol).sum(axis=0)
+            hits = np.count_nonzero(np.abs(sums, out=sums) >= (np.abs(obs) - tol)[:, None], axis=1)
         else:
-            hits = (sums >= obs - tol).sum(axis=0)
-        size = g["noise"].shape[0]
+            hits = np.count_nonzero(sums >= (obs - tol)[:, None], axis=1)
+        size = g["noise"].shape[1]
         p = hits / size if g["exact"] else (hits + 1) / (size + 1)
         return p <= self.limit
 
