@@ -13,7 +13,7 @@ from osustat.audit.measure import AS_TESTED_INTERACTION, STRICT_INTERACTION, Not
 from osustat.audit.result import ClaimCheck
 from osustat.audit.verdicts import Flag, StandardVerdict, cell_metric, claimed_magnitude
 from osustat.formatting import fmt_interval, fmt_signed, p_phrase
-from osustat.wording import MC_UNDECIDED_Z, not_estimable
+from osustat.wording import MC_UNDECIDED_Z, not_estimable, underpowered
 
 __all__ = [
     "UNDERPOWERED_AT_ANY_EFFECT",
@@ -43,6 +43,8 @@ def _mde(v: StandardVerdict) -> str:
     assert mde is not None
     if getattr(mde, "mde_range", None) is not None:
         return not_estimable(mde) + _level(v)
+    if getattr(mde, "method", None) == "all-tied":  # no MDE: no unit differs
+        return underpowered(mde)
     return (UNDERPOWERED_AT_ANY_EFFECT if math.isinf(mde) else f"MDE {mde:.3f}") + _level(v)
 
 
@@ -318,6 +320,8 @@ def _underpowered_reason(check: ClaimCheck, v: StandardVerdict, p_text: str) -> 
     ends = getattr(v.mde, "mde_range", None)
     if math.isinf(v.mde) and (ends is None or math.isinf(ends[0])):
         # no effect reaches the power; a range infinite at both ends says why (rule Z)
+        if getattr(v.mde, "method", None) == "all-tied":
+            return f"{underpowered(v.mde)}, against {claimed}; {p_text}"
         said = UNDERPOWERED_AT_ANY_EFFECT if ends is None else not_estimable(v.mde)
         return f"{said} {at} ({claimed.removeprefix('the ')}); {p_text}"
     if ends is not None:  # a range, its upper end possibly infinite

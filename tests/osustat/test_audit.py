@@ -396,6 +396,16 @@ class TestAudit:
         assert over.n == units.n == 5 and over.test.pvalue == units.test.pvalue  # tested alike
         assert to_json(res)["claims"][1]["reported"]["over"] == "query"
 
+    def test_two_identical_methods_say_no_mde_rather_than_underpowered(self):
+        # the audit's words follow analyze's (stop 58): tied on every unit, no MDE to read
+        v = np.tile([0.0, 0.5, 1.0], 20)
+        res = run(claim("c", reported_effect=0.1), claim("d", family="g"), data=records(v, v))
+        for check in res.checks:
+            for standard in ("as tested", "strict"):
+                said = why(check, standard)
+                assert "MDE not estimable: the two methods tied on all 60 units" in said, said
+                assert "underpowered" not in said
+
     def test_the_clustered_flag_reads_each_kinds_own_episode_test(self):
         # A reviewer: an equivalence claim's flag gave the difference test's p (.852) where
         # the same claim's TOST over episodes gave .0029; a `means` claim (no test) got a p;
