@@ -193,13 +193,18 @@ def monte_carlo_counts(
     return counts
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def binomial_pvalue(k: int, m: int, alternative: str) -> float:
     """Exact tail of K ~ Binomial(m, 1/2) for the sum c(2K - m) of equal-magnitude signs.
 
     Remembered per ``(k, m, alternative)``: a power simulation or an audit asks the same few
-    tails hundreds of thousands of times (338,558 calls, 2.3 s, in one audit of the paper's
-    claims), each a sum of up to ``m`` binomial coefficients."""
+    tails hundreds of thousands of times (338,558 calls in one audit of the paper's claims),
+    each a sum of up to ``m`` binomial coefficients. As Python integers: a numpy integer hashes
+    as the same key, but its ``2**m`` overflows."""
+    return _binomial_pvalue(int(k), int(m), str(alternative))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _binomial_pvalue(k: int, m: int, alternative: str) -> float:
     if m == 0:
         return 1.0
     if alternative == "greater":

@@ -25,7 +25,7 @@ from osustat.power import PowerValue
 from .cellwise import MDE_POWER, CellConditionalResult, CellEffect
 from .provenance import Provenance
 from .reproduction import ReproductionMeasures
-from .wording import CORRECTION_NAMES, UNDERPOWERED, not_estimable
+from .wording import CORRECTION_NAMES, not_estimable, underpowered
 
 __all__ = ["AnalysisResult", "Comparison", "Row"]
 
@@ -425,7 +425,7 @@ def _mde_note(mde: float) -> str | None:
     or too few differences to estimate it (``mde_range`` then holds its range)."""
     if getattr(mde, "mde_range", None) is not None:  # first: a range's value is its upper end
         return not_estimable(mde)
-    return UNDERPOWERED if not math.isfinite(mde) else None
+    return underpowered(mde) if not math.isfinite(mde) else None
 
 
 def _mde_range(mde: float) -> list[float] | None:

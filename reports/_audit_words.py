@@ -280,6 +280,8 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
     if flag.code == "effect-outside-ci":
         claimed = c.claimed_effect
         assert claimed is not None
+        if c.reported_over == "query":
+            return _outside_pooled_message(check, claimed)
         if c.kind == "relative":
             assert check.ratio is not None
             lo, hi = check.ratio.relative_interval
@@ -307,6 +309,32 @@ def flag_message(check: ClaimCheck, flag: Flag) -> str:
     if flag.code == "query-unit-clustered":
         return _clustered_message(check, flag)
     raise ValueError(f"unknown flag code {flag.code!r} (claim {c.id!r}).")
+
+
+def _outside_pooled_message(check: ClaimCheck, claimed: float) -> str:
+    """The ``'effect-outside-ci'`` flag of printed numbers pooled over queries: against the
+    records' interval of the pooled gap (printed × ER's ends) or relative effect (printed −
+    ΔRI's ends), episodes resampled."""
+    r = check.reproduction
+    assert r is not None
+    if check.claim.kind == "relative":
+        ci = r.delta_ri_ci
+        assert ci is not None
+        lo, hi = claimed - ci.high, claimed - ci.low
+        return (
+            f"reported relative effect {claimed:+.1%} lies outside the records' "
+            f"{ci.level:.0%} interval of the relative effect pooled over queries "
+            f"[{lo:+.1%}, {hi:+.1%}] (pooled estimate {r.relative:+.1%}; episodes resampled)"
+        )
+    ci = r.effect_ratio_ci
+    assert ci is not None
+    lo, hi = sorted((claimed * ci.low, claimed * ci.high))
+    what = "reported effect" if check.claim.reported_effect is not None else "reported means' gap"
+    return (
+        f"{what} {fmt_signed(claimed)} lies outside the records' {ci.level:.0%} interval of the "
+        f"gap pooled over queries {fmt_interval(lo, hi)} (pooled estimate "
+        f"{fmt_signed(r.improvement)}; episodes resampled)"
+    )
 
 
 def _underpowered_reason(check: ClaimCheck, v: StandardVerdict, p_text: str) -> str:

@@ -98,8 +98,9 @@ def _recomputed(check: ClaimCheck) -> str:
 #: The ER legend's words for claims whose printed numbers are pooled over queries.
 _POOLED = (
     " “Pooled over queries”: a claim tested per episode whose printed numbers weigh every "
-    "query alike (`reported_over`); its recomputed means, ER and ΔRI do too, resampling "
-    "episodes."
+    "query alike (`reported_over`): its ER and ΔRI (and whether the printed effect lies "
+    "outside the records' interval) are of the values pooled over queries, resampling "
+    "episodes; its test, interval and means are the episodes'."
 )
 
 

@@ -100,14 +100,14 @@ def _mde_json(mde: PowerValue | None) -> dict[str, Any]:
     """The MDE fields: null when infinite or a range (not estimable as one number,
     mde_range, whose null end is infinite); mde_note says which in words; mde_alpha the
     level it is stated at (alpha / m in a corrected family of m claims)."""
-    from osustat.wording import UNDERPOWERED, not_estimable
+    from osustat.wording import not_estimable, underpowered
 
     mde_range = getattr(mde, "mde_range", None)
     note = None
     if mde_range is not None:
         note = not_estimable(mde)
     elif mde is not None and not math.isfinite(mde):
-        note = UNDERPOWERED
+        note = underpowered(mde)
     return {
         "mde": (
             float(mde) if mde is not None and math.isfinite(mde) and mde_range is None else None

@@ -403,6 +403,8 @@ def _method_lines(res: AnalysisResult) -> list[str]:
         "or more nonzero ones are significantly platykurtic: a skewed or heavy-tailed "
         "sample's sd is far below its law's in most samples);",
         "  - its own share of pairs that differ capping the power;",
+        "  - every difference 0 (the two methods tied on every unit): “MDE not estimable: the "
+        "two methods tied on all n units”, nothing showing how an effect would spread;",
         f"  - a count-ratio null (its differences tilted) resting on fewer than {m} effective "
         "differences, or a treatment's largest effect, read off the few units where the "
         "treatment is largest, falling short.",

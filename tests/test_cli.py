@@ -215,6 +215,13 @@ class TestCommandLine:
         assert out.startswith("# Cell-conditional analysis")  # the markdown, not replaced
         payload = json.loads((tmp_path / "r.json").read_text())
         assert payload["metrics"] == ["recall"]
+        # a missing folder is created; a file in the way is named, not the hidden temp file
+        assert main([*args[:-1], str(tmp_path / "new" / "r.json")]) == 0
+        assert json.loads((tmp_path / "new" / "r.json").read_text())["metrics"] == ["recall"]
+        (tmp_path / "afile").write_text("")
+        assert main([*args[:-1], str(tmp_path / "afile" / "r.json")]) == 2
+        err = capsys.readouterr().err
+        assert f"{str(tmp_path / 'afile')!r} is not a folder" in err and ".tmp-" not in err
 
     def test_default_metrics_are_those_present(self, tmp_path, capsys):
         df = pd.read_csv(EXAMPLE)

@@ -313,7 +313,7 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
     baseline = _string(raw["baseline"], "baseline", where)
     if treatment == baseline:
         raise ValueError(f"{where}: `treatment` and `baseline` are both {treatment!r}.")
-    reported_over = _reported_over(raw, unit, effect, means, where)
+    reported_over = _reported_over(raw, kind, unit, effect, means, where)
     seed = None
     if "seed" in raw:
         seed = raw["seed"]
@@ -398,13 +398,19 @@ def _range_check(metric: str, where: str) -> Callable[..., None]:
 
 
 def _reported_over(
-    raw: dict[str, Any], unit: str, effect: Any, means: Any, where: str
+    raw: dict[str, Any], kind: str, unit: str, effect: Any, means: Any, where: str
 ) -> str | None:
-    """``reported_over``: ``'query'`` only beside ``unit = 'episode'`` and a printed effect or
-    means (the estimand ER and ΔRI compare with); None when absent."""
+    """``reported_over``: ``'query'`` only beside ``unit = 'episode'``, a kind compared with
+    its printed numbers (difference, relative) and a printed effect or means (the estimand ER
+    and ΔRI compare with); None when absent."""
     if "reported_over" not in raw:
         return None
     over = _choice(raw["reported_over"], "reported_over", ("query",), where)
+    if kind not in ("difference", "relative"):
+        raise ValueError(
+            f"{where}: `reported_over` says what ER and ΔRI compare with, which a "
+            f"{kind!r} claim does not print; it is for kind 'difference' or 'relative'."
+        )
     if unit != "episode":
         raise ValueError(
             f"{where}: `reported_over = 'query'` is for a claim tested at unit = 'episode' "

@@ -308,10 +308,10 @@ def _as_printed(
     b: NDArray[np.float64],
     clusters: NDArray[Any] | None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any] | None] | str:
-    """The values the printed means and effect are the counterpart of (the recomputed means,
-    ER and ΔRI): the tested units' own, or with ``reported_over = 'query'`` the queries of an
-    episode-unit claim, pooled (every query weighs alike), resampled by episode. A string
-    says why the queries cannot be paired."""
+    """The values ER and ΔRI compare with the printed means or effect: the tested units' own,
+    or with ``reported_over = 'query'`` the queries of an episode-unit claim, pooled (every
+    query weighs alike), resampled by episode. The test, its interval and the recomputed means
+    stay the tested units'. A string says why the queries cannot be paired."""
     if c.reported_over != "query":
         return t, b, clusters
     queries, _, _ = pairings.get(replace(c, unit="query"))
@@ -393,8 +393,8 @@ def measure(
         n_seeds=len(per_seed.seeds) if isinstance(per_seed, SeedPairings) else data.n_seeds,
         d=d,
         pairs=(t, b),
-        treatment_mean=float(pt.mean()),
-        baseline_mean=float(pb.mean()),
+        treatment_mean=float(t.mean()),
+        baseline_mean=float(b.mean()),
         test=test,
         ci=ci,
         seeds=dep,

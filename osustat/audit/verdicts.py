@@ -497,7 +497,10 @@ def flags(m: Measured, floor: float | None, alpha: float = 0.05) -> list[Flag]:
     if dep is not None and dep.too_dependent and c.seeds == "fisher" and m.per_seed_pvalues:
         out.append(Flag("fisher-dependent-seeds"))
     claimed = c.claimed_effect if c.reported_effect is not None or c.reported_means else None
-    if claimed is not None and c.kind == "relative" and m.ratio is not None:
+    if claimed is not None and c.reported_over == "query":
+        if _outside_pooled(m):
+            out.append(Flag("effect-outside-ci"))
+    elif claimed is not None and c.kind == "relative" and m.ratio is not None:
         lo, hi = m.ratio.relative_interval
         if not lo <= claimed <= hi:
             out.append(Flag("effect-outside-ci"))
@@ -516,6 +519,17 @@ def flags(m: Measured, floor: float | None, alpha: float = 0.05) -> list[Flag]:
     if liberal is not None:
         out.append(liberal)
     return out
+
+
+def _outside_pooled(m: Measured) -> bool:
+    """Printed numbers pooled over queries (``reported_over``) against the records' interval
+    of the same pooled estimand, not the tested unit's: ER's interval misses 1 (a difference)
+    or ΔRI's misses 0 (a relative effect)."""
+    r = m.reproduction
+    if r is None:
+        return False
+    ci, same = (r.delta_ri_ci, 0.0) if m.claim.kind == "relative" else (r.effect_ratio_ci, 1.0)
+    return ci is not None and not ci.low <= same <= ci.high
 
 
 def skewed_equivalence(res: EquivalenceResult, alpha: float) -> Flag | None:

@@ -179,7 +179,10 @@ def write_file_atomically(path: Path, write: Callable[[Path], None]) -> None:
     """``write(tmp)`` into a hidden file beside `path`, then renamed onto it: a reader never
     sees a partial file, and a failure (or a signal) leaves the old one. Missing parent
     folders are created first, as for ``--out`` folders (the rename's error named the
-    hidden file)."""
+    hidden file); a file in their way is named."""
+    parent = next((p for p in path.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise UsageError(f"{str(path)!r}: {str(parent)!r} is not a folder.")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:

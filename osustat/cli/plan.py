@@ -307,10 +307,12 @@ def _cells_text(cells: Any, args: argparse.Namespace, notes: list[str]) -> str:
         )
     lines += [
         "",
-        "sd at the effect: of the differences the row's model gives at --effect (n − 1 "
-        "denominator); with ties, which stay 0 while the others move, it is not the pilot's "
-        "own sd. sd planned: the sd `osustat plan --sd` takes to give the row's n (its "
-        "conservative end).",
+        "sd at the effect: of the differences the row's model gives at --effect (for a "
+        "pilot's differences of several sizes with n − 1 in the denominator; of 0/1-type "
+        "differences, that of their law at the effect); with ties, which stay 0 while the "
+        "others move, it is not the pilot's own sd. sd planned: the sd of the model the n was "
+        "planned with; for a row of method normal, `osustat plan --sd` with it gives the "
+        "row's n (the conservative end of a range).",
     ]
     ranged = [c for c, p in cells.plans.items() if p.n_range is not None]
     if ranged:

@@ -432,6 +432,8 @@ def test_two_identical_methods_print_no_mde_rather_than_underpowered(records, un
     assert all(mde_description(r.mde).startswith(words) for r in rows)
     assert all(words in r.verdict for r in rows[:-1])  # the cells' (in a family) say it too
     assert not any("underpowered" in r.verdict + mde_description(r.mde) for r in rows)
+    for row in res.to_dict()["comparisons"][0]["rows"]:  # the JSON's note too (a reviewer)
+        assert row["mde"] is None and row["mde_note"].startswith(words)
 
 
 def test_one_episode_says_its_intervals_resample_queries(records):

@@ -392,9 +392,34 @@ class TestAudit:
         units, over = res.checks
         assert units.reproduction.effect_ratio == pytest.approx(per_episode / pooled, rel=1e-12)
         assert over.reproduction.effect_ratio == pytest.approx(1.0, rel=1e-12)
-        assert over.treatment_mean == pytest.approx(pooled, rel=1e-12)
-        assert over.n == units.n == 5 and over.test.pvalue == units.test.pvalue  # tested alike
+        # tested alike: the test, its interval and the recomputed means are the episodes'
+        assert over.n == units.n == 5 and over.test.pvalue == units.test.pvalue
+        assert over.treatment_mean == units.treatment_mean == pytest.approx(per_episode + 0.0)
         assert to_json(res)["claims"][1]["reported"]["over"] == "query"
+
+    def test_printed_numbers_pooled_over_queries_are_flagged_against_the_pooled_interval(self):
+        # a reviewer (stop 58): the printed pooled gap was flagged as outside the episodes'
+        # interval while ER read 1.00 for the same claim
+        sizes = [60] + [5] * 19  # one long episode carries the whole gain
+        t = np.concatenate([np.ones(60), np.zeros(95)])
+        data = records(t, np.zeros(t.size))
+        data["episode_id"] = np.repeat([f"e{k}" for k in range(20)], sizes).repeat(2)
+        pooled = float(t.mean())
+        kw = dict(unit="episode", reported_effect=round(pooled, 4))
+        far = dict(unit="episode", reported_effect=0.9)
+        res = run(
+            claim("units", **kw),
+            claim("pooled", family="g", reported_over="query", **kw),
+            claim("far", family="h", reported_over="query", **far),
+            data=data,
+        )
+        units, over, off = res.checks
+        assert units.ci.high < pooled  # the premise: the episodes' interval misses it
+        assert "effect-outside-ci" in {f.code for f in units.flags}
+        assert "effect-outside-ci" not in {f.code for f in over.flags}
+        (flag,) = [f for f in off.flags if f.code == "effect-outside-ci"]
+        said = flag_message(off, flag)
+        assert "interval of the gap pooled over queries" in said and "+0.900" in said
 
     def test_two_identical_methods_say_no_mde_rather_than_underpowered(self):
         # the audit's words follow analyze's (stop 58): tied on every unit, no MDE to read
@@ -405,6 +430,10 @@ class TestAudit:
                 said = why(check, standard)
                 assert "MDE not estimable: the two methods tied on all 60 units" in said, said
                 assert "underpowered" not in said
+        for got in to_json(res)["claims"]:  # the JSON's note too (a reviewer)
+            for standard in ("as_tested", "strict"):
+                note = got[standard]["mde_note"]
+                assert note.startswith("MDE not estimable: the two methods tied on all 60")
 
     def test_the_clustered_flag_reads_each_kinds_own_episode_test(self):
         # A reviewer: an equivalence claim's flag gave the difference test's p (.852) where

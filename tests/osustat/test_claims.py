@@ -153,6 +153,9 @@ class TestParseClaims:
         with pytest.raises(ValueError, match=r"\(id 'c1'\): `reported_over = 'query'` is for a "
                            "claim tested at unit = 'episode'"):  # fmt: skip
             parse_claims(claims_with('reported_effect = 0.1\nreported_over = "query"\n'))
+        with pytest.raises(ValueError, match="it is for kind 'difference' or 'relative'"):
+            parse_claims(claims_with('kind = "means"\nreported_means = [0.5, 0.4]\n'
+                                     'reported_over = "query"\n', replace=episode))  # fmt: skip
         with pytest.raises(ValueError, match="the claim prints neither"):
             parse_claims(claims_with('reported_over = "query"\n', replace=episode))
         with pytest.raises(ValueError, match=r"`reported_over` must be one of \['query'\]"):

@@ -1,3 +1,4 @@
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -448,3 +449,13 @@ def test_tie_tolerance_merges_huge_magnitude_ratios_conservatively():
     got = paired_signflip_test(d, np.zeros(4)).pvalue
     exact = exact_signflip_pvalue([Fraction(x) for x in d])
     assert exact == Fraction(1, 8) and got == 1.0 >= exact
+
+
+def test_remembered_binomial_tails_take_numpy_and_python_integers_alike():
+    # a reviewer (stop 58): a numpy integer hashes as the same cache key as a Python one,
+    # but its 2**m overflows in int64: asked first, it poisoned the cached tail
+    from osustat._signflip_null import binomial_pvalue
+
+    exact = sum(math.comb(80, i) for i in range(40, 81)) / 2**80
+    first = binomial_pvalue(np.int64(40), np.int64(80), "greater")
+    assert first == binomial_pvalue(40, 80, "greater") == pytest.approx(exact, rel=1e-12)
