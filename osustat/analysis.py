@@ -241,36 +241,39 @@ def analyze(
     input_notes = (*input_notes, *plan.notes, *_cells_not_tested(plan, unit))
     input_notes = (*input_notes, *_query_unit_caveat(plan, unit, input_notes))
     input_notes = (*input_notes, *_scale_notes(plan))
-    raw = _run(
-        plan,
-        workers=workers,
-        unit=unit,
-        benchmark=benchmark,
-        n_resamples=resamples,
-        bootstrap_resamples=bootstrap_resamples,
-        level=level,
-        alpha=alpha,
-        seed=seed,
-    )
-    has_cells = any(res.cells for part in raw for _, _, res in part)
-    every = _tables(
-        plan,
-        raw,
-        has_cells=has_cells,
-        correction=correction,
-        alpha=alpha,
-        resamples=resamples,
-        seed=seed,
-        kind=plan.kind,
-        workers=workers,
-        reproduction={
-            "unit": unit,
-            "benchmark": benchmark,
-            "level": level,
-            "bootstrap_resamples": bootstrap_resamples,
-            "seed": seed,
-        },
-    )
+    with _bar(plan) as bar:
+        raw = _run(
+            plan,
+            bar=bar,
+            workers=workers,
+            unit=unit,
+            benchmark=benchmark,
+            n_resamples=resamples,
+            bootstrap_resamples=bootstrap_resamples,
+            level=level,
+            alpha=alpha,
+            seed=seed,
+        )
+        has_cells = any(res.cells for part in raw for _, _, res in part)
+        every = _tables(
+            plan,
+            raw,
+            bar=bar,
+            has_cells=has_cells,
+            correction=correction,
+            alpha=alpha,
+            resamples=resamples,
+            seed=seed,
+            kind=plan.kind,
+            workers=workers,
+            reproduction={
+                "unit": unit,
+                "benchmark": benchmark,
+                "level": level,
+                "bootstrap_resamples": bootstrap_resamples,
+                "seed": seed,
+            },
+        )
     prov = _run_provenance(provenance, plan, every, seed, resamples, bootstrap_resamples)
     return _results(
         plan,
@@ -629,12 +632,14 @@ TASKS_PER_BATCH = 64
 def _run(
     plan: _Plan,
     *,
+    bar: Any,
     workers: Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]] | None,
     **settings: Any,
 ) -> list[list[tuple[str, int, CellConditionalResult]]]:
     """Each method pair's cell-conditional results, one per (metric, budget), computed by
     :func:`_comparison` through `workers` (a map-like callable; built-in ``map`` when None),
-    :data:`TASKS_PER_BATCH` comparisons at a time, in order."""
+    :data:`TASKS_PER_BATCH` comparisons at a time, in order; `bar` (:func:`_bar`) counts
+    them."""
     # Each comparison's stream is named by its (metric, budget), never by its position: a
     # row's numbers do not depend on which other metrics or budgets were asked for, and every
     # method pair gets the same streams, so a pair's rows equal its analysis alone.
@@ -655,26 +660,41 @@ def _run(
     )
     mapper = map if workers is None else workers
     raw: list[list[tuple[str, int, CellConditionalResult]]] = []
-    many = len(plan.methods) >= 3
-    with _bar(plan, many) as bar:
-        while batch := list(islice(work, TASKS_PER_BATCH)):
-            for metric, budget, res in mapper(_comparison, batch):
-                if not raw or len(raw[-1]) == per_pair:
-                    raw.append([])
-                raw[-1].append((metric, budget, res))
-                if not many or len(raw[-1]) == per_pair:
-                    bar.update()
+    many = _many(plan)
+    while batch := list(islice(work, TASKS_PER_BATCH)):
+        for metric, budget, res in mapper(_comparison, batch):
+            if not raw or len(raw[-1]) == per_pair:
+                raw.append([])
+            raw[-1].append((metric, budget, res))
+            if not many or len(raw[-1]) == per_pair:
+                bar.update()
     return raw
 
 
-def _bar(plan: _Plan, many: bool) -> Any:
-    """Progress: the method pairs from three on; else the comparisons once 2 s have passed,
-    on a terminal only (None: off when stderr is not a TTY)."""
-    if many:
-        return tqdm(total=len(plan.methods), desc="method pairs", leave=False)
+def _many(plan: _Plan) -> bool:
+    """Whether progress counts method pairs (three or more) rather than comparisons."""
+    return len(plan.methods) >= 3
+
+
+def _bar(plan: _Plan) -> Any:
+    """Progress, two steps per method pair from three pairs on, else per comparison: its
+    tests (:func:`_run`), then its table's MDE searches (:func:`_tables`, as long again on a
+    million records: issue 37); the comparisons' bar once 2 s have passed, on a terminal
+    only (None: off when stderr is not a TTY)."""
+    if _many(plan):
+        return tqdm(
+            total=2 * len(plan.methods), desc="method pairs (tests, then MDEs)", leave=False
+        )
     desc = " vs ".join(plan.methods[0]) if len(plan.methods) == 1 else "comparisons"
-    total = len(plan.methods) * len(plan.pairs)
-    return tqdm(total=total, desc=desc, unit="comparison", delay=2.0, disable=None, leave=False)
+    total = 2 * len(plan.methods) * len(plan.pairs)
+    return tqdm(
+        total=total,
+        desc=f"{desc} (tests, then MDEs)",
+        unit="step",
+        delay=2.0,
+        disable=None,
+        leave=False,
+    )
 
 
 @dataclass(frozen=True)
@@ -718,11 +738,13 @@ def _tables(
     seed: int,
     kind: str,
     reproduction: dict[str, Any],
+    bar: Any,
     workers: Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]] | None = None,
 ) -> list[tuple[list[Comparison], list[tuple[str, int]]]]:
     """Each method pair's tables and exclusions: the tested rows (the per-cell tests, or the
     aggregates when no comparison has cells) corrected over their families. With `workers`,
-    the rows' MDE searches run there first (else each row searches its own when built)."""
+    the rows' MDE searches run there first (else each row searches its own when built).
+    `bar` counts the tables (the method pairs from three on)."""
     tested = {
         (p, k): list(res.cells) if has_cells else [res.aggregate]
         for p, part in enumerate(raw)
@@ -731,22 +753,28 @@ def _tables(
     adjusted = _adjust(raw, tested, plan.groups, correction, alpha, resamples, seed)
     if workers is not None:
         _search_mdes(raw, tested, adjusted, alpha, correction, workers)
-    return [
-        _comparisons(
-            raw[p],
-            tested,
-            adjusted,
-            p,
-            alpha=alpha,
-            correction=correction,
-            kind=kind,
-            resamples=resamples,
-            reproduce=_reproducer(
-                plan.ref_df, plan.printed, plan.methods[p], pairs=plan.pairs, **reproduction
-            ),
+    many = _many(plan)
+    out = []
+    for p in range(len(plan.methods)):
+        out.append(
+            _comparisons(
+                raw[p],
+                tested,
+                adjusted,
+                p,
+                alpha=alpha,
+                correction=correction,
+                kind=kind,
+                resamples=resamples,
+                reproduce=_reproducer(
+                    plan.ref_df, plan.printed, plan.methods[p], pairs=plan.pairs, **reproduction
+                ),
+                done=None if many else bar.update,
+            )
         )
-        for p in range(len(plan.methods))
-    ]
+        if many:
+            bar.update()
+    return out
 
 
 def _exclusions(
@@ -832,9 +860,11 @@ def _comparisons(
     kind: str,
     resamples: int,
     reproduce: Callable[[int, list[Row], CellConditionalResult], list[Row]] | None = None,
+    done: Callable[[], Any] | None = None,
 ) -> tuple[list[Comparison], list[tuple[str, int]]]:
     """One method pair's tables (rows with their family's corrected p) and exclusions;
-    `reproduce` adds ER and ΔRI to the rows of comparison k where an original is given."""
+    `reproduce` adds ER and ΔRI to the rows of comparison k where an original is given;
+    `done` is called after each table."""
     comparisons = []
     exclusions: list[tuple[str, int]] = []
     for k, (metric, budget, res) in enumerate(raw):
@@ -858,6 +888,8 @@ def _comparisons(
         comparisons.append(
             Comparison(metric=metric, budget=budget, heading=heading, result=res, rows=tuple(rows))
         )
+        if done is not None:
+            done()
     return comparisons, exclusions
 
 

@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -434,6 +435,48 @@ def test_two_identical_methods_print_no_mde_rather_than_underpowered(records, un
     assert not any("underpowered" in r.verdict + mde_description(r.mde) for r in rows)
     for row in res.to_dict()["comparisons"][0]["rows"]:  # the JSON's note too (a reviewer)
         assert row["mde"] is None and row["mde_note"].startswith(words)
+
+
+class _Bar:
+    """A stand-in for tqdm that records what the bar was told."""
+
+    made: ClassVar[list["_Bar"]] = []
+
+    def __init__(self, total, desc, **kw):
+        self.total, self.desc, self.count, self.kw = total, desc, 0, kw
+        _Bar.made.append(self)
+
+    def update(self, n=1):
+        self.count += n
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.parametrize("pairs", [1, 3])
+def test_progress_counts_the_tests_and_the_mde_searches(records, monkeypatch, pairs):
+    # issue 37: on a million records the MDE searches after the tests took as long again and
+    # no bar showed them (the comparisons' bar had ended before its 2 s delay)
+    import osustat.analysis as analysis
+
+    monkeypatch.setattr(analysis, "tqdm", _Bar)
+    _Bar.made = []
+    if pairs == 1:
+        run(records, metrics=["hit@2", "recall"], budgets=[256])
+    else:
+        third = records[records["method"] == "flat-vector"].assign(method="third")
+        osustat.analyze(pd.concat([records, third]), treatment=["osu-mem", "flat-vector",
+                        "third"], all_pairs=True, metrics=["hit@2"], budgets=[256],
+                        n_resamples=499, bootstrap_resamples=100)  # fmt: skip
+    (bar,) = _Bar.made
+    assert bar.total == 2 * (2 if pairs == 1 else 3) and bar.count == bar.total
+    assert bar.desc.endswith("(tests, then MDEs)")
+    assert (bar.kw.get("delay"), bar.kw.get("disable", False)) == (
+        (2.0, None) if pairs == 1 else (None, False)
+    )
 
 
 def test_one_episode_says_its_intervals_resample_queries(records):
