@@ -348,8 +348,6 @@ def _underpowered_reason(check: ClaimCheck, v: StandardVerdict, p_text: str) -> 
     ends = getattr(v.mde, "mde_range", None)
     if math.isinf(v.mde) and (ends is None or math.isinf(ends[0])):
         # no effect reaches the power; a range infinite at both ends says why (rule Z)
-        if getattr(v.mde, "method", None) == "all-tied":
-            return f"{underpowered(v.mde)}, against {claimed}; {p_text}"
         said = UNDERPOWERED_AT_ANY_EFFECT if ends is None else not_estimable(v.mde)
         return f"{said} {at} ({claimed.removeprefix('the ')}); {p_text}"
     if ends is not None:  # a range, its upper end possibly infinite

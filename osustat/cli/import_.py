@@ -20,6 +20,7 @@ from typing import Any
 
 from osustat._validation import Problems, UsageError
 from osustat.cli.common import name_pairs
+from osustat.cli.inputs import file_in_the_way, write_file_atomically
 
 __all__ = ["add_import_parser"]
 
@@ -125,7 +126,6 @@ def intersection(records: Any) -> tuple[Any, list[str]]:
 def _write(path: Path, records: Any, notes: list[str]) -> None:
     """The records at `path` (atomically); a Parquet file keeps `notes` in its metadata
     (:data:`IMPORT_NOTES_KEY`) for ``analyze`` to repeat."""
-    from osustat.cli.inputs import write_file_atomically
 
     def write(tmp: Path) -> None:
         if path.suffix == ".parquet":
@@ -159,9 +159,8 @@ def _import(args: argparse.Namespace) -> int:
         raise UsageError(f"`--out` must end in {', '.join(_SUFFIXES)}; got {args.out!r}.")
     if out.is_dir() or (out.exists() and not args.force):
         raise UsageError(f"`--out` {args.out!r} exists; pass --force to replace it.")
-    parent = next((p for p in out.parents if p.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise UsageError(f"`--out` {args.out!r}: {str(parent)!r} is not a folder.")
+    if (blocked := file_in_the_way(out)) is not None:
+        raise UsageError(f"`--out` {args.out!r}: {str(blocked)!r} is not a folder.")
     for name, file in systems.items():
         if not Path(file).exists():
             raise UsageError(f"{name} file {file!r} does not exist.")

@@ -175,14 +175,20 @@ def default_unit(records: Any) -> tuple[str, str | None]:
     )
 
 
+def file_in_the_way(path: Path) -> Path | None:
+    """The nearest existing parent of `path` when it is a file, not a folder (else None):
+    the file `path` cannot be written under."""
+    parent = next((p for p in path.parents if p.exists()), None)
+    return parent if parent is not None and not parent.is_dir() else None
+
+
 def write_file_atomically(path: Path, write: Callable[[Path], None]) -> None:
     """``write(tmp)`` into a hidden file beside `path`, then renamed onto it: a reader never
     sees a partial file, and a failure (or a signal) leaves the old one. Missing parent
     folders are created first, as for ``--out`` folders (the rename's error named the
     hidden file); a file in their way is named."""
-    parent = next((p for p in path.parents if p.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise UsageError(f"{str(path)!r}: {str(parent)!r} is not a folder.")
+    if (blocked := file_in_the_way(path)) is not None:
+        raise UsageError(f"{str(path)!r}: {str(blocked)!r} is not a folder.")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
@@ -212,9 +218,8 @@ def check_records_out(name: str | None, force: bool) -> Path | None:
         raise UsageError(f"`--records-out` {name!r} is a folder; give a file name.")
     if path.exists() and not force:
         raise UsageError(f"`--records-out` {name!r} exists; pass --force to replace it.")
-    parent = next((p for p in path.parents if p.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise UsageError(f"`--records-out` {name!r}: {str(parent)!r} is not a folder.")
+    if (blocked := file_in_the_way(path)) is not None:
+        raise UsageError(f"`--records-out` {name!r}: {str(blocked)!r} is not a folder.")
     return path
 
 

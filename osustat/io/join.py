@@ -385,12 +385,10 @@ def _score_rows(
     return out
 
 
-def _plain_index(key: Any) -> int:
-    """A conversation index written plainly (``7``, ``"7"``), else -1: ``int()`` also read
+def _plain_index(key: str) -> int:
+    """A conversation index written plainly (``"7"``), else -1: ``int()`` also read
     ``"07"``, ``" 7"``, ``"-0"``, ``"1_0"`` and other scripts' digits, so two keys could
     name one conversation."""
-    if isinstance(key, int) and not isinstance(key, bool):
-        return key
-    if isinstance(key, str) and key.isascii() and key.isdigit() and str(int(key)) == key:
+    if key.isascii() and key.isdigit() and str(int(key)) == key:
         return int(key)
     return -1

@@ -1,8 +1,6 @@
 """The τ-bench analysis step on small records: every test through the core, each with its own
 stream, the records validated once."""
 
-from typing import ClassVar
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +9,7 @@ import osustat.records
 from osustat import validate_records
 from osustat.analyses.tau_bench.analysis import DISJ, FLAT, OSU, analyze
 from osustat.schema import ValidatedRecords
+from tests.fakes import RecordingBar
 
 CELLS = ("T+E+", "T+E-", "T-E+", "T-E-")
 
@@ -96,25 +95,6 @@ def test_adding_tests_leaves_the_others(result):
     assert set(more.variants["benchmark"]) == {"tau-bench", "tau-bench-weak-query"}
 
 
-class _Bar:
-    """Stands in for the progress bar: remembers its total and the steps it was given."""
-
-    made: ClassVar[list["_Bar"]] = []
-
-    def __init__(self, total, desc, *, progress, unit="task", initial=0):
-        self.total, self.desc, self.progress, self.n = total, desc, progress, initial
-        _Bar.made.append(self)
-
-    def update(self, k=1):
-        self.n += k
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
 @pytest.mark.parametrize(
     ("benchmarks", "expected"),
     [
@@ -130,11 +110,11 @@ def test_progress_bar_counts_every_test(monkeypatch, benchmarks, expected):
     tests it runs and ends exactly there; it is off without `progress`."""
     import osustat.analyses.runner as runner
 
-    _Bar.made = []
-    monkeypatch.setattr(runner, "progress_bar", _Bar)
+    RecordingBar.made = []
+    monkeypatch.setattr(runner, "progress_bar", RecordingBar)
     rec = validate_records(_records(benchmarks))
     analyze(rec, {}, None, progress=True, **KW)
     analyze(rec, {}, None, **KW)
-    on, off = _Bar.made
+    on, off = RecordingBar.made
     assert (on.desc, on.progress, off.progress) == ("tau-bench analysis", True, False)
     assert on.total == expected and on.n == on.total

@@ -2,7 +2,6 @@
 
 import json
 from pathlib import Path
-from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -10,6 +9,7 @@ import pytest
 
 import osustat
 from osustat.wording import describe_verdict, mde_description
+from tests.fakes import RecordingBar
 from tests.reference.statsmodels_multitest import multipletests
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "records.csv"
@@ -437,33 +437,14 @@ def test_two_identical_methods_print_no_mde_rather_than_underpowered(records, un
         assert row["mde"] is None and row["mde_note"].startswith(words)
 
 
-class _Bar:
-    """A stand-in for tqdm that records what the bar was told."""
-
-    made: ClassVar[list["_Bar"]] = []
-
-    def __init__(self, total, desc, **kw):
-        self.total, self.desc, self.count, self.kw = total, desc, 0, kw
-        _Bar.made.append(self)
-
-    def update(self, n=1):
-        self.count += n
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
 @pytest.mark.parametrize("pairs", [1, 3])
 def test_progress_counts_the_tests_and_the_mde_searches(records, monkeypatch, pairs):
     # issue 37: on a million records the MDE searches after the tests took as long again and
     # no bar showed them (the comparisons' bar had ended before its 2 s delay)
     import osustat.analysis as analysis
 
-    monkeypatch.setattr(analysis, "tqdm", _Bar)
-    _Bar.made = []
+    monkeypatch.setattr(analysis, "tqdm", RecordingBar)
+    RecordingBar.made = []
     if pairs == 1:
         run(records, metrics=["hit@2", "recall"], budgets=[256])
     else:
@@ -471,10 +452,10 @@ def test_progress_counts_the_tests_and_the_mde_searches(records, monkeypatch, pa
         osustat.analyze(pd.concat([records, third]), treatment=["osu-mem", "flat-vector",
                         "third"], all_pairs=True, metrics=["hit@2"], budgets=[256],
                         n_resamples=499, bootstrap_resamples=100)  # fmt: skip
-    (bar,) = _Bar.made
-    assert bar.total == 2 * (2 if pairs == 1 else 3) and bar.count == bar.total
+    (bar,) = RecordingBar.made
+    assert bar.total == 2 * (2 if pairs == 1 else 3) and bar.n == bar.total
     assert bar.desc.endswith("(tests, then MDEs)")
-    assert (bar.kw.get("delay"), bar.kw.get("disable", False)) == (
+    assert (bar.options.get("delay"), bar.options.get("disable", False)) == (
         (2.0, None) if pairs == 1 else (None, False)
     )
 
