@@ -47,6 +47,11 @@ _INTEGER_BINOMIAL_MAX = 2000
 #: Largest exact enumeration (``2**m`` sign patterns, one float each: 256 MiB).
 _MAX_ENUMERATION = 2**25
 
+#: Up to this many sign patterns the null is enumerated whatever `n_resamples`: ``2**m`` sums
+#: cost no more than a thousand Monte Carlo sign vectors, and a Monte Carlo p of ten nonzero
+#: differences (``--resamples 999``) would stand where the exact one is at hand.
+EXACT_ENUMERATION_FLOOR = 2**10
+
 
 def gib(floats: int) -> str:
     return f"{floats * 8 / 2**30:,.0f} GiB"
@@ -81,7 +86,7 @@ def choose_null(equal_magnitude: bool, m: int, n_resamples: int, j: int) -> str:
     """Which null a column gets: from its facts (:func:`column_facts`) and `n_resamples`."""
     if equal_magnitude:
         return "exact-binomial"
-    if m < 63 and 2**m <= n_resamples:
+    if m < 63 and 2**m <= max(n_resamples, EXACT_ENUMERATION_FLOOR):
         if 2**m > _MAX_ENUMERATION:
             raise ValueError(
                 f"`n_resamples` = {n_resamples} asks for exact enumeration of "

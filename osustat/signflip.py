@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from ._resampling import enumerated_sums, null_sums
 from ._signflip_null import (
+    EXACT_ENUMERATION_FLOOR,
     binomial_pvalue,
     choose_null,
     column_facts,
@@ -219,7 +220,8 @@ def paired_signflip_test(
         Two-sided compares ``|T|`` with ``|T_obs|``; ``'greater'`` tests ``mean(a - b) > 0``.
     n_resamples : int
         Number of random sign vectors when the null distribution is not enumerated. Exact
-        enumeration is used whenever ``2**n_nonzero <= n_resamples``.
+        enumeration is used whenever ``2**n_nonzero <= max(n_resamples, 1024)``: up to ten
+        nonzero differences always.
     rng : {None, int, numpy.random.Generator}
         Seed or generator (SPEC 7) for the Monte Carlo sign vectors and the confidence
         interval's sign vectors.
@@ -240,7 +242,7 @@ def paired_signflip_test(
     1. exact binomial, when all nonzero ``|d_i|`` are equal (0/1 metrics such as Hit@2):
        ``sum(s * d) = c (2K - m)`` with ``K ~ Binomial(m, 1/2)``;
     2. exact enumeration of all ``2**m`` sign patterns of the ``m`` nonzero differences,
-       when ``2**m <= n_resamples``; ``p * 2**m`` is then an integer;
+       when ``2**m <= max(n_resamples, 1024)``; ``p * 2**m`` is then an integer;
     3. Monte Carlo with ``p = (b + 1) / (B + 1)`` (Phipson & Smyth, 2010), which is never 0.
 
     Ties are counted as "at least as extreme" with a tolerance ``8 n eps sum(|d|)``
@@ -392,9 +394,10 @@ def _plans(facts: Any, n_resamples: int) -> list[str]:
     through :func:`choose_null` itself (which refuses an enumeration too large)."""
     m = facts.n_nonzero
     binomial = facts.equal_magnitude
-    # 2**m <= n_resamples for m < 63 (2**62 and above: every such m)
+    # 2**m <= max(n_resamples, the floor) for m < 63 (2**62 and above: every such m)
     enumerate_ = ~binomial & (m < 63)
-    enumerate_ &= np.left_shift(np.int64(1), np.minimum(m, 62)) <= min(n_resamples, 2**62)
+    top = min(max(n_resamples, EXACT_ENUMERATION_FLOOR), 2**62)
+    enumerate_ &= np.left_shift(np.int64(1), np.minimum(m, 62)) <= top
     plans = np.where(
         binomial, "exact-binomial", np.where(enumerate_, "exact-enumeration", "monte-carlo")
     ).tolist()

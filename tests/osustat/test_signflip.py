@@ -175,6 +175,24 @@ class TestPairedSignflipTest:
             se = np.sqrt(exact.pvalue * (1 - exact.pvalue) / 4000)
             assert abs(mc.pvalue - exact.pvalue) <= 3 * se + 1 / 4001
 
+    def test_ten_nonzero_differences_are_enumerated_whatever_the_resamples(self):
+        # Red team (stop 57): --resamples 999 made a 10-conversation test Monte Carlo, p
+        # .001-.008 across seeds for an exact 2/1024. Up to 2**10 patterns the null is
+        # enumerated (no dearer than 1,000 sign vectors); from 11 on, n_resamples decides.
+        d = np.arange(1.0, 11.0) + 0.1 * np.arange(10) ** 2  # ten distinct positive values
+        want = float(exact_signflip_pvalue([Fraction(x) for x in d]))
+        assert want == pytest.approx(2 / 1024)
+        for b in (1, 99, 999):
+            for seed in range(3):
+                res = paired_signflip_test(d, np.zeros(10), n_resamples=b, rng=seed)
+                assert res.exact and res.method == "exact-enumeration"
+                assert res.n_resamples == 1024 and res.pvalue == pytest.approx(want, abs=1e-15)
+                assert res.pvalue_se == 0.0
+        eleven = np.append(d, 20.0)
+        res = paired_signflip_test(eleven, np.zeros(11), n_resamples=999, rng=0)
+        assert not res.exact and res.method == "monte-carlo" and res.n_resamples == 999
+        assert paired_signflip_test(eleven, np.zeros(11), n_resamples=2048).exact
+
     def test_all_zero_differences(self):
         res = paired_signflip_test([0.5, 0.5, 0.5], [0.5, 0.5, 0.5])
         assert res.pvalue == 1.0 and res.n_nonzero == 0 and res.statistic == 0.0
