@@ -82,6 +82,8 @@ class Request:
     #: :func:`benchmark_options`; not given: their defaults).
     options: Mapping[str, Any] = field(default_factory=dict)
     command: str = "python API"
+    #: The command line as parsed (``Provenance.arguments``; empty from Python)
+    arguments: Mapping[str, Any] = field(default_factory=dict)
     encoder: Any = None  # tests pass a stand-in for the real encoder
     encoder_backend: str = "torch"  # retrieval.encoder.BACKENDS
     claims: Path | None = None  # default: the benchmark's shipped claims files (ClaimSelection)
@@ -333,7 +335,13 @@ def plan(request: Request) -> Plan:
     bench.check(spec)
     prov = _provenance(bench, spec, request)
     try:
-        check_target(request.out, prov.inputs_digest, force=request.force, command=request.command)
+        check_target(
+            request.out,
+            prov.inputs_digest,
+            force=request.force,
+            command=request.command,
+            arguments=request.arguments or None,
+        )
     except OutputError as exc:
         raise UsageError(str(exc)) from None
     return Plan(bench, spec, request, prov, grid)
@@ -394,6 +402,7 @@ def _provenance(bench: Benchmark, spec: RunSpec, request: Request) -> Any:
         seeds.update({f"seed {k + 1}": s for k, s in enumerate(spec.seeds)})
     return Provenance(
         command=request.command,
+        arguments=request.arguments,
         inputs=tuple(inputs),
         seeds=seeds,
         resamples={"sign-flip": spec.n_resamples},
@@ -547,7 +556,12 @@ def user_retriever_tests(
 
 
 #: The Request fields a Python caller sets by keyword (the rest are the driver's own).
-_REQUEST_FIELDS = frozenset(f.name for f in fields(Request)) - {"benchmark", "out", "options"}
+_REQUEST_FIELDS = frozenset(f.name for f in fields(Request)) - {
+    "benchmark",
+    "out",
+    "options",
+    "arguments",
+}
 
 
 def run(benchmark: str, out: str | Path, **options: Any) -> ReproduceResult:
@@ -726,7 +740,7 @@ def reproduce(request: Request) -> ReproduceResult:
 
 
 def _run(checked: Plan) -> ReproduceResult:
-    from osustat.provenance import atomic_output, write_json
+    from osustat.provenance import write_json
     from osustat.reports.audit import render_markdown
     from osustat.reports.user_methods import render_user_methods, render_user_tests
 
@@ -737,9 +751,7 @@ def _run(checked: Plan) -> ReproduceResult:
         checked.provenance,
     )
     start = time.perf_counter()
-    with atomic_output(
-        request.out, inputs_digest=prov.inputs_digest, force=request.force, command=prov.command
-    ) as tmp:
+    with prov.atomic_output(request.out, force=request.force) as tmp:
         sensitivity = None
         if checked.grid is not None:
             sensitivity = _sensitivity(bench, checked.grid, spec, tmp / "sensitivity", request)

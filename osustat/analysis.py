@@ -1110,9 +1110,8 @@ def _provenance(
     mde_sims = {"MDE simulation (data sets)": simulated[0].n_simulations} if simulated else {}
     if given is None:
         given = _in_memory_provenance(df)
-    return Provenance(
-        command=given.command,
-        inputs=given.inputs,
+    return replace(  # the command, its arguments, the inputs and versions as given
+        given,
         seeds={"master": seed, **mde_seeds, **dict(given.seeds)},
         resamples={
             "sign-flip (Monte Carlo)": resamples,
@@ -1121,7 +1120,6 @@ def _provenance(
             **dict(given.resamples),
         },
         exclusions=(*given.exclusions, *exclusions),
-        versions=given.versions,
     )
 
 

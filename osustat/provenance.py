@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "PROVENANCE_FILE",
@@ -101,6 +101,12 @@ class Provenance:
         What determines the run beside its inputs (a saved analysis's alpha, family,
         correction, metrics, budgets, seed, resamples, unit, ...), compared by
         :func:`check_target` before a folder is replaced; empty when not recorded.
+    arguments : dict
+        The command line as parsed: every argument of the command, defaults filled in, by
+        its option string (``'--alpha'``) or positional name; compared by
+        :func:`check_target` instead of the command line's words, so an option given at its
+        default, written ``--alpha=.05`` or in another order is the same run. Empty from
+        Python and in reports written before it was recorded.
     """
 
     command: str
@@ -111,6 +117,7 @@ class Provenance:
     versions: Mapping[str, str] = field(default_factory=package_versions)
     exclusions_note: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
+    arguments: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def for_files(
@@ -141,6 +148,7 @@ class Provenance:
             force=force,
             command=self.command,
             options=self.options or None,
+            arguments=self.arguments or None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,6 +162,7 @@ class Provenance:
             "exclusions": [{"reason": r, "count": c} for r, c in self.exclusions],
             **({"exclusions_note": self.exclusions_note} if self.exclusions_note else {}),
             **({"options": json.loads(json_text(self.options))} if self.options else {}),
+            **({"arguments": json.loads(json_text(self.arguments))} if self.arguments else {}),
         }
 
     def markdown(self) -> list[str]:
@@ -191,20 +200,30 @@ def command_line() -> str:
     return " ".join(argv)
 
 
-def _existing(target: Path) -> tuple[str | None, str | None, dict[str, Any] | None]:
-    """The inputs digest, the command and the options of the report in `target` (None where
-    absent)."""
+class _Recorded(NamedTuple):
+    """What the report in a folder recorded of its run (None where absent)."""
+
+    digest: str | None = None
+    command: str | None = None
+    options: dict[str, Any] | None = None
+    arguments: dict[str, Any] | None = None
+
+
+def _existing(target: Path) -> _Recorded:
+    """The inputs digest, command, options and arguments of the report in `target`."""
     try:
         data = json.loads((target / PROVENANCE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None, None, None
+        return _Recorded()
     if not isinstance(data, dict):
-        return None, None, None
-    digest, command, options = data.get("inputs_digest"), data.get("command"), data.get("options")
-    return (
+        return _Recorded()
+    digest, command = data.get("inputs_digest"), data.get("command")
+    options, arguments = data.get("options"), data.get("arguments")
+    return _Recorded(
         digest if isinstance(digest, str) else None,
         command if isinstance(command, str) else None,
         options if isinstance(options, dict) else None,
+        arguments if isinstance(arguments, dict) else None,
     )
 
 
@@ -243,6 +262,11 @@ _NOT_RESULTS = {
 }
 
 
+def _run_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """Parsed arguments (:attr:`Provenance.arguments`) without those of :data:`_NOT_RESULTS`."""
+    return {key: value for key, value in arguments.items() if key not in _NOT_RESULTS}
+
+
 def _run_options(command: str) -> list[str]:
     """A recorded command line without the options that do not change what is computed
     (:data:`_NOT_RESULTS`: ``--force``, ``--jobs``, ``--scheduler``, ``--no-progress``,
@@ -272,6 +296,7 @@ def check_target(
     force: bool = False,
     command: str | None = None,
     options: Mapping[str, Any] | None = None,
+    arguments: Mapping[str, Any] | None = None,
     python: bool | None = None,
 ) -> Path:
     """Refuse an output path that cannot or must not be replaced; call before any work.
@@ -289,7 +314,9 @@ def check_target(
         different run -- other inputs, or (given `options`) other recorded options, or (given
         `command`, two command lines) another command line -- unless `force`; or its parent
         cannot be created. Options are compared whoever saved either report (the CLI or the
-        Python API), command lines only between two of the CLI's.
+        Python API), command lines only between two of the CLI's: their parsed `arguments`
+        where both runs recorded them (an option at its default is the same run), else their
+        words.
     """
     target = Path(target)
     # a Python caller (`save(out, force=...)`, `osustat.reproduce`) is told its arguments
@@ -305,39 +332,56 @@ def check_target(
     if target.exists() and not target.is_dir():
         raise OutputError(f"{out} {str(target)!r} is an existing file, not a folder.")
     if target.is_dir() and any(target.iterdir()) and not force:
-        digest, before, recorded = _existing(target)
-        if digest is None:
-            raise OutputError(
-                f"{out} {str(target)!r} is a non-empty folder without an osustat "
-                f"{PROVENANCE_FILE}; choose a new folder or pass {force_it} to replace it."
-            )
-        if inputs_digest is not None and digest != inputs_digest:
-            raise OutputError(
-                f"{out} {str(target)!r} holds a report made from different inputs; choose a "
-                f"new folder or pass {force_it} to replace it."
-            )
-        differ = _differing_options(recorded, options) if recorded and options else []
-        if differ:
-            raise OutputError(
-                f"{out} {str(target)!r} holds a report of a different run ("
-                + "; ".join(differ[:4])
-                + (f"; and {len(differ) - 4} more" if len(differ) > 4 else "")
-                + f"); choose a new folder or pass {force_it} to replace it."
-            )
-        if (
-            command is not None
-            and before is not None
-            and API_COMMAND not in (command, before)
-            and _run_options(command) != _run_options(before)
-        ):
-            raise OutputError(
-                f"{out} {str(target)!r} holds a report of a different run ({before!r}); "
-                f"choose a new folder or pass {force_it} to replace it."
-            )
+        _refuse_another_run(target, inputs_digest, command, options, arguments, (out, force_it))
     parent = target.parent
     if parent.exists() and not parent.is_dir():
         raise OutputError(f"{out} {str(target)!r}: {str(parent)!r} is not a folder.")
     return target
+
+
+def _differ(out: str, target: Path, force_it: str, what: str) -> OutputError:
+    return OutputError(
+        f"{out} {str(target)!r} holds a report {what}; choose a new folder or pass {force_it} "
+        "to replace it."
+    )
+
+
+def _refuse_another_run(
+    target: Path,
+    inputs_digest: str | None,
+    command: str | None,
+    options: Mapping[str, Any] | None,
+    arguments: Mapping[str, Any] | None,
+    words: tuple[str, str],
+) -> None:
+    """:func:`check_target`'s refusal of a non-empty `target` that does not hold this run
+    (`words`: how the caller names the output and the force)."""
+    out, force_it = words
+    recorded = _existing(target)
+    if recorded.digest is None:
+        raise OutputError(
+            f"{out} {str(target)!r} is a non-empty folder without an osustat "
+            f"{PROVENANCE_FILE}; choose a new folder or pass {force_it} to replace it."
+        )
+    if inputs_digest is not None and recorded.digest != inputs_digest:
+        raise _differ(out, target, force_it, "made from different inputs")
+    differ = _differing_options(recorded.options, options) if recorded.options and options else []
+    before = recorded.command
+    # command lines are compared between two of the CLI's only: parsed where both recorded
+    # their arguments, else word for word
+    if not differ and command is not None and before is not None:
+        if API_COMMAND in (command, before):
+            pass
+        elif recorded.arguments and arguments:
+            differ = _differing_options(
+                _run_arguments(recorded.arguments), _run_arguments(arguments)
+            )
+        elif _run_options(command) != _run_options(before):
+            raise _differ(out, target, force_it, f"of a different run ({before!r})")
+    if differ:
+        shown = "; ".join(differ[:4])
+        more = f"; and {len(differ) - 4} more" if len(differ) > 4 else ""
+        raise _differ(out, target, force_it, f"of a different run ({shown}{more})")
 
 
 def clean_leftovers(target: str | Path) -> list[str]:
@@ -410,6 +454,7 @@ def atomic_output(
     force: bool = False,
     command: str | None = None,
     options: Mapping[str, Any] | None = None,
+    arguments: Mapping[str, Any] | None = None,
 ) -> Iterator[Path]:
     """Yield a temporary folder beside `target`; on success rename it to `target`.
 
@@ -421,7 +466,8 @@ def atomic_output(
     next run (:func:`clean_leftovers`). An existing `target` is replaced only when it holds
     the same run (same ``inputs_digest``, given `options` the same recorded options, and,
     given `command`, the same command line but for ``--force``, ``--jobs``, ``--scheduler``,
-    ``--no-progress`` and ``--cache``) or when `force` is true.
+    ``--no-progress`` and ``--cache``: its parsed `arguments` where both runs recorded them)
+    or when `force` is true.
 
     Examples
     --------
@@ -433,7 +479,9 @@ def atomic_output(
     >>> sorted(p.name for p in out.iterdir())
     ['report.md']
     """
-    target = check_target(target, inputs_digest, force=force, command=command, options=options)
+    target = check_target(
+        target, inputs_digest, force=force, command=command, options=options, arguments=arguments
+    )
     created = [p for p in target.parents if not p.exists()]  # deepest first
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

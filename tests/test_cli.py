@@ -365,6 +365,23 @@ def test_other_options_into_the_same_folder_need_force(tmp_path, capsys):
     assert main(["analyze", str(EXAMPLE), *_AB, "--alpha", "0.1", "--out", out, "--force"]) == 0
 
 
+def test_a_rerun_is_compared_by_its_parsed_arguments(tmp_path, capsys):
+    # stop 57's red team: `--alpha 0.05` (the default, written out) was refused as a
+    # different run without --force, as were the same options in another order
+    import json
+
+    out = str(tmp_path / "out")
+    assert main(["analyze", str(EXAMPLE), *_AB, "--out", out]) == 0
+    swapped = [*_AB[2:4], *_AB[:2], *_AB[4:]]  # --baseline before --treatment
+    assert main(["analyze", str(EXAMPLE), *swapped, "--alpha=.05", "--out", out]) == 0
+    assert main(["analyze", str(EXAMPLE), *_AB, "--unit", "query", "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert "different run (--unit: None there, 'query' here)" in err
+    recorded = json.loads((tmp_path / "out" / "provenance.json").read_text())
+    assert recorded["arguments"]["--alpha"] == 0.05 and "--out" not in recorded["arguments"]
+    assert recorded["command"].endswith("--alpha=.05 --out '<this folder>'")  # as typed
+
+
 def test_cli_and_api_saves_into_one_folder_follow_one_rule(tmp_path, capsys):
     # user2's review: the README's Python example replaced its CLI report without a word
     import osustat

@@ -96,6 +96,10 @@ class TestAuditCommand:
         assert (tmp_path / "out" / "report.md").read_text() == before  # left as it was
         assert main(audit_args(claims_file, EXAMPLE, "--seed", "7", *quick, "--force")) == 0
         assert (tmp_path / "out" / "report.md").read_text() != before
+        # the same run with its defaults written out: replaced (parsed arguments compared)
+        written_out = ("--seed", "7", "--level", "0.95")  # --level at its default
+        assert main(audit_args(claims_file, EXAMPLE, *written_out, *quick)) == 0
+        assert "different run" not in capsys.readouterr().err
 
     def test_json_to_stdout(self, claims_file, capsys):
         assert main(audit_args(claims_file, EXAMPLE, "--json")) == 0

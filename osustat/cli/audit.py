@@ -122,7 +122,7 @@ def audit_command(args: argparse.Namespace) -> int:
     from osustat.analyses.registry import episode_unit_benchmarks
     from osustat.audit.claims import load_claims
     from osustat.audit.run import audit
-    from osustat.provenance import Provenance, atomic_output, write_json
+    from osustat.provenance import Provenance, write_json
     from osustat.reports.audit import render_markdown
     from osustat.reports.audit_json import to_json
 
@@ -157,6 +157,7 @@ def audit_command(args: argparse.Namespace) -> int:
     prov = Provenance.for_files(
         [(r, p) for r, p in files],
         command=args.command_line,
+        arguments=args.arguments,
         seeds={"master": args.seed},
         resamples={"sign-flip": args.resamples, "bootstrap": args.bootstrap_resamples},
         exclusions=(*exclusions, *((("claims not checkable", unchecked),) if unchecked else ())),
@@ -174,9 +175,7 @@ def audit_command(args: argparse.Namespace) -> int:
     if isinstance(payload, dict):
         payload["provenance"] = prov.to_dict()
     if args.out:
-        with atomic_output(
-            args.out, inputs_digest=prov.inputs_digest, force=args.force, command=prov.command
-        ) as tmp:
+        with prov.atomic_output(args.out, force=args.force) as tmp:
             (tmp / "report.md").write_text(text + "\n", encoding="utf-8")
             write_json(tmp / "audit.json", payload)
             write_json(tmp / "provenance.json", prov.to_dict())

@@ -159,4 +159,5 @@ def _check_out(args: argparse.Namespace, digest: str | None = None) -> None:
     if getattr(args, "out", None):
         # the options are compared once the inputs are known: other inputs say so first
         command = args.command_line if digest is not None else None
-        check_target(args.out, digest, force=args.force, command=command)
+        arguments = args.arguments if digest is not None else None
+        check_target(args.out, digest, force=args.force, command=command, arguments=arguments)

@@ -137,6 +137,7 @@ def _analyze_input(args: argparse.Namespace) -> tuple[Any, Any, list[str], str]:
         print(f"osustat analyze: warning: {w}", file=sys.stderr)
     prov = Provenance(
         command=digest_prov.command,
+        arguments=args.arguments,
         inputs=digest_prov.inputs,
         exclusions=tuple(exclusions),
         versions=digest_prov.versions,
@@ -591,6 +592,33 @@ def _repeated_option(sub: argparse.ArgumentParser, given: Sequence[str]) -> str 
     return None
 
 
+#: Namespace entries that are not the command's arguments: its handler, its words, the folder
+#: it writes to (a report is the same run wherever it is written).
+_NOT_ARGUMENTS = frozenset({"func", "command_line", "arguments", "out"})
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON holds it (paths and other objects as their text)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+def _parsed_arguments(sub: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
+    """The command's arguments as parsed, defaults filled in (``Provenance.arguments``): by
+    long option string (``'--alpha'``), positionals and sub-commands by name."""
+    names = {
+        a.dest: max(a.option_strings, key=len) if a.option_strings else a.dest for a in sub._actions
+    }
+    return {
+        names.get(dest, dest): _plain(value)
+        for dest, value in sorted(vars(args).items())
+        if dest not in _NOT_ARGUMENTS
+    }
+
+
 def _list_hint(action: argparse.Action) -> str:
     """How an option takes several values, for the message refusing it given twice: a
     comma-separated list (its metavar reads ``M[,M...]``), several words (``nargs``), or
@@ -676,6 +704,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             shown.append(item)
     args.command_line = "osustat " + shlex.join(shown)
+    args.arguments = _parsed_arguments(sub, args)
     received: list[int] = []
     previous = _on_sigterm(received)
     try:

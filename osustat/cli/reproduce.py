@@ -59,6 +59,7 @@ def _request(args: argparse.Namespace) -> Any:
         progress=not args.no_progress,
         options=_given_options(args),
         command=args.command_line,
+        arguments=args.arguments,
     )
 
 

@@ -184,6 +184,8 @@ def test_jobs_and_progress_do_not_make_another_run(fake, tmp_path, capsys):
     assert fake.runs == 3
     command = json.loads((out / "provenance.json").read_text())["command"]
     assert "--jobs=2 --cache" in command  # recorded as given, not compared
+    assert main(_argv(out, "--seed", "0")) == 0  # the default seed written out: the same run
+    assert fake.runs == 4
 
 
 def test_output_is_atomic(fake, tmp_path):

@@ -129,6 +129,28 @@ def test_a_different_run_is_refused_without_force(tmp_path):
     assert check_target(out, "abc", command=how) == out  # how it ran, not what it computed
 
 
+def test_parsed_arguments_decide_where_both_runs_recorded_them(tmp_path):
+    import json
+
+    from osustat.provenance import OutputError, check_target
+
+    out = tmp_path / "out"
+    _report(out, "x")
+    before = {"command": "analyze", "--alpha": 0.05, "--jobs": 1, "records": "r.csv"}
+    recorded = {"inputs_digest": "abc", "command": "osustat analyze r.csv", "arguments": before}
+    (out / "provenance.json").write_text(json.dumps(recorded))
+    typed = "osustat analyze --alpha=.05 r.csv --jobs 2"  # other words, the same run
+    same = {**before, "--jobs": 2}
+    assert check_target(out, "abc", command=typed, arguments=same) == out
+    with pytest.raises(OutputError, match=r"different run \(--alpha: 0.05 there, 0.1 here\)"):
+        check_target(out, "abc", command=typed, arguments={**before, "--alpha": 0.1})
+    # a report without recorded arguments (written before they were): its words compared
+    recorded.pop("arguments")
+    (out / "provenance.json").write_text(json.dumps(recorded))
+    with pytest.raises(OutputError, match=r"different run \('osustat analyze r\.csv'\)"):
+        check_target(out, "abc", command=typed, arguments=same)
+
+
 def test_run_options_leave_out_how_a_run_is_carried_out():
     from osustat.provenance import _run_options
 
