@@ -102,8 +102,9 @@ class Provenance:
         correction, metrics, budgets, seed, resamples, unit, ...), compared by
         :func:`check_target` before a folder is replaced; empty when not recorded.
     arguments : dict
-        The command line as parsed: every argument of the command, defaults filled in, by
-        its option string (``'--alpha'``) or positional name; compared by
+        The command line as parsed: every argument that decides what is computed (not
+        ``--jobs``, ``--force``, ...: :func:`run_arguments`), defaults filled in, by its
+        option string (``'--alpha'``) or positional name; compared by
         :func:`check_target` instead of the command line's words, so an option given at its
         default, written ``--alpha=.05`` or in another order is the same run. Empty from
         Python and in reports written before it was recorded.
@@ -262,8 +263,9 @@ _NOT_RESULTS = {
 }
 
 
-def _run_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """Parsed arguments (:attr:`Provenance.arguments`) without those of :data:`_NOT_RESULTS`."""
+def run_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """Parsed arguments (:attr:`Provenance.arguments`) without those of :data:`_NOT_RESULTS`
+    (how a run is carried out: the same run with ``--jobs 1`` or ``2``)."""
     return {key: value for key, value in arguments.items() if key not in _NOT_RESULTS}
 
 
@@ -373,9 +375,7 @@ def _refuse_another_run(
         if API_COMMAND in (command, before):
             pass
         elif recorded.arguments and arguments:
-            differ = _differing_options(
-                _run_arguments(recorded.arguments), _run_arguments(arguments)
-            )
+            differ = _differing_options(run_arguments(recorded.arguments), run_arguments(arguments))
         elif _run_options(command) != _run_options(before):
             raise _differ(out, target, force_it, f"of a different run ({before!r})")
     if differ:

@@ -379,6 +379,7 @@ def test_a_rerun_is_compared_by_its_parsed_arguments(tmp_path, capsys):
     assert "different run (--unit: None there, 'query' here)" in err
     recorded = json.loads((tmp_path / "out" / "provenance.json").read_text())
     assert recorded["arguments"]["--alpha"] == 0.05 and "--out" not in recorded["arguments"]
+    assert "--jobs" not in recorded["arguments"]  # how it ran: the same run with --jobs 2
     assert recorded["command"].endswith("--alpha=.05 --out '<this folder>'")  # as typed
 
 

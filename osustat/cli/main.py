@@ -675,6 +675,8 @@ def _on_sigterm(received: list[int]) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     import shlex
 
+    from osustat.provenance import run_arguments
+
     parser = build_parser()
     given = list(sys.argv[1:] if argv is None else argv)
     args, unknown = parser.parse_known_args(given)
@@ -704,7 +706,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             shown.append(item)
     args.command_line = "osustat " + shlex.join(shown)
-    args.arguments = _parsed_arguments(sub, args)
+    args.arguments = run_arguments(_parsed_arguments(sub, args))
     received: list[int] = []
     previous = _on_sigterm(received)
     try:
