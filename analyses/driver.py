@@ -375,7 +375,7 @@ def _check_counts(request: Request, bench: Benchmark) -> None:
 def _provenance(bench: Benchmark, spec: RunSpec, request: Request) -> Any:
     """The run's provenance: its command, the data's SHA-256 and the settings (their digest is
     what an existing ``--out`` folder and resumed work are compared by), seeds, resamples."""
-    from osustat.provenance import Provenance
+    from osustat.provenance import Provenance, file_sha256
 
     settings = {
         "benchmark": bench.name,
@@ -396,6 +396,10 @@ def _provenance(bench: Benchmark, spec: RunSpec, request: Request) -> Any:
     }
     settings_text = json.dumps(settings, sort_keys=True)
     inputs = [*_sha_of(spec.data)]
+    # files a user gives beside the data (the shipped claims are the package's own)
+    for role, given in (("claims file", request.claims), ("grid file", request.grid)):
+        if given is not None:
+            inputs.append((role, str(given), file_sha256(given)))
     inputs.append(("settings", settings_text, hashlib.sha256(settings_text.encode()).hexdigest()))
     seeds = {"master": spec.seed}
     if spec.seeds:

@@ -838,6 +838,7 @@ class EmpiricalTiltSimulation:
                 alternative=self.alt,
                 n_resamples=self.resamples,
                 rng=np.random.default_rng([self.seed, len(self.anchors), start]),  # fresh per block
+                _exact_floor=0,  # its own sign vectors, as its tables were made with
             )
             p[rows] = [t.pvalue for t in tests]
         s = values.sum(axis=1) if self.s is self.v else self.s[index].sum(axis=1)

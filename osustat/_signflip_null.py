@@ -82,11 +82,14 @@ def tie_tolerance(d: NDArray[np.float64]) -> float:
     return 8.0 * max(d.size, 1) * _EPS * float(np.abs(d).sum())
 
 
-def choose_null(equal_magnitude: bool, m: int, n_resamples: int, j: int) -> str:
-    """Which null a column gets: from its facts (:func:`column_facts`) and `n_resamples`."""
+def choose_null(
+    equal_magnitude: bool, m: int, n_resamples: int, j: int, floor: int = EXACT_ENUMERATION_FLOOR
+) -> str:
+    """Which null a column gets: from its facts (:func:`column_facts`), `n_resamples` and the
+    number of patterns enumerated whatever `n_resamples` (`floor`)."""
     if equal_magnitude:
         return "exact-binomial"
-    if m < 63 and 2**m <= max(n_resamples, EXACT_ENUMERATION_FLOOR):
+    if m < 63 and 2**m <= max(n_resamples, floor):
         if 2**m > _MAX_ENUMERATION:
             raise ValueError(
                 f"`n_resamples` = {n_resamples} asks for exact enumeration of "

@@ -262,11 +262,33 @@ _NOT_RESULTS = {
     "--cache": True,
 }
 
+#: Options that name where further copies of a run's results go, as ``--out`` names its
+#: folder: the same run with or without them (``analyze --json FILE``, ``--records-out FILE``;
+#: ``audit --json`` prints the JSON when there is no ``--out``). Left out of the parsed
+#: arguments only: in a command line's words ``audit --json`` takes no value.
+_ELSEWHERE = frozenset({"--json", "--records-out"})
+
 
 def run_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """Parsed arguments (:attr:`Provenance.arguments`) without those of :data:`_NOT_RESULTS`
-    (how a run is carried out: the same run with ``--jobs 1`` or ``2``)."""
-    return {key: value for key, value in arguments.items() if key not in _NOT_RESULTS}
+    (how a run is carried out: the same run with ``--jobs 1`` or ``2``) and of
+    :data:`_ELSEWHERE` (where further copies go)."""
+    return {
+        key: value
+        for key, value in arguments.items()
+        if key not in _NOT_RESULTS and key not in _ELSEWHERE
+    }
+
+
+def _differing_arguments(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """:func:`_differing_options` over the arguments both runs have: one that a later
+    version added (or removed) is not a difference, else every report written before it
+    would be another run after an upgrade."""
+    before, now = run_arguments(before), run_arguments(now)
+    both = before.keys() & now.keys()
+    return _differing_options(
+        {k: before[k] for k in both}, {k: v for k, v in now.items() if k in both}
+    )
 
 
 def _run_options(command: str) -> list[str]:
@@ -375,7 +397,7 @@ def _refuse_another_run(
         if API_COMMAND in (command, before):
             pass
         elif recorded.arguments and arguments:
-            differ = _differing_options(run_arguments(recorded.arguments), run_arguments(arguments))
+            differ = _differing_arguments(recorded.arguments, arguments)
         elif _run_options(command) != _run_options(before):
             raise _differ(out, target, force_it, f"of a different run ({before!r})")
     if differ:

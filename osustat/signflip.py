@@ -116,8 +116,10 @@ class SignFlipResult:
         is small enough (``prod(n_g + 1) <= 2**20`` over groups of ``n_g`` equal
         differences: always for 0/1 metrics up to about 300 pairs, and for up to 20
         distinct values), so an exact test and its interval agree: ``p <= 1 - level`` exactly
-        when the interval excludes 0. Otherwise the test's own Monte Carlo sign vectors serve
-        every ``mu0``. Either way the interval is deterministic; ``method`` says which null
+        when the interval excludes 0. Otherwise Monte Carlo sign vectors serve every ``mu0``
+        (the test's own when the test is Monte Carlo; where the test enumerated its null but
+        many zero differences make the interval's support too large, the two can disagree
+        near the level). Either way the interval is deterministic; ``method`` says which null
         was inverted. When even the most extreme shift cannot be rejected (tiny `n`), that
         side is infinite.
 
@@ -288,6 +290,7 @@ def signflip_tests(
     alternative: str = "two-sided",
     n_resamples: int = 10_000,
     rng: Any = None,
+    _exact_floor: int = EXACT_ENUMERATION_FLOOR,
 ) -> list[SignFlipResult]:
     """Many paired sign-flip tests at once, sharing one set of random sign vectors.
 
@@ -335,7 +338,9 @@ def signflip_tests(
     columns = facts.columns
     sizes = [col.size for col in columns]
     width = max(sizes)
-    plans = _plans(facts, n_resamples)
+    # `_exact_floor`: the power engines simulate thousands of small tests with their own
+    # budget of sign vectors (their tables are reproduced with it); reports use the floor
+    plans = _plans(facts, n_resamples, _exact_floor)
     mc = [j for j, plan in enumerate(plans) if plan == "monte-carlo"]
     if n_resamples * len(mc) > _MAX_NULL_ELEMENTS:
         raise ValueError(
@@ -389,20 +394,20 @@ def signflip_tests(
     return results
 
 
-def _plans(facts: Any, n_resamples: int) -> list[str]:
+def _plans(facts: Any, n_resamples: int, floor: int) -> list[str]:
     """:func:`choose_null` of every column, array-wise; the columns it may enumerate go
     through :func:`choose_null` itself (which refuses an enumeration too large)."""
     m = facts.n_nonzero
     binomial = facts.equal_magnitude
     # 2**m <= max(n_resamples, the floor) for m < 63 (2**62 and above: every such m)
     enumerate_ = ~binomial & (m < 63)
-    top = min(max(n_resamples, EXACT_ENUMERATION_FLOOR), 2**62)
+    top = min(max(n_resamples, floor), 2**62)
     enumerate_ &= np.left_shift(np.int64(1), np.minimum(m, 62)) <= top
     plans = np.where(
         binomial, "exact-binomial", np.where(enumerate_, "exact-enumeration", "monte-carlo")
     ).tolist()
     for j in np.flatnonzero(enumerate_).tolist():
-        plans[j] = choose_null(False, int(m[j]), n_resamples, j)
+        plans[j] = choose_null(False, int(m[j]), n_resamples, j, floor)
     return plans
 
 

@@ -101,6 +101,21 @@ class TestAuditCommand:
         assert main(audit_args(claims_file, EXAMPLE, *written_out, *quick)) == 0
         assert "different run" not in capsys.readouterr().err
 
+    def test_an_edited_paper_checks_file_is_another_run(self, tmp_path, claims_file, capsys):
+        # the reviewer of stop 59: --check-paper FILE was in no digest, so editing it and
+        # rerunning replaced the report without --force
+        checks = tmp_path / "checks.toml"
+        checks.write_text((ROOT / "analyses" / "claims" / "paper_checks.toml").read_text())
+        out = str(tmp_path / "out")
+        argv = audit_args(claims_file, EXAMPLE, "--check-paper", str(checks), "--out", out)
+        argv += ["--bootstrap-resamples", "50"]
+        assert main(argv) == 0
+        assert main(argv) == 0
+        checks.write_text(checks.read_text() + "\n# edited\n")
+        capsys.readouterr()
+        assert main(argv) == 2
+        assert "different inputs" in capsys.readouterr().err
+
     def test_json_to_stdout(self, claims_file, capsys):
         assert main(audit_args(claims_file, EXAMPLE, "--json")) == 0
         payload = json.loads(capsys.readouterr().out)

@@ -154,8 +154,9 @@ def audit_command(args: argparse.Namespace) -> int:
     unchecked = result.counts()["not checkable"]
     _warn_unchecked(result, unchecked)
     preamble = _preamble(args, input_lines, records, unchecked, aliases, unmatched)
+    checks = [("paper checks", paper_path)] if paper_path is not None else []
     prov = Provenance.for_files(
-        [(r, p) for r, p in files],
+        [*((r, p) for r, p in files), *checks],  # an edited checks file: another run
         command=args.command_line,
         arguments=args.arguments,
         seeds={"master": args.seed},

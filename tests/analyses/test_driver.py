@@ -208,6 +208,24 @@ def test_a_missing_claims_file_is_an_error_naming_it_before_any_work(fake, tmp_p
     assert fake.runs == 0
 
 
+def test_an_edited_claims_file_is_another_run(fake, tmp_path):
+    # the reviewer of stop 59: a user's claims file (and --grid file) was hashed nowhere, so
+    # a rerun after editing it replaced the report without force=True
+    given = tmp_path / "mine.toml"
+    given.write_text(CLAIMS)
+    request = driver.Request("fake", tmp_path / "o", n_resamples=99, claims=given)
+    driver.reproduce(request)
+    driver.reproduce(request)  # the same file: the same run, replaced
+    given.write_text(CLAIMS + "\n# edited\n")
+    with pytest.raises(driver.UsageError, match="different inputs"):
+        driver.reproduce(request)
+    assert fake.runs == 2
+    roles = [
+        i["role"] for i in json.loads((tmp_path / "o" / "provenance.json").read_text())["inputs"]
+    ]
+    assert "claims file" in roles
+
+
 def test_a_bad_claims_file_is_an_error_before_any_work(fake, tmp_path, capsys):
     """A claims file is parsed and validated before the sweep, not after it."""
     (tmp_path / "paper.toml").write_text(CLAIMS.replace("budget = 256", 'budget = "all"', 1))

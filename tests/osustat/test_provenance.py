@@ -144,6 +144,11 @@ def test_parsed_arguments_decide_where_both_runs_recorded_them(tmp_path):
     assert check_target(out, "abc", command=typed, arguments=same) == out
     with pytest.raises(OutputError, match=r"different run \(--alpha: 0.05 there, 0.1 here\)"):
         check_target(out, "abc", command=typed, arguments={**before, "--alpha": 0.1})
+    # an argument one run has and the other lacks (added by a later version): no difference
+    assert check_target(out, "abc", command=typed, arguments={**same, "--new": 3}) == out
+    # where further copies go is not the run (analyze --json FILE, --records-out FILE)
+    elsewhere = {**same, "--json": "x.json", "--records-out": "r.csv"}
+    assert check_target(out, "abc", command=typed, arguments=elsewhere) == out
     # a report without recorded arguments (written before they were): its words compared
     recorded.pop("arguments")
     (out / "provenance.json").write_text(json.dumps(recorded))

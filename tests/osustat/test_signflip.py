@@ -192,6 +192,9 @@ class TestPairedSignflipTest:
         res = paired_signflip_test(eleven, np.zeros(11), n_resamples=999, rng=0)
         assert not res.exact and res.method == "monte-carlo" and res.n_resamples == 999
         assert paired_signflip_test(eleven, np.zeros(11), n_resamples=2048).exact
+        # the power engines keep their own budget of sign vectors (no floor)
+        (mc,) = signflip_tests([d], n_resamples=999, rng=0, _exact_floor=0)
+        assert mc.method == "monte-carlo" and mc.n_resamples == 999
 
     def test_all_zero_differences(self):
         res = paired_signflip_test([0.5, 0.5, 0.5], [0.5, 0.5, 0.5])
