@@ -19,6 +19,8 @@ from numpy.typing import NDArray
 from ._resampling import enumerated_sums, null_sums
 from ._signflip_null import (
     EXACT_ENUMERATION_FLOOR,
+    MAX_CONVOLVED_GROUP,
+    ConvolvedNull,
     binomial_pvalue,
     choose_null,
     column_facts,
@@ -116,12 +118,12 @@ class SignFlipResult:
         is small enough (``prod(n_g + 1) <= 2**20`` over groups of ``n_g`` equal
         differences: always for 0/1 metrics up to about 300 pairs, and for up to 20
         distinct values), so an exact test and its interval agree: ``p <= 1 - level`` exactly
-        when the interval excludes 0. Otherwise Monte Carlo sign vectors serve every ``mu0``
-        (the test's own when the test is Monte Carlo; where the test enumerated its null but
-        many zero differences make the interval's support too large, the two can disagree
-        near the level). Either way the interval is deterministic; ``method`` says which null
-        was inverted. When even the most extreme shift cannot be rejected (tiny `n`), that
-        side is infinite.
+        when the interval excludes 0. An exact test whose support is large only through one
+        big group (a few nonzero differences beside many zeros) is inverted exactly as well,
+        that group summed out by its binomial law (``ConvolvedNull``). Otherwise the test's
+        own Monte Carlo sign vectors serve every ``mu0``. Either way the interval is
+        deterministic; ``method`` says which null was inverted. When even the most extreme
+        shift cannot be rejected (tiny `n`), that side is infinite.
 
         Examples
         --------
@@ -141,6 +143,7 @@ class SignFlipResult:
         alpha = 1.0 - level
         values, counts_g = np.unique(d, return_counts=True)
         support = math.prod(int(c) + 1 for c in counts_g)
+        largest = int(counts_g.max())
         if support <= _MAX_CI_SUPPORT:
             # Exact: sum_i s_i (d_i - mu0) over sign vectors, grouped by equal d_i, is
             # sum_g (v_g - mu0) J_g with J_g = 2 K_g - n_g, K_g ~ Binomial(n_g, 1/2)
@@ -154,6 +157,21 @@ class SignFlipResult:
                 obs = abs(total - n * mu0)
                 hit = np.abs(sums - mu0 * counts) >= obs - tol
                 return float(weights @ hit)
+
+        elif (
+            self.exact
+            and support // (largest + 1) <= _MAX_CI_SUPPORT
+            and largest < MAX_CONVOLVED_GROUP
+        ):
+            # An exact test (a few nonzero differences beside many zeros) inverted exactly
+            # too, the largest group summed out by its binomial law: its Monte Carlo
+            # inversion could disagree with the test near the level (a Monte Carlo test
+            # keeps the inversion of its own sign vectors below, which agrees with it)
+            null = ConvolvedNull(values, counts_g)
+            method = "sign-flip inversion (exact)"
+
+            def pvalue(mu0: float) -> float:
+                return null.pvalue(mu0, abs(total - n * mu0), tie_tolerance(d - mu0))
 
         else:
             out = null_sums(

@@ -253,6 +253,42 @@ class TestPairedSignflipTest:
         narrow = paired_signflip_test(d, np.zeros(200), rng=1).confidence_interval(0.5)
         assert ci.low < narrow.low < narrow.high < ci.high
 
+    def test_convolved_null_equals_the_full_grouped_null(self):
+        # the largest group summed out by its binomial law (ConvolvedNull) against the full
+        # product of the groups' binomials, on data sets small enough for both
+        from osustat._signflip_null import ConvolvedNull, grouped_null, tie_tolerance
+
+        rng = np.random.default_rng(0)
+        for _ in range(60):
+            k = int(rng.integers(1, 7))
+            nz = np.round(rng.normal(0.3, 1, size=k), int(rng.integers(1, 3)))
+            d = np.concatenate(
+                [np.repeat(nz, rng.integers(1, 4, size=k)), np.zeros(rng.integers(0, 40))]
+            )
+            values, counts = np.unique(d, return_counts=True)
+            sums, ones, weights = grouped_null(values, counts)
+            null = ConvolvedNull(values, counts)
+            for mu0 in np.concatenate([rng.normal(d.mean(), 1, 10), values, values / 2, [0.0]]):
+                tol, obs = tie_tolerance(d - mu0), abs(d.sum() - d.size * mu0)
+                want = float(weights @ (np.abs(sums - mu0 * ones) >= obs - tol))
+                assert null.pvalue(mu0, obs, tol) == pytest.approx(want, abs=1e-12)
+
+    def test_an_exact_test_beside_many_zeros_is_inverted_exactly(self):
+        # the reviewer of stop 59: ten nonzero differences beside 1,100 zeros at
+        # n_resamples=999 made the test exact (the enumeration floor) while its interval
+        # (support 2**10 * 1101 > 2**20) stayed Monte Carlo: 7 of 400 disagreed about 0
+        rng = np.random.default_rng(1)
+        agree = 0
+        for s in range(40):
+            d = np.concatenate([rng.normal(0.55, 1, size=10), np.zeros(1100)])
+            res = signflip_tests([d], n_resamples=999, rng=s)[0]
+            ci = res.confidence_interval(0.95)
+            assert res.exact and ci.method == "sign-flip inversion (exact)"
+            agree += (res.pvalue <= 0.05) == (not ci.low <= 0 <= ci.high)
+        assert agree == 40
+        mc = signflip_tests([np.append(d, rng.normal(size=12))], n_resamples=999, rng=0)[0]
+        assert mc.confidence_interval().method == "sign-flip inversion (monte-carlo)"
+
     def test_confidence_interval_small_n_is_unbounded(self):
         ci = paired_signflip_test([0.1, 0.4, 0.2], [0, 0, 0]).confidence_interval(0.95)
         assert ci.low == -np.inf and ci.high == np.inf
