@@ -229,10 +229,15 @@ def _existing(target: Path) -> _Recorded:
 
 
 def _differing_options(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
-    """``'alpha: 0.05 there, 0.1 here'`` for each option on which two runs differ."""
+    """``'alpha: 0.05 there, 0.1 here'`` for each option on which two runs differ (an
+    option left at its default, None, as ``not given``)."""
     now = json.loads(json_text(now))  # as the other side was read back: lists, plain numbers
+
+    def shown(value: Any) -> str:
+        return "not given" if value is None else repr(value)
+
     return [
-        f"{key}: {before.get(key)!r} there, {now.get(key)!r} here"
+        f"{key}: {shown(before.get(key))} there, {shown(now.get(key))} here"
         for key in sorted({*before, *now})
         if before.get(key) != now.get(key)
     ]

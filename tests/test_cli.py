@@ -376,7 +376,7 @@ def test_a_rerun_is_compared_by_its_parsed_arguments(tmp_path, capsys):
     assert main(["analyze", str(EXAMPLE), *swapped, "--alpha=.05", "--out", out]) == 0
     assert main(["analyze", str(EXAMPLE), *_AB, "--unit", "query", "--out", out]) == 2
     err = capsys.readouterr().err
-    assert "different run (--unit: None there, 'query' here)" in err
+    assert "different run (--unit: not given there, 'query' here)" in err
     recorded = json.loads((tmp_path / "out" / "provenance.json").read_text())
     assert recorded["arguments"]["--alpha"] == 0.05 and "--out" not in recorded["arguments"]
     assert "--jobs" not in recorded["arguments"]  # how it ran: the same run with --jobs 2
