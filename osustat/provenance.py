@@ -398,13 +398,11 @@ def _refuse_another_run(
     before = recorded.command
     # command lines are compared between two of the CLI's only: parsed where both recorded
     # their arguments, else word for word
-    if not differ and command is not None and before is not None:
-        if API_COMMAND in (command, before):
-            pass
-        elif recorded.arguments and arguments:
-            differ = _differing_arguments(recorded.arguments, arguments)
-        elif _run_options(command) != _run_options(before):
-            raise _differ(out, target, force_it, f"of a different run ({before!r})")
+    cli = command is not None and before is not None and API_COMMAND not in (command, before)
+    if not differ and cli and recorded.arguments and arguments:
+        differ = _differing_arguments(recorded.arguments, arguments)
+    elif not differ and cli and _run_options(str(command)) != _run_options(str(before)):
+        raise _differ(out, target, force_it, f"of a different run ({before!r})")
     if differ:
         shown = "; ".join(differ[:4])
         more = f"; and {len(differ) - 4} more" if len(differ) > 4 else ""
