@@ -105,9 +105,11 @@ class ConvolvedNull:
             self.blocks.append((float(c), sums[sel][order], cumulative))
         n = int(counts[star])
         k = np.arange(n + 1)
+        pmf = stats.binom.pmf(k, n, 0.5)
+        kept = pmf > 0  # far tails underflow to 0 (|k - n/2| beyond ~sqrt(372 n)): no weight
         self.value = float(values[star])
-        self.j = 2.0 * k - n
-        self.pmf = stats.binom.pmf(k, n, 0.5)
+        self.j = 2.0 * k[kept] - n
+        self.pmf = pmf[kept]
 
     def pvalue(self, mu0: float, observed: float, tolerance: float) -> float:
         """``P(|T(mu0)| >= observed - tolerance)`` under the null (1 when that is <= 0)."""
