@@ -374,13 +374,16 @@ def test_a_rerun_is_compared_by_its_parsed_arguments(tmp_path, capsys):
     assert main(["analyze", str(EXAMPLE), *_AB, "--out", out]) == 0
     swapped = [*_AB[2:4], *_AB[:2], *_AB[4:]]  # --baseline before --treatment
     assert main(["analyze", str(EXAMPLE), *swapped, "--alpha=.05", "--out", out]) == 0
+    spelled = f"{EXAMPLE.parent}/./{EXAMPLE.name}"  # the same file spelled another way
+    assert main(["analyze", spelled, *_AB, "--out", out]) == 0
     assert main(["analyze", str(EXAMPLE), *_AB, "--unit", "query", "--out", out]) == 2
     err = capsys.readouterr().err
     assert "different run (--unit: not given there, 'query' here)" in err
     recorded = json.loads((tmp_path / "out" / "provenance.json").read_text())
     assert recorded["arguments"]["--alpha"] == 0.05 and "--out" not in recorded["arguments"]
     assert "--jobs" not in recorded["arguments"]  # how it ran: the same run with --jobs 2
-    assert recorded["command"].endswith("--alpha=.05 --out '<this folder>'")  # as typed
+    assert spelled in recorded["command"]  # the command as typed, its arguments normalised
+    assert recorded["arguments"]["records"] == str(EXAMPLE)
 
 
 def test_cli_and_api_saves_into_one_folder_follow_one_rule(tmp_path, capsys):

@@ -598,12 +598,15 @@ _NOT_ARGUMENTS = frozenset({"func", "command_line", "arguments", "out"})
 
 
 def _plain(value: Any) -> Any:
-    """`value` as JSON holds it (paths and other objects as their text)."""
-    if value is None or isinstance(value, bool | int | float | str):
+    """`value` as JSON holds it (paths and other objects as their text); a file or folder
+    that exists in its normal spelling (``./records.csv`` and ``records.csv`` are one
+    argument; no folder is made absolute)."""
+    if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
-    return str(value)
+    text = str(value)
+    return os.path.normpath(text) if text and os.path.exists(text) else text
 
 
 def _parsed_arguments(sub: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
