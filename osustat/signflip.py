@@ -118,7 +118,7 @@ class SignFlipResult:
         is small enough (``prod(n_g + 1) <= 2**20`` over groups of ``n_g`` equal
         differences: always for 0/1 metrics up to about 300 pairs, and for up to 20
         distinct values), so an exact test and its interval agree: ``p <= 1 - level`` exactly
-        when the interval excludes 0. An exact test whose support is large only through one
+        when the interval excludes 0. An enumerated test whose support is large only through one
         big group (a few nonzero differences beside many zeros) is inverted exactly as well,
         that group summed out by its binomial law (``ConvolvedNull``). Otherwise the test's
         own Monte Carlo sign vectors serve every ``mu0``. Either way the interval is
@@ -141,6 +141,11 @@ class SignFlipResult:
         n = d.size
         total = float(d.sum())
         alpha = 1.0 - level
+        # A shift is kept when its p exceeds alpha by more than rounding: an exact p is a
+        # dyadic k / 2**m and can equal alpha at levels such as .875, where the null's
+        # weights summed in floats read 0.12500000000000006 and kept 0 beside a test that
+        # rejects (a reviewer, 6 of 480 intervals at .75 and .875)
+        keep = alpha * (1.0 + 2.0**-40)
         values, counts_g = np.unique(d, return_counts=True)
         support = math.prod(int(c) + 1 for c in counts_g)
         largest = int(counts_g.max())
@@ -159,7 +164,7 @@ class SignFlipResult:
                 return float(weights @ hit)
 
         elif (
-            self.exact
+            self.method == "exact-enumeration"  # few nonzero differences: few blocks
             and support // (largest + 1) <= _MAX_CI_SUPPORT
             and largest < MAX_CONVOLVED_GROUP
         ):
@@ -193,14 +198,14 @@ class SignFlipResult:
         spread = float(d.max() - d.min()) or 1.0
 
         def bound(far: float) -> float:
-            if pvalue(far) > alpha:
+            if pvalue(far) > keep:
                 return math.copysign(math.inf, far - centre)
-            inside, outside = centre, far  # pvalue(inside) == 1 > alpha >= pvalue(outside)
+            inside, outside = centre, far  # pvalue(inside) == 1 > keep >= pvalue(outside)
             for _ in range(44):  # to ~1e-13 of the data's range
                 mid = 0.5 * (inside + outside)
                 if mid in (inside, outside):
                     break
-                if pvalue(mid) > alpha:
+                if pvalue(mid) > keep:
                     inside = mid
                 else:
                     outside = mid
@@ -212,7 +217,7 @@ class SignFlipResult:
         # shift breaks the ties of zero differences), where bisection can only get within
         # its precision. Take the hull with 0 when the test at 0 does not reject, so the
         # interval holds 0 exactly when the test's own p-value exceeds 1 - level.
-        if pvalue(0.0) > alpha:
+        if pvalue(0.0) > keep:
             low, high = min(low, 0.0), max(high, 0.0)
         e = self._scale_exp
         return ConfidenceInterval(

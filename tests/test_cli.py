@@ -376,6 +376,18 @@ def test_a_rerun_is_compared_by_its_parsed_arguments(tmp_path, capsys):
     assert main(["analyze", str(EXAMPLE), *swapped, "--alpha=.05", "--out", out]) == 0
     spelled = f"{EXAMPLE.parent}/./{EXAMPLE.name}"  # the same file spelled another way
     assert main(["analyze", spelled, *_AB, "--out", out]) == 0
+    # link/../records.csv where link is a symlink to real/sub names real/records.csv, not
+    # the records.csv beside link that its lexical normal form names: kept as written
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "records.csv").write_text("a")
+    (tmp_path / "records.csv").write_text("b")
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "real" / "sub", target_is_directory=True)
+    from osustat.cli.main import _plain
+
+    assert _plain(f"{link}/../records.csv") == f"{link}/../records.csv"
+    assert _plain(f"{tmp_path}/./records.csv") == str(tmp_path / "records.csv")
+    assert _plain("hit@2") == "hit@2" and _plain(0.05) == 0.05
     assert main(["analyze", str(EXAMPLE), *_AB, "--unit", "query", "--out", out]) == 2
     err = capsys.readouterr().err
     assert "different run (--unit: not given there, 'query' here)" in err

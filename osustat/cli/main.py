@@ -606,7 +606,10 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     text = str(value)
-    return os.path.normpath(text) if text and os.path.exists(text) else text
+    if not text or not os.path.exists(text):
+        return text
+    plain = os.path.normpath(text)  # lexical: kept only where it names the same file
+    return plain if os.path.realpath(plain) == os.path.realpath(text) else text
 
 
 def _parsed_arguments(sub: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:

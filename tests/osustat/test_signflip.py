@@ -289,6 +289,24 @@ class TestPairedSignflipTest:
         mc = signflip_tests([np.append(d, rng.normal(size=12))], n_resamples=999, rng=0)[0]
         assert mc.confidence_interval().method == "sign-flip inversion (monte-carlo)"
 
+    def test_a_p_equal_to_alpha_rejects_in_the_interval_too(self):
+        # a reviewer of stop 59: an exact p is dyadic and equals alpha at level .875; the
+        # null's weights summed in floats read 0.12500000000000006 > .125 and the interval
+        # kept 0 beside a test that rejects
+        d = np.concatenate([[0.42, 1.95, 0.95, -0.11, 0.22], np.zeros(2211)])
+        res = signflip_tests([d], n_resamples=999, rng=2)[0]
+        assert res.pvalue == 0.125 and res.exact
+        ci = res.confidence_interval(0.875)
+        assert not ci.low <= 0 <= ci.high
+
+    def test_a_binomial_test_with_many_ties_keeps_the_monte_carlo_interval(self):
+        # the summed-out null is for a few nonzero differences (enumerated tests): 0/1 data
+        # with thousands of wins would make thousands of blocks (a reviewer: 367 s an interval)
+        d = np.concatenate([np.ones(3000), -np.ones(50), np.zeros(400)])
+        res = signflip_tests([d], n_resamples=999, rng=0)[0]
+        assert res.method == "exact-binomial"
+        assert res.confidence_interval().method == "sign-flip inversion (monte-carlo)"
+
     def test_confidence_interval_small_n_is_unbounded(self):
         ci = paired_signflip_test([0.1, 0.4, 0.2], [0, 0, 0]).confidence_interval(0.95)
         assert ci.low == -np.inf and ci.high == np.inf
