@@ -97,7 +97,8 @@ class ConvolvedNull:
     def __init__(self, values: NDArray[np.float64], counts: NDArray[np.int64]) -> None:
         star = int(np.argmax(counts))
         sums, ones, weights = grouped_null(np.delete(values, star), np.delete(counts, star))
-        self.blocks = []
+        #: (sum_g J_g, the sums of that value sorted, their cumulative weights from 0)
+        self.blocks: list[tuple[float, NDArray[np.float64], NDArray[np.float64]]] = []
         for c in np.unique(ones):
             sel = ones == c
             order = np.argsort(sums[sel], kind="stable")
