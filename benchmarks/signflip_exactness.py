@@ -11,19 +11,26 @@ and the CHANGELOG quote, made again.
    switched off (``MAX_CONVOLVED_GROUP = 0``: the Monte Carlo inversion it replaces) and on:
    how many data sets have a p and a 95% interval that disagree about 0.
 4. **The interval's CPU.** 13 nonzero differences beside 2,000 / 20,000 / 60,000 zeros.
+5. **Levels where p can equal alpha.** An exact p is dyadic; at levels .75 and .875 it can
+   equal alpha: 120 random designs (3-8 nonzero values) beside 0, 10 and 1,500 zeros, at levels
+   .5, .75, .875, .95: how many intervals disagree with p about 0.
 
     .venv/bin/python benchmarks/signflip_exactness.py > benchmarks/results-signflip_exactness.md
 """
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.reference
+
 import osustat.signflip as signflip
 from osustat import signflip_tests
-from osustat._signflip_null import ConvolvedNull, grouped_null, tie_tolerance
+from tests.reference.convolved_null import largest_gap
 
 
 def floor() -> None:
@@ -47,22 +54,7 @@ def floor() -> None:
 
 
 def convolved() -> None:
-    rng = np.random.default_rng(0)
-    worst, shifts = 0.0, 0
-    for _ in range(200):
-        k = int(rng.integers(1, 7))
-        nz = np.round(rng.normal(0.3, 1, size=k), int(rng.integers(1, 3)))
-        d = np.concatenate(
-            [np.repeat(nz, rng.integers(1, 4, size=k)), np.zeros(rng.integers(0, 40))]
-        )
-        values, counts = np.unique(d, return_counts=True)
-        sums, ones, weights = grouped_null(values, counts)
-        null = ConvolvedNull(values, counts)
-        for mu0 in np.concatenate([rng.normal(d.mean(), 1, 20), values, values / 2, [0.0]]):
-            tol, obs = tie_tolerance(d - mu0), abs(d.sum() - d.size * mu0)
-            want = float(weights @ (np.abs(sums - mu0 * ones) >= obs - tol))
-            worst = max(worst, abs(null.pvalue(mu0, obs, tol) - want))
-            shifts += 1
+    worst, shifts = largest_gap(200, 20)
     print("\n## 2. ConvolvedNull against the full convolution\n")
     print(f"200 data sets, {shifts:,} shifts: largest |p difference| {worst:.2g}.")
 
@@ -107,6 +99,23 @@ def interval_cpu() -> None:
     signflip.MAX_CONVOLVED_GROUP = cap
 
 
+def dyadic_levels() -> None:
+    rng = np.random.default_rng(5)
+    disagree = total = 0
+    for seed in range(120):
+        nz = np.round(rng.normal(0.4, 1, int(rng.integers(3, 9))), 2)
+        for zeros in (0, 10, 1500):
+            res = signflip_tests(
+                [np.concatenate([nz, np.zeros(zeros)])], n_resamples=999, rng=seed
+            )[0]
+            for level in (0.5, 0.75, 0.875, 0.95):
+                ci = res.confidence_interval(level)
+                disagree += (res.pvalue <= 1 - level) != (not ci.low <= 0 <= ci.high)
+                total += 1
+    print("\n## 5. Intervals at levels where an exact p can equal alpha\n")
+    print(f"{disagree} of {total} intervals disagree with p about 0.")
+
+
 def main() -> None:
     print("# Where the sign-flip test and its interval are exact\n")
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -115,6 +124,7 @@ def main() -> None:
     convolved()
     agreement()
     interval_cpu()
+    dyadic_levels()
 
 
 if __name__ == "__main__":

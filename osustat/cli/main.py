@@ -594,7 +594,7 @@ def _repeated_option(sub: argparse.ArgumentParser, given: Sequence[str]) -> str 
 
 #: Namespace entries that are not the command's arguments: its handler, its words, the folder
 #: it writes to (a report is the same run wherever it is written).
-_NOT_ARGUMENTS = frozenset({"func", "command_line", "arguments", "out"})
+_NOT_ARGUMENTS = frozenset({"func", "command_line", "out"})
 
 
 def _plain(value: Any) -> Any:
