@@ -208,10 +208,12 @@ class _Recorded(NamedTuple):
     command: str | None = None
     options: dict[str, Any] | None = None
     arguments: dict[str, Any] | None = None
+    files: dict[str, str] | None = None  # each input file's path as recorded -> its SHA-256
 
 
 def _existing(target: Path) -> _Recorded:
-    """The inputs digest, command, options and arguments of the report in `target`."""
+    """The inputs digest, command, options, arguments and input files of the report in
+    `target`."""
     try:
         data = json.loads((target / PROVENANCE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -220,11 +222,18 @@ def _existing(target: Path) -> _Recorded:
         return _Recorded()
     digest, command = data.get("inputs_digest"), data.get("command")
     options, arguments = data.get("options"), data.get("arguments")
+    inputs = data.get("inputs")
+    files: dict[str, str] = {}
+    for row in inputs if isinstance(inputs, list) else []:
+        path, sha = (row.get("path"), row.get("sha256")) if isinstance(row, dict) else (0, 0)
+        if isinstance(path, str) and path and isinstance(sha, str):
+            files[path] = files[os.path.normpath(path)] = sha  # as written; as arguments are
     return _Recorded(
         digest if isinstance(digest, str) else None,
         command if isinstance(command, str) else None,
         options if isinstance(options, dict) else None,
         arguments if isinstance(arguments, dict) else None,
+        files,
     )
 
 
@@ -285,15 +294,38 @@ def run_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _differing_arguments(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+def _differing_arguments(
+    before: Mapping[str, Any], now: Mapping[str, Any], files: Mapping[str, str] | None = None
+) -> list[str]:
     """:func:`_differing_options` over the arguments both runs have: one that a later
     version added (or removed) is not a difference, else every report written before it
-    would be another run after an upgrade."""
+    would be another run after an upgrade. An argument naming input files (`files`: the
+    earlier run's recorded paths and their SHA-256) is the same where it names files of the
+    same content now, however spelled (``records.csv`` and ``/home/me/records.csv``): the
+    inputs digest already compared them by content."""
     before, now = run_arguments(before), run_arguments(now)
-    both = before.keys() & now.keys()
+    both = {k for k in before.keys() & now.keys() if not _same_files(before[k], now[k], files)}
     return _differing_options(
         {k: before[k] for k in both}, {k: v for k, v in now.items() if k in both}
     )
+
+
+def _same_files(before: Any, now: Any, files: Mapping[str, str] | None) -> bool:
+    """Whether two spellings of an argument name the same input files, one by one: each
+    earlier path among the earlier run's hashed inputs, each present one an existing file
+    of that content. Hashes only where the spellings differ."""
+    if before == now or not files:
+        return False  # equal values need no files; the comparison says they are equal
+    was, is_ = (before, now) if isinstance(before, list) else ([before], [now])
+    if not isinstance(is_, list) or len(was) != len(is_):
+        return False
+    return all(a == b or _same_file(a, b, files) for a, b in zip(was, is_, strict=True))
+
+
+def _same_file(was: Any, is_: Any, files: Mapping[str, str]) -> bool:
+    if not (isinstance(was, str) and isinstance(is_, str)) or was not in files:
+        return False
+    return os.path.isfile(is_) and file_sha256(is_) == files[was]
 
 
 def _run_options(command: str) -> list[str]:
@@ -400,7 +432,7 @@ def _refuse_another_run(
     # their arguments, else word for word
     cli = command is not None and before is not None and API_COMMAND not in (command, before)
     if not differ and cli and recorded.arguments and arguments:
-        differ = _differing_arguments(recorded.arguments, arguments)
+        differ = _differing_arguments(recorded.arguments, arguments, recorded.files)
     elif not differ and cli and _run_options(str(command)) != _run_options(str(before)):
         raise _differ(out, target, force_it, f"of a different run ({before!r})")
     if differ:

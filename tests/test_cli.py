@@ -374,6 +374,9 @@ def test_a_rerun_is_compared_by_its_parsed_arguments(tmp_path, capsys):
     assert main(["analyze", str(EXAMPLE), *_AB, "--out", out]) == 0
     swapped = [*_AB[2:4], *_AB[:2], *_AB[4:]]  # --baseline before --treatment
     assert main(["analyze", str(EXAMPLE), *swapped, "--alpha=.05", "--out", out]) == 0
+    with pytest.MonkeyPatch.context() as mp:  # relative where it was absolute: its content
+        mp.chdir(EXAMPLE.parent)
+        assert main(["analyze", EXAMPLE.name, *_AB, "--out", out]) == 0
     spelled = f"{EXAMPLE.parent}/./{EXAMPLE.name}"  # the same file spelled another way
     assert main(["analyze", spelled, *_AB, "--out", out]) == 0
     # link/../records.csv where link is a symlink to real/sub names real/records.csv, not

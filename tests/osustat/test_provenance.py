@@ -156,6 +156,37 @@ def test_parsed_arguments_decide_where_both_runs_recorded_them(tmp_path):
         check_target(out, "abc", command=typed, arguments=same)
 
 
+def test_an_input_file_named_another_way_is_the_same_argument(tmp_path, monkeypatch):
+    # stop 59's open item: records.csv and /home/me/records.csv read as two runs; an argument
+    # naming the earlier run's hashed inputs is compared by content, one file at a time
+    import json
+
+    from osustat.provenance import OutputError, check_target, file_sha256
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "other.csv").write_text("a,b\n1,3\n")
+    (tmp_path / "grid.toml").write_text("x = 1\n")
+    out = tmp_path / "out"
+    _report(out, "x")
+    before = {"records": "r.csv", "--reference": ["r.csv"], "--grid": "grid.toml"}
+    inputs = [{"role": "records", "path": "./r.csv", "sha256": file_sha256("r.csv")}]
+    recorded = {"inputs_digest": "abc", "command": "osustat analyze r.csv"}
+    recorded |= {"arguments": before, "inputs": inputs}
+    (out / "provenance.json").write_text(json.dumps(recorded))
+    typed = "osustat analyze /abs/r.csv"
+    absolute = str(tmp_path / "r.csv")
+    same = {**before, "records": absolute, "--reference": [absolute]}
+    assert check_target(out, "abc", command=typed, arguments=same) == out
+    with pytest.raises(OutputError, match=r"different run \(records: 'r.csv' there"):
+        check_target(out, "abc", command=typed, arguments={**same, "records": "other.csv"})
+    with pytest.raises(OutputError, match=r"--reference: \['r.csv'\] there"):
+        check_target(out, "abc", command=typed, arguments={**same, "--reference": [absolute] * 2})
+    # a file the run did not hash as an input keeps the comparison of its spelling
+    with pytest.raises(OutputError, match=r"--grid: 'grid.toml' there"):
+        check_target(out, "abc", command=typed, arguments={**same, "--grid": "./x/../grid.toml"})
+
+
 def test_run_options_leave_out_how_a_run_is_carried_out():
     from osustat.provenance import _run_options
 
