@@ -292,6 +292,7 @@ def plan(request: Request) -> Plan:
     shortcuts, options = benchmark_options(bench, request.options)
     try:
         choices = bench.choices.resolve((*request.choices, *shortcuts))
+        request = replace(request, arguments=_choices_as_run(request, bench))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     encoder_backend = _encoder_backend(bench, request, choices)
@@ -345,6 +346,18 @@ def plan(request: Request) -> Plan:
     except OutputError as exc:
         raise UsageError(str(exc)) from None
     return Plan(bench, spec, request, prov, grid)
+
+
+def _choices_as_run(request: Request, bench: Benchmark) -> dict[str, Any]:
+    """The parsed arguments with ``--choice`` as the choices it sets away from their
+    defaults, sorted: a choice written out at its default, or the assignments in another
+    order, are the same run (each name may be given once)."""
+    arguments = dict(request.arguments)
+    if "--choice" in arguments:
+        given = bench.choices.resolve(request.choices)
+        defaults = bench.choices.defaults()
+        arguments["--choice"] = [f"{k}={v}" for k, v in sorted(given.items()) if v != defaults[k]]
+    return arguments
 
 
 def _check_counts(request: Request, bench: Benchmark) -> None:

@@ -255,6 +255,11 @@ def test_reproduce_synthetic_is_atomic_with_provenance(tmp_path):
     header = next(line for line in text.splitlines() if line.startswith("Command: `"))
     assert header.startswith(f"Command: `{prov['command']}` (master seed 0")
     assert f"- Command: `{prov['command']}`." in text
+    # a choice written out at its default is the same run; one set away from it is not
+    assert main([*args, "--resamples", "50", "--no-progress", "--choice", "layout=spread"]) == 0
+    recorded = json.loads((out / "provenance.json").read_text())["arguments"]
+    assert recorded["--choice"] == []
+    assert main([*args, "--resamples", "50", "--choice", "layout=segment"]) == 2
 
 
 # -- issue 35 items 9-11: interruptions, other options, gzipped qrels ---------------------

@@ -133,6 +133,17 @@ class TestAuditCommand:
         assert "- Excluded claims: 0 not checkable" in text
         assert "- Aliases applied to the records: `mine` → `osu-mem`." in text
 
+    def test_aliases_in_another_order_are_the_same_run(self, tmp_path, claims_file, capsys):
+        out = str(tmp_path / "out")
+        pairs = [("--alias", "osu-mem=mine"), ("--alias", "flat-vector=theirs")]
+        fast = ("--out", out, "--bootstrap-resamples", "50")
+        assert main(audit_args(claims_file, EXAMPLE, *fast, *pairs[0], *pairs[1])) == 0
+        assert main(audit_args(claims_file, EXAMPLE, *fast, *pairs[1], *pairs[0])) == 0
+        assert main(audit_args(claims_file, EXAMPLE, *fast, *pairs[0])) == 2
+        assert "different run (--alias: ['flat-vector=theirs', 'osu-mem=mine'] there" in (
+            capsys.readouterr().err
+        )
+
     def test_paper_claims_against_the_example_records(self, tmp_path):
         out = tmp_path / "paper"
         aliases = {"example": "tau-bench", "osu-mem": "OSU-Mem", "flat-vector": "Flat Vector"}

@@ -131,6 +131,8 @@ def audit_command(args: argparse.Namespace) -> int:
     _prob(args.level, "--level")
     check_option_count(args.seed, "--seed", 0, 2**63 - 1)
     aliases = _aliases(args.alias)
+    # a mapping (an OLD given once): the same run whatever the order of its pairs
+    args.arguments = {**args.arguments, "--alias": [f"{k}={v}" for k, v in sorted(aliases.items())]}
     claims_path = _claims_input(args.claims, "claims")
     paper_path = None
     if args.check_paper is not None:  # checked before any work, like the claims file
