@@ -342,6 +342,7 @@ def plan(request: Request) -> Plan:
             force=request.force,
             command=request.command,
             arguments=request.arguments or None,
+            keep=prov.input_files(),
         )
     except OutputError as exc:
         raise UsageError(str(exc)) from None

@@ -150,7 +150,13 @@ class Provenance:
             command=self.command,
             options=self.options or None,
             arguments=self.arguments or None,
+            keep=self.input_files(),
         )
+
+    def input_files(self) -> list[tuple[str, str]]:
+        """``(role, path)`` of each input that is a file (not the settings text some runs
+        hash beside their files): what :func:`check_target` must never delete."""
+        return [(role, path) for role, path, _ in self.inputs if os.path.isfile(path)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -359,6 +365,7 @@ def check_target(
     options: Mapping[str, Any] | None = None,
     arguments: Mapping[str, Any] | None = None,
     python: bool | None = None,
+    keep: Sequence[tuple[str, str | Path | None]] = (),
 ) -> Path:
     """Refuse an output path that cannot or must not be replaced; call before any work.
 
@@ -368,16 +375,20 @@ def check_target(
     Leftovers of an interrupted replacement beside `target` are cleaned first, and said
     (:func:`clean_leftovers`).
 
+    `keep` names the files the run reads or writes elsewhere, ``(role, path)`` (its inputs,
+    ``--records-out``, ``--json``): a `target` that is or holds one of them is refused even
+    with `force`, since replacing the folder would delete it.
+
     Raises
     ------
     OutputError
-        `target` is a file; or a non-empty folder that is not an osustat output, or holds a
-        different run -- other inputs, or (given `options`) other recorded options, or (given
-        `command`, two command lines) another command line -- unless `force`; or its parent
-        cannot be created. Options are compared whoever saved either report (the CLI or the
-        Python API), command lines only between two of the CLI's: their parsed `arguments`
-        where both runs recorded them (an option at its default is the same run), else their
-        words.
+        `target` is or holds a file of `keep`; or `target` is a file; or a non-empty folder
+        that is not an osustat output, or holds a different run -- other inputs, or (given
+        `options`) other recorded options, or (given `command`, two command lines) another
+        command line -- unless `force`; or its parent cannot be created. Options are
+        compared whoever saved either report (the CLI or the Python API), command lines only
+        between two of the CLI's: their parsed `arguments` where both runs recorded them (an
+        option at its default is the same run), else their words.
     """
     target = Path(target)
     # a Python caller (`save(out, force=...)`, `osustat.reproduce`) is told its arguments
@@ -389,6 +400,7 @@ def check_target(
             f"{out} {str(target)!r} is the current folder or holds it; a report replaces "
             "its whole folder, so give it a folder of its own (e.g. 'report')."
         )
+    _refuse_holding(target, keep, out)
     clean_leftovers(target)
     if target.exists() and not target.is_dir():
         raise OutputError(f"{out} {str(target)!r} is an existing file, not a folder.")
@@ -398,6 +410,21 @@ def check_target(
     if parent.exists() and not parent.is_dir():
         raise OutputError(f"{out} {str(target)!r}: {str(parent)!r} is not a folder.")
     return target
+
+
+def _refuse_holding(target: Path, keep: Sequence[tuple[str, str | Path | None]], out: str) -> None:
+    """:func:`check_target`'s refusal of a `target` that is or holds a file of `keep`."""
+    where = target.resolve()
+    for role, path in keep:
+        if path is None or str(path) in ("", "-"):
+            continue
+        resolved = Path(path).resolve()
+        if resolved == where or where in resolved.parents:
+            raise OutputError(
+                f"{out} {str(target)!r} holds the {role} {str(path)!r}: a report replaces its "
+                "whole folder, so writing it there would delete that file; write the report "
+                "to a folder of its own."
+            )
 
 
 def _differ(out: str, target: Path, force_it: str, what: str) -> OutputError:
@@ -512,6 +539,7 @@ def atomic_output(
     command: str | None = None,
     options: Mapping[str, Any] | None = None,
     arguments: Mapping[str, Any] | None = None,
+    keep: Sequence[tuple[str, str | Path | None]] = (),
 ) -> Iterator[Path]:
     """Yield a temporary folder beside `target`; on success rename it to `target`.
 
@@ -524,7 +552,10 @@ def atomic_output(
     the same run (same ``inputs_digest``, given `options` the same recorded options, and,
     given `command`, the same command line but for ``--force``, ``--jobs``, ``--scheduler``,
     ``--no-progress`` and ``--cache``: its parsed `arguments` where both runs recorded them)
-    or when `force` is true.
+    or when `force` is true; never when it holds a file of `keep` (:func:`check_target`).
+    Files of the existing `target` that the new report does not write (a user's own, or an
+    older version's) are never deleted silently: without `force` the replacement is refused
+    naming them (the old report stays), with `force` each removal is a ``UserWarning``.
 
     Examples
     --------
@@ -537,7 +568,13 @@ def atomic_output(
     ['report.md']
     """
     target = check_target(
-        target, inputs_digest, force=force, command=command, options=options, arguments=arguments
+        target,
+        inputs_digest,
+        force=force,
+        command=command,
+        options=options,
+        arguments=arguments,
+        keep=keep,
     )
     created = [p for p in target.parents if not p.exists()]  # deepest first
     try:
@@ -551,6 +588,7 @@ def atomic_output(
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
+        _check_removals(target, tmp, force, command)
         with _signals_held():  # old or new report complete, whatever signal arrives
             if target.exists():
                 old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
@@ -568,6 +606,40 @@ def atomic_output(
         shutil.rmtree(tmp, ignore_errors=True)
         _remove_empty(created)
         raise
+
+
+def _check_removals(target: Path, tmp: Path, force: bool, command: str | None) -> None:
+    """Refuse (without `force`) or say (with it) the replacement of `target` by `tmp` where
+    `target` holds files that `tmp` does not: they would be deleted."""
+    if not target.is_dir():
+        return
+    gone = sorted(
+        str(p.relative_to(target))
+        for p in target.rglob("*")
+        if not p.is_dir() and not (tmp / p.relative_to(target)).exists()
+    )
+    if not gone:
+        return
+    shown = ", ".join(repr(g) for g in gone[:5]) + (
+        f" and {len(gone) - 5} more" if len(gone) > 5 else ""
+    )
+    if not force:
+        out, force_it = (
+            ("`out`", "force=True") if command == API_COMMAND else ("`--out`", "--force")
+        )
+        raise OutputError(
+            f"{out} {str(target)!r} holds {len(gone)} file(s) this report does not write "
+            f"({shown}); replacing the folder would delete them: move them out, or pass "
+            f"{force_it} to delete them. The report there is left as it was."
+        )
+    import warnings
+
+    warnings.warn(
+        f"replacing {str(target)!r} deletes {len(gone)} file(s) this report does not write "
+        f"({shown}).",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _remove_empty(folders: list[Path]) -> None:

@@ -406,6 +406,33 @@ def test_a_rerun_is_compared_by_its_parsed_arguments(tmp_path, capsys):
     assert recorded["arguments"]["records"] == str(EXAMPLE)
 
 
+def test_an_out_folder_holding_what_the_run_reads_or_writes_is_refused(tmp_path, capsys):
+    # a red team (stop 60): `analyze rep/records.csv --out rep` deleted its own input, and a
+    # --records-out inside --out was lost on the next run; import --force overwrote its input
+    import shutil
+
+    rep = tmp_path / "rep"
+    assert main(["analyze", str(EXAMPLE), *_AB, "--out", str(rep)]) == 0
+    shutil.copy(EXAMPLE, rep / "records.csv")
+    for force in ([], ["--force"]):
+        assert main(["analyze", str(rep / "records.csv"), *_AB, "--out", str(rep), *force]) == 2
+        assert "holds the records " in capsys.readouterr().err
+    assert (rep / "records.csv").exists()
+    inside = ["--records-out", str(rep / "x.csv")]
+    assert main(["analyze", str(EXAMPLE), *_AB, "--out", str(rep), *inside]) == 2
+    assert "holds the --records-out " in capsys.readouterr().err
+    # a file of the user's there: refused without --force, said with it
+    assert main(["analyze", str(EXAMPLE), *_AB, "--out", str(rep)]) == 2
+    assert "holds 1 file(s) this report does not write ('records.csv')" in capsys.readouterr().err
+    assert main(["analyze", str(EXAMPLE), *_AB, "--out", str(rep), "--force"]) == 0
+    assert "deletes 1 file(s) this report does not write" in capsys.readouterr().err
+    mine = tmp_path / "mine.csv"
+    mine.write_text("x")
+    assert main(["import", f"zep={mine}", "--out", str(mine), "--force"]) == 2
+    assert "is the zep file this import reads" in capsys.readouterr().err
+    assert mine.read_text() == "x"
+
+
 def test_cli_and_api_saves_into_one_folder_follow_one_rule(tmp_path, capsys):
     # user2's review: the README's Python example replaced its CLI report without a word
     import osustat

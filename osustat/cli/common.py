@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -160,4 +161,31 @@ def _check_out(args: argparse.Namespace, digest: str | None = None) -> None:
         # the options are compared once the inputs are known: other inputs say so first
         command = args.command_line if digest is not None else None
         arguments = args.arguments if digest is not None else None
-        check_target(args.out, digest, force=args.force, command=command, arguments=arguments)
+        check_target(
+            args.out,
+            digest,
+            force=args.force,
+            command=command,
+            arguments=arguments,
+            keep=_files_of(args),
+        )
+
+
+def _files_of(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The files a command's arguments name, ``(argument, path)``: those it reads (any
+    argument naming an existing file) and those it writes beside ``--out``
+    (``--records-out``, ``--json`` FILE) -- none may lie in the folder ``--out`` replaces."""
+    read = [
+        (key, value)
+        for key, value in getattr(args, "arguments", {}).items()
+        if isinstance(value, str) and os.path.isfile(value)
+    ]
+    written = [
+        (flag, value)
+        for flag, value in (
+            ("--records-out", getattr(args, "records_out", None)),
+            ("--json", getattr(args, "json", None)),
+        )
+        if isinstance(value, str) and value not in ("", "-")
+    ]
+    return read + written

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,25 @@ from osustat.cli.inputs import file_in_the_way, write_file_atomically
 __all__ = ["add_import_parser"]
 
 _SUFFIXES = (".parquet", ".csv", ".jsonl")
+
+
+def _refuse_overwriting_an_input(
+    args: argparse.Namespace, systems: dict[str, str], out: Path
+) -> None:
+    """`--out` naming a file the import reads (a system's file, a mapping, the benchmark's
+    data) is refused even with --force: it would be overwritten."""
+    mappings = name_pairs(args.reader, "--reader", "SYSTEM=MAPPING")
+    read = [
+        *((f"{name} file", file) for name, file in systems.items()),
+        *((f"--reader {name} mapping", file) for name, file in mappings.items()),
+        ("--data file", args.data),
+    ]
+    for role, file in read:
+        if file and os.path.isfile(file) and Path(file).resolve() == out.resolve():
+            raise UsageError(
+                f"`--out` {args.out!r} is the {role} this import reads; writing the records "
+                "there would overwrite it: give another file name."
+            )
 
 
 def _readers(systems: dict[str, str], given: dict[str, str]) -> dict[str, Any]:
@@ -157,6 +177,7 @@ def _import(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix not in _SUFFIXES:
         raise UsageError(f"`--out` must end in {', '.join(_SUFFIXES)}; got {args.out!r}.")
+    _refuse_overwriting_an_input(args, systems, out)
     if out.is_dir() or (out.exists() and not args.force):
         raise UsageError(f"`--out` {args.out!r} exists; pass --force to replace it.")
     if (blocked := file_in_the_way(out)) is not None:

@@ -239,3 +239,58 @@ def test_a_python_callers_refusal_names_its_argument_not_the_cli_flag(tmp_path):
         check_target(tmp_path / "full", None, command=API_COMMAND)
     with pytest.raises(OutputError, match=r"^`--out` .* pass --force to replace it"):
         check_target(tmp_path / "full", None, command="osustat analyze r.csv --out full")
+
+
+def test_a_folder_holding_an_input_is_never_replaced(tmp_path):
+    # a red team (stop 60): `analyze rep/records.csv --out rep` deleted the records it read,
+    # without --force where rep held "the same run", and with it otherwise
+    from osustat.provenance import OutputError, Provenance, check_target
+
+    out = tmp_path / "rep"
+    _report(out, "old")
+    (out / "provenance.json").write_text('{"inputs_digest": "abc"}')
+    (out / "data").mkdir()
+    (out / "data" / "records.csv").write_text("a,b\n")
+    inside = str(out / "data" / "records.csv")
+    for force in (False, True):
+        with pytest.raises(OutputError, match=r"holds the records '.*records\.csv'.* delete"):
+            check_target(out, "abc", force=force, keep=[("records", inside)])
+    with pytest.raises(OutputError, match=r"holds the --records-out '.*new\.csv'"):
+        check_target(out, "abc", keep=[("--records-out", str(out / "new.csv"))])
+    assert check_target(out, "abc", force=True, keep=[("records", str(tmp_path / "x"))]) == out
+    # a Provenance passes its input files (not the settings text some runs hash beside them)
+    prov = Provenance.for_files([("records", inside)], command="osustat analyze")
+    prov = Provenance(command=prov.command, inputs=(*prov.inputs, ("settings", "{}", "0")))
+    assert prov.input_files() == [("records", inside)]
+    with pytest.raises(OutputError, match="holds the records"):
+        with prov.atomic_output(out, force=True):
+            pass
+    assert (out / "data" / "records.csv").exists()
+
+
+def test_files_a_report_does_not_write_are_not_deleted_silently(tmp_path):
+    from osustat.provenance import API_COMMAND, OutputError
+
+    out = tmp_path / "rep"
+    with atomic_output(out) as tmp:
+        (tmp / "report.md").write_text("first")
+        (tmp / "provenance.json").write_text('{"inputs_digest": "abc"}')
+    (out / "mine.txt").write_text("notes")
+    (out / "sub").mkdir()
+    (out / "sub" / "fig.png").write_text("x")
+    message = r"`--out` '.*rep' holds 2 file\(s\) this report does not write \('mine.txt', 'sub/"
+    with pytest.raises(OutputError, match=message):
+        with atomic_output(out, inputs_digest="abc") as tmp:  # the same run
+            (tmp / "report.md").write_text("second")
+            (tmp / "provenance.json").write_text('{"inputs_digest": "abc"}')
+    assert (out / "report.md").read_text() == "first" and (out / "mine.txt").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["rep"]  # no temporary folder left
+    with pytest.raises(OutputError, match=r"^`out` .* pass force=True to delete them"):
+        with atomic_output(out, command=API_COMMAND) as tmp:
+            (tmp / "report.md").write_text("second")
+            (tmp / "provenance.json").write_text('{"inputs_digest": "abc"}')
+    with pytest.warns(UserWarning, match=r"deletes 2 file\(s\) this report does not write"):
+        with atomic_output(out, force=True) as tmp:
+            (tmp / "report.md").write_text("second")
+            (tmp / "provenance.json").write_text('{"inputs_digest": "abc"}')
+    assert sorted(p.name for p in out.iterdir()) == ["provenance.json", "report.md"]
