@@ -144,6 +144,22 @@ def _jsonl(path: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
 #: A records CSV's columns read as text: ids compare as written, never as numbers.
 _ID_TEXT = {c: str for c in ("benchmark", "episode_id", "query_id", "method", "metric", "cell")}
 
+#: pandas' default missing-value words (its ``read_csv`` documentation), for a records CSV's
+#: other columns: a value written ``NA`` (R) or ``nan`` is missing, an id ``None`` or ``NA``
+#: is a name, as the retrievals and TREC readers and osustat's own ``--records-out`` keep it.
+_NA_WORDS = (
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+    "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+)  # fmt: skip
+
+
+def _records_csv_options(path: Path) -> dict[str, Any]:
+    """``read_csv`` options of a records CSV: id columns as written (only an empty cell is
+    missing), the others with pandas' missing-value words."""
+    columns = pd.read_csv(path, encoding="utf-8", nrows=0).columns
+    na = {c: [""] if c in _ID_TEXT else list(_NA_WORDS) for c in columns}
+    return {"dtype": _ID_TEXT, "keep_default_na": False, "na_values": na}
+
 
 def _read(
     path: Path, name: str, *, text: bool, fmt: str | None = None
@@ -164,7 +180,7 @@ def _read(
             # records: ids as written ('007' and '7' are two queries, as in TREC); else
             # every cell as text
             options: dict[str, Any] = (
-                {"dtype": str, "keep_default_na": False} if text else {"dtype": _ID_TEXT}
+                {"dtype": str, "keep_default_na": False} if text else _records_csv_options(path)
             )
             df = pd.read_csv(path, encoding="utf-8", **options)
             df.index = pd.RangeIndex(2, 2 + len(df))

@@ -200,6 +200,33 @@ class TestPaired:
         assert set(back["query_id"]) == {"007", "7", "08"}
         assert paired(back, "osu", "flat", metric="hit@2", budget=256).n == 6
 
+    def test_csv_ids_that_read_like_missing_values_are_names(self, tmp_path):
+        # a red team (stop 60): a baseline named 'None' (or query ids 'NA', 'null', 'nan')
+        # read as missing -- osustat could not read back its own --records-out file
+        from osustat import load_records
+
+        df = make_records()
+        df["method"] = df["method"].map({"osu": "osu", "flat": "None"})
+        df["query_id"] = df["query_id"].map({"q0": "NA", "q1": "null", "q2": "nan"})
+        df.to_csv(tmp_path / "r.csv", index=False)
+        back = load_records(tmp_path / "r.csv")
+        assert set(back["method"]) == {"osu", "None"}
+        assert set(back["query_id"]) == {"NA", "null", "nan"}
+        assert paired(back, "osu", "None", metric="hit@2", budget=256).n == 6
+        # a value written NA (R's missing value) is still missing, and an empty id too
+        text = (tmp_path / "r.csv").read_text().splitlines()
+        head = text[0].split(",")
+        row = text[1].split(",")
+        row[head.index("value")] = "NA"
+        (tmp_path / "v.csv").write_text("\n".join([text[0], ",".join(row), *text[2:]]))
+        with pytest.raises(ValueError, match=r"`value` has NaN or infinite entries on lines 2\."):
+            load_records(tmp_path / "v.csv")
+        row = text[1].split(",")
+        row[head.index("method")] = ""
+        (tmp_path / "m.csv").write_text("\n".join([text[0], ",".join(row), *text[2:]]))
+        with pytest.raises(ValueError, match=r"`method` has missing values on lines 2\."):
+            load_records(tmp_path / "m.csv")
+
     def test_unpaired_query_ids_that_carry_their_episode_are_printed_as_stored(self):
         # LoCoMo's query ids (conv-30/qa0) already name the conversation: the message printed
         # 'conv-30/conv-30/qa0', a key found nowhere in the records
