@@ -404,7 +404,8 @@ def trec_lines(path: Path, what: str, n_fields: int) -> list[tuple[int, list[str
         if not fields:
             continue
         if len(fields) != n_fields:
-            expected = "qid Q0 docid rank score tag" if what == "run" else "qid iteration docid rel"
+            # by the layout asked for (`what` may be an import's "sysA run")
+            expected = "qid Q0 docid rank score tag" if n_fields == 6 else "qid iteration docid rel"
             raise ValueError(
                 f"{prefix}, line {no}: expected {n_fields} whitespace-separated fields "
                 f"({expected}); got {len(fields)}: {line.strip()!r}."

@@ -456,6 +456,10 @@ def test_a_trec_run_against_turn_ids_becomes_hit_and_recall(tmp_path):
     (tmp_path / "run.trec").write_text("c1/qa0 Q0 D1:4 1 0.2 a\nc1/qa0 Q0 D1:9 2 0.1 b\n")
     with pytest.raises(ValueError, match=r"run.trec', line 2: a second run tag 'b'"):
         _records(tmp_path / "run.trec", str(tmp_path / "m.toml"), "sys")
+    # a red team (stop 60): a 7-field line was told the qrels layout
+    (tmp_path / "run.trec").write_text("c1/qa0 Q0 D1:4 1 0.2 a extra\n")
+    with pytest.raises(ValueError, match=r"line 1: expected 6 .*\(qid Q0 docid rank score tag\)"):
+        _records(tmp_path / "run.trec", str(tmp_path / "m.toml"), "sys")
 
 
 def test_one_shared_conversation_gives_no_conversation_level_p(tmp_path):
