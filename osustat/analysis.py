@@ -423,6 +423,12 @@ def _plan(
     notes: list[str] = []
     if metrics is None:  # the default, every metric: those every compared method has
         pairs, notes = _shared_pairs(df, methods, pairs, kind)
+        if "tokens" not in ms and "tokens" in set(df["metric"].unique().tolist()):
+            notes.append(
+                "Not analysed by default: `tokens` (the retrieved context's token cost, not a "
+                "measure of quality); name it with --metric tokens (`metrics=['tokens']`) to "
+                "compare it."
+            )
         if unit == "episode":  # and, at the episode unit, on two episodes or more
             pairs, few = _episode_testable(df, methods, pairs, kind)
             notes += few

@@ -315,6 +315,19 @@ def test_a_rows_numbers_do_not_depend_on_the_other_metrics_asked_for(records):
     assert any(p is not None and p not in (0, 1) for _, p, _ in alone)  # Monte Carlo p's
 
 
+def test_the_token_cost_left_out_by_default_is_named(records):
+    # a red team (stop 60): `tokens` rows were left out of the default without a word
+    tokens = records[records["metric"] == "recall"].assign(metric="tokens", value=100.0)
+    both = pd.concat([records, tokens], ignore_index=True)
+    res = run(both, metrics=None, budgets=[128])
+    assert [c.metric for c in res.comparisons] == ["hit@2", "recall"]
+    [note] = [n for n in res.input_notes if n.startswith("Not analysed by default: `tokens`")]
+    assert "--metric tokens" in note and note in res.to_markdown()
+    named = run(both, metrics=["hit@2", "tokens"], budgets=[128])
+    assert not any("`tokens`" in n for n in named.input_notes)
+    assert not any("`tokens`" in n for n in run(records, metrics=None, budgets=[128]).input_notes)
+
+
 def test_the_default_metrics_are_those_every_compared_method_has(records):
     """Systems' files score different metrics (mem0's bleu and f1 beside the judge's grade
     Zep's file alone has): `analyze` without `metrics` failed on the first metric one method
