@@ -155,7 +155,8 @@ def _write(path: Path, records: Any, notes: list[str]) -> None:
             from osustat.io.reading import IMPORT_NOTES_KEY
 
             table = pa.Table.from_pandas(records, preserve_index=False)
-            meta = {**(table.schema.metadata or {}), IMPORT_NOTES_KEY: json.dumps({"lines": notes})}
+            said = json.dumps({"lines": notes, "rows": len(records)})  # rows: to tell an edit
+            meta = {**(table.schema.metadata or {}), IMPORT_NOTES_KEY: said}
             pq.write_table(table.replace_schema_metadata(meta), tmp)
         elif path.suffix == ".csv":
             records.to_csv(tmp, index=False)

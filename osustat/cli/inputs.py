@@ -122,7 +122,7 @@ def input_notes(
         from osustat.io.reading import import_notes
 
         notes = [f"Records: {path_label} ({n_rows:,} rows; none dropped on reading)."]
-        said = import_notes(path) if path is not None else []
+        said = import_notes(path, n_rows) if path is not None else []
         if said:
             notes.append(
                 "As `osustat import` wrote these records (kept in the file):"

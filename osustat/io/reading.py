@@ -282,9 +282,12 @@ def load_records(path: str | Path) -> pd.DataFrame:
 IMPORT_NOTES_KEY = b"osustat.import"
 
 
-def import_notes(path: str | Path) -> list[str]:
+def import_notes(path: str | Path, n_rows: int | None = None) -> list[str]:
     """The lines ``osustat import`` kept in a records Parquet file's metadata, else none
-    (CSV and JSON Lines carry no metadata; a file not written by import has none)."""
+    (CSV and JSON Lines carry no metadata; a file not written by import has none). Given the
+    `n_rows` read from the file, notes of a file whose rows changed since import (filtered
+    with pyarrow, the metadata kept) are replaced by one line saying so: they describe other
+    rows."""
     path = Path(path)
     if path.suffix.lower() not in (".parquet", ".pq"):
         return []
@@ -297,11 +300,20 @@ def import_notes(path: str | Path) -> list[str]:
     if raw is None:
         return []
     try:
-        lines = json.loads(raw)["lines"]
+        said = json.loads(raw)
+        lines = said["lines"]
         if not isinstance(lines, list):
             raise TypeError
     except (ValueError, KeyError, TypeError):
         return [f"(its notes under the metadata key {IMPORT_NOTES_KEY.decode()!r} cannot be read)"]
+    rows = said.get("rows")
+    if n_rows is not None and isinstance(rows, int) and rows != n_rows:
+        return [
+            f"(not repeated: the file held {rows:,} rows when `osustat import` wrote it and "
+            f"holds {n_rows:,} now -- it was changed since, so what import said of its "
+            "coverage describes other rows; import the systems' files again for notes that "
+            "match)"
+        ]
     return [str(x) for x in lines]
 
 

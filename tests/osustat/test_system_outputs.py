@@ -661,6 +661,24 @@ def test_intersection_keeps_the_questions_every_system_answered_and_counts_the_r
     )
     assert "\n    - zep: dropped 2 questions not every system answered" in head
     assert "'c1/qa0'" in head
+    # a red team (stop 60): rows filtered with pyarrow (its metadata kept) still showed the
+    # import's coverage; notes that describe other rows are not repeated, and that is said
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(tmp_path / "shared.parquet")
+    kept = table.filter(pc.not_equal(table["method"], "mem0"))
+    kept = kept.filter(pc.not_equal(kept["query_id"], kept["query_id"][0]))
+    pq.write_table(kept, tmp_path / "f.parquet")  # the schema's metadata kept
+    from osustat.io.reading import import_notes
+
+    said = import_notes(tmp_path / "f.parquet", kept.num_rows)
+    assert len(said) == 1 and said[0].startswith(
+        f"(not repeated: the file held {len(shared):,} rows when `osustat import` wrote it and "
+        f"holds {kept.num_rows:,} now"
+    )
+    assert import_notes(tmp_path / "shared.parquet", len(shared))[0].startswith("zep: 5 answers")
+    assert import_notes(tmp_path / "f.parquet")[0].startswith("zep: 5 answers")  # not checked
 
 
 def test_cli_refuses_a_benchmark_without_a_question_table(tmp_path, capsys):
