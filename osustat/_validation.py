@@ -302,7 +302,13 @@ class Problems:
     def __init__(self, what: str, limit: int = 20) -> None:
         self.what, self.limit = what, limit
         self.messages: list[str] = []
+        self.hints: list[str] = []  # what many of the problems have in common, said first
         self.count = 0
+
+    def hint(self, text: str) -> None:
+        """A diagnosis of several problems (one answer missing shifts a hundred), printed
+        before them when any is raised."""
+        self.hints.append(text)
 
     @contextlib.contextmanager
     def collect(self) -> Iterator[None]:
@@ -314,12 +320,15 @@ class Problems:
                 self.messages.append(str(exc))
 
     def raise_any(self) -> None:
+        said = "".join(f"\n  {h}" for h in self.hints) if self.count else ""
         if self.count == 1:
-            raise ValueError(self.messages[0])
+            raise ValueError(self.messages[0] + said)
         if self.count:
             more = f"\n  ... and {self.count - self.limit} more" if self.count > self.limit else ""
             raise ValueError(
-                f"{self.count} problems in {self.what}:\n  - " + "\n  - ".join(self.messages) + more
+                f"{self.count} problems in {self.what}:{said}\n  - "
+                + "\n  - ".join(self.messages)
+                + more
             )
 
 

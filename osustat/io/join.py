@@ -321,6 +321,8 @@ def join_answers(
         if problems is None
         else problems
     )
+    for hint in _shifts(answers, index, mapping, system):
+        found.hint(hint)
     for a, q in _match(answers, index, mapping, found):
         with found.collect():
             _check(a, q, mapping)
@@ -358,6 +360,51 @@ def join_answers(
         warnings=_warnings(mapping),
     )
     return Joined(pd.DataFrame(rows), coverage)
+
+
+def _shifts(answers: Sequence[Answer], index: _Index, m: Mapping, system: str) -> list[str]:
+    """Per conversation joined by position with its texts: where, from one answer on, each
+    answer's text is that of the next question (an answer missing before it) or of the one
+    before (an extra answer), the diagnosis of the text mismatches that follow, with the
+    mapping that joins such a file. Only when 3 or more mismatches and 90% of them agree."""
+    if m.question != "position" or not m.text_field:
+        return []
+    by_conv: dict[str, list[tuple[Answer, int]]] = defaultdict(list)
+    for a in answers:
+        try:
+            conv = index.conversation(a, m)
+        except ValueError:
+            continue
+        if a.text is not None and a.position is not None:
+            by_conv[conv].append((a, a.position))
+    out = []
+    for conv, group in by_conv.items():
+        asked = {_position(q, m): q for q in index.by_conv[conv]}
+        text = {k: normalize_text(q.text) for k, q in asked.items() if k is not None}
+        wrong = [(a, k) for a, k in group if text.get(k) != normalize_text(a.text or "")]
+        if len(wrong) < 3:
+            continue
+        for step, what in ((1, "missing before"), (-1, "extra at or before")):
+            fits = [a for a, k in wrong if text.get(k + step) == normalize_text(a.text or "")]
+            if len(fits) >= 0.9 * len(wrong):
+                first, k = min(wrong, key=lambda x: x[1])
+                which = f" ({asked[k].query_id} has no answer)" if step == 1 else ""
+                out.append(
+                    f"{system}, conversation {conv}: from {first.where} on, {len(fits)} of the "
+                    f"{len(wrong)} answers whose text differs carry the text of the "
+                    f"{'next' if step == 1 else 'previous'} question: one answer seems "
+                    f'{what} it{which}. A copy of the mapping with `question = "text"` '
+                    "(the shipped ones are in osustat/io/mappings/), given as --reader "
+                    f"{system}=FILE, joins each answer by its own question's text and counts "
+                    "an unanswered question (docs/systems.md)."
+                )
+                break
+    return out
+
+
+def _position(q: BenchmarkQuestion, m: Mapping) -> int | None:
+    """A question's position as the mapping counts them (None: not counted)."""
+    return q.position if m.position_counts == "all" else q.answerable_position
 
 
 def _warnings(m: Mapping) -> tuple[str, ...]:

@@ -917,3 +917,47 @@ def test_unreadable_import_notes_are_said_not_a_traceback(tmp_path):
         ]
     pq.write_table(table, tmp_path / "r.parquet")
     assert import_notes(tmp_path / "r.parquet") == []
+
+
+@pytest.mark.parametrize(
+    ("asked", "said"),
+    [
+        ([0, 1, 2, 4, 5, 6, 7], "one answer seems missing before it (c0/qa3 has no answer)"),
+        ([0, 1, 2, 2, 3, 4, 5, 6], "previous question: one answer seems extra at or before it"),
+    ],
+    ids=["missing", "extra"],
+)
+def test_one_answer_missing_or_extra_mid_list_is_diagnosed(asked, said):
+    # a red team (stop 60): one answer deleted from the middle of a list gave 146 text
+    # mismatches, none saying why, and no hint of the mapping that imports such a file
+    from osustat.io.outputs import Answer
+
+    texts = [f"Question number {k}?" for k in range(8)]
+    table = QuestionTable(
+        "bench",
+        ("c0",),
+        tuple(
+            BenchmarkQuestion("c0", f"c0/qa{k}", k, k, t, ("cat1",), None, (), None, {})
+            for k, t in enumerate(texts)
+        ),
+    )
+    where = "zep file 'z.json', conversation 'locomo_experiment_user_0', answer {}"
+    answers = [
+        Answer(where.format(k), "0", k, None, texts[q], {"judge": 1.0}, None, {})
+        for k, q in enumerate(asked)
+    ]
+    with pytest.raises(ValueError) as err:
+        join_answers(answers, table, load_mapping("zep"), system="zep")
+    message = str(err.value)
+    hint = message.splitlines()[1]
+    assert hint.startswith("  zep, conversation c0: from zep file 'z.json', conversation ")
+    assert "answer 3 on" in hint and said in hint and "--reader zep=FILE" in hint
+    assert message.startswith(f"{len(asked) - 3} problems in zep's answers")
+    # two stray mismatches are no shift: no diagnosis
+    answers = [
+        Answer(where.format(k), "0", k, None, texts[q], {"judge": 1.0}, None, {})
+        for k, q in enumerate([0, 5, 2, 6, 4])
+    ]
+    with pytest.raises(ValueError) as err:
+        join_answers(answers, table, load_mapping("zep"), system="zep")
+    assert "seems" not in str(err.value)
