@@ -678,6 +678,21 @@ def _on_sigterm(received: list[int]) -> Any:
     return signal.signal(signal.SIGTERM, handler)
 
 
+def _intermixed(
+    sub: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]
+) -> list[str]:
+    """Words argparse left over because an option came between them and the command's one
+    list positional (``import a=A --reader a=zep b=B``): appended to that positional, as
+    ``parse_intermixed_args`` would (which does not support sub-commands). Returns the
+    words still unrecognized."""
+    lists = [a for a in sub._actions if not a.option_strings and a.nargs in ("+", "*")]
+    if len(lists) != 1 or not unknown or any(w.startswith("-") for w in unknown):
+        return unknown
+    dest = lists[0].dest
+    setattr(args, dest, [*(getattr(args, dest) or []), *unknown])
+    return []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import shlex
 
@@ -686,9 +701,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     given = list(sys.argv[1:] if argv is None else argv)
     args, unknown = parser.parse_known_args(given)
-    if unknown:  # the sub-command's usage and error, not the top level's (exit 2)
-        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     sub = _command_parser(parser, args)
+    unknown = _intermixed(sub, args, unknown)
+    if unknown:  # the sub-command's usage and error, not the top level's (exit 2)
+        sub.error(f"unrecognized arguments: {' '.join(unknown)}")
     repeated = _repeated_option(sub, given)
     if repeated:  # argparse keeps the last silently: --metric hit@2 --metric recall
         sub.error(

@@ -588,6 +588,19 @@ def test_the_next_step_names_the_query_unit_for_the_cells(tmp_path, capsys, monk
         "osustat analyze " + str(tmp_path / "r3.csv") + " --treatment zep,mem0,mine --all-pairs"
         in err
     )
+    # an option between the systems (a red team, stop 60: "unrecognized arguments: mem0=..."):
+    # the same records
+    mixed = ["import", argv[1], "--reader", "mine=zep", *argv[2:]]
+    mixed[mixed.index(str(tmp_path / "r3.csv"))] = str(tmp_path / "r4.csv")
+    assert mixed.index("--reader") < mixed.index(argv[3])  # mine=... after the option
+    assert main(mixed) == 0
+    capsys.readouterr()
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "r3.csv"), pd.read_csv(tmp_path / "r4.csv")
+    )
+    with pytest.raises(SystemExit):  # argparse's exit 2: other commands are as they were
+        main(["analyze", str(tmp_path / "r3.csv"), "stray"])
+    assert "unrecognized arguments: stray" in capsys.readouterr().err
 
 
 def test_out_in_a_missing_folder_is_created_and_a_file_in_the_way_named(
