@@ -608,6 +608,11 @@ def atomic_output(
         raise
 
 
+#: Files a desktop's file browser leaves in a folder it showed: no one's work, replaced with
+#: the folder without a word.
+_DESKTOP_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", ".directory"})
+
+
 def _check_removals(target: Path, tmp: Path, force: bool, command: str | None) -> None:
     """Refuse (without `force`) or say (with it) the replacement of `target` by `tmp` where
     `target` holds files that `tmp` does not: they would be deleted."""
@@ -616,7 +621,9 @@ def _check_removals(target: Path, tmp: Path, force: bool, command: str | None) -
     gone = sorted(
         str(p.relative_to(target))
         for p in target.rglob("*")
-        if not p.is_dir() and not (tmp / p.relative_to(target)).exists()
+        if not p.is_dir()
+        and p.name not in _DESKTOP_FILES
+        and not (tmp / p.relative_to(target)).exists()
     )
     if not gone:
         return

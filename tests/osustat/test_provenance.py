@@ -276,6 +276,7 @@ def test_files_a_report_does_not_write_are_not_deleted_silently(tmp_path):
         (tmp / "report.md").write_text("first")
         (tmp / "provenance.json").write_text('{"inputs_digest": "abc"}')
     (out / "mine.txt").write_text("notes")
+    (out / ".DS_Store").write_text("a file browser's")  # not counted: no one's work
     (out / "sub").mkdir()
     (out / "sub" / "fig.png").write_text("x")
     message = r"`--out` '.*rep' holds 2 file\(s\) this report does not write \('mine.txt', 'sub/"
