@@ -292,7 +292,6 @@ def plan(request: Request) -> Plan:
     shortcuts, options = benchmark_options(bench, request.options)
     try:
         choices = bench.choices.resolve((*request.choices, *shortcuts))
-        request = replace(request, arguments=_choices_as_run(request, bench))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     encoder_backend = _encoder_backend(bench, request, choices)
@@ -336,29 +335,25 @@ def plan(request: Request) -> Plan:
     bench.check(spec)
     prov = _provenance(bench, spec, request)
     try:
+        # the digest covers what is computed: the data's hashes and the settings (choices,
+        # options, seeds, retrievers) as resolved, so `--choice layout=spread`, `--layout
+        # spread` and neither are one run; the command's words are not compared
         check_target(
             request.out,
             prov.inputs_digest,
             force=request.force,
-            command=request.command,
-            arguments=request.arguments or None,
-            keep=prov.input_files(),
+            python=request.command == API_COMMAND,
+            keep=_kept(prov, request),
         )
     except OutputError as exc:
         raise UsageError(str(exc)) from None
     return Plan(bench, spec, request, prov, grid)
 
 
-def _choices_as_run(request: Request, bench: Benchmark) -> dict[str, Any]:
-    """The parsed arguments with ``--choice`` as the choices it sets away from their
-    defaults, sorted: a choice written out at its default, or the assignments in another
-    order, are the same run (each name may be given once)."""
-    arguments = dict(request.arguments)
-    if "--choice" in arguments:
-        given = bench.choices.resolve(request.choices)
-        defaults = bench.choices.defaults()
-        arguments["--choice"] = [f"{k}={v}" for k, v in sorted(given.items()) if v != defaults[k]]
-    return arguments
+def _kept(prov: Any, request: Request) -> list[tuple[str, Any]]:
+    """What the run's `--out` must not hold: its inputs, and the embedding cache it reads and
+    writes while it works."""
+    return [*prov.input_files(), ("--cache folder", request.cache)]
 
 
 def _check_counts(request: Request, bench: Benchmark) -> None:
@@ -405,7 +400,7 @@ def _provenance(bench: Benchmark, spec: RunSpec, request: Request) -> Any:
         },
         "retrievers": [r.source or r.name for r in spec.retrievers],
         "sensitivity": bool(request.sensitivity),
-        "grid": request.grid,
+        "grid": request.grid is not None,  # its content is hashed as the grid file
         "encoder_backend": spec.encoder_backend,
     }
     settings_text = json.dumps(settings, sort_keys=True)
@@ -758,7 +753,7 @@ def reproduce(request: Request) -> ReproduceResult:
 
 
 def _run(checked: Plan) -> ReproduceResult:
-    from osustat.provenance import write_json
+    from osustat.provenance import API_COMMAND, atomic_output, write_json
     from osustat.reports.audit import render_markdown
     from osustat.reports.user_methods import render_user_methods, render_user_tests
 
@@ -769,7 +764,14 @@ def _run(checked: Plan) -> ReproduceResult:
         checked.provenance,
     )
     start = time.perf_counter()
-    with prov.atomic_output(request.out, force=request.force) as tmp:
+    # the inputs digest decides (see `plan`): not the command's words or parsed arguments
+    with atomic_output(
+        request.out,
+        inputs_digest=prov.inputs_digest,
+        force=request.force,
+        keep=_kept(prov, request),
+        python=request.command == API_COMMAND,
+    ) as tmp:
         sensitivity = None
         if checked.grid is not None:
             sensitivity = _sensitivity(bench, checked.grid, spec, tmp / "sensitivity", request)

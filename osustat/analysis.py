@@ -423,7 +423,9 @@ def _plan(
     notes: list[str] = []
     if metrics is None:  # the default, every metric: those every compared method has
         pairs, notes = _shared_pairs(df, methods, pairs, kind)
-        if "tokens" not in ms and "tokens" in set(df["metric"].unique().tolist()):
+        compared = {x for pair in methods for x in pair}
+        tokens = df[df["metric"] == "tokens"]
+        if "tokens" not in ms and tokens["method"].isin(compared).any():
             notes.append(
                 "Not analysed by default: `tokens` (the retrieved context's token cost, not a "
                 "measure of quality); name it with --metric tokens (`metrics=['tokens']`) to "

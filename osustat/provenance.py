@@ -154,9 +154,9 @@ class Provenance:
         )
 
     def input_files(self) -> list[tuple[str, str]]:
-        """``(role, path)`` of each input that is a file (not the settings text some runs
-        hash beside their files): what :func:`check_target` must never delete."""
-        return [(role, path) for role, path, _ in self.inputs if os.path.isfile(path)]
+        """``(role, path)`` of each input that is a file or folder (not the settings text
+        some runs hash beside them): what :func:`check_target` must never delete."""
+        return [(role, path) for role, path, _ in self.inputs if os.path.exists(path)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -329,9 +329,18 @@ def _same_files(before: Any, now: Any, files: Mapping[str, str] | None) -> bool:
 
 
 def _same_file(was: Any, is_: Any, files: Mapping[str, str]) -> bool:
-    if not (isinstance(was, str) and isinstance(is_, str)) or was not in files:
+    """One value of :func:`_same_files`: a path, or ``NAME=PATH`` (``--run bm25=a.run``)
+    with the same name."""
+    if not (isinstance(was, str) and isinstance(is_, str)):
         return False
-    return os.path.isfile(is_) and file_sha256(is_) == files[was]
+    if was not in files and "=" in was and "=" in is_:
+        (name, was), (other, is_) = was.split("=", 1), is_.split("=", 1)
+        if name != other:
+            return False
+    if was not in files and os.path.normpath(was) not in files:
+        return False
+    want = files.get(was, files.get(os.path.normpath(was)))
+    return os.path.isfile(is_) and file_sha256(is_) == want
 
 
 def _run_options(command: str) -> list[str]:
@@ -382,7 +391,9 @@ def check_target(
     Raises
     ------
     OutputError
-        `target` is or holds a file of `keep`; or `target` is a file; or a non-empty folder
+        `target` is or holds a file of `keep`; or (unless `force`: then a ``UserWarning``)
+        holds files its report did not write (:data:`OUTPUTS_KEY`); or `target` is a file;
+        or a non-empty folder
         that is not an osustat output, or holds a different run -- other inputs, or (given
         `options`) other recorded options, or (given `command`, two command lines) another
         command line -- unless `force`; or its parent cannot be created. Options are
@@ -392,8 +403,7 @@ def check_target(
     """
     target = Path(target)
     # a Python caller (`save(out, force=...)`, `osustat.reproduce`) is told its arguments
-    api = command == API_COMMAND if python is None else python
-    out, force_it = ("`out`", "force=True") if api else ("`--out`", "--force")
+    out, force_it = _words(command, python)
     here = Path.cwd().resolve()
     if target.resolve() == here or target.resolve() in here.parents:
         raise OutputError(
@@ -406,10 +416,18 @@ def check_target(
         raise OutputError(f"{out} {str(target)!r} is an existing file, not a folder.")
     if target.is_dir() and any(target.iterdir()) and not force:
         _refuse_another_run(target, inputs_digest, command, options, arguments, (out, force_it))
+    _refuse_foreign_files(target, force, (out, force_it), warn=False)  # said when replaced
     parent = target.parent
     if parent.exists() and not parent.is_dir():
         raise OutputError(f"{out} {str(target)!r}: {str(parent)!r} is not a folder.")
     return target
+
+
+def _words(command: str | None, python: bool | None) -> tuple[str, str]:
+    """How the caller names the output and the force: ``out`` and ``force=True`` for Python
+    (`python`, else when `command` is the API's), ``--out`` and ``--force`` otherwise."""
+    api = command == API_COMMAND if python is None else python
+    return ("`out`", "force=True") if api else ("`--out`", "--force")
 
 
 def _refuse_holding(target: Path, keep: Sequence[tuple[str, str | Path | None]], out: str) -> None:
@@ -420,11 +438,96 @@ def _refuse_holding(target: Path, keep: Sequence[tuple[str, str | Path | None]],
             continue
         resolved = Path(path).resolve()
         if resolved == where or where in resolved.parents:
+            read = os.path.exists(path)  # an input (or a cache) there now; else a file to write
             raise OutputError(
                 f"{out} {str(target)!r} holds the {role} {str(path)!r}: a report replaces its "
-                "whole folder, so writing it there would delete that file; write the report "
-                "to a folder of its own."
+                + (
+                    "whole folder, so writing it there would delete it; write the report to a "
+                    "folder of its own."
+                    if read
+                    else "whole folder, so the next report written there would delete it; "
+                    f"write the {role} beside the folder."
+                )
             )
+
+
+#: Files a desktop's file browser leaves in a folder it showed: no one's work, replaced with
+#: the folder without a word.
+_DESKTOP_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", ".directory"})
+
+#: The key of ``provenance.json`` under which :func:`atomic_output` lists the files the report
+#: wrote (paths relative to its folder), so a later replacement tells them from a user's own.
+OUTPUTS_KEY = "outputs"
+
+
+def _foreign_files(target: Path) -> list[str]:
+    """The files of an existing report folder that its report did not write (a user's notes,
+    a copy of an input, a cache): every file but those its ``provenance.json`` lists under
+    :data:`OUTPUTS_KEY`, itself and a file browser's. None for a folder whose report did not
+    list its files (written before they were listed)."""
+    try:
+        data = json.loads((target / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    written = data.get(OUTPUTS_KEY) if isinstance(data, dict) else None
+    if not isinstance(written, list):
+        return []
+    known = {*map(str, written), PROVENANCE_FILE}
+    return sorted(
+        rel
+        for p in target.rglob("*")
+        if not p.is_dir()
+        and p.name not in _DESKTOP_FILES
+        and (rel := p.relative_to(target).as_posix()) not in known
+    )
+
+
+def _refuse_foreign_files(
+    target: Path, force: bool, words: tuple[str, str], *, warn: bool = True
+) -> None:
+    """:func:`check_target`'s refusal (without `force`; with it and `warn`, a
+    ``UserWarning``) of a report folder holding files its report did not write: replacing it
+    would delete them."""
+    if not target.is_dir():
+        return
+    gone = _foreign_files(target)
+    if not gone:
+        return
+    out, force_it = words
+    shown = ", ".join(map(repr, gone[:5])) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+    if not force:
+        raise OutputError(
+            f"{out} {str(target)!r} holds {len(gone)} file(s) its report did not write "
+            f"({shown}); replacing the folder would delete them: move them out, or pass "
+            f"{force_it} to delete them."
+        )
+    if warn:
+        import warnings
+
+        warnings.warn(
+            f"replacing {str(target)!r} deletes {len(gone)} file(s) its report did not write "
+            f"({shown}).",
+            UserWarning,
+            stacklevel=2,
+        )
+
+
+def _record_outputs(tmp: Path) -> None:
+    """List the files of the finished report in `tmp` in its ``provenance.json`` (when it
+    has one) under :data:`OUTPUTS_KEY`."""
+    path = tmp / PROVENANCE_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(data, dict):
+        return
+    data[OUTPUTS_KEY] = sorted(
+        p.relative_to(tmp).as_posix()
+        for p in tmp.rglob("*")
+        if not p.is_dir() and p.name != PROVENANCE_FILE
+    )
+    write_json(path, data)
 
 
 def _differ(out: str, target: Path, force_it: str, what: str) -> OutputError:
@@ -540,6 +643,7 @@ def atomic_output(
     options: Mapping[str, Any] | None = None,
     arguments: Mapping[str, Any] | None = None,
     keep: Sequence[tuple[str, str | Path | None]] = (),
+    python: bool | None = None,
 ) -> Iterator[Path]:
     """Yield a temporary folder beside `target`; on success rename it to `target`.
 
@@ -553,9 +657,10 @@ def atomic_output(
     given `command`, the same command line but for ``--force``, ``--jobs``, ``--scheduler``,
     ``--no-progress`` and ``--cache``: its parsed `arguments` where both runs recorded them)
     or when `force` is true; never when it holds a file of `keep` (:func:`check_target`).
-    Files of the existing `target` that the new report does not write (a user's own, or an
-    older version's) are never deleted silently: without `force` the replacement is refused
-    naming them (the old report stays), with `force` each removal is a ``UserWarning``.
+    The finished report's files are listed in its ``provenance.json`` (``outputs``), so a
+    later replacement tells them from files a user put there: those are never deleted
+    silently -- refused before any work without `force` (naming them), each deletion a
+    ``UserWarning`` with it (:func:`check_target`).
 
     Examples
     --------
@@ -575,7 +680,9 @@ def atomic_output(
         options=options,
         arguments=arguments,
         keep=keep,
+        python=python,
     )
+    _refuse_foreign_files(target, force, _words(command, python))  # with force: said, once
     created = [p for p in target.parents if not p.exists()]  # deepest first
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -588,7 +695,7 @@ def atomic_output(
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
-        _check_removals(target, tmp, force, command)
+        _record_outputs(tmp)
         with _signals_held():  # old or new report complete, whatever signal arrives
             if target.exists():
                 old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
@@ -606,47 +713,6 @@ def atomic_output(
         shutil.rmtree(tmp, ignore_errors=True)
         _remove_empty(created)
         raise
-
-
-#: Files a desktop's file browser leaves in a folder it showed: no one's work, replaced with
-#: the folder without a word.
-_DESKTOP_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", ".directory"})
-
-
-def _check_removals(target: Path, tmp: Path, force: bool, command: str | None) -> None:
-    """Refuse (without `force`) or say (with it) the replacement of `target` by `tmp` where
-    `target` holds files that `tmp` does not: they would be deleted."""
-    if not target.is_dir():
-        return
-    gone = sorted(
-        str(p.relative_to(target))
-        for p in target.rglob("*")
-        if not p.is_dir()
-        and p.name not in _DESKTOP_FILES
-        and not (tmp / p.relative_to(target)).exists()
-    )
-    if not gone:
-        return
-    shown = ", ".join(repr(g) for g in gone[:5]) + (
-        f" and {len(gone) - 5} more" if len(gone) > 5 else ""
-    )
-    if not force:
-        out, force_it = (
-            ("`out`", "force=True") if command == API_COMMAND else ("`--out`", "--force")
-        )
-        raise OutputError(
-            f"{out} {str(target)!r} holds {len(gone)} file(s) this report does not write "
-            f"({shown}); replacing the folder would delete them: move them out, or pass "
-            f"{force_it} to delete them. The report there is left as it was."
-        )
-    import warnings
-
-    warnings.warn(
-        f"replacing {str(target)!r} deletes {len(gone)} file(s) this report does not write "
-        f"({shown}).",
-        UserWarning,
-        stacklevel=4,
-    )
 
 
 def _remove_empty(folders: list[Path]) -> None:

@@ -255,11 +255,15 @@ def test_reproduce_synthetic_is_atomic_with_provenance(tmp_path):
     header = next(line for line in text.splitlines() if line.startswith("Command: `"))
     assert header.startswith(f"Command: `{prov['command']}` (master seed 0")
     assert f"- Command: `{prov['command']}`." in text
-    # a choice written out at its default is the same run; one set away from it is not
+    # a choice written out at its default (or by its shortcut) is the same run; one set away
+    # from it is not: reproduce compares the resolved settings, not the words
     assert main([*args, "--resamples", "50", "--no-progress", "--choice", "layout=spread"]) == 0
-    recorded = json.loads((out / "provenance.json").read_text())["arguments"]
-    assert recorded["--choice"] == []
+    assert main([*args, "--resamples", "50", "--no-progress", "--layout", "spread"]) == 0
     assert main([*args, "--resamples", "50", "--choice", "layout=segment"]) == 2
+    # the embedding cache inside --out (a reviewer: deleted by every replacement, or refused
+    # after the whole run): refused before any work
+    cache = ["--cache", str(out / "cache"), "--resamples", "50"]
+    assert main([*args, *cache]) == 2 and not (out / "cache").exists()
 
 
 # -- issue 35 items 9-11: interruptions, other options, gzipped qrels ---------------------
@@ -420,12 +424,22 @@ def test_an_out_folder_holding_what_the_run_reads_or_writes_is_refused(tmp_path,
     assert (rep / "records.csv").exists()
     inside = ["--records-out", str(rep / "x.csv")]
     assert main(["analyze", str(EXAMPLE), *_AB, "--out", str(rep), *inside]) == 2
-    assert "holds the --records-out " in capsys.readouterr().err
+    err = capsys.readouterr().err  # refused before it is written: the message says why
+    assert "holds the --records-out " in err and "the next report written there would" in err
+    assert not (rep / "x.csv").exists()
     # a file of the user's there: refused without --force, said with it
     assert main(["analyze", str(EXAMPLE), *_AB, "--out", str(rep)]) == 2
-    assert "holds 1 file(s) this report does not write ('records.csv')" in capsys.readouterr().err
+    assert "holds 1 file(s) its report did not write ('records.csv')" in capsys.readouterr().err
     assert main(["analyze", str(EXAMPLE), *_AB, "--out", str(rep), "--force"]) == 0
-    assert "deletes 1 file(s) this report does not write" in capsys.readouterr().err
+    assert "deletes 1 file(s) its report did not write" in capsys.readouterr().err
+    # a named run file inside --out is found before any work (a reviewer: only at the save)
+    run = rep / "a.run"
+    run.write_text("q1 Q0 d1 1 1.0 x\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    trec = ["analyze", "--run", f"a={run}", "--run", f"b={run}", "--qrels", str(qrels)]
+    assert main([*trec, "--treatment", "a", "--baseline", "b", "--out", str(rep)]) == 2
+    assert "holds the --run " in capsys.readouterr().err
     mine = tmp_path / "mine.csv"
     mine.write_text("x")
     assert main(["import", f"zep={mine}", "--out", str(mine), "--force"]) == 2

@@ -176,9 +176,12 @@ def _files_of(args: argparse.Namespace) -> list[tuple[str, str]]:
     argument naming an existing file) and those it writes beside ``--out``
     (``--records-out``, ``--json`` FILE) -- none may lie in the folder ``--out`` replaces."""
     read = [
-        (key, value)
+        (key, path)
         for key, value in getattr(args, "arguments", {}).items()
-        if isinstance(value, str) and os.path.isfile(value)
+        for item in (value if isinstance(value, list) else [value])
+        if isinstance(item, str)
+        for path in dict.fromkeys((item, item.partition("=")[2]))  # NAME=PATH: its path
+        if path and os.path.exists(path)
     ]
     written = [
         (flag, value)

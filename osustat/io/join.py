@@ -387,19 +387,42 @@ def _shifts(answers: Sequence[Answer], index: _Index, m: Mapping, system: str) -
         for step, what in ((1, "missing before"), (-1, "extra at or before")):
             fits = [a for a, k in wrong if text.get(k + step) == normalize_text(a.text or "")]
             if len(fits) >= 0.9 * len(wrong):
-                first, k = min(wrong, key=lambda x: x[1])
-                which = f" ({asked[k].query_id} has no answer)" if step == 1 else ""
-                out.append(
-                    f"{system}, conversation {conv}: from {first.where} on, {len(fits)} of the "
-                    f"{len(wrong)} answers whose text differs carry the text of the "
-                    f"{'next' if step == 1 else 'previous'} question: one answer seems "
-                    f'{what} it{which}. A copy of the mapping with `question = "text"` '
-                    "(the shipped ones are in osustat/io/mappings/), given as --reader "
-                    f"{system}=FILE, joins each answer by its own question's text and counts "
-                    "an unanswered question (docs/systems.md)."
-                )
+                out.append(_shift_hint(system, conv, group, wrong, len(fits), step, what, asked))
                 break
     return out
+
+
+def _shift_hint(
+    system: str,
+    conv: str,
+    group: list[tuple[Answer, int]],
+    wrong: list[tuple[Answer, int]],
+    fits: int,
+    step: int,
+    what: str,
+    asked: dict[int | None, BenchmarkQuestion],
+) -> str:
+    """:func:`_shifts`' sentence for one conversation: every answer shifted from the first
+    (the positions counted from another base), or one answer missing or extra."""
+    first, k = min(wrong, key=lambda x: x[1])
+    head = (
+        f"{system}, conversation {conv}: from {first.where} on, {fits} of the {len(wrong)} "
+        f"answers whose text differs carry the text of the {'next' if step == 1 else 'previous'}"
+        " question"
+    )
+    if len(wrong) == len(group) and k == min(pos for _, pos in group):
+        return (
+            f"{head}: every answer is shifted, so the positions seem counted from another "
+            "base; check the mapping's `position_base` (0 or 1) and `position_counts` "
+            "(docs/systems.md)."
+        )
+    which = f" ({asked[k].query_id} has no answer)" if step == 1 and k in asked else ""
+    return (
+        f"{head}: one answer seems {what} it{which}. A copy of the mapping with "
+        '`question = "text"` (the shipped ones are in osustat/io/mappings/), given as '
+        f"--reader {system}=FILE, joins each answer by its own question's text and counts an "
+        "unanswered question (docs/systems.md)."
+    )
 
 
 def _position(q: BenchmarkQuestion, m: Mapping) -> int | None:

@@ -187,6 +187,21 @@ def test_an_input_file_named_another_way_is_the_same_argument(tmp_path, monkeypa
         check_target(out, "abc", command=typed, arguments={**same, "--grid": "./x/../grid.toml"})
 
 
+def test_a_named_run_file_spelled_another_way_is_the_same_argument(tmp_path, monkeypatch):
+    # a reviewer (stop 60): `--run bm25=trec/bm25.run` then its absolute spelling: refused
+    from osustat.provenance import _same_files, file_sha256
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.run").write_text("q Q0 d 1 1.0 x\n")
+    (tmp_path / "b.run").write_text("q Q0 e 1 1.0 x\n")
+    files = {"a.run": file_sha256("a.run")}
+    absolute = str(tmp_path / "a.run")
+    assert _same_files(["bm25=a.run"], [f"bm25={absolute}"], files)
+    assert _same_files(["bm25=./a.run"], [f"bm25={absolute}"], files)  # as normalised
+    assert not _same_files(["bm25=a.run"], [f"dense={absolute}"], files)  # another name
+    assert not _same_files(["bm25=a.run"], ["bm25=b.run"], files)  # another content
+
+
 def test_run_options_leave_out_how_a_run_is_carried_out():
     from osustat.provenance import _run_options
 
@@ -258,40 +273,64 @@ def test_a_folder_holding_an_input_is_never_replaced(tmp_path):
     with pytest.raises(OutputError, match=r"holds the --records-out '.*new\.csv'"):
         check_target(out, "abc", keep=[("--records-out", str(out / "new.csv"))])
     assert check_target(out, "abc", force=True, keep=[("records", str(tmp_path / "x"))]) == out
-    # a Provenance passes its input files (not the settings text some runs hash beside them)
+    # a Provenance passes its input files and folders (not the settings text some runs hash
+    # beside them; a reviewer: a reproduce data folder inside --out was deleted with --force)
     prov = Provenance.for_files([("records", inside)], command="osustat analyze")
-    prov = Provenance(command=prov.command, inputs=(*prov.inputs, ("settings", "{}", "0")))
-    assert prov.input_files() == [("records", inside)]
+    folder = ("data", str(out / "data"), "0")
+    prov = Provenance(command=prov.command, inputs=(*prov.inputs, folder, ("settings", "{}", "0")))
+    assert prov.input_files() == [("records", inside), ("data", str(out / "data"))]
     with pytest.raises(OutputError, match="holds the records"):
         with prov.atomic_output(out, force=True):
             pass
     assert (out / "data" / "records.csv").exists()
 
 
-def test_files_a_report_does_not_write_are_not_deleted_silently(tmp_path):
-    from osustat.provenance import API_COMMAND, OutputError
+def test_files_a_report_did_not_write_are_refused_before_any_work(tmp_path):
+    # a red team (stop 60): a user's file in a report folder was deleted by the next run; a
+    # reviewer: the first check ran after the work (a reproduce's whole run lost) and took
+    # the report's own figures, absent from a save without them, for a user's files
+    import json
+
+    from osustat.provenance import API_COMMAND, OutputError, check_target
+
+    def save(tmp, *figures):
+        (tmp / "report.md").write_text("report")
+        for name in figures:
+            (tmp / "figs").mkdir(exist_ok=True)
+            (tmp / "figs" / name).write_text("png")
+        (tmp / "provenance.json").write_text('{"inputs_digest": "abc"}')
 
     out = tmp_path / "rep"
     with atomic_output(out) as tmp:
-        (tmp / "report.md").write_text("first")
-        (tmp / "provenance.json").write_text('{"inputs_digest": "abc"}')
+        save(tmp, "a.png", "b.png")
+    listed = json.loads((out / "provenance.json").read_text())
+    assert listed == {"inputs_digest": "abc", "outputs": ["figs/a.png", "figs/b.png", "report.md"]}
+    with atomic_output(out, inputs_digest="abc") as tmp:  # the same run without its figures
+        save(tmp)
+    assert sorted(p.name for p in out.iterdir()) == ["provenance.json", "report.md"]
     (out / "mine.txt").write_text("notes")
     (out / ".DS_Store").write_text("a file browser's")  # not counted: no one's work
     (out / "sub").mkdir()
     (out / "sub" / "fig.png").write_text("x")
-    message = r"`--out` '.*rep' holds 2 file\(s\) this report does not write \('mine.txt', 'sub/"
+    message = r"^`--out` '.*rep' holds 2 file\(s\) its report did not write \('mine.txt', 'sub/"
     with pytest.raises(OutputError, match=message):
-        with atomic_output(out, inputs_digest="abc") as tmp:  # the same run
-            (tmp / "report.md").write_text("second")
-            (tmp / "provenance.json").write_text('{"inputs_digest": "abc"}')
-    assert (out / "report.md").read_text() == "first" and (out / "mine.txt").exists()
+        check_target(out, "abc")  # before any work
+    with pytest.raises(OutputError, match=message):
+        with atomic_output(out, inputs_digest="abc"):
+            raise AssertionError("never reached: refused before the work")
+    assert (out / "report.md").read_text() == "report" and (out / "mine.txt").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["rep"]  # no temporary folder left
     with pytest.raises(OutputError, match=r"^`out` .* pass force=True to delete them"):
-        with atomic_output(out, command=API_COMMAND) as tmp:
-            (tmp / "report.md").write_text("second")
-            (tmp / "provenance.json").write_text('{"inputs_digest": "abc"}')
-    with pytest.warns(UserWarning, match=r"deletes 2 file\(s\) this report does not write"):
+        check_target(out, "abc", command=API_COMMAND)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # check_target's own check with force says nothing
+        assert check_target(out, "abc", force=True) == out
+    with pytest.warns(UserWarning, match=r"deletes 2 file\(s\) its report did not write") as said:
         with atomic_output(out, force=True) as tmp:
-            (tmp / "report.md").write_text("second")
-            (tmp / "provenance.json").write_text('{"inputs_digest": "abc"}')
+            save(tmp)
+    assert len(said) == 1  # once, where they are deleted
     assert sorted(p.name for p in out.iterdir()) == ["provenance.json", "report.md"]
+    # a report that did not list its files (written before they were listed): not checked
+    (out / "provenance.json").write_text('{"inputs_digest": "abc"}')
+    (out / "mine.txt").write_text("notes")
+    assert check_target(out, "abc") == out

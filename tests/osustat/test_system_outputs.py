@@ -974,3 +974,13 @@ def test_one_answer_missing_or_extra_mid_list_is_diagnosed(asked, said):
     with pytest.raises(ValueError) as err:
         join_answers(answers, table, load_mapping("zep"), system="zep")
     assert "seems" not in str(err.value)
+    # every answer shifted from the first: another base, not a missing answer (a reviewer:
+    # a 0-based file read as 1-based crashed with KeyError -1)
+    for first in (1, -1):
+        answers = [
+            Answer(where.format(k), "0", k + first, None, texts[k], {"judge": 1.0}, None, {})
+            for k in range(7)
+        ]
+        with pytest.raises(ValueError) as err:
+            join_answers(answers, table, load_mapping("zep"), system="zep")
+        assert "every answer is shifted" in str(err.value) and "`position_base`" in str(err.value)
