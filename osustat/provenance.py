@@ -410,6 +410,12 @@ def check_target(
             f"{out} {str(target)!r} is the current folder or holds it; a report replaces "
             "its whole folder, so give it a folder of its own (e.g. 'report')."
         )
+    if target.is_symlink():
+        raise OutputError(
+            f"{out} {str(target)!r} is a symbolic link (to {os.readlink(target)!r}): a report "
+            "replaces its folder by renaming, which would replace the link, not what it "
+            "points to; give the folder itself."
+        )
     _refuse_holding(target, keep, out)
     clean_leftovers(target)
     if target.exists() and not target.is_dir():
@@ -460,37 +466,41 @@ _DESKTOP_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", ".directory
 OUTPUTS_KEY = "outputs"
 
 
-def _foreign_files(target: Path) -> list[str]:
-    """The files of an existing report folder that its report did not write (a user's notes,
-    a copy of an input, a cache): every file but those its ``provenance.json`` lists under
-    :data:`OUTPUTS_KEY`, itself and a file browser's. None for a folder whose report did not
-    list its files (written before they were listed)."""
-    try:
-        data = json.loads((target / PROVENANCE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    written = data.get(OUTPUTS_KEY) if isinstance(data, dict) else None
-    if not isinstance(written, list):
-        return []
-    known = {*map(str, written), PROVENANCE_FILE}
+def _files(folder: Path) -> list[str]:
+    """Every file under `folder` (relative, ``/``-separated), a file browser's left out."""
     return sorted(
-        rel
-        for p in target.rglob("*")
-        if not p.is_dir()
-        and p.name not in _DESKTOP_FILES
-        and (rel := p.relative_to(target).as_posix()) not in known
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if not p.is_dir() and p.name not in _DESKTOP_FILES
     )
 
 
+def _foreign_files(target: Path) -> list[str] | None:
+    """The files of an existing folder that its report did not write (a user's notes, a copy
+    of an input, a cache): every file but those its ``provenance.json`` lists under
+    :data:`OUTPUTS_KEY` and itself. None where no report listed its files (a report written
+    before they were listed, a folder that is no report): :func:`atomic_output` then
+    compares the folder with the new report, once it is written."""
+    try:
+        data = json.loads((target / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    written = data.get(OUTPUTS_KEY) if isinstance(data, dict) else None
+    if not isinstance(written, list):
+        return None
+    known = {*map(str, written), PROVENANCE_FILE}
+    return [rel for rel in _files(target) if rel not in known]
+
+
 def _refuse_foreign_files(
-    target: Path, force: bool, words: tuple[str, str], *, warn: bool = True
+    target: Path, force: bool, words: tuple[str, str], *, warn: bool = True, gone: Any = None
 ) -> None:
     """:func:`check_target`'s refusal (without `force`; with it and `warn`, a
-    ``UserWarning``) of a report folder holding files its report did not write: replacing it
-    would delete them."""
+    ``UserWarning``) of a report folder holding files its report did not write (`gone`, else
+    :func:`_foreign_files`): replacing it would delete them."""
     if not target.is_dir():
         return
-    gone = _foreign_files(target)
+    gone = _foreign_files(target) if gone is None else gone
     if not gone:
         return
     out, force_it = words
@@ -682,7 +692,9 @@ def atomic_output(
         keep=keep,
         python=python,
     )
-    _refuse_foreign_files(target, force, _words(command, python))  # with force: said, once
+    words = _words(command, python)
+    _refuse_foreign_files(target, force, words)  # with force: said, once
+    unlisted = target.is_dir() and _foreign_files(target) is None
     created = [p for p in target.parents if not p.exists()]  # deepest first
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -695,6 +707,10 @@ def atomic_output(
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
+        if unlisted:  # no list of its report's files: what the new report does not write
+            new_files = set(_files(tmp))
+            gone = [rel for rel in _files(target) if rel not in new_files]
+            _refuse_foreign_files(target, force, words, gone=gone)
         _record_outputs(tmp)
         with _signals_held():  # old or new report complete, whatever signal arrives
             if target.exists():

@@ -440,6 +440,14 @@ def test_an_out_folder_holding_what_the_run_reads_or_writes_is_refused(tmp_path,
     trec = ["analyze", "--run", f"a={run}", "--run", f"b={run}", "--qrels", str(qrels)]
     assert main([*trec, "--treatment", "a", "--baseline", "b", "--out", str(rep)]) == 2
     assert "holds the --run " in capsys.readouterr().err
+    # a method named like the output folder is no input (a reviewer: `--treatment osu-mem
+    # --out osu-mem` refused its own rerun, even with --force)
+    named = tmp_path / "osu-mem"
+    for _ in range(2):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.chdir(tmp_path)
+            assert main(["analyze", str(EXAMPLE), *_AB, "--out", "osu-mem"]) == 0
+    assert (named / "report.md").exists()
     mine = tmp_path / "mine.csv"
     mine.write_text("x")
     assert main(["import", f"zep={mine}", "--out", str(mine), "--force"]) == 2

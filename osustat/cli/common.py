@@ -173,15 +173,16 @@ def _check_out(args: argparse.Namespace, digest: str | None = None) -> None:
 
 def _files_of(args: argparse.Namespace) -> list[tuple[str, str]]:
     """The files a command's arguments name, ``(argument, path)``: those it reads (any
-    argument naming an existing file) and those it writes beside ``--out``
-    (``--records-out``, ``--json`` FILE) -- none may lie in the folder ``--out`` replaces."""
+    argument naming an existing file, not a folder: a method named like the output folder
+    is no input) and those it writes beside ``--out`` (``--records-out``, ``--json`` FILE) --
+    none may lie in the folder ``--out`` replaces."""
     read = [
         (key, path)
         for key, value in getattr(args, "arguments", {}).items()
         for item in (value if isinstance(value, list) else [value])
         if isinstance(item, str)
         for path in dict.fromkeys((item, item.partition("=")[2]))  # NAME=PATH: its path
-        if path and os.path.exists(path)
+        if path and os.path.isfile(path)
     ]
     written = [
         (flag, value)

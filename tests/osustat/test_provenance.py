@@ -330,7 +330,34 @@ def test_files_a_report_did_not_write_are_refused_before_any_work(tmp_path):
             save(tmp)
     assert len(said) == 1  # once, where they are deleted
     assert sorted(p.name for p in out.iterdir()) == ["provenance.json", "report.md"]
-    # a report that did not list its files (written before they were listed): not checked
+    # a report that did not list its files (written before they were listed) or a folder that
+    # is no report (a reviewer: emptied without a word with --force): compared with the new
+    # report once it is written -- refused then without force, said with it
     (out / "provenance.json").write_text('{"inputs_digest": "abc"}')
     (out / "mine.txt").write_text("notes")
     assert check_target(out, "abc") == out
+    with pytest.raises(OutputError, match=r"holds 1 file\(s\) its report did not write \('mine"):
+        with atomic_output(out, inputs_digest="abc") as tmp:
+            save(tmp)
+    assert (out / "mine.txt").exists()
+    with atomic_output(out, inputs_digest="abc") as tmp:  # its own files: replaced, no word
+        save(tmp)
+        (tmp / "mine.txt").write_text("the new report writes it")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "thesis.tex").write_text("x")
+    with pytest.warns(UserWarning, match=r"deletes 1 file\(s\) .* \('thesis.tex'\)"):
+        with atomic_output(plain, force=True) as tmp:
+            save(tmp)
+
+
+def test_a_symlinked_output_folder_is_refused(tmp_path):
+    # a reviewer (stop 60): the rename replaced the link by a folder, left the old report
+    # where the link pointed, and warned of a leftover on every later run
+    from osustat.provenance import OutputError, check_target
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
+    for target in (tmp_path / "link", f"{tmp_path / 'link'}/"):
+        with pytest.raises(OutputError, match=r"is a symbolic link \(to .*real'\).*folder itself"):
+            check_target(target, None, force=True)
