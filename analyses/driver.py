@@ -343,6 +343,7 @@ def plan(request: Request) -> Plan:
             prov.inputs_digest,
             force=request.force,
             python=request.command == API_COMMAND,
+            options=prov.options,
             keep=_kept(prov, request),
         )
     except OutputError as exc:
@@ -420,6 +421,7 @@ def _provenance(bench: Benchmark, spec: RunSpec, request: Request) -> Any:
         seeds=seeds,
         resamples={"sign-flip": spec.n_resamples},
         exclusions_note="the benchmark's own exclusions, if any, are stated in the report above.",
+        options=settings,  # recorded to name what differs in a folder of another run
     )
 
 

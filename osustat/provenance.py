@@ -565,7 +565,10 @@ def _refuse_another_run(
             f"{PROVENANCE_FILE}; choose a new folder or pass {force_it} to replace it."
         )
     if inputs_digest is not None and recorded.digest != inputs_digest:
-        raise _differ(out, target, force_it, "made from different inputs")
+        # the options that differ too, where both recorded them (a reproduce's settings)
+        also = _differing_options(recorded.options, options) if recorded.options and options else []
+        said = f"; differing settings: {'; '.join(also[:4])}" if also else ""
+        raise _differ(out, target, force_it, f"made from different inputs{said}")
     differ = _differing_options(recorded.options, options) if recorded.options and options else []
     before = recorded.command
     # command lines are compared between two of the CLI's only: parsed where both recorded

@@ -242,7 +242,7 @@ class TestCommandLine:
         assert f"records file '{path}'" in err and "on lines 6" in err  # header is line 1
 
 
-def test_reproduce_synthetic_is_atomic_with_provenance(tmp_path):
+def test_reproduce_synthetic_is_atomic_with_provenance(tmp_path, capsys):
     out = tmp_path / "s"
     args = ["reproduce", "synthetic", "--out", str(out), "--episodes", "2"]
     assert main([*args, "--resamples", "50", "--no-progress"]) == 0
@@ -260,6 +260,10 @@ def test_reproduce_synthetic_is_atomic_with_provenance(tmp_path):
     assert main([*args, "--resamples", "50", "--no-progress", "--choice", "layout=spread"]) == 0
     assert main([*args, "--resamples", "50", "--no-progress", "--layout", "spread"]) == 0
     assert main([*args, "--resamples", "50", "--choice", "layout=segment"]) == 2
+    assert (  # what differs is named (a reviewer: only "made from different inputs")
+        "different inputs; differing settings: choices: {'layout': 'spread'} there, "
+        "{'layout': 'segment'} here" in capsys.readouterr().err
+    )
     # the embedding cache inside --out (a reviewer: deleted by every replacement, or refused
     # after the whole run): refused before any work
     cache = ["--cache", str(out / "cache"), "--resamples", "50"]
