@@ -467,11 +467,12 @@ OUTPUTS_KEY = "outputs"
 
 
 def _files(folder: Path) -> list[str]:
-    """Every file under `folder` (relative, ``/``-separated), a file browser's left out."""
+    """Every file under `folder` (relative, ``/``-separated), a symbolic link as one file (a
+    link to a user's data folder is theirs), a file browser's left out."""
     return sorted(
         p.relative_to(folder).as_posix()
         for p in folder.rglob("*")
-        if not p.is_dir() and p.name not in _DESKTOP_FILES
+        if (p.is_symlink() or not p.is_dir()) and p.name not in _DESKTOP_FILES
     )
 
 

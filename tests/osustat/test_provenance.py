@@ -312,23 +312,26 @@ def test_files_a_report_did_not_write_are_refused_before_any_work(tmp_path):
     (out / ".DS_Store").write_text("a file browser's")  # not counted: no one's work
     (out / "sub").mkdir()
     (out / "sub" / "fig.png").write_text("x")
-    message = r"^`--out` '.*rep' holds 2 file\(s\) its report did not write \('mine.txt', 'sub/"
+    (tmp_path / "data").mkdir()  # a link to a user's data folder, counted as one file
+    (out / "sub" / "data").symlink_to(tmp_path / "data", target_is_directory=True)
+    message = r"^`--out` '.*rep' holds 3 file\(s\) its report did not write \('mine.txt', 'sub/"
     with pytest.raises(OutputError, match=message):
         check_target(out, "abc")  # before any work
     with pytest.raises(OutputError, match=message):
         with atomic_output(out, inputs_digest="abc"):
             raise AssertionError("never reached: refused before the work")
     assert (out / "report.md").read_text() == "report" and (out / "mine.txt").exists()
-    assert [p.name for p in tmp_path.iterdir()] == ["rep"]  # no temporary folder left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "rep"]  # no temporary folder
     with pytest.raises(OutputError, match=r"^`out` .* pass force=True to delete them"):
         check_target(out, "abc", command=API_COMMAND)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # check_target's own check with force says nothing
         assert check_target(out, "abc", force=True) == out
-    with pytest.warns(UserWarning, match=r"deletes 2 file\(s\) its report did not write") as said:
+    with pytest.warns(UserWarning, match=r"deletes 3 file\(s\) its report did not write") as said:
         with atomic_output(out, force=True) as tmp:
             save(tmp)
     assert len(said) == 1  # once, where they are deleted
+    assert (tmp_path / "data").is_dir()  # the link went, not what it points to
     assert sorted(p.name for p in out.iterdir()) == ["provenance.json", "report.md"]
     # a report that did not list its files (written before they were listed) or a folder that
     # is no report (a reviewer: emptied without a word with --force): compared with the new
