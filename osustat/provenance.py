@@ -391,15 +391,15 @@ def check_target(
     Raises
     ------
     OutputError
-        `target` is or holds a file of `keep`; or (unless `force`: then a ``UserWarning``)
-        holds files its report did not write (:data:`OUTPUTS_KEY`); or `target` is a file;
-        or a non-empty folder
-        that is not an osustat output, or holds a different run -- other inputs, or (given
-        `options`) other recorded options, or (given `command`, two command lines) another
-        command line -- unless `force`; or its parent cannot be created. Options are
-        compared whoever saved either report (the CLI or the Python API), command lines only
-        between two of the CLI's: their parsed `arguments` where both runs recorded them (an
-        option at its default is the same run), else their words.
+        `target` is a symbolic link, or is or holds a file of `keep`; or (unless `force`:
+        then a ``UserWarning``) holds files its report did not write (:data:`OUTPUTS_KEY`);
+        or `target` is a file; or a non-empty folder that is not an osustat output, or holds
+        a different run -- other inputs, or (given `options`) other recorded options, or
+        (given `command`, two command lines) another command line -- unless `force`; or its
+        parent cannot be created. Options are compared whoever saved either report (the CLI
+        or the Python API), command lines only between two of the CLI's: their parsed
+        `arguments` where both runs recorded them (an option at its default is the same run),
+        else their words.
     """
     target = Path(target)
     # a Python caller (`save(out, force=...)`, `osustat.reproduce`) is told its arguments
@@ -533,11 +533,8 @@ def _record_outputs(tmp: Path) -> None:
         return
     if not isinstance(data, dict):
         return
-    data[OUTPUTS_KEY] = sorted(
-        p.relative_to(tmp).as_posix()
-        for p in tmp.rglob("*")
-        if not p.is_dir() and p.name != PROVENANCE_FILE
-    )
+    # as :func:`_foreign_files` reads them: a sub-folder's own provenance.json is listed
+    data[OUTPUTS_KEY] = [rel for rel in _files(tmp) if rel != PROVENANCE_FILE]
     write_json(path, data)
 
 
