@@ -401,7 +401,9 @@ def _provenance(bench: Benchmark, spec: RunSpec, request: Request) -> Any:
         },
         "retrievers": [r.source or r.name for r in spec.retrievers],
         "sensitivity": bool(request.sensitivity),
-        "grid": request.grid is not None,  # its content is hashed as the grid file
+        # whether a grid file was given (its content is hashed as the grid file), not its
+        # spelling; null without one, as every earlier version wrote (the same digest)
+        "grid": None if request.grid is None else True,
         "encoder_backend": spec.encoder_backend,
     }
     settings_text = json.dumps(settings, sort_keys=True)
