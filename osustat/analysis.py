@@ -424,8 +424,8 @@ def _plan(
     if metrics is None:  # the default, every metric: those every compared method has
         pairs, notes = _shared_pairs(df, methods, pairs, kind)
         compared = {x for pair in methods for x in pair}
-        tokens = df[df["metric"] == "tokens"]
-        if "tokens" not in ms and tokens["method"].isin(compared).any():
+        held = "tokens" not in ms and any(m == "tokens" for m, _ in present)  # no scan if not
+        if held and df["method"][df["metric"] == "tokens"].isin(compared).any():
             notes.append(
                 "Not analysed by default: `tokens` (the retrieved context's token cost, not a "
                 "measure of quality); name it with --metric tokens (`metrics=['tokens']`) to "

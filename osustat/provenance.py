@@ -233,7 +233,7 @@ def _existing(target: Path) -> _Recorded:
     for row in inputs if isinstance(inputs, list) else []:
         path, sha = (row.get("path"), row.get("sha256")) if isinstance(row, dict) else (0, 0)
         if isinstance(path, str) and path and isinstance(sha, str):
-            files[path] = files[os.path.normpath(path)] = sha  # as written; as arguments are
+            files[os.path.normpath(path)] = sha  # looked up in this form (`_same_file`)
     return _Recorded(
         digest if isinstance(digest, str) else None,
         command if isinstance(command, str) else None,
@@ -333,14 +333,12 @@ def _same_file(was: Any, is_: Any, files: Mapping[str, str]) -> bool:
     with the same name."""
     if not (isinstance(was, str) and isinstance(is_, str)):
         return False
-    if was not in files and "=" in was and "=" in is_:
+    if os.path.normpath(was) not in files and "=" in was and "=" in is_:
         (name, was), (other, is_) = was.split("=", 1), is_.split("=", 1)
         if name != other:
             return False
-    if was not in files and os.path.normpath(was) not in files:
-        return False
-    want = files.get(was, files.get(os.path.normpath(was)))
-    return os.path.isfile(is_) and file_sha256(is_) == want
+    want = files.get(os.path.normpath(was))  # recorded paths are keyed in their normal form
+    return want is not None and os.path.isfile(is_) and file_sha256(is_) == want
 
 
 def _run_options(command: str) -> list[str]:
@@ -422,7 +420,8 @@ def check_target(
         raise OutputError(f"{out} {str(target)!r} is an existing file, not a folder.")
     if target.is_dir() and any(target.iterdir()) and not force:
         _refuse_another_run(target, inputs_digest, command, options, arguments, (out, force_it))
-    _refuse_foreign_files(target, force, (out, force_it), warn=False)  # said when replaced
+    if target.is_dir():  # said where it is replaced (atomic_output)
+        _refuse_foreign_files(target, _foreign_files(target), force, (out, force_it), warn=False)
     parent = target.parent
     if parent.exists() and not parent.is_dir():
         raise OutputError(f"{out} {str(target)!r}: {str(parent)!r} is not a folder.")
@@ -494,14 +493,11 @@ def _foreign_files(target: Path) -> list[str] | None:
 
 
 def _refuse_foreign_files(
-    target: Path, force: bool, words: tuple[str, str], *, warn: bool = True, gone: Any = None
+    target: Path, gone: list[str] | None, force: bool, words: tuple[str, str], *, warn: bool = True
 ) -> None:
-    """:func:`check_target`'s refusal (without `force`; with it and `warn`, a
-    ``UserWarning``) of a report folder holding files its report did not write (`gone`, else
-    :func:`_foreign_files`): replacing it would delete them."""
-    if not target.is_dir():
-        return
-    gone = _foreign_files(target) if gone is None else gone
+    """The refusal (without `force`; with it and `warn`, a ``UserWarning``) of a report
+    folder `target` holding files its report did not write, `gone` (:func:`_foreign_files`):
+    replacing it would delete them."""
     if not gone:
         return
     out, force_it = words
@@ -694,8 +690,8 @@ def atomic_output(
         python=python,
     )
     words = _words(command, python)
-    _refuse_foreign_files(target, force, words)  # with force: said, once
-    unlisted = target.is_dir() and _foreign_files(target) is None
+    listed = _foreign_files(target) if target.is_dir() else []  # None: no list to go by
+    _refuse_foreign_files(target, listed, force, words)  # with force: said, once
     created = [p for p in target.parents if not p.exists()]  # deepest first
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -708,10 +704,10 @@ def atomic_output(
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
-        if unlisted:  # no list of its report's files: what the new report does not write
+        if listed is None:  # no list of its report's files: what the new report does not write
             new_files = set(_files(tmp))
             gone = [rel for rel in _files(target) if rel not in new_files]
-            _refuse_foreign_files(target, force, words, gone=gone)
+            _refuse_foreign_files(target, gone, force, words)
         _record_outputs(tmp)
         with _signals_held():  # old or new report complete, whatever signal arrives
             if target.exists():

@@ -164,10 +164,7 @@ class _Index:
     def by_position(self, a: Answer, conv: str, m: Mapping) -> BenchmarkQuestion:
         assert a.position is not None
         qs = self.by_conv[conv]
-        if m.position_counts == "all":
-            found = [q for q in qs if q.position == a.position]
-        else:
-            found = [q for q in qs if q.answerable_position == a.position]
+        found = [q for q in qs if _position(q, m) == a.position]
         if not found:
             n = len(qs) if m.position_counts == "all" else sum(q.excluded is None for q in qs)
             raise ValueError(
