@@ -412,6 +412,16 @@ def test_a_rerun_is_compared_by_its_parsed_arguments(tmp_path, capsys):
     assert "--jobs" not in recorded["arguments"]  # how it ran: the same run with --jobs 2
     assert spelled in recorded["command"]  # the command as typed, its arguments normalised
     assert recorded["arguments"]["records"] == str(EXAMPLE)
+    # list options as the command reads them (issue 35): metric case, spaces, integers
+    respelled = [*_AB[:5], " RECALL", "--budget", "0256 ", *_AB[8:]]
+    assert main(["analyze", str(EXAMPLE), *respelled, "--out", out]) == 0
+    assert main(["analyze", str(EXAMPLE), *_AB[:5], "recall,hit@2", *_AB[6:], "--out", out]) == 2
+    assert "different run (--metric: 'recall' there, 'recall,hit@2' here)" in (
+        capsys.readouterr().err
+    )
+    recorded = json.loads((tmp_path / "out" / "provenance.json").read_text())
+    assert recorded["arguments"]["--metric"] == "recall"
+    assert recorded["arguments"]["--budget"] == "256"
 
 
 def test_an_out_folder_holding_what_the_run_reads_or_writes_is_refused(tmp_path, capsys):
