@@ -515,8 +515,23 @@ def _refuse_foreign_files(
             f"replacing {str(target)!r} deletes {len(gone)} file(s) its report did not write "
             f"({shown}).",
             UserWarning,
-            stacklevel=2,
+            stacklevel=_callers_level(),
         )
+
+
+def _callers_level() -> int:
+    """The ``stacklevel`` of a warning made here that names the first caller outside osustat
+    and the ``contextlib`` of its ``with`` blocks: a Python user's ``result.save(...)`` line,
+    however deep in osustat the warning is made (a fixed level named a line of osustat's)."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(1)  # the function that warns: level 1
+    level = 1
+    while frame.f_back is not None and (
+        frame.f_code.co_filename.startswith(package)
+        or frame.f_code.co_filename == contextlib.__file__
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _record_outputs(tmp: Path) -> None:
@@ -609,7 +624,7 @@ def clean_leftovers(target: str | Path) -> list[str]:
             f"{str(target)!r} ({', '.join(p.name for p in stale)})"
         )
     for sentence in said:
-        warnings.warn(sentence, UserWarning, stacklevel=3)
+        warnings.warn(sentence, UserWarning, stacklevel=_callers_level())
     return said
 
 

@@ -105,9 +105,10 @@ def test_leftovers_of_a_killed_run_are_cleaned_and_said(tmp_path):
     assert [str(w.message).split()[0] for w in said] == ["restored", "removed"]
     assert "unfinished output folder" in str(said[1].message)
     _report(tmp_path / ".out.old-def", "older")  # beside a complete report: removed
-    with pytest.warns(UserWarning, match="removed .out.old-def"):
+    with pytest.warns(UserWarning, match="removed .out.old-def") as said:
         with atomic_output(out, force=True) as tmp:
             (tmp / "report.md").write_text("new")
+    assert said[0].filename == __file__  # the caller's `with` line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
@@ -331,6 +332,7 @@ def test_files_a_report_did_not_write_are_refused_before_any_work(tmp_path):
         with atomic_output(out, force=True) as tmp:
             save(tmp)
     assert len(said) == 1  # once, where they are deleted
+    assert said[0].filename == __file__  # the caller's line, not osustat's (issue 35)
     assert (tmp_path / "data").is_dir()  # the link went, not what it points to
     assert sorted(p.name for p in out.iterdir()) == ["provenance.json", "report.md"]
     # a report that did not list its files (written before they were listed) or a folder that
