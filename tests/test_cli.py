@@ -422,6 +422,10 @@ def test_a_rerun_is_compared_by_its_parsed_arguments(tmp_path, capsys):
     recorded = json.loads((tmp_path / "out" / "provenance.json").read_text())
     assert recorded["arguments"]["--metric"] == "recall"
     assert recorded["arguments"]["--budget"] == "256"
+    from osustat.cli.main import _listed
+
+    assert _listed("--treatment", " 007, b") == "007,b"  # names stay names
+    assert _listed("--hit-k", "2, 03") == "2,3" and _listed("--budget", "x") == "x"
 
 
 def test_an_out_folder_holding_what_the_run_reads_or_writes_is_refused(tmp_path, capsys):

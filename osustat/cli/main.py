@@ -638,13 +638,21 @@ def _listed(option: str, value: Any) -> Any:
         from osustat._analysis_options import metric_key
 
         items = [metric_key(item) for item in items]
-    return ",".join(_integer(item) for item in items)
+    elif option in _INTEGER_LISTS:
+        items = [_integer(item) for item in items]
+    return ",".join(items)
+
+
+#: The list options read as integers (:func:`osustat.cli.common._ints`); other lists' items
+#: are names (a method ``007`` is not ``7``).
+_INTEGER_LISTS = frozenset({"--budget", "--depth", "--hit-k", "--seeds"})
 
 
 def _integer(item: str) -> str:
-    """``'0256'`` and ``'256'`` as ``'256'``; any other item as it is."""
+    """``'0256'`` and ``'256'`` as ``'256'``; an item that is not an integer as it is (the
+    command refuses it)."""
     try:
-        return str(int(item)) if item.strip().lstrip("+-").isdigit() else item
+        return str(int(item))
     except ValueError:
         return item
 
