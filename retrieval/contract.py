@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Retriever
+from .base import RetrievalResult, Retriever
 from .trajectory import Trajectory
 
 __all__ = [
@@ -159,7 +159,8 @@ def check_answer(answer: Any, costs: Any, budget: float, time: int) -> None:
     costs are `costs`. The rules, in order: a result with ``steps`` and ``tokens``; the steps
     a 1-d array of integers (an empty array of any type passes), each in ``[0, time)`` -- a
     step of the trajectory, and not at or after the query time; no step twice; ``tokens``
-    within the budget; and ``tokens`` equal to the steps' costs plus ``summary_tokens``. Types
+    within the budget; ``summary_tokens`` and ``n_summaries`` not negative; and ``tokens``
+    equal to the steps' costs plus ``summary_tokens``. Types
     and ranges are checked before the steps index `costs`, so every message names the
     offending step(s), the budget and the time. The contract's "budget, duplicates, step
     range" check and every answer a user retriever gives during ``osustat reproduce`` run
@@ -216,9 +217,25 @@ def check_answer(answer: Any, costs: Any, budget: float, time: int) -> None:
         ) from None
     if not tokens <= budget + 1e-9:
         raise ContractViolation(f"used {tokens:g} tokens of a budget {budget:g} (time {time})")
+    n_summaries = getattr(answer, "n_summaries", 0)
+    if not (summaries >= 0 and _is_count(n_summaries)):
+        # a negative summary cost would let the steps spend more than the budget while
+        # `tokens` adds up (a red team: steps worth twice the budget passed)
+        raise ContractViolation(
+            f"`summary_tokens` must be >= 0 and `n_summaries` a count >= 0 (a summary costs "
+            f"tokens); got {summaries:g} and {n_summaries!r} {where}"
+        )
     spent = float(np.asarray(costs)[steps].sum()) + summaries
     if not abs(spent - tokens) <= 1e-6 * max(1.0, spent):
         raise ContractViolation(f"tokens {tokens:g} != step costs + summaries {spent:g} {where}")
+
+
+def _is_count(x: Any) -> bool:
+    """Whether `x` is a whole number >= 0 (``2`` or ``2.0``)."""
+    try:
+        return bool(float(x) >= 0 and float(x).is_integer())
+    except (TypeError, ValueError):
+        return False
 
 
 def _budget_and_steps(make: Factory) -> None:
@@ -417,6 +434,13 @@ class CheckedRetriever:
             check_answer(answer, self.costs_, float(budget), end)
         except ContractViolation as exc:
             raise self._error(f"broke the contract: {exc}", budget=budget, time=end) from None
+        if not isinstance(answer.steps, np.ndarray):  # a list of ints passes the check
+            return RetrievalResult(
+                np.asarray(answer.steps, dtype=np.int64),
+                float(answer.tokens),
+                float(getattr(answer, "summary_tokens", 0.0)),
+                int(getattr(answer, "n_summaries", 0)),
+            )
         return answer
 
 

@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .base import BaseRetriever, Retriever
 from .baselines import BASELINES
@@ -197,6 +198,12 @@ def load_retriever(spec: str) -> MethodSpec:
                 f"retriever {spec!r}: cannot import module {module_name!r} ({exc}); is it "
                 "installed or on PYTHONPATH?"
             ) from exc
+        except Exception as exc:  # the module's own code failed (a SyntaxError, a raise)
+            where = f" ({exc.filename}, line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
+            raise ValueError(
+                f"retriever {spec!r}: importing module {module_name!r} raised "
+                f"{type(exc).__name__}: {exc}{where}"
+            ) from exc
         try:
             factory = functools.reduce(getattr, attr.split("."), module)
         except AttributeError:
@@ -227,8 +234,37 @@ def load_retriever(spec: str) -> MethodSpec:
             "protocol (class attributes `name` and `oracle`, methods `build(trajectory)` and "
             "`retrieve(query, budget, *, time=None, evidence=None)`); see docs/scaling.md."
         )
-    name = str(getattr(instance, "name", spec))
-    return MethodSpec(name, factory, bool(instance.oracle), f"user retriever {spec}", spec)
+    return MethodSpec(
+        _method_name(spec, instance.name), factory, bool(instance.oracle),
+        f"user retriever {spec}", spec,
+    )  # fmt: skip
+
+
+def _method_name(spec: str, name: Any) -> str:
+    """A retriever's `name` as records and the command line can carry it: a non-empty text
+    without surrounding spaces (``analyze --treatment`` strips them) and without a comma
+    (its lists split on commas); else the error says why."""
+    if not isinstance(name, str):
+        raise ValueError(
+            f"retriever {spec!r}: its `name` must be text (the records' method); got "
+            f"{type(name).__name__} {name!r}."
+        )
+    problem = (
+        "is empty"
+        if not name.strip()
+        else "has spaces around it (the command line strips them)"
+        if name != name.strip()
+        else "holds a comma (the command line's method lists split on commas)"
+        if "," in name
+        else "holds a line break"
+        if any(c in name for c in "\r\n")
+        else None
+    )
+    if problem:
+        raise ValueError(
+            f"retriever {spec!r}: its `name` {name!r} {problem}; give the class another `name`."
+        )
+    return name
 
 
 def user_factories(
@@ -251,10 +287,13 @@ def user_factories(
             raise TypeError(
                 f"user retrievers must be MethodSpec (from load_retriever); got {spec!r}."
             )
-        if spec.name in used:
+        clash = [u for u in used if u.casefold() == spec.name.casefold()]
+        if clash:
+            same = "" if clash[0] == spec.name else f" as {clash[0]!r} (case aside)"
             raise ValueError(
                 f"retriever {spec.source or spec.name!r}: its name "
-                f"{spec.name!r} is already a method of this run; give the class another `name`."
+                f"{spec.name!r} is already a method of this run{same}; give the class another "
+                "`name`."
             )
         used.add(spec.name)
         out.append((spec.name, CheckedFactory(spec.factory, spec.source or spec.name)))

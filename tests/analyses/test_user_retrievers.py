@@ -7,6 +7,7 @@ seconds; the records must carry the user's method name and must not depend on th
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -198,6 +199,9 @@ def test_sweeps_on_a_local_dask_cluster(tmp_path: Path, monkeypatch: pytest.Monk
         assert _three_sweeps(tmp_path / "b", replace(QUIET, scheduler=client)) == serial
 
 
+_NAMED = "from osustat.retrieval import FlatVector\nclass Mine(FlatVector):\n    name = {name}\n"
+
+
 class TestBadRetriever:
     @pytest.mark.parametrize(
         ("spec", "needle"),
@@ -218,6 +222,34 @@ class TestBadRetriever:
         err = capsys.readouterr().err
         assert "`--retriever`" in err and needle in err, err
         assert list(tmp_path.iterdir()) == []
+
+    @pytest.mark.parametrize(
+        ("body", "needle"),
+        [
+            ("raise RuntimeError('at import')\n", "raised RuntimeError: at import"),
+            ("def f(:\n", "raised SyntaxError: "),
+            (_NAMED.format(name="''"), "its `name` '' is empty"),
+            (_NAMED.format(name="'Mine '"), "its `name` 'Mine ' has spaces around it"),
+            (_NAMED.format(name="'a,b'"), "its `name` 'a,b' holds a comma"),
+            (_NAMED.format(name="42"), "its `name` must be text"),
+            (_NAMED.format(name="'osu-mem'"), "is already a method of this run as 'OSU-Mem'"),
+        ],
+    )
+    def test_a_module_or_name_the_run_cannot_use_is_refused(
+        self, tmp_path, capsys, monkeypatch, body, needle
+    ):
+        # a red team (stop 61): a module failing at import printed a traceback (exit 1); an
+        # empty name wrote records analyze refused, 'OSU-Mem ' and 'a,b' printed commands
+        # that fail, 42 was written as '42'
+        (tmp_path / "mod61.py").write_text(body)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        out = tmp_path / "o"
+        argv = ["reproduce", "synthetic", "--out", str(out), "--no-progress"]
+        assert main([*argv, "--retriever", "mod61:Mine"]) == 2
+        err = capsys.readouterr().err
+        assert "`--retriever`" in err and needle in err and "Traceback" not in err, err
+        assert not out.exists()
+        sys.modules.pop("mod61", None)
 
     def test_a_paper_method_name_is_refused(self, tmp_path, capsys, monkeypatch):
         (tmp_path / "clash.py").write_text(

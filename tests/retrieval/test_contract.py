@@ -301,3 +301,39 @@ def test_a_check_raising_without_a_message_names_the_exception(monkeypatch):
     monkeypatch.setitem(CHECKS, "empty", raises(ContractViolation("")))
     assert _run_check("bare", None)[0].message == "RuntimeError"
     assert _run_check("empty", None)[0].message == "ContractViolation"
+
+
+def test_a_negative_summary_cost_is_a_breach():
+    """A red team (stop 61): steps worth twice the budget with ``summary_tokens = -budget``
+    added up to `tokens` and passed; so did a negative count of summaries."""
+    from osustat.retrieval.contract import check_answer
+
+    costs = np.full(10, 32.0)
+    over = RetrievalResult(np.arange(4), 64.0, summary_tokens=-64.0, n_summaries=1)
+    with pytest.raises(ContractViolation, match=r"`summary_tokens` must be >= 0 .* got -64 and 1"):
+        check_answer(over, costs, 64, 10)
+    with pytest.raises(ContractViolation, match="got 0 and -1"):
+        check_answer(RetrievalResult(np.arange(2), 64.0, n_summaries=-1), costs, 64, 10)
+    check_answer(RetrievalResult(np.arange(1), 40.0, 8.0, 1), costs, 64, 10)  # a real summary
+    check_answer(RetrievalResult(np.arange(1), 32.0, n_summaries=0.0), costs, 64, 10)
+
+
+def test_steps_given_as_a_list_reach_the_run_as_an_array():
+    """A red team (stop 61): a list of step indices passed the contract, then the pipeline's
+    ``res.steps.tolist()`` ended the run with a traceback."""
+    from osustat.retrieval.contract import CheckedRetriever
+
+    class Listed(FlatVector):
+        name = "Listed"
+
+        def retrieve(self, query, budget, *, time=None, evidence=None):
+            res = super().retrieve(query, budget, time=time, evidence=evidence)
+            return RetrievalResult(res.steps.tolist(), res.tokens)
+
+    traj = random_trajectory(np.random.default_rng(3), n=30)
+    checked = CheckedRetriever(Listed(), "t:Listed").build(traj)
+    got = checked.retrieve(traj.embeddings[5], 256, time=20)
+    want = FlatVector().build(traj).retrieve(traj.embeddings[5], 256, time=20)
+    assert isinstance(got.steps, np.ndarray) and got.steps.dtype == np.int64
+    np.testing.assert_array_equal(got.steps, want.steps)
+    assert got.tokens == want.tokens
