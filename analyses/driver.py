@@ -374,6 +374,12 @@ def _check_counts(request: Request, bench: Benchmark) -> None:
         unique_items(request.seeds or (), "--seeds")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if request.episodes is not None and not bench.counts_episodes:
+        raise UsageError(
+            f"`--episodes` does not apply to {bench.name}, whose episodes are those of its "
+            "data; it sets how many episodes a generating benchmark makes (synthetic, "
+            "toolbench)."
+        )
     if request.seeds is not None and not bench.multi_seed:
         raise UsageError(
             f"`--seeds` does not apply to {bench.name}, which runs one master `--seed`; "

@@ -413,6 +413,9 @@ class Benchmark:
     #: Whether the benchmark runs several seeds (``--seeds``); the driver refuses ``--seeds``
     #: for a benchmark that would ignore it.
     multi_seed: bool = False
+    #: Whether the benchmark generates or plants a number of episodes (``--episodes``); the
+    #: driver refuses ``--episodes`` for one that reads its episodes from the data.
+    counts_episodes: bool = False
     #: Datasets of the data registry (``osustat data list``) read when ``--data`` is not given.
     datasets: tuple[str, ...] = ()
     #: Command-line options beyond the driver's (:class:`Option`), added by the CLI.

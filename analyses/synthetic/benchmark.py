@@ -85,6 +85,7 @@ class Synthetic(Benchmark):
     #: The paper's printed values its report compares with (written beside the report).
     paper_values = MappingProxyType(PAPER)
     multi_seed = False
+    counts_episodes = True
     options = (
         Option(
             "--layout", "same as --choice layout=VALUE", ("spread", "segment"),

@@ -110,6 +110,7 @@ class ToolBench(Benchmark):
     #: The paper's printed values its report compares with (written beside the report).
     paper_values = MappingProxyType(PAPER)
     multi_seed = True
+    counts_episodes = True
     datasets = ("toolbench",)
     options = (
         Option(

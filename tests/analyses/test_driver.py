@@ -93,6 +93,7 @@ class Fake(Benchmark):
     claims = ClaimSelection("Audit of fake", benchmark_prefixes=("fake",))
     references = ("B",)
     multi_seed = False
+    counts_episodes = True
 
     def __init__(self) -> None:
         self.runs = 0
@@ -149,6 +150,20 @@ def test_seeds_are_refused_where_the_benchmark_runs_one_seed(fake, tmp_path, cap
     assert main(_argv(tmp_path / "o", "--seeds", "1,2")) == 2
     assert "`--seeds` does not apply to fake" in capsys.readouterr().err
     assert fake.runs == 0 and not (tmp_path / "o").exists()
+
+
+def test_episodes_are_refused_where_the_data_holds_them(fake, tmp_path, capsys):
+    # a red team (stop 61): `reproduce tau-bench --episodes 2` ran all 485 episodes for
+    # 235 s, its report's command line saying --episodes 2
+    fake.counts_episodes = False
+    assert main(_argv(tmp_path / "o", "--episodes", "2")) == 2
+    assert "`--episodes` does not apply to fake, whose episodes" in capsys.readouterr().err
+    assert fake.runs == 0 and not (tmp_path / "o").exists()
+    from osustat.analyses.registry import get_benchmark as get
+
+    declared = {name: get(name).counts_episodes for name in ("synthetic", "toolbench")}
+    declared |= {name: get(name).counts_episodes for name in ("tau-bench", "locomo")}
+    assert declared == {"synthetic": True, "toolbench": True, "tau-bench": False, "locomo": False}
 
 
 def test_a_foreign_folder_needs_force(fake, tmp_path, capsys):
