@@ -549,6 +549,7 @@ def user_retriever_tests(
                     "metric": metric,
                     "n": int(d.size),
                     "effect": float(d.mean()) if d.size else float("nan"),
+                    "episodes": int(np.unique(p.episode_ids).size),
                     "ci_low": float("nan"),
                     "ci_high": float("nan"),
                     "p": float("nan"),
@@ -557,9 +558,10 @@ def user_retriever_tests(
                     test = paired_signflip_test(
                         p.treatment, p.baseline, n_resamples=n_resamples, rng=rng
                     )
-                    clusters = p.episode_ids if np.unique(p.episode_ids).size >= 2 else None
+                    clusters = p.episode_ids if row["episodes"] >= 2 else None
                     ci = bootstrap_ci(d, level=level, clusters=clusters, rng=rng)
                     row.update(ci_low=float(ci.low), ci_high=float(ci.high), p=float(test.pvalue))
+                    row.update(_inverted(test, (ci.low, ci.high), level))
                 rows.append(row)
     table = pd.DataFrame(rows)
     skipped_table = pd.DataFrame(skipped, columns=list(SKIPPED_COLUMNS))
@@ -573,6 +575,23 @@ def user_retriever_tests(
             adj = adjust_pvalues(ps[ok].to_numpy(), method="holm").pvalues_adjusted
             table.loc[ps[ok].index, "p_holm"] = adj
     return UserRetrieverTests(table, skipped_table)
+
+
+def _inverted(test: Any, interval: tuple[float, float], level: float) -> dict[str, float]:
+    """Where the bootstrap interval and the test's p disagree about 0 (a red team: [-.167,
+    -.143] beside p = .625 from 2 episodes, without a word): the interval that inverts the test
+    and the smallest p it can reach, which the report prints under the table (as ``analyze``
+    does); NaN where they agree (inverting the test is costly)."""
+    from osustat.reports._style import disagrees
+
+    if not disagrees(interval, test.pvalue, level):
+        return {"test_ci_low": float("nan"), "test_ci_high": float("nan"), "min_p": float("nan")}
+    inverted = test.confidence_interval(level)
+    return {
+        "test_ci_low": float(inverted.low),
+        "test_ci_high": float(inverted.high),
+        "min_p": float(test.min_pvalue),
+    }
 
 
 # -- running -------------------------------------------------------------------------------

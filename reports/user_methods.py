@@ -12,7 +12,7 @@ import pandas as pd
 
 from osustat.formatting import fmt_interval, fmt_p, fmt_signed
 
-from ._style import md_table
+from ._style import IntervalTest, interval_test_notes, md_table
 
 __all__ = ["render_user_methods", "render_user_tests"]
 
@@ -77,7 +77,7 @@ def render_user_tests(table: pd.DataFrame, skipped: pd.DataFrame, *, n_resamples
     if table.empty:
         lines.append("No reference method shares queries with your retrievers in these records.")
     else:
-        lines += _tests_table(table)
+        lines += _tests_table(table) + _agreement(table)
     lines += ["", *_skipped_lines(skipped)]
     return "\n".join(lines)
 
@@ -100,6 +100,32 @@ def _tests_table(table: pd.DataFrame) -> list[str]:
     ]
     header = ["retriever", "reference", "benchmark", "budget", "metric", "n", "effect", "CI"]
     return md_table([*header, "p", "p (Holm)"], rows)
+
+
+def _agreement(table: pd.DataFrame) -> list[str]:
+    """The rows whose bootstrap interval and p disagree about 0, explained as ``analyze``
+    explains them (the interval inverting the test; the smallest p it can reach): rows
+    :func:`osustat.analyses.driver.user_retriever_tests` gave an inverted interval."""
+    if "test_ci_low" not in table:
+        return []
+    rows = [
+        IntervalTest(
+            f"{r.retriever} − {r.reference}, {r.benchmark}, budget {r.budget}, {r.metric} "
+            f"({r.episodes} episode{'s' if r.episodes != 1 else ''})",
+            (r.ci_low, r.ci_high),
+            r.p,
+            (r.test_ci_low, r.test_ci_high),
+            r.min_p,
+        )
+        for r in table.itertuples(index=False)
+        if r.test_ci_low == r.test_ci_low  # not NaN: the two disagree
+    ]
+    return interval_test_notes(
+        rows,
+        level=0.95,
+        interval="bootstrap interval (resampling whole episodes)",
+        test="sign-flip test beside it",
+    )
 
 
 def _skipped_lines(skipped: pd.DataFrame) -> list[str]:

@@ -311,6 +311,29 @@ def test_user_retriever_tests_are_the_cores_paired_tests():
     assert row.p_holm == pytest.approx(row.p)  # one test: Holm leaves it
 
 
+def test_an_interval_from_two_episodes_that_excludes_0_beside_a_large_p_is_explained():
+    # a red team (stop 61): [-0.167, -0.143] beside p = .625 (2 episodes), without a word,
+    # where `analyze` on the same records explains it
+    records = _records(0)
+    records["episode_id"] = ["e0"] * 14 + ["e1"] * 12  # 7 and 6 queries, two rows each
+    records["value"] = 0.0
+    records.loc[(records["method"] == "B") & records["query_id"].isin(["q0", "q7"]), "value"] = 1
+    tests = driver.user_retriever_tests(records, ["A"], ["B"], n_resamples=999, seed=3)
+    (row,) = tests.table.itertuples(index=False)
+    assert row.episodes == 2 and row.p == pytest.approx(0.5)  # exact: 2 nonzero differences
+    assert row.ci_high < 0 and row.test_ci_low <= 0 <= row.test_ci_high
+    assert row.min_p == pytest.approx(0.5)
+    from osustat.reports.user_methods import render_user_tests
+
+    text = render_user_tests(tests.table, tests.skipped, n_resamples=999)
+    assert "Interval and test disagree about 0 in 1 row" in text
+    assert "- A − B, fake, budget 256, hit@2 (2 episodes): the 95% bootstrap interval" in text
+    assert "(the test cannot go below p = .500 with these differences)" in text
+    agreeing = driver.user_retriever_tests(_records(0), ["A"], ["B"], n_resamples=999, seed=3)
+    assert agreeing.table["test_ci_low"].isna().all()
+    assert "disagree" not in render_user_tests(agreeing.table, agreeing.skipped, n_resamples=9)
+
+
 def test_groups_the_two_methods_do_not_share_are_counted_with_the_reason():
     records = _records(0)
     # B alone at budget 512; A misses one query at 256 (recall); a reference never run (C)
