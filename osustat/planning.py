@@ -1157,7 +1157,7 @@ def _cells_not_tested(labelled: list[str], metric: str) -> tuple[str, ...]:
     return (
         f"Cells not tested: the records label queries with cells on {metric} "
         f"({', '.join(labelled)}), but the unit of analysis is the episode: a cell labels a "
-        "query, and an episode (a conversation) holds queries of several cells, so "
+        "query, and an episode (e.g. a conversation) holds queries of several cells, so "
         "`osustat analyze` runs no per-cell tests at this unit and only the aggregate ('all') "
         "is planned; `unit='query'` plans the cells at the query level.",
     )

@@ -237,8 +237,8 @@ def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
             reach = tilt.top(effect)
             if abs(effect) > reach * (1 + 1e-9):
                 raise ValueError(
-                    f"`effect` {effect} is beyond the largest effect of the tilted model: "
-                    f"|effect| <= max(|differences|) = {reach:.6g}."
+                    f"`effect` {effect:g} is beyond the largest effect of the tilted model: "
+                    f"abs(effect) <= max(abs(differences)) = {reach:.6g}."
                 )
             return tilt.power(effect)
 
@@ -251,8 +251,10 @@ def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
         def empirical(effect: float) -> float:
             if abs(effect) > top * (1 + 1e-12):
                 raise ValueError(
-                    f"`effect` {effect} is beyond the largest effect of this kind: |effect| <= "
-                    f"(1 - share of zeros) * max(|differences|) = {top}."
+                    f"`effect` {effect:g} is beyond the largest effect of this kind: abs(effect) "
+                    f"<= (1 - share of zeros) * max(abs(differences)) = {top:.4g} (the model "
+                    "resamples the pilot's own differences, shifted; an effect past their range "
+                    "is not one it can speak for: give an sd instead of differences)."
                 )
             return sim.power(effect)
 

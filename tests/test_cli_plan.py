@@ -99,6 +99,25 @@ def test_budget_defaults_to_the_records_only_one(tmp_path, capsys):
     assert "hold 2 budgets [128, 256]" in capsys.readouterr().err
 
 
+def test_a_pilots_own_columns_keep_their_names_and_a_refusal_keeps_the_table(tmp_path, capsys):
+    # a red team (stop 61): a records file's bad `budget` column was called `--budget`, an
+    # option the user never gave; a refusal's "|effect| <= ..." split its table row
+    import pandas as pd
+
+    df = pd.read_csv(EXAMPLE)
+    df["budget"] = df["budget"] / 512
+    frac = tmp_path / "frac.csv"
+    df.to_csv(frac, index=False)
+    assert main(["plan", str(frac), *PILOT[1:], "--effect", "0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "`budget` must hold integers" in err and "`--budget`" not in err
+    args = ["plan", *PILOT, "--budget", "256", "--effect", "0.9", "--cell", "all"]
+    assert main(args) == 1
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| all")]
+    assert row.count("|") - row.count("\\|") == 10  # nine cells
+    assert "\\|effect\\| <=" in row
+
+
 def test_json_into_a_closed_pipe_is_quiet():
     import subprocess
     import sys

@@ -203,7 +203,8 @@ def _plan(args: argparse.Namespace) -> int:
             payload["notes"] = notes
             text = _cells_text(cells, args, notes)
     except (ValueError, TypeError) as exc:
-        raise type(exc)(_as_options(str(exc))) from None
+        said = str(exc)  # a records file's own columns keep their names (`budget`, not --budget)
+        raise type(exc)(said if said.startswith("records file ") else _as_options(said)) from None
     out = json_text(payload) + "\n" if args.json else text
     try:
         sys.stdout.write(out)
@@ -293,7 +294,7 @@ def _cells_text(cells: Any, args: argparse.Namespace, notes: list[str]) -> str:
     for cell, size in cells.pilot_sizes.items():
         p = cells.plans.get(cell)
         if p is None:
-            why = _as_options(cells.refused[cell])
+            why = _as_options(cells.refused[cell]).replace("|", "\\|")  # a table cell
             lines.append(f"| {cell} | {size} | — | — | — | not planned: {why} | | | |")
             continue
         power = f"{p.achieved_power:.3f}" + (
