@@ -374,11 +374,10 @@ def _check_counts(request: Request, bench: Benchmark) -> None:
         unique_items(request.seeds or (), "--seeds")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if request.episodes is not None and not bench.counts_episodes:
+    if request.episodes is not None and bench.counts_episodes is False:
         raise UsageError(
             f"`--episodes` does not apply to {bench.name}, whose episodes are those of its "
-            "data; it sets how many episodes a generating benchmark makes (synthetic, "
-            "toolbench)."
+            "data; it sets how many episodes a benchmark that makes its episodes makes."
         )
     if request.seeds is not None and not bench.multi_seed:
         raise UsageError(

@@ -413,9 +413,10 @@ class Benchmark:
     #: Whether the benchmark runs several seeds (``--seeds``); the driver refuses ``--seeds``
     #: for a benchmark that would ignore it.
     multi_seed: bool = False
-    #: Whether the benchmark generates or plants a number of episodes (``--episodes``); the
-    #: driver refuses ``--episodes`` for one that reads its episodes from the data.
-    counts_episodes: bool = False
+    #: Whether the benchmark generates or plants a number of episodes (``--episodes``): False
+    #: where its episodes are its data's, and the driver refuses ``--episodes``; None (not
+    #: declared, as before the attribute existed) passes it on.
+    counts_episodes: bool | None = None
     #: Datasets of the data registry (``osustat data list``) read when ``--data`` is not given.
     datasets: tuple[str, ...] = ()
     #: Command-line options beyond the driver's (:class:`Option`), added by the CLI.

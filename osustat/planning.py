@@ -393,7 +393,7 @@ def _stated_model(
         if abs(effect) > q * c * (1 + 1e-12):
             raise ValueError(
                 f"`effect` {effect:g} is impossible for 0/1 differences with "
-                f"{1 - q:.3f} ties: |effect| <= (1 - zero_share) * magnitude = {q * c:.4g}."
+                f"{1 - q:.3f} ties: abs(effect) <= (1 - zero_share) * magnitude = {q * c:.4g}."
             )
         sd_at = math.sqrt(max(0.0, q * c**2 - effect**2))
         kwargs: dict[str, Any] = {
@@ -480,7 +480,7 @@ def _small_pilot_plan(
             raise ValueError(
                 f"`effect` {effect:g} is impossible for a pilot of {k} 0/1-type differences "
                 f"({shown}) even at the upper end of P(d ≠ 0)'s 80% interval ({q_hi:.2f}): "
-                f"|effect| <= {q_hi * c:.4g}."
+                f"abs(effect) <= {q_hi * c:.4g}."
             )
         qs = sorted({max(q, abs(effect) / c) for q in (q_lo, m / k, q_hi)})
         plans = [
@@ -490,7 +490,7 @@ def _small_pilot_plan(
         optimistic, conservative = min(plans, key=lambda p: p.n), max(plans, key=lambda p: p.n)
         basis = f"exact binomial over the 80% interval of P(d ≠ 0), {shown}"
         if qs[0] > q_lo:
-            basis += f", cut at |effect| / {c:.4g} = {qs[0]:.2f} below which it cannot occur"
+            basis += f", cut at abs(effect) / {c:.4g} = {qs[0]:.2f} below which it cannot occur"
         return _pilot_range(conservative, (optimistic.n, conservative.n), basis, model, k, common)
     # the pilot's sd at the effect with the unbiased variance (k - 1 in the denominator, as the
     # chi-square interval assumes; the model's own sd divides by k)

@@ -218,7 +218,7 @@ def _power_curve(plan: Plan, rng: Any) -> Callable[[float], float]:
         def binomial(effect: float) -> float:
             if abs(effect) > c * q * (1 + 1e-12):
                 raise ValueError(
-                    f"`effect` {effect:g} is impossible in the binary model: |effect| <= "
+                    f"`effect` {effect:g} is impossible in the binary model: abs(effect) <= "
                     f"magnitude * p_nonzero = {c * q:.4g}."
                 )
             pi = 0.5 if q == 0 else min(1.0, max(0.0, 0.5 * (1.0 + effect / (c * q))))

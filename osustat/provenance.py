@@ -289,15 +289,58 @@ _NOT_RESULTS = {
 _ELSEWHERE = frozenset({"--json", "--records-out"})
 
 
+#: The comma-separated list options of the commands compared by their arguments (``analyze``;
+#: ``audit`` has none) and how their items are read: names as written, metric names in the
+#: records' spelling, integers as numbers write them.
+_LISTS = {
+    "--treatment": "names",
+    "--baseline": "names",
+    "--measure": "names",
+    "--metric": "metrics",
+    "--budget": "integers",
+    "--depth": "integers",
+    "--hit-k": "integers",
+}
+
+
 def run_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """Parsed arguments (:attr:`Provenance.arguments`) without those of :data:`_NOT_RESULTS`
     (how a run is carried out: the same run with ``--jobs 1`` or ``2``) and of
-    :data:`_ELSEWHERE` (where further copies go)."""
+    :data:`_ELSEWHERE` (where further copies go), list options as the command reads them
+    (:func:`_listed`). Both sides of a comparison pass through it, so a report written before
+    the lists were read this way compares the same."""
     return {
-        key: value
+        key: _listed(key, value) if key in _LISTS else value
         for key, value in arguments.items()
         if key not in _NOT_RESULTS and key not in _ELSEWHERE
     }
+
+
+def _listed(option: str, value: Any) -> Any:
+    """A comma-separated list option's value as the command reads it: items without the
+    spaces around them, metric names in the records' spelling, integers as numbers write them
+    (``--metric 'HIT@2, recall'`` is ``hit@2,recall``, ``--budget 0256`` is ``256``; a method
+    ``007`` stays ``007``). The order stays: it is the report's. Still a string, as the
+    arguments are recorded; an item the command refuses stays as typed."""
+    if not isinstance(value, str):
+        return value
+    items = [item.strip() for item in value.split(",")]
+    if _LISTS[option] == "metrics":
+        from osustat._analysis_options import metric_key
+
+        items = [metric_key(item) for item in items]
+    elif _LISTS[option] == "integers":
+        items = [_integer(item) for item in items]
+    return ",".join(items)
+
+
+def _integer(item: str) -> str:
+    """``'0256'`` as ``'256'`` (read as ``int`` reads it, as the command does); an item that
+    is not an integer as it is."""
+    try:
+        return str(int(item))
+    except ValueError:
+        return item
 
 
 def _differing_arguments(
@@ -523,15 +566,17 @@ def _callers_level() -> int:
     """The ``stacklevel`` of a warning made here that names the first caller outside osustat
     and the ``contextlib`` of its ``with`` blocks: a Python user's ``result.save(...)`` line,
     however deep in osustat the warning is made (a fixed level named a line of osustat's)."""
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
     frame = sys._getframe(1)  # the function that warns: level 1
     level = 1
-    while frame.f_back is not None and (
-        frame.f_code.co_filename.startswith(package)
-        or frame.f_code.co_filename == contextlib.__file__
-    ):
+    while frame.f_back is not None and _ours(frame.f_globals.get("__name__", "")):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _ours(module: str) -> bool:
+    """Whether a frame's module is osustat's or ``contextlib``'s, by name: osustat's benchmarks
+    live outside its folder in a source tree (``analyses/``), so a path would not tell."""
+    return module in ("osustat", "contextlib") or module.startswith("osustat.")
 
 
 def _record_outputs(tmp: Path) -> None:

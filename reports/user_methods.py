@@ -61,14 +61,17 @@ def render_user_methods(
     return "\n".join(lines)
 
 
-def render_user_tests(table: pd.DataFrame, skipped: pd.DataFrame, *, n_resamples: int) -> str:
+def render_user_tests(
+    table: pd.DataFrame, skipped: pd.DataFrame, *, n_resamples: int, level: float = 0.95
+) -> str:
     """Markdown: every user retriever minus each reference method, paired per query, and the
     count and list of the (benchmark, budget, metric) groups that could not be tested."""
     lines = [
         "### Paired tests against the paper's methods",
         "",
         "Per benchmark, budget and metric: mean paired difference (your retriever − reference) "
-        "over the queries both answered (seeds averaged per query), 95% bootstrap CI clustered "
+        f"over the queries both answered (seeds averaged per query), {level:.0%} bootstrap CI "
+        "clustered "
         f"by episode (expanded for few episodes), two-sided paired sign-flip p "
         f"({n_resamples:,} resamples or exact), and Holm's adjustment over all tests of the "
         "same retriever. `user_retriever_tests.csv` holds the table.",
@@ -77,7 +80,7 @@ def render_user_tests(table: pd.DataFrame, skipped: pd.DataFrame, *, n_resamples
     if table.empty:
         lines.append("No reference method shares queries with your retrievers in these records.")
     else:
-        lines += _tests_table(table) + _agreement(table)
+        lines += _tests_table(table) + _agreement(table, level)
     lines += ["", *_skipped_lines(skipped)]
     return "\n".join(lines)
 
@@ -102,7 +105,7 @@ def _tests_table(table: pd.DataFrame) -> list[str]:
     return md_table([*header, "p", "p (Holm)"], rows)
 
 
-def _agreement(table: pd.DataFrame) -> list[str]:
+def _agreement(table: pd.DataFrame, level: float) -> list[str]:
     """The rows whose bootstrap interval and p disagree about 0, explained as ``analyze``
     explains them (the interval inverting the test; the smallest p it can reach): rows
     :func:`osustat.analyses.driver.user_retriever_tests` gave an inverted interval."""
@@ -122,7 +125,7 @@ def _agreement(table: pd.DataFrame) -> list[str]:
     ]
     return interval_test_notes(
         rows,
-        level=0.95,
+        level=level,
         interval="bootstrap interval (resampling whole episodes)",
         test="sign-flip test beside it",
     )

@@ -27,6 +27,7 @@ first breach with a :class:`RetrieverError`.
 from __future__ import annotations
 
 import copy
+import numbers
 import pickle
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -208,34 +209,41 @@ def check_answer(answer: Any, costs: Any, budget: float, time: int) -> None:
         if repeated.any():
             twice = np.unique(ordered[1:][repeated])
             raise ContractViolation(f"duplicate steps {_shown(twice)} {where}")
-    try:
-        tokens = float(answer.tokens)
-        summaries = float(getattr(answer, "summary_tokens", 0.0))
-    except (TypeError, ValueError):
-        raise ContractViolation(
-            f"`tokens` must be a number; got {answer.tokens!r} {where}"
-        ) from None
+    tokens = _number(answer.tokens, "tokens", where)
     if not tokens <= budget + 1e-9:
         raise ContractViolation(f"used {tokens:g} tokens of a budget {budget:g} (time {time})")
-    n_summaries = getattr(answer, "n_summaries", 0)
-    if not (summaries >= 0 and _is_count(n_summaries)):
-        # a negative summary cost would let the steps spend more than the budget while
-        # `tokens` adds up (a red team: steps worth twice the budget passed)
+    # a negative summary cost would let the steps spend more than the budget while `tokens`
+    # adds up (a red team: steps worth twice the budget passed)
+    summaries = _number(getattr(answer, "summary_tokens", 0.0), "summary_tokens", where)
+    if not summaries >= 0:
         raise ContractViolation(
-            f"`summary_tokens` must be >= 0 and `n_summaries` a count >= 0 (a summary costs "
-            f"tokens); got {summaries:g} and {n_summaries!r} {where}"
+            f"`summary_tokens` must be >= 0 (a summary costs tokens); got {summaries:g} {where}"
         )
+    n_summaries = getattr(answer, "n_summaries", 0)
+    if not _is_count(n_summaries):
+        raise ContractViolation(f"`n_summaries` must be a count >= 0; got {n_summaries!r} {where}")
     spent = float(np.asarray(costs)[steps].sum()) + summaries
     if not abs(spent - tokens) <= 1e-6 * max(1.0, spent):
         raise ContractViolation(f"tokens {tokens:g} != step costs + summaries {spent:g} {where}")
 
 
+def _real(x: Any) -> bool:
+    """Whether `x` is a real number: Python's, numpy's (a 0-d array too); not a bool or text."""
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]
+    return isinstance(x, numbers.Real) and not isinstance(x, bool | np.bool_)
+
+
+def _number(x: Any, field: str, where: str) -> float:
+    """An answer's `field` as a float, else the breach naming it."""
+    if not _real(x):
+        raise ContractViolation(f"`{field}` must be a number; got {x!r} {where}")
+    return float(x)
+
+
 def _is_count(x: Any) -> bool:
-    """Whether `x` is a whole number >= 0 (``2`` or ``2.0``)."""
-    try:
-        return bool(float(x) >= 0 and float(x).is_integer())
-    except (TypeError, ValueError):
-        return False
+    """Whether `x` is a whole number >= 0 (``2`` or ``2.0``; not text nor a bool)."""
+    return _real(x) and float(x) >= 0 and float(x).is_integer()
 
 
 def _budget_and_steps(make: Factory) -> None:

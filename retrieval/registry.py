@@ -194,15 +194,20 @@ def load_retriever(spec: str) -> MethodSpec:
         try:
             module = _import(module_name)
         except ImportError as exc:
+            missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+            if missing and not (module_name + ".").startswith(missing + "."):
+                raise ValueError(  # the module is there; one it imports is not
+                    f"retriever {spec!r}: module {module_name!r} imports {missing!r}, which is "
+                    f"not installed ({exc})."
+                ) from exc
             raise ValueError(
                 f"retriever {spec!r}: cannot import module {module_name!r} ({exc}); is it "
                 "installed or on PYTHONPATH?"
             ) from exc
         except Exception as exc:  # the module's own code failed (a SyntaxError, a raise)
-            where = f" ({exc.filename}, line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
             raise ValueError(
                 f"retriever {spec!r}: importing module {module_name!r} raised "
-                f"{type(exc).__name__}: {exc}{where}"
+                f"{type(exc).__name__}: {exc}"
             ) from exc
         try:
             factory = functools.reduce(getattr, attr.split("."), module)

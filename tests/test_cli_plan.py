@@ -115,7 +115,7 @@ def test_a_pilots_own_columns_keep_their_names_and_a_refusal_keeps_the_table(tmp
     assert main(args) == 1
     (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| all")]
     assert row.count("|") - row.count("\\|") == 10  # nine cells
-    assert "\\|effect\\| <=" in row
+    assert "abs(effect) <=" in row
 
 
 def test_json_into_a_closed_pipe_is_quiet():

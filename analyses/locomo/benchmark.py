@@ -143,6 +143,7 @@ class LoCoMo(Benchmark):
     )
     references = ("OSU-Mem", "Flat Vector")
     multi_seed = False
+    counts_episodes = False
     #: Without --data: the fetched copy (`osustat data fetch locomo`), as the README says.
     datasets = ("locomo",)
     #: A conversation's questions share one memory: `osustat analyze` on LoCoMo-derived records

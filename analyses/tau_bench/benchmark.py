@@ -159,6 +159,7 @@ class TauBench(Benchmark):
     #: The paper's printed values its report compares with (written beside the report).
     paper_values = MappingProxyType(PAPER)
     multi_seed = False
+    counts_episodes = False
     datasets = ("tau-bench", "tau2-bench")
     options = (
         Option(

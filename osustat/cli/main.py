@@ -618,43 +618,11 @@ def _parsed_arguments(sub: argparse.ArgumentParser, args: argparse.Namespace) ->
     names = {
         a.dest: max(a.option_strings, key=len) if a.option_strings else a.dest for a in sub._actions
     }
-    lists = {a.dest for a in sub._actions if "[," in str(a.metavar or "")}
     return {
-        names.get(dest, dest): _listed(names[dest], value) if dest in lists else _plain(value)
+        names.get(dest, dest): _plain(value)
         for dest, value in sorted(vars(args).items())
         if dest not in _NOT_ARGUMENTS
     }
-
-
-def _listed(option: str, value: Any) -> Any:
-    """A comma-separated list option (metavar ``M[,M...]``) as the command reads it: items
-    without the spaces around them, integers as numbers write them, metric names in the
-    records' spelling (``--metric 'HIT@2, recall'`` and ``hit@2,recall`` are one run; the
-    order stays: it is the report's). Still a string, as earlier versions recorded it."""
-    if not isinstance(value, str):
-        return _plain(value)
-    items = [item.strip() for item in value.split(",")]
-    if option == "--metric":
-        from osustat._analysis_options import metric_key
-
-        items = [metric_key(item) for item in items]
-    elif option in _INTEGER_LISTS:
-        items = [_integer(item) for item in items]
-    return ",".join(items)
-
-
-#: The list options read as integers (:func:`osustat.cli.common._ints`); other lists' items
-#: are names (a method ``007`` is not ``7``).
-_INTEGER_LISTS = frozenset({"--budget", "--depth", "--hit-k", "--seeds"})
-
-
-def _integer(item: str) -> str:
-    """``'0256'`` and ``'256'`` as ``'256'``; an item that is not an integer as it is (the
-    command refuses it)."""
-    try:
-        return str(int(item))
-    except ValueError:
-        return item
 
 
 def _list_hint(action: argparse.Action) -> str:

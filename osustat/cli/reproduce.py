@@ -118,7 +118,7 @@ def _add_options(rp: Any, only: str | None = None) -> None:
         type=int,
         default=None,
         help="episodes (per seed) to generate or plant, where a benchmark makes its episodes "
-        "(synthetic, toolbench; refused where they are the data's)",
+        "(refused where they are its data's)",
     )
     rp.add_argument("--seed", type=int, default=0, help="master seed")
     rp.add_argument("--jobs", type=int, default=1, help="parallel worker processes")

@@ -228,6 +228,7 @@ class TestBadRetriever:
         [
             ("raise RuntimeError('at import')\n", "raised RuntimeError: at import"),
             ("def f(:\n", "raised SyntaxError: "),
+            ("import no_such_dep61\n", "imports 'no_such_dep61', which is not installed"),
             (_NAMED.format(name="''"), "its `name` '' is empty"),
             (_NAMED.format(name="'Mine '"), "its `name` 'Mine ' has spaces around it"),
             (_NAMED.format(name="'a,b'"), "its `name` 'a,b' holds a comma"),
@@ -243,13 +244,13 @@ class TestBadRetriever:
         # that fail, 42 was written as '42'
         (tmp_path / "mod61.py").write_text(body)
         monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.delitem(sys.modules, "mod61", raising=False)  # each case's own module
         out = tmp_path / "o"
         argv = ["reproduce", "synthetic", "--out", str(out), "--no-progress"]
         assert main([*argv, "--retriever", "mod61:Mine"]) == 2
         err = capsys.readouterr().err
         assert "`--retriever`" in err and needle in err and "Traceback" not in err, err
         assert not out.exists()
-        sys.modules.pop("mod61", None)
 
     def test_a_paper_method_name_is_refused(self, tmp_path, capsys, monkeypatch):
         (tmp_path / "clash.py").write_text(

@@ -112,6 +112,23 @@ def test_leftovers_of_a_killed_run_are_cleaned_and_said(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
+def test_the_warning_names_the_first_caller_outside_osustat(tmp_path):
+    """A reviewer (stop 61): in a source tree osustat's benchmarks live outside its folder
+    (``analyses/driver.py``), and a warning named the driver's ``with`` line: a module of
+    osustat's is known by its name, not its path."""
+    driver = {"__name__": "osustat.analyses.driver", "atomic_output": atomic_output}
+    code = "def write(out):\n    with atomic_output(out, force=True) as tmp:\n"
+    code += "        (tmp / 'report.md').write_text('new')\n"
+    exec(compile(code, str(tmp_path / "analyses" / "driver.py"), "exec"), driver)
+    out = tmp_path / "rep"
+    with atomic_output(out) as tmp:
+        (tmp / "report.md").write_text("old")
+    (out / "mine.txt").write_text("notes")
+    with pytest.warns(UserWarning, match="deletes 1 file") as said:
+        driver["write"](out)
+    assert said[0].filename == __file__
+
+
 def test_a_different_run_is_refused_without_force(tmp_path):
     # issue 35 item 11: same inputs, other options replaced a report without --force
     from osustat.provenance import OutputError, check_target
