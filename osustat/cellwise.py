@@ -350,7 +350,7 @@ def cell_conditional(
             effects[c] = float(d[codes == CELLS.index(c)].mean())
             counts[c] = n
         oracle = oracle_ceiling(effects, counts)  # over every cell: its aggregate is the table's
-        if Cell.TE in effects:
+        if Cell.TE in kept_cells:  # a one-query T+E+ routes in the oracle, has no break-even
             be = break_even_bootstrap(
                 d[keep], cells_arr, level=0.90, n_resamples=bootstrap_resamples, rng=gen
             )

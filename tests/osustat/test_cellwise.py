@@ -36,6 +36,29 @@ class TestCellConditional:
         assert res.oracle.aggregate == pytest.approx(res.aggregate.effect)
         assert Cell.T_ONLY in res.oracle.routed_cells  # its one query gains 1 (i = 19 is odd)
 
+    def test_a_one_query_t_plus_e_plus_gets_no_break_even(self, tmp_path):
+        # a red team (stop 61): analyze ended with "`effects` has no value for cells
+        # ['T+E+'], which have a fraction" when T+E+ held one query
+        data = records(["T+E+"] + ["T-E+"] * 2 + ["T+E-"] * 5 + ["T-E-"] * 6)
+        res = cell_conditional(data, n_resamples=99, bootstrap_resamples=50, rng=0)
+        assert res.excluded_cells == {Cell.TE: 1} and res.break_even is None
+        assert [r.cell for r in res.cells] == [Cell.T_ONLY, Cell.E_ONLY, Cell.NEITHER]
+        assert res.interaction is not None and res.oracle is not None
+        from osustat.cli.main import main
+
+        rows = pd.DataFrame(
+            [
+                {"episode_id": f"e{i % 5}", "query_id": f"q{i}", "method": m, "budget": 1,
+                 "metric": "hit@2", "value": v, "cell": c}
+                for i, c in enumerate(["T+E+"] + ["T-E+"] * 2 + ["T+E-"] * 5 + ["T-E-"] * 6)
+                for m, v in (("a", i % 2), ("b", 0))
+            ]
+        )  # fmt: skip
+        rows.to_csv(tmp_path / "r.csv", index=False)
+        argv = ["analyze", str(tmp_path / "r.csv"), "--treatment", "a", "--baseline", "b"]
+        assert main([*argv, "--resamples", "99", "--out", str(tmp_path / "rep")]) == 0
+        assert "T+E+" in (tmp_path / "rep" / "report.md").read_text()
+
     def test_contributions_sum_to_aggregate(self):
         data = records(["T+E+"] * 8 + ["T-E-"] * 12)
         res = cell_conditional(data, n_resamples=99, bootstrap_resamples=50, rng=0)
