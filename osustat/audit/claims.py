@@ -66,10 +66,11 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
     ----------
     text : str
         TOML with optional ``title``/``description``, an optional ``[defaults]`` table (any
-        claim key but ``id``), optional ``[family.NAME]`` tables (``correction`` -- the one
-        the authors applied, default ``'none'`` --, ``strict_correction`` -- default
-        ``'holm'`` --, ``alpha``, ``description``) and one ``[[claim]]`` table per claim (keys
-        in :data:`~osustat.audit.claim.CLAIM_KEYS`).
+        claim key but ``id``; each claim takes those its kind gives a meaning), optional
+        ``[family.NAME]`` tables (``correction`` -- the one the authors applied, default
+        ``'none'`` --, ``strict_correction`` -- default ``'holm'`` --, ``alpha``,
+        ``description``) and one ``[[claim]]`` table per claim (keys in
+        :data:`~osustat.audit.claim.CLAIM_KEYS`).
     source : str
         File name used in error messages.
 
@@ -155,7 +156,7 @@ def parse_claims(text: str, *, source: str = "<string>") -> ClaimsFile:
     for pos, raw in enumerate(raw_claims, 1):
         line = lines[pos - 1] if len(lines) == len(raw_claims) else None
         where = f"claims file {source!r}, claim {pos}" + (f" (line {line})" if line else "")
-        claim = _claim({**defaults, **raw}, where, line)
+        claim = _claim({**_applying(defaults, raw), **raw}, where, line)
         if claim.id in seen:
             raise ValueError(
                 f"{where}: duplicate id {claim.id!r} (first used by claim {seen[claim.id]})."
@@ -352,6 +353,25 @@ def _claim(raw: dict[str, Any], where: str, line: int | None) -> Claim:
     )
 
 
+def _meaningless(kind: str) -> list[str]:
+    """The claim keys a claim of `kind` gives no meaning (an error where a claim writes one)."""
+    return {
+        "interaction": ["direction", "threshold", "margin", "reported_effect", "reported_ci"],
+        "equivalence": ["direction", "threshold"],
+    }.get(kind, ["margin"])
+
+
+def _applying(defaults: dict[str, Any], raw: Any) -> dict[str, Any]:
+    """The ``[defaults]`` that apply to the claim `raw`: those its kind gives a meaning (a
+    file of several kinds sets ``direction`` once for its directed claims, not in each; a
+    red team: an equivalence claim was refused for the defaults' ``direction``)."""
+    if not isinstance(raw, dict):
+        return defaults
+    kind = raw.get("kind", defaults.get("kind", "difference"))
+    skip = _meaningless(kind) if isinstance(kind, str) else []
+    return {k: v for k, v in defaults.items() if k not in skip}
+
+
 def _claim_keys(raw: dict[str, Any], where: str) -> tuple[str, str, str]:
     """The claim's id, its kind and `where` naming the id; its keys checked: none unknown,
     the required ones and those its kind needs present, none its kind gives no meaning."""
@@ -370,11 +390,7 @@ def _claim_keys(raw: dict[str, Any], where: str) -> tuple[str, str, str]:
     missing = [k for k in needed if k not in raw]
     if missing:
         raise ValueError(f"{where}: missing required keys {missing} for kind {kind!r}.")
-    forbidden = {
-        "interaction": ["direction", "threshold", "margin", "reported_effect", "reported_ci"],
-        "equivalence": ["direction", "threshold"],
-    }.get(kind, ["margin"])
-    present = [k for k in forbidden if k in raw]
+    present = [k for k in _meaningless(kind) if k in raw]
     if present:
         raise ValueError(f"{where}: keys {present} have no meaning for kind {kind!r}.")
     return cid, kind, where

@@ -345,6 +345,21 @@ class TestParseClaims:
         assert cf.claims[0].budget == 128 and cf.claims[0].benchmark == "b"
         assert cf2.claims[0].budget == 64 and cf2.claims[0].benchmark == "z"
 
+    def test_defaults_apply_where_the_kind_gives_them_a_meaning(self):
+        # a red team (stop 61): [defaults] direction = "greater" refused an equivalence claim
+        # of the same file ("keys ['direction'] have no meaning"), a key its line never wrote
+        text = (
+            '[defaults]\nfamily = "f"\nmetric = "hit@2"\nbudget = 256\ndirection = "greater"\n'
+            'treatment = "a"\nbaseline = "b"\n'
+            '[[claim]]\nid = "d"\ncell = "T+E+"\n'
+            '[[claim]]\nid = "eq"\nkind = "equivalence"\ncell = "T-E+"\nmargin = 0.05\n'
+        )
+        d, eq = parse_claims(text).claims
+        assert d.direction == "greater" and eq.kind == "equivalence" and eq.margin == 0.05
+        written = text.replace("margin = 0.05\n", 'margin = 0.05\ndirection = "less"\n')
+        with pytest.raises(ValueError, match=r"keys \['direction'\] have no meaning"):
+            parse_claims(written)  # written in the claim itself: refused, as before
+
     def test_fields(self):
         cf = parse_claims(
             claims_with(
