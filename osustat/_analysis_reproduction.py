@@ -36,8 +36,9 @@ def check_paper_means(
             raise ValueError(
                 f"`paper_means` as one (treatment, baseline) pair needs one comparison; this "
                 f"analysis has {len(pairs)} ({', '.join(f'{m}@{b}' for m, b in pairs[:4])}"
-                f"{', …' if len(pairs) > 4 else ''}): give a dict {{(metric, budget): (t, b)}} "
-                "or select one --metric and --budget."
+                f"{', …' if len(pairs) > 4 else ''}): select one metric and one budget "
+                "(--metric and --budget; `metrics=`, `budgets=` in Python), or, in Python, give "
+                "a dict {(metric, budget): (t, b)}."
             )
         paper_means = {pairs[0]: paper_means}
     out = {}
