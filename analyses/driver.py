@@ -377,7 +377,7 @@ def _check_counts(request: Request, bench: Benchmark) -> None:
     if request.episodes is not None and bench.counts_episodes is False:
         raise UsageError(
             f"`--episodes` does not apply to {bench.name}, whose episodes are those of its "
-            "data; it sets how many episodes a benchmark that makes its episodes makes."
+            "data; it sets how many episodes a generating benchmark makes (e.g. synthetic)."
         )
     if request.seeds is not None and not bench.multi_seed:
         raise UsageError(

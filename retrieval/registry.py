@@ -254,17 +254,13 @@ def _method_name(spec: str, name: Any) -> str:
             f"retriever {spec!r}: its `name` must be text (the records' method); got "
             f"{type(name).__name__} {name!r}."
         )
-    problem = (
-        "is empty"
-        if not name.strip()
-        else "has spaces around it (the command line strips them)"
-        if name != name.strip()
-        else "holds a comma (the command line's method lists split on commas)"
-        if "," in name
-        else "holds a line break"
-        if any(c in name for c in "\r\n")
-        else None
+    problems = (
+        (not name.strip(), "is empty"),
+        (name != name.strip(), "has spaces around it (the command line strips them)"),
+        ("," in name, "holds a comma (the command line's method lists split on commas)"),
+        (any(c in name for c in "\r\n"), "holds a line break"),
     )
+    problem = next((said for broken, said in problems if broken), None)
     if problem:
         raise ValueError(
             f"retriever {spec!r}: its `name` {name!r} {problem}; give the class another `name`."
