@@ -463,8 +463,8 @@ def check_target(
         raise OutputError(f"{out} {str(target)!r} is an existing file, not a folder.")
     if target.is_dir() and any(target.iterdir()) and not force:
         _refuse_another_run(target, inputs_digest, command, options, arguments, (out, force_it))
-    if target.is_dir():  # said where it is replaced (atomic_output)
-        _refuse_foreign_files(target, _foreign_files(target), force, (out, force_it), warn=False)
+    if target.is_dir() and not force:  # with force: said where it is replaced (atomic_output)
+        _refuse_foreign_files(target, _foreign_files(target), force, (out, force_it))
     parent = target.parent
     if parent.exists() and not parent.is_dir():
         raise OutputError(f"{out} {str(target)!r}: {str(parent)!r} is not a folder.")
@@ -536,9 +536,9 @@ def _foreign_files(target: Path) -> list[str] | None:
 
 
 def _refuse_foreign_files(
-    target: Path, gone: list[str] | None, force: bool, words: tuple[str, str], *, warn: bool = True
+    target: Path, gone: list[str] | None, force: bool, words: tuple[str, str]
 ) -> None:
-    """The refusal (without `force`; with it and `warn`, a ``UserWarning``) of a report
+    """The refusal (without `force`; with it, a ``UserWarning``) of a report
     folder `target` holding files its report did not write, `gone` (:func:`_foreign_files`):
     replacing it would delete them."""
     if not gone:
@@ -551,15 +551,14 @@ def _refuse_foreign_files(
             f"({shown}); replacing the folder would delete them: move them out, or pass "
             f"{force_it} to delete them."
         )
-    if warn:
-        import warnings
+    import warnings
 
-        warnings.warn(
-            f"replacing {str(target)!r} deletes {len(gone)} file(s) its report did not write "
-            f"({shown}).",
-            UserWarning,
-            stacklevel=_callers_level(),
-        )
+    warnings.warn(
+        f"replacing {str(target)!r} deletes {len(gone)} file(s) its report did not write "
+        f"({shown}).",
+        UserWarning,
+        stacklevel=_callers_level(),
+    )
 
 
 def _callers_level() -> int:
